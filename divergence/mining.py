@@ -1,0 +1,466 @@
+"""Mining: every itemset with support >= s, with its outcome tallies.
+
+Rows carry their tallies as weights (count, then per outcome: defined count, sum,
+sum of squares). Identical discretized rows are merged first, so the work depends on
+the number of distinct rows, not on the number of rows.
+
+The default engine ("fast") is a depth-first projection miner compiled with numba.
+Each row holds exactly one item per attribute, so one pass over a node's rows tallies
+every child on every later attribute (no candidate generation, no intersections);
+each child's rows are then copied contiguously and re-compressed on the attributes
+still to come. The "mlxtend" engine runs mlxtend's FP-growth on the one-hot table
+and tallies each itemset with a boolean mask: slow, and the reference in tests.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import DivergenceInputError
+
+try:  # numba is a pinned dependency; the pure-numpy fallback keeps the package importable
+    import numba
+
+    _njit = numba.njit(cache=True, nogil=True)
+    _njit_parallel = numba.njit(cache=True, nogil=True, parallel=True)
+    HAVE_NUMBA = True
+except ImportError:  # pragma: no cover - exercised only without numba
+    HAVE_NUMBA = False
+    numba = None
+
+    def _njit(f):
+        return f
+
+    _njit_parallel = _njit
+
+__all__ = ["Compressed", "Mined", "compress", "mine", "min_count_for", "ENGINES"]
+
+ENGINES = ("fast", "mlxtend")
+
+
+@dataclass(frozen=True)
+class Compressed:
+    """Distinct discretized rows with their summed tallies."""
+
+    codes: np.ndarray  # (D, A) int32
+    weights: np.ndarray  # (D, T) float64, column 0 = row count
+    inverse: np.ndarray  # (n_rows,) group of each original row
+
+
+@dataclass(frozen=True)
+class Mined:
+    """Mined itemsets in pre-order: a parent always precedes its children.
+
+    ``codes[i, a]`` is itemset i's item code on attribute a, or -1 where it has none;
+    row 0 is the empty itemset (the whole dataset).
+    """
+
+    codes: np.ndarray  # (N, A) int32
+    parent: np.ndarray  # (N,) int64, -1 for the empty itemset
+    tallies: np.ndarray  # (N, T) float64
+
+
+def min_count_for(min_support: float, n_rows: int) -> int:
+    """Smallest row count whose support reaches ``min_support``, exactly as mlxtend decides.
+
+    mlxtend keeps an itemset when ``count >= ceil(s * n)`` and ``count / n >= s``.
+    """
+    c = max(1, math.ceil(min_support * n_rows))
+    while c / n_rows < min_support:
+        c += 1
+    return c
+
+
+def compress(codes: np.ndarray, weights: np.ndarray) -> Compressed:
+    """Merge identical code rows, summing their weights (a GROUP BY on all attributes)."""
+    n, a = codes.shape
+    if n == 0:
+        return Compressed(codes.reshape(0, a), weights.reshape(0, weights.shape[1]), np.empty(0, np.int64))
+    radix = codes.max(axis=0).astype(np.int64) + 2  # codes may be -1
+    if a and float(np.prod(radix.astype(float))) < 2.0 ** 62:
+        key = np.zeros(n, dtype=np.int64)
+        for j in range(a):
+            key = key * radix[j] + (codes[:, j].astype(np.int64) + 1)
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    elif a:
+        _, first, inverse = np.unique(codes, axis=0, return_index=True, return_inverse=True)
+    else:
+        first, inverse = np.zeros(1, np.int64), np.zeros(n, np.int64)
+    inverse = inverse.reshape(-1).astype(np.int64)
+    out_w = np.empty((first.size, weights.shape[1]), dtype=np.float64)
+    for t in range(weights.shape[1]):
+        out_w[:, t] = np.bincount(inverse, weights=weights[:, t], minlength=first.size)
+    return Compressed(np.ascontiguousarray(codes[first]), out_w, inverse)
+
+
+@_njit
+def _ensure(arr, need):
+    """``arr`` itself when it holds ``need`` elements, else a copy at least twice as large."""
+    if need <= arr.shape[0]:
+        return arr
+    new = np.empty(max(2 * arr.shape[0], need), dtype=arr.dtype)
+    new[: arr.shape[0]] = arr
+    return new
+
+
+@_njit
+def _ensure2(arr, need):
+    if need <= arr.shape[0]:
+        return arr
+    new = np.empty((max(2 * arr.shape[0], need), arr.shape[1]), dtype=arr.dtype)
+    new[: arr.shape[0]] = arr
+    return new
+
+
+@_njit
+def _mine_kernel(codes, w, n_values, min_count, max_length, total):
+    """Depth-first projection mining; see the module docstring.
+
+    The nodes on the current path live in stack-like arenas (one per dtype), so a
+    child's rows are written once, contiguously, and freed by moving a pointer.
+    """
+    n_attr = codes.shape[1]
+    t = w.shape[1]
+    d_rows = codes.shape[0]
+    offsets = np.zeros(n_attr + 1, dtype=np.int64)
+    max_nv = 1
+    for a in range(n_attr):
+        offsets[a + 1] = offsets[a] + n_values[a]
+        max_nv = max(max_nv, n_values[a])
+    n_items = offsets[n_attr]
+
+    # output, grown by doubling
+    cap = 1024
+    out_parent = np.empty(cap, dtype=np.int64)
+    out_attr = np.empty(cap, dtype=np.int32)
+    out_val = np.empty(cap, dtype=np.int32)
+    out_w = np.empty((cap, t), dtype=np.float64)
+    out_parent[0] = -1
+    out_attr[0] = -1
+    out_val[0] = -1
+    for j in range(t):
+        out_w[0, j] = total[j]
+    n_out = 1
+
+    # arenas: codes (int32), weights (float64), bookkeeping (int64), keep flags (uint8)
+    a_codes = np.empty(max(d_rows * n_attr * 2, 16), dtype=np.int32)
+    a_w = np.empty(max(d_rows * t * 2, 16), dtype=np.float64)
+    a_int = np.empty(max(4 * d_rows + 8 * n_items + 64, 64), dtype=np.int64)
+    a_keep = np.empty(max(4 * n_items, 16), dtype=np.uint8)
+    top_c = 0
+    top_w = 0
+    top_i = 0
+    top_k = 0
+
+    # frame fields, one slot per depth
+    depth_cap = n_attr + 2
+    f_c = np.zeros(depth_cap, dtype=np.int64)  # codes offset
+    f_w = np.zeros(depth_cap, dtype=np.int64)  # weights offset
+    f_m = np.zeros(depth_cap, dtype=np.int64)  # rows
+    f_a0 = np.zeros(depth_cap, dtype=np.int64)  # first attribute of the node's columns
+    f_id = np.zeros(depth_cap, dtype=np.int64)  # itemset index of the node
+    f_kids = np.zeros(depth_cap, dtype=np.int64)  # offset of kids (col, val, id) in a_int
+    f_nk = np.zeros(depth_cap, dtype=np.int64)
+    f_next = np.zeros(depth_cap, dtype=np.int64)
+    f_keep = np.zeros(depth_cap, dtype=np.int64)
+    f_perm = np.zeros(depth_cap, dtype=np.int64)  # offset of perm (m) then start (max_nv + 2)
+    f_pcol = np.zeros(depth_cap, dtype=np.int64)
+    f_top_c = np.zeros(depth_cap, dtype=np.int64)  # arena tops before the frame
+    f_top_w = np.zeros(depth_cap, dtype=np.int64)
+    f_top_i = np.zeros(depth_cap, dtype=np.int64)
+    f_top_k = np.zeros(depth_cap, dtype=np.int64)
+
+    acc = np.zeros((max(n_items, 1), t), dtype=np.float64)
+    size = 16
+    while size < 2 * d_rows:
+        size *= 2
+    ht = np.empty(size, dtype=np.int64)
+    ht_gen = np.zeros(size, dtype=np.int64)
+    gen = 0
+    tmp = np.empty(max(n_attr, 1), dtype=np.int32)
+
+    # root frame: the whole compressed table
+    for r in range(d_rows):
+        for c in range(n_attr):
+            a_codes[r * n_attr + c] = codes[r, c]
+        for j in range(t):
+            a_w[r * t + j] = w[r, j]
+    top_c = d_rows * n_attr
+    top_w = d_rows * t
+    depth = 0
+    f_c[0] = 0
+    f_w[0] = 0
+    f_m[0] = d_rows
+    f_a0[0] = 0
+    f_id[0] = 0
+    fresh = True
+
+    while depth >= 0:
+        if fresh:
+            # ---- process the top frame: tally every child on every later attribute
+            fresh = False
+            m = f_m[depth]
+            a0 = f_a0[depth]
+            width = n_attr - a0
+            base = offsets[a0]
+            n_local = n_items - base
+            for i in range(n_local):
+                for j in range(t):
+                    acc[i, j] = 0.0
+            c_off = f_c[depth]
+            w_off = f_w[depth]
+            for r in range(m):
+                for c in range(width):
+                    v = a_codes[c_off + r * width + c]
+                    if v >= 0:
+                        row = offsets[a0 + c] - base + v
+                        for j in range(t):
+                            acc[row, j] += a_w[w_off + r * t + j]
+            a_keep = _ensure(a_keep, top_k + n_local)
+            a_int = _ensure(a_int, top_i + 3 * n_local + m + max_nv + 2)
+            f_keep[depth] = top_k
+            f_kids[depth] = top_i
+            nk = 0
+            for c in range(width):
+                a = a0 + c
+                for v in range(n_values[a]):
+                    i = offsets[a] - base + v
+                    if acc[i, 0] >= min_count:
+                        a_keep[top_k + i] = 1
+                        if n_out >= out_parent.shape[0]:
+                            out_parent = _ensure(out_parent, n_out + 1)
+                            out_attr = _ensure(out_attr, n_out + 1)
+                            out_val = _ensure(out_val, n_out + 1)
+                            out_w = _ensure2(out_w, n_out + 1)
+                        out_parent[n_out] = f_id[depth]
+                        out_attr[n_out] = a
+                        out_val[n_out] = v
+                        for j in range(t):
+                            out_w[n_out, j] = acc[i, j]
+                        if depth + 1 < max_length and c < width - 1:
+                            k3 = top_i + 3 * nk
+                            a_int[k3] = c
+                            a_int[k3 + 1] = v
+                            a_int[k3 + 2] = n_out
+                            nk += 1
+                        n_out += 1
+                    else:
+                        a_keep[top_k + i] = 0
+            if nk == 0:
+                # a leaf: free it at once
+                top_c = f_top_c[depth]
+                top_w = f_top_w[depth]
+                top_i = f_top_i[depth]
+                top_k = f_top_k[depth]
+                depth -= 1
+                continue
+            top_k += n_local
+            f_nk[depth] = nk
+            f_next[depth] = 0
+            f_perm[depth] = top_i + 3 * nk
+            f_pcol[depth] = -1
+            top_i = top_i + 3 * nk + m + max_nv + 2
+        # ---- expand the next child of the top frame, or pop it
+        if f_next[depth] >= f_nk[depth]:
+            top_c = f_top_c[depth]
+            top_w = f_top_w[depth]
+            top_i = f_top_i[depth]
+            top_k = f_top_k[depth]
+            depth -= 1
+            continue
+        k3 = f_kids[depth] + 3 * f_next[depth]
+        f_next[depth] += 1
+        col = a_int[k3]
+        val = a_int[k3 + 1]
+        kid_id = a_int[k3 + 2]
+        m = f_m[depth]
+        a0 = f_a0[depth]
+        width = n_attr - a0
+        c_off = f_c[depth]
+        w_off = f_w[depth]
+        p_off = f_perm[depth]
+        s_off = p_off + m
+        if f_pcol[depth] != col:
+            # counting sort of the frame's rows by this column, once per column
+            nv = n_values[a0 + col]
+            for v in range(nv + 2):
+                a_int[s_off + v] = 0
+            for r in range(m):
+                a_int[s_off + a_codes[c_off + r * width + col] + 2] += 1
+            for v in range(1, nv + 2):
+                a_int[s_off + v] += a_int[s_off + v - 1]
+            for r in range(m):
+                b = a_codes[c_off + r * width + col] + 1
+                a_int[p_off + a_int[s_off + b]] = r
+                a_int[s_off + b] += 1
+            # fill moved each start one bucket on: shift back
+            for v in range(nv + 1, 0, -1):
+                a_int[s_off + v] = a_int[s_off + v - 1]
+            a_int[s_off] = 0
+            f_pcol[depth] = col
+        lo = a_int[s_off + val + 1]
+        hi = a_int[s_off + val + 2]
+        # ---- build the child: its rows, later columns, items infrequent here set to -1, merged
+        cw = width - col - 1
+        keep_off = f_keep[depth]
+        a_codes = _ensure(a_codes, top_c + (hi - lo) * cw)
+        a_w = _ensure(a_w, top_w + (hi - lo) * t)
+        nc = top_c
+        nw = top_w
+        size = 16
+        while size < 2 * (hi - lo):
+            size *= 2
+        mask = size - 1
+        gen += 1
+        k = 0
+        for i in range(lo, hi):
+            r = a_int[p_off + i]
+            src = c_off + r * width + col + 1
+            h = np.uint64(1469598103934665603)
+            for c in range(cw):
+                v = a_codes[src + c]
+                if v >= 0 and a_keep[keep_off + offsets[a0 + col + 1 + c] - offsets[a0] + v] == 0:
+                    v = -1
+                tmp[c] = v
+                h = (h ^ np.uint64(v + 2)) * np.uint64(1099511628211)
+            slot = np.int64(h & np.uint64(mask))
+            while True:
+                if ht_gen[slot] != gen:
+                    ht_gen[slot] = gen
+                    ht[slot] = k
+                    dst = nc + k * cw
+                    for c in range(cw):
+                        a_codes[dst + c] = tmp[c]
+                    dw = nw + k * t
+                    sw = w_off + r * t
+                    for j in range(t):
+                        a_w[dw + j] = a_w[sw + j]
+                    k += 1
+                    break
+                g = ht[slot]
+                same = True
+                dst = nc + g * cw
+                for c in range(cw):
+                    if a_codes[dst + c] != tmp[c]:
+                        same = False
+                        break
+                if same:
+                    dw = nw + g * t
+                    sw = w_off + r * t
+                    for j in range(t):
+                        a_w[dw + j] += a_w[sw + j]
+                    break
+                slot = (slot + 1) & mask
+        # push the child frame
+        depth += 1
+        f_top_c[depth] = top_c
+        f_top_w[depth] = top_w
+        f_top_i[depth] = top_i
+        f_top_k[depth] = top_k
+        f_c[depth] = nc
+        f_w[depth] = nw
+        f_m[depth] = k
+        f_a0[depth] = a0 + col + 1
+        f_id[depth] = kid_id
+        top_c = nc + k * cw
+        top_w = nw + k * t
+        fresh = True
+    return out_parent[:n_out].copy(), out_attr[:n_out].copy(), out_val[:n_out].copy(), out_w[:n_out].copy()
+
+
+@_njit
+def _expand_codes(parent, attr, val, n_attr):
+    n = parent.shape[0]
+    out = np.full((n, n_attr), -1, dtype=np.int32)
+    for i in range(1, n):
+        p = parent[i]
+        for a in range(n_attr):
+            out[i, a] = out[p, a]
+        out[i, attr[i]] = val[i]
+    return out
+
+
+def _mine_fast(comp: Compressed, n_values: np.ndarray, min_count: int, max_length: int,
+               total: np.ndarray) -> Mined:
+    codes = np.ascontiguousarray(comp.codes, dtype=np.int32)
+    if not HAVE_NUMBA:  # pragma: no cover
+        raise DivergenceInputError("The 'fast' engine needs numba; install the pinned requirements.")
+    parent, attr, val, tallies = _mine_kernel(
+        codes, np.ascontiguousarray(comp.weights), n_values.astype(np.int64),
+        float(min_count), int(max_length), total.astype(np.float64))
+    full = _expand_codes(parent, attr, val, codes.shape[1])
+    return Mined(codes=full, parent=parent, tallies=tallies)
+
+
+def _mine_mlxtend(codes: np.ndarray, comp: Compressed, n_values: np.ndarray, min_support: float,
+                  max_length: int, total: np.ndarray) -> Mined:
+    """mlxtend's FP-growth on the one-hot rows, then a boolean mask per itemset for the tallies."""
+    import warnings
+
+    import pandas as pd
+
+    with warnings.catch_warnings():
+        from mlxtend.frequent_patterns import fpgrowth
+
+    n_attr = codes.shape[1]
+    offsets = np.concatenate([[0], np.cumsum(n_values)]).astype(np.int64)
+    item_attr = np.repeat(np.arange(n_attr), n_values)
+    item_val = np.concatenate([np.arange(k) for k in n_values]) if n_attr else np.empty(0, int)
+    onehot = np.zeros((codes.shape[0], int(offsets[-1])), dtype=bool)
+    for a in range(n_attr):
+        ok = codes[:, a] >= 0
+        onehot[np.nonzero(ok)[0], offsets[a] + codes[ok, a]] = True
+    rows = [np.zeros(n_attr, np.int32) - 1]
+    if onehot.shape[1] and codes.shape[0]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            found = fpgrowth(pd.DataFrame(onehot), min_support=min_support,
+                             max_len=None if max_length >= n_attr else max_length)
+        for itemset in found["itemsets"]:
+            r = np.full(n_attr, -1, np.int32)
+            for item in itemset:
+                r[item_attr[item]] = item_val[item]
+            rows.append(r)
+    full = np.vstack(rows).astype(np.int32)
+    # tallies from masks over the compressed rows (exact: a group's rows share their codes)
+    tallies = np.empty((full.shape[0], comp.weights.shape[1]))
+    tallies[0] = total
+    for i in range(1, full.shape[0]):
+        mask = np.ones(comp.codes.shape[0], dtype=bool)
+        for a in np.nonzero(full[i] >= 0)[0]:
+            mask &= comp.codes[:, a] == full[i, a]
+        tallies[i] = comp.weights[mask].sum(axis=0)
+    # order as the fast engine does: by length, then by codes, so results compare row by row
+    parent = np.full(full.shape[0], -1, dtype=np.int64)
+    return Mined(codes=full, parent=parent, tallies=tallies)
+
+
+def mine(codes: np.ndarray, weights: np.ndarray, n_values: np.ndarray, *, min_support: float,
+         max_length: int | None = None, engine: str = "fast") -> Mined:
+    """Every itemset with support >= ``min_support`` (at most ``max_length`` items), with tallies.
+
+    ``codes`` (rows x attributes) holds each row's item code per attribute, ``weights``
+    (rows x tallies) the per-row tallies, column 0 the row count (1 per row).
+    """
+    if engine not in ENGINES:
+        raise DivergenceInputError(f"Unknown engine {engine!r}; choose from {', '.join(ENGINES)}.")
+    n_rows = int(round(weights[:, 0].sum())) if weights.size else 0
+    n_attr = codes.shape[1]
+    max_length = n_attr if max_length is None else min(int(max_length), n_attr)
+    total = weights.sum(axis=0)
+    min_count = min_count_for(min_support, n_rows)
+    # an item below the threshold can be in no frequent itemset: drop it before compressing
+    item_counts = [np.bincount(codes[:, a], weights=weights[:, 0], minlength=int(n_values[a]))
+                   for a in range(n_attr)]
+    pruned = codes.copy()
+    for a in range(n_attr):
+        frequent = item_counts[a] >= min_count
+        pruned[:, a] = np.where(frequent[codes[:, a]], codes[:, a], -1)
+    comp = compress(pruned, weights)
+    if engine == "mlxtend":
+        return _mine_mlxtend(pruned, comp, n_values, min_support, max_length, total)
+    if max_length == 0:
+        return Mined(np.full((1, n_attr), -1, np.int32), np.array([-1]), total[None, :].copy())
+    return _mine_fast(comp, n_values, min_count, max_length, total)

@@ -1,0 +1,340 @@
+"""Outcomes: one float per row for each metric, NaN where the metric is undefined.
+
+A slice's outcome is the mean of the defined outcomes of its rows, so a rate like
+the false-positive rate is the mean of an outcome that is 1 for a false positive,
+0 for a true negative and undefined elsewhere.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy.stats import rankdata
+
+from .errors import DivergenceInputError
+
+__all__ = [
+    "Outcome",
+    "CLASSIFICATION_METRICS",
+    "REGRESSION_METRICS",
+    "classification_outcomes",
+    "regression_outcomes",
+    "ranking_outcome",
+    "column_outcome",
+    "parse_gamma",
+    "match_label",
+]
+
+# name -> (rows where defined, rows where the outcome is 1), as functions of
+# (y = true class is positive, p = predicted positive); everything else is 0.
+_CLASSIFICATION = {
+    "fpr": ("negatives", lambda y, p: ~y, lambda y, p: p),
+    "fnr": ("positives", lambda y, p: y, lambda y, p: ~p),
+    "tpr": ("positives", lambda y, p: y, lambda y, p: p),
+    "tnr": ("negatives", lambda y, p: ~y, lambda y, p: ~p),
+    "error": ("all rows", lambda y, p: np.ones_like(y), lambda y, p: y != p),
+    "accuracy": ("all rows", lambda y, p: np.ones_like(y), lambda y, p: y == p),
+    "precision": ("predicted positives", lambda y, p: p, lambda y, p: y),
+    "fdr": ("predicted positives", lambda y, p: p, lambda y, p: ~y),
+    "npv": ("predicted negatives", lambda y, p: ~p, lambda y, p: ~y),
+    "for": ("predicted negatives", lambda y, p: ~p, lambda y, p: y),
+    "positive_rate": ("all rows", lambda y, p: np.ones_like(y), lambda y, p: p),
+    "base_rate": ("all rows", lambda y, p: np.ones_like(y), lambda y, p: y),
+}
+#: Metric names for a binary classifier (``brier`` needs a score in [0, 1]).
+CLASSIFICATION_METRICS: tuple[str, ...] = tuple(_CLASSIFICATION) + ("brier",)
+#: Metric names for a regressor.
+REGRESSION_METRICS: tuple[str, ...] = ("abs_error", "squared_error", "signed_error")
+_ALIASES = {"ppr": "positive_rate", "acc": "accuracy", "err": "error", "mae": "abs_error",
+            "mse": "squared_error", "ae": "abs_error", "se": "squared_error"}
+
+_DESCRIPTIONS = {
+    "fpr": "false-positive rate", "fnr": "false-negative rate", "tpr": "true-positive rate",
+    "tnr": "true-negative rate", "error": "error rate", "accuracy": "accuracy",
+    "precision": "precision", "fdr": "false-discovery rate", "npv": "negative predictive value",
+    "for": "false-omission rate", "positive_rate": "positive prediction rate",
+    "base_rate": "share of positives", "brier": "Brier score",
+    "abs_error": "absolute error", "squared_error": "squared error", "signed_error": "signed error",
+}
+
+#: Error metrics whose slice baseline is the best constant prediction inside the slice.
+BASELINE_KIND = {"error": "majority", "brier": "base_rate", "abs_error": "median",
+                 "squared_error": "mean"}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One metric: its name (the column prefix in results) and its per-row values."""
+
+    name: str
+    values: np.ndarray
+    description: str = ""
+    #: True when every defined value is 0 or 1 (a rate: exact tests, Wilson intervals)
+    binary: bool = False
+    #: an error metric with a slice baseline: 'mean', 'median', 'majority', 'base_rate'
+    baseline: str | None = None
+    #: for error metrics, the per-row target the baseline predicts (numeric or 0/1)
+    target: np.ndarray | None = None
+    #: the model's per-row prediction behind an error metric (score for Brier)
+    prediction: np.ndarray | None = None
+
+    @property
+    def defined(self) -> int:
+        return int(np.count_nonzero(~np.isnan(self.values)))
+
+
+def _check_column(df: pd.DataFrame, col: str | None, role: str) -> pd.Series:
+    if col is None:
+        raise DivergenceInputError(f"A {role} column is needed for this metric; none was given.")
+    if col not in df.columns:
+        raise DivergenceInputError(f"{role.capitalize()} column '{col}' is not in the data.")
+    return df[col]
+
+
+def _as_number(value: object) -> float | None:
+    if isinstance(value, (bool, np.bool_)):
+        return float(value)
+    try:
+        x = float(str(value).strip()) if not isinstance(value, (int, float, np.number)) else float(value)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def match_label(value: object, wanted: object) -> bool:
+    """Whether a column value is the wanted label, read as text or as a number (1 == "1")."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return False
+    if value == wanted:
+        return True
+    a, b = _as_number(value), _as_number(wanted)
+    if a is not None and b is not None:
+        return a == b
+    ta, tb = str(value).strip(), str(wanted).strip()
+    if isinstance(value, (bool, np.bool_)) or isinstance(wanted, (bool, np.bool_)):
+        return ta.lower() == tb.lower()
+    return ta == tb
+
+
+def _positive_mask(series: pd.Series, positive: object, col: str, role: str) -> np.ndarray:
+    """Rows whose value is the positive label; NaN where the value is missing."""
+    present = series.dropna()
+    distinct = pd.unique(present)
+    if len(distinct) > 2:
+        shown = ", ".join(repr(v) for v in list(distinct)[:5])
+        raise DivergenceInputError(
+            f"{role.capitalize()} column '{col}' is not binary: it has {len(distinct)} distinct "
+            f"values ({shown}{', …' if len(distinct) > 5 else ''})."
+        )
+    hits = [v for v in distinct if match_label(v, positive)]
+    if role == "target" and not hits:
+        shown = ", ".join(repr(v) for v in distinct)
+        raise DivergenceInputError(
+            f"Positive label {positive!r} is not a value of target column '{col}' (values: {shown})."
+        )
+    out = np.where(series.isin(hits).to_numpy(), 1.0, 0.0)
+    out[series.isna().to_numpy()] = np.nan
+    return out
+
+
+def _numeric(series: pd.Series, col: str, role: str) -> np.ndarray:
+    if pd.api.types.is_bool_dtype(series):
+        return series.astype(float).to_numpy()
+    if not pd.api.types.is_numeric_dtype(series):
+        converted = pd.to_numeric(series, errors="coerce")
+        bad = series.notna() & converted.isna()
+        if bad.any():
+            raise DivergenceInputError(
+                f"{role.capitalize()} column '{col}' must be numeric; it holds "
+                f"{series[bad].iloc[0]!r} (row {series.index[bad.to_numpy()][0]})."
+            )
+        series = converted
+    values = series.to_numpy(dtype=float, na_value=np.nan)
+    if np.isinf(values).any():
+        raise DivergenceInputError(f"{role.capitalize()} column '{col}' holds an infinite value.")
+    return values
+
+
+def _canonical(metric: str) -> str:
+    m = metric.strip().lower()
+    return _ALIASES.get(m, m)
+
+
+def _finish(name: str, values: np.ndarray, description: str, **kw) -> Outcome:
+    defined = values[~np.isnan(values)]
+    if defined.size == 0:
+        raise DivergenceInputError(
+            f"Outcome '{name}' ({description}) is undefined on every row: no row qualifies "
+            "(for a rate, check the positive label and that both classes occur)."
+        )
+    binary = bool(np.all((defined == 0) | (defined == 1)))
+    return Outcome(name=name, values=values, description=description, binary=binary, **kw)
+
+
+def classification_outcomes(
+    df: pd.DataFrame,
+    *,
+    target: str,
+    positive: object,
+    prediction: str | None = None,
+    score: str | None = None,
+    threshold: float = 0.5,
+    metrics: Sequence[str] = ("fpr", "fnr"),
+) -> list[Outcome]:
+    """Outcomes of a binary classifier, predictions given as labels or as a score and threshold.
+
+    A row whose target or prediction is missing has every classification outcome undefined.
+    """
+    y_series = _check_column(df, target, "target")
+    if positive is None:
+        raise DivergenceInputError(f"Name the positive label of target column '{target}'.")
+    y = _positive_mask(y_series, positive, target, "target")
+    if prediction is not None:
+        p_series = _check_column(df, prediction, "prediction")
+        p = _positive_mask(p_series, positive, prediction, "prediction")
+        target_values = {str(v) for v in pd.unique(y_series.dropna())}
+        stray = [v for v in pd.unique(p_series.dropna())
+                 if not any(match_label(v, t) for t in pd.unique(y_series.dropna()))]
+        if stray and len(target_values) == 2:
+            raise DivergenceInputError(
+                f"Prediction column '{prediction}' holds {stray[0]!r}, which is not a value of "
+                f"target column '{target}' ({', '.join(sorted(target_values))})."
+            )
+        s = None
+    elif score is not None:
+        s = _numeric(_check_column(df, score, "score"), score, "score")
+        p = np.where(np.isnan(s), np.nan, (s >= float(threshold)).astype(float))
+    else:
+        raise DivergenceInputError("Give a prediction column (labels) or a score column and a threshold.")
+    undefined = np.isnan(y) | np.isnan(p)
+    yb = np.nan_to_num(y).astype(bool)
+    pb = np.nan_to_num(p).astype(bool)
+    out = []
+    for metric in metrics:
+        m = _canonical(metric)
+        if m == "brier":
+            if s is None:
+                raise DivergenceInputError("Metric 'brier' needs a score column (a probability in [0, 1]).")
+            finite = s[~np.isnan(s)]
+            if finite.size and (finite.min() < 0 or finite.max() > 1):
+                raise DivergenceInputError(
+                    f"Metric 'brier' needs scores in [0, 1]; score column '{score}' ranges "
+                    f"{finite.min():g} to {finite.max():g}."
+                )
+            values = np.where(undefined | np.isnan(s), np.nan, (np.nan_to_num(s) - yb) ** 2)
+            out.append(_finish("brier", values, _DESCRIPTIONS["brier"], baseline="base_rate",
+                               target=np.where(np.isnan(y), np.nan, yb.astype(float)), prediction=s))
+            continue
+        if m not in _CLASSIFICATION:
+            raise DivergenceInputError(
+                f"Unknown classification metric {metric!r}; choose from {', '.join(CLASSIFICATION_METRICS)}."
+            )
+        _, defined_fn, one_fn = _CLASSIFICATION[m]
+        defined = defined_fn(yb, pb) & ~undefined
+        values = np.where(defined, one_fn(yb, pb).astype(float), np.nan)
+        extra = {}
+        if m == "error":
+            extra = dict(baseline="majority", target=np.where(undefined, np.nan, yb.astype(float)),
+                         prediction=np.where(undefined, np.nan, pb.astype(float)))
+        out.append(_finish(m, values, _DESCRIPTIONS[m], **extra))
+    return out
+
+
+def regression_outcomes(
+    df: pd.DataFrame,
+    *,
+    target: str,
+    prediction: str,
+    metrics: Sequence[str] = ("abs_error",),
+) -> list[Outcome]:
+    """Errors of a regressor: absolute, squared, or signed (prediction minus target)."""
+    y = _numeric(_check_column(df, target, "target"), target, "target")
+    p = _numeric(_check_column(df, prediction, "prediction"), prediction, "prediction")
+    diff = p - y
+    out = []
+    for metric in metrics:
+        m = _canonical(metric)
+        if m == "abs_error":
+            values = np.abs(diff)
+        elif m == "squared_error":
+            values = diff ** 2
+        elif m == "signed_error":
+            values = diff
+        else:
+            raise DivergenceInputError(
+                f"Unknown regression metric {metric!r}; choose from {', '.join(REGRESSION_METRICS)}."
+            )
+        out.append(_finish(m, values, _DESCRIPTIONS[m], baseline=BASELINE_KIND.get(m),
+                           target=y, prediction=p))
+    return out
+
+
+GammaKind = Literal["topk", "power", "dcg"]
+
+
+def parse_gamma(spec: str) -> tuple[GammaKind, float]:
+    """Parse ``topk:K``, ``power:A`` or ``dcg`` into (kind, parameter)."""
+    text = str(spec).strip().lower()
+    kind, _, arg = text.partition(":")
+    if kind == "dcg" and not arg:
+        return "dcg", 0.0
+    if kind in ("topk", "power") and arg:
+        try:
+            value = float(arg)
+        except ValueError:
+            value = float("nan")
+        if kind == "topk" and value >= 1 and value == int(value):
+            return "topk", value
+        if kind == "power" and value > 0:
+            return "power", value
+    raise DivergenceInputError(
+        f"Rank-value function {spec!r} is not one of topk:K (K a positive integer), "
+        "power:A (A > 0), dcg."
+    )
+
+
+def ranking_outcome(
+    df: pd.DataFrame,
+    *,
+    rank: str | None = None,
+    rank_by: str | None = None,
+    ascending: bool = False,
+    gamma: str = "dcg",
+) -> Outcome:
+    """The rank-value ``gamma(rank)`` of each row, rank 1 the best.
+
+    From a rank column, or from a score (``rank_by``; higher is better unless
+    ``ascending``), tied scores sharing their average rank. Rows without a score are
+    left out of the ranking and their outcome is undefined.
+    """
+    kind, a = parse_gamma(gamma)
+    if (rank is None) == (rank_by is None):
+        raise DivergenceInputError("Give exactly one of a rank column or a score to rank by.")
+    if rank is not None:
+        ranks = _numeric(_check_column(df, rank, "rank"), rank, "rank")
+        if np.nanmin(ranks) < 1 if np.any(~np.isnan(ranks)) else False:
+            raise DivergenceInputError(f"Rank column '{rank}' must hold ranks of 1 or more (1 = best).")
+    else:
+        s = _numeric(_check_column(df, rank_by, "rank-by"), rank_by, "rank-by")
+        ranks = np.full(len(s), np.nan)
+        ok = ~np.isnan(s)
+        ranks[ok] = rankdata(s[ok] if ascending else -s[ok], method="average")
+    if kind == "topk":
+        values = np.where(np.isnan(ranks), np.nan, (ranks <= a).astype(float))
+        desc = f"in the top {int(a)}"
+    elif kind == "power":
+        values = ranks ** (-a)
+        desc = f"rank^-{a:g}"
+    else:
+        values = 1.0 / np.log2(1.0 + ranks)
+        desc = "DCG gain 1/log2(1+rank)"
+    return _finish("gamma", values, desc)
+
+
+def column_outcome(df: pd.DataFrame, column: str) -> Outcome:
+    """A numeric column used as it is (booleans as 0/1); missing values are undefined."""
+    values = _numeric(_check_column(df, column, "outcome"), column, "outcome")
+    return _finish(column, values, f"mean of {column}")

@@ -1,0 +1,333 @@
+"""scan(): validate -> outcomes -> discretize -> compress and mine -> statistics -> SliceTable."""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .discretize import BinSpec, Binning, discretize, is_row_index
+from .errors import DivergenceInputError
+from .mining import ENGINES, mine
+from .outcomes import (
+    CLASSIFICATION_METRICS,
+    REGRESSION_METRICS,
+    Outcome,
+    classification_outcomes,
+    column_outcome,
+    ranking_outcome,
+    regression_outcomes,
+    _canonical,
+)
+from .stats import beta_t, fisher_exact_p, slice_means, welch_p, welch_t
+from .table import MetricInfo, SliceTable
+
+__all__ = ["scan", "build_outcomes", "default_attributes", "role_columns"]
+
+#: a text column with more distinct values than this share of rows is an identifier
+NEAR_UNIQUE_SHARE = 0.5
+
+
+def role_columns(**roles: object) -> list[str]:
+    """The columns used as target, prediction, score, rank or outcome (not attributes)."""
+    out: list[str] = []
+    for value in roles.values():
+        if value is None:
+            continue
+        for col in ([value] if isinstance(value, str) else list(value)):  # type: ignore[arg-type]
+            if col not in out:
+                out.append(col)
+    return out
+
+
+def default_attributes(df: pd.DataFrame, exclude: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Every column not in ``exclude``, less row indexes and near-unique text; with notes why."""
+    attributes, notes = [], []
+    for col in df.columns:
+        if col in exclude:
+            continue
+        series = df[col]
+        if is_row_index(col, series):
+            notes.append(f"Left out column '{col}' from the attributes: it only numbers the rows.")
+            continue
+        if (not pd.api.types.is_numeric_dtype(series) and len(series) >= 20
+                and series.nunique(dropna=True) > NEAR_UNIQUE_SHARE * len(series)):
+            notes.append(
+                f"Left out column '{col}' from the attributes: {series.nunique():,} distinct "
+                f"values in {len(series):,} rows (an identifier); name it to include it."
+            )
+            continue
+        attributes.append(col)
+    return attributes, notes
+
+
+def build_outcomes(
+    df: pd.DataFrame,
+    *,
+    target: str | None = None,
+    prediction: str | None = None,
+    score: str | None = None,
+    threshold: float = 0.5,
+    positive: object = None,
+    metrics: Sequence[str] | str | None = None,
+    outcome: str | Sequence[str] | None = None,
+    rank: str | None = None,
+    rank_by: str | None = None,
+    ascending: bool = False,
+    gamma: str | None = None,
+    regression: bool = False,
+) -> list[Outcome]:
+    """The outcomes a scan measures, from the column roles (see :func:`scan`)."""
+    if isinstance(metrics, str):
+        metrics = [m for m in metrics.split(",") if m.strip()]
+    metrics = [_canonical(m) for m in (metrics or [])]
+    out: list[Outcome] = []
+    if outcome is not None:
+        for col in ([outcome] if isinstance(outcome, str) else list(outcome)):
+            out.append(column_outcome(df, col))
+    if rank is not None or rank_by is not None:
+        out.append(ranking_outcome(df, rank=rank, rank_by=rank_by, ascending=ascending,
+                                   gamma=gamma or "dcg"))
+    if target is not None or prediction is not None or metrics:
+        reg = [m for m in metrics if m in REGRESSION_METRICS]
+        cls = [m for m in metrics if m not in REGRESSION_METRICS]
+        if regression or (reg and not cls):
+            if cls:
+                raise DivergenceInputError(
+                    f"Metric {cls[0]!r} is not a regression metric; choose from {', '.join(REGRESSION_METRICS)}."
+                )
+            if target is None or prediction is None:
+                raise DivergenceInputError("Regression metrics need a target and a prediction column.")
+            out += regression_outcomes(df, target=target, prediction=prediction,
+                                       metrics=reg or ["abs_error"])
+        else:
+            if reg:
+                raise DivergenceInputError(
+                    f"Metric {reg[0]!r} is a regression metric; mixing it with classification "
+                    f"metrics ({', '.join(cls)}) needs two scans."
+                )
+            if target is None:
+                raise DivergenceInputError("Classification metrics need a target column.")
+            out += classification_outcomes(df, target=target, positive=positive, prediction=prediction,
+                                           score=score, threshold=threshold, metrics=cls or ["fpr", "fnr"])
+    if not out:
+        raise DivergenceInputError(
+            "Nothing to measure: give a target and a prediction (classification or regression), "
+            "an outcome column, or a rank or score to rank by."
+        )
+    names = [o.name for o in out]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise DivergenceInputError(f"Metric {sorted(dup)[0]!r} is asked for twice.")
+    return out
+
+
+def _check_frame(df: object) -> pd.DataFrame:
+    if not isinstance(df, pd.DataFrame):
+        raise DivergenceInputError(f"Expected a pandas DataFrame; got {type(df).__name__}.")
+    if len(df) == 0:
+        raise DivergenceInputError("The table is empty: it has no rows.")
+    if len(df.columns) == 0:
+        raise DivergenceInputError("The table has no columns.")
+    dups = df.columns[df.columns.duplicated()]
+    if len(dups):
+        raise DivergenceInputError(f"Column name '{dups[0]}' appears more than once.")
+    return df
+
+
+def check_min_support(min_support: object) -> float:
+    """min_support as a float in (0, 1], or a clear error."""
+    try:
+        s = float(min_support)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise DivergenceInputError(f"min_support must be a number in (0, 1]; got {min_support!r}.") from None
+    if not (0.0 < s <= 1.0):
+        raise DivergenceInputError(f"min_support must be in (0, 1]; got {min_support!r}.")
+    return s
+
+
+def outcome_weights(outcomes: Sequence[Outcome]) -> tuple[list[np.ndarray], list[float]]:
+    """Per-row tally columns: row count, then per outcome defined count, shifted sum and square."""
+    cols: list[np.ndarray] = []
+    shifts: list[float] = []
+    n = len(outcomes[0].values) if outcomes else 0
+    cols.append(np.ones(n))
+    for o in outcomes:
+        v = o.values
+        defined = ~np.isnan(v)
+        shift = 0.0 if o.binary else float(np.mean(v[defined]))
+        x = np.where(defined, v - shift, 0.0)
+        cols += [defined.astype(np.float64), x, x * x]
+        shifts.append(shift)
+    return cols, shifts
+
+
+def metric_columns(tallies: np.ndarray, metrics: Sequence[MetricInfo], n_rows: int) -> dict:
+    """Support, count and each metric's outcome, divergence, t and p from the tallies."""
+    count = tallies[:, 0]
+    cols: dict = {"support": count / float(n_rows), "count": np.rint(count).astype(np.int64)}
+    for k, m in enumerate(metrics):
+        n, s, q = tallies[:, 1 + 3 * k], tallies[:, 2 + 3 * k], tallies[:, 3 + 3 * k]
+        n_all, s_all, q_all = n[0], s[0], q[0]
+        mean = slice_means(n, s, m.shift)
+        overall = mean[0]
+        div = mean - overall
+        if m.binary:
+            ones = np.rint(s)
+            t = beta_t(ones, n - ones, ones[0], n_all - ones[0])
+            p = fisher_exact_p(ones, n, ones[0], n_all)
+        else:
+            t = welch_t(n, s, q, n_all, s_all, q_all)
+            p = welch_p(n, s, q, n_all, s_all, q_all)
+        div[0], t[0], p[0] = 0.0, 0.0, np.nan
+        cols[m.name] = mean
+        cols[f"{m.name}_count"] = np.rint(n).astype(np.int64)
+        cols[f"{m.name}_divergence"] = div
+        cols[f"{m.name}_t"] = t
+        cols[f"{m.name}_p"] = p
+    return cols
+
+
+def scan(
+    data: pd.DataFrame,
+    *,
+    target: str | None = None,
+    prediction: str | None = None,
+    score: str | None = None,
+    threshold: float = 0.5,
+    positive: object = None,
+    metrics: Sequence[str] | str | None = None,
+    outcome: str | Sequence[str] | None = None,
+    rank: str | None = None,
+    rank_by: str | None = None,
+    ascending: bool = False,
+    gamma: str | None = None,
+    regression: bool = False,
+    outcomes: Sequence[Outcome] | None = None,
+    attributes: Sequence[str] | None = None,
+    bins: Mapping[str, BinSpec] | None = None,
+    quantile_bins: int = 3,
+    binning: Binning = "quantile",
+    min_support: float = 0.05,
+    max_length: int | None = None,
+    engine: str = "fast",
+) -> SliceTable:
+    """Every slice with support >= ``min_support``, with its outcome, divergence, t and p.
+
+    Parameters
+    ----------
+    data : the table, one row per example.
+    target, prediction, score, threshold, positive : a binary classifier (``positive``
+        names the positive label; predictions as labels, or a score and a threshold) or,
+        with ``regression=True`` or regression metrics, a regressor.
+    metrics : metric names, e.g. ``["fpr", "fnr"]`` or ``["abs_error"]``.
+    outcome : a numeric column (or several) used as the outcome as it is.
+    rank, rank_by, ascending, gamma : a ranking, from a rank column (1 = best) or from
+        a score (higher is better unless ``ascending``), valued by ``gamma``
+        (``topk:K``, ``power:A`` or ``dcg``); the metric is called ``gamma``.
+    outcomes : ready-made :class:`Outcome` objects (added to the above).
+    attributes : the columns to slice by; default every column not used above, less
+        row indexes and identifier-like text columns (the result's notes say which).
+    bins, quantile_bins, binning : how numeric attributes are binned (see
+        :func:`divergence.discretize.discretize`).
+    min_support : the smallest share of rows a slice may hold, in (0, 1].
+    max_length : the most items in an itemset (default: no limit).
+    engine : ``"fast"`` (the default miner) or ``"mlxtend"`` (FP-growth, slow, reference).
+    """
+    df = _check_frame(data)
+    s = check_min_support(min_support)
+    if engine not in ENGINES:
+        raise DivergenceInputError(f"Unknown engine {engine!r}; choose from {', '.join(ENGINES)}.")
+    if max_length is not None and (int(max_length) != max_length or max_length < 1):
+        raise DivergenceInputError(f"max_length must be a positive integer; got {max_length!r}.")
+    found = build_outcomes(df, target=target, prediction=prediction, score=score, threshold=threshold,
+                           positive=positive, metrics=metrics, outcome=outcome, rank=rank,
+                           rank_by=rank_by, ascending=ascending, gamma=gamma, regression=regression) \
+        if (outcomes is None or any(x is not None for x in (target, prediction, outcome, rank, rank_by))) \
+        else []
+    found = list(found) + list(outcomes or [])
+    for o in found:
+        if len(o.values) != len(df):
+            raise DivergenceInputError(
+                f"Outcome '{o.name}' has {len(o.values)} values for {len(df)} rows."
+            )
+    roles = role_columns(target=target, prediction=prediction, score=score, outcome=outcome,
+                         rank=rank, rank_by=rank_by)
+    notes: list[str] = []
+    if attributes is None:
+        attrs, notes = default_attributes(df, roles)
+    else:
+        attrs = [attributes] if isinstance(attributes, str) else list(attributes)
+        missing = [a for a in attrs if a not in df.columns]
+        if missing:
+            raise DivergenceInputError(f"Attribute column '{missing[0]}' is not in the data.")
+        if len(set(attrs)) != len(attrs):
+            raise DivergenceInputError("An attribute column is named twice.")
+        clash = [a for a in attrs if a in roles]
+        if clash:
+            raise DivergenceInputError(
+                f"Column '{clash[0]}' is used as an outcome role and cannot also be an attribute."
+            )
+    if not attrs:
+        raise DivergenceInputError("There is no attribute column to slice by.")
+    disc = discretize(df, attrs, bins=bins, quantile_bins=quantile_bins, binning=binning)
+    notes += list(disc.notes)
+    cols, shifts = outcome_weights(found)
+    weights = np.column_stack(cols)
+    n_values = np.array([b.n_items for b in disc.bins], dtype=np.int64)
+    mined = mine(disc.codes, weights, n_values, min_support=s, max_length=max_length, engine=engine)
+    infos = tuple(MetricInfo(name=o.name, description=o.description, binary=o.binary, shift=sh,
+                             baseline=o.baseline) for o, sh in zip(found, shifts))
+    codes, tallies, parent = _canonical_order(mined.codes, mined.tallies, mined.parent, n_values)
+    columns = metric_columns(tallies, infos, len(df))
+    table = SliceTable(
+        codes=codes, tallies=tallies, columns=columns, attributes=tuple(attrs), bins=disc.bins,
+        metrics=infos, n_rows=len(df), min_support=s, max_length=max_length, engine=engine,
+        notes=tuple(notes), parent=parent,
+        params=dict(target=target, prediction=prediction, score=score, threshold=threshold,
+                    positive=positive, metrics=[o.name for o in found], outcome=outcome, rank=rank,
+                    rank_by=rank_by, ascending=ascending, gamma=gamma, regression=regression,
+                    attributes=list(attrs), bins={k: (v if isinstance(v, int) else list(v))
+                                                  for k, v in (bins or {}).items()},
+                    quantile_bins=quantile_bins, binning=binning, min_support=s,
+                    max_length=max_length, engine=engine),
+    )
+    if parent is None:
+        object.__setattr__(table, "parent", _parents(table))
+    return table
+
+
+def _canonical_order(codes: np.ndarray, tallies: np.ndarray, parent: np.ndarray,
+                     n_values: np.ndarray):
+    """Sort itemsets by length, then by their items in attribute order (engine-independent)."""
+    n, a = codes.shape
+    length = (codes >= 0).sum(axis=1)
+    digits = np.where(codes >= 0, codes, n_values[None, :]).astype(np.int64)
+    radix = n_values + 1
+    if a and float(np.prod(radix.astype(float))) < 2.0 ** 62:
+        key = np.zeros(n, dtype=np.int64)
+        for j in range(a):
+            key = key * radix[j] + digits[:, j]
+        order = np.lexsort((key, length))
+    else:
+        order = np.lexsort(tuple(digits[:, j] for j in range(a - 1, -1, -1)) + (length,))
+    codes, tallies = codes[order], tallies[order]
+    if parent is not None and np.all(parent[1:] >= 0):
+        inv = np.empty(n, dtype=np.int64)
+        inv[order] = np.arange(n)
+        p = parent[order]
+        new_parent = np.where(p >= 0, inv[np.maximum(p, 0)], -1)
+        return codes, tallies, new_parent
+    return codes, tallies, None
+
+
+def _parents(table: SliceTable) -> np.ndarray:
+    """Each itemset's parent (without its last attribute's item), found by lookup."""
+    codes = table.codes.copy()
+    last = table._last_attribute()
+    rows = np.nonzero(last >= 0)[0]
+    codes[rows, last[rows]] = -1
+    parent = np.full(len(table), -1, dtype=np.int64)
+    if rows.size:
+        parent[rows] = table.index_of(codes[rows])
+    return parent

@@ -1,0 +1,247 @@
+"""SliceTable: the result of a scan, one row per itemset, the whole dataset first."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .discretize import AttributeBins
+from .errors import DivergenceInputError
+
+__all__ = ["SliceTable", "MetricInfo"]
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    """What a metric column means, and what is needed to recompute its statistics."""
+
+    name: str
+    description: str
+    binary: bool
+    #: the outcome is stored shifted by this value in the tallies (numerical care)
+    shift: float = 0.0
+    #: slice baseline kind for error metrics ('mean', 'median', 'majority', 'base_rate')
+    baseline: str | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class SliceTable:
+    """Every mined itemset with its support, row count and per-metric statistics.
+
+    ``frame`` is a DataFrame with one row per itemset (row 0 is the whole dataset, the
+    empty itemset) and the columns ``itemset``, ``length``, ``support``, ``count`` and,
+    per metric M, ``M`` (mean outcome), ``M_count`` (defined rows), ``M_divergence``,
+    ``M_t`` and ``M_p``. ``codes[i, a]`` is itemset i's item code on attribute a (-1:
+    none), so any itemset's row is found fast with :meth:`lookup` or :meth:`index_of`.
+    """
+
+    codes: np.ndarray
+    tallies: np.ndarray
+    columns: dict
+    attributes: tuple[str, ...]
+    bins: tuple[AttributeBins, ...]
+    metrics: tuple[MetricInfo, ...]
+    n_rows: int
+    min_support: float
+    max_length: int | None
+    engine: str
+    notes: tuple[str, ...] = ()
+    params: dict = field(default_factory=dict)
+    #: parent itemset of each row (the itemset without its last attribute's item)
+    parent: np.ndarray | None = None
+
+    # ----- shape and basic accessors
+    def __len__(self) -> int:
+        return int(self.codes.shape[0])
+
+    @property
+    def metric_names(self) -> list[str]:
+        return [m.name for m in self.metrics]
+
+    def metric(self, name: str | None = None) -> MetricInfo:
+        """The metric called ``name`` (the first one when None)."""
+        if name is None:
+            return self.metrics[0]
+        for m in self.metrics:
+            if m.name == name:
+                return m
+        raise DivergenceInputError(
+            f"Metric '{name}' is not in this result; it has {', '.join(self.metric_names)}."
+        )
+
+    def overall(self, metric: str | None = None) -> float:
+        """The whole-dataset outcome of a metric."""
+        return float(self.columns[self.metric(metric).name][0])
+
+    @cached_property
+    def item_labels(self) -> list[list[str]]:
+        """``item_labels[a][v]``: the readable item for code v of attribute a."""
+        return [[b.item(v) for v in range(b.n_items)] for b in self.bins]
+
+    @cached_property
+    def lengths(self) -> np.ndarray:
+        return (self.codes >= 0).sum(axis=1).astype(np.int64)
+
+    @cached_property
+    def itemsets(self) -> np.ndarray:
+        """Readable itemset strings, ``attr=value, attr=value`` in attribute order."""
+        n = len(self)
+        out = np.empty(n, dtype=object)
+        if n == 0:
+            return out
+        out[0] = ""
+        labels = self.item_labels
+        if self.parent is not None:
+            parent = self.parent
+            last = self._last_attribute()
+            for i in np.argsort(self.lengths, kind="stable"):
+                if i == 0 or self.lengths[i] == 0:
+                    out[i] = ""
+                    continue
+                a = last[i]
+                item = labels[a][self.codes[i, a]]
+                p = parent[i]
+                out[i] = item if self.lengths[i] == 1 else out[p] + ", " + item
+            return out
+        for i in range(n):
+            row = self.codes[i]
+            out[i] = ", ".join(labels[a][row[a]] for a in np.nonzero(row >= 0)[0])
+        return out
+
+    def _last_attribute(self) -> np.ndarray:
+        present = self.codes >= 0
+        idx = np.arange(self.codes.shape[1])
+        return np.where(present, idx, -1).max(axis=1) if self.codes.shape[1] else np.full(len(self), -1)
+
+    @cached_property
+    def frame(self) -> pd.DataFrame:
+        """The table as a DataFrame (built on first use)."""
+        data = {"itemset": self.itemsets, "length": self.lengths}
+        data.update(self.columns)
+        return pd.DataFrame(data)
+
+    def to_frame(self) -> pd.DataFrame:
+        """A copy of :attr:`frame`."""
+        return self.frame.copy()
+
+    # ----- lookup
+    @cached_property
+    def _hash_index(self):
+        rng = np.random.default_rng(20240917)
+        n_values = [b.n_items for b in self.bins]
+        item_hash = [rng.integers(1, 2 ** 63 - 1, size=max(k, 1), dtype=np.int64).astype(np.uint64)
+                     for k in n_values]
+        h = self._hash_codes(self.codes, item_hash)
+        order = np.argsort(h, kind="stable")
+        sorted_h = h[order]
+        return item_hash, sorted_h, order
+
+    @staticmethod
+    def _hash_codes(codes: np.ndarray, item_hash) -> np.ndarray:
+        h = np.zeros(codes.shape[0], dtype=np.uint64)
+        for a in range(codes.shape[1]):
+            c = codes[:, a]
+            present = c >= 0
+            with np.errstate(over="ignore"):
+                h[present] += item_hash[a][c[present]]
+        return h
+
+    def index_of(self, codes: np.ndarray) -> np.ndarray:
+        """Row index of each itemset given as a code row (-1 for none), or -1 if not mined."""
+        codes = np.atleast_2d(np.asarray(codes, dtype=np.int32))
+        item_hash, sorted_h, order = self._hash_index
+        h = self._hash_codes(codes, item_hash)
+        pos = np.searchsorted(sorted_h, h)
+        pos = np.minimum(pos, max(sorted_h.size - 1, 0))
+        out = np.full(codes.shape[0], -1, dtype=np.int64)
+        if sorted_h.size == 0:
+            return out
+        cand = order[pos]
+        ok = (sorted_h[pos] == h) & np.all(self.codes[cand] == codes, axis=1)
+        out[ok] = cand[ok]
+        # a hash shared by several itemsets: check every candidate (collisions are never trusted)
+        for k in np.nonzero(~ok & (sorted_h[pos] == h))[0]:
+            j = pos[k]
+            while j < sorted_h.size and sorted_h[j] == h[k]:
+                r = order[j]
+                if np.array_equal(self.codes[r], codes[k]):
+                    out[k] = r
+                    break
+                j += 1
+        return out
+
+    def parse_itemset(self, itemset: str | Iterable[str]) -> np.ndarray:
+        """Code row of an itemset written ``attr=value, attr=value`` (or a list of items)."""
+        row = np.full(len(self.attributes), -1, dtype=np.int32)
+        if isinstance(itemset, str):
+            items = _split_items(itemset, self.attributes)
+        else:
+            items = [str(x).strip() for x in itemset]
+        for item in items:
+            attr, sep, value = item.partition("=")
+            # attribute names may hold '=': take the longest known attribute prefix
+            matches = [a for a in self.attributes if item.startswith(a + "=")]
+            if not matches:
+                raise DivergenceInputError(
+                    f"Item {item!r} does not start with a known attribute "
+                    f"({', '.join(self.attributes)})."
+                )
+            attr = max(matches, key=len)
+            value = item[len(attr) + 1:].strip()
+            a = self.attributes.index(attr)
+            labels = self.bins[a].labels
+            if value not in labels:
+                raise DivergenceInputError(
+                    f"'{value}' is not an item of '{attr}'; its items are {', '.join(labels)}."
+                )
+            if row[a] >= 0:
+                raise DivergenceInputError(f"Attribute '{attr}' appears twice in {itemset!r}.")
+            row[a] = labels.index(value)
+        return row
+
+    def lookup(self, itemset: str | Iterable[str]) -> int:
+        """Row index of an itemset (``"age=<25, sex=Male"``); an error if it was not mined."""
+        idx = int(self.index_of(self.parse_itemset(itemset))[0])
+        if idx < 0:
+            raise DivergenceInputError(
+                f"Itemset {itemset!r} was not mined: its support is below {self.min_support:g}"
+                + (f" or it is longer than {self.max_length}" if self.max_length else "") + "."
+            )
+        return idx
+
+    def row(self, itemset: str | Iterable[str]) -> pd.Series:
+        """The result row of one itemset."""
+        return self.frame.iloc[self.lookup(itemset)]
+
+    def top(self, k: int = 10, *, by: str | None = None, metric: str | None = None,
+            ascending: bool = False, min_length: int = 1) -> pd.DataFrame:
+        """The k itemsets with the largest ``by`` (default: the metric's divergence)."""
+        m = self.metric(metric).name
+        col = by or f"{m}_divergence"
+        f = self.frame
+        f = f[f["length"] >= min_length]
+        return f.sort_values([col, "support"], ascending=[ascending, False],
+                             na_position="last", kind="stable").head(k)
+
+    def to_csv(self, path, **kw) -> None:
+        """Write the table with floats at full precision (undefined values as empty cells)."""
+        self.frame.to_csv(path, index=False, float_format="%.17g", **kw)
+
+
+def _split_items(text: str, attributes: Sequence[str]) -> list[str]:
+    """Split ``a=x, b=y`` on commas that start a new ``attr=`` item (values may hold commas)."""
+    text = text.strip()
+    if not text:
+        return []
+    parts = [p for p in text.split(",")]
+    items: list[str] = []
+    for part in parts:
+        stripped = part.strip()
+        if items and not any(stripped.startswith(a + "=") for a in attributes):
+            items[-1] = items[-1] + "," + part
+        else:
+            items.append(stripped)
+    return [i.strip() for i in items]

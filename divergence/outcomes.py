@@ -12,7 +12,6 @@ from typing import Literal, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
 
 from .errors import DivergenceInputError
 
@@ -104,6 +103,13 @@ def _as_number(value: object) -> float | None:
     return x if math.isfinite(x) else None
 
 
+def _show(value: object) -> str:
+    """A value as a person reads it: 1, 'yes' (not np.int64(1))."""
+    if isinstance(value, (np.generic,)):
+        value = value.item()
+    return repr(value)
+
+
 def match_label(value: object, wanted: object) -> bool:
     """Whether a column value is the wanted label, read as text or as a number (1 == "1")."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -124,14 +130,14 @@ def _positive_mask(series: pd.Series, positive: object, col: str, role: str) -> 
     present = series.dropna()
     distinct = pd.unique(present)
     if len(distinct) > 2:
-        shown = ", ".join(repr(v) for v in list(distinct)[:5])
+        shown = ", ".join(_show(v) for v in list(distinct)[:5])
         raise DivergenceInputError(
             f"{role.capitalize()} column '{col}' is not binary: it has {len(distinct)} distinct "
             f"values ({shown}{', …' if len(distinct) > 5 else ''})."
         )
     hits = [v for v in distinct if match_label(v, positive)]
     if role == "target" and not hits:
-        shown = ", ".join(repr(v) for v in distinct)
+        shown = ", ".join(_show(v) for v in distinct)
         raise DivergenceInputError(
             f"Positive label {positive!r} is not a value of target column '{col}' (values: {shown})."
         )
@@ -200,7 +206,7 @@ def classification_outcomes(
                  if not any(match_label(v, t) for t in pd.unique(y_series.dropna()))]
         if stray and len(target_values) == 2:
             raise DivergenceInputError(
-                f"Prediction column '{prediction}' holds {stray[0]!r}, which is not a value of "
+                f"Prediction column '{prediction}' holds {_show(stray[0])}, which is not a value of "
                 f"target column '{target}' ({', '.join(sorted(target_values))})."
             )
         s = None
@@ -321,7 +327,7 @@ def ranking_outcome(
         s = _numeric(_check_column(df, rank_by, "rank-by"), rank_by, "rank-by")
         ranks = np.full(len(s), np.nan)
         ok = ~np.isnan(s)
-        ranks[ok] = rankdata(s[ok] if ascending else -s[ok], method="average")
+        ranks[ok] = pd.Series(s[ok] if ascending else -s[ok]).rank(method="average").to_numpy()
     if kind == "topk":
         values = np.where(np.isnan(ranks), np.nan, (ranks <= a).astype(float))
         desc = f"in the top {int(a)}"

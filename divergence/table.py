@@ -11,7 +11,7 @@ import pandas as pd
 from .discretize import AttributeBins
 from .errors import DivergenceInputError
 
-__all__ = ["SliceTable", "MetricInfo"]
+__all__ = ["SliceTable", "MetricInfo", "write_csv"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,10 @@ class SliceTable:
     parent: np.ndarray | None = None
 
     # ----- shape and basic accessors
+    def __repr__(self) -> str:
+        return (f"SliceTable({len(self):,} itemsets incl. the whole dataset, {self.n_rows:,} rows, "
+                f"metrics {', '.join(self.metric_names)}, min_support={self.min_support:g})")
+
     def __len__(self) -> int:
         return int(self.codes.shape[0])
 
@@ -226,9 +230,18 @@ class SliceTable:
         return f.sort_values([col, "support"], ascending=[ascending, False],
                              na_position="last", kind="stable").head(k)
 
-    def to_csv(self, path, **kw) -> None:
-        """Write the table with floats at full precision (undefined values as empty cells)."""
-        self.frame.to_csv(path, index=False, float_format="%.17g", **kw)
+    def to_csv(self, path) -> None:
+        """Write the table as CSV: floats at full precision, undefined values as empty cells."""
+        write_csv(self.frame, path)
+
+
+def write_csv(frame: pd.DataFrame, path) -> None:
+    """Fast CSV writing (Arrow's writer): shortest round-trip floats, NaN as an empty cell."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    pacsv.write_csv(table, path)
 
 
 def _split_items(text: str, attributes: Sequence[str]) -> list[str]:

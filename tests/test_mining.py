@@ -1,0 +1,127 @@
+"""The miner against brute force and against mlxtend's FP-growth: exact itemsets, supports, tallies."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import brute_force
+from divergence import scan
+from divergence.mining import compress, min_count_for, mine
+
+
+@st.composite
+def tables(draw):
+    n = draw(st.integers(1, 60))
+    n_attr = draw(st.integers(1, 4))
+    n_values = [draw(st.integers(1, 4)) for _ in range(n_attr)]
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    codes = np.column_stack([rng.integers(0, k, n) for k in n_values]).astype(np.int32)
+    outcome = rng.normal(size=n)
+    outcome[rng.random(n) < 0.2] = np.nan
+    binary = (rng.random(n) < 0.4).astype(float)
+    binary[rng.random(n) < 0.3] = np.nan
+    cols = [np.ones(n)]
+    for o in (outcome, binary):
+        d = ~np.isnan(o)
+        x = np.where(d, o, 0.0)
+        cols += [d.astype(float), x, x * x]
+    support = draw(st.sampled_from([0.01, 0.05, 0.1, 0.2, 1 / 3, 0.5, 0.9, 1.0]))
+    max_length = draw(st.one_of(st.none(), st.integers(1, n_attr)))
+    return codes, np.column_stack(cols), np.array(n_values), support, max_length
+
+
+def _as_dict(mined):
+    return {tuple(int(v) for v in row): t for row, t in zip(mined.codes, mined.tallies)}
+
+
+@pytest.mark.parametrize("engine", ["fast", "mlxtend"])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=tables())
+def test_engines_match_brute_force(engine, case):
+    codes, weights, n_values, support, max_length = case
+    mined = mine(codes, weights, n_values, min_support=support, max_length=max_length, engine=engine)
+    got = _as_dict(mined)
+    want = brute_force(codes, weights, n_values, min_count_for(support, len(codes)), max_length)
+    assert set(got) == set(want)
+    for key, tallies in want.items():
+        # counts and 0/1 sums are exact; sums of real outcomes agree to rounding
+        assert got[key][0] == tallies[0]
+        np.testing.assert_allclose(got[key], tallies, rtol=1e-12, atol=1e-9)
+    assert len(got) == len(mined.codes)  # no itemset twice
+
+
+def test_parent_precedes_child_and_is_its_prefix():
+    rng = np.random.default_rng(3)
+    codes = np.column_stack([rng.integers(0, k, 500) for k in (3, 4, 2, 5)]).astype(np.int32)
+    mined = mine(codes, np.ones((500, 1)), np.array([3, 4, 2, 5]), min_support=0.01)
+    for i in range(1, len(mined.codes)):
+        p = mined.parent[i]
+        assert 0 <= p < i
+        diff = np.nonzero(mined.codes[i] != mined.codes[p])[0]
+        assert len(diff) == 1 and mined.codes[p, diff[0]] == -1
+        assert diff[0] > max(np.nonzero(mined.codes[p] >= 0)[0], default=-1)
+
+
+def test_min_count_is_mlxtends_rule():
+    assert min_count_for(0.0175, 6172) == 109  # 108/6172 = 0.017498 < 0.0175
+    assert min_count_for(0.1, 10) == 1
+    assert min_count_for(1.0, 7) == 7
+    for n in range(1, 200):
+        for s in (0.01, 0.1, 0.3, 0.7, 1 / 3):
+            c = min_count_for(s, n)
+            assert c / n >= s and (c == 1 or (c - 1) / n < s or c - 1 < np.ceil(s * n))
+
+
+def test_compress_merges_identical_rows():
+    codes = np.array([[0, 1], [0, 1], [1, 0], [0, 1]], dtype=np.int32)
+    w = np.array([[1.0, 2.0], [1.0, 3.0], [1.0, 5.0], [1.0, 7.0]])
+    comp = compress(codes, w)
+    assert comp.codes.tolist() == [[0, 1], [1, 0]]
+    assert comp.weights.tolist() == [[3.0, 12.0], [1.0, 5.0]]
+    assert comp.inverse.tolist() == [0, 0, 1, 0]
+
+
+@st.composite
+def frames(draw):
+    n = draw(st.integers(1, 50))
+    n_attr = draw(st.integers(1, 4))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    data = {f"a{j}": rng.choice(list("xyzw")[: draw(st.integers(1, 4))], n) for j in range(n_attr)}
+    data["o"] = rng.normal(size=n)
+    support = draw(st.sampled_from([0.02, 0.1, 0.25, 0.5, 1.0]))
+    max_len = draw(st.one_of(st.none(), st.integers(1, n_attr)))
+    return pd.DataFrame(data), support, max_len
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=frames())
+def test_itemsets_and_supports_equal_mlxtend_fpgrowth(case):
+    """Independent of our code path: mlxtend's fpgrowth on pandas' one-hot table."""
+    from mlxtend.frequent_patterns import fpgrowth
+
+    df, support, max_len = case
+    attrs = [c for c in df.columns if c != "o"]
+    onehot = pd.get_dummies(df[attrs].astype(str), prefix_sep="=").astype(bool)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = fpgrowth(onehot, min_support=support, use_colnames=True, max_len=max_len)
+    want = {frozenset(s): sup for s, sup in zip(ref["itemsets"], ref["support"])}
+    for engine in ("fast", "mlxtend"):
+        table = scan(df, outcome="o", attributes=attrs, min_support=support, max_length=max_len,
+                     engine=engine)
+        f = table.frame.iloc[1:]
+        got = {frozenset(s.split(", ")): sup for s, sup in zip(f["itemset"], f["support"])}
+        assert got == want
+
+
+def test_max_length_one_gives_items_only():
+    df = pd.DataFrame({"a": list("xxyy"), "b": list("pqpq"), "o": [1.0, 2, 3, 4]})
+    t = scan(df, outcome="o", min_support=0.25, max_length=1)
+    assert sorted(t.frame["itemset"]) == ["", "a=x", "a=y", "b=p", "b=q"]

@@ -1,0 +1,116 @@
+"""The public scan() API: the result table, lookups and bad input."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from divergence import DivergenceInputError, SliceTable, scan
+
+
+@pytest.fixture
+def small() -> pd.DataFrame:
+    rng = np.random.default_rng(1)
+    n = 400
+    return pd.DataFrame({
+        "zeta": rng.choice(["a", "b"], n),
+        "alpha": rng.choice(["p", "q", "r"], n),
+        "num": rng.normal(size=n),
+        "y": rng.integers(0, 2, n),
+        "pred": rng.integers(0, 2, n),
+    })
+
+
+def test_result_table_shape_and_whole_dataset_row(small):
+    t = scan(small, target="y", prediction="pred", positive=1, metrics="fpr,fnr", min_support=0.05)
+    assert isinstance(t, SliceTable)
+    f = t.frame
+    assert list(f.columns[:4]) == ["itemset", "length", "support", "count"]
+    for m in ("fpr", "fnr"):
+        assert [c for c in f.columns if c.startswith(m)] == [m, f"{m}_count", f"{m}_divergence", f"{m}_t", f"{m}_p"]
+    assert f.iloc[0]["itemset"] == "" and f.iloc[0]["length"] == 0 and f.iloc[0]["support"] == 1.0
+    neg = small["y"] == 0
+    assert t.overall("fpr") == pytest.approx((small["pred"][neg] == 1).mean())
+    assert (f["support"] >= 0.05).all()
+    assert (f["count"] == np.rint(f["support"] * len(small))).all()
+
+
+def test_itemset_strings_follow_input_column_order(small):
+    t = scan(small, outcome="num", attributes=["zeta", "alpha"], min_support=0.01)
+    two = t.frame[t.frame["length"] == 2]["itemset"]
+    assert all(s.startswith("zeta=") and ", alpha=" in s for s in two)
+
+
+def test_lookup_any_item_order_and_values_match_a_mask(small):
+    t = scan(small, outcome="num", attributes=["zeta", "alpha"], min_support=0.01)
+    i = t.lookup("alpha=q, zeta=b")
+    assert t.frame.iloc[i]["itemset"] == "zeta=b, alpha=q"
+    mask = (small["zeta"] == "b") & (small["alpha"] == "q")
+    assert t.frame.iloc[i]["count"] == mask.sum()
+    assert t.frame.iloc[i]["num"] == pytest.approx(small.loc[mask, "num"].mean(), rel=1e-12)
+    assert t.lookup([]) == 0
+    with pytest.raises(DivergenceInputError, match="'s' is not an item of 'alpha'"):
+        t.lookup("alpha=s")
+
+
+def test_lookup_of_unmined_itemset_says_why(small):
+    t = scan(small, outcome="num", attributes=["zeta", "alpha"], min_support=0.3)
+    with pytest.raises(DivergenceInputError, match="was not mined: its support is below 0.3"):
+        t.lookup("zeta=a, alpha=p")
+
+
+def test_index_of_is_vectorized_and_exact(small):
+    t = scan(small, outcome="num", min_support=0.01)
+    idx = t.index_of(t.codes)
+    np.testing.assert_array_equal(idx, np.arange(len(t)))
+
+
+def test_numeric_attributes_are_binned_and_named(small):
+    t = scan(small, outcome="y", attributes=["num"], bins={"num": [-1, 0, 1]}, min_support=0.01)
+    assert list(t.frame["itemset"][1:]) == ["num=<=-1", "num=(-1,0]", "num=(0,1]", "num=>1"]
+
+
+def test_engines_agree_on_the_result_table(small):
+    a = scan(small, target="y", prediction="pred", positive=1, min_support=0.02).frame
+    b = scan(small, target="y", prediction="pred", positive=1, min_support=0.02, engine="mlxtend").frame
+    pd.testing.assert_frame_equal(a.set_index("itemset").sort_index(), b.set_index("itemset").sort_index(),
+                                  check_exact=False, rtol=1e-12)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(min_support=0), r"min_support must be in \(0, 1\]; got 0"),
+    (dict(min_support=1.5), r"min_support must be in \(0, 1\]; got 1.5"),
+    (dict(min_support="x"), r"min_support must be a number"),
+    (dict(attributes=["nope"]), "Attribute column 'nope' is not in the data"),
+    (dict(attributes=["num", "num"]), "named twice"),
+    (dict(attributes=["y"]), "Column 'y' is used as an outcome role"),
+    (dict(attributes=[]), "no attribute column"),
+    (dict(max_length=0), "max_length must be a positive integer"),
+    (dict(engine="spark9"), "Unknown engine 'spark9'"),
+])
+def test_bad_parameters(small, kwargs, message):
+    args = dict(target="y", prediction="pred", positive=1)
+    args.update(kwargs)
+    with pytest.raises(DivergenceInputError, match=message):
+        scan(small, **args)
+
+
+def test_empty_and_non_frames():
+    with pytest.raises(DivergenceInputError, match="The table is empty"):
+        scan(pd.DataFrame({"a": [], "o": []}), outcome="o")
+    with pytest.raises(DivergenceInputError, match="Expected a pandas DataFrame; got list"):
+        scan([1, 2], outcome="o")
+
+
+def test_input_frame_is_not_modified(small):
+    before = small.copy()
+    scan(small, target="y", prediction="pred", positive=1, min_support=0.05)
+    pd.testing.assert_frame_equal(small, before)
+
+
+def test_importing_the_engine_never_imports_streamlit():
+    code = "import sys, divergence, divergence.cli; assert 'streamlit' not in sys.modules"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0

@@ -1,0 +1,98 @@
+"""t-values (the paper's score) and p-values (proper tests of slice against the rest)."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as st
+
+from divergence import scan
+from divergence.stats import beta_t, fisher_exact_p, welch_p, welch_t
+
+
+def test_fisher_matches_scipy_on_random_tables():
+    rng = np.random.default_rng(11)
+    for _ in range(3000):
+        m = int(rng.integers(2, 3000))
+        k = int(rng.integers(0, m + 1))
+        n = int(rng.integers(1, m))
+        lo, hi = max(0, n - (m - k)), min(n, k)
+        x = int(rng.integers(lo, hi + 1))
+        ref = st.fisher_exact([[x, n - x], [k - x, m - k - n + x]]).pvalue
+        got = fisher_exact_p(np.array([x]), np.array([n]), k, m)[0]
+        assert got == pytest.approx(ref, rel=1e-8, abs=1e-300), (x, n, k, m)
+
+
+def test_fisher_undefined_without_rows_on_both_sides():
+    p = fisher_exact_p(np.array([0.0, 5.0, 2.0]), np.array([0.0, 10.0, 4.0]), 5, 10)
+    assert np.isnan(p[0]) and np.isnan(p[1]) and 0 < p[2] <= 1
+
+
+def test_welch_p_matches_scipy():
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        x = rng.normal(0, rng.uniform(0.5, 3), int(rng.integers(2, 40)))
+        y = rng.normal(rng.normal(), rng.uniform(0.5, 3), int(rng.integers(2, 400)))
+        allv = np.concatenate([x, y])
+        p = welch_p(np.array([len(x)]), np.array([x.sum()]), np.array([(x * x).sum()]),
+                    len(allv), allv.sum(), (allv * allv).sum())[0]
+        assert p == pytest.approx(st.ttest_ind(x, y, equal_var=False).pvalue, rel=1e-7)
+
+
+def test_welch_p_single_row_uses_pooled_test():
+    x, y = np.array([3.0]), np.array([0.0, 1.0, 2.0, 1.0])
+    allv = np.concatenate([x, y])
+    p = welch_p(np.array([1.0]), x.sum(keepdims=True), (x * x).sum(keepdims=True), 5, allv.sum(),
+                (allv * allv).sum())[0]
+    assert p == pytest.approx(st.ttest_ind(x, y, equal_var=True).pvalue, rel=1e-10)
+
+
+def test_beta_t_is_the_papers_formula():
+    # COMPAS top FPR slice: 15 false positives of 22 negatives; whole dataset 297 of 3,363
+    t = beta_t(np.array([15.0]), np.array([7.0]), 297.0, 3066.0)[0]
+    a, b, a0, b0 = 16, 8, 298, 3067
+    mean, mean0 = a / (a + b), a0 / (a0 + b0)
+    var, var0 = a * b / ((a + b) ** 2 * (a + b + 1)), a0 * b0 / ((a0 + b0) ** 2 * (a0 + b0 + 1))
+    assert t == pytest.approx(abs(mean - mean0) / np.sqrt(var + var0), rel=1e-14)
+    assert round(t, 2) == 6.12
+
+
+def test_welch_t_population_variances():
+    x = np.array([1.0, 2.0, 4.0])
+    allv = np.array([1.0, 2.0, 4.0, 0.0, 0.0, 1.0])
+    t = welch_t(np.array([3.0]), x.sum(keepdims=True), (x * x).sum(keepdims=True), 6, allv.sum(),
+                (allv * allv).sum())[0]
+    want = abs(x.mean() - allv.mean()) / np.sqrt(x.var() / 3 + allv.var() / 6)
+    assert t == pytest.approx(want, rel=1e-14)
+
+
+def test_undefined_slices_are_nan_and_never_poison_sums():
+    df = pd.DataFrame({"a": ["x"] * 6 + ["y"] * 4, "y": [0] * 6 + [1] * 4, "p": [1, 0, 0, 1, 0, 0, 1, 1, 0, 1]})
+    t = scan(df, target="y", prediction="p", positive=1, metrics=["fpr", "fnr"], min_support=0.1)
+    f = t.frame.set_index("itemset")
+    # a=y has only positives: its FPR is undefined
+    assert f.loc["a=y", "fpr_count"] == 0
+    for col in ("fpr", "fpr_divergence", "fpr_t", "fpr_p"):
+        assert np.isnan(f.loc["a=y", col])
+    assert f.loc["a=x", "fpr"] == pytest.approx(2 / 6)
+    # the whole dataset: divergence 0, t 0, p undefined
+    assert f.loc["", "fpr_divergence"] == 0 and f.loc["", "fpr_t"] == 0 and np.isnan(f.loc["", "fpr_p"])
+    # a slice equal to all defined rows of a metric has no complement to test against
+    assert np.isnan(f.loc["a=x", "fnr"]) and np.isnan(f.loc["a=y", "fnr_p"])
+    assert np.nansum(f["fpr_divergence"]) == pytest.approx(2 / 6 - 2 / 6)
+    assert f["fpr_divergence"].sort_values(ascending=False, na_position="last").index[-1] == "a=y"
+
+
+def test_p_values_are_calibrated_for_small_binary_slices():
+    """Under the null (every row the same rate), p <= alpha happens at most alpha of the time."""
+    rng = np.random.default_rng(0)
+    hits, trials = 0, 0
+    for _ in range(40):
+        n = 400
+        df = pd.DataFrame({"g": rng.integers(0, 40, n).astype(str), "o": (rng.random(n) < 0.1).astype(float)})
+        t = scan(df, outcome="o", attributes=["g"], min_support=0.001)
+        p = t.frame["o_p"].to_numpy()[1:]
+        p = p[~np.isnan(p)]
+        hits += int((p <= 0.05).sum())
+        trials += len(p)
+    assert hits / trials <= 0.05

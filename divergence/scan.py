@@ -240,12 +240,13 @@ def scan(
         raise DivergenceInputError(f"Unknown engine {engine!r}; choose from {', '.join(ENGINES)}.")
     if max_length is not None and (int(max_length) != max_length or max_length < 1):
         raise DivergenceInputError(f"max_length must be a positive integer; got {max_length!r}.")
-    found = build_outcomes(df, target=target, prediction=prediction, score=score, threshold=threshold,
-                           positive=positive, metrics=metrics, outcome=outcome, rank=rank,
-                           rank_by=rank_by, ascending=ascending, gamma=gamma, regression=regression) \
-        if (outcomes is None or any(x is not None for x in (target, prediction, outcome, rank, rank_by))) \
-        else []
-    found = list(found) + list(outcomes or [])
+    roles_given = any(x is not None for x in (target, prediction, outcome, rank, rank_by)) or bool(metrics)
+    found: list[Outcome] = []
+    if outcomes is None or roles_given:
+        found = build_outcomes(df, target=target, prediction=prediction, score=score, threshold=threshold,
+                               positive=positive, metrics=metrics, outcome=outcome, rank=rank,
+                               rank_by=rank_by, ascending=ascending, gamma=gamma, regression=regression)
+    found += list(outcomes or [])
     for o in found:
         if len(o.values) != len(df):
             raise DivergenceInputError(
@@ -283,7 +284,7 @@ def scan(
     table = SliceTable(
         codes=codes, tallies=tallies, columns=columns, attributes=tuple(attrs), bins=disc.bins,
         metrics=infos, n_rows=len(df), min_support=s, max_length=max_length, engine=engine,
-        notes=tuple(notes), parent=parent,
+        notes=tuple(notes), parent=parent, row_codes=disc.codes, outcomes=tuple(found),
         params=dict(target=target, prediction=prediction, score=score, threshold=threshold,
                     positive=positive, metrics=[o.name for o in found], outcome=outcome, rank=rank,
                     rank_by=rank_by, ascending=ascending, gamma=gamma, regression=regression,

@@ -52,6 +52,12 @@ class SliceTable:
     params: dict = field(default_factory=dict)
     #: parent itemset of each row (the itemset without its last attribute's item)
     parent: np.ndarray | None = None
+    #: per data row, its item code on each attribute (None when the rows were not kept,
+    #: e.g. a scan of a table larger than memory); needed for bootstrap intervals
+    row_codes: np.ndarray | None = None
+    #: the outcomes measured, with their per-row values (and target/prediction for
+    #: error metrics), in metric order; None when the rows were not kept
+    outcomes: tuple | None = None
 
     # ----- shape and basic accessors
     def __repr__(self) -> str:
@@ -64,6 +70,21 @@ class SliceTable:
     @property
     def metric_names(self) -> list[str]:
         return [m.name for m in self.metrics]
+
+    def outcome(self, name: str | None = None):
+        """The :class:`~divergence.outcomes.Outcome` (per-row values) of a metric, if kept."""
+        if self.outcomes is None:
+            raise DivergenceInputError("This result did not keep its rows (per-row outcomes).")
+        return self.outcomes[self.metric_names.index(self.metric(name).name)]
+
+    def rows_of(self, index: int) -> np.ndarray:
+        """Boolean mask of the data rows in the slice at ``index`` (needs the kept rows)."""
+        if self.row_codes is None:
+            raise DivergenceInputError("This result did not keep its rows (per-row item codes).")
+        mask = np.ones(self.row_codes.shape[0], dtype=bool)
+        for a in np.nonzero(self.codes[index] >= 0)[0]:
+            mask &= self.row_codes[:, a] == self.codes[index, a]
+        return mask
 
     def metric(self, name: str | None = None) -> MetricInfo:
         """The metric called ``name`` (the first one when None)."""

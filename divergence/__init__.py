@@ -5,14 +5,27 @@ slice's outcome diverges from the whole dataset's, and attach the statistics tha
 make a worst-slice table trustworthy. No Streamlit here: usable from a notebook,
 a script or the command line (``python -m divergence``).
 """
+from .assess import VERDICTS, assess, support_for_min_size
 from .discretize import AttributeBins, Discretized, discretize
 from .errors import DivergenceInputError
 from .outcomes import Outcome
 from .scan import build_outcomes, scan
+from .shapley import (
+    corrective_items,
+    global_divergence,
+    individual_divergence,
+    item_contributions,
+    prune_redundant,
+    redundant_itemsets,
+    shapley_matrix,
+)
 from .table import MetricInfo, SliceTable
 
 __all__ = [
     "scan",
+    "assess",
+    "support_for_min_size",
+    "VERDICTS",
     "SliceTable",
     "MetricInfo",
     "Outcome",
@@ -21,4 +34,11 @@ __all__ = [
     "Discretized",
     "AttributeBins",
     "DivergenceInputError",
+    "item_contributions",
+    "shapley_matrix",
+    "individual_divergence",
+    "global_divergence",
+    "corrective_items",
+    "redundant_itemsets",
+    "prune_redundant",
 ]

@@ -13,6 +13,7 @@ import pandas as pd
 from .errors import DivergenceInputError
 from .io import read_table
 from .scan import scan
+from .shapley import global_divergence, item_contributions, prune_redundant
 from .table import write_csv
 
 __all__ = ["main", "build_parser"]
@@ -78,6 +79,20 @@ def add_scan_options(p: argparse.ArgumentParser) -> None:
     slicing.add_argument("--max-length", type=int, default=None, help="most items in a slice")
     slicing.add_argument("--engine", default="fast", choices=["fast", "mlxtend"],
                          help="miner: fast (default) or mlxtend (FP-growth, slow, the reference)")
+    stats = p.add_argument_group("statistics")
+    stats.add_argument("--delta", help="smallest divergence worth acting on: a number, or M=D,M=D per metric "
+                                       "(default 0.05 for a rate, 0.2 standard deviations otherwise)")
+    stats.add_argument("--confidence", type=_float, default=0.95, help="confidence level (default 0.95)")
+    stats.add_argument("--correction", default="bh", choices=["bh", "bonferroni", "holm"],
+                       help="multiple-testing correction over the slices tested (default bh)")
+    stats.add_argument("--bootstrap", type=int, default=0, help="bootstrap replicates (0: analytic intervals only)")
+    stats.add_argument("--seed", type=int, default=0, help="random seed for bootstrap and holdout")
+    stats.add_argument("--top-k", type=int, default=None, help="slices bootstrapped per metric (default: all where cheap)")
+    stats.add_argument("--sort-by", default=None, help="column choosing the top-k slices")
+    rep = stats.add_mutually_exclusive_group()
+    rep.add_argument("--replicate", metavar="OTHER", help="second table (CSV or Parquet) to re-measure every slice on")
+    rep.add_argument("--holdout", type=_float, default=None,
+                     help="share of rows held out of mining to replicate on (e.g. 0.5)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -89,6 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
     p_scan.add_argument("--output", "-o", help="write the slice table to this CSV file")
     p_scan.add_argument("--top", type=int, default=10, help="slices shown per metric without --output")
     p_scan.add_argument("--verbose", "-v", action="store_true", help="print what was decided and measured")
+    p_scan.add_argument("--prune", type=_float, metavar="EPS", help="drop redundant slices: those whose "
+                        "divergence is within EPS of a subset's missing one item (for every metric)")
+    p_scan.add_argument("--min-t", type=_float, metavar="T", help="keep only slices with t >= T (for some metric)")
+    _add_explain_parser(sub)
     return parser
 
 
@@ -102,18 +121,38 @@ def scan_from_args(args: argparse.Namespace):
         ascending=args.ascending, gamma=args.gamma, regression=args.regression,
         attributes=_split(args.attributes), bins=_parse_bins(args.bins),
         quantile_bins=args.quantile_bins, binning=args.binning, min_support=args.min_support,
-        max_length=args.max_length, engine=args.engine,
+        max_length=args.max_length, engine=args.engine, delta=_parse_delta(args.delta),
+        confidence=args.confidence, correction=args.correction, bootstrap=args.bootstrap, seed=args.seed,
+        top_k=args.top_k, sort_by=args.sort_by,
+        replicate=read_table(args.replicate) if args.replicate else None, holdout=args.holdout,
     )
 
 
-def _summary(table, top: int) -> str:
+def _parse_delta(text: str | None):
+    if text is None:
+        return None
+    try:
+        if "=" not in text:
+            return float(text)
+        out = {}
+        for part in text.split(","):
+            name, _, value = part.partition("=")
+            out[name.strip()] = float(value)
+        return out
+    except ValueError:
+        raise DivergenceInputError(f"--delta expects a number or METRIC=NUMBER,...; got {text!r}.") from None
+
+
+def _summary(table, top: int, keep: dict | None = None) -> str:
     lines = [f"{table.n_rows:,} rows, {len(table) - 1:,} slices with support >= {table.min_support:g}"]
     with pd.option_context("display.width", 160, "display.max_colwidth", 60):
         for m in table.metrics:
             lines.append("")
             lines.append(f"{m.name} ({m.description}): whole dataset {table.overall(m.name):.4g}")
             cols = ["itemset", "support", m.name, f"{m.name}_divergence", f"{m.name}_t", f"{m.name}_p"]
-            lines.append(table.top(top, metric=m.name)[cols].to_string(index=False))
+            rows = table.top(top if keep is None else len(table), metric=m.name)
+            rows = rows if keep is None else rows[keep[m.name][rows.index]].head(top)
+            lines.append(rows[cols].to_string(index=False))
     return "\n".join(lines)
 
 
@@ -123,15 +162,24 @@ def _cmd_scan(args: argparse.Namespace) -> int:
         for note in table.notes:
             print(f"note: {note}", file=sys.stderr)
         print(f"attributes: {', '.join(table.attributes)}", file=sys.stderr)
-        print(f"slices tested: {len(table) - 1:,}", file=sys.stderr)
+        a = table.assessment
+        for m in table.metric_names:
+            print(f"{m}: {a['n_tested'][m]:,} slices tested, correction {a['correction']}", file=sys.stderr)
+            print(f"{m}: {a['min_size'][m]['text']}", file=sys.stderr)
+        if a.get("replication"):
+            print(f"replication: {a['replication']}", file=sys.stderr)
+    pruning = args.prune is not None or args.min_t is not None
     if args.output:
-        write_csv_atomically(table.frame, args.output)
-        print(f"wrote {len(table):,} rows to {args.output}", file=sys.stderr)
+        frame = prune_redundant(table, args.prune, min_t=args.min_t) if pruning else table.frame
+        write_csv_atomically(frame, args.output)
+        print(f"wrote {len(frame):,} rows to {args.output}", file=sys.stderr)
     else:
         if not args.verbose:
             for note in table.notes:
                 print(f"note: {note}", file=sys.stderr)
-        print(_summary(table, args.top))
+        keep = {m: table.frame.index.isin(prune_redundant(table, args.prune, metric=m, min_t=args.min_t).index)
+                for m in table.metric_names} if pruning else None
+        print(_summary(table, args.top, keep))
     return 0
 
 
@@ -154,7 +202,55 @@ def write_csv_atomically(frame: pd.DataFrame, path: str) -> None:
         raise
 
 
-COMMANDS = {"scan": _cmd_scan}
+def _add_explain_parser(sub) -> None:
+    p = sub.add_parser("explain", conflict_handler="resolve",
+                       help="Shapley contributions of a slice's items, or global item values")
+    add_scan_options(p)
+    p.add_argument("--itemset", help='the slice to explain, e.g. "age=<25, #prior=>3, sex=Male"')
+    p.add_argument("--global", dest="global_values", action="store_true",
+                   help="global Shapley value and individual divergence of every frequent item")
+    p.add_argument("--output", "-o", help="write the table to this CSV file")
+    p.add_argument("--bootstrap", type=int, default=0, metavar="B",
+                   help="bootstrap replicates for intervals on the contributions (e.g. 200)")
+    p.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap (default 0)")
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    """Explain the first metric of the scan: one slice's contributions, or global item values."""
+    if bool(args.itemset) == bool(args.global_values):
+        raise DivergenceInputError('explain needs either --itemset "attr=value, ..." or --global.')
+    if args.global_values and args.bootstrap:
+        raise DivergenceInputError("--bootstrap gives intervals on one slice's contributions: use it with --itemset.")
+    scan_args = argparse.Namespace(**vars(args))
+    scan_args.bootstrap = 0  # the slice table's own intervals are not shown here
+    _, table = scan_from_args(scan_args)
+    m = table.metric()
+    if args.global_values:
+        frame = global_divergence(table, metric=m.name)
+        head = (f"{m.name} ({m.description}): global item divergence of {len(frame)} items over "
+                f"{len(table) - 1:,} slices with support >= {table.min_support:g}")
+    else:
+        frame = item_contributions(table, args.itemset, metric=m.name, n_boot=args.bootstrap,
+                                   seed=args.seed, level=getattr(args, "confidence", 0.95))
+        a = frame.attrs
+        head = (f"{a['itemset']}: {a['count']:,} rows (support {a['support']:.4g}); {m.name} divergence "
+                f"{a['divergence']:+.4f} ({m.name} {table.overall(m.name) + a['divergence']:.4g}, "
+                f"whole dataset {table.overall(m.name):.4g})")
+        if args.bootstrap:
+            head += (f"\n{a['level']:.0%} bootstrap intervals from {a['n_boot_used']} of {a['n_boot']} "
+                     f"replicates (seed {args.seed}); divergence [{a['divergence_low']:+.4f}, "
+                     f"{a['divergence_high']:+.4f}]")
+    if args.output:
+        write_csv_atomically(frame, args.output)
+        print(f"wrote {len(frame):,} rows to {args.output}", file=sys.stderr)
+    else:
+        print(head)
+        with pd.option_context("display.width", 160, "display.max_rows", 500):
+            print(frame.to_string(index=False))
+    return 0
+
+
+COMMANDS = {"scan": _cmd_scan, "explain": _cmd_explain}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -211,6 +211,16 @@ def scan(
     min_support: float = 0.05,
     max_length: int | None = None,
     engine: str = "fast",
+    delta: float | Mapping[str, float] | None = None,
+    confidence: float = 0.95,
+    correction: str = "bh",
+    bootstrap: int = 0,
+    seed: int = 0,
+    top_k: int | None = None,
+    sort_by: str | None = None,
+    replicate: pd.DataFrame | None = None,
+    holdout: float | None = None,
+    exploratory: bool = True,
 ) -> SliceTable:
     """Every slice with support >= ``min_support``, with its outcome, divergence, t and p.
 
@@ -233,8 +243,25 @@ def scan(
     min_support : the smallest share of rows a slice may hold, in (0, 1].
     max_length : the most items in an itemset (default: no limit).
     engine : ``"fast"`` (the default miner) or ``"mlxtend"`` (FP-growth, slow, reference).
+    delta, confidence, correction, bootstrap, seed, top_k, sort_by, replicate, exploratory :
+        the worst-slice statistics, see :func:`divergence.assess`.
+    holdout : a share of the rows (seeded by ``seed``) held out of mining and used to
+        replicate every slice: estimates free of the winner's curse.
     """
     df = _check_frame(data)
+    from .assess import _check as _check_assess
+
+    _check_assess(confidence, correction, bootstrap, holdout, top_k)
+    if holdout is not None and replicate is not None:
+        raise DivergenceInputError("Give either a replication table or a holdout share, not both.")
+    held_out = None
+    if holdout is not None:
+        rng = np.random.default_rng(seed)
+        mask = rng.random(len(df)) < float(holdout)
+        if mask.all() or not mask.any():
+            raise DivergenceInputError(f"A holdout of {holdout:g} leaves no rows on one side of {len(df)}.")
+        held_out = df[mask].reset_index(drop=True)
+        df = df[~mask].reset_index(drop=True)
     s = check_min_support(min_support)
     if engine not in ENGINES:
         raise DivergenceInputError(f"Unknown engine {engine!r}; choose from {', '.join(ENGINES)}.")
@@ -295,7 +322,15 @@ def scan(
     )
     if parent is None:
         object.__setattr__(table, "parent", _parents(table))
-    return table
+    from .assess import assess
+
+    label = None
+    if held_out is not None:
+        replicate = held_out
+        label = f"held-out {holdout:.0%} of the rows ({len(held_out):,})"
+    return assess(table, delta=delta, confidence=confidence, correction=correction, bootstrap=bootstrap,
+                  seed=seed, top_k=top_k, sort_by=sort_by, replicate=replicate, replication_label=label,
+                  holdout=holdout, exploratory=exploratory)
 
 
 def _canonical_order(codes: np.ndarray, tallies: np.ndarray, parent: np.ndarray,

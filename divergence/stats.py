@@ -235,3 +235,76 @@ def welch_p(n: np.ndarray, s: np.ndarray, q: np.ndarray, n_all: float, s_all: fl
     p = np.where(se > 0, p, np.where(np.abs(diff) > 0, 0.0, 1.0))
     p = np.where((n <= 0) | (nc <= 0) | ((n + nc) < 3), np.nan, p)
     return np.minimum(p, 1.0)
+
+
+# ---------------------------------------------------------------- intervals and corrections
+
+def z_value(confidence: float) -> float:
+    """Two-sided normal quantile for a confidence level (0.95 -> 1.96)."""
+    from statistics import NormalDist
+
+    return NormalDist().inv_cdf(0.5 + confidence / 2.0)
+
+
+def wilson_interval(ones: np.ndarray, n: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson score interval of a rate; NaN where n is 0."""
+    z = z_value(confidence)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = ones / n
+        denom = 1.0 + z * z / n
+        center = (p + z * z / (2.0 * n)) / denom
+        half = z / denom * np.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n))
+        low, high = np.clip(center - half, 0.0, 1.0), np.clip(center + half, 0.0, 1.0)
+    bad = ~(n > 0)
+    return np.where(bad, np.nan, low), np.where(bad, np.nan, high)
+
+
+def t_interval(n: np.ndarray, s: np.ndarray, q: np.ndarray, shift: float,
+               confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Student-t interval of a mean from count, shifted sum and sum of squares; NaN below 2 rows."""
+    from scipy import special as _sp
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        safe = np.where(n > 1, n, 2.0)
+        mean = s / safe
+        var = np.maximum((q - s * mean) / (safe - 1.0), 0.0)
+        tq = _sp.stdtrit(safe - 1.0, 0.5 + confidence / 2.0)
+        half = tq * np.sqrt(var / safe)
+    ok = n > 1
+    return np.where(ok, shift + mean - half, np.nan), np.where(ok, shift + mean + half, np.nan)
+
+
+CORRECTIONS = ("bh", "bonferroni", "holm")
+
+
+def adjust_p(p: np.ndarray, method: str = "bh") -> np.ndarray:
+    """p-values corrected over the finite entries (NaN stays NaN): Benjamini-Hochberg q-values,
+    Bonferroni, or Holm's step-down. The number tested is the count of finite p-values."""
+    p = np.asarray(p, dtype=float)
+    out = np.full_like(p, np.nan)
+    ok = np.isfinite(p)
+    m = int(ok.sum())
+    if m == 0:
+        return out
+    x = p[ok]
+    order = np.argsort(x, kind="stable")
+    ranked = x[order]
+    if method == "bonferroni":
+        adj = np.minimum(ranked * m, 1.0)
+    elif method == "holm":
+        adj = np.minimum(np.maximum.accumulate(ranked * (m - np.arange(m))), 1.0)
+    elif method == "bh":
+        adj = np.minimum.accumulate((ranked * m / np.arange(1, m + 1))[::-1])[::-1]
+        adj = np.minimum(adj, 1.0)
+    else:
+        raise ValueError(f"unknown correction {method!r}")
+    res = np.empty(m)
+    res[order] = adj
+    out[ok] = res
+    return out
+
+
+def min_slice_size(delta: float, confidence: float, sigma: float) -> int:
+    """Smallest defined-row count whose interval half-width is below delta: ceil((z*sigma/delta)^2)."""
+    z = z_value(confidence)
+    return int(math.ceil((z * sigma / delta) ** 2 - 1e-9))

@@ -58,6 +58,9 @@ class SliceTable:
     #: the outcomes measured, with their per-row values (and target/prediction for
     #: error metrics), in metric order; None when the rows were not kept
     outcomes: tuple | None = None
+    #: the worst-slice statistics' settings and derived numbers (see divergence.assess):
+    #: confidence, correction, n_tested per metric, min_size derivation per metric, ...
+    assessment: dict | None = None
 
     # ----- shape and basic accessors
     def __repr__(self) -> str:
@@ -100,6 +103,18 @@ class SliceTable:
     def overall(self, metric: str | None = None) -> float:
         """The whole-dataset outcome of a metric."""
         return float(self.columns[self.metric(metric).name][0])
+
+    def overall_interval(self, metric: str | None = None) -> tuple[float, float]:
+        """The whole-dataset outcome's interval (after :func:`divergence.assess`)."""
+        name = self.metric(metric).name
+        if f"{name}_ci_low" not in self.columns:
+            raise DivergenceInputError("This result has no intervals: run it through divergence.assess().")
+        return float(self.columns[f"{name}_ci_low"][0]), float(self.columns[f"{name}_ci_high"][0])
+
+    @property
+    def n_tested(self) -> dict:
+        """Slices tested per metric (those with a p-value), after :func:`divergence.assess`."""
+        return dict(self.assessment["n_tested"]) if self.assessment else {}
 
     @cached_property
     def item_labels(self) -> list[list[str]]:

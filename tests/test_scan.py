@@ -30,7 +30,9 @@ def test_result_table_shape_and_whole_dataset_row(small):
     f = t.frame
     assert list(f.columns[:4]) == ["itemset", "length", "support", "count"]
     for m in ("fpr", "fnr"):
-        assert [c for c in f.columns if c.startswith(m)] == [m, f"{m}_count", f"{m}_divergence", f"{m}_t", f"{m}_p"]
+        cols = [c for c in f.columns if c.startswith(m)]
+        assert cols[:5] == [m, f"{m}_count", f"{m}_divergence", f"{m}_t", f"{m}_p"]
+        assert {f"{m}_ci_low", f"{m}_ci_high", f"{m}_q", f"{m}_meets_min_size", f"{m}_verdict"} <= set(cols)
     assert f.iloc[0]["itemset"] == "" and f.iloc[0]["length"] == 0 and f.iloc[0]["support"] == 1.0
     neg = small["y"] == 0
     assert t.overall("fpr") == pytest.approx((small["pred"][neg] == 1).mean())

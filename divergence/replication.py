@@ -1,0 +1,95 @@
+"""Re-measuring mined slices on another table: same columns, same bins, same outcomes.
+
+A second period, another split or the next evaluation file: each slice's rows there are
+the rows whose items match (bins and categories as in the original scan), and the slice's
+outcome is re-measured on them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .discretize import AttributeBins, _category_label, _is_numeric, _numeric_values
+from .errors import DivergenceInputError
+from .lattice import walk_order, walk_tallies
+from .scan import build_outcomes
+
+__all__ = ["apply_bins", "remeasure", "Remeasured"]
+
+
+def apply_bins(df: pd.DataFrame, bins: tuple[AttributeBins, ...]) -> np.ndarray:
+    """Item codes of the rows of ``df`` under existing bins; -1 where a value has no item.
+
+    A category the original data did not have, or a numeric value where the original column
+    was categorical, matches no item of that attribute (the row still counts elsewhere).
+    """
+    codes = np.full((len(df), len(bins)), -1, dtype=np.int32)
+    for a, b in enumerate(bins):
+        if b.name not in df.columns:
+            raise DivergenceInputError(f"Column '{b.name}' of the original scan is not in the replication data.")
+        series = df[b.name]
+        missing = series.isna().to_numpy()
+        if b.kind == "categorical":
+            lookup = {lab: k for k, lab in enumerate(b.labels) if k != b.missing_code}
+            col = np.array([lookup.get(_category_label(v), -1) for v in series.where(~series.isna(), None)],
+                           dtype=np.int32) if len(series) else np.empty(0, np.int32)
+        else:
+            if not (_is_numeric(series) or series.dropna().empty):
+                values = _numeric_values(b.name, series)
+            else:
+                values = series.to_numpy(dtype=float, na_value=np.nan)
+            col = np.searchsorted(np.asarray(b.edges, dtype=float), values, side="left").astype(np.int32)
+        col[missing] = b.missing_code
+        codes[:, a] = col
+    return codes
+
+
+@dataclass(frozen=True)
+class Remeasured:
+    """Per itemset and metric: defined rows, mean outcome, and the ingredients of an interval."""
+
+    count: np.ndarray  # rows in the slice
+    n: dict  # metric -> defined rows
+    s: dict  # metric -> shifted sums
+    q: dict  # metric -> shifted sums of squares
+    n_rows: int
+
+
+def remeasure(table, df: pd.DataFrame) -> Remeasured:
+    """Tallies of every itemset of ``table`` on the rows of ``df`` (the scan's roles and bins)."""
+    if table.parent is None:
+        raise DivergenceInputError("This result has no lattice to re-measure.")
+    params = table.params
+    roles = {k: params.get(k) for k in ("target", "prediction", "score", "threshold", "positive", "outcome",
+                                         "rank", "rank_by", "ascending", "gamma", "regression")}
+    roles["metrics"] = [m for m in params.get("metrics", []) if m != "gamma" and m not in _outcome_names(params)]
+    try:
+        outcomes = build_outcomes(df, **roles)
+    except DivergenceInputError as exc:
+        raise DivergenceInputError(f"Replication data: {exc}") from None
+    by_name = {o.name: o for o in outcomes}
+    missing = [m for m in table.metric_names if m not in by_name]
+    if missing:
+        raise DivergenceInputError(f"Replication data: metric '{missing[0]}' cannot be re-measured.")
+    codes = apply_bins(df, table.bins)
+    cols = [np.ones(len(df))]
+    for m in table.metrics:
+        v = by_name[m.name].values
+        d = ~np.isnan(v)
+        x = np.where(d, v - m.shift, 0.0)
+        cols += [d.astype(float), x, x * x]
+    order, last_attr, last_val, length = walk_order(table.parent, table.codes)
+    tallies = walk_tallies(order, last_attr, last_val, length, codes, np.column_stack(cols))
+    n, s, q = {}, {}, {}
+    for k, m in enumerate(table.metrics):
+        n[m.name], s[m.name], q[m.name] = tallies[:, 1 + 3 * k], tallies[:, 2 + 3 * k], tallies[:, 3 + 3 * k]
+    return Remeasured(count=tallies[:, 0], n=n, s=s, q=q, n_rows=len(df))
+
+
+def _outcome_names(params: dict) -> list[str]:
+    out = params.get("outcome")
+    if out is None:
+        return []
+    return [out] if isinstance(out, str) else list(out)

@@ -222,40 +222,51 @@ def item_contributions(
 def _bootstrap(table: SliceTable, metric: str, pos: np.ndarray, codes: np.ndarray, n_boot: int,
                seed: int | None, level: float):
     """Percentile intervals of the contributions (and the divergence) over row resamples."""
-    values = np.asarray(table.outcome(metric).values, dtype=np.float64)
-    row_codes = table.row_codes
-    n = values.size
-    k = pos.size
-    # which of the slice's items each row matches, as a k-bit pattern
-    pattern = np.zeros(n, dtype=np.int64)
-    for j, (a, c) in enumerate(zip(pos, codes)):
-        pattern |= (row_codes[:, a] == c).astype(np.int64) << j
-    defined = ~np.isnan(values)
-    x = np.where(defined, values, 0.0)
-    # resampling rows = multinomial counts over groups of identical (pattern, defined, value)
-    key = np.column_stack([pattern.astype(np.float64), defined.astype(np.float64), x])
-    groups, inverse, counts = np.unique(key, axis=0, return_inverse=True, return_counts=True)
+    groups, counts = _slice_groups(table, metric, pos, codes)
+    n = int(counts.sum())
     rng = np.random.default_rng(seed)
+    # resampling n rows with replacement = multinomial counts over groups of identical rows
     weights = rng.multinomial(n, counts / n, size=n_boot).astype(np.float64)  # B x G
-    onehot = np.zeros((groups.shape[0], 2 ** k))
-    onehot[np.arange(groups.shape[0]), groups[:, 0].astype(np.int64)] = 1.0
-    n_def = weights @ (onehot * groups[:, 1:2])
-    s_def = weights @ (onehot * (groups[:, 1:2] * groups[:, 2:3]))
-    # superset sums: a row with pattern p belongs to every subset J with J ⊆ p
-    n_def, s_def = _superset_sum(n_def, k), _superset_sum(s_def, k)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(n_def > 0, s_def / np.where(n_def > 0, n_def, 1.0), np.nan)
-    d = mean - mean[:, :1]
-    phi = d @ _shapley_weights(k)  # B x k
+    d = _subset_divergences(groups, weights, pos.size)
+    phi = d @ _shapley_weights(pos.size)  # B x k
     ok = ~np.isnan(d[:, -1])
     q = [50 * (1 - level), 50 * (1 + level)]
     if ok.any():
         lo, hi = np.percentile(phi[ok], q, axis=0)
         dlo, dhi = np.percentile(d[ok, -1], q)
     else:
-        lo = hi = np.full(k, np.nan)
+        lo = hi = np.full(pos.size, np.nan)
         dlo = dhi = np.nan
     return lo, hi, float(dlo), float(dhi), int(ok.sum())
+
+
+def _slice_groups(table: SliceTable, metric: str, pos: np.ndarray, codes: np.ndarray):
+    """The rows grouped by (items of the slice they match as a bit pattern, defined, value).
+
+    Returns (G x 3 array of pattern, defined flag, value; row count of each group).
+    """
+    values = np.asarray(table.outcome(metric).values, dtype=np.float64)
+    row_codes = table.row_codes
+    pattern = np.zeros(values.size, dtype=np.int64)
+    for j, (a, c) in enumerate(zip(pos, codes)):
+        pattern |= (row_codes[:, a] == c).astype(np.int64) << j
+    defined = ~np.isnan(values)
+    key = np.column_stack([pattern.astype(np.float64), defined.astype(np.float64),
+                           np.where(defined, values, 0.0)])
+    groups, counts = np.unique(key, axis=0, return_counts=True)
+    return groups, counts
+
+
+def _subset_divergences(groups: np.ndarray, weights: np.ndarray, k: int) -> np.ndarray:
+    """Divergence of every subset (by bit mask) of the slice, per row of group weights (B x 2^k)."""
+    onehot = np.zeros((groups.shape[0], 2 ** k))
+    onehot[np.arange(groups.shape[0]), groups[:, 0].astype(np.int64)] = 1.0
+    n_def = _superset_sum(weights @ (onehot * groups[:, 1:2]), k)
+    s_def = _superset_sum(weights @ (onehot * (groups[:, 1:2] * groups[:, 2:3])), k)
+    # (a row with pattern p belongs to every subset J ⊆ p: hence the superset sums)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n_def > 0, s_def / np.where(n_def > 0, n_def, 1.0), np.nan)
+    return mean - mean[:, :1]
 
 
 def _superset_sum(t: np.ndarray, k: int) -> np.ndarray:

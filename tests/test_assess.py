@@ -1,0 +1,228 @@
+"""Worst-slice statistics: intervals, n_min, corrections, baselines, replication, verdicts."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as st
+
+from divergence import VERDICTS, DivergenceInputError, assess, scan, support_for_min_size
+from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
+from divergence.replication import apply_bins
+from divergence.stats import adjust_p
+
+
+@pytest.fixture(scope="module")
+def demo() -> pd.DataFrame:
+    return load_demo()
+
+
+@pytest.fixture(scope="module")
+def demo_regression(demo):
+    return scan(demo, attributes=DEMO_ATTRIBUTES, min_support=0.01, **DEMO_ROLES["regression"])
+
+
+def test_intervals_match_scipy(demo):
+    t = scan(demo, attributes=["region", "education"], min_support=0.01, confidence=0.9,
+             **DEMO_ROLES["classification"])
+    f = t.frame
+    for i in range(1, len(f)):
+        k, n = round(f.loc[i, "fpr"] * f.loc[i, "fpr_count"]), f.loc[i, "fpr_count"]
+        ci = st.binomtest(k, n).proportion_ci(0.9, method="wilson")
+        assert (f.loc[i, "fpr_ci_low"], f.loc[i, "fpr_ci_high"]) == pytest.approx((ci.low, ci.high), rel=1e-12)
+    r = scan(demo, outcome="spend", attributes=["region"], min_support=0.01, confidence=0.99)
+    south = demo.loc[demo["region"] == "South", "spend"]
+    lo, hi = st.t.interval(0.99, len(south) - 1, loc=south.mean(), scale=st.sem(south))
+    row = r.row("region=South")
+    assert (row["spend_ci_low"], row["spend_ci_high"]) == pytest.approx((lo, hi), rel=1e-9)
+    assert row["spend_divergence_ci_low"] == pytest.approx(lo - r.overall("spend"), rel=1e-9)
+
+
+def test_corrections():
+    p = np.array([0.01, 0.04, np.nan, 0.03, 0.2])
+    finite = p[~np.isnan(p)]
+    np.testing.assert_allclose(adjust_p(p, "bh")[~np.isnan(p)], st.false_discovery_control(finite))
+    np.testing.assert_allclose(adjust_p(p, "bonferroni")[~np.isnan(p)], [0.04, 0.16, 0.12, 0.8])
+    # Holm: sorted 0.01, 0.03, 0.04, 0.2 times 4, 3, 2, 1, running maximum
+    np.testing.assert_allclose(adjust_p(p, "holm")[~np.isnan(p)], [0.04, 0.09, 0.09, 0.2])
+    assert np.isnan(adjust_p(p)[2])
+
+
+def test_min_size_derivation(demo):
+    t = scan(demo, attributes=DEMO_ATTRIBUTES, min_support=0.02, delta=0.04, confidence=0.9,
+             **DEMO_ROLES["classification"])
+    info = t.assessment["min_size"]["fpr"]
+    p = t.overall("fpr")
+    z = st.norm.ppf(0.95)
+    assert info["sigma"] == pytest.approx(math.sqrt(p * (1 - p)))
+    assert info["n_min"] == math.ceil((z * math.sqrt(p * (1 - p)) / 0.04) ** 2)
+    assert "n_min" in info["text"] and "δ = 0.04" in info["text"]
+    f = t.frame
+    np.testing.assert_array_equal(f["fpr_meets_min_size"], f["fpr_count"] >= info["n_min"])
+    assert (f.loc[~f["fpr_meets_min_size"], "fpr_verdict"] == "too small").all()
+    s = support_for_min_size(t, "fpr")
+    assert s == pytest.approx(info["n_min"] / f.loc[0, "fpr_count"])
+    assert t.n_tested["fpr"] == f["fpr_p"].notna().sum() == len(f) - 1
+
+
+def test_per_metric_delta_and_bad_settings(demo):
+    t = scan(demo, attributes=["region"], min_support=0.05, delta={"fpr": 0.1, "fnr": 0.02},
+             **DEMO_ROLES["classification"])
+    assert t.assessment["min_size"]["fpr"]["delta"] == 0.1 and t.assessment["min_size"]["fnr"]["delta"] == 0.02
+    for kwargs, msg in [(dict(delta=-1), "delta for 'fpr' must be a positive number"),
+                        (dict(confidence=1.2), r"confidence must be in \[0.5, 1\)"),
+                        (dict(correction="fdr"), "correction must be one of bh, bonferroni, holm"),
+                        (dict(bootstrap=5), "bootstrap must be 0"),
+                        (dict(holdout=1.5), r"holdout must be a share in \(0, 1\)")]:
+        with pytest.raises(DivergenceInputError, match=msg):
+            scan(demo, attributes=["region"], **DEMO_ROLES["classification"], **kwargs)
+
+
+@pytest.mark.parametrize("correction", ["bh", "bonferroni", "holm"])
+def test_null_data_false_findings_stay_within_the_promised_rate(correction):
+    """Every row has the same true rate: any finding is false. BH, Bonferroni and Holm all
+    keep the chance of at least one false finding at or below alpha when every null is true."""
+    seeds_with_findings, total_findings, total_tested = 0, 0, 0
+    n_seeds = 60
+    for seed in range(n_seeds):
+        rng = np.random.default_rng(1000 + seed)
+        n = 3000
+        df = pd.DataFrame({f"a{j}": rng.integers(0, 3, n).astype(str) for j in range(4)})
+        df["o"] = (rng.random(n) < 0.2).astype(float)
+        t = scan(df, outcome="o", min_support=0.01, correction=correction, delta=0.01)
+        f = t.frame.iloc[1:]
+        assert t.n_tested["o"] > 200
+        found = int((f["o_q"] <= 0.05).sum())
+        seeds_with_findings += found > 0
+        total_findings += found
+        total_tested += t.n_tested["o"]
+    # expected at most 3 of 60 at alpha = 0.05; allow binomial noise (P(X >= 8) < 0.01 at p = 0.05)
+    assert seeds_with_findings <= 7
+    assert total_findings / total_tested <= 0.05
+
+
+def test_planted_defect_and_hard_cohort_are_told_apart(demo_regression):
+    t = demo_regression
+    assert t.row(DEMO_TRUTH["defect"])["abs_error_verdict"] == "defect"
+    assert t.row(DEMO_TRUTH["hard_cohort"])["abs_error_verdict"] == "hard cohort"
+    hard = t.row(DEMO_TRUTH["hard_cohort"])
+    assert hard["abs_error_baseline"] > 2 * t.frame.loc[0, "abs_error_baseline"]
+    assert abs(hard["abs_error_lift_shortfall"]) < 0.2
+    defect = t.row(DEMO_TRUTH["defect"])
+    assert defect["abs_error_lift_shortfall"] > 0.3
+    assert defect["abs_error_baseline"] == pytest.approx(t.frame.loc[0, "abs_error_baseline"], rel=0.1)
+    # ordinary slices (no cohort item) called a defect or a hard cohort are false findings:
+    # at most 5% of the findings under BH, none under Bonferroni (here)
+    f = t.frame
+    ordinary = ~f["itemset"].str.contains("employment=|channel=", regex=True) & (f["length"] > 0)
+    findings = f["abs_error_verdict"].isin(["defect", "hard cohort"])
+    assert (findings & ordinary).sum() <= 0.05 * findings.sum()
+    strict = assess(t, correction="bonferroni").frame
+    assert not (strict["abs_error_verdict"].isin(["defect", "hard cohort"]) & ordinary).any()
+
+
+def test_baselines_by_hand(demo_regression, demo):
+    t = demo_regression
+    app = demo["channel"] == "App"
+    y = demo.loc[app, "spend"]
+    row = t.row("channel=App")
+    assert row["abs_error_baseline"] == pytest.approx((y - y.median()).abs().mean(), rel=1e-12)
+    model = (demo.loc[app, "predicted_spend"] - y).abs().mean()
+    assert row["abs_error_lift"] == pytest.approx(1 - model / (y - y.median()).abs().mean(), rel=1e-12)
+    sq = scan(demo, attributes=["channel"], min_support=0.05, target="spend", prediction="predicted_spend",
+              metrics=["squared_error"])
+    assert sq.row("channel=App")["squared_error_baseline"] == pytest.approx(y.var(ddof=0), rel=1e-10)
+    err = scan(demo, attributes=["region"], min_support=0.05, target="defaulted", prediction="predicted_default",
+               positive="yes", metrics=["error"])
+    south = demo["region"] == "South"
+    share = (demo.loc[south, "defaulted"] == "yes").mean()
+    assert err.row("region=South")["error_baseline"] == pytest.approx(min(share, 1 - share))
+
+
+def test_tiny_extreme_slice_is_not_a_finding():
+    rng = np.random.default_rng(3)
+    n = 2000
+    df = pd.DataFrame({"g": rng.choice(["a", "b", "c"], n), "h": rng.choice(["x", "y"], n)})
+    df["o"] = (rng.random(n) < 0.1).astype(float)
+    df.loc[:3, "g"] = "tiny"
+    df.loc[:3, "o"] = 1.0  # four rows, all ones: point estimate 1.0 against 0.1
+    t = scan(df, outcome="o", min_support=0.001)
+    row = t.row("g=tiny")
+    assert row["o"] == 1.0 and row["o_verdict"] in ("too small", "noise")
+
+
+def test_bootstrap_covers_at_about_the_nominal_rate():
+    covered, trials = 0, 0
+    for seed in range(150):
+        rng = np.random.default_rng(seed)
+        n = 600
+        df = pd.DataFrame({"g": rng.choice(["a", "b"], n, p=[0.3, 0.7])})
+        df["o"] = rng.exponential(2.0, n)  # skewed outcome, true mean 2 in every slice
+        t = scan(df, outcome="o", min_support=0.01, bootstrap=200, seed=seed)
+        row = t.row("g=a")
+        covered += row["o_boot_low"] <= 2.0 <= row["o_boot_high"]
+        trials += 1
+    assert 0.88 <= covered / trials <= 0.99
+
+
+def test_bootstrap_is_seeded_and_limited_to_top_k(demo):
+    kw = dict(attributes=DEMO_ATTRIBUTES, min_support=0.02, bootstrap=100, **DEMO_ROLES["classification"])
+    a = scan(demo, seed=1, top_k=5, **kw).frame
+    b = scan(demo, seed=1, top_k=5, **kw).frame
+    c = scan(demo, seed=2, top_k=5, **kw).frame
+    pd.testing.assert_series_equal(a["fpr_boot_low"], b["fpr_boot_low"])
+    assert not a["fpr_boot_low"].equals(c["fpr_boot_low"])
+    boot = a["fpr_boot_low"].notna()
+    assert 5 <= boot.sum() <= 6  # the top five by divergence, and the whole dataset
+    top = a.iloc[1:].sort_values("fpr_divergence", ascending=False).index[:5]
+    assert boot[top].all()
+
+
+def test_replication_on_a_second_table(demo):
+    later = load_demo(seed=99)
+    t = scan(demo, attributes=DEMO_ATTRIBUTES, min_support=0.01, replicate=later, **DEMO_ROLES["regression"])
+    assert t.assessment["replication"] == "second table"
+    for key in ("defect", "hard_cohort"):
+        assert bool(t.row(DEMO_TRUTH[key])["abs_error_replicated"])
+    row = t.row("channel=App")
+    app = later["channel"] == "App"
+    assert row["abs_error_replicated_value"] == pytest.approx(
+        (later.loc[app, "predicted_spend"] - later.loc[app, "spend"]).abs().mean(), rel=1e-12)
+    # a significant slice that fails to replicate is called so
+    f = t.frame
+    assert set(f["abs_error_verdict"][f["abs_error_replicated"] == False]) <= {"not replicated", "noise", "too small"}  # noqa: E712
+
+
+def test_holdout_replication(demo):
+    t = scan(demo, attributes=DEMO_ATTRIBUTES, min_support=0.02, holdout=0.5, seed=4, **DEMO_ROLES["classification"])
+    assert 4500 < t.n_rows < 5500 and t.assessment["replication_rows"] == 10_000 - t.n_rows
+    assert bool(t.row(DEMO_TRUTH["elevated_fpr"])["fpr_replicated"])
+    assert t.row(DEMO_TRUTH["elevated_fpr"])["fpr_verdict"] == "above"
+
+
+def test_apply_bins_to_new_data():
+    df = pd.DataFrame({"x": [1.0, 5.0, 9.0, np.nan], "c": ["a", "b", "a", "b"], "o": [1.0, 2, 3, 4]})
+    t = scan(df, outcome="o", bins={"x": [4]}, min_support=0.25)
+    new = pd.DataFrame({"x": [4.0, 4.5, np.nan], "c": ["b", "zzz", None]})
+    codes = apply_bins(new, t.bins)
+    xb, cb = t.bins
+    assert [xb.labels[c] for c in codes[:, 0]] == ["<=4", ">4", "missing"]
+    assert cb.labels[codes[0, 1]] == "b" and codes[1, 1] == -1 and codes[2, 1] == -1
+    with pytest.raises(DivergenceInputError, match="Column 'x' of the original scan is not in the replication data"):
+        apply_bins(new.drop(columns="x"), t.bins)
+
+
+def test_every_slice_gets_exactly_one_verdict(demo_regression):
+    v = demo_regression.frame["abs_error_verdict"]
+    assert v.iloc[0] == "" and v.iloc[1:].isin(VERDICTS).all()
+
+
+def test_assess_recomputes_without_mining(demo_regression):
+    again = assess(demo_regression, confidence=0.99, correction="bonferroni")
+    assert again.assessment["correction"] == "bonferroni"
+    f0, f1 = demo_regression.frame, again.frame
+    np.testing.assert_array_equal(f0["abs_error"], f1["abs_error"])
+    assert (f1["abs_error_q"].iloc[1:] >= f0["abs_error_q"].iloc[1:] - 1e-15).all()
+    assert f1["abs_error_verdict"].isin(["defect", "hard cohort"]).sum() <= f0["abs_error_verdict"].isin(["defect", "hard cohort"]).sum()

@@ -105,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_scan.add_argument("--top", type=int, default=10, help="slices shown per metric without --output")
     p_scan.add_argument("--verbose", "-v", action="store_true", help="print what was decided and measured")
     p_scan.add_argument("--prune", type=_float, metavar="EPS", help="drop redundant slices: those whose "
-                        "divergence is within EPS of a subset's missing one item (for every metric)")
+                        "divergence is within EPS of a subset with one item fewer (for every metric)")
     p_scan.add_argument("--min-t", type=_float, metavar="T", help="keep only slices with t >= T (for some metric)")
     _add_explain_parser(sub)
     return parser

@@ -115,11 +115,30 @@ def _ensure2(arr, need):
 
 
 @_njit
+def _emit(n_out, out_parent, out_attr, out_val, out_w, parent, a, v, acc, i, t):
+    if n_out >= out_parent.shape[0]:
+        out_parent = _ensure(out_parent, n_out + 1)
+        out_attr = _ensure(out_attr, n_out + 1)
+        out_val = _ensure(out_val, n_out + 1)
+        out_w = _ensure2(out_w, n_out + 1)
+    out_parent[n_out] = parent
+    out_attr[n_out] = a
+    out_val[n_out] = v
+    for j in range(t):
+        out_w[n_out, j] = acc[i, j]
+    return out_parent, out_attr, out_val, out_w
+
+
+@_njit
 def _mine_kernel(codes, w, n_values, min_count, max_length, total):
     """Depth-first projection mining; see the module docstring.
 
-    The nodes on the current path live in stack-like arenas (one per dtype), so a
-    child's rows are written once, contiguously, and freed by moving a pointer.
+    A node's children are tallied when the node is expanded from its parent's rows: first
+    a count-only pass (which items are frequent in the child's own context), then either
+    one pass of full tallies over the frequent items (a child none of whose children will
+    be expanded: no table is built), or a compressed table of the child's rows, with the
+    items infrequent in its context set to -1, on which the tallies are taken. The nodes on
+    the current path live in stack-like arenas, freed by moving a pointer.
     """
     n_attr = codes.shape[1]
     t = w.shape[1]
@@ -130,8 +149,11 @@ def _mine_kernel(codes, w, n_values, min_count, max_length, total):
         offsets[a + 1] = offsets[a] + n_values[a]
         max_nv = max(max_nv, n_values[a])
     n_items = offsets[n_attr]
+    item_attr = np.empty(max(n_items, 1), dtype=np.int64)
+    for a in range(n_attr):
+        for v in range(n_values[a]):
+            item_attr[offsets[a] + v] = a
 
-    # output, grown by doubling
     cap = 1024
     out_parent = np.empty(cap, dtype=np.int64)
     out_attr = np.empty(cap, dtype=np.int32)
@@ -144,35 +166,31 @@ def _mine_kernel(codes, w, n_values, min_count, max_length, total):
         out_w[0, j] = total[j]
     n_out = 1
 
-    # arenas: codes (int32), weights (float64), bookkeeping (int64), keep flags (uint8)
-    a_codes = np.empty(max(d_rows * n_attr * 2, 16), dtype=np.int32)
-    a_w = np.empty(max(d_rows * t * 2, 16), dtype=np.float64)
-    a_int = np.empty(max(4 * d_rows + 8 * n_items + 64, 64), dtype=np.int64)
-    a_keep = np.empty(max(4 * n_items, 16), dtype=np.uint8)
+    # arenas: codes (int32), weights (float64), bookkeeping (int64)
+    a_codes = np.empty(max(d_rows * n_attr + 16, 16), dtype=np.int32)
+    a_w = np.empty(max(d_rows * t + 16, 16), dtype=np.float64)
+    a_int = np.empty(max(2 * d_rows + 8 * n_items + 64, 64), dtype=np.int64)
     top_c = 0
     top_w = 0
     top_i = 0
-    top_k = 0
 
-    # frame fields, one slot per depth
     depth_cap = n_attr + 2
-    f_c = np.zeros(depth_cap, dtype=np.int64)  # codes offset
-    f_w = np.zeros(depth_cap, dtype=np.int64)  # weights offset
-    f_m = np.zeros(depth_cap, dtype=np.int64)  # rows
-    f_a0 = np.zeros(depth_cap, dtype=np.int64)  # first attribute of the node's columns
-    f_id = np.zeros(depth_cap, dtype=np.int64)  # itemset index of the node
+    f_c = np.zeros(depth_cap, dtype=np.int64)
+    f_w = np.zeros(depth_cap, dtype=np.int64)
+    f_m = np.zeros(depth_cap, dtype=np.int64)
+    f_a0 = np.zeros(depth_cap, dtype=np.int64)
     f_kids = np.zeros(depth_cap, dtype=np.int64)  # offset of kids (col, val, id) in a_int
     f_nk = np.zeros(depth_cap, dtype=np.int64)
     f_next = np.zeros(depth_cap, dtype=np.int64)
-    f_keep = np.zeros(depth_cap, dtype=np.int64)
     f_perm = np.zeros(depth_cap, dtype=np.int64)  # offset of perm (m) then start (max_nv + 2)
     f_pcol = np.zeros(depth_cap, dtype=np.int64)
-    f_top_c = np.zeros(depth_cap, dtype=np.int64)  # arena tops before the frame
+    f_top_c = np.zeros(depth_cap, dtype=np.int64)
     f_top_w = np.zeros(depth_cap, dtype=np.int64)
     f_top_i = np.zeros(depth_cap, dtype=np.int64)
-    f_top_k = np.zeros(depth_cap, dtype=np.int64)
 
     acc = np.zeros((max(n_items, 1), t), dtype=np.float64)
+    cnt = np.zeros(max(n_items, 1), dtype=np.float64)
+    freq = np.zeros(max(n_items, 1), dtype=np.uint8)
     size = 16
     while size < 2 * d_rows:
         size *= 2
@@ -181,7 +199,7 @@ def _mine_kernel(codes, w, n_values, min_count, max_length, total):
     gen = 0
     tmp = np.empty(max(n_attr, 1), dtype=np.int32)
 
-    # root frame: the whole compressed table
+    # ---- the root: the whole compressed table, tallied once
     for r in range(d_rows):
         for c in range(n_attr):
             a_codes[r * n_attr + c] = codes[r, c]
@@ -189,85 +207,48 @@ def _mine_kernel(codes, w, n_values, min_count, max_length, total):
             a_w[r * t + j] = w[r, j]
     top_c = d_rows * n_attr
     top_w = d_rows * t
+    for r in range(d_rows):
+        for c in range(n_attr):
+            v = codes[r, c]
+            if v >= 0:
+                i = offsets[c] + v
+                for j in range(t):
+                    acc[i, j] += w[r, j]
+    nk = 0
+    for i in range(n_items):
+        if acc[i, 0] >= min_count:
+            a = item_attr[i]
+            v = i - offsets[a]
+            out_parent, out_attr, out_val, out_w = _emit(n_out, out_parent, out_attr, out_val, out_w,
+                                                         0, a, v, acc, i, t)
+            if 1 < max_length and a < n_attr - 1:
+                a_int = _ensure(a_int, top_i + 3 * nk + 3)
+                a_int[top_i + 3 * nk] = a
+                a_int[top_i + 3 * nk + 1] = v
+                a_int[top_i + 3 * nk + 2] = n_out
+                nk += 1
+            n_out += 1
+    if nk == 0:
+        return out_parent[:n_out].copy(), out_attr[:n_out].copy(), out_val[:n_out].copy(), out_w[:n_out].copy()
     depth = 0
     f_c[0] = 0
     f_w[0] = 0
     f_m[0] = d_rows
     f_a0[0] = 0
-    f_id[0] = 0
-    fresh = True
+    f_kids[0] = top_i
+    f_nk[0] = nk
+    f_next[0] = 0
+    top_i += 3 * nk
+    a_int = _ensure(a_int, top_i + d_rows + max_nv + 2)
+    f_perm[0] = top_i
+    f_pcol[0] = -1
+    top_i += d_rows + max_nv + 2
 
     while depth >= 0:
-        if fresh:
-            # ---- process the top frame: tally every child on every later attribute
-            fresh = False
-            m = f_m[depth]
-            a0 = f_a0[depth]
-            width = n_attr - a0
-            base = offsets[a0]
-            n_local = n_items - base
-            for i in range(n_local):
-                for j in range(t):
-                    acc[i, j] = 0.0
-            c_off = f_c[depth]
-            w_off = f_w[depth]
-            for r in range(m):
-                for c in range(width):
-                    v = a_codes[c_off + r * width + c]
-                    if v >= 0:
-                        row = offsets[a0 + c] - base + v
-                        for j in range(t):
-                            acc[row, j] += a_w[w_off + r * t + j]
-            a_keep = _ensure(a_keep, top_k + n_local)
-            a_int = _ensure(a_int, top_i + 3 * n_local + m + max_nv + 2)
-            f_keep[depth] = top_k
-            f_kids[depth] = top_i
-            nk = 0
-            for c in range(width):
-                a = a0 + c
-                for v in range(n_values[a]):
-                    i = offsets[a] - base + v
-                    if acc[i, 0] >= min_count:
-                        a_keep[top_k + i] = 1
-                        if n_out >= out_parent.shape[0]:
-                            out_parent = _ensure(out_parent, n_out + 1)
-                            out_attr = _ensure(out_attr, n_out + 1)
-                            out_val = _ensure(out_val, n_out + 1)
-                            out_w = _ensure2(out_w, n_out + 1)
-                        out_parent[n_out] = f_id[depth]
-                        out_attr[n_out] = a
-                        out_val[n_out] = v
-                        for j in range(t):
-                            out_w[n_out, j] = acc[i, j]
-                        if depth + 1 < max_length and c < width - 1:
-                            k3 = top_i + 3 * nk
-                            a_int[k3] = c
-                            a_int[k3 + 1] = v
-                            a_int[k3 + 2] = n_out
-                            nk += 1
-                        n_out += 1
-                    else:
-                        a_keep[top_k + i] = 0
-            if nk == 0:
-                # a leaf: free it at once
-                top_c = f_top_c[depth]
-                top_w = f_top_w[depth]
-                top_i = f_top_i[depth]
-                top_k = f_top_k[depth]
-                depth -= 1
-                continue
-            top_k += n_local
-            f_nk[depth] = nk
-            f_next[depth] = 0
-            f_perm[depth] = top_i + 3 * nk
-            f_pcol[depth] = -1
-            top_i = top_i + 3 * nk + m + max_nv + 2
-        # ---- expand the next child of the top frame, or pop it
         if f_next[depth] >= f_nk[depth]:
             top_c = f_top_c[depth]
             top_w = f_top_w[depth]
             top_i = f_top_i[depth]
-            top_k = f_top_k[depth]
             depth -= 1
             continue
         k3 = f_kids[depth] + 3 * f_next[depth]
@@ -295,16 +276,66 @@ def _mine_kernel(codes, w, n_values, min_count, max_length, total):
                 b = a_codes[c_off + r * width + col] + 1
                 a_int[p_off + a_int[s_off + b]] = r
                 a_int[s_off + b] += 1
-            # fill moved each start one bucket on: shift back
             for v in range(nv + 1, 0, -1):
                 a_int[s_off + v] = a_int[s_off + v - 1]
             a_int[s_off] = 0
             f_pcol[depth] = col
         lo = a_int[s_off + val + 1]
         hi = a_int[s_off + val + 2]
-        # ---- build the child: its rows, later columns, items infrequent here set to -1, merged
         cw = width - col - 1
-        keep_off = f_keep[depth]
+        c0 = col + 1  # the child's first column in the frame's table
+        ca0 = a0 + c0  # the child's first attribute
+        base = offsets[ca0]
+        n_local = n_items - base
+        child_len = depth + 2  # length of the child's children
+        # ---- pass A: counts of the child's items, in the child's own context
+        for i in range(n_local):
+            cnt[i] = 0.0
+        for ii in range(lo, hi):
+            r = a_int[p_off + ii]
+            src = c_off + r * width + c0
+            wr = a_w[w_off + r * t]
+            for c in range(cw):
+                v = a_codes[src + c]
+                if v >= 0:
+                    cnt[offsets[ca0 + c] - base + v] += wr
+        any_freq = False
+        expand = False
+        for i in range(n_local):
+            if cnt[i] >= min_count:
+                freq[i] = 1
+                any_freq = True
+                if child_len < max_length and item_attr[base + i] < n_attr - 1:
+                    expand = True
+            else:
+                freq[i] = 0
+        if not any_freq:
+            continue
+        if not expand:
+            # ---- a child none of whose children is expanded: tally the frequent items, emit
+            for i in range(n_local):
+                if freq[i]:
+                    for j in range(t):
+                        acc[i, j] = 0.0
+            for ii in range(lo, hi):
+                r = a_int[p_off + ii]
+                src = c_off + r * width + c0
+                sw = w_off + r * t
+                for c in range(cw):
+                    v = a_codes[src + c]
+                    if v >= 0:
+                        i = offsets[ca0 + c] - base + v
+                        if freq[i]:
+                            for j in range(t):
+                                acc[i, j] += a_w[sw + j]
+            for i in range(n_local):
+                if freq[i]:
+                    out_parent, out_attr, out_val, out_w = _emit(
+                        n_out, out_parent, out_attr, out_val, out_w, kid_id, item_attr[base + i],
+                        base + i - offsets[item_attr[base + i]], acc, i, t)
+                    n_out += 1
+            continue
+        # ---- pass B: the child's table, later columns, infrequent items -1, merged
         a_codes = _ensure(a_codes, top_c + (hi - lo) * cw)
         a_w = _ensure(a_w, top_w + (hi - lo) * t)
         nc = top_c
@@ -314,14 +345,14 @@ def _mine_kernel(codes, w, n_values, min_count, max_length, total):
             size *= 2
         mask = size - 1
         gen += 1
-        k = 0
-        for i in range(lo, hi):
-            r = a_int[p_off + i]
-            src = c_off + r * width + col + 1
+        kk = 0
+        for ii in range(lo, hi):
+            r = a_int[p_off + ii]
+            src = c_off + r * width + c0
             h = np.uint64(1469598103934665603)
             for c in range(cw):
                 v = a_codes[src + c]
-                if v >= 0 and a_keep[keep_off + offsets[a0 + col + 1 + c] - offsets[a0] + v] == 0:
+                if v >= 0 and freq[offsets[ca0 + c] - base + v] == 0:
                     v = -1
                 tmp[c] = v
                 h = (h ^ np.uint64(v + 2)) * np.uint64(1099511628211)
@@ -329,15 +360,15 @@ def _mine_kernel(codes, w, n_values, min_count, max_length, total):
             while True:
                 if ht_gen[slot] != gen:
                     ht_gen[slot] = gen
-                    ht[slot] = k
-                    dst = nc + k * cw
+                    ht[slot] = kk
+                    dst = nc + kk * cw
                     for c in range(cw):
                         a_codes[dst + c] = tmp[c]
-                    dw = nw + k * t
+                    dw = nw + kk * t
                     sw = w_off + r * t
                     for j in range(t):
                         a_w[dw + j] = a_w[sw + j]
-                    k += 1
+                    kk += 1
                     break
                 g = ht[slot]
                 same = True
@@ -353,20 +384,52 @@ def _mine_kernel(codes, w, n_values, min_count, max_length, total):
                         a_w[dw + j] += a_w[sw + j]
                     break
                 slot = (slot + 1) & mask
-        # push the child frame
+        # ---- pass C: full tallies on the merged table, emit, list the children to expand
+        for i in range(n_local):
+            if freq[i]:
+                for j in range(t):
+                    acc[i, j] = 0.0
+        for r in range(kk):
+            src = nc + r * cw
+            sw = nw + r * t
+            for c in range(cw):
+                v = a_codes[src + c]
+                if v >= 0:
+                    i = offsets[ca0 + c] - base + v
+                    for j in range(t):
+                        acc[i, j] += a_w[sw + j]
+        a_int = _ensure(a_int, top_i + 3 * n_local + kk + max_nv + 2)
+        kids_off = top_i
+        nk = 0
+        for i in range(n_local):
+            if freq[i]:
+                a = item_attr[base + i]
+                v = base + i - offsets[a]
+                out_parent, out_attr, out_val, out_w = _emit(n_out, out_parent, out_attr, out_val, out_w,
+                                                             kid_id, a, v, acc, i, t)
+                if child_len < max_length and a < n_attr - 1:
+                    a_int[kids_off + 3 * nk] = a - ca0
+                    a_int[kids_off + 3 * nk + 1] = v
+                    a_int[kids_off + 3 * nk + 2] = n_out
+                    nk += 1
+                n_out += 1
+        # push the child's frame
         depth += 1
         f_top_c[depth] = top_c
         f_top_w[depth] = top_w
         f_top_i[depth] = top_i
-        f_top_k[depth] = top_k
         f_c[depth] = nc
         f_w[depth] = nw
-        f_m[depth] = k
-        f_a0[depth] = a0 + col + 1
-        f_id[depth] = kid_id
-        top_c = nc + k * cw
-        top_w = nw + k * t
-        fresh = True
+        f_m[depth] = kk
+        f_a0[depth] = ca0
+        f_kids[depth] = kids_off
+        f_nk[depth] = nk
+        f_next[depth] = 0
+        f_perm[depth] = kids_off + 3 * nk
+        f_pcol[depth] = -1
+        top_c = nc + kk * cw
+        top_w = nw + kk * t
+        top_i = kids_off + 3 * nk + kk + max_nv + 2
     return out_parent[:n_out].copy(), out_attr[:n_out].copy(), out_val[:n_out].copy(), out_w[:n_out].copy()
 
 

@@ -9,6 +9,7 @@ from .assess import VERDICTS, assess, support_for_min_size
 from .discretize import AttributeBins, Discretized, discretize
 from .errors import DivergenceInputError
 from .outcomes import Outcome
+from .plan import SlicePlan, load_plan, save_plan
 from .scan import build_outcomes, scan
 from .shapley import (
     corrective_items,
@@ -23,6 +24,9 @@ from .table import MetricInfo, SliceTable
 
 __all__ = [
     "scan",
+    "SlicePlan",
+    "save_plan",
+    "load_plan",
     "assess",
     "support_for_min_size",
     "VERDICTS",

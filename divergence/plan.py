@@ -1,0 +1,183 @@
+"""Slice plans: the settings of a scan saved as a file (YAML or JSON) and read back.
+
+A plan names the column roles, the attributes and their bins, the thresholds and the
+statistics settings, so that the same analysis can be re-run on the next evaluation
+file (a standing report) or reopened in the dashboard. Reading and writing live here
+only, so the format can grow in one place.
+
+Format (YAML shown; JSON holds the same mapping)::
+
+    divergence_plan: 1
+    kind: exploratory            # or pre-registered
+    data: {source: built-in}     # where the rows came from (for the record only)
+    scan: {target: defaulted, prediction: predicted_default, positive: 'yes',
+           metrics: [fpr, fnr], attributes: [age, sex], bins: {age: [30, 50]},
+           min_support: 0.02, max_length: 3}     # keyword arguments of divergence.scan
+    statistics: {delta: 0.05, confidence: 0.95, correction: bh, bootstrap: 200}
+    explain: {redundancy: 0.01}
+    replication: {kind: holdout, share: 0.3}     # or split (column, confirm_values), file (name)
+"""
+from __future__ import annotations
+
+import inspect
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Mapping
+
+import numpy as np
+import yaml
+
+from .errors import DivergenceInputError
+
+__all__ = ["SlicePlan", "save_plan", "load_plan", "dump_plan", "parse_plan", "PLAN_VERSION"]
+
+PLAN_VERSION = 1
+PlanKind = Literal["exploratory", "pre-registered"]
+PLAN_KINDS = ("exploratory", "pre-registered")
+
+#: keys of each section (scan: the keyword arguments of divergence.scan that a file can hold)
+STATISTICS_KEYS = ("delta", "confidence", "correction", "bootstrap", "seed", "top_k", "sort_by")
+EXPLAIN_KEYS = ("redundancy",)
+REPLICATION_KEYS = {"none": (), "split": ("column", "confirm_values"), "file": ("name",),
+                    "holdout": ("share",)}
+DATA_KEYS = ("source", "file", "rows")
+_TOP_KEYS = ("divergence_plan", "kind", "data", "scan", "statistics", "explain", "replication")
+
+
+def _scan_keys() -> tuple[str, ...]:
+    from .scan import scan
+
+    return tuple(p for p in inspect.signature(scan).parameters if p not in ("data", "outcomes"))
+
+
+@dataclass(frozen=True)
+class SlicePlan:
+    """The settings of one analysis: scan arguments, statistics, explanation, replication."""
+
+    scan: dict
+    statistics: dict = field(default_factory=dict)
+    explain: dict = field(default_factory=dict)
+    replication: dict = field(default_factory=dict)
+    data: dict = field(default_factory=dict)
+    kind: PlanKind = "exploratory"
+
+    def __post_init__(self) -> None:
+        _check_section("scan", self.scan, _scan_keys())
+        _check_section("statistics", self.statistics, STATISTICS_KEYS)
+        _check_section("explain", self.explain, EXPLAIN_KEYS)
+        _check_section("data", self.data, DATA_KEYS)
+        rep_kind = self.replication.get("kind", "none") if self.replication else "none"
+        if rep_kind not in REPLICATION_KEYS:
+            raise DivergenceInputError(
+                f"Unknown replication kind {rep_kind!r} in the plan; choose from {', '.join(REPLICATION_KEYS)}."
+            )
+        _check_section("replication", {k: v for k, v in self.replication.items() if k != "kind"},
+                       REPLICATION_KEYS[rep_kind])
+        if self.kind not in PLAN_KINDS:
+            raise DivergenceInputError(
+                f"Plan kind must be {' or '.join(PLAN_KINDS)}; got {self.kind!r}."
+            )
+
+    def to_dict(self) -> dict:
+        """The plan as plain data (numbers, text, lists, mappings), ready for YAML or JSON."""
+        out: dict = {"divergence_plan": PLAN_VERSION, "kind": self.kind}
+        for name in ("data", "scan", "statistics", "explain", "replication"):
+            section = getattr(self, name)
+            if section:
+                out[name] = _plain(section)
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "SlicePlan":
+        """A plan from plain data (as written by :meth:`to_dict`), checked key by key."""
+        if not isinstance(d, Mapping):
+            raise DivergenceInputError("A slice plan must be a mapping of sections (scan, statistics, ...).")
+        unknown = [k for k in d if k not in _TOP_KEYS]
+        if unknown:
+            raise DivergenceInputError(
+                f"Unknown section {unknown[0]!r} in the plan; known sections: {', '.join(_TOP_KEYS)}."
+            )
+        version = d.get("divergence_plan", PLAN_VERSION)
+        if version != PLAN_VERSION:
+            raise DivergenceInputError(f"Plan version {version!r} is not supported (this is version {PLAN_VERSION}).")
+        if "scan" not in d:
+            raise DivergenceInputError("The plan has no 'scan' section (the columns and thresholds).")
+        sections = {}
+        for name in ("scan", "statistics", "explain", "replication", "data"):
+            value = d.get(name) or {}
+            if not isinstance(value, Mapping):
+                raise DivergenceInputError(f"Section {name!r} of the plan must be a mapping; got {value!r}.")
+            sections[name] = dict(value)
+        return cls(kind=d.get("kind", "exploratory"), **sections)
+
+
+def _check_section(name: str, section: Mapping, known) -> None:
+    if not isinstance(section, Mapping):
+        raise DivergenceInputError(f"Section {name!r} of the plan must be a mapping; got {section!r}.")
+    for key in section:
+        if key not in known:
+            raise DivergenceInputError(
+                f"Unknown key {key!r} in the plan's {name} section; known keys: {', '.join(known) or 'none'}."
+            )
+
+
+def _plain(x: Any) -> Any:
+    """Numpy scalars, tuples and the like as plain Python values (YAML's safe subset)."""
+    if isinstance(x, Mapping):
+        return {str(k): _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple, np.ndarray)):
+        return [_plain(v) for v in x]
+    if isinstance(x, np.generic):
+        return _plain(x.item())
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if x is None or isinstance(x, (bool, int, float, str)):
+        return x
+    return str(x)
+
+
+def dump_plan(plan: SlicePlan, *, format: Literal["yaml", "json"] = "yaml") -> str:
+    """The plan as YAML (default) or JSON text."""
+    data = plan.to_dict()
+    if format == "json":
+        return json.dumps(data, indent=2) + "\n"
+    if format != "yaml":
+        raise DivergenceInputError(f"Plan format must be 'yaml' or 'json'; got {format!r}.")
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+
+
+def parse_plan(text: str | bytes) -> SlicePlan:
+    """A plan from YAML or JSON text (JSON is YAML too)."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            raise DivergenceInputError("The plan file is not UTF-8 text.") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        at = f" (line {where.line + 1})" if where is not None else ""
+        raise DivergenceInputError(f"The plan file is not valid YAML or JSON{at}.") from None
+    if data is None:
+        raise DivergenceInputError("The plan file is empty.")
+    return SlicePlan.from_dict(data)
+
+
+def save_plan(plan: SlicePlan, path: str | os.PathLike) -> Path:
+    """Write a plan to ``path``: JSON when the name ends in .json, YAML otherwise."""
+    p = Path(path)
+    fmt = "json" if p.suffix.lower() == ".json" else "yaml"
+    p.write_text(dump_plan(plan, format=fmt), encoding="utf-8")
+    return p
+
+
+def load_plan(path: str | os.PathLike) -> SlicePlan:
+    """Read a plan written by :func:`save_plan` (or by hand)."""
+    p = Path(path)
+    if not p.is_file():
+        raise DivergenceInputError(f"Plan file '{path}' does not exist.")
+    return parse_plan(p.read_bytes())

@@ -1,0 +1,598 @@
+"""What a person sees of a SliceTable: numbers formatted for people, the sorted and
+filtered slice view, role guesses for a new file, and the slice-table and interval figures.
+
+Pure functions (no Streamlit): the dashboard and exported reports draw the same
+pictures from them. Nothing here computes a statistic; it reads the table's columns.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from .errors import DivergenceInputError
+from .table import SliceTable
+
+__all__ = [
+    "format_count", "format_number", "format_percent", "format_value", "format_divergence",
+    "format_interval", "format_p", "COLUMN_LABELS", "VERDICT_COLORS", "SliceView",
+    "slice_view", "sort_options", "metric_label", "display_frame", "headline", "guess_roles", "guess_positive",
+    "distinct_values", "describe_columns", "parse_bin_spec", "split_rows",
+    "slice_table_figure", "interval_figure", "table_csv", "figure_html", "figure_png", "png_supported",
+]
+
+DASH = "–"
+
+# ----------------------------------------------------------------------------- formatting
+
+
+def _bad(x: object) -> bool:
+    try:
+        return x is None or not math.isfinite(float(x))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return True
+
+
+def format_count(n: object) -> str:
+    """A row count with thousands separators: 12345 -> '12,345'."""
+    return DASH if _bad(n) else f"{int(round(float(n))):,}"  # type: ignore[arg-type]
+
+
+def format_number(x: object, digits: int = 3) -> str:
+    """3 significant digits, thousands separators from 1,000 up: 0.0123456 -> '0.0123'."""
+    if _bad(x):
+        return DASH
+    x = float(x)  # type: ignore[arg-type]
+    if x == 0:
+        return "0"
+    if abs(x) >= 10 ** digits:
+        return f"{x:,.0f}"
+    if abs(x) < 1e-4:
+        return f"{x:.{digits - 1}e}".replace("e-0", "e-")
+    decimals = max(digits - 1 - int(math.floor(math.log10(abs(x)))), 0)
+    text = f"{x:,.{decimals}f}"
+    # 9.996 -> '10.00' has one digit too many after rounding up
+    if decimals and len(text.replace("-", "").replace(",", "").replace(".", "").lstrip("0")) > digits:
+        text = f"{x:,.{decimals - 1}f}"
+    return text
+
+
+def format_percent(x: object, digits: int = 3) -> str:
+    """A share as a percentage with 3 significant digits: 0.08831 -> '8.83%'."""
+    if _bad(x):
+        return DASH
+    return format_number(100 * float(x), digits) + "%"  # type: ignore[arg-type]
+
+
+def format_value(x: object, binary: bool) -> str:
+    """A metric value: a rate as a percentage, anything else with 3 significant digits."""
+    return format_percent(x) if binary else format_number(x)
+
+
+def format_divergence(x: object, binary: bool) -> str:
+    """A signed difference: percentage points for a rate ('+23.4 pp'), else '+1.23'."""
+    if _bad(x):
+        return DASH
+    x = float(x)  # type: ignore[arg-type]
+    sign = "+" if x > 0 else ("-" if x < 0 else "")
+    body = format_number(abs(100 * x if binary else x))
+    return f"{sign}{body} pp" if binary else f"{sign}{body}"
+
+
+def format_interval(low: object, high: object, binary: bool) -> str:
+    """An interval as '[27.1%, 35.6%]'."""
+    if _bad(low) or _bad(high):
+        return DASH
+    return f"[{format_value(low, binary)}, {format_value(high, binary)}]"
+
+
+def format_p(p: object) -> str:
+    """A p- or q-value: 3 significant digits, scientific below 0.0001 ('1.1e-7')."""
+    if _bad(p):
+        return DASH
+    p = float(p)  # type: ignore[arg-type]
+    if p == 0:
+        return "<1e-300"
+    if p < 1e-4:
+        mantissa, exp = f"{p:.1e}".split("e")
+        return f"{mantissa}e{int(exp)}"
+    return format_number(p)
+
+
+# ----------------------------------------------------------------------------- the slice view
+
+#: People's names of the per-metric columns (suffix after ``M_``; '' is the metric itself).
+COLUMN_LABELS = {
+    "itemset": "Slice", "length": "Items", "count": "Rows", "support": "Support",
+    "": "{M}", "count_m": "Rows measured", "divergence": "Divergence", "ci": "Interval",
+    "t": "t", "p": "p", "q": "q", "meets_min_size": "Min size", "baseline": "Slice baseline",
+    "lift": "Lift", "lift_shortfall": "Lift shortfall", "boot": "Bootstrap interval",
+    "replicated": "Replicated", "replicated_value": "Replication value", "verdict": "Verdict",
+}
+
+#: Colours of the verdicts, readable on light and dark backgrounds.
+VERDICT_COLORS = {
+    "defect": "#e03131", "hard cohort": "#f08c00", "above": "#d9480f", "below": "#1c7ed6",
+    "better": "#2f9e44", "not replicated": "#ae3ec9", "noise": "#868e96", "too small": "#adb5bd",
+    "": "#868e96",
+}
+
+
+@dataclass(frozen=True)
+class SliceView:
+    """The top rows of a sorted, filtered slice table, and how many rows matched."""
+
+    rows: pd.DataFrame
+    n_matching: int
+    n_slices: int
+    sort_by: str
+    ascending: bool
+
+
+def _has(table: SliceTable, col: str) -> bool:
+    return col in table.frame.columns
+
+
+def sort_options(table: SliceTable, metric: str) -> dict[str, str]:
+    """Sortable columns of a metric's view: {people's label: frame column}, default first."""
+    m = table.metric(metric).name
+    opts: dict[str, str] = {}
+    if _has(table, f"{m}_lift_shortfall"):
+        opts["Lift shortfall"] = f"{m}_lift_shortfall"
+    opts["Divergence"] = f"{m}_divergence"
+    opts[m.upper() if len(m) <= 4 else m] = m
+    for suffix, label in [("t", "t"), ("p", "p"), ("q", "q"), ("ci_low", "Interval low"),
+                          ("ci_high", "Interval high"), ("divergence_ci_low", "Divergence interval low"),
+                          ("baseline", "Slice baseline"), ("lift", "Lift"), ("boot_low", "Bootstrap low"),
+                          ("replicated_value", "Replication value"), ("verdict", "Verdict"),
+                          ("count", "Rows measured")]:
+        if _has(table, f"{m}_{suffix}"):
+            opts[label] = f"{m}_{suffix}"
+    opts["Rows"] = "count"
+    opts["Support"] = "support"
+    opts["Items"] = "length"
+    opts["Slice"] = "itemset"
+    return opts
+
+
+def default_ascending(column: str) -> bool:
+    """Ascending for p- and q-values, low interval ends read as 'worst first' otherwise."""
+    return column.endswith(("_p", "_q")) or column == "itemset"
+
+
+def slice_view(
+    table: SliceTable,
+    *,
+    metric: str | None = None,
+    sort_by: str | None = None,
+    ascending: bool | None = None,
+    verdicts: Sequence[str] | None = None,
+    meets_min_size: bool | None = None,
+    lengths: tuple[int, int] | None = None,
+    attributes: Sequence[str] | None = None,
+    top_n: int = 50,
+    exclude: np.ndarray | None = None,
+) -> SliceView:
+    """The ``top_n`` slices (never the whole dataset) under a sort and filters.
+
+    ``verdicts``: keep these verdicts (needs the statistics columns); ``meets_min_size``:
+    keep only slices at or above the minimum size (True) or below it (False);
+    ``lengths``: (fewest, most) items; ``attributes``: keep slices that use any of them;
+    ``exclude``: a boolean mask of slices to leave out (e.g. redundant ones).
+    Fast on 100,000 slices: one boolean mask, then a partial sort of the matching rows.
+    """
+    m = table.metric(metric).name
+    frame = table.frame
+    col = sort_by or next(iter(sort_options(table, m).values()))
+    if col not in frame.columns:
+        raise DivergenceInputError(f"Cannot sort by '{col}': the table has no such column.")
+    asc = default_ascending(col) if ascending is None else bool(ascending)
+    keep = np.ones(len(frame), dtype=bool)
+    keep[0] = False
+    if verdicts is not None and f"{m}_verdict" in frame.columns:
+        keep &= frame[f"{m}_verdict"].isin(list(verdicts)).to_numpy()
+    if meets_min_size is not None and f"{m}_meets_min_size" in frame.columns:
+        keep &= frame[f"{m}_meets_min_size"].to_numpy(dtype=bool) == bool(meets_min_size)
+    if lengths is not None:
+        lo, hi = lengths
+        keep &= (table.lengths >= lo) & (table.lengths <= hi)
+    if attributes:
+        idx = [table.attributes.index(a) for a in attributes if a in table.attributes]
+        keep &= (table.codes[:, idx] >= 0).any(axis=1) if idx else False
+    if exclude is not None:
+        keep &= ~np.asarray(exclude, dtype=bool)
+    matching = np.nonzero(keep)[0]
+    values = frame[col].to_numpy()[matching]
+    order = _order(values, asc, frame["support"].to_numpy()[matching], top_n)
+    rows = frame.iloc[matching[order]]
+    return SliceView(rows=rows, n_matching=int(matching.size), n_slices=len(table) - 1,
+                     sort_by=col, ascending=asc)
+
+
+def _order(values: np.ndarray, ascending: bool, support: np.ndarray, top_n: int) -> np.ndarray:
+    """Positions of the first ``top_n`` values in order, NaN last, ties by larger support."""
+    n = values.size
+    if values.dtype == object or values.dtype.kind in "US":
+        s = pd.Series(values)
+        key = s.rank(method="dense", ascending=ascending, na_option="bottom").to_numpy()
+    else:
+        v = values.astype(float)
+        key = np.where(np.isnan(v), np.inf, v if ascending else -v)
+    # lexsort: last key first; a partial sort first when there are many rows
+    if top_n < n // 4:
+        cut = np.partition(key, top_n)[top_n] if top_n < n else np.inf
+        cand = np.nonzero(key <= cut)[0]
+    else:
+        cand = np.arange(n)
+    order = cand[np.lexsort((-support[cand], key[cand]))]
+    return order[:top_n]
+
+
+def metric_label(m: str, *, long: bool = False) -> str:
+    """A metric's name for people: 'fpr' -> 'FPR' (long: 'FPR: false-positive rate')."""
+    from .outcomes import _DESCRIPTIONS
+
+    short = m.upper() if len(m) <= 4 else m.replace("_", " ")
+    desc = _DESCRIPTIONS.get(m)
+    return f"{short}: {desc}" if long and desc and desc != short else short
+
+
+def _metric_label(table: SliceTable, m: str) -> str:
+    return metric_label(m)
+
+
+def display_frame(table: SliceTable, rows: pd.DataFrame, metric: str | None = None, *,
+                  also: Sequence[str] = ()) -> pd.DataFrame:
+    """The rows as text for people: the slice, its rows, the metric with its interval, the
+    divergence, p and q, and every statistics column the table has for the metric
+    (minimum size, slice baseline, lift, bootstrap interval, replication, verdict).
+
+    Support, length and t are left out (the CSV has them) unless named in ``also``
+    (e.g. the column the rows are sorted by).
+    """
+    info = table.metric(metric)
+    m, binary = info.name, info.binary
+    f = rows
+    out: dict[str, Iterable[str]] = {"Slice": f["itemset"].astype(str)}
+    if "length" in also:
+        out["Items"] = f["length"].map(str)
+    out["Rows"] = f["count"].map(format_count)
+    if "support" in also:
+        out["Support"] = f["support"].map(format_percent)
+    if (f[f"{m}_count"] != f["count"]).any() or f"{m}_count" in also:
+        out["Measured"] = f[f"{m}_count"].map(format_count)
+    out[_metric_label(table, m)] = f[m].map(lambda x: format_value(x, binary))
+    if f"{m}_ci_low" in f:
+        out["Interval"] = [format_interval(a, b, binary) for a, b in zip(f[f"{m}_ci_low"], f[f"{m}_ci_high"])]
+    out["Divergence"] = f[f"{m}_divergence"].map(lambda x: format_divergence(x, binary))
+    if f"{m}_t" in also:
+        out["t"] = f[f"{m}_t"].map(lambda x: format_number(x))
+    out["p"] = f[f"{m}_p"].map(format_p)
+    if f"{m}_q" in f:
+        out["q"] = f[f"{m}_q"].map(format_p)
+    if f"{m}_meets_min_size" in f:
+        out["Min size"] = f[f"{m}_meets_min_size"].map(lambda b: "yes" if bool(b) else "no")
+    if f"{m}_baseline" in f:
+        out["Baseline"] = f[f"{m}_baseline"].map(lambda x: format_value(x, binary))
+    if f"{m}_lift" in f:
+        out["Lift"] = f[f"{m}_lift"].map(format_percent)
+    if f"{m}_lift_shortfall" in f:
+        out["Lift shortfall"] = f[f"{m}_lift_shortfall"].map(lambda x: format_divergence(x, True))
+    if f"{m}_boot_low" in f and f[f"{m}_boot_low"].notna().any():
+        out["Bootstrap"] = [format_interval(a, b, binary)
+                            for a, b in zip(f[f"{m}_boot_low"], f[f"{m}_boot_high"])]
+    if f"{m}_replicated_value" in f:
+        out["Replication"] = [
+            DASH if _bad(v) else f"{format_value(v, binary)} {format_interval(a, b, binary)}"
+            for v, a, b in zip(f[f"{m}_replicated_value"], f[f"{m}_replicated_ci_low"],
+                               f[f"{m}_replicated_ci_high"])]
+        out["Replicated"] = f[f"{m}_replicated"].map(lambda b: "yes" if bool(b) else "no")
+    if f"{m}_verdict" in f:
+        out["Verdict"] = f[f"{m}_verdict"].astype(str)
+    return pd.DataFrame({k: list(v) for k, v in out.items()}, index=f.index)
+
+
+def headline(table: SliceTable, metric: str | None = None) -> dict:
+    """The numbers above the slice table: whole-dataset value (and interval), slices
+    tested, significant after correction, and the count of each verdict.
+
+    Keys: ``metric``, ``label``, ``binary``, ``overall``, ``overall_low``, ``overall_high``
+    (NaN without statistics), ``n_slices``, ``n_tested``, ``n_significant`` (None without
+    statistics), ``verdicts`` ({verdict: count}), ``min_size`` (the assessment's entry or None).
+    """
+    info = table.metric(metric)
+    m, f = info.name, table.frame
+    assessment = getattr(table, "assessment", None) or {}
+    low = high = float("nan")
+    if hasattr(table, "overall_interval"):
+        low, high = table.overall_interval(m)
+    tested = (assessment.get("n_tested") or {}).get(m)
+    if tested is None:
+        tested = int(f[f"{m}_p"].iloc[1:].notna().sum())
+    significant = None
+    if f"{m}_q" in f.columns:
+        alpha = 1.0 - float(assessment.get("confidence", 0.95))
+        significant = int((f[f"{m}_q"].iloc[1:] <= alpha).sum())
+    verdicts: dict[str, int] = {}
+    if f"{m}_verdict" in f.columns:
+        verdicts = {str(k): int(v) for k, v in f[f"{m}_verdict"].iloc[1:].value_counts().items() if k}
+    return dict(metric=m, label=_metric_label(table, m), binary=info.binary, description=info.description,
+                overall=table.overall(m), overall_low=float(low), overall_high=float(high),
+                n_slices=len(table) - 1, n_tested=int(tested), n_significant=significant,
+                verdicts=verdicts, min_size=(assessment.get("min_size") or {}).get(m))
+
+
+# ----------------------------------------------------------------------------- roles of a new file
+
+_TARGET_HINTS = ("target", "label", "class", "y", "actual", "truth", "outcome", "two_year_recid",
+                 "defaulted", "income")
+_PREDICTION_HINTS = ("pred", "predicted", "prediction", "yhat", "y_pred")
+_POSITIVE_HINTS = ("1", "1.0", "yes", "true", "y", "positive", "pos", ">50k")
+
+
+def _binary_columns(df: pd.DataFrame) -> list[str]:
+    return [c for c in df.columns if df[c].nunique(dropna=True) == 2]
+
+
+def guess_roles(df: pd.DataFrame) -> dict:
+    """A first guess of a classifier's columns in a new file (the user confirms them).
+
+    Returns ``task`` ('classification' when two binary columns are found, else 'outcome'),
+    ``target``, ``prediction``, ``positive`` and, for the 'outcome' task, ``outcome``
+    (the last numeric column). Any of them may be None.
+    """
+    binary = _binary_columns(df)
+    lower = {c: str(c).lower() for c in df.columns}
+    pred = [c for c in binary if any(h in lower[c] for h in _PREDICTION_HINTS)]
+    targets = [c for c in binary if c not in pred]
+    hinted = [c for c in targets if lower[c] in _TARGET_HINTS or lower[c].startswith(_TARGET_HINTS[:4])]
+    target = (hinted or targets or [None])[0]
+    prediction = (pred or [c for c in binary if c != target] or [None])[0]
+    if target is not None and prediction is not None:
+        return dict(task="classification", target=target, prediction=prediction,
+                    positive=guess_positive(df[target]), outcome=None)
+    numeric = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])
+               and df[c].nunique(dropna=True) > 1]
+    return dict(task="outcome", target=None, prediction=None, positive=None,
+                outcome=numeric[-1] if numeric else None)
+
+
+def guess_positive(series: pd.Series) -> object:
+    """The likely positive label of a binary column: 1, 'yes', 'true'… else the last value."""
+    values = distinct_values(series) or []
+    hits = [v for v in values if str(v).strip().lower() in _POSITIVE_HINTS]
+    return hits[0] if hits else (values[-1] if values else None)
+
+
+def distinct_values(series: pd.Series, limit: int = 50) -> list | None:
+    """The distinct non-missing values of a column as plain Python values, sorted; None
+    when there are more than ``limit``."""
+    values = pd.unique(series.dropna())
+    if len(values) > limit:
+        return None
+    out = [v.item() if isinstance(v, np.generic) else v for v in values]
+    try:
+        return sorted(out)
+    except TypeError:
+        return sorted(out, key=str)
+
+
+def describe_columns(df: pd.DataFrame) -> pd.DataFrame:
+    """One line per column: its type, distinct and missing values, and an example value."""
+    rows = []
+    for col in df.columns:
+        s = df[col]
+        first = s.dropna()
+        rows.append({"column": str(col), "type": str(s.dtype), "distinct": format_count(s.nunique(dropna=True)),
+                     "missing": format_count(int(s.isna().sum())),
+                     "example": str(first.iloc[0]) if len(first) else DASH})
+    return pd.DataFrame(rows)
+
+
+def parse_bin_spec(text: str | None, column: str) -> int | list[float] | None:
+    """A column's binning typed by a person: '' (the default), '4' (bins), '30, 50' (edges)."""
+    text = (text or "").strip()
+    if not text:
+        return None
+    parts = [p.strip() for p in text.replace(";", ",").split(",") if p.strip()]
+    try:
+        numbers = [float(p) for p in parts]
+    except ValueError:
+        raise DivergenceInputError(
+            f"Bins of '{column}': write a number of bins (4) or increasing edges (30, 50); got {text!r}."
+        ) from None
+    if len(numbers) == 1 and "." not in parts[0] and "," not in text:
+        n = int(numbers[0])
+        if n < 1:
+            raise DivergenceInputError(f"Bins of '{column}': the number of bins must be at least 1; got {n}.")
+        return n
+    if any(b <= a for a, b in zip(numbers, numbers[1:])) or not all(map(math.isfinite, numbers)):
+        raise DivergenceInputError(f"Bins of '{column}': edges must be finite and increasing; got {text!r}.")
+    return numbers
+
+
+def split_rows(df: pd.DataFrame, column: str, confirm_values: Sequence[object]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Split a table on a split or period column: rows to mine, rows to confirm on."""
+    if column not in df.columns:
+        raise DivergenceInputError(f"Split column '{column}' is not in the data.")
+    if not len(confirm_values):
+        raise DivergenceInputError(f"Choose the values of split column '{column}' to confirm on.")
+    confirm = df[column].isin(list(confirm_values)).to_numpy()
+    if confirm.all() or not confirm.any():
+        raise DivergenceInputError(
+            f"Split column '{column}' leaves no rows to {'mine' if confirm.all() else 'confirm'} on."
+        )
+    return df.loc[~confirm].reset_index(drop=True), df.loc[confirm].reset_index(drop=True)
+
+
+# ----------------------------------------------------------------------------- figures
+
+
+def slice_table_figure(display: pd.DataFrame, *, verdict_column: str = "Verdict",
+                       height: int | None = None) -> go.Figure:
+    """The slice table (already formatted with :func:`display_frame`) as a Plotly table.
+
+    The slice column is wide and left-aligned, numbers right-aligned; the verdict cell is
+    coloured like the interval plot. Transparent cells follow the page's light or dark theme.
+    """
+    cols = list(display.columns)
+    # widths from the content: the longest header word or the usual cell length, whichever is larger
+    widths = []
+    for c in cols:
+        cells = display[c].astype(str).str.len()
+        usual = float(cells.quantile(0.9)) if len(cells) else 0.0
+        widths.append(max(max(len(w) for w in c.split()) + 1, usual, 4) * (0.9 if c == "Slice" else 1.0))
+    align = ["left" if c in ("Slice", "Verdict") else "right" for c in cols]
+    n = len(display)
+    fills = []
+    for c in cols:
+        if c == verdict_column:
+            fills.append([_rgba(VERDICT_COLORS.get(v, "#868e96"), 0.28) for v in display[c]])
+        else:
+            fills.append(["rgba(134,142,150,0.08)" if i % 2 else "rgba(0,0,0,0)" for i in range(n)])
+    fig = go.Figure(go.Table(
+        columnwidth=widths,
+        header=dict(values=[f"<b>{c}</b>" for c in cols], align=align, fill_color="rgba(59,91,219,0.18)",
+                    line_color="rgba(134,142,150,0.35)", height=30),
+        cells=dict(values=[display[c].tolist() for c in cols], align=align, fill_color=fills,
+                   line_color="rgba(134,142,150,0.25)", height=26),
+    ))
+    fig.update_layout(margin=dict(l=0, r=0, t=4, b=0),
+                      height=height or min(80 + 27 * max(n, 1), 760))
+    return fig
+
+
+def _rgba(hex_color: str, alpha: float) -> str:
+    h = hex_color.lstrip("#")
+    r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def interval_figure(table: SliceTable, rows: pd.DataFrame, metric: str | None = None, *,
+                    level_label: str | None = None) -> go.Figure:
+    """The interval overlap plot: each slice's interval against the whole-dataset value and band.
+
+    One line per slice (top to bottom in the order of ``rows``), its interval as a bar and its
+    value as a dot, coloured by verdict; slices below the minimum size ('indicative') drawn as
+    open dots. The whole dataset's value is a vertical line, its interval a shaded band. The
+    x axis names the interval level (``level_label``, e.g. '95% intervals, BH-adjusted').
+    Needs the statistics columns ``M_ci_low`` and ``M_ci_high``.
+    """
+    info = table.metric(metric)
+    m, binary = info.name, info.binary
+    if f"{m}_ci_low" not in rows.columns:
+        raise DivergenceInputError(f"The interval plot needs the statistics of metric '{m}' (run assess).")
+    labels = [_wrap(s) for s in rows["itemset"]]
+    verdicts = rows[f"{m}_verdict"].astype(str) if f"{m}_verdict" in rows else pd.Series([""] * len(rows), index=rows.index)
+    meets = (rows[f"{m}_meets_min_size"].astype(bool) if f"{m}_meets_min_size" in rows
+             else pd.Series([True] * len(rows), index=rows.index))
+    scale = 100.0 if binary else 1.0
+    fig = go.Figure()
+    overall = table.overall(m) * scale
+    low = high = float("nan")
+    if hasattr(table, "overall_interval"):
+        low, high = (x * scale for x in table.overall_interval(m))
+    if not (_bad(low) or _bad(high)):
+        fig.add_vrect(x0=low, x1=high, fillcolor="rgba(134,142,150,0.25)", line_width=0, layer="below")
+    fig.add_vline(x=overall, line_color="#868e96", line_dash="dash", line_width=1.5)
+    shown = set()
+    for verdict in dict.fromkeys(verdicts):
+        for indicative in (False, True):
+            sel = (verdicts == verdict).to_numpy() & (~meets.to_numpy() if indicative else meets.to_numpy())
+            if not sel.any():
+                continue
+            r = rows[sel]
+            value = r[m].to_numpy() * scale
+            lo = r[f"{m}_ci_low"].to_numpy() * scale
+            hi = r[f"{m}_ci_high"].to_numpy() * scale
+            color = VERDICT_COLORS.get(verdict, "#868e96")
+            name = (verdict or "slice") + (" (indicative: below minimum size)" if indicative else "")
+            text = [f"{s}<br>{format_value(v / scale, binary)} {format_interval(a / scale, b / scale, binary)}"
+                    f"<br>{format_count(c)} rows · {verdict or '–'}"
+                    for s, v, a, b, c in zip(r["itemset"], value, lo, hi, r[f"{m}_count"])]
+            fig.add_trace(go.Scatter(
+                x=value, y=np.array(labels, dtype=object)[sel], mode="markers", name=name,
+                marker=dict(color=color, size=9, symbol="circle-open" if indicative else "circle",
+                            line=dict(width=2, color=color)),
+                error_x=dict(type="data", symmetric=False, array=hi - value, arrayminus=value - lo,
+                             color=color, thickness=2, width=4),
+                customdata=r.index.to_numpy(), hovertext=text, hoverinfo="text",
+                showlegend=name not in shown,
+            ))
+            shown.add(name)
+    unit = " (%)" if binary else ""
+    level = level_label or "intervals"
+    fig.update_layout(
+        xaxis_title=f"{_metric_label(table, m)}{unit}: {level}; dashed line and band: whole dataset "
+                    f"{format_value(overall / scale, binary)}",
+        yaxis=dict(autorange="reversed", categoryorder="array", categoryarray=labels),
+        height=max(260, 60 + 30 * len(rows)), margin=dict(l=10, r=10, t=30, b=60),
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0),
+    )
+    return fig
+
+
+def _wrap(itemset: str, width: int = 60) -> str:
+    """An itemset label broken after a comma when longer than ``width`` characters."""
+    if len(itemset) <= width:
+        return itemset
+    parts, line, out = itemset.split(", "), "", []
+    for p in parts:
+        if line and len(line) + len(p) + 2 > width:
+            out.append(line + ",")
+            line = p
+        else:
+            line = f"{line}, {p}" if line else p
+    out.append(line)
+    return "<br>".join(out)
+
+
+# ----------------------------------------------------------------------------- export
+
+def table_csv(frame: pd.DataFrame) -> bytes:
+    """A slice table as CSV bytes (full precision, undefined values as empty cells)."""
+    import io
+
+    from .table import write_csv
+
+    buffer = io.BytesIO()
+    write_csv(frame.reset_index(drop=True), buffer)
+    return buffer.getvalue()
+
+
+def figure_html(fig: go.Figure, *, title: str = "divergence") -> str:
+    """A figure as a self-contained HTML page (plotly.js inlined: opens offline)."""
+    return fig.to_html(include_plotlyjs=True, full_html=True, default_width="100%",
+                       config={"displaylogo": False}).replace("<head>", f"<head><title>{title}</title>", 1)
+
+
+#: where Debian's chromium lives; kaleido draws static images with it
+CHROMIUM = "/usr/bin/chromium"
+
+
+def png_supported() -> bool:
+    """Whether static images can be drawn here: kaleido installed and a Chromium to drive."""
+    import importlib.util
+    import os
+    import shutil
+
+    if importlib.util.find_spec("kaleido") is None:
+        return False
+    return bool(os.environ.get("BROWSER_PATH") or os.path.exists(CHROMIUM)
+                or shutil.which("chromium") or shutil.which("google-chrome"))
+
+
+def figure_png(fig: go.Figure, *, width: int = 1280, height: int | None = None, scale: float = 2.0) -> bytes:
+    """A figure as PNG bytes through kaleido and the machine's Chromium (never a download)."""
+    import os
+
+    if not png_supported():
+        raise DivergenceInputError("PNG export needs the kaleido package and Chromium (/usr/bin/chromium).")
+    if not os.environ.get("BROWSER_PATH") and os.path.exists(CHROMIUM):
+        os.environ["BROWSER_PATH"] = CHROMIUM
+    h = height or int(fig.layout.height or 600)
+    return fig.to_image(format="png", width=width, height=h, scale=scale)

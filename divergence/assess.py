@@ -189,23 +189,24 @@ def assess(
         significant = np.isfinite(qv) & (qv <= alpha)
         # ---- slice baseline and lift (error metrics)
         lift_reliably_below = np.zeros(n_items, dtype=bool)
-        if m.baseline is not None and table.outcomes is not None:
-            outcome = table.outcome(name)
-            target = np.where(np.isnan(outcome.values), np.nan, outcome.target)
-            if walk is None:
+        has_rows = table.outcomes is not None and table.row_codes is not None
+        if m.baseline is not None and (has_rows or m.aux >= 0):
+            if walk is None and has_rows:
                 walk = walk_order(table.parent, table.codes)
-            base = _baseline(m.baseline, target, walk, table)
+            base = _baseline(table, m, walk)
             with np.errstate(invalid="ignore", divide="ignore"):
                 lift = np.where(base > 0, 1.0 - mean / np.where(base > 0, base, 1.0),
                                 np.where(mean > 0, -np.inf, np.nan))
-            lift[~np.isfinite(mean)] = np.nan
+            lift[~np.isfinite(mean) | np.isnan(base)] = np.nan
             cols[f"{name}_baseline"] = base
             cols[f"{name}_lift"] = lift
             cols[f"{name}_lift_shortfall"] = lift[0] - lift
             # decide defect against hard cohort with a bootstrap of the lift
             candidates = significant & meets & (div > 0)
             candidates[0] = True
-            if boot_cells <= MAX_BOOTSTRAP_CELLS and candidates[1:].any():
+            if has_rows and boot_cells <= MAX_BOOTSTRAP_CELLS and candidates[1:].any():
+                outcome = table.outcome(name)
+                target = np.where(np.isnan(outcome.values), np.nan, outcome.target)
                 b = max(int(bootstrap), VERDICT_BOOTSTRAP)
                 means, bases = _bootstrap(table, walk, candidates, outcome.values, target,
                                           _BASELINE_CODE[m.baseline], b, seed)
@@ -214,6 +215,9 @@ def assess(
                 shortfall = boot_lift[0][None, :] - boot_lift
                 low_sf = _percentile(shortfall, 100 * alpha / 2)
                 lift_reliably_below = candidates & (low_sf > 0)
+            elif not has_rows:
+                # tallies only (no rows to resample): the point estimate decides
+                lift_reliably_below = lift[0] - lift > 0
             lift_reliably_below |= (base == 0) & (mean > 0)
             # without an elevated baseline, nothing about the cohort explains its excess error
             lift_reliably_below |= ~(base > base[0])
@@ -224,7 +228,8 @@ def assess(
         # ---- bootstrap intervals for the slices looked at
         cols[f"{name}_boot_low"] = np.full(n_items, np.nan)
         cols[f"{name}_boot_high"] = np.full(n_items, np.nan)
-        if bootstrap and table.outcomes is not None and boot_cells <= MAX_BOOTSTRAP_CELLS:
+        if bootstrap and table.outcomes is not None and table.row_codes is not None \
+                and boot_cells <= MAX_BOOTSTRAP_CELLS:
             wanted = _slices_to_bootstrap(table, cols, name, top_k, sort_by)
             if walk is None:
                 walk = walk_order(table.parent, table.codes)
@@ -259,30 +264,31 @@ def assess(
         "replication": (replication_label or ("held-out rows" if holdout else "second table"))
         if rem is not None else None,
         "replication_rows": rem.n_rows if rem is not None else None,
-        "bootstrap_skipped": bool(bootstrap) and boot_cells > MAX_BOOTSTRAP_CELLS,
+        "bootstrap_skipped": bool(bootstrap) and (boot_cells > MAX_BOOTSTRAP_CELLS or table.row_codes is None),
+        "intervals": "analytic and bootstrap" if (bootstrap and table.row_codes is not None
+                                                  and boot_cells <= MAX_BOOTSTRAP_CELLS) else "analytic",
     }
     return dataclasses.replace(table, columns=cols, assessment=assessment)
 
 
-def _baseline(kind: str, target: np.ndarray, walk, table) -> np.ndarray:
-    """Error of the slice's best constant prediction, for every slice."""
-    if kind == "median":
+def _baseline(table, m, walk) -> np.ndarray:
+    """Error of each slice's best constant prediction (NaN where it cannot be computed)."""
+    if m.baseline == "median":
+        if walk is None:
+            return np.full(len(table), np.nan)
+        outcome = table.outcome(m.name)
+        target = np.where(np.isnan(outcome.values), np.nan, outcome.target)
         _, mad = walk_median_abs(*walk, table.row_codes, target)
         return mad
-    from .lattice import walk_tallies
-
-    d = ~np.isnan(target)
-    y = np.where(d, target, 0.0)
-    shift = float(np.mean(y[d])) if d.any() else 0.0
-    yc = np.where(d, y - shift, 0.0)
-    t = walk_tallies(*walk, table.row_codes, np.column_stack([d.astype(float), yc, yc * yc]))
+    k = table.metric_names.index(m.name)
+    n = table.tallies[:, 1 + 3 * k]
+    ys, yq = table.tallies[:, m.aux], table.tallies[:, m.aux + 1]
     with np.errstate(invalid="ignore", divide="ignore"):
-        n = t[:, 0]
-        mu = t[:, 1] / n
-        if kind == "mean":
-            return np.where(n > 0, np.maximum(t[:, 2] / n - mu * mu, 0.0), np.nan)
-        p = shift + mu
-        if kind == "majority":
+        mu = ys / n
+        if m.baseline == "mean":
+            return np.where(n > 0, np.maximum(yq / n - mu * mu, 0.0), np.nan)
+        p = m.target_shift + mu
+        if m.baseline == "majority":
             return np.where(n > 0, np.minimum(p, 1.0 - p), np.nan)
         return np.where(n > 0, p * (1.0 - p), np.nan)
 

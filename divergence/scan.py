@@ -1,12 +1,13 @@
 """scan(): validate -> outcomes -> discretize -> compress and mine -> statistics -> SliceTable."""
 from __future__ import annotations
 
+import dataclasses
 from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from .discretize import BinSpec, Binning, discretize, is_row_index
+from .discretize import AttributeBins, BinSpec, Binning, discretize, is_row_index
 from .errors import DivergenceInputError
 from .mining import ENGINES, mine
 from .outcomes import (
@@ -146,10 +147,16 @@ def check_min_support(min_support: object) -> float:
     return s
 
 
-def outcome_weights(outcomes: Sequence[Outcome]) -> tuple[list[np.ndarray], list[float]]:
-    """Per-row tally columns: row count, then per outcome defined count, shifted sum and square."""
+def outcome_weights(outcomes: Sequence[Outcome]) -> tuple[list[np.ndarray], list[MetricInfo]]:
+    """Per-row tally columns and what they hold.
+
+    Column 0 is the row count; then per outcome its defined count, shifted sum and shifted
+    sum of squares (columns 1+3k, 2+3k, 3+3k); then, for each error metric whose slice
+    baseline is additive (mean target, majority class, base rate), the shifted sum and sum
+    of squares of its target over the rows where the metric is defined (``MetricInfo.aux``).
+    """
     cols: list[np.ndarray] = []
-    shifts: list[float] = []
+    infos: list[MetricInfo] = []
     n = len(outcomes[0].values) if outcomes else 0
     cols.append(np.ones(n))
     for o in outcomes:
@@ -158,8 +165,19 @@ def outcome_weights(outcomes: Sequence[Outcome]) -> tuple[list[np.ndarray], list
         shift = 0.0 if o.binary else float(np.mean(v[defined]))
         x = np.where(defined, v - shift, 0.0)
         cols += [defined.astype(np.float64), x, x * x]
-        shifts.append(shift)
-    return cols, shifts
+        infos.append(MetricInfo(name=o.name, description=o.description, binary=o.binary, shift=shift,
+                                baseline=o.baseline))
+    aux = 1 + 3 * len(outcomes)
+    for k, o in enumerate(outcomes):
+        if o.baseline in ("mean", "majority", "base_rate") and o.target is not None:
+            y = np.where(np.isnan(o.values), np.nan, o.target)
+            d = ~np.isnan(y)
+            ys = float(np.mean(y[d])) if d.any() else 0.0
+            yc = np.where(d, y - ys, 0.0)
+            cols += [yc, yc * yc]
+            infos[k] = dataclasses.replace(infos[k], aux=aux, target_shift=ys)
+            aux += 2
+    return cols, infos
 
 
 def metric_columns(tallies: np.ndarray, metrics: Sequence[MetricInfo], n_rows: int) -> dict:
@@ -300,28 +318,18 @@ def scan(
         raise DivergenceInputError("There is no attribute column to slice by.")
     disc = discretize(df, attrs, bins=bins, quantile_bins=quantile_bins, binning=binning)
     notes += list(disc.notes)
-    cols, shifts = outcome_weights(found)
-    weights = np.column_stack(cols)
-    n_values = np.array([b.n_items for b in disc.bins], dtype=np.int64)
-    mined = mine(disc.codes, weights, n_values, min_support=s, max_length=max_length, engine=engine)
-    infos = tuple(MetricInfo(name=o.name, description=o.description, binary=o.binary, shift=sh,
-                             baseline=o.baseline) for o, sh in zip(found, shifts))
-    codes, tallies, parent = _canonical_order(mined.codes, mined.tallies, mined.parent, n_values)
-    columns = metric_columns(tallies, infos, len(df))
-    table = SliceTable(
-        codes=codes, tallies=tallies, columns=columns, attributes=tuple(attrs), bins=disc.bins,
-        metrics=infos, n_rows=len(df), min_support=s, max_length=max_length, engine=engine,
-        notes=tuple(notes), parent=parent, row_codes=disc.codes, outcomes=tuple(found),
-        params=dict(target=target, prediction=prediction, score=score, threshold=threshold,
-                    positive=positive, metrics=[o.name for o in found], outcome=outcome, rank=rank,
-                    rank_by=rank_by, ascending=ascending, gamma=gamma, regression=regression,
-                    attributes=list(attrs), bins={k: (v if isinstance(v, int) else list(v))
-                                                  for k, v in (bins or {}).items()},
-                    quantile_bins=quantile_bins, binning=binning, min_support=s,
-                    max_length=max_length, engine=engine),
-    )
-    if parent is None:
-        object.__setattr__(table, "parent", _parents(table))
+    cols, infos = outcome_weights(found)
+    params = dict(target=target, prediction=prediction, score=score, threshold=threshold,
+                  positive=positive, metrics=[o.name for o in found], outcome=outcome, rank=rank,
+                  rank_by=rank_by, ascending=ascending, gamma=gamma, regression=regression,
+                  attributes=list(attrs), bins={k: (v if isinstance(v, int) else list(v))
+                                                for k, v in (bins or {}).items()},
+                  quantile_bins=quantile_bins, binning=binning, min_support=s,
+                  max_length=max_length, engine=engine)
+    table = scan_compressed(disc.codes, np.column_stack(cols), bins=disc.bins, metrics=infos,
+                            n_rows=len(df), min_support=s, max_length=max_length, engine=engine,
+                            notes=notes, params=params)
+    table = dataclasses.replace(table, row_codes=disc.codes, outcomes=tuple(found))
     from .assess import assess
 
     label = None
@@ -331,6 +339,45 @@ def scan(
     return assess(table, delta=delta, confidence=confidence, correction=correction, bootstrap=bootstrap,
                   seed=seed, top_k=top_k, sort_by=sort_by, replicate=replicate, replication_label=label,
                   holdout=holdout, exploratory=exploratory)
+
+
+def scan_compressed(
+    codes: np.ndarray,
+    weights: np.ndarray,
+    *,
+    bins: Sequence[AttributeBins],
+    metrics: Sequence[MetricInfo],
+    n_rows: int | None = None,
+    min_support: float = 0.05,
+    max_length: int | None = None,
+    engine: str = "fast",
+    notes: Sequence[str] = (),
+    params: dict | None = None,
+) -> SliceTable:
+    """Mine and measure from (possibly compressed) item codes and tallies: the step that needs
+    no per-row data, so an engine holding the rows elsewhere (DuckDB, Spark) can hand over
+    its GROUP BY. ``weights`` follows :func:`outcome_weights`' layout; rows with identical
+    codes are merged. The result keeps no rows: bootstrap intervals and median baselines need
+    :func:`scan` on a DataFrame.
+    """
+    s = check_min_support(min_support)
+    codes = np.ascontiguousarray(codes, dtype=np.int32)
+    weights = np.ascontiguousarray(weights, dtype=np.float64)
+    if n_rows is None:
+        n_rows = int(round(weights[:, 0].sum()))
+    n_values = np.array([b.n_items for b in bins], dtype=np.int64)
+    mined = mine(codes, weights, n_values, min_support=s, max_length=max_length, engine=engine)
+    codes_m, tallies, parent = _canonical_order(mined.codes, mined.tallies, mined.parent, n_values)
+    columns = metric_columns(tallies, metrics, n_rows)
+    table = SliceTable(
+        codes=codes_m, tallies=tallies, columns=columns, attributes=tuple(b.name for b in bins),
+        bins=tuple(bins), metrics=tuple(metrics), n_rows=int(n_rows), min_support=s,
+        max_length=max_length, engine=engine, notes=tuple(notes), parent=parent,
+        params=dict(params or {}),
+    )
+    if parent is None:
+        table = dataclasses.replace(table, parent=_parents(table))
+    return table
 
 
 def _canonical_order(codes: np.ndarray, tallies: np.ndarray, parent: np.ndarray,

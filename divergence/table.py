@@ -25,6 +25,10 @@ class MetricInfo:
     shift: float = 0.0
     #: slice baseline kind for error metrics ('mean', 'median', 'majority', 'base_rate')
     baseline: str | None = None
+    #: tally column of the target's shifted sum (then its sum of squares), or -1
+    aux: int = -1
+    #: the target is stored shifted by this value in those columns
+    target_shift: float = 0.0
 
 
 @dataclass(frozen=True, eq=False)

@@ -116,3 +116,28 @@ def test_input_frame_is_not_modified(small):
 def test_importing_the_engine_never_imports_streamlit():
     code = "import sys, divergence, divergence.cli; assert 'streamlit' not in sys.modules"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_scan_compressed_equals_scan_on_rows():
+    """The seam for engines that group rows elsewhere: distinct rows plus tallies suffice."""
+    from divergence.datasets import DEMO_ATTRIBUTES, load_demo
+    from divergence.mining import compress
+    from divergence.scan import outcome_weights, scan_compressed, build_outcomes
+    from divergence import assess, discretize
+
+    df = load_demo(4000)
+    roles = dict(target="defaulted", prediction="predicted_default", positive="yes", metrics=["fpr", "error"])
+    full = scan(df, attributes=DEMO_ATTRIBUTES, min_support=0.02, **roles)
+    disc = discretize(df, DEMO_ATTRIBUTES)
+    cols, infos = outcome_weights(build_outcomes(df, **roles))
+    comp = compress(disc.codes, np.column_stack(cols))
+    assert len(comp.codes) < len(df)
+    table = assess(scan_compressed(comp.codes, comp.weights, bins=disc.bins, metrics=infos, n_rows=len(df),
+                                   min_support=0.02))
+    a, b = full.frame, table.frame
+    for col in ("itemset", "count", "fpr", "fpr_p", "fpr_q", "fpr_ci_low", "error_baseline", "error_lift"):
+        if a[col].dtype == object:
+            assert list(a[col]) == list(b[col])
+        else:
+            np.testing.assert_allclose(a[col], b[col], rtol=1e-12)
+    assert table.row_codes is None and table.assessment["intervals"] == "analytic"

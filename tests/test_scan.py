@@ -136,7 +136,7 @@ def test_scan_compressed_equals_scan_on_rows():
                                    min_support=0.02))
     a, b = full.frame, table.frame
     for col in ("itemset", "count", "fpr", "fpr_p", "fpr_q", "fpr_ci_low", "error_baseline", "error_lift"):
-        if a[col].dtype == object:
+        if not pd.api.types.is_numeric_dtype(a[col]):
             assert list(a[col]) == list(b[col])
         else:
             np.testing.assert_allclose(a[col], b[col], rtol=1e-12)

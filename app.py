@@ -1,31 +1,27 @@
-"""The dashboard: `streamlit run app.py` opens on the built-in dataset."""
+"""The dashboard: ``streamlit run app.py``. Page navigation only.
+
+It opens on the Slices page with the built-in dataset scanned on its default settings,
+so a first finding is visible without touching anything.
+"""
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
-from divergence import DivergenceInputError, scan
-from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
+import ui_support as ui
 
-st.set_page_config(page_title="Divergence", layout="wide")
+st.set_page_config(page_title="Divergence", page_icon=":material/troubleshoot:", layout="wide")
+ui.init_state()
+# less empty space above the title: a projector has 800 rows of pixels
+st.markdown("<style>[data-testid='stMainBlockContainer']{padding-top:3.5rem}</style>", unsafe_allow_html=True)
 
-
-@st.cache_data(show_spinner="Mining slices…")
-def demo_scan(min_support: float):
-    df = load_demo()
-    return scan(df, attributes=DEMO_ATTRIBUTES, min_support=min_support, **DEMO_ROLES["classification"]).frame
-
-
-st.title("Where does the model behave differently?")
-st.caption("Built-in dataset: credit applications, a classifier's default predictions.")
-support = st.slider("Minimum support", 0.005, 0.2, 0.02, 0.005, format="%.3f")
-try:
-    frame = demo_scan(support)
-except DivergenceInputError as exc:
-    st.error(str(exc))
-    st.stop()
-metric = st.radio("Metric", ["fpr", "fnr"], horizontal=True)
-st.metric(f"Whole-dataset {metric.upper()}", f"{frame.loc[0, metric]:.1%}")
-top = frame.iloc[1:].sort_values(f"{metric}_divergence", ascending=False)
-st.dataframe(top[["itemset", "support", "count", metric, f"{metric}_divergence", f"{metric}_t", f"{metric}_p"]],
-             hide_index=True, width="stretch")
+PAGES = [
+    st.Page("pages/data.py", title="1 · Data", icon=":material/table:"),
+    st.Page("pages/outcome.py", title="2 · Outcome and thresholds", icon=":material/tune:"),
+    st.Page("pages/slices.py", title="3 · Slices", icon=":material/view_list:", default=True),
+    st.Page("pages/intervals.py", title="4 · Intervals", icon=":material/align_horizontal_center:"),
+    st.Page("pages/attributes.py", title="5 · Attributes", icon=":material/bar_chart:"),
+    st.Page("pages/export.py", title="6 · Export", icon=":material/download:"),
+]
+# navigation along the top: the full width stays for the tables (a 1280x800 projector)
+page = st.navigation(PAGES, position="top")
+page.run()

@@ -1,0 +1,33 @@
+"""Step 5: how much each item (attribute=value) moves the metric, alone and across all slices."""
+from __future__ import annotations
+
+import streamlit as st
+
+import ui_support as ui
+from divergence.figures import item_values_figure
+from ui_support import K
+
+st.title("Attributes")
+res = ui.ensure_result()
+ui.show_run_status("attributes")
+if res is None:
+    st.info("No results yet: check the settings on the Data and Outcome pages, then run the scan.")
+    st.stop()
+table, rid = res["table"], res["id"]
+metrics = table.metric_names
+if len(metrics) > 1:
+    ui.bound(st.radio, "Metric", K.VIEW_METRIC, options=metrics, horizontal=True, format_func=ui.metric_name,
+             after=lambda: st.session_state.update({K.SORT_BY: None, K.SELECTED: None}))
+metric = ui.state(K.VIEW_METRIC) if ui.state(K.VIEW_METRIC) in metrics else metrics[0]
+values = ui.item_values(rid, metric, table)
+top = st.select_slider("Items shown", options=[10, 15, 25, 50, 100], value=15, key="w:items_shown")
+left, right = st.columns(2)
+with left:
+    st.plotly_chart(ui.themed(item_values_figure(values, value="individual", metric=metric, top=top)),
+                    key="individual_chart")
+    st.caption("Individual divergence: the item's own slice against the whole dataset.")
+with right:
+    st.plotly_chart(ui.themed(item_values_figure(values, value="global", metric=metric, top=top)),
+                    key="global_chart")
+    st.caption("Global divergence: the item's Shapley value over every slice mined, i.e. its average "
+               "contribution wherever it appears.")

@@ -1,0 +1,194 @@
+"""Step 1: the data (built-in or uploaded), a preview, and the column roles."""
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+import ui_support as ui
+from divergence import DivergenceInputError
+from divergence.views import format_count
+from ui_support import K
+
+st.title("Data")
+st.caption("Which rows to analyse, and what each column is: target, prediction, attributes to slice by.")
+
+# ---------------------------------------------------------------- source
+ui.bound(st.radio, "Data source", K.SOURCE, options=[ui.BUILT_IN, "upload"], horizontal=True,
+         format_func=lambda s: "Built-in dataset (credit applications)" if s == ui.BUILT_IN else "Upload a file",
+         after=lambda: ui.use_built_in() if ui.state(K.SOURCE) == ui.BUILT_IN else None)
+if ui.state(K.SOURCE) == "upload":
+    st.file_uploader("CSV or Parquet file", type=["csv", "txt", "parquet", "pq", "parq"], key="w:upload",
+                     on_change=ui.on_upload, help="Up to 2 GB (set in .streamlit/config.toml).")
+    if ui.state(K.UPLOAD_ERROR):
+        st.error(ui.state(K.UPLOAD_ERROR))
+        st.caption("The data and settings in use are unchanged.")
+
+df: pd.DataFrame = ui.state(K.FRAME)
+data_key = ui.state(K.DATA_KEY)
+st.markdown(ui.data_caption())
+
+preview, types = st.tabs(["Preview", "Column types"])
+with preview:
+    st.dataframe(df.head(200), hide_index=True, height=260)
+    if len(df) > 200:
+        st.caption(f"The first 200 of {format_count(len(df))} rows.")
+with types:
+    st.dataframe(ui.column_summary(data_key, df), hide_index=True, height=260)
+
+# ---------------------------------------------------------------- roles
+st.subheader("Column roles")
+columns = list(df.columns)
+
+
+def _reset_positive() -> None:
+    guess = ui.positive_guess(df, ui.state(K.TARGET))
+    if guess is not None:  # a column with many values keeps the label: the error then says why
+        ui.set_settings(**{K.POSITIVE: guess})
+
+
+def _task_changed() -> None:
+    task = ui.state(K.TASK)
+    ui.set_settings(**{K.METRICS: {"classification": ["fpr", "fnr"], "regression": ["abs_error"]}.get(task, [])})
+
+
+ui.bound(st.radio, "Task", K.TASK, options=list(ui.TASKS), format_func=ui.TASKS.get, horizontal=True,
+         after=_task_changed)
+task = ui.state(K.TASK)
+c1, c2, c3 = st.columns(3)
+if task in ("classification", "regression"):
+    with c1:
+        ui.bound(st.selectbox, "Target (the true value)", K.TARGET, options=columns, index=None,
+                 placeholder="Choose a column", after=_reset_positive if task == "classification" else None)
+    if task == "classification":
+        with c2:
+            ui.bound(st.radio, "The model's output", K.PRED_KIND, options=["labels", "score"], horizontal=True,
+                     format_func={"labels": "Predicted labels", "score": "A score and a threshold"}.get)
+            if ui.state(K.PRED_KIND) == "labels":
+                ui.bound(st.selectbox, "Prediction column", K.PREDICTION, options=columns, index=None,
+                         placeholder="Choose a column")
+            else:
+                ui.bound(st.selectbox, "Score column", K.SCORE, options=columns, index=None,
+                         placeholder="Choose a column")
+                ui.bound(st.number_input, "Threshold (score ≥ threshold predicts positive)", K.THRESHOLD,
+                         step=0.05, format="%.3f")
+        with c3:
+            labels = ui.target_values(data_key, ui.state(K.TARGET), df)
+            if labels is not None and len(labels) <= 50:
+                ui.bound(st.selectbox, "Positive label", K.POSITIVE, options=labels, index=None,
+                         placeholder="Choose the positive class", format_func=str)
+            else:
+                ui.bound(st.text_input, "Positive label", K.POSITIVE)
+    else:
+        with c2:
+            ui.bound(st.selectbox, "Prediction column", K.PREDICTION, options=columns, index=None,
+                     placeholder="Choose a column")
+elif task == "ranking":
+    with c1:
+        ui.bound(st.radio, "The ranking comes from", K.RANK_KIND, options=["score", "rank"], horizontal=True,
+                 format_func={"score": "A score (sorted)", "rank": "A rank column (1 = best)"}.get)
+    with c2:
+        if ui.state(K.RANK_KIND) == "rank":
+            ui.bound(st.selectbox, "Rank column", K.RANK, options=columns, index=None, placeholder="Choose a column")
+        else:
+            ui.bound(st.selectbox, "Score to rank by", K.RANK_BY, options=columns, index=None,
+                     placeholder="Choose a column")
+            ui.bound(st.checkbox, "Lower scores rank first", K.ASCENDING)
+    with c3:
+        st.caption("The rank-value function (gamma) is chosen on the Outcome page.")
+else:
+    with c1:
+        numeric = [c for c in columns if pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c])]
+        ui.bound(st.multiselect, "Outcome column(s): measured as they are", K.OUTCOME, options=numeric)
+
+roles = ui.role_kwargs()
+try:
+    found = ui.check_roles(data_key, json.dumps(roles, default=str), df)
+except DivergenceInputError as exc:
+    st.error(str(exc))
+else:
+    st.caption("Measured: " + "; ".join(
+        f"**{name}** ({desc}), defined on {format_count(n)} rows" for name, desc, n, _ in found))
+
+# ---------------------------------------------------------------- attributes
+st.subheader("Attributes to slice by")
+used = ui.used_columns()
+options = [c for c in columns if c not in used]
+chosen, notes = ui.attribute_choice(df)
+
+
+def _attributes_changed() -> None:
+    ui.set_settings(**{K.ATTRIBUTES: list(st.session_state["w:attributes_pick"])})
+
+
+st.session_state["w:attributes_pick"] = [a for a in chosen if a in options]
+st.multiselect("Attributes", options, key="w:attributes_pick", on_change=_attributes_changed,
+               label_visibility="collapsed")
+if not chosen:
+    st.error("Choose at least one attribute column to slice by.")
+for note in notes:
+    st.caption(note)
+if ui.state(K.ATTRIBUTES) is not None and st.button("Use the default choice (every column not used above, "
+                                                    "less identifiers)"):
+    ui.set_settings(**{K.ATTRIBUTES: None})
+    st.rerun()
+
+with st.expander(f"Binning of numeric attributes ({ui.state(K.BINNING)}, {ui.state(K.QUANTILE_BINS)} bins unless "
+                 "set per column)", expanded=False):
+    b1, b2 = st.columns(2)
+    with b1:
+        ui.bound(st.number_input, "Bins per numeric column", K.QUANTILE_BINS, min_value=1, max_value=20, step=1)
+    with b2:
+        ui.bound(st.radio, "Cut by", K.BINNING, options=["quantile", "uniform"], horizontal=True,
+                 format_func={"quantile": "Quantiles (equal rows)", "uniform": "Equal width"}.get)
+    bins = dict(ui.state(K.BINS) or {})
+    try:
+        described = ui.bins_of(data_key, tuple(chosen), json.dumps({c: v for c, v in bins.items() if c in chosen}),
+                               int(ui.state(K.QUANTILE_BINS)), ui.state(K.BINNING), df)
+    except DivergenceInputError as exc:
+        st.error(str(exc))
+        described = ()
+    binned = [b for b in described if b.kind != "categorical"]
+    if not binned:
+        st.caption("No attribute is binned: every attribute is a category (text, or few integer values).")
+    grid = st.columns(3)
+    errors = ui.state(K.BIN_ERRORS) or {}
+    for i, b in enumerate(binned):
+        with grid[i % 3]:
+            st.session_state[f"w:bins:{b.name}"] = ui.bin_text(b.name)
+            st.text_input(f"{b.name}: a bin count or edges", key=f"w:bins:{b.name}", on_change=ui.on_bin_text,
+                          args=(b.name,), placeholder=f"{ui.state(K.QUANTILE_BINS)} bins, or edges: 30, 50")
+            if b.name in errors:
+                st.error(errors[b.name])
+            st.caption(" · ".join(b.labels))
+
+# ---------------------------------------------------------------- replication
+st.subheader("Replication")
+ui.bound(st.radio, "Confirm the slices on", K.REPLICATION, options=list(ui.REPLICATION_KINDS),
+         format_func=ui.REPLICATION_KINDS.get, horizontal=True)
+kind = ui.state(K.REPLICATION)
+if kind == "split":
+    r1, r2 = st.columns(2)
+    with r1:
+        ui.bound(st.selectbox, "Split or period column", K.SPLIT_COLUMN, options=columns, index=None,
+                 placeholder="Choose a column")
+    with r2:
+        values = ui.target_values(data_key, ui.state(K.SPLIT_COLUMN), df)
+        if values is None:
+            st.caption("Choose a column with fewer than 50 distinct values.")
+        else:
+            ui.bound(st.multiselect, "Rows with these values confirm; the others are mined", K.SPLIT_VALUES,
+                     options=values, format_func=str)
+elif kind == "file":
+    st.file_uploader("Second file (same columns)", type=["csv", "txt", "parquet", "pq", "parq"],
+                     key="w:replicate_upload", on_change=ui.on_replicate_upload)
+    if ui.state(K.REPLICATE_ERROR):
+        st.error(ui.state(K.REPLICATE_ERROR))
+    if ui.state(K.REPLICATE_FRAME) is not None:
+        st.caption(f"Replication file: `{ui.state(K.REPLICATE_NAME)}`, "
+                   f"{format_count(len(ui.state(K.REPLICATE_FRAME)))} rows.")
+elif kind == "holdout":
+    ui.bound(st.slider, "Share of rows held out to confirm on", K.HOLDOUT, min_value=0.1, max_value=0.5, step=0.05)
+
+st.page_link("pages/outcome.py", label="Next: outcome and thresholds", icon=":material/arrow_forward:")

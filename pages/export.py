@@ -1,0 +1,98 @@
+"""Step 6: the slice table as CSV, every figure as HTML or PNG, and the settings as a slice plan."""
+from __future__ import annotations
+
+import streamlit as st
+
+import ui_support as ui
+from divergence import DivergenceInputError
+from divergence.figures import contribution_figure, item_values_figure, lattice_figure
+from divergence.plan import dump_plan
+from divergence.views import (display_frame, figure_html, figure_png, format_count, interval_figure,
+                              png_supported, slice_table_figure, table_csv)
+from ui_support import K
+
+st.title("Export")
+st.caption("The slice table, every figure and the settings, to share, to archive, or to re-run later.")
+
+res = ui.ensure_result()
+ui.show_run_status("export")
+
+
+def results_section(res: dict) -> None:
+    """The slice table and every figure of the result."""
+    table, rid = res["table"], res["id"]
+    metric = ui.state(K.VIEW_METRIC) if ui.state(K.VIEW_METRIC) in table.metric_names else table.metric_names[0]
+    view = ui.current_view(table, rid)
+
+    # ---------------------------------------------------------------- tables
+    st.subheader("Slice table")
+    t1, t2 = st.columns(2)
+    t1.download_button(f"Every slice ({format_count(len(table))} rows, CSV)", lambda: ui.full_csv(rid, table),
+                       file_name="slices.csv", mime="text/csv", icon=":material/table:")
+    t2.download_button(f"The {format_count(len(view.rows))} slices shown (CSV)", table_csv(view.rows),
+                       file_name="slices_shown.csv", mime="text/csv", icon=":material/filter_list:")
+    st.caption("Every column at full precision; the whole dataset is the first row (its itemset empty).")
+
+    # ---------------------------------------------------------------- figures
+    st.subheader("Figures")
+    figures = {"slice_table": ("The slice table (as shown)",
+                               lambda: slice_table_figure(display_frame(table, view.rows, metric), height=None)),
+               "intervals": ("Interval plot",
+                             lambda: interval_figure(table, view.rows.head(100), metric,
+                                                     level_label=ui.interval_level(table)))}
+    selected = ui.state(K.SELECTED)
+    if selected:
+        figures["contributions"] = (f"Shapley contributions of {selected}",
+                                    lambda: contribution_figure(ui.contributions(rid, selected, metric, 0, table)))
+        figures["lattice"] = (f"Lattice of {selected}", lambda: lattice_figure(table, selected, metric=metric))
+    values = ui.item_values(rid, metric, table)
+    figures["individual_items"] = ("Individual item divergence",
+                                   lambda: item_values_figure(values, value="individual", metric=metric))
+    figures["global_items"] = ("Global item divergence (Shapley)",
+                               lambda: item_values_figure(values, value="global", metric=metric))
+    can_png = png_supported()
+    if not can_png:
+        st.caption("PNG export needs kaleido and Chromium (/usr/bin/chromium); HTML works everywhere.")
+    for name, (label, build) in figures.items():
+        try:
+            fig = build()
+        except DivergenceInputError as exc:
+            st.caption(f"{label}: {exc}")
+            continue
+        c1, c2, c3 = st.columns([3, 1, 1])
+        c1.markdown(label)
+        c2.download_button("HTML", lambda fig=fig, label=label: figure_html(fig, title=label),
+                           file_name=f"{name}.html", mime="text/html", key=f"html-{name}", icon=":material/code:")
+        c3.download_button("PNG", lambda fig=fig: figure_png(fig), file_name=f"{name}.png", mime="image/png",
+                           key=f"png-{name}", disabled=not can_png, icon=":material/image:")
+
+
+if res is None:
+    st.info("No results to export yet: run the scan first (the slice plan below works without one).")
+else:
+    results_section(res)
+
+# ---------------------------------------------------------------- slice plan (works without a result)
+st.subheader("Slice plan")
+st.caption("The settings (column roles, attributes and bins, thresholds, statistics, replication) as a file: "
+           "load it here on a later visit to re-run the same analysis on the next evaluation file.")
+try:
+    plan = ui.current_plan()
+except DivergenceInputError as exc:
+    st.error(str(exc))
+    plan = None
+p1, p2, p3 = st.columns([1, 1, 2])
+if plan is not None:
+    p1.download_button("Slice plan (YAML)", dump_plan(plan), file_name="slice_plan.yaml",
+                       mime="application/x-yaml", icon=":material/description:")
+    p2.download_button("Slice plan (JSON)", dump_plan(plan, format="json"), file_name="slice_plan.json",
+                       mime="application/json", icon=":material/data_object:")
+with p3:
+    st.file_uploader("Load a slice plan", type=["yaml", "yml", "json"], key="w:plan_upload",
+                     on_change=ui.on_plan_upload)
+    if ui.state(K.PLAN_ERROR):
+        st.error(ui.state(K.PLAN_ERROR))
+        st.caption("Every setting is unchanged.")
+if plan is not None:
+    with st.expander("The plan as it stands"):
+        st.code(dump_plan(plan), language="yaml")

@@ -1,0 +1,123 @@
+"""Step 2: the metric(s), the thresholds and the statistics settings; the run button."""
+from __future__ import annotations
+
+import math
+
+import streamlit as st
+
+import ui_support as ui
+from divergence.views import format_count, format_percent
+from ui_support import K
+
+st.title("Outcome and thresholds")
+st.caption(ui.data_caption())
+df = ui.state(K.FRAME)
+n_rows = len(df)
+task = ui.state(K.TASK)
+
+# ---------------------------------------------------------------- metrics
+st.subheader("What to measure")
+if task == "classification":
+    ui.bound(st.multiselect, "Metrics", K.METRICS, options=ui.CLASSIFICATION_METRICS, format_func=ui.metric_name)
+elif task == "regression":
+    ui.bound(st.multiselect, "Metrics", K.METRICS, options=ui.REGRESSION_METRICS, format_func=ui.metric_name)
+elif task == "ranking":
+    g1, g2 = st.columns(2)
+    kind, param = ui.gamma_parts(ui.state(K.GAMMA))
+    with g1:
+        new_kind = st.radio("Value of a rank (gamma)", ["dcg", "topk", "power"], index=["dcg", "topk", "power"].index(kind),
+                            format_func={"dcg": "DCG: 1/log2(1+rank)", "topk": "Top k: 1 in the first k",
+                                         "power": "Power decay: rank^-a"}.get, horizontal=True)
+    with g2:
+        if new_kind == "topk":
+            new_param = st.number_input("k", min_value=1, value=int(param or 10), step=1)
+        elif new_kind == "power":
+            new_param = st.number_input("a", min_value=0.01, value=float(param or 0.5), step=0.05)
+        else:
+            new_param = None
+    gamma = new_kind if new_param is None else f"{new_kind}:{new_param:g}"
+    if gamma != ui.state(K.GAMMA):
+        ui.set_settings(**{K.GAMMA: gamma})
+        st.rerun()
+else:
+    chosen = ui.state(K.OUTCOME) or []
+    st.markdown("Measured as they are: " + (", ".join(f"`{c}`" for c in chosen) or "no column yet (Data page)."))
+if task in ("classification", "regression") and not ui.state(K.METRICS):
+    st.error("Choose at least one metric.")
+
+# ---------------------------------------------------------------- thresholds
+st.subheader("Thresholds")
+c1, c2, c3 = st.columns(3)
+with c1:
+    ui.bound(st.radio, "Minimum support given as", K.SUPPORT_MODE, options=["share", "rows"], horizontal=True,
+             format_func={"share": "a share of rows", "rows": "a number of rows"}.get)
+    if ui.state(K.SUPPORT_MODE) == "share":
+        ui.bound(st.number_input, "Minimum support (share of rows)", K.MIN_SUPPORT, min_value=0.0001, max_value=1.0,
+                 step=0.005, format="%.4f")
+    else:
+        rows = st.number_input("Minimum support (rows)", min_value=1, max_value=n_rows, key="w:support_rows",
+                               value=max(1, math.ceil(ui.state(K.MIN_SUPPORT) * n_rows - 1e-9)), step=10)
+        if abs(rows / n_rows - ui.state(K.MIN_SUPPORT)) > 0.5 / n_rows:
+            ui.set_settings(**{K.MIN_SUPPORT: rows / n_rows})
+            st.rerun()
+    s = ui.state(K.MIN_SUPPORT)
+    st.caption(f"{format_percent(s)} of {format_count(n_rows)} rows: slices of at least "
+               f"{format_count(math.ceil(s * n_rows - 1e-9))} rows are mined.")
+with c2:
+    ui.bound(st.selectbox, "Maximum items per slice", K.MAX_LENGTH, options=[0, 1, 2, 3, 4, 5, 6],
+             format_func=lambda k: "no limit" if k == 0 else str(k))
+with c3:
+    ui.bound(st.number_input, "Redundancy threshold ε (0: keep every slice)", K.REDUNDANCY, min_value=0.0,
+             max_value=1.0, step=0.005, format="%.3f",
+             help="A slice whose divergence differs from one of its subsets' by less than ε adds nothing: "
+                  "the Slices page can hide it.")
+
+st.subheader("Statistics")
+d1, d2, d3, d4 = st.columns(4)
+with d1:
+    use_default = ui.state(K.DELTA) is None
+    default_delta = st.checkbox("Default δ", value=use_default, key="w:default_delta",
+                                help="δ is the smallest divergence worth acting on. Default: 5 points of rate; "
+                                     "0.2 standard deviations of a real-valued outcome.")
+    if default_delta != use_default:
+        ui.set_settings(**{K.DELTA: None if default_delta else 0.05})
+        st.rerun()
+    if not default_delta:
+        ui.bound(st.number_input, "Smallest divergence worth acting on (δ, in the metric's units)", K.DELTA,
+                 min_value=0.0001, step=0.01, format="%.4f")
+with d2:
+    ui.bound(st.selectbox, "Confidence", K.CONFIDENCE, options=[0.8, 0.9, 0.95, 0.99, 0.999],
+             format_func=lambda c: f"{c:.1%}".replace(".0%", "%"))
+with d3:
+    ui.bound(st.selectbox, "Correction for the slices tested", K.CORRECTION, options=list(ui.CORRECTIONS),
+             format_func=ui.CORRECTIONS.get)
+with d4:
+    ui.bound(st.number_input, "Bootstrap replicates (0: none)", K.BOOTSTRAP, min_value=0, max_value=2000, step=50)
+ui.bound(st.radio, "This analysis is", K.PLAN_KIND, options=["exploratory", "pre-registered"], horizontal=True,
+         format_func={"exploratory": "an exploratory search",
+                      "pre-registered": "a pre-registered slice plan (settings fixed before looking)"}.get)
+
+for sentence in ui.min_size_sentences():
+    st.info(sentence, icon=":material/straighten:")
+
+# ---------------------------------------------------------------- run
+st.divider()
+r1, r2 = st.columns([1, 3])
+with r1:
+    run = st.button("Run the scan", type="primary", icon=":material/play_arrow:", key="run")
+with r2:
+    progress_area = st.container()
+if run:
+    with progress_area:
+        ui.run_analysis()
+err = ui.state(K.RUN_ERROR)
+if err:
+    st.error(err)
+res = ui.result()
+if res is not None and not err:
+    table = res["table"]
+    if ui.is_stale():
+        st.warning("The settings changed since the last run: run again to see their results.")
+    else:
+        st.success(f"{len(table) - 1:,} slices mined in {res['seconds']:.2f} s.")
+        st.page_link("pages/slices.py", label="See the slices", icon=":material/arrow_forward:")

@@ -1,0 +1,371 @@
+"""AppTest for every page: set widgets, run, and assert on the numbers shown against the engine.
+
+The references are computed with the engine directly, with the dashboard's default settings
+(built-in dataset, FPR and FNR, support 0.02, 95% confidence, BH, 200 bootstrap replicates,
+redundancy ε = 0.01).
+"""
+from __future__ import annotations
+
+import base64
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+import divergence
+from conftest import ROOT
+from divergence import assess, redundant_itemsets, scan
+from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
+from divergence.plan import parse_plan
+from divergence.views import (display_frame, format_count, format_percent, format_value, headline,
+                              slice_view)
+
+APP = str(ROOT / "app.py")
+STATS = dict(confidence=0.95, correction="bh", bootstrap=200, seed=0, exploratory=True)
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """The default result, computed by the engine as the app computes it."""
+    table = scan(load_demo(), attributes=DEMO_ATTRIBUTES, min_support=0.02, **DEMO_ROLES["classification"])
+    return assess(table, **STATS)
+
+
+@pytest.fixture
+def app():
+    st.cache_data.clear()
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def _go(at: AppTest, page: str) -> AppTest:
+    at.switch_page(f"pages/{page}.py")
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _metrics(at: AppTest) -> dict:
+    return {m.label: m.value for m in at.metric}
+
+
+def _decode(x):
+    """Plotly's JSON holds numpy arrays as {"dtype", "bdata" (base64)[, "shape"]}: plain lists."""
+    if isinstance(x, dict) and "bdata" in x:
+        values = np.frombuffer(base64.b64decode(x["bdata"]), dtype=np.dtype(x["dtype"]))
+        if "shape" in x:
+            values = values.reshape([int(n) for n in str(x["shape"]).split(",")])
+        return values.tolist()
+    if isinstance(x, dict):
+        return {k: _decode(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_decode(v) for v in x]
+    return x
+
+
+def _charts(at: AppTest) -> list[dict]:
+    return [_decode(json.loads(c.proto.spec)) for c in at.get("plotly_chart")]
+
+
+def _table_cells(at: AppTest) -> dict:
+    """The slice table drawn with Plotly: {header: [cells]}."""
+    for spec in _charts(at):
+        trace = spec["data"][0]
+        if trace["type"] == "table":
+            heads = [h.replace("<b>", "").replace("</b>", "") for h in trace["header"]["values"]]
+            return dict(zip(heads, trace["cells"]["values"]))
+    raise AssertionError("no slice table drawn")
+
+
+def _errors(at: AppTest) -> list[str]:
+    return [e.value for e in at.error]
+
+
+def _expected_view(table, metric="fpr", eps=0.01, **kw):
+    exclude = redundant_itemsets(table, eps, metric=metric) if eps else None
+    return slice_view(table, metric=metric, exclude=exclude, top_n=kw.pop("top_n", 25), **kw)
+
+
+# ---------------------------------------------------------------- Slices page (the landing page)
+
+def test_opens_on_the_built_in_data_with_a_finding(app, reference):
+    at = app
+    h = headline(reference, "fpr")
+    m = _metrics(at)
+    assert m["FPR, whole dataset"] == format_percent(reference.overall("fpr")) == "10.2%"
+    assert m["Slices tested"] == format_count(h["n_tested"]) == format_count(len(reference) - 1)
+    assert m["Significant"] == format_count(h["n_significant"])
+    assert m["Above"] == format_count(h["verdicts"]["above"])
+    assert m["Below"] == format_count(h["verdicts"]["below"])
+    assert m["Too small"] == format_count(h["verdicts"]["too small"])
+    # the first finding is the planted slice, with its numbers
+    planted = reference.row(DEMO_TRUTH["elevated_fpr"])
+    finding = at.success[0].value
+    assert "`region=South, education=Primary`" in finding
+    assert format_percent(planted["fpr"]) in finding and format_count(planted["fpr_count"]) in finding
+    # the table is the engine's view: redundant slices hidden, top 25 by divergence
+    cells = _table_cells(at)
+    view = _expected_view(reference)
+    assert cells["Slice"] == view.rows["itemset"].tolist()
+    assert cells["FPR"] == [format_percent(x) for x in view.rows["fpr"]]
+    assert cells["q"][0] == display_frame(reference, view.rows, "fpr")["q"].iloc[0]
+    caption = next(c.value for c in at.caption if c.value.startswith("Showing"))
+    assert caption == (f"Showing 25 of {format_count(view.n_matching)} matching slices "
+                       f"({format_count(len(reference) - 1)} mined), sorted by Divergence, largest first.")
+
+
+def test_slice_detail_shows_its_shapley_contributions(app, reference):
+    at = app
+    assert at.session_state["selected"] == "region=South, education=Primary"
+    spec = next(s for s in _charts(at) if s["data"][0]["type"] == "bar")
+    drawn = {y: x for tr in spec["data"] for x, y in zip(tr["x"], tr["y"])}
+    expected = divergence.item_contributions(reference, DEMO_TRUTH["elevated_fpr"], metric="fpr")
+    assert drawn == pytest.approx(dict(zip(expected["item"], expected["contribution"])))
+    # open another slice
+    other = _expected_view(reference).rows["itemset"].iloc[3]
+    at.selectbox(key="w:selected").set_value(other).run()
+    spec = next(s for s in _charts(at) if s["data"][0]["type"] == "bar")
+    assert sorted(y for tr in spec["data"] for y in tr["y"]) == sorted(other.split(", "))
+    assert _metrics(at)["Rows"] == format_count(reference.row(other)["count"])
+
+
+def test_sort_and_filter_never_remine(app, reference, monkeypatch):
+    calls = []
+    original = divergence.scan
+    monkeypatch.setattr(divergence, "scan", lambda *a, **k: calls.append(1) or original(*a, **k))
+    at = app
+    at.selectbox(key="w:sort_by").set_value("Rows").run()
+    at.selectbox(key="w:sort_asc").set_value(True).run()
+    at.multiselect(key="w:f_verdicts").set_value(["noise", "above"]).run()
+    at.multiselect(key="w:f_attributes").set_value(["channel"]).run()
+    at.selectbox(key="w:top_n").set_value(10).run()
+    assert not at.exception and calls == []
+    view = _expected_view(reference, sort_by="count", ascending=True, verdicts=["noise", "above"],
+                          attributes=["channel"], top_n=10)
+    assert _table_cells(at)["Slice"] == view.rows["itemset"].tolist()
+    assert _table_cells(at)["Rows"] == [format_count(c) for c in view.rows["count"]]
+    # redundant slices back in view
+    at.checkbox(key="w:f_prune").uncheck().run()
+    view = _expected_view(reference, eps=0, sort_by="count", ascending=True, verdicts=["noise", "above"],
+                          attributes=["channel"], top_n=10)
+    assert _table_cells(at)["Slice"] == view.rows["itemset"].tolist() and calls == []
+
+
+def test_second_metric(app, reference):
+    at = app
+    at.radio(key="w:view_metric").set_value("fnr").run()
+    h = headline(reference, "fnr")
+    m = _metrics(at)
+    assert m["FNR, whole dataset"] == format_percent(reference.overall("fnr"))
+    assert m["Significant"] == format_count(h["n_significant"])
+    assert _table_cells(at)["Slice"] == _expected_view(reference, metric="fnr").rows["itemset"].tolist()
+
+
+# ---------------------------------------------------------------- Data page
+
+def test_data_page_preview_and_roles(app):
+    at = _go(app, "data")
+    assert at.dataframe[0].value.shape == (200, 13)
+    assert "10,000 rows × 13 columns" in at.markdown[0].value
+    assert at.selectbox(key="w:target").value == "defaulted"
+    assert at.selectbox(key="w:positive").value == "yes"
+    measured = next(c.value for c in at.caption if c.value.startswith("Measured"))
+    negatives = int((load_demo()["defaulted"] == "no").sum())
+    assert f"**fpr** (false-positive rate), defined on {negatives:,} rows" in measured
+
+
+def _settings(at):
+    keys = ["target", "prediction", "positive", "attributes", "min_support", "metrics", "confidence"]
+    return {k: at.session_state[k] for k in keys}
+
+
+def test_non_binary_target_is_named_and_everything_else_kept(app):
+    at = _go(app, "data")
+    before = _settings(at)
+    at.selectbox(key="w:target").set_value("income").run()
+    assert not at.exception
+    assert any("Target column 'income' is not binary" in e for e in _errors(at))
+    after = _settings(at)
+    assert after == dict(before, target="income")
+    # running anyway keeps the previous result and says why beside the run button
+    at = _go(at, "outcome")
+    at.button(key="run").click().run()
+    assert any("Target column 'income' is not binary" in e for e in _errors(at))
+    at.switch_page("pages/slices.py").run()
+    assert not at.exception and _metrics(at)["FPR, whole dataset"] == "10.2%"
+    assert any("settings changed" in i.value for i in at.info)
+
+
+def test_numeric_score_picked_as_predicted_labels(app):
+    at = _go(app, "data")
+    at.selectbox(key="w:prediction").set_value("default_score").run()
+    assert any("Prediction column 'default_score' is not binary" in e for e in _errors(at))
+    assert at.session_state["target"] == "defaulted" and at.session_state["positive"] == "yes"
+    # the same column as a score with a threshold is fine
+    at.radio(key="w:pred_kind").set_value("score").run()
+    at.selectbox(key="w:score").set_value("default_score").run()
+    assert not _errors(at) and not at.exception
+
+
+def test_empty_attribute_list(app):
+    at = _go(app, "data")
+    at.multiselect(key="w:attributes_pick").set_value([]).run()
+    assert "Choose at least one attribute column to slice by." in _errors(at)
+    assert at.session_state["attributes"] == [] and at.session_state["target"] == "defaulted"
+    at = _go(at, "outcome")
+    at.button(key="run").click().run()
+    assert "There is no attribute column to slice by." in _errors(at)
+
+
+def test_unreadable_upload_keeps_the_data(app):
+    at = _go(app, "data")
+    at.radio(key="w:source").set_value("upload").run()
+    at.file_uploader[0].set_value(("broken.parquet", b"this is not parquet", "application/octet-stream")).run()
+    assert not at.exception
+    assert any(e.startswith("Could not read 'broken.parquet' as Parquet") for e in _errors(at))
+    assert at.session_state["data_name"] == "built-in" and len(at.session_state["frame"]) == 10_000
+    assert at.session_state["target"] == "defaulted"
+
+
+def _upload_frame(n=4000) -> pd.DataFrame:
+    df = load_demo(n)
+    return pd.DataFrame({"row": df["applicant_id"], "age": df["age"], "region": df["region"],
+                         "education": df["education"], "channel": df["channel"],
+                         "label": (df["defaulted"] == "yes").astype(int),
+                         "pred": (df["predicted_default"] == "yes").astype(int)})
+
+
+def test_upload_a_csv_choose_columns_and_run(app):
+    df = _upload_frame()
+    at = _go(app, "data")
+    at.radio(key="w:source").set_value("upload").run()
+    at.file_uploader[0].set_value(("loans.csv", df.to_csv(index=False).encode(), "text/csv")).run()
+    assert not at.exception and not _errors(at)
+    assert at.session_state["data_name"] == "loans.csv"
+    # the roles are guessed, the row number left out of the attributes, and both said
+    assert (at.selectbox(key="w:target").value, at.selectbox(key="w:prediction").value,
+            at.selectbox(key="w:positive").value) == ("label", "pred", 1)
+    assert at.multiselect(key="w:attributes_pick").value == ["age", "region", "education", "channel"]
+    assert any("Left out column 'row'" in c.value for c in at.caption)
+    at.multiselect(key="w:attributes_pick").set_value(["age", "region", "education"]).run()
+    at = _go(at, "outcome")
+    at.number_input(key="w:min_support").set_value(0.05).run()
+    at.button(key="run").click().run()
+    assert not _errors(at)
+    table = assess(scan(df, target="label", prediction="pred", positive=1, metrics=["fpr", "fnr"],
+                        attributes=["age", "region", "education"], min_support=0.05), **STATS)
+    assert f"{len(table) - 1:,} slices mined" in at.success[0].value
+    at = _go(at, "slices")
+    assert _metrics(at)["FPR, whole dataset"] == format_percent(table.overall("fpr"))
+    assert _table_cells(at)["Slice"] == _expected_view(table).rows["itemset"].tolist()
+
+
+# ---------------------------------------------------------------- Outcome page
+
+def test_thresholds_min_size_and_persistence(app, reference):
+    at = _go(app, "outcome")
+    sentences = [i.value for i in at.info]
+    assert any(reference.assessment["min_size"]["fpr"]["text"] in s for s in sentences)
+    at.radio(key="w:support_mode").set_value("rows").run()
+    at.number_input(key="w:support_rows").set_value(500).run()
+    assert at.session_state["min_support"] == pytest.approx(0.05)
+    at.checkbox(key="w:default_delta").uncheck().run()
+    at.number_input(key="w:delta").set_value(0.1).run()
+    at.selectbox(key="w:confidence").set_value(0.99).run()
+    # n_min = ceil((z sigma / delta)^2) with the whole dataset's FPR
+    p = reference.overall("fpr")
+    from scipy.stats import norm
+    n_min = int(np.ceil((norm.ppf(0.995) * np.sqrt(p * (1 - p)) / 0.1) ** 2))
+    assert any(f"n_min = ⌈(z·σ/δ)²⌉ = {n_min:,} rows" in i.value for i in at.info)
+    # settings survive a trip to another page
+    at = _go(at, "data")
+    at = _go(at, "outcome")
+    assert at.number_input(key="w:delta").value == 0.1
+    assert at.selectbox(key="w:confidence").value == 0.99
+    assert at.session_state["min_support"] == pytest.approx(0.05)
+    at.button(key="run").click().run()
+    expected = assess(scan(load_demo(), attributes=DEMO_ATTRIBUTES, min_support=0.05,
+                           **DEMO_ROLES["classification"]), **dict(STATS, confidence=0.99, delta=0.1))
+    at = _go(at, "slices")
+    h = headline(expected, "fpr")
+    assert _metrics(at)["Slices tested"] == format_count(h["n_tested"])
+    assert _metrics(at)["Too small"] == format_count(h["verdicts"].get("too small", 0))
+
+
+def test_holdout_replication(app):
+    at = _go(app, "data")
+    at.radio(key="w:replication").set_value("holdout").run()
+    at = _go(at, "outcome")
+    at.button(key="run").click().run()
+    assert not _errors(at)
+    at = _go(at, "slices")
+    cells = _table_cells(at)
+    assert "Replicated" in cells and "Replication" in cells
+    expected = scan(load_demo(), attributes=DEMO_ATTRIBUTES, min_support=0.02, holdout=0.3,
+                    **DEMO_ROLES["classification"], **STATS)
+    assert cells["Slice"] == _expected_view(expected).rows["itemset"].tolist()
+    assert cells["Replicated"] == ["yes" if r else "no" for r in _expected_view(expected).rows["fpr_replicated"]]
+
+
+# ---------------------------------------------------------------- Intervals and Attributes pages
+
+def test_interval_plot(app, reference):
+    at = _go(app, "intervals")
+    spec = _charts(at)[0]
+    view = _expected_view(reference)
+    drawn = {}
+    for tr in spec["data"]:
+        for x, idx in zip(tr["x"], tr["customdata"]):
+            drawn[int(idx)] = x
+    assert sorted(drawn) == sorted(view.rows.index)
+    for idx, x in drawn.items():
+        assert x == pytest.approx(100 * reference.frame.loc[idx, "fpr"])
+    assert "95% intervals" in spec["layout"]["xaxis"]["title"]["text"]
+    names = {tr["name"] for tr in spec["data"]}
+    assert "above" in names
+
+
+def test_attributes_page(app, reference):
+    at = _go(app, "attributes")
+    specs = _charts(at)
+    assert len(specs) == 2
+    values = divergence.global_divergence(reference, metric="fpr")
+    drawn = {y: x for tr in specs[1]["data"] for x, y in zip(tr["x"], tr["y"])}
+    top = values.loc[values["global"].abs().sort_values(ascending=False, kind="stable").index[:15]]
+    assert drawn == pytest.approx(dict(zip(top["item"], top["global"])))
+    drawn = {y: x for tr in specs[0]["data"] for x, y in zip(tr["x"], tr["y"])}
+    assert drawn["education=Primary"] == pytest.approx(reference.row("education=Primary")["fpr_divergence"])
+
+
+# ---------------------------------------------------------------- Export page
+
+def test_export_plan_and_load_it_back(app):
+    at = _go(app, "export")
+    plan = parse_plan(at.code[0].value)
+    assert plan.scan["target"] == "defaulted" and plan.scan["min_support"] == 0.02
+    assert plan.scan["attributes"] == DEMO_ATTRIBUTES and plan.statistics["correction"] == "bh"
+    assert plan.explain == {"redundancy": 0.01} and plan.kind == "exploratory"
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Slice plan (YAML)" in labels and any(l.startswith("Every slice (1,338 rows") for l in labels)
+    # a later visit loads a changed plan
+    text = at.code[0].value.replace("min_support: 0.02", "min_support: 0.04").replace("correction: bh",
+                                                                                      "correction: holm")
+    fresh = AppTest.from_file(APP, default_timeout=90)
+    fresh.run()
+    fresh = _go(fresh, "export")
+    fresh.file_uploader(key="w:plan_upload").set_value(("plan.yaml", text.encode(), "application/x-yaml")).run()
+    assert not fresh.exception and not _errors(fresh)
+    assert fresh.session_state["min_support"] == 0.04 and fresh.session_state["correction"] == "holm"
+    assert parse_plan(fresh.code[0].value) == parse_plan(text)
+
+
+def test_bad_plan_file_keeps_the_settings(app):
+    at = _go(app, "export")
+    at.file_uploader(key="w:plan_upload").set_value(("plan.yaml", b"scan: {min_supp: 1}", "application/x-yaml")).run()
+    assert any("Unknown key 'min_supp' in the plan's scan section" in e for e in _errors(at))
+    assert at.session_state["min_support"] == 0.02 and not at.exception

@@ -1,0 +1,731 @@
+"""The dashboard's shared layer: session-state keys, the cached calls into the engine, the
+settings <-> slice plan mapping, the run with its progress bar, and small render helpers.
+
+The ONLY module with ``st.cache_data`` wrappers and session-state key constants. Pages are
+thin: read state, call a wrapper here or a function of ``divergence``, render.
+
+Settings live in plain session-state keys (``K.*``), never only in widget keys: a keyed
+widget's state is dropped when another page runs. Each settings widget is drawn through
+:func:`bound`, which copies the plain value into the widget before it is drawn and back on
+change (Streamlit's documented pattern for widgets that must survive page changes).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import pandas as pd
+import streamlit as st
+
+import divergence
+from divergence import DivergenceInputError, SliceTable
+from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
+from divergence.io import PARQUET_SUFFIXES, read_table
+from divergence.assess import min_size_derivation
+from divergence.plan import SlicePlan, dump_plan, parse_plan
+from divergence.scan import default_attributes, role_columns
+from divergence.views import (describe_columns, metric_label, distinct_values, guess_positive, guess_roles,
+                              parse_bin_spec, slice_view, sort_options, split_rows, table_csv, SliceView)
+
+BUILT_IN = "built-in"
+TASKS = {"classification": "Classification", "regression": "Regression", "ranking": "Ranking",
+         "outcome": "A numeric outcome"}
+CORRECTIONS = {"bh": "Benjamini–Hochberg (q-values)", "bonferroni": "Bonferroni", "holm": "Holm"}
+CORRECTION_SHORT = {"bh": "BH-adjusted", "bonferroni": "Bonferroni-adjusted", "holm": "Holm-adjusted"}
+REPLICATION_KINDS = {"none": "None", "split": "A split or period column", "file": "A second file",
+                     "holdout": "A held-out share of the rows"}
+
+
+class K:
+    """Plain session-state keys (settings, data, results, view state)."""
+
+    # data
+    SOURCE = "source"                # BUILT_IN or "upload"
+    FRAME = "frame"                  # the DataFrame being analysed
+    DATA_NAME = "data_name"          # file name or BUILT_IN
+    DATA_KEY = "data_key"            # identifies the data's content (cache key)
+    UPLOAD_ERROR = "upload_error"
+    # column roles
+    TASK = "task"
+    TARGET = "target"
+    PRED_KIND = "pred_kind"          # "labels" or "score"
+    PREDICTION = "prediction"
+    SCORE = "score"
+    THRESHOLD = "threshold"
+    POSITIVE = "positive"
+    RANK_KIND = "rank_kind"          # "rank" or "score"
+    RANK = "rank"
+    RANK_BY = "rank_by"
+    ASCENDING = "ascending"
+    GAMMA = "gamma"
+    OUTCOME = "outcome"              # list of numeric columns
+    ATTRIBUTES = "attributes"        # None: the engine's default choice
+    BINS = "bins"                    # {column: int or [edges]}
+    BIN_TEXTS = "bin_texts"          # {column: the text typed} (kept when it does not parse)
+    BIN_ERRORS = "bin_errors"        # {column: message}
+    QUANTILE_BINS = "quantile_bins"
+    BINNING = "binning"
+    REPLICATION = "replication"      # "none", "split", "file", "holdout"
+    SPLIT_COLUMN = "split_column"
+    SPLIT_VALUES = "split_values"
+    HOLDOUT = "holdout"
+    REPLICATE_FRAME = "replicate_frame"
+    REPLICATE_NAME = "replicate_name"
+    REPLICATE_ERROR = "replicate_error"
+    # outcome and thresholds
+    METRICS = "metrics"
+    MIN_SUPPORT = "min_support"
+    SUPPORT_MODE = "support_mode"    # the minimum support typed as a "share" or as "rows"
+    MAX_LENGTH = "max_length"        # 0: no limit
+    DELTA = "delta"                  # None: the engine's default
+    CONFIDENCE = "confidence"
+    CORRECTION = "correction"
+    BOOTSTRAP = "bootstrap"
+    REDUNDANCY = "redundancy"
+    PLAN_KIND = "plan_kind"
+    # results and view
+    RESULT = "result"                # dict(table, plan, data_key, seconds, redundant)
+    RUN_ERROR = "run_error"
+    VIEW_METRIC = "view_metric"
+    SORT_BY = "sort_by"              # people's label of the sort column
+    SORT_ASC = "sort_asc"
+    F_VERDICTS = "f_verdicts"
+    F_MIN_SIZE = "f_min_size"        # "all", "meets", "below"
+    F_LENGTHS = "f_lengths"
+    F_ATTRIBUTES = "f_attributes"
+    F_PRUNE = "f_prune"
+    TOP_N = "top_n"
+    SELECTED = "selected"            # itemset string of the open slice
+    PLAN_ERROR = "plan_error"
+
+
+ROLE_DEFAULTS: dict[str, Any] = {
+    K.TASK: "classification", K.TARGET: None, K.PRED_KIND: "labels", K.PREDICTION: None, K.SCORE: None,
+    K.THRESHOLD: 0.5, K.POSITIVE: None, K.RANK_KIND: "score", K.RANK: None, K.RANK_BY: None,
+    K.ASCENDING: False, K.GAMMA: "dcg", K.OUTCOME: [], K.ATTRIBUTES: None, K.BINS: {}, K.BIN_TEXTS: {},
+    K.BIN_ERRORS: {},
+    K.QUANTILE_BINS: 3, K.BINNING: "quantile", K.REPLICATION: "none", K.SPLIT_COLUMN: None,
+    K.SPLIT_VALUES: [], K.HOLDOUT: 0.3, K.METRICS: ["fpr", "fnr"],
+}
+DEFAULTS: dict[str, Any] = {
+    K.SOURCE: BUILT_IN, K.DATA_NAME: BUILT_IN, K.DATA_KEY: BUILT_IN, K.UPLOAD_ERROR: None,
+    **ROLE_DEFAULTS,
+    K.REPLICATE_FRAME: None, K.REPLICATE_NAME: None, K.REPLICATE_ERROR: None,
+    K.MIN_SUPPORT: 0.02, K.SUPPORT_MODE: "share", K.MAX_LENGTH: 0, K.DELTA: None, K.CONFIDENCE: 0.95, K.CORRECTION: "bh",
+    K.BOOTSTRAP: 200, K.REDUNDANCY: 0.01, K.PLAN_KIND: "exploratory",
+    K.RESULT: None, K.RUN_ERROR: None, K.VIEW_METRIC: None, K.SORT_BY: None, K.SORT_ASC: False,
+    K.F_VERDICTS: [], K.F_MIN_SIZE: "all", K.F_LENGTHS: None, K.F_ATTRIBUTES: [], K.F_PRUNE: True,
+    K.TOP_N: 25, K.SELECTED: None, K.PLAN_ERROR: None,
+}
+DEMO_SETTINGS = {
+    K.TASK: "classification", K.TARGET: "defaulted", K.PREDICTION: "predicted_default",
+    K.POSITIVE: "yes", K.METRICS: ["fpr", "fnr"], K.ATTRIBUTES: list(DEMO_ATTRIBUTES),
+}
+assert DEMO_ROLES["classification"]["target"] == DEMO_SETTINGS[K.TARGET]
+
+#: metrics offered per task
+CLASSIFICATION_METRICS = ("fpr", "fnr", "error", "accuracy", "tpr", "tnr", "precision", "fdr", "npv",
+                          "for", "positive_rate", "base_rate", "brier")
+REGRESSION_METRICS = ("abs_error", "squared_error", "signed_error")
+
+
+def init_state() -> None:
+    """Put every setting's default in session state (first run), on the built-in dataset."""
+    ss = st.session_state
+    if K.FRAME not in ss:
+        ss[K.FRAME] = demo_frame()
+        for k, v in DEFAULTS.items():
+            ss.setdefault(k, v)
+        ss.update(DEMO_SETTINGS)
+    for k, v in DEFAULTS.items():
+        ss.setdefault(k, v)
+
+
+def state(key: str) -> Any:
+    return st.session_state.get(key, DEFAULTS.get(key))
+
+
+# ----------------------------------------------------------------------------- widgets bound to plain keys
+
+
+def _widget_key(key: str) -> str:
+    return f"w:{key}"
+
+
+def _copy_back(key: str, after: Callable[[], None] | None) -> None:
+    st.session_state[key] = st.session_state[_widget_key(key)]
+    if after is not None:
+        after()
+
+
+def bound(widget: Callable, label: str, key: str, *, after: Callable[[], None] | None = None,
+          options=None, **kwargs):
+    """Draw ``widget`` with its value kept in the plain key ``key`` (survives page changes).
+
+    For widgets with ``options``, a stored value that is not an option (a column a plan or
+    an earlier file named) is dropped from the widget and reported beside it.
+    """
+    wkey = _widget_key(key)
+    value = st.session_state.get(key)
+    if value is None and widget is st.multiselect:
+        value = []
+    if options is not None:
+        options = list(options)
+        if isinstance(value, list):
+            stray = [v for v in value if v not in options]
+            value = [v for v in value if v in options]
+        else:
+            stray = [value] if value is not None and value not in options else []
+            value = None if stray else value
+        if stray:
+            st.error(f"{label}: {', '.join(map(repr, stray))} is not available in this data; choose again.")
+        kwargs["options"] = options
+    st.session_state[wkey] = value
+    return widget(label, key=wkey, on_change=_copy_back, args=(key, after), **kwargs)
+
+
+def set_settings(**values: Any) -> None:
+    """Change settings from code (a callback, a plan): plain keys are the truth."""
+    for k, v in values.items():
+        st.session_state[k] = v
+
+
+# ----------------------------------------------------------------------------- data
+
+
+@st.cache_data(show_spinner=False)
+def demo_frame() -> pd.DataFrame:
+    """The built-in dataset."""
+    return load_demo()
+
+
+def read_uploaded(name: str, buffer) -> pd.DataFrame:
+    """Read an uploaded CSV or Parquet file (by its name's suffix) through the engine's reader.
+
+    Not cached: the frame is kept in session state, and a cached copy of a 1 GB file
+    would double the memory.
+    """
+    suffix = Path(name).suffix.lower()
+    suffix = suffix if suffix in PARQUET_SUFFIXES else ".csv"
+    fd, tmp = tempfile.mkstemp(suffix=suffix)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(buffer)
+        try:
+            return read_table(tmp)
+        except DivergenceInputError as exc:
+            raise DivergenceInputError(str(exc).replace(tmp, name)) from None
+    finally:
+        os.unlink(tmp)
+
+
+def content_key(name: str, buffer) -> str:
+    """A cache key naming the file and its content."""
+    return f"{name}:{len(buffer)}:{hashlib.blake2b(buffer, digest_size=12).hexdigest()}"
+
+
+def use_built_in() -> None:
+    """Switch to the built-in dataset with its column roles."""
+    ss = st.session_state
+    ss[K.FRAME] = demo_frame()
+    ss.update({K.SOURCE: BUILT_IN, K.DATA_NAME: BUILT_IN, K.DATA_KEY: BUILT_IN, K.UPLOAD_ERROR: None})
+    ss.update(ROLE_DEFAULTS)
+    ss.update(DEMO_SETTINGS)
+    ss[K.SELECTED] = None
+
+
+def use_frame(df: pd.DataFrame, name: str, key: str) -> None:
+    """Analyse a new table: guess its roles (the user confirms them), default attributes."""
+    ss = st.session_state
+    ss[K.FRAME] = df
+    ss.update({K.SOURCE: "upload", K.DATA_NAME: name, K.DATA_KEY: key, K.UPLOAD_ERROR: None})
+    ss.update(ROLE_DEFAULTS)
+    guess = guess_roles(df)
+    ss[K.TASK] = guess["task"]
+    ss[K.TARGET], ss[K.PREDICTION], ss[K.POSITIVE] = guess["target"], guess["prediction"], guess["positive"]
+    ss[K.OUTCOME] = [guess["outcome"]] if guess["outcome"] else []
+    ss[K.METRICS] = ["fpr", "fnr"] if guess["task"] == "classification" else []
+    ss[K.SELECTED] = None
+    ss[K.VIEW_METRIC] = None
+
+
+def on_upload() -> None:
+    """Callback of the file uploader: read the file, keep every setting when it fails."""
+    up = st.session_state.get("w:upload")
+    if up is None:
+        return
+    buffer = up.getbuffer()
+    try:
+        df = read_uploaded(up.name, buffer)
+    except DivergenceInputError as exc:
+        st.session_state[K.UPLOAD_ERROR] = str(exc)
+        return
+    use_frame(df, up.name, content_key(up.name, buffer))
+
+
+def on_replicate_upload() -> None:
+    """Callback of the second-file uploader (replication data)."""
+    up = st.session_state.get("w:replicate_upload")
+    if up is None:
+        return
+    try:
+        df = read_uploaded(up.name, up.getbuffer())
+    except DivergenceInputError as exc:
+        st.session_state[K.REPLICATE_ERROR] = str(exc)
+        return
+    st.session_state.update({K.REPLICATE_FRAME: df, K.REPLICATE_NAME: up.name, K.REPLICATE_ERROR: None})
+
+
+# ----------------------------------------------------------------------------- settings -> engine arguments
+
+
+def role_kwargs() -> dict:
+    """The column-role keyword arguments of ``divergence.scan`` from the settings."""
+    task = state(K.TASK)
+    if task == "classification":
+        kw: dict = dict(target=state(K.TARGET), positive=state(K.POSITIVE), metrics=list(state(K.METRICS)))
+        if state(K.PRED_KIND) == "score":
+            kw.update(score=state(K.SCORE), threshold=float(state(K.THRESHOLD)))
+        else:
+            kw.update(prediction=state(K.PREDICTION))
+        return kw
+    if task == "regression":
+        return dict(target=state(K.TARGET), prediction=state(K.PREDICTION), regression=True,
+                    metrics=list(state(K.METRICS)))
+    if task == "ranking":
+        if state(K.RANK_KIND) == "rank":
+            return dict(rank=state(K.RANK), gamma=state(K.GAMMA))
+        return dict(rank_by=state(K.RANK_BY), ascending=bool(state(K.ASCENDING)), gamma=state(K.GAMMA))
+    return dict(outcome=list(state(K.OUTCOME)))
+
+
+def used_columns() -> list[str]:
+    """Columns taken by a role (never attributes), the split column included."""
+    cols = role_columns(**{k: v for k, v in role_kwargs().items() if k in
+                           ("target", "prediction", "score", "outcome", "rank", "rank_by")})
+    if state(K.REPLICATION) == "split" and state(K.SPLIT_COLUMN):
+        cols.append(state(K.SPLIT_COLUMN))
+    return cols
+
+
+def attribute_choice(df: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """The attributes to slice by (explicit, or the engine's default) and why some were left out."""
+    used = used_columns()
+    chosen = state(K.ATTRIBUTES)
+    if chosen is None:
+        return default_attributes(df, used)
+    return [a for a in chosen if a in df.columns and a not in used], []
+
+
+def scan_kwargs() -> dict:
+    """Every keyword argument of ``divergence.scan`` from the settings."""
+    df = state(K.FRAME)
+    attrs, _ = attribute_choice(df)
+    bins = {c: v for c, v in (state(K.BINS) or {}).items() if c in attrs}
+    max_length = int(state(K.MAX_LENGTH) or 0)
+    return dict(role_kwargs(), attributes=attrs, bins=bins, quantile_bins=int(state(K.QUANTILE_BINS)),
+                binning=state(K.BINNING), min_support=float(state(K.MIN_SUPPORT)),
+                max_length=max_length or None)
+
+
+def statistics_kwargs() -> dict:
+    """The statistics settings of the plan (keyword arguments of ``divergence.assess``)."""
+    kw = dict(confidence=float(state(K.CONFIDENCE)), correction=state(K.CORRECTION),
+              bootstrap=int(state(K.BOOTSTRAP)), seed=0)
+    if state(K.DELTA) is not None:
+        kw["delta"] = float(state(K.DELTA))
+    return kw
+
+
+def replication_settings() -> dict:
+    kind = state(K.REPLICATION)
+    if kind == "split":
+        return dict(kind="split", column=state(K.SPLIT_COLUMN), confirm_values=list(state(K.SPLIT_VALUES)))
+    if kind == "file":
+        return dict(kind="file", name=state(K.REPLICATE_NAME))
+    if kind == "holdout":
+        return dict(kind="holdout", share=float(state(K.HOLDOUT)))
+    return {}
+
+
+def current_plan() -> SlicePlan:
+    """The settings as a slice plan (what the Export page saves and a later visit loads)."""
+    data = {"source": BUILT_IN} if state(K.SOURCE) == BUILT_IN else {"file": state(K.DATA_NAME)}
+    data["rows"] = int(len(state(K.FRAME)))
+    explain = {"redundancy": float(state(K.REDUNDANCY))} if state(K.REDUNDANCY) else {}
+    return SlicePlan(scan=scan_kwargs(), statistics=statistics_kwargs(), explain=explain,
+                     replication=replication_settings(), data=data, kind=state(K.PLAN_KIND))
+
+
+def apply_plan(plan: SlicePlan) -> None:
+    """Set every setting from a plan (on the data loaded now; columns it lacks are reported)."""
+    s = dict(plan.scan)
+    upd: dict = dict(ROLE_DEFAULTS)
+    if s.get("rank") is not None or s.get("rank_by") is not None:
+        upd.update({K.TASK: "ranking", K.RANK_KIND: "rank" if s.get("rank") else "score",
+                    K.RANK: s.get("rank"), K.RANK_BY: s.get("rank_by"),
+                    K.ASCENDING: bool(s.get("ascending", False)), K.GAMMA: s.get("gamma") or "dcg"})
+    elif s.get("outcome") is not None:
+        out = s["outcome"]
+        upd.update({K.TASK: "outcome", K.OUTCOME: [out] if isinstance(out, str) else list(out)})
+    else:
+        metrics = s.get("metrics") or []
+        metrics = [metrics] if isinstance(metrics, str) else list(metrics)
+        regression = bool(s.get("regression")) or (metrics and all(m in REGRESSION_METRICS for m in metrics))
+        upd.update({K.TASK: "regression" if regression else "classification", K.TARGET: s.get("target"),
+                    K.PREDICTION: s.get("prediction"), K.SCORE: s.get("score"),
+                    K.PRED_KIND: "score" if s.get("score") and not s.get("prediction") else "labels",
+                    K.THRESHOLD: float(s.get("threshold", 0.5)), K.POSITIVE: s.get("positive"),
+                    K.METRICS: metrics})
+    upd.update({K.ATTRIBUTES: s.get("attributes"), K.BINS: dict(s.get("bins") or {}), K.BIN_TEXTS: {},
+                K.BIN_ERRORS: {},
+                K.QUANTILE_BINS: int(s.get("quantile_bins", 3)), K.BINNING: s.get("binning", "quantile"),
+                K.MIN_SUPPORT: float(s.get("min_support", 0.05)), K.MAX_LENGTH: int(s.get("max_length") or 0)})
+    st_ = plan.statistics
+    upd.update({K.DELTA: st_.get("delta"), K.CONFIDENCE: float(st_.get("confidence", 0.95)),
+                K.CORRECTION: st_.get("correction", "bh"), K.BOOTSTRAP: int(st_.get("bootstrap", 0)),
+                K.REDUNDANCY: float(plan.explain.get("redundancy", 0.0)), K.PLAN_KIND: plan.kind})
+    rep = plan.replication or {}
+    kind = rep.get("kind", "none")
+    upd[K.REPLICATION] = kind
+    if kind == "split":
+        upd.update({K.SPLIT_COLUMN: rep.get("column"), K.SPLIT_VALUES: list(rep.get("confirm_values") or [])})
+    elif kind == "holdout":
+        upd[K.HOLDOUT] = float(rep.get("share", 0.3))
+    set_settings(**upd)
+
+
+def load_plan_text(text: bytes | str) -> None:
+    """Read a plan file's text and apply it; a bad file leaves every setting as it was."""
+    try:
+        plan = parse_plan(text)
+    except DivergenceInputError as exc:
+        st.session_state[K.PLAN_ERROR] = str(exc)
+        return
+    st.session_state[K.PLAN_ERROR] = None
+    apply_plan(plan)
+
+
+def on_plan_upload() -> None:
+    up = st.session_state.get("w:plan_upload")
+    if up is not None:
+        load_plan_text(up.getvalue())
+
+
+def plan_key(plan: SlicePlan) -> str:
+    return dump_plan(plan, format="json")
+
+
+# ----------------------------------------------------------------------------- cached engine calls
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def column_summary(data_key: str, _df: pd.DataFrame) -> pd.DataFrame:
+    """Type, distinct and missing values of each column."""
+    return describe_columns(_df)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def target_values(data_key: str, column: str | None, _df: pd.DataFrame) -> list | None:
+    """A column's distinct values (None when it has more than 50, or no column is chosen)."""
+    if column is None or column not in _df.columns:
+        return None
+    return distinct_values(_df[column])
+
+
+def positive_guess(df: pd.DataFrame, column: str | None) -> object:
+    if column is None or column not in df.columns:
+        return None
+    return guess_positive(df[column])
+
+
+def on_bin_text(column: str) -> None:
+    """Callback of a column's bin text: keep the text; store the spec, or the error."""
+    text = st.session_state[f"w:bins:{column}"]
+    texts = dict(state(K.BIN_TEXTS) or {})
+    errors = dict(state(K.BIN_ERRORS) or {})
+    bins = dict(state(K.BINS) or {})
+    texts[column] = text
+    try:
+        spec = parse_bin_spec(text, column)
+    except DivergenceInputError as exc:
+        errors[column] = str(exc)
+    else:
+        errors.pop(column, None)
+        if spec is None:
+            bins.pop(column, None)
+        else:
+            bins[column] = spec
+    set_settings(**{K.BIN_TEXTS: texts, K.BIN_ERRORS: errors, K.BINS: bins})
+
+
+def bin_text(column: str) -> str:
+    """What a column's bin box shows: the text typed, else the stored spec."""
+    texts = state(K.BIN_TEXTS) or {}
+    if column in texts:
+        return texts[column]
+    spec = (state(K.BINS) or {}).get(column)
+    if spec is None:
+        return ""
+    return str(spec) if isinstance(spec, int) else ", ".join(f"{e:g}" for e in spec)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def check_roles(data_key: str, roles_json: str, _df: pd.DataFrame) -> list[tuple[str, str, int, bool]]:
+    """Build the outcomes for the roles (raises DivergenceInputError naming what is wrong):
+    (metric, description, defined rows, binary) for each."""
+    outcomes = divergence.build_outcomes(_df, **json.loads(roles_json))
+    return [(o.name, o.description, o.defined, o.binary) for o in outcomes]
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def bins_of(data_key: str, attributes: tuple[str, ...], bins_json: str, quantile_bins: int, binning: str,
+            _df: pd.DataFrame):
+    """The items each attribute becomes (raises DivergenceInputError for bad bins)."""
+    return divergence.discretize(_df, list(attributes), bins=json.loads(bins_json),
+                                 quantile_bins=quantile_bins, binning=binning).bins
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def mine(data_key: str, scan_json: str, _df: pd.DataFrame) -> SliceTable:
+    """``divergence.scan`` (mining, with the default statistics), cached on the data and the
+    scan settings: changing a statistics setting re-assesses without re-mining."""
+    table = divergence.scan(_df, **json.loads(scan_json))
+    table.frame  # build the readable frame once, inside the cache
+    return table
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def mine_holdout(data_key: str, scan_json: str, stats_json: str, holdout: float, _df: pd.DataFrame) -> SliceTable:
+    """``divergence.scan`` with a held-out share (the engine splits the rows, then assesses)."""
+    table = divergence.scan(_df, **json.loads(scan_json), **json.loads(stats_json), holdout=holdout)
+    table.frame
+    return table
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def assess_cached(data_key: str, scan_json: str, stats_json: str, replication_label: str,
+                  _table: SliceTable, _replicate: pd.DataFrame | None) -> SliceTable:
+    """``divergence.assess``: intervals, q-values, minimum size, baselines, verdicts."""
+    kwargs = json.loads(stats_json)
+    if _replicate is not None:
+        kwargs.update(replicate=_replicate, replication_label=replication_label)
+    table = divergence.assess(_table, **kwargs)
+    table.frame
+    return table
+
+
+def run_analysis() -> None:
+    """Mine and assess with the current settings, with a progress bar; store the result.
+
+    A DivergenceInputError is kept for the pages to show beside the run button; the
+    previous result stays.
+    """
+    ss = st.session_state
+    bar = st.progress(0, text="Checking the settings…")
+    t0 = time.perf_counter()
+    try:
+        plan = current_plan()
+        df = state(K.FRAME)
+        scan_json = json.dumps(plan.scan, sort_keys=True, default=str)
+        stats = dict(plan.statistics, exploratory=plan.kind == "exploratory")
+        stats_json = json.dumps(stats, sort_keys=True)
+        data_key = state(K.DATA_KEY)
+        replicate, label = None, ""
+        kind = state(K.REPLICATION)
+        if kind == "split":
+            column, values = state(K.SPLIT_COLUMN), list(state(K.SPLIT_VALUES))
+            df, replicate = split_rows(df, column, values)
+            label = f"rows with {column} in {', '.join(map(str, values))} ({len(replicate):,})"
+            data_key += f"|split:{label}"
+        elif kind == "file":
+            replicate = state(K.REPLICATE_FRAME)
+            if replicate is None:
+                raise DivergenceInputError("Replication: upload the second file on the Data page, or choose none.")
+            label = f"second file {state(K.REPLICATE_NAME)} ({len(replicate):,} rows)"
+        bar.progress(10, text=f"Mining every slice with support ≥ {plan.scan['min_support']:g}…")
+        if kind == "holdout":
+            table = mine_holdout(data_key, scan_json, stats_json, float(state(K.HOLDOUT)), df)
+        else:
+            table = mine(data_key, scan_json, df)
+            bar.progress(60, text=f"{len(table) - 1:,} slices mined; computing their statistics…")
+            table = assess_cached(data_key, scan_json, stats_json, label, table, replicate)
+        bar.progress(100, text="Done.")
+    except DivergenceInputError as exc:
+        bar.empty()
+        ss[K.RUN_ERROR] = str(exc)
+        return
+    seconds = time.perf_counter() - t0
+    bar.empty()
+    key = plan_key(plan)
+    ss[K.RUN_ERROR] = None
+    ss[K.RESULT] = dict(table=table, plan=key, data_key=state(K.DATA_KEY), seconds=seconds,
+                        id=hashlib.blake2b((state(K.DATA_KEY) + key).encode(), digest_size=8).hexdigest())
+    if state(K.VIEW_METRIC) not in table.metric_names:
+        ss[K.VIEW_METRIC] = table.metric_names[0]
+    if state(K.SELECTED) is not None:
+        try:
+            table.lookup(state(K.SELECTED))
+        except DivergenceInputError:
+            ss[K.SELECTED] = None
+
+
+def result() -> dict | None:
+    """The stored result, or None."""
+    return st.session_state.get(K.RESULT)
+
+
+def is_stale() -> bool:
+    """Whether the settings changed since the stored result was computed."""
+    res = result()
+    if res is None:
+        return True
+    try:
+        return res["plan"] != plan_key(current_plan()) or res["data_key"] != state(K.DATA_KEY)
+    except DivergenceInputError:
+        return True
+
+
+def ensure_result() -> dict | None:
+    """The result to show: the first visit runs the defaults (a finding with no setting touched)."""
+    if result() is None and state(K.RUN_ERROR) is None:
+        run_analysis()
+    return result()
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def view_of(result_id: str, metric: str, sort_by: str, ascending: bool, verdicts: tuple | None,
+            meets: bool | None, lengths: tuple[int, int] | None, attributes: tuple, top_n: int,
+            redundancy: float, _table: SliceTable) -> SliceView:
+    """The sorted, filtered top rows (cached: switching pages or widgets never re-sorts)."""
+    exclude = redundant_mask(result_id, redundancy, metric, _table) if redundancy > 0 else None
+    return slice_view(_table, metric=metric, sort_by=sort_by, ascending=ascending,
+                      verdicts=list(verdicts) if verdicts is not None else None, meets_min_size=meets,
+                      lengths=lengths, attributes=list(attributes), top_n=top_n, exclude=exclude)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def redundant_mask(result_id: str, eps: float, metric: str, _table: SliceTable):
+    """Slices whose divergence one of their subsets already explains within ε."""
+    return divergence.redundant_itemsets(_table, eps, metric=metric)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def contributions(result_id: str, itemset: str, metric: str, n_boot: int, _table: SliceTable) -> pd.DataFrame:
+    """Shapley contributions of a slice's items (with bootstrap intervals when n_boot > 0)."""
+    return divergence.item_contributions(_table, itemset, metric=metric, n_boot=n_boot, seed=0)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def item_values(result_id: str, metric: str, _table: SliceTable) -> pd.DataFrame:
+    """Each item's global Shapley value and individual divergence."""
+    return divergence.global_divergence(_table, metric=metric)
+
+
+def current_view(table: SliceTable, result_id: str, top_n: int | None = None) -> SliceView:
+    """The Slices page's view (sort, filters, top N) of a result, as the settings say."""
+    metric = state(K.VIEW_METRIC) or table.metric_names[0]
+    options = sort_options(table, metric)
+    column = options.get(state(K.SORT_BY)) or next(iter(options.values()))
+    lengths = state(K.F_LENGTHS)
+    verdicts = state(K.F_VERDICTS) or None  # none chosen: every verdict
+    meets = {"meets": True, "below": False}.get(state(K.F_MIN_SIZE))
+    eps = float(state(K.REDUNDANCY)) if state(K.F_PRUNE) else 0.0
+    return view_of(result_id, metric, column, bool(state(K.SORT_ASC)),
+                   tuple(verdicts) if verdicts is not None else None, meets,
+                   tuple(lengths) if lengths else None, tuple(state(K.F_ATTRIBUTES) or ()),
+                   int(top_n or state(K.TOP_N)), eps, table)
+
+
+# ----------------------------------------------------------------------------- render helpers
+
+
+def show_run_status(where: str = "page") -> None:
+    """The last run's error, or a notice (with a run button) when the settings changed."""
+    err = state(K.RUN_ERROR)
+    if err:
+        st.error(err)
+    if result() is not None and is_stale():
+        c1, c2 = st.columns([4, 1])
+        c1.info("The settings changed since these results were computed.")
+        if c2.button("Run again", key=f"rerun-{where}", type="primary"):
+            run_analysis()
+            st.rerun()
+
+
+def data_caption() -> str:
+    df = state(K.FRAME)
+    name = "the built-in dataset (credit applications)" if state(K.SOURCE) == BUILT_IN else f"`{state(K.DATA_NAME)}`"
+    return f"Data: {name}, {len(df):,} rows × {df.shape[1]} columns."
+
+
+def metric_name(m: str) -> str:
+    """A metric as people read it: 'fpr' -> 'FPR: false-positive rate'."""
+    return metric_label(m, long=True)
+
+
+def gamma_parts(gamma: str | None) -> tuple[str, float | None]:
+    """'topk:10' -> ('topk', 10.0); 'dcg' -> ('dcg', None)."""
+    kind, _, param = (gamma or "dcg").partition(":")
+    try:
+        return (kind if kind in ("dcg", "topk", "power") else "dcg"), (float(param) if param else None)
+    except ValueError:
+        return kind, None
+
+
+def min_size_sentences() -> list[str]:
+    """How the minimum slice size follows from δ and the confidence, for each metric of the
+    last result, under the settings as they are now (the engine's derivation)."""
+    res = result()
+    if res is None:
+        return []
+    table = res["table"]
+    out = []
+    for m in table.metrics:
+        info = (table.assessment or {}).get("min_size", {}).get(m.name)
+        if info is None:
+            continue
+        try:
+            now = min_size_derivation(table.overall(m.name), info["sigma"], m.binary, state(K.DELTA),
+                                      float(state(K.CONFIDENCE)), m.name)
+        except DivergenceInputError as exc:
+            out.append(str(exc))
+            continue
+        out.append(f"**{m.name}**: {now['text']}")
+    return out
+
+
+def result_caption(table: SliceTable) -> str:
+    """One line on how the result was made: exploratory or planned, confidence, correction."""
+    a = table.assessment or {}
+    kind = "An exploratory search" if a.get("exploratory", True) else "A pre-registered slice plan"
+    rep = f"; replicated on {a['replication']}" if a.get("replication") else "; no replication data"
+    return (f"{kind}: {len(table) - 1:,} slices with support ≥ {table.min_support:g}; "
+            f"{a.get('confidence', 0.95):.0%} confidence, {CORRECTIONS.get(a.get('correction'), '')}{rep}.")
+
+
+def interval_level(table: SliceTable) -> str:
+    """The level of the intervals drawn, named for the axis of the interval plot."""
+    a = table.assessment or {}
+    label = a.get("interval_label")
+    if label:
+        return label
+    return (f"{a.get('confidence', 0.95):.0%} intervals per slice (not adjusted); significance uses "
+            f"{CORRECTION_SHORT.get(a.get('correction'), '')} q-values")
+
+
+def themed(fig):
+    """Drop a figure's fixed template so Streamlit's light or dark theme styles it."""
+    fig.update_layout(template=None)
+    return fig
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def full_csv(result_id: str, _table: SliceTable) -> bytes:
+    """Every slice of a result as CSV (built once per result, on the first download)."""
+    return table_csv(_table.frame)

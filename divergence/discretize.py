@@ -306,16 +306,16 @@ def discretize(
             edges = _explicit_edges(name, spec)
             col, ab = _binned(name, _numeric_values(name, series), edges, "edges")
         elif _is_numeric(series):
-            values = series.to_numpy(dtype=float, na_value=np.nan)
-            finite = values[~np.isnan(values)]
             n_bins = int(spec) if spec is not None else int(quantile_bins)
-            distinct = np.unique(finite)
+            # distinct values by hashing (not sorting): cheap on tens of millions of rows
+            distinct = np.asarray(series.dropna().unique(), dtype=float)
             if spec is None and (
-                (_integer_valued(finite) and distinct.size <= max_categories)
+                (_integer_valued(distinct) and distinct.size <= max_categories)
                 or distinct.size <= n_bins
             ):
                 col, ab = _categorical(name, series)
             else:
+                values = series.to_numpy(dtype=float, na_value=np.nan)
                 edges = _computed_edges(values, n_bins, binning)
                 col, ab = _binned(name, values, edges, binning)
                 if edges.size + 1 < n_bins:
@@ -329,3 +329,53 @@ def discretize(
         out_bins.append(ab)
     return Discretized(attributes=tuple(attributes), codes=codes, bins=tuple(out_bins),
                        notes=tuple(notes))
+
+
+# ----- building blocks for engines that bin where the data lives (DuckDB, Spark): they
+# fetch a column's distinct values or summary numbers and build the same AttributeBins.
+
+def keeps_as_categories(distinct: np.ndarray, n_bins: int, *, spec_given: bool = False,
+                        max_categories: int = MAX_CATEGORIES) -> bool:
+    """Whether a numeric column with these distinct non-missing values stays categorical."""
+    distinct = np.asarray(distinct, dtype=float)
+    return not spec_given and (
+        (_integer_valued(distinct) and distinct.size <= max_categories) or distinct.size <= n_bins
+    )
+
+
+def categorical_bins(name: str, values: Sequence[object], has_missing: bool) -> tuple[np.ndarray, AttributeBins]:
+    """Items of a categorical column from its distinct values, as :func:`discretize` names
+    and orders them; returns each given value's code and the bins."""
+    series = pd.Series(list(values) + ([None] if has_missing else []))
+    codes, ab = _categorical(name, series)
+    return codes[: len(values)], ab
+
+
+def binned_bins(name: str, edges: Sequence[float], kind: str, has_missing: bool) -> AttributeBins:
+    """The bins of a numeric column cut at ``edges`` (right-closed), as :func:`discretize` makes them."""
+    _, ab = _binned(name, np.array([np.nan]) if has_missing else np.empty(0),
+                    np.asarray(edges, dtype=float), kind)
+    return ab
+
+
+def explicit_edges(name: str, spec: Sequence[float]) -> np.ndarray:
+    """Validated explicit edges (finite, strictly increasing), or a DivergenceInputError."""
+    return _explicit_edges(name, spec)
+
+
+def quantile_levels(n_bins: int) -> np.ndarray:
+    """The quantile levels that cut ``n_bins`` equal-frequency bins."""
+    return np.arange(1, n_bins) / n_bins
+
+
+def summary_edges(lo: float, hi: float, n_bins: int, binning: Binning,
+                  quantiles: Sequence[float] | None = None) -> np.ndarray:
+    """Readable edges from a column's minimum, maximum and (for quantile bins) its quantiles
+    at :func:`quantile_levels`: what :func:`discretize` computes from the values themselves."""
+    if n_bins < 2 or not (math.isfinite(lo) and math.isfinite(hi)):
+        return np.empty(0)
+    if binning == "uniform":
+        raw = lo + (hi - lo) * np.arange(1, n_bins) / n_bins
+    else:
+        raw = np.asarray(quantiles, dtype=float)
+    return _readable_edges(np.asarray(raw, dtype=float), lo, hi)

@@ -96,6 +96,109 @@ def compress(codes: np.ndarray, weights: np.ndarray) -> Compressed:
 
 
 @_njit
+def _compress_outcomes(codes, keep, offsets, values, vshift, target, tshift, aux_of):
+    """One pass over the rows: prune infrequent items to -1, merge identical rows (hashing),
+    and sum each row's tallies, computed on the fly from its outcome values (NaN: undefined).
+
+    Tallies per row: 1, then per metric k (defined, v - shift, (v - shift)^2), then per aux
+    column a (y - tshift, (y - tshift)^2) where y = target[:, a] is defined.
+    """
+    n, n_attr = codes.shape
+    n_met = values.shape[1]
+    n_aux = target.shape[1]
+    t = 1 + 3 * n_met + 2 * n_aux
+    cap = 1 << 12
+    out_c = np.empty((cap, n_attr), dtype=np.int32)
+    out_w = np.zeros((cap, t), dtype=np.float64)
+    size = 1 << 13
+    table = np.full(size, -1, dtype=np.int64)
+    hashes = np.empty(cap, dtype=np.uint64)
+    tmp = np.empty(max(n_attr, 1), dtype=np.int32)
+    k = 0
+    for r in range(n):
+        h = np.uint64(1469598103934665603)
+        for c in range(n_attr):
+            v = codes[r, c]
+            if v >= 0 and not keep[offsets[c] + v]:
+                v = -1
+            tmp[c] = v
+            h = (h ^ np.uint64(v + 2)) * np.uint64(1099511628211)
+        mask = np.uint64(size - 1)
+        slot = np.int64(h & mask)
+        g = -1
+        while True:
+            e = table[slot]
+            if e < 0:
+                break
+            if hashes[e] == h:
+                same = True
+                for c in range(n_attr):
+                    if out_c[e, c] != tmp[c]:
+                        same = False
+                        break
+                if same:
+                    g = e
+                    break
+            slot = np.int64((np.uint64(slot) + np.uint64(1)) & mask)
+        if g < 0:
+            if k >= out_c.shape[0]:
+                out_c = _ensure2(out_c, k + 1)
+                new_w = np.zeros((out_c.shape[0], t), dtype=np.float64)
+                new_w[:k] = out_w[:k]
+                out_w = new_w
+                hashes = _ensure(hashes, out_c.shape[0])
+            g = k
+            for c in range(n_attr):
+                out_c[g, c] = tmp[c]
+            hashes[g] = h
+            table[slot] = g
+            k += 1
+            if 2 * k > size:
+                # grow the table and re-insert every group
+                size *= 4
+                table = np.full(size, -1, dtype=np.int64)
+                mask = np.uint64(size - 1)
+                for e in range(k):
+                    sl = np.int64(hashes[e] & mask)
+                    while table[sl] >= 0:
+                        sl = np.int64((np.uint64(sl) + np.uint64(1)) & mask)
+                    table[sl] = e
+        out_w[g, 0] += 1.0
+        for m in range(n_met):
+            v = values[r, m]
+            if not np.isnan(v):
+                x = v - vshift[m]
+                out_w[g, 1 + 3 * m] += 1.0
+                out_w[g, 2 + 3 * m] += x
+                out_w[g, 3 + 3 * m] += x * x
+        for a in range(n_aux):
+            y = target[r, a]
+            if not np.isnan(y):
+                x = y - tshift[a]
+                out_w[g, 1 + 3 * n_met + 2 * a] += x
+                out_w[g, 2 + 3 * n_met + 2 * a] += x * x
+    return out_c[:k].copy(), out_w[:k].copy()
+
+
+def compress_outcomes(codes: np.ndarray, n_values: np.ndarray, min_count: float, values: np.ndarray,
+                      vshift: np.ndarray, target: np.ndarray, tshift: np.ndarray) -> Compressed:
+    """Distinct rows (items below ``min_count`` rows dropped) with their summed tallies,
+    straight from the per-row outcome values: no rows x tallies matrix is ever built."""
+    n_attr = codes.shape[1]
+    offsets = np.concatenate([[0], np.cumsum(n_values)]).astype(np.int64)
+    keep = np.zeros(max(int(offsets[-1]), 1), dtype=np.bool_)
+    for a in range(n_attr):
+        counts = np.bincount(codes[:, a], minlength=int(n_values[a]))
+        keep[offsets[a]:offsets[a + 1]] = counts >= min_count
+    c, w = _compress_outcomes(np.ascontiguousarray(codes, dtype=np.int32), keep, offsets,
+                              np.ascontiguousarray(values, dtype=np.float64),
+                              np.asarray(vshift, dtype=np.float64),
+                              np.ascontiguousarray(target, dtype=np.float64),
+                              np.asarray(tshift, dtype=np.float64), np.zeros(0, np.int64))
+    return Compressed(c, w, np.empty(0, np.int64))
+
+
+@_njit
 def _ensure(arr, need):
     """``arr`` itself when it holds ``need`` elements, else a copy at least twice as large."""
     if need <= arr.shape[0]:
@@ -198,6 +301,7 @@ def _mine_kernel(codes, w, n_values, min_count, max_length, total):
     ht_gen = np.zeros(size, dtype=np.int64)
     gen = 0
     tmp = np.empty(max(n_attr, 1), dtype=np.int32)
+    loff = np.empty(max(n_attr, 1), dtype=np.int64)
 
     # ---- the root: the whole compressed table, tallied once
     for r in range(d_rows):
@@ -288,6 +392,8 @@ def _mine_kernel(codes, w, n_values, min_count, max_length, total):
         base = offsets[ca0]
         n_local = n_items - base
         child_len = depth + 2  # length of the child's children
+        for c in range(cw):
+            loff[c] = offsets[ca0 + c] - base
         # ---- pass A: counts of the child's items, in the child's own context
         for i in range(n_local):
             cnt[i] = 0.0
@@ -298,7 +404,7 @@ def _mine_kernel(codes, w, n_values, min_count, max_length, total):
             for c in range(cw):
                 v = a_codes[src + c]
                 if v >= 0:
-                    cnt[offsets[ca0 + c] - base + v] += wr
+                    cnt[loff[c] + v] += wr
         any_freq = False
         expand = False
         for i in range(n_local):
@@ -324,7 +430,7 @@ def _mine_kernel(codes, w, n_values, min_count, max_length, total):
                 for c in range(cw):
                     v = a_codes[src + c]
                     if v >= 0:
-                        i = offsets[ca0 + c] - base + v
+                        i = loff[c] + v
                         if freq[i]:
                             for j in range(t):
                                 acc[i, j] += a_w[sw + j]
@@ -352,7 +458,7 @@ def _mine_kernel(codes, w, n_values, min_count, max_length, total):
             h = np.uint64(1469598103934665603)
             for c in range(cw):
                 v = a_codes[src + c]
-                if v >= 0 and freq[offsets[ca0 + c] - base + v] == 0:
+                if v >= 0 and freq[loff[c] + v] == 0:
                     v = -1
                 tmp[c] = v
                 h = (h ^ np.uint64(v + 2)) * np.uint64(1099511628211)
@@ -395,7 +501,7 @@ def _mine_kernel(codes, w, n_values, min_count, max_length, total):
             for c in range(cw):
                 v = a_codes[src + c]
                 if v >= 0:
-                    i = offsets[ca0 + c] - base + v
+                    i = loff[c] + v
                     for j in range(t):
                         acc[i, j] += a_w[sw + j]
         a_int = _ensure(a_int, top_i + 3 * n_local + kk + max_nv + 2)
@@ -515,11 +621,11 @@ def mine(codes: np.ndarray, weights: np.ndarray, n_values: np.ndarray, *, min_su
     total = weights.sum(axis=0)
     min_count = min_count_for(min_support, n_rows)
     # an item below the threshold can be in no frequent itemset: drop it before compressing
-    item_counts = [np.bincount(codes[:, a], weights=weights[:, 0], minlength=int(n_values[a]))
-                   for a in range(n_attr)]
+    # (codes may already be -1 where an item was dropped upstream)
     pruned = codes.copy()
     for a in range(n_attr):
-        frequent = item_counts[a] >= min_count
+        counts = np.bincount(codes[:, a] + 1, weights=weights[:, 0], minlength=int(n_values[a]) + 1)[1:]
+        frequent = np.append(counts >= min_count, False)  # index -1 -> False
         pruned[:, a] = np.where(frequent[codes[:, a]], codes[:, a], -1)
     comp = compress(pruned, weights)
     if engine == "mlxtend":

@@ -9,7 +9,7 @@ import pandas as pd
 
 from .discretize import AttributeBins, BinSpec, Binning, discretize, is_row_index
 from .errors import DivergenceInputError
-from .mining import ENGINES, mine
+from .mining import ENGINES, compress_outcomes, min_count_for, mine
 from .outcomes import (
     CLASSIFICATION_METRICS,
     REGRESSION_METRICS,
@@ -147,6 +147,31 @@ def check_min_support(min_support: object) -> float:
     return s
 
 
+def metric_infos(outcomes: Sequence[Outcome]) -> list[MetricInfo]:
+    """What each tally column will hold (see :func:`outcome_weights`), shifts included."""
+    infos: list[MetricInfo] = []
+    for o in outcomes:
+        v = o.values
+        defined = ~np.isnan(v)
+        shift = 0.0 if o.binary else float(np.mean(v[defined]))
+        infos.append(MetricInfo(name=o.name, description=o.description, binary=o.binary, shift=shift,
+                                baseline=o.baseline))
+    aux = 1 + 3 * len(outcomes)
+    for k, o in enumerate(outcomes):
+        if o.baseline in ("mean", "majority", "base_rate") and o.target is not None:
+            y = _aux_target(o)
+            d = ~np.isnan(y)
+            ys = float(np.mean(y[d])) if d.any() else 0.0
+            infos[k] = dataclasses.replace(infos[k], aux=aux, target_shift=ys)
+            aux += 2
+    return infos
+
+
+def _aux_target(o: Outcome) -> np.ndarray:
+    """The target where the metric is defined (NaN elsewhere)."""
+    return np.where(np.isnan(o.values), np.nan, o.target)
+
+
 def outcome_weights(outcomes: Sequence[Outcome]) -> tuple[list[np.ndarray], list[MetricInfo]]:
     """Per-row tally columns and what they hold.
 
@@ -155,28 +180,18 @@ def outcome_weights(outcomes: Sequence[Outcome]) -> tuple[list[np.ndarray], list
     baseline is additive (mean target, majority class, base rate), the shifted sum and sum
     of squares of its target over the rows where the metric is defined (``MetricInfo.aux``).
     """
-    cols: list[np.ndarray] = []
-    infos: list[MetricInfo] = []
+    infos = metric_infos(outcomes)
     n = len(outcomes[0].values) if outcomes else 0
-    cols.append(np.ones(n))
-    for o in outcomes:
-        v = o.values
-        defined = ~np.isnan(v)
-        shift = 0.0 if o.binary else float(np.mean(v[defined]))
-        x = np.where(defined, v - shift, 0.0)
-        cols += [defined.astype(np.float64), x, x * x]
-        infos.append(MetricInfo(name=o.name, description=o.description, binary=o.binary, shift=shift,
-                                baseline=o.baseline))
-    aux = 1 + 3 * len(outcomes)
-    for k, o in enumerate(outcomes):
-        if o.baseline in ("mean", "majority", "base_rate") and o.target is not None:
-            y = np.where(np.isnan(o.values), np.nan, o.target)
-            d = ~np.isnan(y)
-            ys = float(np.mean(y[d])) if d.any() else 0.0
-            yc = np.where(d, y - ys, 0.0)
+    cols: list[np.ndarray] = [np.ones(n)]
+    for o, m in zip(outcomes, infos):
+        d = ~np.isnan(o.values)
+        x = np.where(d, o.values - m.shift, 0.0)
+        cols += [d.astype(np.float64), x, x * x]
+    for o, m in zip(outcomes, infos):
+        if m.aux >= 0:
+            y = _aux_target(o)
+            yc = np.where(np.isnan(y), 0.0, y - m.target_shift)
             cols += [yc, yc * yc]
-            infos[k] = dataclasses.replace(infos[k], aux=aux, target_shift=ys)
-            aux += 2
     return cols, infos
 
 
@@ -318,7 +333,7 @@ def scan(
         raise DivergenceInputError("There is no attribute column to slice by.")
     disc = discretize(df, attrs, bins=bins, quantile_bins=quantile_bins, binning=binning)
     notes += list(disc.notes)
-    cols, infos = outcome_weights(found)
+    infos = metric_infos(found)
     params = dict(target=target, prediction=prediction, score=score, threshold=threshold,
                   positive=positive, metrics=[o.name for o in found], outcome=outcome, rank=rank,
                   rank_by=rank_by, ascending=ascending, gamma=gamma, regression=regression,
@@ -326,7 +341,18 @@ def scan(
                                                 for k, v in (bins or {}).items()},
                   quantile_bins=quantile_bins, binning=binning, min_support=s,
                   max_length=max_length, engine=engine)
-    table = scan_compressed(disc.codes, np.column_stack(cols), bins=disc.bins, metrics=infos,
+    n_values = np.array([b.n_items for b in disc.bins], dtype=np.int64)
+    if engine == "mlxtend":  # FP-growth counts rows itself: it needs every row, one by one
+        codes_in, weights_in = disc.codes, np.column_stack(outcome_weights(found)[0])
+    else:
+        aux = [(o, m) for o, m in zip(found, infos) if m.aux >= 0]
+        comp = compress_outcomes(
+            disc.codes, n_values, min_count_for(s, len(df)),
+            np.column_stack([o.values for o in found]), np.array([m.shift for m in infos]),
+            np.column_stack([_aux_target(o) for o, _ in aux]) if aux else np.empty((len(df), 0)),
+            np.array([m.target_shift for _, m in aux]))
+        codes_in, weights_in = comp.codes, comp.weights
+    table = scan_compressed(codes_in, weights_in, bins=disc.bins, metrics=infos,
                             n_rows=len(df), min_support=s, max_length=max_length, engine=engine,
                             notes=notes, params=params)
     table = dataclasses.replace(table, row_codes=disc.codes, outcomes=tuple(found))

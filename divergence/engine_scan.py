@@ -1,0 +1,663 @@
+"""The heavy step where the data lives: bin, compute outcomes and compress in SQL, then hand
+the small compressed table (distinct discretized rows and their tallies) to the in-memory
+miner through :func:`divergence.scan.scan_compressed`.
+
+Engine-independent: a :class:`Backend` (DuckDB, Spark) runs the SQL text of
+:mod:`divergence.sql` and returns Arrow data. The bins are built in Python by the functions
+:mod:`divergence.discretize` uses, from the distinct values, minimum, maximum and quantiles
+the engine returns, so every path bins alike and the slice table is the pandas one.
+
+Passes over the data: (1) the distinct labels of a classifier's target and prediction,
+(2) one profile (row count; per attribute its non-missing count, approximate distinct
+count, minimum and maximum; per outcome its defined count, mean and whether it is 0/1),
+(3) per numeric attribute with few values its exact value counts, and the quantiles of the
+others, (4) the GROUP BY, streamed in batches.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Iterator, Literal, Mapping, Protocol, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .discretize import (
+    MAX_CATEGORIES,
+    AttributeBins,
+    BinSpec,
+    Binning,
+    binned_bins,
+    categorical_bins,
+    explicit_edges,
+    keeps_as_categories,
+    quantile_levels,
+    summary_edges,
+)
+from .errors import DivergenceInputError
+from .outcomes import BASELINE_KIND, CLASSIFICATION_METRICS, REGRESSION_METRICS, _DESCRIPTIONS
+from .outcomes import _canonical, _show, match_label, parse_gamma
+from .scan import NEAR_UNIQUE_SHARE, check_min_support, role_columns, scan_compressed
+from .sql import Column, Dialect, average_ranks, classification_value, gamma_value, label_flag
+from .sql import threshold_flag
+from .table import MetricInfo, SliceTable
+
+__all__ = ["Backend", "scan_engine", "numpy_quantile", "QuantileMode", "ENGINE_NOTE"]
+
+QuantileMode = Literal["auto", "exact", "approx"]
+
+#: numeric attributes with at most this many (approximately counted) distinct values have
+#: their exact value counts fetched: enough to tell a category from a binned column
+VALUE_COUNTS_MAX = 2_000
+#: the ranking join and the derived columns are named with this prefix (never a user column)
+_P = "__divergence_"
+
+ENGINE_NOTE = ("Binned, measured and compressed in {engine}; bootstrap intervals and median "
+               "baselines need per-row data and are not computed (intervals are analytic).")
+
+
+class Backend(Protocol):
+    """What the driver needs from an engine."""
+
+    name: str  # "duckdb" or "spark"
+    dialect: Dialect
+    source: str  # the FROM clause text of the table
+    columns: list[Column]
+
+    def fetch(self, sql: str) -> pa.Table:
+        """Run a query whose result is small; its rows as an Arrow table."""
+
+    def stream(self, sql: str) -> Iterator[pa.RecordBatch]:
+        """Run the GROUP BY; its rows in batches."""
+
+    def order_statistics(self, number_sql: str, levels: Sequence[float]) -> list[float]:
+        """The discrete percentiles (SQL ``percentile_disc``) of a numeric expression, NULLs ignored."""
+
+    def approx_quantiles(self, number_sql: str, levels: Sequence[float]) -> list[float]:
+        """Approximate quantiles of a numeric expression (NULLs ignored)."""
+
+    def exact_quantiles_affordable(self, n_values: int) -> bool:
+        """Whether exact quantiles of this many values are affordable (``quantiles="auto"``)."""
+
+
+def numpy_quantile(n: int, level: float, lower: float, upper: float) -> float:
+    """``numpy.quantile(x, level)`` (linear interpolation) from the two order statistics it
+    interpolates: x sorted, ``lower = x[floor((n-1)*level)]`` and ``upper`` the next one."""
+    virtual = (n - 1) * np.float64(level)
+    t = virtual - np.floor(virtual)
+    a, b = np.float64(lower), np.float64(upper)
+    diff = b - a
+    return float(b - diff * (1 - t)) if t >= 0.5 else float(a + diff * t)
+
+
+def _order_positions(n: int, levels: Sequence[float]) -> list[tuple[int, int]]:
+    out = []
+    for level in levels:
+        lo = int(np.floor((n - 1) * np.float64(level)))
+        out.append((lo, min(lo + 1, n - 1)))
+    return out
+
+
+# ----------------------------------------------------------------------------- outcomes
+@dataclasses.dataclass
+class _OutcomePlan:
+    name: str
+    description: str
+    value: str = ""  # SQL of the per-row outcome, NULL where undefined
+    baseline: str | None = None
+    target: str | None = None  # SQL of the per-row target behind the baseline
+    score_range: str | None = None  # brier: the score expression whose range must be [0, 1]
+    binary: bool = False
+    shift: float = 0.0
+    target_shift: float = 0.0
+
+
+class _Plan:
+    """Column lookups and checks shared by the steps of one scan."""
+
+    def __init__(self, backend: Backend):
+        self.b = backend
+        self.d = backend.dialect
+        self.by_name = {c.name: c for c in backend.columns}
+        self.checks: list[tuple[str, str, str]] = []  # (alias, aggregate SQL, purpose)
+        self.joins: list[str] = []
+
+    def column(self, name: str | None, role: str) -> Column:
+        if name is None:
+            raise DivergenceInputError(f"A {role} column is needed for this metric; none was given.")
+        if name not in self.by_name:
+            raise DivergenceInputError(f"{role.capitalize()} column '{name}' is not in the data.")
+        return self.by_name[name]
+
+    def number(self, name: str, role: str) -> str:
+        """The column as numbers, with checks (not a number, infinite) run in the profile."""
+        col = self.column(name, role)
+        num = self.d.number(col)
+        k = len(self.checks)
+        if col.kind == "text":
+            self.checks.append((f"{_P}bad{k}", f"MIN(CASE WHEN {self.d.not_a_number(col)} THEN "
+                                f"{self.d.ident(col.name)} END)", f"numeric:{role}:{name}"))
+        if col.kind in ("float", "text"):
+            self.checks.append((f"{_P}inf{k}", f"MAX(CASE WHEN {self.d.is_infinite(num)} THEN 1 ELSE 0 END)",
+                                f"finite:{role}:{name}"))
+        return num
+
+    def labels(self, name: str, role: str) -> list:
+        """Distinct non-missing values of a label column (at most 6: enough to say it is not binary)."""
+        col = self.column(name, role)
+        t = self.b.fetch(f"SELECT DISTINCT {self.d.category(col) if col.kind != 'text' else self.d.ident(name)} "
+                         f"AS v FROM {self.b.source} WHERE NOT {self.d.missing(col)} LIMIT 6")
+        return t.column(0).to_pylist()
+
+
+def _binary_hits(values: list, positive: object, col: str, role: str) -> list:
+    if len(values) > 2:
+        shown = ", ".join(_show(v) for v in values[:5])
+        more = ", …" if len(values) > 5 else ""
+        count = f"{len(values)}" if len(values) <= 5 else "more than 5"
+        raise DivergenceInputError(
+            f"{role.capitalize()} column '{col}' is not binary: it has {count} distinct values ({shown}{more})."
+        )
+    hits = [v for v in values if match_label(v, positive)]
+    if role == "target" and not hits:
+        shown = ", ".join(_show(v) for v in values)
+        raise DivergenceInputError(
+            f"Positive label {positive!r} is not a value of target column '{col}' (values: {shown})."
+        )
+    return hits
+
+
+def _classification(plan: _Plan, *, target, positive, prediction, score, threshold, metrics) -> list[_OutcomePlan]:
+    d = plan.d
+    ycol = plan.column(target, "target")
+    if positive is None:
+        raise DivergenceInputError(f"Name the positive label of target column '{target}'.")
+    y_values = plan.labels(target, "target")
+    y = label_flag(ycol, _binary_hits(y_values, positive, target, "target"), d)
+    s = None
+    if prediction is not None:
+        pcol = plan.column(prediction, "prediction")
+        p_values = plan.labels(prediction, "prediction")
+        p = label_flag(pcol, _binary_hits(p_values, positive, prediction, "prediction"), d)
+        stray = [v for v in p_values if not any(match_label(v, t) for t in y_values)]
+        target_values = {str(v) for v in y_values}
+        if stray and len(target_values) == 2:
+            raise DivergenceInputError(
+                f"Prediction column '{prediction}' holds {_show(stray[0])}, which is not a value of "
+                f"target column '{target}' ({', '.join(sorted(target_values))})."
+            )
+    elif score is not None:
+        s = plan.number(score, "score")
+        p = threshold_flag(s, threshold, d)
+    else:
+        raise DivergenceInputError("Give a prediction column (labels) or a score column and a threshold.")
+    out = []
+    for metric in metrics:
+        m = _canonical(metric)
+        if m == "brier":
+            if s is None:
+                raise DivergenceInputError("Metric 'brier' needs a score column (a probability in [0, 1]).")
+            yd = f"CAST({y} AS DOUBLE)"
+            value = (f"(CASE WHEN {y} IS NULL OR {p} IS NULL OR {s} IS NULL THEN NULL "
+                     f"ELSE ({s} - {yd}) * ({s} - {yd}) END)")
+            out.append(_OutcomePlan("brier", _DESCRIPTIONS["brier"], value, "base_rate", yd, score_range=s))
+            continue
+        if m not in CLASSIFICATION_METRICS:
+            raise DivergenceInputError(
+                f"Unknown classification metric {metric!r}; choose from {', '.join(CLASSIFICATION_METRICS)}."
+            )
+        extra = {}
+        if m == "error":
+            extra = dict(baseline="majority",
+                         target=f"(CASE WHEN {p} IS NULL THEN NULL ELSE CAST({y} AS DOUBLE) END)")
+        out.append(_OutcomePlan(m, _DESCRIPTIONS[m], classification_value(m, y, p, d), **extra))
+    return out
+
+
+def _regression(plan: _Plan, *, target, prediction, metrics) -> list[_OutcomePlan]:
+    y = plan.number(target, "target")
+    p = plan.number(prediction, "prediction")
+    diff = f"({p} - {y})"
+    out = []
+    for metric in metrics:
+        m = _canonical(metric)
+        if m == "abs_error":
+            value = f"abs{diff}"
+        elif m == "squared_error":
+            value = f"({diff} * {diff})"
+        elif m == "signed_error":
+            value = diff
+        else:
+            raise DivergenceInputError(
+                f"Unknown regression metric {metric!r}; choose from {', '.join(REGRESSION_METRICS)}."
+            )
+        out.append(_OutcomePlan(m, _DESCRIPTIONS[m], value, BASELINE_KIND.get(m), y))
+    return out
+
+
+def _ranking(plan: _Plan, *, rank, rank_by, ascending, gamma) -> _OutcomePlan:
+    kind, a = parse_gamma(gamma)
+    if (rank is None) == (rank_by is None):
+        raise DivergenceInputError("Give exactly one of a rank column or a score to rank by.")
+    if rank is not None:
+        r = plan.number(rank, "rank")
+        plan.checks.append((f"{_P}minrank", f"MIN({r})", f"rank:{rank}"))
+    else:
+        s = plan.number(rank_by, "rank-by")
+        ranks = average_ranks(plan.b.source, s, ascending)
+        plan.joins.append(f"LEFT JOIN ({ranks}) {_P}ranks ON {s} = {_P}ranks.rank_key")
+        r = f"{_P}ranks.rank_value"
+    desc = {"topk": f"in the top {int(a)}", "power": f"rank^-{a:g}", "dcg": "DCG gain 1/log2(1+rank)"}[kind]
+    return _OutcomePlan("gamma", desc, gamma_value(r, kind, a, plan.d))
+
+
+def plan_outcomes(plan: _Plan, *, target=None, prediction=None, score=None, threshold=0.5, positive=None,
+                  metrics=None, outcome=None, rank=None, rank_by=None, ascending=False, gamma=None,
+                  regression=False) -> list[_OutcomePlan]:
+    """The outcomes as SQL, from the column roles: :func:`divergence.scan.build_outcomes`' rules."""
+    if isinstance(metrics, str):
+        metrics = [m for m in metrics.split(",") if m.strip()]
+    metrics = [_canonical(m) for m in (metrics or [])]
+    out: list[_OutcomePlan] = []
+    if outcome is not None:
+        for col in ([outcome] if isinstance(outcome, str) else list(outcome)):
+            out.append(_OutcomePlan(col, f"mean of {col}", plan.number(col, "outcome")))
+    if rank is not None or rank_by is not None:
+        out.append(_ranking(plan, rank=rank, rank_by=rank_by, ascending=ascending, gamma=gamma or "dcg"))
+    if target is not None or prediction is not None or metrics:
+        reg = [m for m in metrics if m in REGRESSION_METRICS]
+        cls = [m for m in metrics if m not in REGRESSION_METRICS]
+        if regression or (reg and not cls):
+            if cls:
+                raise DivergenceInputError(
+                    f"Metric {cls[0]!r} is not a regression metric; choose from {', '.join(REGRESSION_METRICS)}."
+                )
+            if target is None or prediction is None:
+                raise DivergenceInputError("Regression metrics need a target and a prediction column.")
+            out += _regression(plan, target=target, prediction=prediction, metrics=reg or ["abs_error"])
+        else:
+            if reg:
+                raise DivergenceInputError(
+                    f"Metric {reg[0]!r} is a regression metric; mixing it with classification "
+                    f"metrics ({', '.join(cls)}) needs two scans."
+                )
+            if target is None:
+                raise DivergenceInputError("Classification metrics need a target column.")
+            out += _classification(plan, target=target, positive=positive, prediction=prediction, score=score,
+                                   threshold=threshold, metrics=cls or ["fpr", "fnr"])
+    if not out:
+        raise DivergenceInputError(
+            "Nothing to measure: give a target and a prediction (classification or regression), "
+            "an outcome column, or a rank or score to rank by."
+        )
+    names = [o.name for o in out]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise DivergenceInputError(f"Metric {sorted(dup)[0]!r} is asked for twice.")
+    return out
+
+
+# ----------------------------------------------------------------------------- the scan
+def _profile_sql(plan: _Plan, candidates: list[Column], outcomes: list[_OutcomePlan], source: str) -> str:
+    d = plan.d
+    parts = ["COUNT(*) AS n_rows"]
+    for j, col in enumerate(candidates):
+        val = d.number(col) if col.numeric else d.category(col)
+        parts.append(f"COUNT({val}) AS nn{j}")
+        parts.append(f"approx_count_distinct({val}) AS ad{j}")
+        if col.kind == "text":  # rows that read as numbers (for explicit edges on a text column)
+            parts.append(f"COUNT({d.number(col)}) AS nnum{j}")
+        if col.numeric:
+            parts += [f"MIN({val}) AS lo{j}", f"MAX({val}) AS hi{j}"]
+            if col.kind != "int":
+                parts.append(f"MIN(CASE WHEN {val} IS NULL OR ({val} % {d.double(1.0)}) = 0 THEN 1 ELSE 0 END) AS int{j}")
+    for k, o in enumerate(outcomes):
+        parts += [f"COUNT({o.value}) AS od{k}", f"AVG({o.value}) AS om{k}",
+                  f"MIN(CASE WHEN {o.value} IS NULL OR {o.value} = 0 OR {o.value} = 1 THEN 1 ELSE 0 END) AS ob{k}"]
+        if o.baseline in ("mean", "majority", "base_rate") and o.target is not None:
+            parts.append(f"AVG(CASE WHEN {o.value} IS NOT NULL THEN {o.target} END) AS oy{k}")
+        if o.score_range is not None:
+            parts += [f"MIN({o.score_range}) AS slo{k}", f"MAX({o.score_range}) AS shi{k}"]
+    parts += [f"{sql} AS {alias}" for alias, sql, _ in plan.checks]
+    return f"SELECT {', '.join(parts)} FROM {source}"
+
+
+def _check_profile(plan: _Plan, row: dict) -> None:
+    for alias, _, purpose in plan.checks:
+        value = row[alias]
+        kind, role, name = (purpose.split(":", 2) + ["", ""])[:3]
+        if kind == "numeric" and value is not None:
+            raise DivergenceInputError(f"{role.capitalize()} column '{name}' must be numeric; it holds {value!r}.")
+        if kind == "finite" and value:
+            raise DivergenceInputError(f"{role.capitalize()} column '{name}' holds an infinite value.")
+        if kind == "rank" and value is not None and value < 1:
+            raise DivergenceInputError(f"Rank column '{role}' must hold ranks of 1 or more (1 = best).")
+
+
+def _default_attributes(plan: _Plan, exclude: Sequence[str], n_rows: int, stats: dict) -> tuple[list[str], list[str]]:
+    """:func:`divergence.scan.default_attributes` from the profile's counts."""
+    attributes, notes = [], []
+    for col in plan.b.columns:
+        if col.name in exclude:
+            continue
+        st = stats[col.name]
+        if _is_row_index(plan, col, st, n_rows):
+            notes.append(f"Left out column '{col.name}' from the attributes: it only numbers the rows.")
+            continue
+        if col.kind == "text" and n_rows >= 20:
+            distinct = _exact_distinct_if_close(plan, col, st["ad"], NEAR_UNIQUE_SHARE * n_rows)
+            if distinct > NEAR_UNIQUE_SHARE * n_rows:
+                notes.append(
+                    f"Left out column '{col.name}' from the attributes: {distinct:,} distinct "
+                    f"values in {n_rows:,} rows (an identifier); name it to include it."
+                )
+                continue
+        attributes.append(col.name)
+    return attributes, notes
+
+
+def _exact_distinct_if_close(plan: _Plan, col: Column, approx: int, bar: float) -> int:
+    """The approximate distinct count, made exact when it is near ``bar`` (or small)."""
+    if approx <= VALUE_COUNTS_MAX or abs(approx - bar) <= 0.1 * bar + 10:
+        val = plan.d.number(col) if col.numeric else plan.d.category(col)
+        return int(plan.b.fetch(f"SELECT COUNT(DISTINCT {val}) FROM {plan.b.source}").column(0)[0].as_py())
+    return int(approx)
+
+
+def _is_row_index(plan: _Plan, col: Column, st: dict, n_rows: int) -> bool:
+    text = str(col.name)
+    if text.strip() == "" or text.startswith("Unnamed:"):
+        return True
+    if n_rows < 2 or not col.numeric or st["nn"] < n_rows or not st.get("int", True):
+        return False
+    return _exact_distinct_if_close(plan, col, st["ad"], n_rows) == n_rows
+
+
+def _value_counts(plan: _Plan, col: Column) -> tuple[np.ndarray, np.ndarray]:
+    num = plan.d.number(col)
+    t = plan.b.fetch(f"SELECT {num} AS v, COUNT(*) AS c FROM {plan.b.source} WHERE {num} IS NOT NULL GROUP BY {num}")
+    values = np.asarray(t.column(0).to_numpy(zero_copy_only=False), dtype=float)
+    counts = np.asarray(t.column(1).to_numpy(zero_copy_only=False), dtype=np.int64)
+    order = np.argsort(values, kind="stable")
+    return values[order], counts[order]
+
+
+def _exact_quantiles_from_counts(values, counts, n, levels) -> list[float]:
+    cum = np.cumsum(counts)
+    out = []
+    for level, (i, j) in zip(levels, _order_positions(n, levels)):
+        lo = values[np.searchsorted(cum, i, side="right")]
+        hi = values[np.searchsorted(cum, j, side="right")]
+        out.append(numpy_quantile(n, level, lo, hi))
+    return out
+
+
+def _exact_quantiles(plan: _Plan, number_sql: str, n: int, levels: Sequence[float]) -> list[float]:
+    """Exact numpy quantiles: the engine's discrete percentile gives each order statistic
+    numpy interpolates between, the interpolation is numpy's own formula."""
+    wanted = []
+    for i, k in _order_positions(n, levels):
+        wanted += [(i + 0.5) / n, (k + 0.5) / n]  # percentile_disc picks x[ceil(n*level) - 1]
+    stats = plan.b.order_statistics(number_sql, wanted)
+    return [numpy_quantile(n, level, stats[2 * m], stats[2 * m + 1]) for m, level in enumerate(levels)]
+
+
+def _attribute_bins(plan: _Plan, attrs: list[str], stats: dict, n_rows: int, bins: Mapping[str, BinSpec],
+                    quantile_bins: int, binning: Binning, quantiles: QuantileMode,
+                    notes: list[str]) -> list[tuple[AttributeBins | None, str, Column]]:
+    """Per attribute: its bins (None for a text category, built after the GROUP BY), and its SQL."""
+    d = plan.d
+    out: list = [None] * len(attrs)
+    for j, name in enumerate(attrs):
+        col = plan.by_name[name]
+        st = stats[name]
+        has_missing = st["nn"] < n_rows
+        spec = bins.get(name)
+        if spec is not None and not isinstance(spec, (int, np.integer)):
+            edges = explicit_edges(name, spec)
+            if col.kind == "text":
+                bad = plan.b.fetch(f"SELECT MIN(CASE WHEN {d.not_a_number(col)} THEN {d.ident(name)} END) "
+                                   f"FROM {plan.b.source}").column(0)[0].as_py()
+                if bad is not None:
+                    raise DivergenceInputError(f"Column '{name}' has bin edges but holds values that are not "
+                                               f"numbers (for example {bad!r}).")
+            if col.kind == "text" and st["nn_num"] is not None:
+                has_missing = st["nn_num"] < n_rows
+            ab = binned_bins(name, edges, "edges", has_missing)
+            out[j] = (ab, d.bin_code(d.number(col), ab.edges, ab.missing_code), col)
+            continue
+        if not col.numeric:
+            out[j] = (None, d.category(col), col)
+            continue
+        n_bins = int(spec) if spec is not None else int(quantile_bins)
+        n = int(st["nn"])
+        counts = None
+        if st["ad"] <= max(VALUE_COUNTS_MAX, 2 * max(n_bins, MAX_CATEGORIES)):
+            counts = _value_counts(plan, col)
+            if keeps_as_categories(counts[0], n_bins, spec_given=spec is not None):
+                out[j] = (None, d.category(col), col)
+                continue
+        if n == 0 or n_bins < 2:
+            edges = np.empty(0)
+        elif binning == "uniform":
+            edges = summary_edges(st["lo"], st["hi"], n_bins, binning)
+        elif counts is not None:
+            levels = quantile_levels(n_bins)
+            edges = summary_edges(st["lo"], st["hi"], n_bins, binning,
+                                  _exact_quantiles_from_counts(counts[0], counts[1], n, levels))
+        elif quantiles == "exact" or (quantiles == "auto" and plan.b.exact_quantiles_affordable(n)):
+            edges = summary_edges(st["lo"], st["hi"], n_bins, binning,
+                                  _exact_quantiles(plan, d.number(col), n, quantile_levels(n_bins)))
+        else:
+            raw = plan.b.approx_quantiles(d.number(col), list(quantile_levels(n_bins)))
+            notes.append(f"'{name}': quantile edges are approximate ({plan.b.name} approximate "
+                         "quantiles, then rounded as usual).")
+            edges = summary_edges(st["lo"], st["hi"], n_bins, binning, raw)
+        out[j] = _binned(plan, name, col, edges, n_bins, binning, has_missing, notes)
+    return out
+
+
+def _binned(plan, name, col, edges, n_bins, binning, has_missing, notes):
+    ab = binned_bins(name, edges, binning, has_missing)
+    if edges.size + 1 < n_bins:
+        notes.append(f"'{name}': {n_bins} {binning} bins asked, {edges.size + 1} made (tied values share an edge).")
+    return ab, plan.d.bin_code(plan.d.number(col), ab.edges, ab.missing_code), col
+
+
+def _collect(batches: Iterator[pa.RecordBatch], n_attr: int) -> tuple[list[pa.ChunkedArray], np.ndarray]:
+    keys: list[list[pa.Array]] = [[] for _ in range(n_attr)]
+    tallies: list[np.ndarray] = []
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        for a in range(n_attr):
+            keys[a].append(batch.column(a))
+        cols = [np.asarray(batch.column(i).to_numpy(zero_copy_only=False), dtype=np.float64)
+                for i in range(n_attr, batch.num_columns)]
+        tallies.append(np.column_stack(cols))
+    width = None if not tallies else tallies[0].shape[1]
+    weights = np.vstack(tallies) if tallies else np.empty((0, width or 1))
+    return [pa.chunked_array(k) if k else pa.chunked_array([], pa.null()) for k in keys], weights
+
+
+def _category_codes(name: str, keys: pa.ChunkedArray) -> tuple[np.ndarray, AttributeBins]:
+    """Codes of a categorical attribute's distinct-row keys, its items named as discretize() does."""
+    encoded = pc.dictionary_encode(keys.combine_chunks() if keys.num_chunks else keys)
+    dictionary = encoded.dictionary.to_pylist()
+    has_missing = encoded.null_count > 0
+    value_codes, ab = categorical_bins(name, dictionary, has_missing)
+    lookup = np.append(np.asarray(value_codes, dtype=np.int32), np.int32(ab.missing_code))
+    idx = pc.fill_null(encoded.indices, len(dictionary)).to_numpy(zero_copy_only=False).astype(np.int64)
+    return lookup[idx], ab
+
+
+def scan_engine(
+    backend: Backend,
+    *,
+    target: str | None = None,
+    prediction: str | None = None,
+    score: str | None = None,
+    threshold: float = 0.5,
+    positive: object = None,
+    metrics: Sequence[str] | str | None = None,
+    outcome: str | Sequence[str] | None = None,
+    rank: str | None = None,
+    rank_by: str | None = None,
+    ascending: bool = False,
+    gamma: str | None = None,
+    regression: bool = False,
+    attributes: Sequence[str] | None = None,
+    bins: Mapping[str, BinSpec] | None = None,
+    quantile_bins: int = 3,
+    binning: Binning = "quantile",
+    quantiles: QuantileMode = "auto",
+    min_support: float = 0.05,
+    max_length: int | None = None,
+    engine: str = "fast",
+    delta: float | Mapping[str, float] | None = None,
+    confidence: float = 0.95,
+    correction: str = "bh",
+    bootstrap: int = 0,
+    seed: int = 0,
+    top_k: int | None = None,
+    sort_by: str | None = None,
+    replicate=None,
+    holdout: float | None = None,
+    exploratory: bool = True,
+) -> SliceTable:
+    """The slice table of :func:`divergence.scan`, with binning, outcomes and compression run
+    by ``backend``; see :func:`divergence.scan_duckdb` and :func:`divergence.scan_spark`."""
+    from .assess import _check as _check_assess
+    from .assess import assess
+
+    _check_assess(confidence, correction, bootstrap, holdout, top_k)
+    if holdout is not None:
+        raise DivergenceInputError(
+            f"holdout is not available with the {backend.name} engine (it splits rows in memory); "
+            "give a second table to replicate on instead."
+        )
+    s = check_min_support(min_support)
+    if engine not in ("fast", "mlxtend"):
+        raise DivergenceInputError(f"Unknown miner {engine!r}; choose from fast, mlxtend.")
+    if max_length is not None and (int(max_length) != max_length or max_length < 1):
+        raise DivergenceInputError(f"max_length must be a positive integer; got {max_length!r}.")
+    if quantiles not in ("auto", "exact", "approx"):
+        raise DivergenceInputError(f"quantiles must be 'auto', 'exact' or 'approx'; got {quantiles!r}.")
+    if binning not in ("quantile", "uniform"):
+        raise DivergenceInputError(f"binning must be 'quantile' or 'uniform'; got {binning!r}.")
+    if int(quantile_bins) < 1:
+        raise DivergenceInputError(f"quantile_bins must be at least 1; got {quantile_bins!r}.")
+    if not backend.columns:
+        raise DivergenceInputError("The table has no columns.")
+    plan = _Plan(backend)
+    d = plan.d
+    outcomes = plan_outcomes(plan, target=target, prediction=prediction, score=score, threshold=threshold,
+                             positive=positive, metrics=metrics, outcome=outcome, rank=rank, rank_by=rank_by,
+                             ascending=ascending, gamma=gamma, regression=regression)
+    roles = role_columns(target=target, prediction=prediction, score=score, outcome=outcome,
+                         rank=rank, rank_by=rank_by)
+    bins = dict(bins or {})
+    if attributes is None:
+        candidates = [c for c in backend.columns if c.name not in roles]
+    else:
+        attrs = [attributes] if isinstance(attributes, str) else list(attributes)
+        missing = [a for a in attrs if a not in plan.by_name]
+        if missing:
+            raise DivergenceInputError(f"Attribute column '{missing[0]}' is not in the data.")
+        if len(set(attrs)) != len(attrs):
+            raise DivergenceInputError("An attribute column is named twice.")
+        clash = [a for a in attrs if a in roles]
+        if clash:
+            raise DivergenceInputError(
+                f"Column '{clash[0]}' is used as an outcome role and cannot also be an attribute."
+            )
+        candidates = [plan.by_name[a] for a in attrs]
+    source = f"{backend.source} {_P}src " + " ".join(plan.joins) if plan.joins else backend.source
+    # ---- pass 2: the profile
+    row = backend.fetch(_profile_sql(plan, candidates, outcomes, source)).to_pylist()[0]
+    n_rows = int(row["n_rows"])
+    if n_rows == 0:
+        raise DivergenceInputError("The table is empty: it has no rows.")
+    _check_profile(plan, row)
+    stats = {}
+    for j, c in enumerate(candidates):
+        stats[c.name] = {"nn": int(row[f"nn{j}"]), "ad": int(row[f"ad{j}"] or 0), "lo": row.get(f"lo{j}"),
+                         "hi": row.get(f"hi{j}"), "int": bool(row.get(f"int{j}", 1)),
+                         "nn_num": row.get(f"nnum{j}")}
+    for k, o in enumerate(outcomes):
+        if not row[f"od{k}"]:
+            raise DivergenceInputError(
+                f"Outcome '{o.name}' ({o.description}) is undefined on every row: no row qualifies "
+                "(for a rate, check the positive label and that both classes occur)."
+            )
+        if o.score_range is not None and row[f"slo{k}"] is not None and (row[f"slo{k}"] < 0 or row[f"shi{k}"] > 1):
+            raise DivergenceInputError(
+                f"Metric 'brier' needs scores in [0, 1]; score column '{score}' ranges "
+                f"{row[f'slo{k}']:g} to {row[f'shi{k}']:g}."
+            )
+        o.binary = bool(row[f"ob{k}"])
+        o.shift = 0.0 if o.binary else float(row[f"om{k}"])
+        if f"oy{k}" in row:
+            o.target_shift = float(row[f"oy{k}"]) if row[f"oy{k}"] is not None else 0.0
+    notes: list[str] = []
+    if attributes is None:
+        attrs, notes = _default_attributes(plan, roles, n_rows, stats)
+    else:
+        attrs = [c.name for c in candidates]
+    if not attrs:
+        raise DivergenceInputError("There is no attribute column to slice by.")
+    unknown = [c for c in bins if c not in attrs]
+    if unknown:
+        raise DivergenceInputError(
+            f"Bins were given for {', '.join(map(repr, unknown))}, which "
+            f"{'is not an attribute' if len(unknown) == 1 else 'are not attributes'} of this scan."
+        )
+    # ---- pass 3: value counts and quantiles
+    attr_bins = _attribute_bins(plan, attrs, stats, n_rows, bins, quantile_bins, binning, quantiles, notes)
+    # ---- pass 4: the GROUP BY, streamed
+    keys = [f"{sql} AS {_P}a{j}" for j, (_, sql, _) in enumerate(attr_bins)]
+    tallies = ["COUNT(*)"]
+    aux = []
+    for k, o in enumerate(outcomes):
+        x = f"({o.value} - {d.double(o.shift)})"
+        tallies += [f"COUNT({o.value})", f"COALESCE({d.fsum(x)}, 0)", f"COALESCE({d.fsum(f'{x} * {x}')}, 0)"]
+        if o.baseline in ("mean", "majority", "base_rate") and o.target is not None:
+            y = f"(CASE WHEN {o.value} IS NOT NULL THEN {o.target} - {d.double(o.target_shift)} END)"
+            aux += [f"COALESCE({d.fsum(y)}, 0)", f"COALESCE({d.fsum(f'{y} * {y}')}, 0)"]
+    select = keys + [f"{t} AS {_P}t{i}" for i, t in enumerate(tallies + aux)]
+    group = ", ".join(str(j + 1) for j in range(len(keys)))
+    sql = f"SELECT {', '.join(select)} FROM {source} GROUP BY {group}"
+    key_arrays, weights = _collect(backend.stream(sql), len(keys))
+    if weights.shape[0] == 0 or int(round(weights[:, 0].sum())) != n_rows:
+        raise DivergenceInputError(
+            f"The data changed while it was read: {n_rows:,} rows counted, "
+            f"{int(round(weights[:, 0].sum())) if weights.size else 0:,} grouped. Nothing was mined; run the scan again."
+        )
+    codes = np.empty((weights.shape[0], len(attrs)), dtype=np.int32)
+    final_bins: list[AttributeBins] = []
+    for j, (ab, _, col) in enumerate(attr_bins):
+        if ab is None:
+            codes[:, j], ab = _category_codes(col.name, key_arrays[j])
+        else:
+            codes[:, j] = np.asarray(key_arrays[j].to_numpy(), dtype=np.int32)
+        final_bins.append(ab)
+    infos, aux_at = [], 1 + 3 * len(outcomes)
+    for o in outcomes:
+        info = MetricInfo(name=o.name, description=o.description, binary=o.binary, shift=o.shift, baseline=o.baseline)
+        if o.baseline in ("mean", "majority", "base_rate") and o.target is not None:
+            info = dataclasses.replace(info, aux=aux_at, target_shift=o.target_shift)
+            aux_at += 2
+        infos.append(info)
+    notes.append(ENGINE_NOTE.format(engine={"duckdb": "DuckDB", "spark": "Spark"}.get(backend.name, backend.name)))
+    params = dict(target=target, prediction=prediction, score=score, threshold=threshold,
+                  positive=positive, metrics=[o.name for o in outcomes], outcome=outcome, rank=rank,
+                  rank_by=rank_by, ascending=ascending, gamma=gamma, regression=regression,
+                  attributes=list(attrs), bins={k: (v if isinstance(v, int) else list(v)) for k, v in bins.items()},
+                  quantile_bins=quantile_bins, binning=binning, min_support=s, max_length=max_length,
+                  engine=backend.name, quantiles=quantiles)
+    table = scan_compressed(codes, weights, bins=final_bins, metrics=infos, n_rows=n_rows, min_support=s,
+                            max_length=max_length, engine=engine, notes=notes, params=params)
+    table = dataclasses.replace(table, engine=backend.name)
+    return assess(table, delta=delta, confidence=confidence, correction=correction, bootstrap=bootstrap,
+                  seed=seed, top_k=top_k, sort_by=sort_by, replicate=replicate, exploratory=exploratory)

@@ -146,6 +146,14 @@ def init_state() -> None:
         ss.setdefault(k, v)
 
 
+def page_setup() -> None:
+    """First line of every page. A page opened by its URL as the first request after the
+    server starts runs without app.py (Streamlit's legacy pages/ mode, until app.py calls
+    st.navigation once): send it through app.py instead of failing."""
+    if K.FRAME not in st.session_state:
+        st.switch_page("app.py")
+
+
 def state(key: str) -> Any:
     return st.session_state.get(key, DEFAULTS.get(key))
 

@@ -7,6 +7,8 @@ import ui_support as ui
 from divergence.figures import item_values_figure
 from ui_support import K
 
+ui.page_setup()
+
 st.title("Attributes")
 res = ui.ensure_result()
 ui.show_run_status("attributes")

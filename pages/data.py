@@ -11,6 +11,8 @@ from divergence import DivergenceInputError
 from divergence.views import format_count
 from ui_support import K
 
+ui.page_setup()
+
 st.title("Data")
 st.caption("Which rows to analyse, and what each column is: target, prediction, attributes to slice by.")
 

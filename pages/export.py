@@ -11,6 +11,8 @@ from divergence.views import (display_frame, figure_html, figure_png, format_cou
                               png_supported, slice_table_figure, table_csv)
 from ui_support import K
 
+ui.page_setup()
+
 st.title("Export")
 st.caption("The slice table, every figure and the settings, to share, to archive, or to re-run later.")
 

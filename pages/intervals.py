@@ -8,6 +8,8 @@ from divergence import DivergenceInputError
 from divergence.views import format_count, interval_figure
 from ui_support import K
 
+ui.page_setup()
+
 st.title("Intervals")
 res = ui.ensure_result()
 ui.show_run_status("intervals")

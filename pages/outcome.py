@@ -9,6 +9,8 @@ import ui_support as ui
 from divergence.views import format_count, format_percent
 from ui_support import K
 
+ui.page_setup()
+
 st.title("Outcome and thresholds")
 st.caption(ui.data_caption())
 df = ui.state(K.FRAME)

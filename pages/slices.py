@@ -11,6 +11,8 @@ from divergence.views import (display_frame, format_count, format_divergence, fo
                               sort_options)
 from ui_support import K
 
+ui.page_setup()
+
 st.title("Slices")
 res = ui.ensure_result()
 ui.show_run_status("slices")
@@ -145,21 +147,20 @@ except DivergenceInputError as exc:
     st.stop()
 row = table.frame.iloc[idx]
 b = info.binary
-d = st.columns(6)
+d = st.columns(5)
 d[0].metric("Rows", format_count(row["count"]))
 d[0].caption(f"support {format_percent(row['support'])}; {format_count(row[metric + '_count'])} measured")
 d[1].metric(h["label"], format_value(row[metric], b))
-d[1].caption(f"interval {format_interval(row[metric + '_ci_low'], row[metric + '_ci_high'], b)}")
+boot = row.get(metric + "_boot_low")
+d[1].caption(f"interval {format_interval(row[metric + '_ci_low'], row[metric + '_ci_high'], b)}"
+             + (f"; bootstrap {format_interval(boot, row[metric + '_boot_high'], b)}" if boot == boot and boot is not None
+                else ""))
 d[2].metric("Divergence", format_divergence(row[metric + "_divergence"], b))
 d[2].caption(f"against {format_value(h['overall'], b)} overall; t = {format_number(row[metric + '_t'])}")
 d[3].metric("q", format_p(row[metric + "_q"]))
 d[3].caption(f"p = {format_p(row[metric + '_p'])}; {format_count(h['n_tested'])} slices tested")
 d[4].metric("Verdict", row[metric + "_verdict"] or "–")
 d[4].caption(("meets" if row[metric + "_meets_min_size"] else "below") + f" n_min = {format_count(n_min)}")
-boot = row.get(metric + "_boot_low")
-if boot is not None and boot == boot:
-    d[5].metric("Bootstrap", format_value(row[metric + "_boot_low"], b) + "–" + format_value(row[metric + "_boot_high"], b))
-    d[5].caption(f"{table.assessment['bootstrap']} resamples of the rows")
 
 if f"{metric}_baseline" in row:
     base, lift, short = row[metric + "_baseline"], row[metric + "_lift"], row[metric + "_lift_shortfall"]

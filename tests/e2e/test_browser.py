@@ -1,0 +1,186 @@
+"""End to end in headless Chromium (Debian's /usr/bin/chromium driven by Playwright; never a
+browser download): the analyst's journey through the real upload input, and every page in
+the light and the dark theme at 1280x800, with screenshots a person can look at.
+
+Screenshots go to $DIVERGENCE_ARTIFACTS, or tests/e2e/artifacts (ignored by git).
+Table contents are asserted in tests/app (AppTest); here: rendering, clicks, navigation.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from divergence.datasets import load_demo
+
+pytestmark = pytest.mark.e2e
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARTIFACTS = Path(os.environ.get("DIVERGENCE_ARTIFACTS") or Path(__file__).parent / "artifacts")
+PAGES = [("1 · Data", "data", "Column roles"), ("2 · Outcome and thresholds", "outcome", "Run the scan"),
+         ("3 · Slices", "slices", "Slice detail"), ("4 · Intervals", "intervals", "Slices drawn"),
+         ("5 · Attributes", "attributes", "Global divergence"), ("6 · Export", "export", "Slice plan")]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (make browser) to run the browser tests")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (Python) is not installed")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def start_app():
+    """Start `streamlit run app.py` in its own process group; stopped at the end of the module."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    started = []
+
+    def start(theme: str = "light") -> str:
+        port = _free_port()
+        log = open(ARTIFACTS / f"server_{theme}.log", "w")
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+             "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats",
+             "false", "--server.fileWatcherType", "none", "--theme.base", theme],
+            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        started.append((proc, log))
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
+                    return url
+            except OSError:
+                time.sleep(0.2)
+        pytest.fail(f"the app did not start on port {port}; see {ARTIFACTS / f'server_{theme}.log'}")
+
+    yield start
+    for proc, log in started:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=20)
+        log.close()
+
+
+def _settle(page) -> None:
+    """Wait until the script run triggered by the last action has finished."""
+    page.wait_for_timeout(300)
+    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=60_000)
+    page.wait_for_timeout(200)
+
+
+def _goto(page, title: str) -> None:
+    page.get_by_role("link", name=title).first.click()
+    _settle(page)
+
+
+def _choose(page, label: str, option: str | int) -> str:
+    """Pick an option (by its text, or its position) of the selectbox labelled ``label``."""
+    box = page.get_by_role("combobox", name=label)
+    box.click()
+    box.press("ArrowDown")  # opens the list
+    if isinstance(option, int):
+        item = page.get_by_role("option").nth(option)
+    else:
+        item = page.get_by_role("option", name=option, exact=True)
+    text = item.inner_text().strip()
+    item.click()
+    _settle(page)
+    return text
+
+
+def _no_exception(page) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0, "a traceback is on screen"
+
+
+def _upload_file(tmp_path: Path) -> Path:
+    """A realistic upload whose roles are not guessable from the names: the user chooses them."""
+    df = load_demo(5000)
+    out = df[["age", "sex", "region", "education", "channel"]].copy()
+    out["outcome_true"] = (df["defaulted"] == "yes").astype(int)
+    out["model_says"] = (df["predicted_default"] == "yes").astype(int)
+    path = tmp_path / "evaluation.csv"
+    out.to_csv(path, index=False)
+    return path
+
+
+def test_journey_upload_choose_run_sort_open(browser, start_app, tmp_path):
+    url = start_app("light")
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(url)
+    # the landing page shows a first finding on the built-in dataset, no setting touched
+    page.get_by_text("Top finding under this sort").wait_for(timeout=90_000)
+    page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot .main-svg').first.wait_for()
+    _no_exception(page)
+    page.screenshot(path=ARTIFACTS / "journey_1_first_finding.png")
+
+    _goto(page, "1 · Data")
+    page.get_by_text("Upload a file").click()
+    _settle(page)
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(_upload_file(tmp_path))
+    page.get_by_text("evaluation.csv", exact=False).first.wait_for(timeout=30_000)
+    _settle(page)
+    page.get_by_text("5,000 rows × 7 columns").first.wait_for()
+    _choose(page, "Target (the true value)", "outcome_true")
+    _choose(page, "Prediction column", "model_says")
+    page.get_by_text("Measured: fpr").first.wait_for()
+    _no_exception(page)
+    page.screenshot(path=ARTIFACTS / "journey_2_columns_chosen.png")
+
+    _goto(page, "2 · Outcome and thresholds")
+    page.get_by_role("button", name="Run the scan").click()
+    page.get_by_text("slices mined in").wait_for(timeout=60_000)
+    _no_exception(page)
+    page.screenshot(path=ARTIFACTS / "journey_3_run.png")
+
+    _goto(page, "3 · Slices")
+    page.get_by_text("Top finding under this sort").wait_for()
+    _choose(page, "Sort by", "Rows")
+    page.get_by_text("sorted by Rows, largest first").wait_for()
+    opened = _choose(page, "Open a slice", 2)  # the third slice under this sort
+    assert ", " in opened or "=" in opened
+    chart = page.locator('[data-testid="stPlotlyChart"]').filter(has_text="contribution to the fpr divergence")
+    chart.locator(".main-svg").first.wait_for(timeout=30_000)
+    for item in opened.split(", "):  # one bar per item of the slice opened
+        assert chart.locator(".ytick text", has_text=item).count() == 1
+    _no_exception(page)
+    chart.scroll_into_view_if_needed()
+    page.screenshot(path=ARTIFACTS / "journey_4_shapley.png")
+    page.close()
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_every_page_renders(browser, start_app, theme):
+    url = start_app(theme)
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    # a bookmarked page as the first request after the server starts: app.py still runs
+    page.goto(f"{url}/intervals")
+    page.get_by_text("Top finding under this sort").wait_for(timeout=90_000)
+    _no_exception(page)
+    for title, name, landmark in PAGES:
+        _goto(page, title)
+        page.get_by_text(landmark).first.wait_for(timeout=30_000)
+        if name in ("slices", "intervals", "attributes"):
+            page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot .main-svg').first.wait_for()
+        _no_exception(page)
+        page.screenshot(path=ARTIFACTS / f"{theme}_{name}.png")
+    page.close()

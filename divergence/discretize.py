@@ -176,10 +176,16 @@ def is_row_index(name: object, series: pd.Series) -> bool:
     text = str(name)
     if text.strip() == "" or text.startswith("Unnamed:"):
         return True
-    if len(series) < 2 or not _is_numeric(series) or series.isna().any():
+    if len(series) < 2 or not _is_numeric(series):
         return False
-    values = series.to_numpy(dtype=float)
-    return _integer_valued(values) and pd.Series(values).is_unique
+    head = series.iloc[:1000]
+    if not head.is_unique or head.isna().any():  # cheap rejection of most columns
+        return False
+    if series.isna().any():
+        return False
+    if not pd.api.types.is_integer_dtype(series) and not _integer_valued(series.to_numpy(dtype=float)):
+        return False
+    return bool(series.is_unique)
 
 
 def _categorical(name: str, series: pd.Series) -> tuple[np.ndarray, AttributeBins]:
@@ -294,7 +300,8 @@ def discretize(
             f"Bins were given for {', '.join(map(repr, unknown))}, which "
             f"{'is not an attribute' if len(unknown) == 1 else 'are not attributes'} of this scan."
         )
-    codes = np.empty((len(df), len(attributes)), dtype=np.int32)
+    # filled column by column: Fortran order keeps those writes contiguous
+    codes = np.empty((len(df), len(attributes)), dtype=np.int32, order="F")
     out_bins: list[AttributeBins] = []
     notes: list[str] = []
     for j, name in enumerate(attributes):
@@ -327,7 +334,7 @@ def discretize(
             col, ab = _categorical(name, series)
         codes[:, j] = col
         out_bins.append(ab)
-    return Discretized(attributes=tuple(attributes), codes=codes, bins=tuple(out_bins),
+    return Discretized(attributes=tuple(attributes), codes=np.ascontiguousarray(codes), bins=tuple(out_bins),
                        notes=tuple(notes))
 
 

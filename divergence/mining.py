@@ -180,6 +180,81 @@ def _compress_outcomes(codes, keep, offsets, values, vshift, target, tshift, aux
     return out_c[:k].copy(), out_w[:k].copy()
 
 
+@_njit
+def _add_tallies(out_w, g, r, values, vshift, target, tshift):
+    n_met = values.shape[1]
+    out_w[g, 0] += 1.0
+    for m in range(n_met):
+        v = values[r, m]
+        if not np.isnan(v):
+            x = v - vshift[m]
+            out_w[g, 1 + 3 * m] += 1.0
+            out_w[g, 2 + 3 * m] += x
+            out_w[g, 3 + 3 * m] += x * x
+    for a in range(target.shape[1]):
+        y = target[r, a]
+        if not np.isnan(y):
+            x = y - tshift[a]
+            out_w[g, 1 + 3 * n_met + 2 * a] += x
+            out_w[g, 2 + 3 * n_met + 2 * a] += x * x
+
+
+@_njit
+def _compress_keyed(codes, keep, offsets, mult, values, vshift, target, tshift):
+    """As _compress_outcomes, when a row's pruned codes fit one int64 (mixed radix): the
+    hash table compares one key instead of every column."""
+    n, n_attr = codes.shape
+    t = 1 + 3 * values.shape[1] + 2 * target.shape[1]
+    cap = 1 << 12
+    keys = np.empty(cap, dtype=np.int64)
+    out_w = np.zeros((cap, t), dtype=np.float64)
+    size = 1 << 13
+    table = np.full(size, -1, dtype=np.int64)
+    k = 0
+    for r in range(n):
+        key = np.int64(0)
+        for c in range(n_attr):
+            v = codes[r, c]
+            if v >= 0 and not keep[offsets[c] + v]:
+                v = -1
+            key += (v + 1) * mult[c]
+        mask = np.uint64(size - 1)
+        slot = np.int64((np.uint64(key) * np.uint64(11400714819323198485)) >> np.uint64(20) & mask)
+        while True:
+            e = table[slot]
+            if e < 0 or keys[e] == key:
+                break
+            slot = np.int64((np.uint64(slot) + np.uint64(1)) & mask)
+        if e < 0:
+            if k >= keys.shape[0]:
+                keys = _ensure(keys, k + 1)
+                new_w = np.zeros((keys.shape[0], t), dtype=np.float64)
+                new_w[:k] = out_w[:k]
+                out_w = new_w
+            e = k
+            keys[e] = key
+            table[slot] = e
+            k += 1
+            if 2 * k > size:
+                size *= 4
+                table = np.full(size, -1, dtype=np.int64)
+                mask = np.uint64(size - 1)
+                for g in range(k):
+                    sl = np.int64((np.uint64(keys[g]) * np.uint64(11400714819323198485)) >> np.uint64(20) & mask)
+                    while table[sl] >= 0:
+                        sl = np.int64((np.uint64(sl) + np.uint64(1)) & mask)
+                    table[sl] = g
+        _add_tallies(out_w, e, r, values, vshift, target, tshift)
+    # decode the keys back into codes
+    out_c = np.empty((k, n_attr), dtype=np.int32)
+    for g in range(k):
+        rest = keys[g]
+        for c in range(n_attr):
+            out_c[g, c] = np.int32(rest // mult[c]) - 1
+            rest = rest % mult[c]
+    return out_c, out_w[:k].copy()
+
+
 def compress_outcomes(codes: np.ndarray, n_values: np.ndarray, min_count: float, values: np.ndarray,
                       vshift: np.ndarray, target: np.ndarray, tshift: np.ndarray) -> Compressed:
     """Distinct rows (items below ``min_count`` rows dropped) with their summed tallies,
@@ -190,6 +265,17 @@ def compress_outcomes(codes: np.ndarray, n_values: np.ndarray, min_count: float,
     for a in range(n_attr):
         counts = np.bincount(codes[:, a], minlength=int(n_values[a]))
         keep[offsets[a]:offsets[a + 1]] = counts >= min_count
+    radix = np.asarray(n_values, dtype=np.float64) + 1.0
+    if n_attr and float(np.prod(radix)) < 2.0 ** 62:
+        mult = np.ones(n_attr, dtype=np.int64)
+        for a in range(n_attr - 2, -1, -1):
+            mult[a] = mult[a + 1] * (int(n_values[a + 1]) + 1)
+        c, w = _compress_keyed(np.ascontiguousarray(codes, dtype=np.int32), keep, offsets, mult,
+                               np.ascontiguousarray(values, dtype=np.float64),
+                               np.asarray(vshift, dtype=np.float64),
+                               np.ascontiguousarray(target, dtype=np.float64),
+                               np.asarray(tshift, dtype=np.float64))
+        return Compressed(c, w, np.empty(0, np.int64))
     c, w = _compress_outcomes(np.ascontiguousarray(codes, dtype=np.int32), keep, offsets,
                               np.ascontiguousarray(values, dtype=np.float64),
                               np.asarray(vshift, dtype=np.float64),

@@ -125,3 +125,14 @@ def test_max_length_one_gives_items_only():
     df = pd.DataFrame({"a": list("xxyy"), "b": list("pqpq"), "o": [1.0, 2, 3, 4]})
     t = scan(df, outcome="o", min_support=0.25, max_length=1)
     assert sorted(t.frame["itemset"]) == ["", "a=x", "a=y", "b=p", "b=q"]
+
+
+def test_wide_tables_beyond_one_int64_key():
+    """30 attributes of 6 values: row keys no longer fit an int64, the generic hashing path runs."""
+    rng = np.random.default_rng(8)
+    df = pd.DataFrame({f"c{j}": rng.integers(0, 6, 300).astype(str) for j in range(30)})
+    df["o"] = rng.normal(size=300)
+    a = scan(df, outcome="o", min_support=0.03, max_length=2).frame.set_index("itemset").sort_index()
+    b = scan(df, outcome="o", min_support=0.03, max_length=2, engine="mlxtend").frame.set_index("itemset").sort_index()
+    assert (a["length"] == 2).sum() > 100
+    pd.testing.assert_frame_equal(a, b, check_exact=False, rtol=1e-12)

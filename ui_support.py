@@ -575,7 +575,8 @@ def run_analysis() -> None:
     ss[K.RESULT] = dict(table=table, plan=key, data_key=state(K.DATA_KEY), seconds=seconds,
                         id=hashlib.blake2b((state(K.DATA_KEY) + key).encode(), digest_size=8).hexdigest())
     if state(K.VIEW_METRIC) not in table.metric_names:
-        ss[K.VIEW_METRIC] = table.metric_names[0]
+        # other metrics: the view starts again from their default sort, every verdict
+        ss.update({K.VIEW_METRIC: table.metric_names[0], K.SORT_BY: None, K.F_VERDICTS: []})
     if state(K.SELECTED) is not None:
         try:
             table.lookup(state(K.SELECTED))
@@ -737,3 +738,14 @@ def themed(fig):
 def full_csv(result_id: str, _table: SliceTable) -> bytes:
     """Every slice of a result as CSV (built once per result, on the first download)."""
     return table_csv(_table.frame)
+
+
+def support_offers(table: SliceTable) -> list[tuple[str, float]]:
+    """Per metric, the support at which a typical slice holds n_min measured rows (engine's rule)."""
+    out = []
+    for name in table.metric_names:
+        try:
+            out.append((name, divergence.support_for_min_size(table, name)))
+        except (KeyError, TypeError, DivergenceInputError):
+            continue
+    return out

@@ -101,6 +101,15 @@ ui.bound(st.radio, "This analysis is", K.PLAN_KIND, options=["exploratory", "pre
 
 for sentence in ui.min_size_sentences():
     st.info(sentence, icon=":material/straighten:")
+res = ui.result()
+if res is not None and not ui.is_stale():
+    offers = ui.support_offers(res["table"])
+    cols = st.columns(max(len(offers), 1) + 1)
+    for col, (metric, share) in zip(cols, offers):
+        if col.button(f"Set the minimum support from n_min of {metric}: {format_percent(share)}",
+                      key=f"support-from-{metric}"):
+            ui.set_settings(**{K.MIN_SUPPORT: round(share, 6), K.SUPPORT_MODE: "share"})
+            st.rerun()
 
 # ---------------------------------------------------------------- run
 st.divider()

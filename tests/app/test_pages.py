@@ -369,3 +369,110 @@ def test_bad_plan_file_keeps_the_settings(app):
     at.file_uploader(key="w:plan_upload").set_value(("plan.yaml", b"scan: {min_supp: 1}", "application/x-yaml")).run()
     assert any("Unknown key 'min_supp' in the plan's scan section" in e for e in _errors(at))
     assert at.session_state["min_support"] == 0.02 and not at.exception
+
+
+# ---------------------------------------------------------------- other tasks and replication sources
+
+def test_regression_task_headline_names_defects_and_hard_cohorts(app):
+    at = _go(app, "data")
+    at.radio(key="w:task").set_value("regression").run()
+    at.selectbox(key="w:target").set_value("spend").run()
+    at.selectbox(key="w:prediction").set_value("predicted_spend").run()
+    assert at.session_state["metrics"] == ["abs_error"] and not _errors(at)
+    at = _go(at, "outcome")
+    at.button(key="run").click().run()
+    at = _go(at, "slices")
+    expected = assess(scan(load_demo(), attributes=DEMO_ATTRIBUTES, min_support=0.02,
+                           **DEMO_ROLES["regression"]), **STATS)
+    h = headline(expected, "abs_error")
+    m = _metrics(at)
+    assert m["abs error, whole dataset"] == format_value(h["overall"], False)
+    assert m["Defects"] == format_count(h["verdicts"]["defect"])
+    assert m["Hard cohorts"] == format_count(h["verdicts"]["hard cohort"])
+    # sorted by lift shortfall by default, and the detail compares with the slice baseline
+    assert "sorted by Lift shortfall, largest first" in " ".join(c.value for c in at.caption)
+    assert any("Model error against the slice baseline" in md.value for md in at.markdown)
+
+
+def test_numeric_outcome_task(app):
+    at = _go(app, "data")
+    at.radio(key="w:task").set_value("outcome").run()
+    at.multiselect(key="w:outcome").set_value(["spend"]).run()
+    assert not _errors(at)
+    at = _go(at, "outcome")
+    at.button(key="run").click().run()
+    at = _go(at, "slices")
+    # the attributes chosen before (the built-in dataset's) are kept when the task changes
+    assert at.session_state["attributes"] == DEMO_ATTRIBUTES
+    expected = assess(scan(load_demo(), outcome="spend", attributes=DEMO_ATTRIBUTES, min_support=0.02), **STATS)
+    assert _metrics(at)["spend, whole dataset"] == format_value(expected.overall("spend"), False)
+    assert _metrics(at)["Slices tested"] == format_count(headline(expected, "spend")["n_tested"])
+
+
+def test_split_column_replication(app):
+    df = load_demo()
+    at = _go(app, "data")
+    at.radio(key="w:replication").set_value("split").run()
+    at.selectbox(key="w:split_column").set_value("sex").run()
+    at.multiselect(key="w:split_values").set_value(["Female"]).run()
+    assert "sex" not in at.multiselect(key="w:attributes_pick").value  # the split column is not an attribute
+    at = _go(at, "outcome")
+    at.button(key="run").click().run()
+    assert not _errors(at)
+    at = _go(at, "slices")
+    attrs = [a for a in DEMO_ATTRIBUTES if a != "sex"]
+    mine, confirm = df[df["sex"] == "Male"].reset_index(drop=True), df[df["sex"] == "Female"].reset_index(drop=True)
+    expected = assess(scan(mine, attributes=attrs, min_support=0.02, **DEMO_ROLES["classification"]),
+                      replicate=confirm, **STATS)
+    cells = _table_cells(at)
+    view = _expected_view(expected)
+    assert cells["Slice"] == view.rows["itemset"].tolist()
+    assert cells["Replicated"] == ["yes" if r else "no" for r in view.rows["fpr_replicated"]]
+    assert "replicated on rows with sex in Female" in at.caption[0].value
+
+
+def test_second_file_replication(app):
+    df = load_demo(6000, seed=11)
+    at = _go(app, "data")
+    at.radio(key="w:replication").set_value("file").run()
+    at.file_uploader(key="w:replicate_upload").set_value(
+        ("next_month.csv", df.to_csv(index=False).encode(), "text/csv")).run()
+    assert "Replication file: `next_month.csv`, 6,000 rows." in [c.value for c in at.caption]
+    at = _go(at, "outcome")
+    at.button(key="run").click().run()
+    at = _go(at, "slices")
+    expected = assess(scan(load_demo(), attributes=DEMO_ATTRIBUTES, min_support=0.02,
+                           **DEMO_ROLES["classification"]), replicate=df, **STATS)
+    assert _table_cells(at)["Replicated"] == ["yes" if r else "no"
+                                              for r in _expected_view(expected).rows["fpr_replicated"]]
+
+
+def test_second_file_missing_is_an_error_beside_the_run_button(app):
+    at = _go(app, "data")
+    at.radio(key="w:replication").set_value("file").run()
+    at = _go(at, "outcome")
+    at.button(key="run").click().run()
+    assert "Replication: upload the second file on the Data page, or choose none." in _errors(at)
+
+
+def test_support_from_n_min(app, reference):
+    at = _go(app, "outcome")
+    at.button(key="support-from-fpr").click().run()
+    assert at.session_state["min_support"] == pytest.approx(divergence.support_for_min_size(reference, "fpr"),
+                                                            abs=1e-6)
+
+
+def test_binning_a_numeric_attribute(app):
+    at = _go(app, "data")
+    at.text_input(key="w:bins:age").input("30, 50").run()
+    assert at.session_state["bins"] == {"age": [30.0, 50.0]}
+    assert "<=30 · (30,50] · >50" in [c.value for c in at.caption]
+    at.text_input(key="w:bins:income").input("a few").run()
+    assert any(e.startswith("Bins of 'income': write a number of bins") for e in _errors(at))
+    assert at.session_state["bins"] == {"age": [30.0, 50.0]}
+    at = _go(at, "outcome")
+    at.button(key="run").click().run()
+    at = _go(at, "slices")
+    expected = assess(scan(load_demo(), attributes=DEMO_ATTRIBUTES, bins={"age": [30.0, 50.0]}, min_support=0.02,
+                           **DEMO_ROLES["classification"]), **STATS)
+    assert _table_cells(at)["Slice"] == _expected_view(expected).rows["itemset"].tolist()

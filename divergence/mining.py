@@ -319,19 +319,42 @@ def _emit(n_out, out_parent, out_attr, out_val, out_w, parent, a, v, acc, i, t):
 
 
 @_njit
-def _mine_kernel(codes, w, n_values, min_count, max_length, total):
-    """Depth-first projection mining; see the module docstring.
+def _root_tallies(codes, w, n_items, offsets):
+    """Tallies of every item over the whole (compressed) table."""
+    t = w.shape[1]
+    acc = np.zeros((max(n_items, 1), t), dtype=np.float64)
+    for r in range(codes.shape[0]):
+        for c in range(codes.shape[1]):
+            v = codes[r, c]
+            if v >= 0:
+                i = offsets[c] + v
+                for j in range(t):
+                    acc[i, j] += w[r, j]
+    return acc
+
+
+#: parent ids at or above this refer to the calling kernel's own outputs (see _mine_fast)
+LOCAL = 1 << 40
+
+
+@_njit
+def _mine_kernel(codes, w, n_values, min_count, max_length, kid_attr, kid_val, kid_id, ht_rows):
+    """Depth-first projection mining below the given 1-itemsets (kids of the root).
 
     A node's children are tallied when the node is expanded from its parent's rows: first
     a count-only pass (which items are frequent in the child's own context), then either
     one pass of full tallies over the frequent items (a child none of whose children will
     be expanded: no table is built), or a compressed table of the child's rows, with the
     items infrequent in its context set to -1, on which the tallies are taken. The nodes on
-    the current path live in stack-like arenas, freed by moving a pointer.
+    the current path live in stack-like arenas, freed by moving a pointer. The root's table
+    is read in place. Outputs are numbered from 0; a parent id >= LOCAL is LOCAL + the
+    index of an output of this call, any other parent id is one of ``kid_id``.
     """
     n_attr = codes.shape[1]
     t = w.shape[1]
     d_rows = codes.shape[0]
+    root_c = codes.ravel()
+    root_w = w.ravel()
     offsets = np.zeros(n_attr + 1, dtype=np.int64)
     max_nv = 1
     for a in range(n_attr):
@@ -348,16 +371,11 @@ def _mine_kernel(codes, w, n_values, min_count, max_length, total):
     out_attr = np.empty(cap, dtype=np.int32)
     out_val = np.empty(cap, dtype=np.int32)
     out_w = np.empty((cap, t), dtype=np.float64)
-    out_parent[0] = -1
-    out_attr[0] = -1
-    out_val[0] = -1
-    for j in range(t):
-        out_w[0, j] = total[j]
-    n_out = 1
+    n_out = 0
 
     # arenas: codes (int32), weights (float64), bookkeeping (int64)
-    a_codes = np.empty(max(d_rows * n_attr + 16, 16), dtype=np.int32)
-    a_w = np.empty(max(d_rows * t + 16, 16), dtype=np.float64)
+    a_codes = np.empty(max(ht_rows * n_attr + 16, 16), dtype=np.int32)
+    a_w = np.empty(max(ht_rows * t + 16, 16), dtype=np.float64)
     a_int = np.empty(max(2 * d_rows + 8 * n_items + 64, 64), dtype=np.int64)
     top_c = 0
     top_w = 0
@@ -381,7 +399,7 @@ def _mine_kernel(codes, w, n_values, min_count, max_length, total):
     cnt = np.zeros(max(n_items, 1), dtype=np.float64)
     freq = np.zeros(max(n_items, 1), dtype=np.uint8)
     size = 16
-    while size < 2 * d_rows:
+    while size < 2 * ht_rows:
         size *= 2
     ht = np.empty(size, dtype=np.int64)
     ht_gen = np.zeros(size, dtype=np.int64)
@@ -389,47 +407,24 @@ def _mine_kernel(codes, w, n_values, min_count, max_length, total):
     tmp = np.empty(max(n_attr, 1), dtype=np.int32)
     loff = np.empty(max(n_attr, 1), dtype=np.int64)
 
-    # ---- the root: the whole compressed table, tallied once
-    for r in range(d_rows):
-        for c in range(n_attr):
-            a_codes[r * n_attr + c] = codes[r, c]
-        for j in range(t):
-            a_w[r * t + j] = w[r, j]
-    top_c = d_rows * n_attr
-    top_w = d_rows * t
-    for r in range(d_rows):
-        for c in range(n_attr):
-            v = codes[r, c]
-            if v >= 0:
-                i = offsets[c] + v
-                for j in range(t):
-                    acc[i, j] += w[r, j]
-    nk = 0
-    for i in range(n_items):
-        if acc[i, 0] >= min_count:
-            a = item_attr[i]
-            v = i - offsets[a]
-            out_parent, out_attr, out_val, out_w = _emit(n_out, out_parent, out_attr, out_val, out_w,
-                                                         0, a, v, acc, i, t)
-            if 1 < max_length and a < n_attr - 1:
-                a_int = _ensure(a_int, top_i + 3 * nk + 3)
-                a_int[top_i + 3 * nk] = a
-                a_int[top_i + 3 * nk + 1] = v
-                a_int[top_i + 3 * nk + 2] = n_out
-                nk += 1
-            n_out += 1
+    # ---- the root frame: the whole compressed table (read in place), the given kids
+    nk = kid_attr.shape[0]
     if nk == 0:
-        return out_parent[:n_out].copy(), out_attr[:n_out].copy(), out_val[:n_out].copy(), out_w[:n_out].copy()
+        return out_parent[:0].copy(), out_attr[:0].copy(), out_val[:0].copy(), out_w[:0].copy()
+    a_int = _ensure(a_int, 3 * nk + d_rows + max_nv + 2)
+    for k in range(nk):
+        a_int[3 * k] = kid_attr[k]
+        a_int[3 * k + 1] = kid_val[k]
+        a_int[3 * k + 2] = kid_id[k]
     depth = 0
     f_c[0] = 0
     f_w[0] = 0
     f_m[0] = d_rows
     f_a0[0] = 0
-    f_kids[0] = top_i
+    f_kids[0] = 0
     f_nk[0] = nk
     f_next[0] = 0
-    top_i += 3 * nk
-    a_int = _ensure(a_int, top_i + d_rows + max_nv + 2)
+    top_i = 3 * nk
     f_perm[0] = top_i
     f_pcol[0] = -1
     top_i += d_rows + max_nv + 2
@@ -453,17 +448,23 @@ def _mine_kernel(codes, w, n_values, min_count, max_length, total):
         w_off = f_w[depth]
         p_off = f_perm[depth]
         s_off = p_off + m
+        if depth == 0:  # the root's table is read in place
+            tc = root_c
+            tw = root_w
+        else:
+            tc = a_codes
+            tw = a_w
         if f_pcol[depth] != col:
             # counting sort of the frame's rows by this column, once per column
             nv = n_values[a0 + col]
             for v in range(nv + 2):
                 a_int[s_off + v] = 0
             for r in range(m):
-                a_int[s_off + a_codes[c_off + r * width + col] + 2] += 1
+                a_int[s_off + tc[c_off + r * width + col] + 2] += 1
             for v in range(1, nv + 2):
                 a_int[s_off + v] += a_int[s_off + v - 1]
             for r in range(m):
-                b = a_codes[c_off + r * width + col] + 1
+                b = tc[c_off + r * width + col] + 1
                 a_int[p_off + a_int[s_off + b]] = r
                 a_int[s_off + b] += 1
             for v in range(nv + 1, 0, -1):
@@ -486,9 +487,9 @@ def _mine_kernel(codes, w, n_values, min_count, max_length, total):
         for ii in range(lo, hi):
             r = a_int[p_off + ii]
             src = c_off + r * width + c0
-            wr = a_w[w_off + r * t]
+            wr = tw[w_off + r * t]
             for c in range(cw):
-                v = a_codes[src + c]
+                v = tc[src + c]
                 if v >= 0:
                     cnt[loff[c] + v] += wr
         any_freq = False
@@ -514,12 +515,12 @@ def _mine_kernel(codes, w, n_values, min_count, max_length, total):
                 src = c_off + r * width + c0
                 sw = w_off + r * t
                 for c in range(cw):
-                    v = a_codes[src + c]
+                    v = tc[src + c]
                     if v >= 0:
                         i = loff[c] + v
                         if freq[i]:
                             for j in range(t):
-                                acc[i, j] += a_w[sw + j]
+                                acc[i, j] += tw[sw + j]
             for i in range(n_local):
                 if freq[i]:
                     out_parent, out_attr, out_val, out_w = _emit(
@@ -530,6 +531,9 @@ def _mine_kernel(codes, w, n_values, min_count, max_length, total):
         # ---- pass B: the child's table, later columns, infrequent items -1, merged
         a_codes = _ensure(a_codes, top_c + (hi - lo) * cw)
         a_w = _ensure(a_w, top_w + (hi - lo) * t)
+        if depth > 0:
+            tc = a_codes
+            tw = a_w
         nc = top_c
         nw = top_w
         size = 16
@@ -543,7 +547,7 @@ def _mine_kernel(codes, w, n_values, min_count, max_length, total):
             src = c_off + r * width + c0
             h = np.uint64(1469598103934665603)
             for c in range(cw):
-                v = a_codes[src + c]
+                v = tc[src + c]
                 if v >= 0 and freq[loff[c] + v] == 0:
                     v = -1
                 tmp[c] = v
@@ -559,7 +563,7 @@ def _mine_kernel(codes, w, n_values, min_count, max_length, total):
                     dw = nw + kk * t
                     sw = w_off + r * t
                     for j in range(t):
-                        a_w[dw + j] = a_w[sw + j]
+                        a_w[dw + j] = tw[sw + j]
                     kk += 1
                     break
                 g = ht[slot]
@@ -573,7 +577,7 @@ def _mine_kernel(codes, w, n_values, min_count, max_length, total):
                     dw = nw + g * t
                     sw = w_off + r * t
                     for j in range(t):
-                        a_w[dw + j] += a_w[sw + j]
+                        a_w[dw + j] += tw[sw + j]
                     break
                 slot = (slot + 1) & mask
         # ---- pass C: full tallies on the merged table, emit, list the children to expand
@@ -602,7 +606,7 @@ def _mine_kernel(codes, w, n_values, min_count, max_length, total):
                 if child_len < max_length and a < n_attr - 1:
                     a_int[kids_off + 3 * nk] = a - ca0
                     a_int[kids_off + 3 * nk + 1] = v
-                    a_int[kids_off + 3 * nk + 2] = n_out
+                    a_int[kids_off + 3 * nk + 2] = LOCAL + n_out
                     nk += 1
                 n_out += 1
         # push the child's frame
@@ -637,15 +641,68 @@ def _expand_codes(parent, attr, val, n_attr):
     return out
 
 
+def _threads() -> int:
+    """Worker threads for the miner: the CPUs this process may use (DIVERGENCE_THREADS caps it)."""
+    import os
+
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        n = os.cpu_count() or 1
+    cap = os.environ.get("DIVERGENCE_THREADS")
+    return max(1, min(n, int(cap))) if cap and cap.isdigit() else max(1, n)
+
+
 def _mine_fast(comp: Compressed, n_values: np.ndarray, min_count: int, max_length: int,
                total: np.ndarray) -> Mined:
-    codes = np.ascontiguousarray(comp.codes, dtype=np.int32)
+    """The root's items here; each frequent item's subtree mined by the compiled kernel, the
+    subtrees spread over threads (the kernel releases the GIL) and merged in item order."""
     if not HAVE_NUMBA:  # pragma: no cover
         raise DivergenceInputError("The 'fast' engine needs numba; install the pinned requirements.")
-    parent, attr, val, tallies = _mine_kernel(
-        codes, np.ascontiguousarray(comp.weights), n_values.astype(np.int64),
-        float(min_count), int(max_length), total.astype(np.float64))
-    full = _expand_codes(parent, attr, val, codes.shape[1])
+    codes = np.ascontiguousarray(comp.codes, dtype=np.int32)
+    weights = np.ascontiguousarray(comp.weights, dtype=np.float64)
+    n_values = n_values.astype(np.int64)
+    n_attr = codes.shape[1]
+    offsets = np.concatenate([[0], np.cumsum(n_values)]).astype(np.int64)
+    acc = _root_tallies(codes, weights, int(offsets[-1]), offsets)
+    frequent = np.nonzero(acc[:, 0] >= min_count)[0] if len(acc) else np.empty(0, np.int64)
+    item_attr = np.repeat(np.arange(n_attr), n_values)
+    f_attr = item_attr[frequent].astype(np.int64)
+    f_val = (frequent - offsets[f_attr]).astype(np.int64)
+    f_id = np.arange(1, len(frequent) + 1, dtype=np.int64)
+    parts = [(np.full(len(frequent), 0, np.int64), f_attr.astype(np.int32), f_val.astype(np.int32),
+              acc[frequent])]
+    expand = np.nonzero(f_attr < n_attr - 1)[0] if max_length > 1 else np.empty(0, np.int64)
+    # rows of the root table holding each item: sizes the kernel's hash table
+    rows_with = {a: np.bincount(codes[:, a] + 1, minlength=int(n_values[a]) + 1)[1:] for a in range(n_attr)}
+
+    def task(k: int):
+        a, v = int(f_attr[k]), int(f_val[k])
+        return _mine_kernel(codes, weights, n_values, float(min_count), int(max_length),
+                            f_attr[k:k + 1], f_val[k:k + 1], f_id[k:k + 1], int(rows_with[a][v]))
+
+    workers = min(_threads(), len(expand))
+    if workers > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        # largest subtrees first: items on earlier attributes have more attributes after them
+        order = sorted(expand, key=lambda k: (f_attr[k], -rows_with[int(f_attr[k])][int(f_val[k])]))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = {k: pool.submit(task, k) for k in order}
+            results = [futures[k].result() for k in expand]
+    else:
+        results = [task(k) for k in expand]
+    next_id = 1 + len(frequent)
+    for parent, attr, val, tallies in results:
+        local = parent >= LOCAL
+        parent = np.where(local, parent - LOCAL + next_id, parent)
+        parts.append((parent, attr, val, tallies))
+        next_id += len(parent)
+    parent = np.concatenate([[-1]] + [p[0] for p in parts]).astype(np.int64)
+    attr = np.concatenate([[-1]] + [p[1] for p in parts]).astype(np.int32)
+    val = np.concatenate([[-1]] + [p[2] for p in parts]).astype(np.int32)
+    tallies = np.vstack([total[None, :].astype(np.float64)] + [p[3] for p in parts])
+    full = _expand_codes(parent, attr, val, n_attr)
     return Mined(codes=full, parent=parent, tallies=tallies)
 
 

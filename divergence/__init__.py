@@ -7,10 +7,12 @@ a script or the command line (``python -m divergence``).
 """
 from .assess import VERDICTS, assess, support_for_min_size
 from .discretize import AttributeBins, Discretized, discretize
+from .duckdb_engine import scan_duckdb
 from .errors import DivergenceInputError
 from .outcomes import Outcome
 from .plan import SlicePlan, load_plan, save_plan
 from .scan import build_outcomes, scan
+from .spark_engine import scan_spark
 from .shapley import (
     corrective_items,
     global_divergence,
@@ -24,6 +26,8 @@ from .table import MetricInfo, SliceTable
 
 __all__ = [
     "scan",
+    "scan_duckdb",
+    "scan_spark",
     "SlicePlan",
     "save_plan",
     "load_plan",

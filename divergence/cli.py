@@ -55,7 +55,8 @@ def _split(text: str | None) -> list[str] | None:
 
 def add_scan_options(p: argparse.ArgumentParser) -> None:
     """Options shared by every command that runs a scan."""
-    p.add_argument("data", help="CSV or Parquet file")
+    p.add_argument("data", help="CSV or Parquet file (--engine duckdb: also a folder or a glob; "
+                                "--engine spark: also a table name)")
     roles = p.add_argument_group("column roles")
     roles.add_argument("--target", help="true label (classification) or true value (regression)")
     roles.add_argument("--prediction", help="predicted label or value")
@@ -77,8 +78,16 @@ def add_scan_options(p: argparse.ArgumentParser) -> None:
     slicing.add_argument("--binning", choices=["quantile", "uniform"], default="quantile")
     slicing.add_argument("--min-support", type=_float, default=0.05, help="minimum support in (0, 1]")
     slicing.add_argument("--max-length", type=int, default=None, help="most items in a slice")
-    slicing.add_argument("--engine", default="fast", choices=["fast", "mlxtend"],
-                         help="miner: fast (default) or mlxtend (FP-growth, slow, the reference)")
+    slicing.add_argument("--engine", default="fast", choices=["fast", "mlxtend", "duckdb", "spark"],
+                         help="fast (default) or mlxtend (FP-growth, slow, the reference) mine in memory; "
+                              "duckdb (files larger than memory: a file, folder or glob) and spark (a file "
+                              "or a table name) bin, measure and compress where the data lives, then mine fast")
+    slicing.add_argument("--memory-limit", default=None,
+                         help="duckdb: memory limit, e.g. 4GB (default: half the memory, at most 4GB)")
+    slicing.add_argument("--spark-master", default="local[*]", help="spark: master URL (default local[*])")
+    slicing.add_argument("--quantiles", default="auto", choices=["auto", "exact", "approx"],
+                         help="duckdb/spark: quantile edges exact (as pandas) or approximate; auto: "
+                              "duckdb exact when affordable, spark approximate")
     stats = p.add_argument_group("statistics")
     stats.add_argument("--delta", help="smallest divergence worth acting on: a number, or M=D,M=D per metric "
                                        "(default 0.05 for a rate, 0.2 standard deviations otherwise)")
@@ -113,6 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def scan_from_args(args: argparse.Namespace):
     """Read the data and run the scan the options describe."""
+    engine = getattr(args, "engine", "fast")
+    if engine in ("duckdb", "spark"):
+        return None, _engine_scan(args)
     df = read_table(args.data)
     return df, scan(
         df, target=args.target, prediction=args.prediction, score=args.score,
@@ -126,6 +138,28 @@ def scan_from_args(args: argparse.Namespace):
         top_k=args.top_k, sort_by=args.sort_by,
         replicate=read_table(args.replicate) if args.replicate else None, holdout=args.holdout,
     )
+
+
+def _engine_scan(args: argparse.Namespace):
+    """The scan with binning, outcomes and compression in DuckDB or Spark."""
+    kw = dict(
+        target=args.target, prediction=args.prediction, score=args.score, threshold=args.threshold,
+        positive=args.positive, metrics=_split(args.metric), outcome=_split(args.outcome), rank=args.rank,
+        rank_by=args.rank_by, ascending=args.ascending, gamma=args.gamma, regression=args.regression,
+        attributes=_split(args.attributes), bins=_parse_bins(args.bins), quantile_bins=args.quantile_bins,
+        binning=args.binning, quantiles=args.quantiles, min_support=args.min_support,
+        max_length=args.max_length, delta=_parse_delta(args.delta), confidence=args.confidence,
+        correction=args.correction, bootstrap=args.bootstrap, seed=args.seed, top_k=args.top_k,
+        sort_by=args.sort_by, replicate=read_table(args.replicate) if args.replicate else None,
+        holdout=args.holdout,
+    )
+    if args.engine == "duckdb":
+        from .duckdb_engine import scan_duckdb
+
+        return scan_duckdb(args.data, memory_limit=args.memory_limit, **kw)
+    from .spark_engine import read_spark, scan_spark
+
+    return scan_spark(read_spark(args.data, master=args.spark_master), **kw)
 
 
 def _parse_delta(text: str | None):

@@ -12,16 +12,18 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 import pandas as pd
-import pyarrow as pa
 
 from .engine_scan import scan_engine
 from .errors import DivergenceInputError
 from .io import PARQUET_SUFFIXES
 from .sql import DUCKDB, Column, kind_of
 from .table import SliceTable
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["scan_duckdb", "resolve_files", "duckdb_backend", "DEFAULT_MEMORY_LIMIT"]
 
@@ -199,7 +201,7 @@ class DuckDBBackend:
         return self.fetch(f"SELECT quantile_disc({number_sql}, {listed}) FROM {self.source}").column(0)[0].as_py()
 
     def approx_quantiles(self, number_sql: str, levels: Sequence[float]) -> list[float]:
-        listed = "[" + ", ".join(DUCKDB.double(x) for x in levels) + "]"
+        listed = "[" + ", ".join(f"CAST({DUCKDB.double(x)} AS FLOAT)" for x in levels) + "]"
         return self.fetch(f"SELECT approx_quantile({number_sql}, {listed}) FROM {self.source}").column(0)[0].as_py()
 
     def exact_quantiles_affordable(self, n_values: int) -> bool:
@@ -220,7 +222,7 @@ def _bytes(limit: str) -> int:
 
 def duckdb_backend(source, con, *, label: str | None = None) -> DuckDBBackend:
     """A backend over a file, folder, glob, list of files, or pandas DataFrame."""
-    limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+    limit = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
     try:
         memory = _bytes(str(limit))
     except DivergenceInputError:

@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Iterator, Literal, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Iterator, Literal, Mapping, Protocol, Sequence
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from .discretize import (
     MAX_CATEGORIES,
@@ -42,6 +40,9 @@ from .scan import NEAR_UNIQUE_SHARE, check_min_support, role_columns, scan_compr
 from .sql import Column, Dialect, average_ranks, classification_value, gamma_value, label_flag
 from .sql import threshold_flag
 from .table import MetricInfo, SliceTable
+
+if TYPE_CHECKING:  # pyarrow is imported when a scan runs, not with the package
+    import pyarrow as pa
 
 __all__ = ["Backend", "scan_engine", "numpy_quantile", "QuantileMode", "ENGINE_NOTE"]
 
@@ -466,6 +467,8 @@ def _binned(plan, name, col, edges, n_bins, binning, has_missing, notes):
 
 
 def _collect(batches: Iterator[pa.RecordBatch], n_attr: int) -> tuple[list[pa.ChunkedArray], np.ndarray]:
+    import pyarrow as pa
+
     keys: list[list[pa.Array]] = [[] for _ in range(n_attr)]
     tallies: list[np.ndarray] = []
     for batch in batches:
@@ -483,6 +486,8 @@ def _collect(batches: Iterator[pa.RecordBatch], n_attr: int) -> tuple[list[pa.Ch
 
 def _category_codes(name: str, keys: pa.ChunkedArray) -> tuple[np.ndarray, AttributeBins]:
     """Codes of a categorical attribute's distinct-row keys, its items named as discretize() does."""
+    import pyarrow.compute as pc
+
     encoded = pc.dictionary_encode(keys.combine_chunks() if keys.num_chunks else keys)
     dictionary = encoded.dictionary.to_pylist()
     has_missing = encoded.null_count > 0

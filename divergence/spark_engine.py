@@ -13,16 +13,17 @@ from __future__ import annotations
 
 import itertools
 import os
-from typing import Iterator, Sequence
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 from .engine_scan import scan_engine
 from .errors import DivergenceInputError
 from .sql import SPARK, Column, kind_of
 from .table import SliceTable
 
-__all__ = ["scan_spark", "spark_session", "SPARK_ACCURACY"]
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["scan_spark", "read_spark", "spark_session", "SPARK_ACCURACY"]
 
 #: accuracy of percentile_approx (relative rank error 1 / accuracy)
 SPARK_ACCURACY = 10_000
@@ -110,6 +111,24 @@ def _guard(run, label: str):
                     "NumberFormatException", "ArithmeticException") or "FileNotFound" in str(exc)[:500]:
             raise DivergenceInputError(f"Spark could not read {label}: {str(exc).strip().splitlines()[0]}") from None
         raise
+
+
+def read_spark(source: str, *, master: str = "local[*]", spark=None):
+    """A Spark DataFrame of a CSV or Parquet file, folder or glob (the files DuckDB would
+    read), or of a table or view in the session's catalog when no such file exists."""
+    from .duckdb_engine import resolve_files
+
+    session = spark or spark_session(master)
+    text = os.fspath(source)
+    if not (os.path.exists(text) or any(ch in text for ch in "*?[")):
+        try:
+            return session.table(text)
+        except Exception:
+            raise DivergenceInputError(f"File, folder or table '{text}' does not exist.") from None
+    files, fmt = resolve_files(text)
+    if fmt == "parquet":
+        return _guard(lambda: session.read.parquet(*files), f"'{text}'")
+    return _guard(lambda: session.read.csv(files, header=True, inferSchema=True), f"'{text}'")
 
 
 def scan_spark(data, *, spark=None, master: str = "local[*]", **kwargs) -> SliceTable:

@@ -1,0 +1,108 @@
+"""Shared by the DuckDB and Spark tests: synthetic tables covering every outcome kind, and
+the comparison of an engine's slice table with the pandas one."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+
+from divergence import assess, scan
+
+
+def synthetic(n: int = 3000, seed: int = 0) -> pd.DataFrame:
+    """Mixed attributes with missing values, and columns for every outcome kind."""
+    rng = np.random.default_rng(seed)
+    age = rng.normal(40, 12, n).round(1)
+    age[rng.random(n) < 0.05] = np.nan
+    income = np.exp(rng.normal(10, 1, n))
+    city = rng.choice(["Oslo", "Lima", "Pune", "missing", "10 km", "2 km"], n, p=[.3, .2, .2, .1, .1, .1]).astype(object)
+    city[rng.random(n) < 0.04] = None
+    children = rng.integers(0, 4, n).astype(float)
+    children[rng.random(n) < 0.03] = np.nan
+    member = rng.random(n) < 0.4
+    y = rng.random(n) < 1 / (1 + np.exp(-(age - 40) / 10 + (city == "Lima")))
+    score = np.clip(rng.beta(2, 2, n) * 0.6 + 0.4 * y, 0, 1).round(3)
+    score[rng.random(n) < 0.02] = np.nan
+    pred = np.where(score >= 0.5, "yes", "no").astype(object)
+    pred[np.isnan(score)] = None
+    truth = rng.normal(50, 10, n) + (city == "Pune") * 8
+    guess = truth + rng.normal(0, 5, n) + (member * 3)
+    truth[rng.random(n) < 0.03] = np.nan
+    grade = rng.integers(0, 21, n).astype(float) + rng.random(n).round(2)
+    grade[rng.random(n) < 0.05] = np.nan
+    return pd.DataFrame({
+        "row_id": np.arange(n) * 3 + 7,
+        "age": age, "income": income, "city": city, "children": children, "member": member,
+        "label": np.where(y, "yes", "no"), "pred": pred, "score": score,
+        "truth": truth, "guess": guess, "grade": grade,
+        "points": rng.integers(0, 40, n) / 2.0,  # ties, for rank_by
+        "position": rng.integers(1, 200, n),
+    })
+
+
+ATTRS = ["age", "income", "city", "children", "member"]
+#: name -> scan keyword arguments, all on :func:`synthetic`
+CASES = {
+    "labels": dict(target="label", prediction="pred", positive="yes",
+                   metrics=["fpr", "fnr", "error", "precision", "npv"], attributes=ATTRS,
+                   bins={"income": [20000, 40000]}),
+    "score": dict(target="label", score="score", threshold=0.55, positive="yes",
+                  metrics=["brier", "error", "accuracy", "base_rate"], attributes=ATTRS, quantile_bins=4),
+    "regression": dict(target="truth", prediction="guess", regression=True,
+                       metrics=["abs_error", "squared_error", "signed_error"], attributes=ATTRS,
+                       binning="uniform", bins={"age": 5}),
+    "ranking": dict(rank_by="points", gamma="power:0.5", attributes=ATTRS),
+    "ranking_ascending": dict(rank_by="points", ascending=True, gamma="topk:300", attributes=ATTRS),
+    "rank_column": dict(rank="position", gamma="dcg", attributes=ATTRS),
+    "outcome": dict(outcome=["grade", "member"], attributes=["age", "income", "city", "children"]),
+    "default_attributes": dict(outcome="grade", min_support=0.03),
+}
+
+
+def pandas_reference(df: pd.DataFrame, **kw):
+    """The pandas scan, and the same table assessed without its rows (what an engine reports)."""
+    full = scan(df, **kw)
+    opts = {k: kw[k] for k in ("delta", "confidence", "correction", "top_k", "sort_by") if k in kw}
+    mined = {"support", "count"} | {f"{m}{s}" for m in full.metric_names for s in ("", "_count", "_divergence",
+                                                                                   "_t", "_p")}
+    bare = dataclasses.replace(full, row_codes=None, outcomes=None,
+                               columns={k: v for k, v in full.columns.items() if k in mined})
+    bare = assess(bare, **opts)
+    return full, bare
+
+
+def assert_same_table(got, want, *, rtol: float = 1e-12) -> None:
+    """Same itemsets, counts and every statistic: integers and text exactly, reals to rtol
+    (sums of reals differ in their last bits with the order of summation)."""
+    a, b = got.frame, want.frame
+    assert list(a.columns) == list(b.columns)
+    assert len(a) == len(b)
+    assert [bn.labels for bn in got.bins] == [bn.labels for bn in want.bins]
+    assert [bn.edges for bn in got.bins] == [bn.edges for bn in want.bins]
+    assert list(a["itemset"].astype(str)) == list(b["itemset"].astype(str))
+    for m in want.metrics:
+        g = got.metric(m.name)
+        assert (g.binary, g.baseline, g.aux) == (m.binary, m.baseline, m.aux)
+        np.testing.assert_allclose(g.shift, m.shift, rtol=rtol)
+    names = [m.name for m in want.metrics]
+    for col in b.columns:
+        x, y = a[col], b[col]
+        if pd.api.types.is_bool_dtype(y) or not pd.api.types.is_numeric_dtype(y):
+            assert list(x.astype(str)) == list(y.astype(str)), col
+        elif pd.api.types.is_integer_dtype(y):
+            np.testing.assert_array_equal(x.to_numpy(), y.to_numpy(), err_msg=col)
+        else:
+            metric = next((m for m in names if col == m or col.startswith(m + "_")), None)
+            # a difference of two means (divergence, t, lift), and the mean of a real outcome
+            # near 0, is exact to the rounding of sums of the column's size: atol, not rtol
+            real = metric is not None and not want.metric(metric).binary
+            diff = metric and (any(k in col for k in ("divergence", "shortfall", "lift", "_t"))
+                               or (real and not col.endswith(("_p", "_q"))))
+            finite = np.abs(y.to_numpy(float))
+            finite = finite[np.isfinite(finite)]
+            atol = 1e-12 * float(finite.max() if finite.size else 1.0) if diff else 0.0
+            np.testing.assert_allclose(x.to_numpy(float), y.to_numpy(float), rtol=rtol, atol=atol,
+                                       equal_nan=True, err_msg=col)
+    assert got.notes[:-1] == want.notes
+    assert got.n_rows == want.n_rows

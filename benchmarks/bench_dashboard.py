@@ -1,0 +1,140 @@
+"""Speed of what the dashboard does: prints a table (case, slices, step, milliseconds).
+
+    python benchmarks/bench_dashboard.py
+
+- "first open": the app opened on the built-in dataset (AppTest, cold Streamlit caches,
+  the compiled miner already on disk): the time until the Slices page with its first finding
+  has been drawn, as `streamlit run app.py` would do it.
+- "re-scan": mining plus statistics as the Run button does them, on the raw COMPAS file
+  (7,214 rows, ../shared/data, skipped when absent) and on the built-in dataset.
+- "view": the Slices page's work per sort or filter on a table of more than 100,000 slices:
+  the top-N view (divergence.views.slice_view), its formatting for people and the Plotly table.
+
+Best of 3 for each step after a warm-up.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+DATA = Path(os.environ.get("DIVERGENCE_DATA", ROOT.parent / "shared" / "data"))
+
+from divergence import assess, redundant_itemsets, scan  # noqa: E402
+from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo  # noqa: E402
+from divergence.views import display_frame, slice_table_figure, slice_view  # noqa: E402
+
+STATS = dict(confidence=0.95, correction="bh", bootstrap=200, seed=0)
+
+
+def best(fn, repeat: int = 3) -> float:
+    fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return 1000 * min(times)
+
+
+def first_open() -> float:
+    from streamlit.testing.v1 import AppTest
+
+    t0 = time.perf_counter()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    assert not at.exception and at.success, "the first finding was not drawn"
+    return 1000 * (time.perf_counter() - t0)
+
+
+def app_reruns(big: pd.DataFrame) -> list[tuple[str, float]]:
+    """The app on a table of >100,000 slices: the run, then one sort change and one filter
+    change on the Slices page (each a full script rerun: headline, view, table, detail)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300).run()
+    at.switch_page("pages/data.py").run()
+    at.radio(key="w:source").set_value("upload").run()
+    at.file_uploader[0].set_value(("big.csv", big.to_csv(index=False).encode(), "text/csv")).run()
+    at.switch_page("pages/outcome.py").run()
+    at.number_input(key="w:min_support").set_value(0.001).run()
+    at.selectbox(key="w:max_length").set_value(5).run()
+    out = []
+    t0 = time.perf_counter()
+    at.button(key="run").click().run()
+    out.append(("app: Run (scan + assess + page)", 1000 * (time.perf_counter() - t0)))
+    at.switch_page("pages/slices.py").run()
+    t0 = time.perf_counter()
+    at.selectbox(key="w:sort_by").set_value("q").run()
+    out.append(("app: Slices page rerun after a sort change", 1000 * (time.perf_counter() - t0)))
+    t0 = time.perf_counter()
+    at.multiselect(key="w:f_attributes").set_value(["a3"]).run()
+    out.append(("app: Slices page rerun after a filter change", 1000 * (time.perf_counter() - t0)))
+    assert not at.exception
+    return out
+
+
+def main() -> None:
+    rows: list[tuple[str, str, str, float]] = []
+    scan(load_demo(500), attributes=DEMO_ATTRIBUTES, min_support=0.1, **DEMO_ROLES["classification"])  # warm-up
+    rows.append(("built-in dataset", "1,337", "first open (AppTest, cold caches)", first_open()))
+
+    demo = load_demo()
+    t = scan(demo, attributes=DEMO_ATTRIBUTES, min_support=0.02, **DEMO_ROLES["classification"])
+    rows.append(("built-in dataset", f"{len(t) - 1:,}", "re-scan: scan + assess (B=200)",
+                 best(lambda: assess(scan(demo, attributes=DEMO_ATTRIBUTES, min_support=0.02,
+                                          **DEMO_ROLES["classification"]), **STATS))))
+    raw = DATA / "compas-scores-two-years.csv"
+    if raw.exists():
+        df = pd.read_csv(raw)
+        attrs = ["age_cat", "sex", "race", "c_charge_degree", "priors_count", "juv_fel_count", "age"]
+        df["predicted"] = (df["decile_score"] >= 8).astype(int)
+        kw = dict(target="two_year_recid", prediction="predicted", positive=1, metrics=["fpr", "fnr"],
+                  attributes=attrs, min_support=0.01)
+        t = scan(df, **kw)
+        rows.append(("COMPAS raw (7,214 rows)", f"{len(t) - 1:,}", "re-scan: scan + assess (B=200)",
+                     best(lambda: assess(scan(df, **kw), **STATS))))
+    else:
+        print(f"(COMPAS skipped: {raw} not found)")
+
+    rng = np.random.default_rng(0)
+    n = 20_000
+    big = pd.DataFrame({f"a{i}": rng.choice(list("xyz"), n) for i in range(11)})
+    big["y"], big["p"] = rng.random(n) < 0.3, rng.random(n) < 0.3
+    t = assess(scan(big, target="y", prediction="p", positive=True, metrics=["fpr"], min_support=0.001,
+                    max_length=5))
+    t.frame
+    label = f"{len(t) - 1:,}"
+    case = "synthetic (11 attributes)"
+    rows.append((case, label, "redundant slices (ε = 0.01), once per result",
+                 best(lambda: redundant_itemsets(t, 0.01, metric="fpr"))))
+    for what, kw in [("view: top 25 by divergence", dict()), ("view: top 25 by q", dict(sort_by="fpr_q",
+                                                                                        ascending=True)),
+                     ("view: top 500 by divergence", dict(top_n=500)),
+                     ("view: sort by slice name", dict(sort_by="itemset", ascending=True)),
+                     ("view: verdict + attribute filters", dict(verdicts=["noise"], attributes=["a3"]))]:
+        kw.setdefault("top_n", 25)
+        rows.append((case, label, what, best(lambda: slice_view(t, metric="fpr", **kw))))
+    v = slice_view(t, metric="fpr", top_n=25)
+    rows.append((case, label, "format 25 rows + Plotly table",
+                 best(lambda: slice_table_figure(display_frame(t, v.rows, "fpr")))))
+    v = slice_view(t, metric="fpr", top_n=500)
+    rows.append((case, label, "format 500 rows + Plotly table",
+                 best(lambda: slice_table_figure(display_frame(t, v.rows, "fpr")))))
+
+    for step, ms in app_reruns(big):
+        rows.append((case, label, step, ms))
+
+    widths = [max(len(r[i]) for r in rows + [("case", "slices", "step", 0)]) for i in range(3)]
+    print(f"{'case':<{widths[0]}}  {'slices':>{widths[1]}}  {'step':<{widths[2]}}  {'ms':>8}")
+    for case, slices, step, ms in rows:
+        print(f"{case:<{widths[0]}}  {slices:>{widths[1]}}  {step:<{widths[2]}}  {ms:>8.1f}")
+
+
+if __name__ == "__main__":
+    main()

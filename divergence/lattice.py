@@ -69,13 +69,11 @@ def _filter(rows, lo, hi, row_codes, attr, val, dst, out_lo):
 
 
 @_njit
-def walk_tallies(order, last_attr, last_val, length, row_codes, weights):
-    """Per itemset, the sum of ``weights`` over its rows (a table of another dataset's rows)."""
+def _walk_state(row_codes, length):
+    """Arena of row lists, one per depth, with the root (every row) at depth 0."""
     n_rows = row_codes.shape[0]
-    n_items = order.shape[0]
-    t = weights.shape[1]
     max_len = 0
-    for i in range(n_items):
+    for i in range(length.shape[0]):
         max_len = max(max_len, length[i])
     arena = np.empty(n_rows * (max_len + 1), dtype=np.int32)
     for r in range(n_rows):
@@ -83,15 +81,32 @@ def walk_tallies(order, last_attr, last_val, length, row_codes, weights):
     f_lo = np.zeros(max_len + 2, dtype=np.int64)
     f_hi = np.zeros(max_len + 2, dtype=np.int64)
     f_hi[0] = n_rows
+    return arena, f_lo, f_hi
+
+
+@_njit
+def _descend(i, last_attr, last_val, length, row_codes, arena, f_lo, f_hi):
+    """Rows of itemset i (visited in pre-order): its parent's rows with its last item; returns depth."""
+    d = length[i]
+    if d > 0:
+        start = f_hi[d - 1]
+        end = _filter(arena, f_lo[d - 1], f_hi[d - 1], row_codes, last_attr[i], last_val[i], arena, start)
+        f_lo[d] = start
+        f_hi[d] = end
+    return d
+
+
+@_njit
+def walk_tallies(order, last_attr, last_val, length, row_codes, weights):
+    """Per itemset, the sum of ``weights`` over its rows (a table of another dataset's rows)."""
+    n_rows = row_codes.shape[0]
+    n_items = order.shape[0]
+    t = weights.shape[1]
+    arena, f_lo, f_hi = _walk_state(row_codes, length)
     out = np.zeros((n_items, t), dtype=np.float64)
     for k in range(n_items):
         i = order[k]
-        d = length[i]
-        if d > 0:
-            start = f_hi[d - 1]
-            end = _filter(arena, f_lo[d - 1], f_hi[d - 1], row_codes, last_attr[i], last_val[i], arena, start)
-            f_lo[d] = start
-            f_hi[d] = end
+        d = _descend(i, last_attr, last_val, length, row_codes, arena, f_lo, f_hi)
         for j in range(f_lo[d], f_hi[d]):
             r = arena[j]
             for c in range(t):
@@ -105,26 +120,13 @@ def walk_median_abs(order, last_attr, last_val, length, row_codes, values):
     deviation from it: the error of the best constant prediction under absolute error."""
     n_rows = row_codes.shape[0]
     n_items = order.shape[0]
-    max_len = 0
-    for i in range(n_items):
-        max_len = max(max_len, length[i])
-    arena = np.empty(n_rows * (max_len + 1), dtype=np.int32)
-    for r in range(n_rows):
-        arena[r] = r
-    f_lo = np.zeros(max_len + 2, dtype=np.int64)
-    f_hi = np.zeros(max_len + 2, dtype=np.int64)
-    f_hi[0] = n_rows
+    arena, f_lo, f_hi = _walk_state(row_codes, length)
     med = np.full(n_items, np.nan)
     mad = np.full(n_items, np.nan)
     buf = np.empty(n_rows, dtype=np.float64)
     for k in range(n_items):
         i = order[k]
-        d = length[i]
-        if d > 0:
-            start = f_hi[d - 1]
-            end = _filter(arena, f_lo[d - 1], f_hi[d - 1], row_codes, last_attr[i], last_val[i], arena, start)
-            f_lo[d] = start
-            f_hi[d] = end
+        d = _descend(i, last_attr, last_val, length, row_codes, arena, f_lo, f_hi)
         m = 0
         for j in range(f_lo[d], f_hi[d]):
             v = values[arena[j]]
@@ -184,15 +186,7 @@ def walk_bootstrap(order, last_attr, last_val, length, row_codes, wanted, poisso
     n_rows = row_codes.shape[0]
     n_items = order.shape[0]
     b_count = poisson.shape[1]
-    max_len = 0
-    for i in range(n_items):
-        max_len = max(max_len, length[i])
-    arena = np.empty(n_rows * (max_len + 1), dtype=np.int32)
-    for r in range(n_rows):
-        arena[r] = r
-    f_lo = np.zeros(max_len + 2, dtype=np.int64)
-    f_hi = np.zeros(max_len + 2, dtype=np.int64)
-    f_hi[0] = n_rows
+    arena, f_lo, f_hi = _walk_state(row_codes, length)
     means = np.full((n_items, b_count), np.nan)
     bases = np.full((n_items, b_count), np.nan)
     num = np.zeros(b_count)
@@ -204,12 +198,7 @@ def walk_bootstrap(order, last_attr, last_val, length, row_codes, wanted, poisso
     ws = np.empty(n_rows)
     for k in range(n_items):
         i = order[k]
-        d = length[i]
-        if d > 0:
-            start = f_hi[d - 1]
-            end = _filter(arena, f_lo[d - 1], f_hi[d - 1], row_codes, last_attr[i], last_val[i], arena, start)
-            f_lo[d] = start
-            f_hi[d] = end
+        d = _descend(i, last_attr, last_val, length, row_codes, arena, f_lo, f_hi)
         if not wanted[i]:
             continue
         for b in range(b_count):

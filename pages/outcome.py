@@ -29,12 +29,12 @@ elif task == "ranking":
     with g1:
         new_kind = st.radio("Value of a rank (gamma)", ["dcg", "topk", "power"], index=["dcg", "topk", "power"].index(kind),
                             format_func={"dcg": "DCG: 1/log2(1+rank)", "topk": "Top k: 1 in the first k",
-                                         "power": "Power decay: rank^-a"}.get, horizontal=True)
+                                         "power": "Power decay: rank^-a"}.get, horizontal=True, key="w:gamma_kind")
     with g2:
         if new_kind == "topk":
-            new_param = st.number_input("k", min_value=1, value=int(param or 10), step=1)
+            new_param = st.number_input("k", min_value=1, value=int(param or 10), step=1, key="w:gamma_k")
         elif new_kind == "power":
-            new_param = st.number_input("a", min_value=0.01, value=float(param or 0.5), step=0.05)
+            new_param = st.number_input("a", min_value=0.01, value=float(param or 0.5), step=0.05, key="w:gamma_a")
         else:
             new_param = None
     gamma = new_kind if new_param is None else f"{new_kind}:{new_param:g}"

@@ -476,3 +476,21 @@ def test_binning_a_numeric_attribute(app):
     expected = assess(scan(load_demo(), attributes=DEMO_ATTRIBUTES, bins={"age": [30.0, 50.0]}, min_support=0.02,
                            **DEMO_ROLES["classification"]), **STATS)
     assert _table_cells(at)["Slice"] == _expected_view(expected).rows["itemset"].tolist()
+
+
+def test_ranking_task(app):
+    at = _go(app, "data")
+    at.radio(key="w:task").set_value("ranking").run()
+    at.selectbox(key="w:rank_by").set_value("default_score").run()
+    assert not _errors(at)
+    at = _go(at, "outcome")
+    at.radio(key="w:gamma_kind").set_value("topk").run()
+    at.number_input(key="w:gamma_k").set_value(1000).run()
+    assert at.session_state["gamma"] == "topk:1000"
+    at.button(key="run").click().run()
+    assert not _errors(at)
+    at = _go(at, "slices")
+    expected = assess(scan(load_demo(), rank_by="default_score", gamma="topk:1000", attributes=DEMO_ATTRIBUTES,
+                           min_support=0.02), **STATS)
+    assert _metrics(at)["gamma, whole dataset"] == format_value(expected.overall("gamma"), True) == "10.0%"
+    assert _table_cells(at)["Slice"] == _expected_view(expected, metric="gamma").rows["itemset"].tolist()

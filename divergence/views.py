@@ -524,12 +524,17 @@ def interval_figure(table: SliceTable, rows: pd.DataFrame, metric: str | None = 
                 showlegend=name not in shown,
             ))
             shown.add(name)
+    # the axis spans every interval and the whole dataset's band (autorange ignores shapes)
+    ends = [overall, low, high] + list(rows[f"{m}_ci_low"] * scale) + list(rows[f"{m}_ci_high"] * scale)
+    ends = [e for e in ends if not _bad(e)]
+    pad = 0.04 * ((max(ends) - min(ends)) or 1.0)
+    fig.update_xaxes(range=[min(ends) - pad, max(ends) + pad])
     unit = " (%)" if binary else ""
     level = level_label or "intervals"
     fig.update_layout(
         xaxis_title=f"{_metric_label(table, m)}{unit}: {level}; dashed line and band: whole dataset "
                     f"{format_value(overall / scale, binary)}",
-        yaxis=dict(autorange="reversed", categoryorder="array", categoryarray=labels),
+        yaxis=dict(autorange="reversed", categoryorder="array", categoryarray=labels, automargin=True),
         height=max(260, 60 + 30 * len(rows)), margin=dict(l=10, r=10, t=30, b=60),
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0),
     )

@@ -204,6 +204,8 @@ def test_interval_figure_draws_each_interval(demo_table):
     assert line.x0 == pytest.approx(100 * demo_table.overall("fpr"))
     low, high = demo_table.overall_interval("fpr")
     assert (band.x0, band.x1) == (pytest.approx(100 * low), pytest.approx(100 * high))
+    lo_axis, hi_axis = fig.layout.xaxis.range  # the band and every interval are inside the axis
+    assert lo_axis < 100 * min(low, view.rows["fpr_ci_low"].min()) and hi_axis > 100 * view.rows["fpr_ci_high"].max()
     assert fig.layout.xaxis.title.text.startswith("FPR (%): 95% intervals")
 
 

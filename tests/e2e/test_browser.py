@@ -168,6 +168,24 @@ def test_journey_upload_choose_run_sort_open(browser, start_app, tmp_path):
     _no_exception(page)
     chart.scroll_into_view_if_needed()
     page.screenshot(path=ARTIFACTS / "journey_4_shapley.png")
+
+    # export: the slice table as CSV, a figure as PNG (kaleido driving the same Chromium) and HTML
+    _goto(page, "6 · Export")
+    with page.expect_download(timeout=60_000) as csv_download:
+        page.get_by_role("button", name="Every slice").click()
+    csv_text = Path(csv_download.value.path()).read_text()
+    assert csv_text.splitlines()[0].startswith('"itemset","length","support","count"')
+    with page.expect_download(timeout=60_000) as html_download:
+        page.get_by_role("button", name="HTML").nth(1).click()
+    assert csv_download.value.suggested_filename == "slices.csv"
+    assert html_download.value.suggested_filename == "intervals.html"
+    assert "Plotly.newPlot" in Path(html_download.value.path()).read_text()
+    with page.expect_download(timeout=90_000) as png_download:
+        page.get_by_role("button", name="PNG").nth(1).click()
+    png = Path(png_download.value.path()).read_bytes()
+    assert png_download.value.suggested_filename == "intervals.png" and png[:8] == b"\x89PNG\r\n\x1a\n"
+    (ARTIFACTS / "export_intervals.png").write_bytes(png)
+    _no_exception(page)
     page.close()
 
 

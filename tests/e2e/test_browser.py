@@ -202,6 +202,9 @@ def test_every_page_renders(browser, start_app, theme):
         page.get_by_text(landmark).first.wait_for(timeout=30_000)
         if name in ("slices", "intervals", "attributes"):
             page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot .main-svg').first.wait_for()
+        if name == "data":  # the preview grid draws on a canvas a moment after the page
+            page.locator('[data-testid="stDataFrame"] canvas').first.wait_for()
+            page.wait_for_timeout(1000)
         _no_exception(page)
         page.screenshot(path=ARTIFACTS / f"{theme}_{name}.png")
     page.close()

@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: app test setup setup-dev browser bench clean
+.PHONY: app test setup setup-dev browser java bench clean
 
 $(VENV)/.installed: requirements.txt
 	python3 -m venv $(VENV)
@@ -13,6 +13,11 @@ $(VENV)/.installed: requirements.txt
 
 $(VENV)/.installed-dev: requirements-dev.txt $(VENV)/.installed
 	$(PIP) install -r requirements-dev.txt
+	touch $@
+
+# the optional Spark engine, so its tests run in CI (they skip with the reason without it)
+$(VENV)/.installed-spark: requirements-spark.txt $(VENV)/.installed
+	$(PIP) install -r requirements-spark.txt
 	touch $@
 
 setup: $(VENV)/.installed
@@ -30,8 +35,16 @@ browser:
 		|| echo "could not install chromium: the browser tests will be skipped"; \
 	else echo "no /usr/bin/chromium and not root: the browser tests will be skipped"; fi
 
+## Java for the Spark tests (Debian's; the machines come with Java 17)
+java:
+	@if command -v java >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		(apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q openjdk-17-jre-headless) >/dev/null \
+		|| echo "could not install java: the Spark tests will be skipped"; \
+	else echo "no java and not root: the Spark tests will be skipped"; fi
+
 ## run every test
-test: $(VENV)/.installed-dev browser
+test: $(VENV)/.installed-dev $(VENV)/.installed-spark browser java
 	$(PY) -m pytest
 
 ## speed benchmark (prints a table)

@@ -25,7 +25,7 @@ from .table import SliceTable
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["scan_duckdb", "resolve_files", "duckdb_backend", "DEFAULT_MEMORY_LIMIT"]
+__all__ = ["scan_duckdb", "preview_source", "resolve_files", "duckdb_backend", "DEFAULT_MEMORY_LIMIT"]
 
 CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz")
 #: DuckDB's memory limit unless one is given: half the machine's memory, at most 4 GiB
@@ -237,6 +237,23 @@ def duckdb_backend(source, con, *, label: str | None = None) -> DuckDBBackend:
     return DuckDBBackend(con, sql, columns, label or str(source), memory)
 
 
+def preview_source(source, *, rows: int = 200, memory_limit: str | None = None) -> tuple[pd.DataFrame, int]:
+    """The first ``rows`` rows of a file, folder or glob and its total row count, without
+    reading it into memory: what a page shows (columns, types, role guesses) before
+    :func:`scan_duckdb` runs on the same path. Bad paths raise DivergenceInputError."""
+    import duckdb
+
+    con = duckdb.connect(config={"memory_limit": memory_limit or _default_memory_limit()})
+    try:
+        con.execute("SET disabled_optimizers = 'statistics_propagation,filter_pushdown'")
+        backend = duckdb_backend(source, con)
+        head = backend.fetch(f"SELECT * FROM {backend.source} LIMIT {int(rows)}").to_pandas()
+        total = int(backend.fetch(f"SELECT COUNT(*) FROM {backend.source}").column(0)[0].as_py())
+        return head, total
+    finally:
+        con.close()
+
+
 def scan_duckdb(
     source,
     *,
@@ -278,6 +295,10 @@ def scan_duckdb(
                                  "preserve_insertion_order": False,
                                  **({"threads": int(threads)} if threads else {})})
     try:
+        # DuckDB 2.0 trusts Parquet min/max statistics, which leave NaN out: with these two
+        # optimizers on, isnan() on a column holding NaN folds to false and NaN is binned
+        # as the largest number (checked in tests/test_duckdb_engine.py)
+        con.execute("SET disabled_optimizers = 'statistics_propagation,filter_pushdown'")
         backend = duckdb_backend(source, con)
         table = scan_engine(backend, **kwargs)
         return table

@@ -112,6 +112,8 @@ class _OutcomePlan:
     binary: bool = False
     shift: float = 0.0
     target_shift: float = 0.0
+    bound: float = math.inf  # at least max |value - shift|, for exact sums (Spark)
+    target_bound: float = math.inf
 
 
 class _Plan:
@@ -314,10 +316,11 @@ def _profile_sql(plan: _Plan, candidates: list[Column], outcomes: list[_OutcomeP
             if col.kind != "int":
                 parts.append(f"MIN(CASE WHEN {val} IS NULL OR ({val} % {d.double(1.0)}) = 0 THEN 1 ELSE 0 END) AS int{j}")
     for k, o in enumerate(outcomes):
-        parts += [f"COUNT({o.value}) AS od{k}", f"AVG({o.value}) AS om{k}",
+        parts += [f"COUNT({o.value}) AS od{k}", f"AVG({o.value}) AS om{k}", f"MAX(abs({o.value})) AS oa{k}",
                   f"MIN(CASE WHEN {o.value} IS NULL OR {o.value} = 0 OR {o.value} = 1 THEN 1 ELSE 0 END) AS ob{k}"]
         if o.baseline in ("mean", "majority", "base_rate") and o.target is not None:
             parts.append(f"AVG(CASE WHEN {o.value} IS NOT NULL THEN {o.target} END) AS oy{k}")
+            parts.append(f"MAX(CASE WHEN {o.value} IS NOT NULL THEN abs({o.target}) END) AS oya{k}")
         if o.score_range is not None:
             parts += [f"MIN({o.score_range}) AS slo{k}", f"MAX({o.score_range}) AS shi{k}"]
     parts += [f"{sql} AS {alias}" for alias, sql, _ in plan.checks]
@@ -601,6 +604,8 @@ def scan_engine(
                 f"Metric 'brier' needs scores in [0, 1]; score column '{score}' ranges "
                 f"{row[f'slo{k}']:g} to {row[f'shi{k}']:g}."
             )
+        o.bound = 2 * float(row[f"oa{k}"] or 0.0)  # |value - shift| <= 2 max |value|
+        o.target_bound = 2 * float(row.get(f"oya{k}") or 0.0)
         o.binary = bool(row[f"ob{k}"])
         o.shift = 0.0 if o.binary else float(row[f"om{k}"])
         if f"oy{k}" in row:
@@ -626,10 +631,13 @@ def scan_engine(
     aux = []
     for k, o in enumerate(outcomes):
         x = f"({o.value} - {d.double(o.shift)})"
-        tallies += [f"COUNT({o.value})", f"COALESCE({d.fsum(x)}, 0)", f"COALESCE({d.fsum(f'{x} * {x}')}, 0)"]
+        b = None if o.binary else o.bound  # sums of 0/1 are exact in any order
+        tallies += [f"COUNT({o.value})", f"COALESCE({d.fsum(x, b, n_rows)}, 0)",
+                    f"COALESCE({d.fsum(f'{x} * {x}', None if b is None else b * b, n_rows)}, 0)"]
         if o.baseline in ("mean", "majority", "base_rate") and o.target is not None:
             y = f"(CASE WHEN {o.value} IS NOT NULL THEN {o.target} - {d.double(o.target_shift)} END)"
-            aux += [f"COALESCE({d.fsum(y)}, 0)", f"COALESCE({d.fsum(f'{y} * {y}')}, 0)"]
+            b = o.target_bound
+            aux += [f"COALESCE({d.fsum(y, b, n_rows)}, 0)", f"COALESCE({d.fsum(f'{y} * {y}', b * b, n_rows)}, 0)"]
     select = keys + [f"{t} AS {_P}t{i}" for i, t in enumerate(tallies + aux)]
     group = ", ".join(str(j + 1) for j in range(len(keys)))
     sql = f"SELECT {', '.join(select)} FROM {source} GROUP BY {group}"

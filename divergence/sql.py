@@ -142,9 +142,18 @@ class Dialect:
     def is_infinite(self, number_sql: str) -> str:
         return f"(abs({number_sql}) = {self.double(math.inf)})"
 
-    def fsum(self, expr: str) -> str:
-        """A sum of doubles; DuckDB's compensated ``fsum`` where available."""
-        return f"fsum({expr})" if self.name == "duckdb" else f"SUM({expr})"
+    def fsum(self, expr: str, bound: float | None = None, n_rows: int = 0) -> str:
+        """An accurate sum of doubles: DuckDB's compensated ``fsum``; in Spark, whose SUM of
+        doubles is naive, an exact DECIMAL sum of the values when ``bound`` (at least
+        ``max |expr|``) leaves 12 or more decimals in 38 digits, else SUM."""
+        if self.name == "duckdb":
+            return f"fsum({expr})"
+        if bound is not None and math.isfinite(bound) and n_rows > 0:
+            whole = len(str(int(max(bound, 1.0) * n_rows))) + 1
+            scale = 38 - whole
+            if scale >= 12:
+                return f"CAST(SUM(CAST({expr} AS DECIMAL(38, {scale}))) AS DOUBLE)"
+        return f"SUM({expr})"
 
 
 DUCKDB = Dialect("duckdb")

@@ -86,6 +86,23 @@ def test_folder_and_glob_equal_one_table(tmp_path):
         assert_same_table(scan_duckdb(source, **kw), want)
 
 
+def test_nan_in_parquet_is_missing(tmp_path):
+    """NaN stored as a value (not null) in Parquet: missing, as pandas reads it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=5000).round(2)
+    x[rng.random(5000) < 0.1] = np.nan
+    o = rng.random(5000)
+    pq.write_table(pa.table({"x": x, "o": o}), tmp_path / "nan.parquet")  # NaN kept as NaN
+    assert pq.read_table(tmp_path / "nan.parquet").column("x").null_count == 0
+    _, want = pandas_reference(read_table(tmp_path / "nan.parquet"), outcome="o")
+    got = scan_duckdb(tmp_path / "nan.parquet", outcome="o")
+    assert got.bins[0].labels[-1] == "missing"
+    assert_same_table(got, want)
+
+
 def test_bounded_memory_and_given_temp_directory(parquet_file, tmp_path):
     kw = dict(min_support=0.02, **CASES["regression"])
     _, want = pandas_reference(read_table(parquet_file), **kw)
@@ -116,6 +133,16 @@ def test_a_pandas_frame_is_a_source_too():
     kw = dict(min_support=0.03, **CASES["ranking"])
     _, want = pandas_reference(df, **kw)
     assert_same_table(scan_duckdb(df, **kw), want)
+
+
+def test_preview_of_a_path_for_the_dashboard(parquet_file):
+    from divergence.duckdb_engine import preview_source
+
+    head, total = preview_source(parquet_file, rows=50)
+    want = read_table(parquet_file)
+    assert total == len(want) == 3000 and len(head) == 50
+    assert list(head.columns) == list(want.columns)
+    np.testing.assert_array_equal(head["row_id"], want["row_id"][:50])
 
 
 # ----------------------------------------------------------------------------- bad input

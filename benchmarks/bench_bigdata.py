@@ -133,10 +133,9 @@ def run(spec: dict) -> dict:
         peak = max(peak, _tree_rss_kib(proc.pid))
         time.sleep(0.1)
     out, err = proc.communicate()
-    line = next((x for x in out.splitlines() if x.startswith("RESULT ")), None)
-    if line is None:
+    if "RESULT " not in out:
         raise SystemExit(f"{spec['engine']} on {spec['path']} failed:\n{err[-3000:]}")
-    result = json.loads(line[7:])
+    result = json.loads(out[out.rindex("RESULT ") + 7:].splitlines()[0])
     result["peak_mib"] = peak / 1024
     return result
 

@@ -246,6 +246,7 @@ def preview_source(source, *, rows: int = 200, memory_limit: str | None = None) 
     con = duckdb.connect(config={"memory_limit": memory_limit or _default_memory_limit()})
     try:
         con.execute("SET disabled_optimizers = 'statistics_propagation,filter_pushdown'")
+        con.execute("SET enable_progress_bar = false")
         backend = duckdb_backend(source, con)
         head = backend.fetch(f"SELECT * FROM {backend.source} LIMIT {int(rows)}").to_pandas()
         total = int(backend.fetch(f"SELECT COUNT(*) FROM {backend.source}").column(0)[0].as_py())
@@ -299,6 +300,7 @@ def scan_duckdb(
         # optimizers on, isnan() on a column holding NaN folds to false and NaN is binned
         # as the largest number (checked in tests/test_duckdb_engine.py)
         con.execute("SET disabled_optimizers = 'statistics_propagation,filter_pushdown'")
+        con.execute("SET enable_progress_bar = false")  # a library prints nothing
         backend = duckdb_backend(source, con)
         table = scan_engine(backend, **kwargs)
         return table

@@ -362,8 +362,9 @@ def _default_attributes(plan: _Plan, exclude: Sequence[str], n_rows: int, stats:
 
 
 def _exact_distinct_if_close(plan: _Plan, col: Column, approx: int, bar: float) -> int:
-    """The approximate distinct count, made exact when it is near ``bar`` (or small)."""
-    if approx <= VALUE_COUNTS_MAX or abs(approx - bar) <= 0.1 * bar + 10:
+    """The approximate distinct count, made exact when it is near ``bar`` (the only case
+    where the approximation could decide wrongly)."""
+    if abs(approx - bar) <= 0.1 * bar + 10:
         val = plan.d.number(col) if col.numeric else plan.d.category(col)
         return int(plan.b.fetch(f"SELECT COUNT(DISTINCT {val}) FROM {plan.b.source}").column(0)[0].as_py())
     return int(approx)

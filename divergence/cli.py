@@ -53,10 +53,11 @@ def _split(text: str | None) -> list[str] | None:
     return [t.strip() for t in text.split(",") if t.strip()]
 
 
-def add_scan_options(p: argparse.ArgumentParser) -> None:
-    """Options shared by every command that runs a scan."""
-    p.add_argument("data", help="CSV or Parquet file (--engine duckdb: also a folder or a glob; "
-                                "--engine spark: also a table name)")
+def add_scan_options(p: argparse.ArgumentParser, data: bool = True) -> None:
+    """Options shared by every command that runs a scan (``data``: with the DATA argument)."""
+    if data:
+        p.add_argument("data", help="CSV or Parquet file (--engine duckdb: also a folder or a glob; "
+                                    "--engine spark: also a table name)")
     roles = p.add_argument_group("column roles")
     roles.add_argument("--target", help="true label (classification) or true value (regression)")
     roles.add_argument("--prediction", help="predicted label or value")
@@ -116,8 +117,34 @@ def build_parser() -> argparse.ArgumentParser:
     p_scan.add_argument("--prune", type=_float, metavar="EPS", help="drop redundant slices: those whose "
                         "divergence is within EPS of a subset with one item fewer (for every metric)")
     p_scan.add_argument("--min-t", type=_float, metavar="T", help="keep only slices with t >= T (for some metric)")
+    p_scan.add_argument("--save-plan", metavar="FILE", help="also save these settings as a slice plan "
+                        "(YAML, or JSON by the name) that `report` and the dashboard can load")
     _add_explain_parser(sub)
+    _add_plan_parsers(sub)
     return parser
+
+
+def plan_from_args(args: argparse.Namespace, kind: str = "exploratory"):
+    """The settings of the scan options as a slice plan."""
+    from .plan import SlicePlan
+
+    scan_kw = dict(target=args.target, prediction=args.prediction, score=args.score,
+                   threshold=args.threshold, positive=args.positive, metrics=_split(args.metric),
+                   outcome=_split(args.outcome), rank=args.rank, rank_by=args.rank_by,
+                   ascending=args.ascending, gamma=args.gamma, regression=args.regression,
+                   attributes=_split(args.attributes), bins=_parse_bins(args.bins) or None,
+                   quantile_bins=args.quantile_bins, binning=args.binning, min_support=args.min_support,
+                   max_length=args.max_length)
+    defaults = dict(threshold=0.5, ascending=False, regression=False, quantile_bins=3, binning="quantile")
+    scan_kw = {k: v for k, v in scan_kw.items() if v is not None and defaults.get(k, object()) != v}
+    if isinstance(scan_kw.get("outcome"), list) and len(scan_kw["outcome"]) == 1:
+        scan_kw["outcome"] = scan_kw["outcome"][0]
+    statistics = dict(delta=_parse_delta(args.delta), confidence=args.confidence, correction=args.correction,
+                      bootstrap=args.bootstrap, seed=args.seed, top_k=args.top_k, sort_by=args.sort_by)
+    statistics = {k: v for k, v in statistics.items() if v is not None}
+    replication = {"kind": "holdout", "share": args.holdout} if args.holdout else {}
+    return SlicePlan(scan=scan_kw, statistics=statistics, replication=replication, kind=kind,
+                     slices=list(getattr(args, "slice", None) or []))
 
 
 def scan_from_args(args: argparse.Namespace):
@@ -202,6 +229,11 @@ def _cmd_scan(args: argparse.Namespace) -> int:
             print(f"{m}: {a['min_size'][m]['text']}", file=sys.stderr)
         if a.get("replication"):
             print(f"replication: {a['replication']}", file=sys.stderr)
+    if args.save_plan:
+        from .plan import save_plan
+
+        save_plan(plan_from_args(args), args.save_plan)
+        print(f"saved the settings as a slice plan in {args.save_plan}", file=sys.stderr)
     pruning = args.prune is not None or args.min_t is not None
     if args.output:
         frame = prune_redundant(table, args.prune, min_t=args.min_t) if pruning else table.frame
@@ -284,7 +316,54 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"scan": _cmd_scan, "explain": _cmd_explain}
+def _add_plan_parsers(sub) -> None:
+    p = sub.add_parser("plan", help="write a slice plan (before looking at any errors) from scan options")
+    add_scan_options(p, data=False)
+    p.add_argument("--output", "-o", required=True, help="plan file: .yaml/.yml or .json")
+    p.add_argument("--pre-registered", action="store_true",
+                   help="mark the plan as written before the data was looked at")
+    p.add_argument("--slice", action="append", metavar="ITEMSET",
+                   help='a slice always reported, e.g. "age=<25, sex=Male" (repeatable)')
+    r = sub.add_parser("report", help="run a slice plan on a data file and write a self-contained HTML report")
+    r.add_argument("plan", help="slice plan file (YAML or JSON)")
+    r.add_argument("data", help="CSV or Parquet file to report on")
+    r.add_argument("--previous", metavar="PREVIOUS_DATA",
+                   help="the previous cycle's file: which findings held there, which are new")
+    r.add_argument("--output", "-o", required=True, help="the HTML file to write")
+    r.add_argument("--title", default=None, help="report title")
+    r.add_argument("--top", type=int, default=200, help="slices listed per metric (default 200)")
+
+
+def _cmd_plan(args: argparse.Namespace) -> int:
+    from .plan import save_plan
+
+    plan = plan_from_args(args, kind="pre-registered" if args.pre_registered else "exploratory")
+    path = save_plan(plan, args.output)
+    print(f"wrote the slice plan to {path}", file=sys.stderr)
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    import os
+
+    from .plan import load_plan
+    from .report import build_report, run_plan, write_report
+
+    plan = load_plan(args.plan)
+    df = read_table(args.data)
+    previous_df = read_table(args.previous) if args.previous else None
+    table = run_plan(plan, df, previous=previous_df)
+    previous = run_plan(plan, previous_df) if previous_df is not None else None
+    text = build_report(table, plan=plan, plan_label=str(args.plan), data_label=str(args.data),
+                        data_modified=os.path.getmtime(args.data), previous=previous,
+                        previous_label=str(args.previous) if args.previous else None,
+                        top=args.top, title=args.title)
+    write_report(text, args.output)
+    print(f"wrote the report to {args.output}", file=sys.stderr)
+    return 0
+
+
+COMMANDS = {"scan": _cmd_scan, "explain": _cmd_explain, "plan": _cmd_plan, "report": _cmd_report}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -32,7 +32,7 @@ import yaml
 
 from .errors import DivergenceInputError
 
-__all__ = ["SlicePlan", "save_plan", "load_plan", "dump_plan", "parse_plan", "PLAN_VERSION"]
+__all__ = ["SlicePlan", "save_plan", "load_plan", "dump_plan", "parse_plan", "plan_hash", "PLAN_VERSION"]
 
 PLAN_VERSION = 1
 PlanKind = Literal["exploratory", "pre-registered"]
@@ -44,7 +44,8 @@ EXPLAIN_KEYS = ("redundancy",)
 REPLICATION_KEYS = {"none": (), "split": ("column", "confirm_values"), "file": ("name",),
                     "holdout": ("share",)}
 DATA_KEYS = ("source", "file", "rows")
-_TOP_KEYS = ("divergence_plan", "kind", "data", "scan", "statistics", "explain", "replication")
+_TOP_KEYS = ("divergence_plan", "kind", "created", "hash", "data", "scan", "statistics", "explain",
+             "replication", "slices")
 
 
 def _scan_keys() -> tuple[str, ...]:
@@ -63,6 +64,12 @@ class SlicePlan:
     replication: dict = field(default_factory=dict)
     data: dict = field(default_factory=dict)
     kind: PlanKind = "exploratory"
+    #: when the plan was first saved (ISO 8601, UTC); set by save_plan/dump_plan if missing
+    created: str | None = None
+    #: slices always reported, whatever their statistics (itemsets as text)
+    slices: list = field(default_factory=list)
+    #: the content hash the file stated when it was read (None for a new plan)
+    saved_hash: str | None = None
 
     def __post_init__(self) -> None:
         _check_section("scan", self.scan, _scan_keys())
@@ -84,10 +91,14 @@ class SlicePlan:
     def to_dict(self) -> dict:
         """The plan as plain data (numbers, text, lists, mappings), ready for YAML or JSON."""
         out: dict = {"divergence_plan": PLAN_VERSION, "kind": self.kind}
+        if self.created:
+            out["created"] = self.created
         for name in ("data", "scan", "statistics", "explain", "replication"):
             section = getattr(self, name)
             if section:
                 out[name] = _plain(section)
+        if self.slices:
+            out["slices"] = [str(s) for s in self.slices]
         return out
 
     @classmethod
@@ -111,7 +122,12 @@ class SlicePlan:
             if not isinstance(value, Mapping):
                 raise DivergenceInputError(f"Section {name!r} of the plan must be a mapping; got {value!r}.")
             sections[name] = dict(value)
-        return cls(kind=d.get("kind", "exploratory"), **sections)
+        slices = d.get("slices") or []
+        if not isinstance(slices, (list, tuple)) or not all(isinstance(x, str) for x in slices):
+            raise DivergenceInputError("The plan's 'slices' must be a list of itemsets written as text.")
+        created = d.get("created")
+        return cls(kind=d.get("kind", "exploratory"), created=None if created is None else str(created),
+                   slices=list(slices), saved_hash=d.get("hash"), **sections)
 
 
 def _check_section(name: str, section: Mapping, known) -> None:
@@ -139,9 +155,27 @@ def _plain(x: Any) -> Any:
     return str(x)
 
 
-def dump_plan(plan: SlicePlan, *, format: Literal["yaml", "json"] = "yaml") -> str:
-    """The plan as YAML (default) or JSON text."""
+def plan_hash(plan: SlicePlan) -> str:
+    """SHA-256 of the plan's content (every section, not its creation time or stated hash)."""
+    import hashlib
+
     data = plan.to_dict()
+    data.pop("created", None)
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def dump_plan(plan: SlicePlan, *, format: Literal["yaml", "json"] = "yaml", stamp: bool = False) -> str:
+    """The plan as YAML (default) or JSON text, with its content hash; ``stamp`` also records
+    the creation time if the plan has none (as when it is saved for the first time)."""
+    import dataclasses
+    import datetime
+
+    if stamp and not plan.created:
+        now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+        plan = dataclasses.replace(plan, created=now.isoformat().replace("+00:00", "Z"))
+    data = plan.to_dict()
+    data["hash"] = plan_hash(plan)
     if format == "json":
         return json.dumps(data, indent=2) + "\n"
     if format != "yaml":
@@ -171,7 +205,7 @@ def save_plan(plan: SlicePlan, path: str | os.PathLike) -> Path:
     """Write a plan to ``path``: JSON when the name ends in .json, YAML otherwise."""
     p = Path(path)
     fmt = "json" if p.suffix.lower() == ".json" else "yaml"
-    p.write_text(dump_plan(plan, format=fmt), encoding="utf-8")
+    p.write_text(dump_plan(plan, format=fmt, stamp=True), encoding="utf-8")
     return p
 
 

@@ -1,0 +1,387 @@
+"""Standing reports: run a slice plan on an evaluation file and write one self-contained
+HTML page (Plotly's JavaScript embedded, no network), which a reader can sort.
+
+    python -m divergence report PLAN DATA [--previous PREVIOUS_DATA] --output report.html
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .errors import DivergenceInputError
+from .plan import SlicePlan, plan_hash
+from .table import SliceTable
+
+__all__ = ["run_plan", "build_report", "write_report", "check_plan_fits", "FINDINGS"]
+
+#: verdicts that make a slice a finding (reported with its Shapley chart)
+FINDINGS = ("defect", "hard cohort", "above", "below", "better")
+
+
+def check_plan_fits(plan: SlicePlan, df: pd.DataFrame) -> None:
+    """Fail, naming the column, when the plan does not fit the data: a column it names is
+    missing, or its explicit bin edges no longer cut the column (every value in one bin)."""
+    s = plan.scan
+    for role in ("target", "prediction", "score", "rank", "rank_by"):
+        col = s.get(role)
+        if col is not None and col not in df.columns:
+            raise DivergenceInputError(f"The plan's {role} column '{col}' is not in the data.")
+    outcome = s.get("outcome")
+    for col in ([outcome] if isinstance(outcome, str) else list(outcome or [])):
+        if col not in df.columns:
+            raise DivergenceInputError(f"The plan's outcome column '{col}' is not in the data.")
+    for col in s.get("attributes") or []:
+        if col not in df.columns:
+            raise DivergenceInputError(f"The plan's attribute column '{col}' is not in the data.")
+    for col, spec in (s.get("bins") or {}).items():
+        if col not in df.columns:
+            raise DivergenceInputError(f"The plan bins column '{col}', which is not in the data.")
+        if isinstance(spec, (int, np.integer)):
+            continue
+        values = pd.to_numeric(df[col], errors="coerce")
+        if values.notna().sum() == 0:
+            raise DivergenceInputError(f"The plan's bins for '{col}' no longer fit: the column holds no numbers.")
+        edges = np.asarray(spec, dtype=float)
+        lo, hi = float(values.min()), float(values.max())
+        codes = np.searchsorted(edges, values.dropna().to_numpy(), side="left")
+        if len(np.unique(codes)) < 2 and len(edges):
+            raise DivergenceInputError(
+                f"The plan's bins for '{col}' no longer fit: every value ({lo:g} to {hi:g}) falls in one "
+                f"bin of the edges {', '.join(f'{e:g}' for e in edges)}."
+            )
+
+
+def run_plan(plan: SlicePlan, data: pd.DataFrame, *, previous: pd.DataFrame | None = None) -> SliceTable:
+    """Run a slice plan on a table (replicating on ``previous`` when given)."""
+    from .scan import scan
+
+    check_plan_fits(plan, data)
+    kwargs = dict(plan.scan)
+    kwargs.update(plan.statistics)
+    rep = plan.replication or {}
+    kind = rep.get("kind", "none")
+    if previous is not None:
+        check_plan_fits(plan, previous)
+        kwargs["replicate"] = previous
+    elif kind == "holdout":
+        kwargs["holdout"] = float(rep["share"])
+    elif kind == "split":
+        column, values = rep["column"], list(rep["confirm_values"])
+        if column not in data.columns:
+            raise DivergenceInputError(f"The plan's replication column '{column}' is not in the data.")
+        confirm = data[column].astype(str).isin([str(v) for v in values])
+        if confirm.all() or not confirm.any():
+            raise DivergenceInputError(
+                f"Replication split on '{column}' = {', '.join(map(str, values))} leaves no rows on one side."
+            )
+        kwargs["replicate"] = data[confirm].reset_index(drop=True)
+        data = data[~confirm].reset_index(drop=True)
+    kwargs["exploratory"] = plan.kind != "pre-registered"
+    table = scan(data, **kwargs)
+    listed = plan.slices if hasattr(plan, "slices") else []
+    for itemset in listed or []:
+        try:
+            table.lookup(itemset)
+        except DivergenceInputError as exc:
+            raise DivergenceInputError(f"The plan's pre-listed slice {itemset!r}: {exc}") from None
+    return table
+
+
+# ----------------------------------------------------------------------------- formatting
+
+def _esc(x: object) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def _num(x: object, binary: bool = False, digits: int = 3) -> str:
+    try:
+        v = float(x)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return _esc(x)
+    if math.isnan(v):
+        return "—"
+    if math.isinf(v):
+        return "∞" if v > 0 else "−∞"
+    if binary:
+        return f"{100 * v:.{max(digits - 2, 1)}f}%"
+    if v != 0 and (abs(v) >= 1e5 or abs(v) < 1e-3):
+        return f"{v:.{digits}g}"
+    return f"{v:,.{digits}g}" if abs(v) >= 1000 else f"{v:.{digits}g}"
+
+
+def _p(x: object) -> str:
+    try:
+        v = float(x)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return "—"
+    if math.isnan(v):
+        return "—"
+    return "<1e-300" if v == 0 else (f"{v:.2g}" if v < 0.001 else f"{v:.3f}")
+
+
+def _sort_value(x: object) -> str:
+    if isinstance(x, (bool, np.bool_)):
+        return "1" if x else "0"
+    try:
+        v = float(x)  # type: ignore[arg-type]
+        return "" if math.isnan(v) else repr(v)
+    except (TypeError, ValueError):
+        return _esc(x)
+
+
+_VERDICT_COLOURS = {"defect": "#c92a2a", "hard cohort": "#e67700", "above": "#c92a2a", "below": "#1971c2",
+                    "better": "#2b8a3e", "not replicated": "#868e96", "noise": "#adb5bd", "too small": "#adb5bd"}
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1200px;
+color:#212529;padding:0 1rem;line-height:1.45}
+h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.25rem;margin-top:2.2rem;border-bottom:1px solid #dee2e6}
+h3{font-size:1.05rem;margin-top:1.4rem}
+.meta{display:grid;grid-template-columns:max-content 1fr;gap:.15rem 1rem;font-size:.92rem;color:#495057}
+.meta dt{font-weight:600}.meta dd{margin:0}
+.badge{display:inline-block;padding:.05rem .5rem;border-radius:.7rem;font-size:.8rem;font-weight:600;color:#fff;white-space:nowrap}
+.kpis{display:flex;flex-wrap:wrap;gap:1rem;margin:.8rem 0}
+.kpi{border:1px solid #dee2e6;border-radius:.4rem;padding:.5rem .9rem;min-width:9rem}
+.kpi b{display:block;font-size:1.25rem}.kpi span{font-size:.8rem;color:#495057}
+table.slices{border-collapse:collapse;width:100%;font-size:.85rem;margin-top:.6rem}
+table.slices th{position:sticky;top:0;background:#f1f3f5;cursor:pointer;text-align:left;padding:.35rem .45rem;
+border-bottom:2px solid #ced4da;white-space:nowrap;user-select:none}
+table.slices th:after{content:" ⇅";color:#adb5bd}table.slices th.asc:after{content:" ▲";color:#343a40}
+table.slices th.desc:after{content:" ▼";color:#343a40}
+table.slices td{padding:.3rem .45rem;border-bottom:1px solid #e9ecef;vertical-align:top}
+table.slices td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+table.slices tr:hover td{background:#f8f9fa}
+.note{font-size:.88rem;color:#495057;background:#f8f9fa;border-left:3px solid #adb5bd;padding:.5rem .8rem}
+.findings{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr));gap:1rem}
+footer{margin-top:3rem;font-size:.8rem;color:#868e96}
+"""
+
+_SORT_JS = """
+document.querySelectorAll('table.slices').forEach(function(t){
+  t.querySelectorAll('th').forEach(function(th,i){
+    th.addEventListener('click',function(){
+      var asc=!th.classList.contains('asc');
+      t.querySelectorAll('th').forEach(function(h){h.classList.remove('asc','desc');});
+      th.classList.add(asc?'asc':'desc');
+      var body=t.tBodies[0],rows=Array.prototype.slice.call(body.rows);
+      rows.sort(function(a,b){
+        var x=a.cells[i].getAttribute('data-v'),y=b.cells[i].getAttribute('data-v');
+        var fx=parseFloat(x),fy=parseFloat(y),nx=x===''||isNaN(fx),ny=y===''||isNaN(fy);
+        if(nx&&ny){return asc?x.localeCompare(y):y.localeCompare(x);}
+        if(nx){return 1;} if(ny){return -1;}
+        return asc?fx-fy:fy-fx;});
+      rows.forEach(function(r){body.appendChild(r);});
+    });
+  });
+});
+"""
+
+
+def _plotly_js() -> str:
+    from plotly.offline import get_plotlyjs
+
+    return get_plotlyjs()
+
+
+def _figure_div(fig) -> str:
+    return fig.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False,
+                                                                         "responsive": True})
+
+
+def _sorted_rows(table: SliceTable, metric: str) -> pd.DataFrame:
+    f = table.frame.iloc[1:]
+    key = f"{metric}_lift_shortfall" if f"{metric}_lift_shortfall" in f.columns else f"{metric}_divergence"
+    values = f[key].to_numpy(dtype=float)
+    order = np.lexsort((-f["support"].to_numpy(), np.where(np.isnan(values), np.inf, -values)))
+    return f.iloc[order]
+
+
+def _slice_table_html(table: SliceTable, metric: str, rows: pd.DataFrame, previous: SliceTable | None) -> str:
+    info = table.metric(metric)
+    m, b = metric, info.binary
+    cols: list[tuple[str, str, object]] = [
+        ("Slice", "itemset", None), ("Rows", "count", "n"), (f"{m} rows", f"{m}_count", "n"),
+        (info.description or m, m, "v"), ("Interval", f"{m}_ci_low", "ci"), ("Divergence", f"{m}_divergence", "v"),
+        ("q", f"{m}_q", "p"), ("Min size", f"{m}_meets_min_size", "bool"),
+    ]
+    if f"{m}_baseline" in rows.columns:
+        cols += [("Baseline", f"{m}_baseline", "v"), ("Lift", f"{m}_lift", "x"),
+                 ("Lift shortfall", f"{m}_lift_shortfall", "x")]
+    if f"{m}_replicated" in rows.columns:
+        cols += [("Replication value", f"{m}_replicated_value", "v"), ("Replicated", f"{m}_replicated", "bool")]
+    if previous is not None:
+        cols += [("Previous cycle", "__previous", None)]
+    cols += [("Verdict", f"{m}_verdict", None)]
+    prev_verdict = {}
+    if previous is not None and f"{m}_verdict" in previous.frame.columns:
+        pf = previous.frame
+        prev_verdict = dict(zip(pf["itemset"], pf[f"{m}_verdict"]))
+    head = "".join(f"<th>{_esc(c[0])}</th>" for c in cols)
+    out = [f'<table class="slices" data-metric="{_esc(m)}"><thead><tr>{head}</tr></thead><tbody>']
+    for _, r in rows.iterrows():
+        cells = []
+        for label, col, kind in cols:
+            if col == "__previous":
+                pv = prev_verdict.get(r["itemset"])
+                text = "not mined" if pv is None else ("finding" if pv in FINDINGS else str(pv))
+                cells.append(f'<td data-v="{_esc(text)}">{_esc(text)}</td>')
+                continue
+            v = r[col]
+            if kind == "ci":
+                lo, hi = r[f"{m}_ci_low"], r[f"{m}_ci_high"]
+                text = f"{_num(lo, b)} – {_num(hi, b)}"
+                cells.append(f'<td class="n" data-v="{_sort_value(lo)}">{text}</td>')
+            elif kind == "n":
+                cells.append(f'<td class="n" data-v="{_sort_value(v)}">{int(v):,}</td>')
+            elif kind == "v":
+                if col.endswith("_divergence") and b:
+                    text = ("+" if float(v) > 0 else "") + _num(v, True)
+                else:
+                    text = _num(v, b)
+                cells.append(f'<td class="n" data-v="{_sort_value(v)}">{text}</td>')
+            elif kind == "x":
+                cells.append(f'<td class="n" data-v="{_sort_value(v)}">{_num(v)}</td>')
+            elif kind == "p":
+                cells.append(f'<td class="n" data-v="{_sort_value(v)}">{_p(v)}</td>')
+            elif kind == "bool":
+                cells.append(f'<td data-v="{_sort_value(v)}">{"yes" if bool(v) else "no"}</td>')
+            elif col.endswith("_verdict"):
+                colour = _VERDICT_COLOURS.get(str(v), "#495057")
+                cells.append(f'<td data-v="{_esc(v)}"><span class="badge" style="background:{colour}">'
+                             f"{_esc(v)}</span></td>")
+            else:
+                cells.append(f'<td data-v="{_esc(v)}">{_esc(v)}</td>')
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label: str | None = None,
+                 data_label: str | None = None, data_modified: float | None = None,
+                 previous: SliceTable | None = None, previous_label: str | None = None,
+                 top: int = 200, findings: int = 6, title: str | None = None) -> str:
+    """The report as one self-contained HTML page (every script and style inline)."""
+    from .figures import contribution_figure
+    from .shapley import item_contributions
+    from .views import interval_figure
+
+    a = table.assessment or {}
+    now = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0)
+    kind = "exploratory"
+    caveat = ""
+    if plan is not None and plan.kind == "pre-registered":
+        kind = "pre-registered"
+        created = getattr(plan, "created", None)
+        if created and data_modified is not None:
+            try:
+                made = _dt.datetime.fromisoformat(str(created).replace("Z", "+00:00")).timestamp()
+                if made > data_modified:
+                    caveat = (" — note: the plan was saved after this data file was last modified, "
+                              "so it may have been written with the errors in view")
+            except ValueError:
+                pass
+    meta = [("Plan", plan_label or ("(none: settings given directly)" if plan is None else "slice plan")),
+            ("Plan hash", plan_hash(plan) if plan is not None else "—"),
+            ("Plan created", getattr(plan, "created", None) or "—"),
+            ("Slices from", f"{kind} plan{caveat}" if plan is not None else "an exploratory scan"),
+            ("Data", data_label or "—"), ("Rows", f"{table.n_rows:,}"),
+            ("Minimum support", f"{table.min_support:g} ({math.ceil(table.min_support * table.n_rows):,} rows)"),
+            ("Attributes", ", ".join(table.attributes)),
+            ("Confidence", f"{a.get('confidence', 0.95):.0%}; correction {a.get('correction', 'bh')}"),
+            ("Intervals", a.get("intervals", "analytic")),
+            ("Replication", a.get("replication") or (previous_label and f"previous cycle: {previous_label}") or "none"),
+            ("Generated", now.isoformat())]
+    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+             f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
+             f"<title>{_esc(title or 'Slice report')}</title><style>{_CSS}</style>"
+             f"<script type='text/javascript'>{_plotly_js()}</script></head><body>"]
+    parts.append(f"<h1>{_esc(title or 'Slice report')}</h1>")
+    parts.append("<dl class='meta'>" + "".join(f"<dt>{_esc(k)}</dt><dd>{_esc(v)}</dd>" for k, v in meta) + "</dl>")
+    for note in table.notes:
+        parts.append(f"<p class='note'>{_esc(note)}</p>")
+    for m in table.metric_names:
+        info = table.metric(m)
+        f = table.frame
+        tested = a.get("n_tested", {}).get(m, int(f[f"{m}_p"].iloc[1:].notna().sum()))
+        alpha = 1 - float(a.get("confidence", 0.95))
+        sig = int((f[f"{m}_q"].iloc[1:] <= alpha).sum()) if f"{m}_q" in f else 0
+        verdicts = f[f"{m}_verdict"].iloc[1:].value_counts() if f"{m}_verdict" in f else pd.Series(dtype=int)
+        lo, hi = table.overall_interval(m) if f"{m}_ci_low" in f else (float("nan"), float("nan"))
+        parts.append(f"<h2>{_esc(info.description or m)} <small>({_esc(m)})</small></h2>")
+        kpis = [(f"{_num(table.overall(m), info.binary)}", f"whole dataset ({_num(lo, info.binary)} – "
+                                                              f"{_num(hi, info.binary)})"),
+                (f"{len(table) - 1:,}", "slices mined"), (f"{tested:,}", "slices tested"),
+                (f"{sig:,}", "significant after correction")]
+        kpis += [(f"{int(verdicts.get(v, 0)):,}", v) for v in ("defect", "hard cohort", "above", "below",
+                                                                "better", "not replicated", "too small")
+                 if int(verdicts.get(v, 0))]
+        parts.append("<div class='kpis'>" + "".join(f"<div class='kpi'><b>{k}</b><span>{_esc(t)}</span></div>"
+                                                    for k, t in kpis) + "</div>")
+        ms = a.get("min_size", {}).get(m)
+        if ms:
+            parts.append(f"<p class='note'><b>Minimum slice size.</b> {_esc(ms['text'])}</p>")
+        rows = _sorted_rows(table, m)
+        sort_name = "lift shortfall" if f"{m}_lift_shortfall" in f else "divergence"
+        parts.append(f"<h3>Slices, by {sort_name} (top {min(top, len(rows)):,} of {len(rows):,}; "
+                     f"click a column to sort)</h3>")
+        parts.append(_slice_table_html(table, m, rows.head(top), previous))
+        if previous is not None and f"{m}_verdict" in f:
+            pf = previous.frame
+            prev = dict(zip(pf["itemset"], pf[f"{m}_verdict"]))
+            now_f = rows[rows[f"{m}_verdict"].isin(FINDINGS)]
+            held = [s for s in now_f["itemset"] if prev.get(s) in FINDINGS]
+            new = [s for s in now_f["itemset"] if prev.get(s) not in FINDINGS]
+            parts.append(f"<p class='note'><b>Against the previous cycle</b> ({_esc(previous_label or '')}): "
+                         f"{len(held):,} findings held, {len(new):,} are new.</p>")
+        if f"{m}_ci_low" in f:
+            level = f"{a.get('confidence', 0.95):.0%} intervals"
+            big = rows[rows[f"{m}_meets_min_size"].astype(bool)] if f"{m}_meets_min_size" in rows else rows
+            if len(big):
+                fig = interval_figure(table, big.head(25), m, level_label=level)
+                parts.append(f"<h3>Intervals against the whole dataset: the top {min(25, len(big))} slices "
+                             f"of at least the minimum size</h3>" + _figure_div(fig))
+        found = rows[rows[f"{m}_verdict"].isin(FINDINGS)].head(findings) if f"{m}_verdict" in f else rows.head(0)
+        listed = [s for s in (getattr(plan, "slices", None) or [])]
+        shown = list(found["itemset"]) + [table.frame.iloc[table.lookup(s)]["itemset"] for s in listed]
+        shown = [s for s in dict.fromkeys(shown) if s]
+        if shown:
+            parts.append("<h3>What drives each finding (Shapley contributions of its items)</h3>"
+                         "<div class='findings'>")
+            for s in shown:
+                contrib = item_contributions(table, s, metric=m)
+                parts.append("<div>" + _figure_div(contribution_figure(contrib)) + "</div>")
+            parts.append("</div>")
+    parts.append("<footer>Made by divergence. Verdicts, in order: too small (defined rows below n_min), "
+                 "noise (not significant after correction), not replicated, then defect / hard cohort / "
+                 "better for error metrics with a slice baseline, above / below otherwise.</footer>")
+    parts.append(f"<script>{_SORT_JS}</script></body></html>")
+    return "".join(parts)
+
+
+def write_report(text: str, path: str | os.PathLike) -> Path:
+    """Write the report through a temporary file: a failure never leaves half a report."""
+    p = Path(path)
+    directory = p.resolve().parent
+    if not directory.is_dir():
+        raise DivergenceInputError(f"Cannot write '{path}': folder '{directory}' does not exist.")
+    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes the file private; a report is for reading
+        os.replace(tmp, p)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return p

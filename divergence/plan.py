@@ -65,11 +65,11 @@ class SlicePlan:
     data: dict = field(default_factory=dict)
     kind: PlanKind = "exploratory"
     #: when the plan was first saved (ISO 8601, UTC); set by save_plan/dump_plan if missing
-    created: str | None = None
+    created: str | None = field(default=None, compare=False)
     #: slices always reported, whatever their statistics (itemsets as text)
     slices: list = field(default_factory=list)
     #: the content hash the file stated when it was read (None for a new plan)
-    saved_hash: str | None = None
+    saved_hash: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         _check_section("scan", self.scan, _scan_keys())

@@ -667,6 +667,23 @@ def show_run_status(where: str = "page") -> None:
             st.rerun()
 
 
+@st.cache_data(show_spinner="Writing the report…", max_entries=8)
+def report_html(result_id: str, plan_text: str, data_label: str, _table: SliceTable) -> str:
+    """The standing report of the current result (the same HTML as `python -m divergence report`)."""
+    from divergence.plan import parse_plan
+    from divergence.report import build_report
+
+    return build_report(_table, plan=parse_plan(plan_text), plan_label="the dashboard's settings",
+                        data_label=data_label)
+
+
+def data_label() -> str:
+    """The data source in plain words (for reports)."""
+    df = state(K.FRAME)
+    name = "built-in dataset (credit applications)" if state(K.SOURCE) == BUILT_IN else str(state(K.DATA_NAME))
+    return f"{name}, {len(df):,} rows"
+
+
 def data_caption() -> str:
     df = state(K.FRAME)
     name = "the built-in dataset (credit applications)" if state(K.SOURCE) == BUILT_IN else f"`{state(K.DATA_NAME)}`"

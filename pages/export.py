@@ -35,6 +35,22 @@ def results_section(res: dict) -> None:
                        file_name="slices_shown.csv", mime="text/csv", icon=":material/filter_list:")
     st.caption("Every column at full precision; the whole dataset is the first row (its itemset empty).")
 
+    # ---------------------------------------------------------------- report
+    st.subheader("Report")
+    try:
+        plan_text = dump_plan(ui.current_plan(), stamp=True)
+    except DivergenceInputError:
+        plan_text = None
+    if plan_text is not None:
+        label = ui.data_label()  # read the session now: the button's callback runs outside this script
+        st.download_button("Slice report (HTML, works offline)",
+                           lambda: ui.report_html(rid, plan_text, label, table),
+                           file_name="slice_report.html", mime="text/html", icon=":material/summarize:")
+        st.caption("One self-contained page: the settings and their hash, the whole-dataset intervals, the "
+                   "minimum-size derivation, the slice table (sortable by clicking a column), the interval "
+                   "plot and the Shapley chart of each finding. The command line writes the same report: "
+                   "`python -m divergence report PLAN DATA --output report.html`.")
+
     # ---------------------------------------------------------------- figures
     st.subheader("Figures")
     figures = {"slice_table": ("The slice table (as shown)",
@@ -85,9 +101,9 @@ except DivergenceInputError as exc:
     plan = None
 p1, p2, p3 = st.columns([1, 1, 2])
 if plan is not None:
-    p1.download_button("Slice plan (YAML)", dump_plan(plan), file_name="slice_plan.yaml",
+    p1.download_button("Slice plan (YAML)", dump_plan(plan, stamp=True), file_name="slice_plan.yaml",
                        mime="application/x-yaml", icon=":material/description:")
-    p2.download_button("Slice plan (JSON)", dump_plan(plan, format="json"), file_name="slice_plan.json",
+    p2.download_button("Slice plan (JSON)", dump_plan(plan, format="json", stamp=True), file_name="slice_plan.json",
                        mime="application/json", icon=":material/data_object:")
 with p3:
     st.file_uploader("Load a slice plan", type=["yaml", "yml", "json"], key="w:plan_upload",

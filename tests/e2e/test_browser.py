@@ -176,15 +176,21 @@ def test_journey_upload_choose_run_sort_open(browser, start_app, tmp_path):
     csv_text = Path(csv_download.value.path()).read_text()
     assert csv_text.splitlines()[0].startswith('"itemset","length","support","count"')
     with page.expect_download(timeout=60_000) as html_download:
-        page.get_by_role("button", name="HTML").nth(1).click()
+        page.get_by_role("button", name="HTML", exact=True).nth(1).click()
     assert csv_download.value.suggested_filename == "slices.csv"
     assert html_download.value.suggested_filename == "intervals.html"
     assert "Plotly.newPlot" in Path(html_download.value.path()).read_text()
     with page.expect_download(timeout=90_000) as png_download:
-        page.get_by_role("button", name="PNG").nth(1).click()
+        page.get_by_role("button", name="PNG", exact=True).nth(1).click()
     png = Path(png_download.value.path()).read_bytes()
     assert png_download.value.suggested_filename == "intervals.png" and png[:8] == b"\x89PNG\r\n\x1a\n"
     (ARTIFACTS / "export_intervals.png").write_bytes(png)
+    with page.expect_download(timeout=90_000) as report_download:
+        page.get_by_role("button", name="Slice report").click()
+    report = Path(report_download.value.path()).read_text()
+    assert report_download.value.suggested_filename == "slice_report.html"
+    assert "<h1>Slice report</h1>" in report and 'class="plotly-graph-div"' in report
+    assert "the dashboard&#x27;s settings" in report and "sha256:" in report
     _no_exception(page)
     page.close()
 

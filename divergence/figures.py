@@ -50,7 +50,7 @@ def _bars(frame: pd.DataFrame, value: str, *, metric: str, title: str,
     )
     # keep the sorted order on the y axis whatever the trace split
     fig.update_yaxes(categoryorder="array", categoryarray=f["item"].tolist(), automargin=True)
-    fig.update_xaxes(title_text=x_title, zeroline=True, zerolinewidth=1.5, zerolinecolor="#333")
+    fig.update_xaxes(title_text=x_title, zeroline=True, zerolinewidth=1.5, zerolinecolor="#868e96")
     return fig
 
 
@@ -159,11 +159,11 @@ def lattice_figure(table: SliceTable, itemset: str | Iterable[str], *, metric: s
         if not sel.any():
             continue
         ii = np.nonzero(sel)[0]
-        marker = dict(size=26, symbol=symbol, line=dict(width=1, color="#333"))
+        marker = dict(size=26, symbol=symbol, line=dict(width=1, color="#868e96"))
         if name != "undefined outcome":
             marker.update(color=div[ii], coloraxis="coloraxis")
             if threshold is not None:
-                marker["line"] = dict(width=np.where(above[ii], 3.5, 1.0).tolist(), color="#111")
+                marker["line"] = dict(width=np.where(above[ii], 3.5, 1.0).tolist(), color="#868e96")
         else:
             marker.update(color="#999")
         fig.add_trace(go.Scatter(

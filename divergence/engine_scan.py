@@ -583,6 +583,19 @@ def scan_engine(
             )
         candidates = [plan.by_name[a] for a in attrs]
     source = f"{backend.source} {_P}src " + " ".join(plan.joins) if plan.joins else backend.source
+    # each outcome computed once per row in a projection: the aggregates then refer to short
+    # column names (Spark's code generation gives up on very long expressions)
+    derived = []
+    for k, o in enumerate(outcomes):
+        derived.append(f"{o.value} AS {_P}v{k}")
+        o.value = f"{_P}v{k}"
+        if o.target is not None:
+            derived.append(f"{o.target} AS {_P}y{k}")
+            o.target = f"{_P}y{k}"
+        if o.score_range is not None:
+            derived.append(f"{o.score_range} AS {_P}s{k}")
+            o.score_range = f"{_P}s{k}"
+    source = f"(SELECT *, {', '.join(derived)} FROM {source}) {_P}rows"
     # ---- pass 2: the profile
     row = backend.fetch(_profile_sql(plan, candidates, outcomes, source)).to_pylist()[0]
     n_rows = int(row["n_rows"])

@@ -262,9 +262,10 @@ class SliceTable:
 
     def top(self, k: int = 10, *, by: str | None = None, metric: str | None = None,
             ascending: bool = False, min_length: int = 1) -> pd.DataFrame:
-        """The k itemsets with the largest ``by`` (default: the metric's divergence)."""
+        """The k itemsets with the largest ``by`` (default: the metric's lift shortfall where it
+        has a slice baseline, its divergence otherwise); ties go to the larger support."""
         m = self.metric(metric).name
-        col = by or f"{m}_divergence"
+        col = by or (f"{m}_lift_shortfall" if f"{m}_lift_shortfall" in self.columns else f"{m}_divergence")
         f = self.frame
         f = f[f["length"] >= min_length]
         return f.sort_values([col, "support"], ascending=[ascending, False],

@@ -11,6 +11,15 @@ process; "peak MiB" is the largest resident memory of that process and its child
 JVM for Spark), sampled every 0.1 s. "seconds" is the scan call (for Spark, after the
 session has started; the start is in "note"). DuckDB runs with the given memory limit and
 thread count and spills to a temporary folder beyond it.
+
+Measured here (2 cores shared with other work; support 0.01, fpr/fnr/error):
+
+engine           rows  distinct rows  itemsets   seconds  peak MiB  note
+duckdb     10,000,000         22,997     2,153      10.4       436  memory_limit 2GB, 2 threads
+pandas     10,000,000         22,997     2,153       9.8     1,987  in memory
+spark      10,000,000         22,997     2,153      90.2     1,608  local[2], session start 7 s, approximate quantiles
+duckdb    100,000,000         23,040     2,151      42.9       367  memory_limit 2GB, 2 threads, approximate quantiles
+spark     100,000,000         23,040     2,151     746.9     1,965  local[2], session start 13 s, approximate quantiles
 """
 from __future__ import annotations
 

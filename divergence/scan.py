@@ -413,11 +413,11 @@ def _canonical_order(codes: np.ndarray, tallies: np.ndarray, parent: np.ndarray,
     length = (codes >= 0).sum(axis=1)
     digits = np.where(codes >= 0, codes, n_values[None, :]).astype(np.int64)
     radix = n_values + 1
-    if a and float(np.prod(radix.astype(float))) < 2.0 ** 62:
-        key = np.zeros(n, dtype=np.int64)
+    if a and float(np.prod(radix.astype(float))) * (a + 1) < 2.0 ** 62:
+        key = length.astype(np.int64)  # length first, then the items: one argsort of one key
         for j in range(a):
             key = key * radix[j] + digits[:, j]
-        order = np.lexsort((key, length))
+        order = np.argsort(key, kind="stable")
     else:
         order = np.lexsort(tuple(digits[:, j] for j in range(a - 1, -1, -1)) + (length,))
     codes, tallies = codes[order], tallies[order]

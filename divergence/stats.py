@@ -198,8 +198,20 @@ def fisher_exact_p(ones: np.ndarray, n: np.ndarray, ones_all: float, n_all: floa
     most as likely as the observed one. NaN where the slice has no defined row or no
     defined row lies outside it.
     """
-    return _fisher_many(np.asarray(ones, dtype=np.float64), np.asarray(n, dtype=np.float64),
-                        float(ones_all), float(n_all), FISHER_REL_TOL)
+    x = np.ascontiguousarray(ones, dtype=np.float64)
+    n = np.ascontiguousarray(n, dtype=np.float64)
+    from .mining import _threads
+
+    workers = min(_threads(), max(1, len(x) // 20_000))
+    if workers == 1:
+        return _fisher_many(x, n, float(ones_all), float(n_all), FISHER_REL_TOL)
+    from concurrent.futures import ThreadPoolExecutor
+
+    bounds = np.linspace(0, len(x), workers + 1).astype(int)
+    with ThreadPoolExecutor(max_workers=workers) as pool:  # the kernel releases the GIL
+        parts = pool.map(lambda i: _fisher_many(x[bounds[i]:bounds[i + 1]], n[bounds[i]:bounds[i + 1]],
+                                                float(ones_all), float(n_all), FISHER_REL_TOL), range(workers))
+        return np.concatenate(list(parts))
 
 
 def welch_p(n: np.ndarray, s: np.ndarray, q: np.ndarray, n_all: float, s_all: float,

@@ -132,28 +132,26 @@ class SliceTable:
     @cached_property
     def itemsets(self) -> np.ndarray:
         """Readable itemset strings, ``attr=value, attr=value`` in attribute order."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         n = len(self)
-        out = np.empty(n, dtype=object)
-        if n == 0:
-            return out
-        out[0] = ""
-        labels = self.item_labels
-        if self.parent is not None:
-            parent = self.parent
-            last = self._last_attribute()
-            for i in np.argsort(self.lengths, kind="stable"):
-                if i == 0 or self.lengths[i] == 0:
-                    out[i] = ""
-                    continue
-                a = last[i]
-                item = labels[a][self.codes[i, a]]
-                p = parent[i]
-                out[i] = item if self.lengths[i] == 1 else out[p] + ", " + item
-            return out
-        for i in range(n):
-            row = self.codes[i]
-            out[i] = ", ".join(labels[a][row[a]] for a in np.nonzero(row >= 0)[0])
-        return out
+        if n == 0 or not self.attributes:
+            return np.full(n, "", dtype=object)
+        # one column of item labels per attribute (null where the itemset has no item on
+        # it), joined in C++: far faster than Python string building on 10^5+ itemsets
+        columns = []
+        for a, labels in enumerate(self.item_labels):
+            codes = self.codes[:, a]
+            present = codes >= 0
+            taken = pa.array(labels, type=pa.string()).take(pa.array(np.where(present, codes, 0)))
+            columns.append(pc.if_else(pa.array(present), taken, pa.scalar(None, pa.string())))
+        # a leading empty column keeps rows without any item (pyarrow drops rows whose
+        # every value is null under "skip"); its separator is then cut off
+        lead = pa.array(np.full(n, "", dtype=object), type=pa.string())
+        joined = pc.binary_join_element_wise(lead, *columns, ", ", null_handling="skip")
+        joined = pc.utf8_slice_codeunits(joined, start=2)
+        return np.asarray(joined.to_numpy(zero_copy_only=False), dtype=object)
 
     def _last_attribute(self) -> np.ndarray:
         present = self.codes >= 0
@@ -282,7 +280,29 @@ def write_csv(frame: pd.DataFrame, path) -> None:
     import pyarrow.csv as pacsv
 
     table = pa.Table.from_pandas(frame, preserve_index=False)
-    pacsv.write_csv(table, path)
+    from .mining import _threads
+
+    workers = min(_threads(), max(1, table.num_rows // 20_000))
+    if workers == 1:
+        pacsv.write_csv(table, path)
+        return
+    # float formatting dominates: format row blocks on every core (Arrow releases the GIL)
+    import io
+    from concurrent.futures import ThreadPoolExecutor
+
+    bounds = np.linspace(0, table.num_rows, workers + 1).astype(int)
+
+    def block(i: int) -> bytes:
+        buf = io.BytesIO()
+        pacsv.write_csv(table.slice(bounds[i], bounds[i + 1] - bounds[i]), buf,
+                        write_options=pacsv.WriteOptions(include_header=i == 0))
+        return buf.getvalue()
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        blocks = list(pool.map(block, range(workers)))
+    with open(path, "wb") as fh:
+        for b in blocks:
+            fh.write(b)
 
 
 def _split_items(text: str, attributes: Sequence[str]) -> list[str]:

@@ -25,14 +25,22 @@ import streamlit as st
 import divergence
 from divergence import DivergenceInputError, SliceTable
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
+from divergence.duckdb_engine import preview_source, resolve_files
 from divergence.io import PARQUET_SUFFIXES, read_table
 from divergence.assess import min_size_derivation
 from divergence.plan import SlicePlan, dump_plan, parse_plan
 from divergence.scan import default_attributes, role_columns
-from divergence.views import (describe_columns, metric_label, distinct_values, guess_positive, guess_roles,
-                              parse_bin_spec, slice_view, sort_options, split_rows, table_csv, SliceView)
+from divergence.views import (describe_columns, format_count, metric_label, distinct_values, guess_positive,
+                              guess_roles, parse_bin_spec, slice_view, sort_options, split_rows, table_csv, SliceView)
 
 BUILT_IN = "built-in"
+LOCAL_PATH = "path"                 # a local file, folder or glob scanned by DuckDB (large data)
+SOURCES = {BUILT_IN: "Built-in dataset (credit applications)", "upload": "Upload a file",
+           LOCAL_PATH: "Local path (large data: DuckDB)"}
+#: rows read for the preview of a local path (column types, role guesses, the checks on this page)
+PREVIEW_ROWS = 1000
+ANALYTIC_NOTE = ("Intervals are analytic for DuckDB scans: the scan keeps no rows, so there is nothing to "
+                 "bootstrap (and median baselines are not computed).")
 TASKS = {"classification": "Classification", "regression": "Regression", "ranking": "Ranking",
          "outcome": "A numeric outcome"}
 CORRECTIONS = {"bh": "Benjamini–Hochberg (q-values)", "bonferroni": "Bonferroni", "holm": "Holm"}
@@ -45,8 +53,12 @@ class K:
     """Plain session-state keys (settings, data, results, view state)."""
 
     # data
-    SOURCE = "source"                # BUILT_IN or "upload"
-    FRAME = "frame"                  # the DataFrame being analysed
+    SOURCE = "source"                # BUILT_IN, "upload" or LOCAL_PATH (the radio's choice)
+    FRAME = "frame"                  # the DataFrame being analysed (a local path: its first rows)
+    PATH = "local_path"              # the local path being analysed (None: FRAME holds every row)
+    PATH_ROWS = "local_path_rows"    # its total row count
+    PATH_TEXT = "local_path_text"    # the path as typed (kept when it is wrong)
+    PATH_ERROR = "local_path_error"
     DATA_NAME = "data_name"          # file name or BUILT_IN
     DATA_KEY = "data_key"            # identifies the data's content (cache key)
     UPLOAD_ERROR = "upload_error"
@@ -114,6 +126,7 @@ ROLE_DEFAULTS: dict[str, Any] = {
 }
 DEFAULTS: dict[str, Any] = {
     K.SOURCE: BUILT_IN, K.DATA_NAME: BUILT_IN, K.DATA_KEY: BUILT_IN, K.UPLOAD_ERROR: None,
+    K.PATH: None, K.PATH_ROWS: None, K.PATH_TEXT: "", K.PATH_ERROR: None,
     **ROLE_DEFAULTS,
     K.REPLICATE_FRAME: None, K.REPLICATE_NAME: None, K.REPLICATE_ERROR: None,
     K.MIN_SUPPORT: 0.02, K.SUPPORT_MODE: "share", K.MAX_LENGTH: 0, K.DELTA: None, K.CONFIDENCE: 0.95, K.CORRECTION: "bh",
@@ -241,17 +254,22 @@ def use_built_in() -> None:
     """Switch to the built-in dataset with its column roles."""
     ss = st.session_state
     ss[K.FRAME] = demo_frame()
-    ss.update({K.SOURCE: BUILT_IN, K.DATA_NAME: BUILT_IN, K.DATA_KEY: BUILT_IN, K.UPLOAD_ERROR: None})
+    ss.update({K.SOURCE: BUILT_IN, K.DATA_NAME: BUILT_IN, K.DATA_KEY: BUILT_IN, K.UPLOAD_ERROR: None,
+               K.PATH: None, K.PATH_ROWS: None})
     ss.update(ROLE_DEFAULTS)
     ss.update(DEMO_SETTINGS)
     ss[K.SELECTED] = None
 
 
-def use_frame(df: pd.DataFrame, name: str, key: str) -> None:
-    """Analyse a new table: guess its roles (the user confirms them), default attributes."""
+def use_frame(df: pd.DataFrame, name: str, key: str, *, path: str | None = None, rows: int | None = None) -> None:
+    """Analyse a new table: guess its roles (the user confirms them), default attributes.
+
+    With ``path``, ``df`` is the first rows of that local path and ``rows`` its row count.
+    """
     ss = st.session_state
     ss[K.FRAME] = df
-    ss.update({K.SOURCE: "upload", K.DATA_NAME: name, K.DATA_KEY: key, K.UPLOAD_ERROR: None})
+    ss.update({K.SOURCE: LOCAL_PATH if path is not None else "upload", K.DATA_NAME: name, K.DATA_KEY: key,
+               K.UPLOAD_ERROR: None, K.PATH: path, K.PATH_ROWS: rows, K.PATH_ERROR: None})
     ss.update(ROLE_DEFAULTS)
     guess = guess_roles(df)
     ss[K.TASK] = guess["task"]
@@ -274,6 +292,66 @@ def on_upload() -> None:
         st.session_state[K.UPLOAD_ERROR] = str(exc)
         return
     use_frame(df, up.name, content_key(up.name, buffer))
+
+
+def is_large() -> bool:
+    """Whether the data in use is a local path scanned by DuckDB (no rows in memory)."""
+    return state(K.PATH) is not None
+
+
+def n_rows() -> int:
+    """Rows of the data in use (a local path: all its rows, not the preview's)."""
+    return int(state(K.PATH_ROWS)) if is_large() else len(state(K.FRAME))
+
+
+def path_fingerprint(path: str) -> str:
+    """A cache key for a local path: the files it names with their sizes and modification
+    times, so a changed, added or removed file gives a new key (and a new scan)."""
+    files, _ = resolve_files(os.path.expanduser(path))
+    parts = []
+    for f in files:
+        st_ = os.stat(f)
+        parts.append(f"{f}:{st_.st_size}:{st_.st_mtime_ns}")
+    digest = hashlib.blake2b("\n".join(parts).encode(), digest_size=12).hexdigest()
+    return f"path:{path}:{len(files)} files:{digest}"
+
+
+def load_path(text: str, *, keep_roles: bool = False) -> bool:
+    """Preview a local path (first rows and row count, read by DuckDB) and analyse it.
+
+    A bad path raises DivergenceInputError naming the problem; nothing is changed then.
+    ``keep_roles`` keeps the settings when the columns are unchanged (the same path re-read);
+    the return value says whether they were kept.
+    """
+    text = text.strip()
+    if not text:
+        raise DivergenceInputError("Type the path of a CSV or Parquet file, a folder of them, or a glob.")
+    key = path_fingerprint(text)
+    head, total = preview_source(os.path.expanduser(text), rows=PREVIEW_ROWS)
+    old = state(K.FRAME)
+    if keep_roles and old is not None and list(old.columns) == list(head.columns):
+        st.session_state.update({K.FRAME: head, K.DATA_KEY: key, K.PATH_ROWS: total, K.PATH_ERROR: None})
+        return True
+    use_frame(head, text, key, path=text, rows=total)
+    return False
+
+
+def on_path() -> None:
+    """Callback of the local-path box: preview the path; keep every setting when it fails."""
+    text = state(K.PATH_TEXT) or ""
+    try:
+        load_path(text, keep_roles=text.strip() == state(K.PATH))
+    except DivergenceInputError as exc:
+        st.session_state[K.PATH_ERROR] = str(exc)
+
+
+def on_source() -> None:
+    """Callback of the source radio: the built-in data at once; a path typed before is re-read."""
+    source = state(K.SOURCE)
+    if source == BUILT_IN:
+        use_built_in()
+    elif source == LOCAL_PATH and state(K.PATH_TEXT) and not is_large():
+        on_path()
 
 
 def on_replicate_upload() -> None:
@@ -363,8 +441,8 @@ def replication_settings() -> dict:
 
 def current_plan() -> SlicePlan:
     """The settings as a slice plan (what the Export page saves and a later visit loads)."""
-    data = {"source": BUILT_IN} if state(K.SOURCE) == BUILT_IN else {"file": state(K.DATA_NAME)}
-    data["rows"] = int(len(state(K.FRAME)))
+    data = {"source": BUILT_IN} if state(K.DATA_NAME) == BUILT_IN else {"file": state(K.DATA_NAME)}
+    data["rows"] = n_rows()
     explain = {"redundancy": float(state(K.REDUNDANCY))} if state(K.REDUNDANCY) else {}
     return SlicePlan(scan=scan_kwargs(), statistics=statistics_kwargs(), explain=explain,
                      replication=replication_settings(), data=data, kind=state(K.PLAN_KIND))
@@ -508,6 +586,15 @@ def mine(data_key: str, scan_json: str, _df: pd.DataFrame) -> SliceTable:
     return table
 
 
+@st.cache_data(show_spinner=False, max_entries=8)
+def mine_duckdb(data_key: str, scan_json: str, path: str) -> SliceTable:
+    """``divergence.scan_duckdb`` on a local path (file, folder or glob), cached on the files'
+    names, sizes and modification times (``data_key``) and the scan settings."""
+    table = divergence.scan_duckdb(os.path.expanduser(path), **json.loads(scan_json))
+    table.frame
+    return table
+
+
 @st.cache_data(show_spinner=False, max_entries=16)
 def mine_holdout(data_key: str, scan_json: str, stats_json: str, holdout: float, _df: pd.DataFrame) -> SliceTable:
     """``divergence.scan`` with a held-out share (the engine splits the rows, then assesses)."""
@@ -537,7 +624,15 @@ def run_analysis() -> None:
     ss = st.session_state
     bar = st.progress(0, text="Checking the settings…")
     t0 = time.perf_counter()
+    reread = False
     try:
+        path = state(K.PATH)
+        if path is not None and path_fingerprint(path) != state(K.DATA_KEY):
+            reread = True
+            bar.progress(5, text=f"The files under {path} changed: reading them again…")
+            if not load_path(path, keep_roles=True):
+                raise DivergenceInputError(f"The columns of {path} changed since it was read: check the column "
+                                           "roles on the Data page, then run again.")
         plan = current_plan()
         df = state(K.FRAME)
         scan_json = json.dumps(plan.scan, sort_keys=True, default=str)
@@ -546,6 +641,11 @@ def run_analysis() -> None:
         data_key = state(K.DATA_KEY)
         replicate, label = None, ""
         kind = state(K.REPLICATION)
+        if path is not None and kind in ("split", "holdout"):
+            raise DivergenceInputError(
+                f"Replication on {'a split column' if kind == 'split' else 'a held-out share'} needs the rows in "
+                "memory, and a local path is scanned by DuckDB without loading them: confirm on a second file "
+                "(Data page), or choose none.")
         if kind == "split":
             column, values = state(K.SPLIT_COLUMN), list(state(K.SPLIT_VALUES))
             df, replicate = split_rows(df, column, values)
@@ -556,17 +656,24 @@ def run_analysis() -> None:
             if replicate is None:
                 raise DivergenceInputError("Replication: upload the second file on the Data page, or choose none.")
             label = f"second file {state(K.REPLICATE_NAME)} ({len(replicate):,} rows)"
-        bar.progress(10, text=f"Mining every slice with support ≥ {plan.scan['min_support']:g}…")
+        what = "Mining" if path is None else (f"Scanning {format_count(n_rows())} rows of {path} with DuckDB "
+                                              "(binning, measuring, grouping identical rows), then mining")
+        bar.progress(10, text=f"{what} every slice with support ≥ {plan.scan['min_support']:g}…")
         if kind == "holdout":
             table = mine_holdout(data_key, scan_json, stats_json, float(state(K.HOLDOUT)), df)
         else:
-            table = mine(data_key, scan_json, df)
+            if path is not None:
+                table = mine_duckdb(data_key, scan_json, path)
+            else:
+                table = mine(data_key, scan_json, df)
             bar.progress(60, text=f"{len(table) - 1:,} slices mined; computing their statistics…")
             table = assess_cached(data_key, scan_json, stats_json, label, table, replicate)
         bar.progress(100, text="Done.")
     except DivergenceInputError as exc:
         bar.empty()
         ss[K.RUN_ERROR] = str(exc)
+        if reread:
+            st.rerun()
         return
     seconds = time.perf_counter() - t0
     bar.empty()
@@ -582,6 +689,8 @@ def run_analysis() -> None:
             table.lookup(state(K.SELECTED))
         except DivergenceInputError:
             ss[K.SELECTED] = None
+    if reread:  # the page above the run button showed the old preview and row count
+        st.rerun()
 
 
 def result() -> dict | None:
@@ -679,15 +788,16 @@ def report_html(result_id: str, plan_text: str, data_label: str, _table: SliceTa
 
 def data_label() -> str:
     """The data source in plain words (for reports)."""
-    df = state(K.FRAME)
-    name = "built-in dataset (credit applications)" if state(K.SOURCE) == BUILT_IN else str(state(K.DATA_NAME))
-    return f"{name}, {len(df):,} rows"
+    name = "built-in dataset (credit applications)" if state(K.DATA_NAME) == BUILT_IN else str(state(K.DATA_NAME))
+    return f"{name}, {n_rows():,} rows" + (" (scanned by DuckDB)" if is_large() else "")
 
 
 def data_caption() -> str:
     df = state(K.FRAME)
-    name = "the built-in dataset (credit applications)" if state(K.SOURCE) == BUILT_IN else f"`{state(K.DATA_NAME)}`"
-    return f"Data: {name}, {len(df):,} rows × {df.shape[1]} columns."
+    # the data in use, not the source radio (which may point at a source not read yet)
+    name = "the built-in dataset (credit applications)" if state(K.DATA_NAME) == BUILT_IN else f"`{state(K.DATA_NAME)}`"
+    where = " (a local path, scanned by DuckDB)" if is_large() else ""
+    return f"Data: {name}{where}, {n_rows():,} rows × {df.shape[1]} columns."
 
 
 def metric_name(m: str) -> str:
@@ -731,8 +841,9 @@ def result_caption(table: SliceTable) -> str:
     a = table.assessment or {}
     kind = "An exploratory search" if a.get("exploratory", True) else "A pre-registered slice plan"
     rep = f"; replicated on {a['replication']}" if a.get("replication") else "; no replication data"
+    engine = "; scanned by DuckDB, intervals analytic" if table.engine == "duckdb" else ""
     return (f"{kind}: {len(table) - 1:,} slices with support ≥ {table.min_support:g}; "
-            f"{a.get('confidence', 0.95):.0%} confidence, {CORRECTIONS.get(a.get('correction'), '')}{rep}.")
+            f"{a.get('confidence', 0.95):.0%} confidence, {CORRECTIONS.get(a.get('correction'), '')}{rep}{engine}.")
 
 
 def interval_level(table: SliceTable) -> str:

@@ -1,4 +1,4 @@
-"""Step 1: the data (built-in or uploaded), a preview, and the column roles."""
+"""Step 1: the data (built-in, uploaded, or a local path scanned by DuckDB), a preview, and the column roles."""
 from __future__ import annotations
 
 import json
@@ -17,10 +17,17 @@ st.title("Data")
 st.caption("Which rows to analyse, and what each column is: target, prediction, attributes to slice by.")
 
 # ---------------------------------------------------------------- source
-ui.bound(st.radio, "Data source", K.SOURCE, options=[ui.BUILT_IN, "upload"], horizontal=True,
-         format_func=lambda s: "Built-in dataset (credit applications)" if s == ui.BUILT_IN else "Upload a file",
-         after=lambda: ui.use_built_in() if ui.state(K.SOURCE) == ui.BUILT_IN else None)
-if ui.state(K.SOURCE) == "upload":
+ui.bound(st.radio, "Data source", K.SOURCE, options=list(ui.SOURCES), horizontal=True, format_func=ui.SOURCES.get,
+         after=ui.on_source)
+if ui.state(K.SOURCE) == ui.LOCAL_PATH:
+    ui.bound(st.text_input, "Path of a CSV or Parquet file, a folder of them, or a glob (on the machine running "
+             "the app)", K.PATH_TEXT, after=ui.on_path, placeholder="/data/evals/*.parquet",
+             help="Read where it lies by DuckDB, never loaded into memory: for files larger than an upload. "
+                  "Every file must have the same columns.")
+    if ui.state(K.PATH_ERROR):
+        st.error(ui.state(K.PATH_ERROR))
+        st.caption("The data and settings in use are unchanged.")
+elif ui.state(K.SOURCE) == "upload":
     st.file_uploader("CSV or Parquet file", type=["csv", "txt", "parquet", "pq", "parq"], key="w:upload",
                      on_change=ui.on_upload, help="Up to 2 GB (set in .streamlit/config.toml).")
     if ui.state(K.UPLOAD_ERROR):
@@ -31,13 +38,20 @@ df: pd.DataFrame = ui.state(K.FRAME)
 data_key = ui.state(K.DATA_KEY)
 st.markdown(ui.data_caption())
 
+large = ui.is_large()
 preview, types = st.tabs(["Preview", "Column types"])
 with preview:
     st.dataframe(df.head(200), hide_index=True, height=260)
-    if len(df) > 200:
-        st.caption(f"The first 200 of {format_count(len(df))} rows.")
+    if ui.n_rows() > 200:
+        st.caption(f"The first 200 of {format_count(ui.n_rows())} rows.")
 with types:
     st.dataframe(ui.column_summary(data_key, df), hide_index=True, height=260)
+    if large:
+        st.caption(f"Counted on the first {format_count(len(df))} rows (the scan reads every row).")
+if large:
+    st.caption(f"A local path: DuckDB bins, measures and groups its rows where they lie. Roles and bins below are "
+               f"checked on the first {format_count(len(df))} rows; the scan checks every row. "
+               + ui.ANALYTIC_NOTE)
 
 # ---------------------------------------------------------------- roles
 st.subheader("Column roles")
@@ -110,7 +124,7 @@ try:
 except DivergenceInputError as exc:
     st.error(str(exc))
 else:
-    st.caption("Measured: " + "; ".join(
+    st.caption("Measured" + (f" on the first {format_count(len(df))} rows" if large else "") + ": " + "; ".join(
         f"**{name}** ({desc}), defined on {format_count(n)} rows" for name, desc, n, _ in found))
 
 # ---------------------------------------------------------------- attributes
@@ -152,6 +166,9 @@ with st.expander(f"Binning of numeric attributes ({ui.state(K.BINNING)}, {ui.sta
         st.error(str(exc))
         described = ()
     binned = [b for b in described if b.kind != "categorical"]
+    if large:
+        st.caption(f"Bins shown from the first {format_count(len(df))} rows; the scan computes its quantile "
+                   "edges on every row (explicit edges are used as typed).")
     if not binned:
         st.caption("No attribute is binned: every attribute is a category (text, or few integer values).")
     grid = st.columns(3)
@@ -167,8 +184,13 @@ with st.expander(f"Binning of numeric attributes ({ui.state(K.BINNING)}, {ui.sta
 
 # ---------------------------------------------------------------- replication
 st.subheader("Replication")
-ui.bound(st.radio, "Confirm the slices on", K.REPLICATION, options=list(ui.REPLICATION_KINDS),
-         format_func=ui.REPLICATION_KINDS.get, horizontal=True)
+# a split column or a held-out share needs the rows in memory: a local path offers a second file
+kinds = [k for k in ui.REPLICATION_KINDS if not large or k in ("none", "file")]
+ui.bound(st.radio, "Confirm the slices on", K.REPLICATION, options=kinds, format_func=ui.REPLICATION_KINDS.get,
+         horizontal=True)
+if large:
+    st.caption("A local path is scanned without loading its rows, so a split column or a held-out share is not "
+               "offered: confirm the slices on a second file.")
 kind = ui.state(K.REPLICATION)
 if kind == "split":
     r1, r2 = st.columns(2)

@@ -13,8 +13,7 @@ ui.page_setup()
 
 st.title("Outcome and thresholds")
 st.caption(ui.data_caption())
-df = ui.state(K.FRAME)
-n_rows = len(df)
+n_rows = ui.n_rows()  # a local path: every row, not its preview's
 task = ui.state(K.TASK)
 
 # ---------------------------------------------------------------- metrics
@@ -94,7 +93,10 @@ with d3:
     ui.bound(st.selectbox, "Correction for the slices tested", K.CORRECTION, options=list(ui.CORRECTIONS),
              format_func=ui.CORRECTIONS.get)
 with d4:
-    ui.bound(st.number_input, "Bootstrap replicates (0: none)", K.BOOTSTRAP, min_value=0, max_value=2000, step=50)
+    ui.bound(st.number_input, "Bootstrap replicates (0: none)", K.BOOTSTRAP, min_value=0, max_value=2000, step=50,
+             disabled=ui.is_large())
+    if ui.is_large():
+        st.caption(ui.ANALYTIC_NOTE)
 ui.bound(st.radio, "This analysis is", K.PLAN_KIND, options=["exploratory", "pre-registered"], horizontal=True,
          format_func={"exploratory": "an exploratory search",
                       "pre-registered": "a pre-registered slice plan (settings fixed before looking)"}.get)

@@ -154,7 +154,8 @@ d[1].metric(h["label"], format_value(row[metric], b))
 boot = row.get(metric + "_boot_low")
 d[1].caption(f"interval {format_interval(row[metric + '_ci_low'], row[metric + '_ci_high'], b)}"
              + (f"; bootstrap {format_interval(boot, row[metric + '_boot_high'], b)}" if boot == boot and boot is not None
-                else ""))
+                else "")
+             + ("; analytic (a DuckDB scan keeps no rows to bootstrap)" if table.engine == "duckdb" else ""))
 d[2].metric("Divergence", format_divergence(row[metric + "_divergence"], b))
 d[2].caption(f"against {format_value(h['overall'], b)} overall; t = {format_number(row[metric + '_t'])}")
 d[3].metric("q", format_p(row[metric + "_q"]))
@@ -178,7 +179,8 @@ if f"{metric}_replicated_value" in row:
         f"{format_interval(row[metric + '_replicated_ci_low'], row[metric + '_replicated_ci_high'], b)}: "
         + ("replicated." if bool(row[metric + "_replicated"]) else "**not replicated**."))
 else:
-    st.caption("Replication: none chosen (Data page: a split or period column, a second file, or a held-out share).")
+    st.caption("Replication: none chosen (Data page: " + ("a second file)." if table.engine == "duckdb" else
+               "a split or period column, a second file, or a held-out share)."))
 
 left, right = st.columns(2)
 with left:

@@ -369,16 +369,11 @@ COMMANDS = {"scan": _cmd_scan, "explain": _cmd_explain, "plan": _cmd_plan, "repo
 def _quick_numba_start() -> None:
     """Command line only: numba's first compiled call imports scipy.linalg (a quarter of a
     second) just to learn whether BLAS exists for np.dot, which the miner never calls. A
-    process of our own can skip that; a library user's session is left alone."""
-    if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
-        return
-    sys.modules["scipy.linalg"] = None  # type: ignore[assignment]  # makes the BLAS probe fail fast
-    try:
-        import numba.np.arraymath  # noqa: F401
-    except ImportError:
-        pass
-    finally:
-        del sys.modules["scipy.linalg"]
+    process of our own skips that when numba is first imported, if ever (the ahead-of-time
+    kernels need no numba); a library user's session is left alone."""
+    from . import mining
+
+    mining._QUICK_START[0] = True
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -24,7 +24,7 @@ def walk_order(parent: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.nd
     return order, last_attr.astype(np.int64), last_val.astype(np.int64), length.astype(np.int64)
 
 
-@_njit
+@_njit(export="i8[::1]")
 def _preorder(parent):
     n = parent.shape[0]
     counts = np.zeros(n + 1, dtype=np.int64)
@@ -96,7 +96,7 @@ def _descend(i, last_attr, last_val, length, row_codes, arena, f_lo, f_hi):
     return d
 
 
-@_njit
+@_njit(export="i8[::1], i8[::1], i8[::1], i8[::1], i4[::1, :], f8[:, ::1]")
 def walk_tallies(order, last_attr, last_val, length, row_codes, weights):
     """Per itemset, the sum of ``weights`` over its rows (a table of another dataset's rows)."""
     n_rows = row_codes.shape[0]
@@ -114,7 +114,7 @@ def walk_tallies(order, last_attr, last_val, length, row_codes, weights):
     return out
 
 
-@_njit
+@_njit(export="i8[::1], i8[::1], i8[::1], i8[::1], i4[::1, :], f8[::1]")
 def walk_median_abs(order, last_attr, last_val, length, row_codes, values):
     """Per itemset, the median of ``values`` over its rows (NaN skipped) and the mean absolute
     deviation from it: the error of the best constant prediction under absolute error."""
@@ -171,7 +171,7 @@ def _weighted_median_abs(xs, ws, total):
     return s / total
 
 
-@_njit
+@_njit(export="i8[::1], i8[::1], i8[::1], i8[::1], i4[::1, :], b1[::1], f4[:, ::1], f8[::1], f8[::1], i8")
 def walk_bootstrap(order, last_attr, last_val, length, row_codes, wanted, poisson, values,
                    target, baseline_kind):
     """Bootstrap replicates of the flagged itemsets, all from one resample of the rows.

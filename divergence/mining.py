@@ -13,31 +13,129 @@ and tallies each itemset with a boolean mask: slow, and the reference in tests.
 """
 from __future__ import annotations
 
+import functools
+import importlib.util
 import math
+import os
+import sys
+import threading
 from dataclasses import dataclass
 
 import numpy as np
 
 from .errors import DivergenceInputError
 
-try:  # numba is a pinned dependency; the pure-numpy fallback keeps the package importable
-    import numba
+#: numba is a pinned dependency, imported only when a kernel is first compiled just in time:
+#: with a fresh ahead-of-time build (``python -m divergence._aot``) ordinary jobs never import it
+HAVE_NUMBA = importlib.util.find_spec("numba") is not None
 
-    _njit = numba.njit(cache=True, nogil=True)
-    _njit_parallel = numba.njit(cache=True, nogil=True, parallel=True)
-    HAVE_NUMBA = True
-except ImportError:  # pragma: no cover - exercised only without numba
-    HAVE_NUMBA = False
-    numba = None
-
-    def _njit(f):
-        return f
-
-    _njit_parallel = _njit
+#: distinct rows from which the miner prefers numba's JIT kernel, spread over threads (it releases
+#: the GIL), to the ahead-of-time one (which holds it): about where, on two cores, the threads
+#: win back numba's start-up (half a second to a second)
+JIT_MIN_ROWS = 250_000
 
 __all__ = ["Compressed", "Mined", "compress", "mine", "min_count_for", "ENGINES"]
 
 ENGINES = ("fast", "mlxtend")
+
+
+class _Kernel:
+    """A compiled kernel with one source, the decorated function: numba's ahead-of-time build
+    (``divergence/_kernels*.so``) when it is present and built from this very source, else
+    numba's JIT (``cache=True, nogil=True``), else the plain Python function without numba.
+
+    ``export`` lists the argument types of a kernel called from Python (numba type names,
+    ``i4 i8 f4 f8 b1`` and arrays such as ``f8[:, ::1]``): those go into the build. Helpers
+    called only from other kernels need none; they are compiled into their callers.
+    """
+
+    def __init__(self, func, export: str | None = None) -> None:
+        functools.update_wrapper(self, func)
+        self.py_func = func
+        self.export = export
+        self.key = f"{func.__module__}.{func.__qualname__}"
+        self._jit = None
+        self._aot = None  # None: not looked up yet; False: not in the build
+        _KERNELS[self.key] = self
+
+    def __call__(self, *args):
+        return self.pick()[0](*args)
+
+    def __repr__(self) -> str:
+        return f"<kernel {self.key}>"
+
+    @property
+    def jit(self):
+        """numba's JIT dispatcher (the Python function itself without numba)."""
+        if self._jit is None:
+            with _LOCK:
+                if self._jit is None:
+                    numba = _import_numba()
+                    self._jit = self.py_func if numba is None else numba.njit(cache=True, nogil=True)(self.py_func)
+        return self._jit
+
+    @property
+    def aot(self):
+        """The ahead-of-time function, with arguments converted to its types; None without one."""
+        if self._aot is None:
+            from . import _aot
+
+            self._aot = _aot.function(self) or False
+        return self._aot or None
+
+    def pick(self, large: bool = False):
+        """(function, whether it releases the GIL): the ahead-of-time function when a fresh
+        build has it, unless ``DIVERGENCE_KERNELS=jit``, or the job is ``large`` (numba's JIT
+        kernel, spread over threads by the caller, then repays its start-up; ``=aot`` keeps
+        the build); else numba's JIT."""
+        mode = os.environ.get("DIVERGENCE_KERNELS", "auto")
+        if mode != "jit":
+            aot = self.aot
+            if aot is not None and not (large and mode != "aot" and HAVE_NUMBA):
+                return aot, False
+        return self.jit, True
+
+
+def _njit(func=None, *, export: str | None = None):
+    """Decorator of a compiled kernel: ``@_njit`` or ``@_njit(export="argument types")``."""
+    if func is None:
+        return lambda f: _Kernel(f, export)
+    return _Kernel(func, export)
+
+
+_KERNELS: dict[str, _Kernel] = {}
+_LOCK = threading.RLock()
+_NUMBA = []  # the numba module once imported and told about kernels
+
+
+def _import_numba():
+    """numba, imported on the first JIT compile; None when it is not installed."""
+    if _NUMBA:
+        return _NUMBA[0]
+    if not HAVE_NUMBA:  # pragma: no cover - exercised only without numba
+        return None
+    if _QUICK_START[0] and "numba.np.arraymath" not in sys.modules and "scipy.linalg" not in sys.modules:
+        # command line only (see divergence.cli._quick_numba_start): numba's first compiled call
+        # imports scipy.linalg, a quarter of a second, to learn whether BLAS exists for np.dot,
+        # which no kernel calls; a failing import answers at once
+        sys.modules["scipy.linalg"] = None  # type: ignore[assignment]
+        try:
+            import numba.np.arraymath  # noqa: F401
+        except ImportError:
+            pass
+        finally:
+            del sys.modules["scipy.linalg"]
+    import numba
+    from numba.core import types
+    from numba.extending import typeof_impl
+
+    # a kernel calling another one sees numba's dispatcher, compiled into the caller
+    typeof_impl.register(_Kernel)(lambda val, c: types.Dispatcher(val.jit))
+    _NUMBA.append(numba)
+    return numba
+
+
+_QUICK_START = [False]
 
 
 @dataclass(frozen=True)
@@ -95,7 +193,7 @@ def compress(codes: np.ndarray, weights: np.ndarray) -> Compressed:
     return Compressed(np.ascontiguousarray(codes[first]), out_w, inverse)
 
 
-@_njit
+@_njit(export="i4[:, ::1], b1[::1], i8[::1], f8[:, ::1], f8[::1], f8[:, ::1], f8[::1], i8[::1]")
 def _compress_outcomes(codes, keep, offsets, values, vshift, target, tshift, aux_of):
     """One pass over the rows: prune infrequent items to -1, merge identical rows (hashing),
     and sum each row's tallies, computed on the fly from its outcome values (NaN: undefined).
@@ -199,7 +297,7 @@ def _add_tallies(out_w, g, r, values, vshift, target, tshift):
             out_w[g, 2 + 3 * n_met + 2 * a] += x * x
 
 
-@_njit
+@_njit(export="i4[:, ::1], b1[::1], i8[::1], i8[::1], f8[:, ::1], f8[::1], f8[:, ::1], f8[::1]")
 def _compress_keyed(codes, keep, offsets, mult, values, vshift, target, tshift):
     """As _compress_outcomes, when a row's pruned codes fit one int64 (mixed radix): the
     hash table compares one key instead of every column."""
@@ -318,7 +416,7 @@ def _emit(n_out, out_parent, out_attr, out_val, out_w, parent, a, v, acc, i, t):
     return out_parent, out_attr, out_val, out_w
 
 
-@_njit
+@_njit(export="i4[:, ::1], f8[:, ::1], i8, i8[::1]")
 def _root_tallies(codes, w, n_items, offsets):
     """Tallies of every item over the whole (compressed) table."""
     t = w.shape[1]
@@ -337,7 +435,7 @@ def _root_tallies(codes, w, n_items, offsets):
 LOCAL = 1 << 40
 
 
-@_njit
+@_njit(export="i4[:, ::1], f8[:, ::1], i8[::1], f8, i8, i8[::1], i8[::1], i8[::1], i8")
 def _mine_kernel(codes, w, n_values, min_count, max_length, kid_attr, kid_val, kid_id, ht_rows):
     """Depth-first projection mining below the given 1-itemsets (kids of the root).
 
@@ -629,7 +727,7 @@ def _mine_kernel(codes, w, n_values, min_count, max_length, kid_attr, kid_val, k
     return out_parent[:n_out].copy(), out_attr[:n_out].copy(), out_val[:n_out].copy(), out_w[:n_out].copy()
 
 
-@_njit
+@_njit(export="i8[::1], i4[::1], i4[::1], i8")
 def _expand_codes(parent, attr, val, n_attr):
     n = parent.shape[0]
     out = np.full((n, n_attr), -1, dtype=np.int32)
@@ -655,9 +753,11 @@ def _threads() -> int:
 
 def _mine_fast(comp: Compressed, n_values: np.ndarray, min_count: int, max_length: int,
                total: np.ndarray) -> Mined:
-    """The root's items here; each frequent item's subtree mined by the compiled kernel, the
-    subtrees spread over threads (the kernel releases the GIL) and merged in item order."""
-    if not HAVE_NUMBA:  # pragma: no cover
+    """The root's items here; each frequent item's subtree mined by the compiled kernel and
+    merged in item order. On a large table numba's JIT kernel runs, the subtrees spread over
+    threads (it releases the GIL); else the ahead-of-time one when built, on this thread."""
+    kernel, threaded = _mine_kernel.pick(large=comp.codes.shape[0] >= JIT_MIN_ROWS)
+    if kernel is _mine_kernel.py_func:  # pragma: no cover - exercised only without numba
         raise DivergenceInputError("The 'fast' engine needs numba; install the pinned requirements.")
     codes = np.ascontiguousarray(comp.codes, dtype=np.int32)
     weights = np.ascontiguousarray(comp.weights, dtype=np.float64)
@@ -678,10 +778,10 @@ def _mine_fast(comp: Compressed, n_values: np.ndarray, min_count: int, max_lengt
 
     def task(k: int):
         a, v = int(f_attr[k]), int(f_val[k])
-        return _mine_kernel(codes, weights, n_values, float(min_count), int(max_length),
-                            f_attr[k:k + 1], f_val[k:k + 1], f_id[k:k + 1], int(rows_with[a][v]))
+        return kernel(codes, weights, n_values, float(min_count), int(max_length),
+                      f_attr[k:k + 1], f_val[k:k + 1], f_id[k:k + 1], int(rows_with[a][v]))
 
-    workers = min(_threads(), len(expand))
+    workers = min(_threads(), len(expand)) if threaded else 1
     if workers > 1:
         from concurrent.futures import ThreadPoolExecutor
 

@@ -17,6 +17,9 @@ __all__ = ["beta_t", "welch_t", "fisher_exact_p", "welch_p", "slice_means"]
 
 #: relative tolerance when deciding that two tables are equally likely (as R's fisher.test)
 FISHER_REL_TOL = 1e-7
+#: slices from which Fisher's p-values use numba's JIT kernel on threads rather than the
+#: ahead-of-time one (which holds the GIL): there numba's start-up cost is negligible
+FISHER_JIT_MIN = 2_000_000
 
 
 def slice_means(n: np.ndarray, s: np.ndarray, shift: float) -> np.ndarray:
@@ -179,7 +182,7 @@ def _fisher_one(x, n, big_k, big_m, rel_tol):
     return min(1.0, near + far)
 
 
-@_njit
+@_njit(export="f8[::1], f8[::1], f8, f8, f8")
 def _fisher_many(x, n, big_k, big_m, rel_tol):
     out = np.empty(x.shape[0], dtype=np.float64)
     for i in range(x.shape[0]):
@@ -202,15 +205,17 @@ def fisher_exact_p(ones: np.ndarray, n: np.ndarray, ones_all: float, n_all: floa
     n = np.ascontiguousarray(n, dtype=np.float64)
     from .mining import _threads
 
-    workers = min(_threads(), max(1, len(x) // 20_000))
+    # many slices: numba's JIT kernel on threads (it releases the GIL); else the ahead-of-time one
+    kernel, threaded = _fisher_many.pick(large=len(x) >= FISHER_JIT_MIN)
+    workers = min(_threads(), max(1, len(x) // 20_000)) if threaded else 1
     if workers == 1:
-        return _fisher_many(x, n, float(ones_all), float(n_all), FISHER_REL_TOL)
+        return kernel(x, n, float(ones_all), float(n_all), FISHER_REL_TOL)
     from concurrent.futures import ThreadPoolExecutor
 
     bounds = np.linspace(0, len(x), workers + 1).astype(int)
-    with ThreadPoolExecutor(max_workers=workers) as pool:  # the kernel releases the GIL
-        parts = pool.map(lambda i: _fisher_many(x[bounds[i]:bounds[i + 1]], n[bounds[i]:bounds[i + 1]],
-                                                float(ones_all), float(n_all), FISHER_REL_TOL), range(workers))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        parts = pool.map(lambda i: kernel(x[bounds[i]:bounds[i + 1]], n[bounds[i]:bounds[i + 1]],
+                                          float(ones_all), float(n_all), FISHER_REL_TOL), range(workers))
         return np.concatenate(list(parts))
 
 

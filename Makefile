@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: app test setup setup-dev browser java bench clean
+.PHONY: app test setup setup-dev browser java compiler kernels bench clean
 
 $(VENV)/.installed: requirements.txt
 	python3 -m venv $(VENV)
@@ -20,11 +20,25 @@ $(VENV)/.installed-spark: requirements-spark.txt $(VENV)/.installed
 	$(PIP) install -r requirements-spark.txt
 	touch $@
 
-setup: $(VENV)/.installed
+# the compiled kernels built ahead of time (divergence/_kernels*.so), so short jobs never load
+# numba; rebuilt when a kernel's source changes. If the build fails (no C compiler) it says so
+# and numba's JIT compiles the kernels on first use instead, as before.
+KERNEL_SRC := divergence/mining.py divergence/stats.py divergence/lattice.py divergence/_aot.py
+$(VENV)/.kernels: $(VENV)/.installed $(KERNEL_SRC)
+	@$(PY) -m divergence._aot --check >/dev/null 2>&1 || { $(MAKE) -s compiler; $(PY) -m divergence._aot \
+		|| echo "the kernels were not built ahead of time: numba's JIT will compile them on first use"; }
+	@touch $@
+
+## build the kernels ahead of time if they are missing or stale, whatever the stamp says
+kernels: $(VENV)/.installed
+	@rm -f $(VENV)/.kernels
+	@$(MAKE) -s $(VENV)/.kernels
+
+setup: $(VENV)/.kernels
 setup-dev: $(VENV)/.installed-dev
 
 ## run the dashboard on the built-in dataset
-app: $(VENV)/.installed
+app: $(VENV)/.kernels
 	$(PY) -m streamlit run app.py
 
 ## Debian's Chromium for the end-to-end tests (never a browser download)
@@ -35,6 +49,14 @@ browser:
 		|| echo "could not install chromium: the browser tests will be skipped"; \
 	else echo "no /usr/bin/chromium and not root: the browser tests will be skipped"; fi
 
+## a C compiler and Python's headers for the ahead-of-time kernels (Debian's, when root)
+compiler:
+	@if command -v gcc >/dev/null && [ -f "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')/Python.h" ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		(apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q gcc python3-dev) >/dev/null \
+		|| echo "could not install gcc and python3-dev: the kernels will be compiled by numba on first use"; \
+	else echo "no C compiler or Python headers and not root: the kernels will be compiled by numba on first use"; fi
+
 ## Java for the Spark tests (Debian's; the machines come with Java 17)
 java:
 	@if command -v java >/dev/null; then :; \
@@ -44,11 +66,11 @@ java:
 	else echo "no java and not root: the Spark tests will be skipped"; fi
 
 ## run every test
-test: $(VENV)/.installed-dev $(VENV)/.installed-spark browser java
+test: $(VENV)/.installed-dev $(VENV)/.installed-spark $(VENV)/.kernels browser java
 	$(PY) -m pytest
 
 ## speed benchmark (prints a table)
-bench: $(VENV)/.installed-dev
+bench: $(VENV)/.installed-dev $(VENV)/.kernels
 	$(PY) benchmarks/bench_scan.py
 
 clean:

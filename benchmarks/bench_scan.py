@@ -1,14 +1,16 @@
 """Speed and memory of scan(): prints a table (dataset, support, rows, distinct rows, itemsets,
-seconds, peak MiB).
+seconds, peak MiB, whole-process seconds and MiB).
 
     python benchmarks/bench_scan.py                 # COMPAS and Adult (../shared/data) + synthetic 1e5..1e7
     python benchmarks/bench_scan.py --quick         # skip the 1e7-row synthetic table
     python benchmarks/bench_scan.py --divexplorer /path/to/venv/bin/python   # DivExplorer 0.2.6 beside us
+    DIVERGENCE_KERNELS=jit python benchmarks/bench_scan.py --quick    # numba's JIT kernels only
 
 Each case runs in a fresh process (so peak memory is its own), after one warm-up call that
 loads the compiled miner; "scan s" is the best of three calls of scan() on a loaded table
-(mining and every per-itemset statistic); "process s" is a whole `python -m divergence scan
-... --output` run. DivExplorer, when given, runs `get_pattern_divergence` on the same data in
+(mining and every per-itemset statistic); "process s" (and "proc MiB") is a whole
+`python -m divergence scan ... --output` run on the same data. The first line says whether the
+kernels built ahead of time (no numba in the process) or numba's JIT serve. DivExplorer, when given, runs `get_pattern_divergence` on the same data in
 its own environment (it is not a dependency of the project).
 """
 from __future__ import annotations
@@ -144,8 +146,12 @@ def main() -> None:
     parser.add_argument("--divexplorer", metavar="PYTHON", help="python of a venv with divexplorer==0.2.6")
     args = parser.parse_args()
 
-    rows = []
-    header = f"{'dataset':<12} {'support':>8} {'rows':>11} {'distinct':>9} {'itemsets':>9} {'scan s':>8} {'peak MiB':>9}"
+    sys.path.insert(0, str(ROOT))
+    from divergence._aot import status
+
+    print(f"kernels: {status()}; DIVERGENCE_KERNELS={os.environ.get('DIVERGENCE_KERNELS', 'auto')}")
+    header = (f"{'dataset':<12} {'support':>8} {'rows':>11} {'distinct':>9} {'itemsets':>9} {'scan s':>8} "
+              f"{'peak MiB':>9} {'process s':>10} {'proc MiB':>9}")
     if args.divexplorer:
         header += f" {'DivExp s':>9} {'speed-up':>9}"
     print(header)
@@ -170,13 +176,12 @@ def main() -> None:
         line = (f"{name:<12} {spec['support']:>8g} {r['rows']:>11,} "
                 f"{(str(r['distinct']) if r['distinct'] >= 0 else '-'):>9} {r['itemsets']:>9,} "
                 f"{r['seconds']:>8.3f} {r['peak_mib']:>9.0f}")
+        e2e, rss = cli_run(spec["parquet"] if spec["kind"] == "synthetic" else str(path), spec["support"])
+        line += f" {e2e:>10.2f} {rss:>9.0f}"
         if args.divexplorer and path is not None:
             d = run_divexplorer(args.divexplorer, path, spec["support"])
             if d:
                 line += f" {d['seconds']:>9.3f} {d['seconds'] / r['seconds']:>8.1f}x"
-        if spec["kind"] == "synthetic":
-            e2e, rss = cli_run(spec["parquet"], spec["support"])
-            line += f"   whole CLI process on Parquet: {e2e:.1f} s, {rss:.0f} MiB"
         print(line, flush=True)
 
     # whole processes: our CLI against a whole DivExplorer run, Adult at 0.005, both writing CSV
@@ -187,11 +192,11 @@ def main() -> None:
                    "predicted", "--positive", "1", "--metric", "fpr,fnr", "--min-support", "0.005",
                    "--output", f"{tmp}/ours.csv"]
             subprocess.run(cmd, check=True, capture_output=True, cwd=ROOT)  # compile cache warm
-            ours = min(timed(cmd) for _ in range(3))
-            print(f"\nwhole process, Adult s=0.005 (read, scan, write CSV): ours {ours:.2f} s", end="")
+            ours = min(timed(cmd) for _ in range(5))
+            print(f"\nwhole process, Adult s=0.005 (read, scan, write CSV), best of 5: ours {ours:.2f} s", end="")
             if args.divexplorer:
                 job = [args.divexplorer, "-c", DIVEX_JOB, str(adult), "0.005", f"{tmp}/theirs.csv"]
-                theirs = min(timed(job) for _ in range(2))
+                theirs = min(timed(job) for _ in range(5))
                 print(f", DivExplorer {theirs:.2f} s, speed-up {theirs / ours:.1f}x")
             else:
                 print()

@@ -194,8 +194,7 @@ def build(directory: str | os.PathLike | None = None, target_cpu: str = "") -> P
             if k.export is None:
                 continue
             args = tuple(_numba_type(nt, *t) for t in _parse(k.export))
-            k.jit.compile(args)
-            cc.export(export_name(k), k.jit.overloads[args].signature)(k.py_func)
+            cc.export(export_name(k), args)(k.py_func)  # the return type is inferred
         cc.export("source_hash", "i8()")(eval(f"lambda: {stamp}"))
         saved, tempfile.tempdir = tempfile.tempdir, tmp  # pycc's own build folder, removed with ours
         try:
@@ -232,7 +231,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         path = build(target_cpu="host" if args.host else "")
     except Exception as exc:  # no C compiler, an unsupported construct, ...
-        print(f"divergence: ahead-of-time kernels not built ({type(exc).__name__}: {exc}); "
+        why = " ".join(str(exc).split())[:300]
+        print(f"divergence: ahead-of-time kernels not built ({type(exc).__name__}: {why}); "
               "numba's JIT will compile them on first use", file=sys.stderr)
         return 1
     print(f"built {path}")

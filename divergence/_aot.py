@@ -60,9 +60,28 @@ def _digest(h, code: types.CodeType, namespace: dict) -> None:
             h.update(f"{name}={value!r}".encode())
 
 
+def _cpu_identity() -> str:
+    """This machine's CPU model and feature flags (the build targets them: `make` passes --host)."""
+    import platform
+
+    ident = platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.startswith(("model name", "flags", "Features", "CPU part")):
+                    ident += "|" + line.split(":", 1)[-1].strip()
+                if line.strip() == "":  # the first processor is enough
+                    break
+    except OSError:
+        pass
+    return ident
+
+
 def source_hash() -> int:
-    """63-bit hash of the kernels' code, export signatures and the Python version."""
+    """63-bit hash of the kernels' code, export signatures, the Python version and the CPU (a
+    build for this CPU must not run on another: it would count as stale and the JIT serves)."""
     h = hashlib.sha256(repr(sys.version_info[:2]).encode())
+    h.update(_cpu_identity().encode())
     for k in kernels():
         h.update(f"{k.key}:{k.export}".encode())
         _digest(h, k.py_func.__code__, k.py_func.__globals__)

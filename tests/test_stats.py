@@ -96,3 +96,14 @@ def test_p_values_are_calibrated_for_small_binary_slices():
         hits += int((p <= 0.05).sum())
         trials += len(p)
     assert hits / trials <= 0.05
+
+
+def test_fisher_on_many_slices_sharing_tallies_equals_one_by_one():
+    """Distinct (ones, n) pairs are computed once; the result is the same as pair by pair."""
+    rng = np.random.default_rng(2)
+    n = rng.integers(1, 200, 3000).astype(float)
+    x = np.array([rng.integers(max(0, k - 700), min(k, 300) + 1) for k in n.astype(int)]).astype(float)
+    n, x = np.concatenate([n, n[:2000], n[:500]]), np.concatenate([x, x[:2000], x[:500]])
+    together = fisher_exact_p(x, n, 300, 1000)
+    one_by_one = np.concatenate([fisher_exact_p(x[i:i + 1], n[i:i + 1], 300, 1000) for i in range(len(x))])
+    np.testing.assert_array_equal(together, one_by_one)

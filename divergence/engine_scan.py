@@ -35,7 +35,7 @@ from .discretize import (
 )
 from .errors import DivergenceInputError
 from .outcomes import BASELINE_KIND, CLASSIFICATION_METRICS, REGRESSION_METRICS, _DESCRIPTIONS
-from .outcomes import _canonical, _show, match_label, parse_gamma
+from .outcomes import _canonical, _show, match_label, parse_gamma, positive_labels
 from .scan import NEAR_UNIQUE_SHARE, check_min_support, role_columns, scan_compressed
 from .sql import Column, Dialect, average_ranks, classification_value, gamma_value, label_flag
 from .sql import threshold_flag
@@ -155,20 +155,8 @@ class _Plan:
 
 
 def _binary_hits(values: list, positive: object, col: str, role: str) -> list:
-    if len(values) > 2:
-        shown = ", ".join(_show(v) for v in values[:5])
-        more = ", …" if len(values) > 5 else ""
-        count = f"{len(values)}" if len(values) <= 5 else "more than 5"
-        raise DivergenceInputError(
-            f"{role.capitalize()} column '{col}' is not binary: it has {count} distinct values ({shown}{more})."
-        )
-    hits = [v for v in values if match_label(v, positive)]
-    if role == "target" and not hits:
-        shown = ", ".join(_show(v) for v in values)
-        raise DivergenceInputError(
-            f"Positive label {positive!r} is not a value of target column '{col}' (values: {shown})."
-        )
-    return hits
+    # the engine fetches at most six distinct values: enough to say a column is not binary
+    return positive_labels(values, positive, col, role, complete=False)
 
 
 def _classification(plan: _Plan, *, target, positive, prediction, score, threshold, metrics) -> list[_OutcomePlan]:

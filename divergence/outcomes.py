@@ -125,22 +125,29 @@ def match_label(value: object, wanted: object) -> bool:
     return ta == tb
 
 
-def _positive_mask(series: pd.Series, positive: object, col: str, role: str) -> np.ndarray:
-    """Rows whose value is the positive label; NaN where the value is missing."""
-    present = series.dropna()
-    distinct = pd.unique(present)
-    if len(distinct) > 2:
-        shown = ", ".join(_show(v) for v in list(distinct)[:5])
+def positive_labels(values: list, positive: object, col: str, role: str, complete: bool = True) -> list:
+    """The values of a binary label column that are the positive label; an error naming the
+    column when it has more than two values (``values``: its distinct values, or the first
+    six of them when not ``complete``) or, for the target, when none is the positive label."""
+    if len(values) > 2:
+        shown = ", ".join(_show(v) for v in values[:5])
+        more = ", …" if len(values) > 5 else ""
+        count = f"{len(values)}" if complete or len(values) <= 5 else "more than 5"
         raise DivergenceInputError(
-            f"{role.capitalize()} column '{col}' is not binary: it has {len(distinct)} distinct "
-            f"values ({shown}{', …' if len(distinct) > 5 else ''})."
+            f"{role.capitalize()} column '{col}' is not binary: it has {count} distinct values ({shown}{more})."
         )
-    hits = [v for v in distinct if match_label(v, positive)]
+    hits = [v for v in values if match_label(v, positive)]
     if role == "target" and not hits:
-        shown = ", ".join(_show(v) for v in distinct)
+        shown = ", ".join(_show(v) for v in values)
         raise DivergenceInputError(
             f"Positive label {positive!r} is not a value of target column '{col}' (values: {shown})."
         )
+    return hits
+
+
+def _positive_mask(series: pd.Series, positive: object, col: str, role: str) -> np.ndarray:
+    """Rows whose value is the positive label; NaN where the value is missing."""
+    hits = positive_labels(list(pd.unique(series.dropna())), positive, col, role)
     out = np.where(series.isin(hits).to_numpy(), 1.0, 0.0)
     out[series.isna().to_numpy()] = np.nan
     return out

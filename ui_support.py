@@ -792,6 +792,25 @@ def data_label() -> str:
     return f"{name}, {n_rows():,} rows" + (" (scanned by DuckDB)" if is_large() else "")
 
 
+def result_or_stop(where: str):
+    """The stored result's table and id, the run status shown, or a note and a stop."""
+    res = ensure_result()
+    show_run_status(where)
+    if res is None:
+        st.info("No results yet: check the settings on the Data and Outcome pages, then run the scan.")
+        st.stop()
+    return res["table"], res["id"]
+
+
+def metric_choice(table: SliceTable) -> str:
+    """The metric shown (a radio when there are several); a new one resets the sort and the slice."""
+    metrics = table.metric_names
+    if len(metrics) > 1:
+        bound(st.radio, "Metric", K.VIEW_METRIC, options=metrics, horizontal=True, format_func=metric_name,
+              after=lambda: st.session_state.update({K.SORT_BY: None, K.SELECTED: None}))
+    return state(K.VIEW_METRIC) if state(K.VIEW_METRIC) in metrics else metrics[0]
+
+
 def data_caption() -> str:
     df = state(K.FRAME)
     # the data in use, not the source radio (which may point at a source not read yet)

@@ -10,17 +10,8 @@ from ui_support import K
 ui.page_setup()
 
 st.title("Attributes")
-res = ui.ensure_result()
-ui.show_run_status("attributes")
-if res is None:
-    st.info("No results yet: check the settings on the Data and Outcome pages, then run the scan.")
-    st.stop()
-table, rid = res["table"], res["id"]
-metrics = table.metric_names
-if len(metrics) > 1:
-    ui.bound(st.radio, "Metric", K.VIEW_METRIC, options=metrics, horizontal=True, format_func=ui.metric_name,
-             after=lambda: st.session_state.update({K.SORT_BY: None, K.SELECTED: None}))
-metric = ui.state(K.VIEW_METRIC) if ui.state(K.VIEW_METRIC) in metrics else metrics[0]
+table, rid = ui.result_or_stop("attributes")
+metric = ui.metric_choice(table)
 values = ui.item_values(rid, metric, table)
 top = st.select_slider("Items shown", options=[10, 15, 25, 50, 100], value=15, key="w:items_shown")
 left, right = st.columns(2)

@@ -11,17 +11,8 @@ from ui_support import K
 ui.page_setup()
 
 st.title("Intervals")
-res = ui.ensure_result()
-ui.show_run_status("intervals")
-if res is None:
-    st.info("No results yet: check the settings on the Data and Outcome pages, then run the scan.")
-    st.stop()
-table, rid = res["table"], res["id"]
-metrics = table.metric_names
-if len(metrics) > 1:
-    ui.bound(st.radio, "Metric", K.VIEW_METRIC, options=metrics, horizontal=True, format_func=ui.metric_name,
-             after=lambda: st.session_state.update({K.SORT_BY: None, K.SELECTED: None}))
-metric = ui.state(K.VIEW_METRIC) if ui.state(K.VIEW_METRIC) in metrics else metrics[0]
+table, rid = ui.result_or_stop("intervals")
+metric = ui.metric_choice(table)
 st.caption("Compare intervals, not points: a slice whose interval overlaps the whole-dataset band is not a "
            "finding. Open dots are indicative (below the minimum size). Click a slice to open its detail.")
 c1, _ = st.columns([1, 4])

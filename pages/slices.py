@@ -14,19 +14,10 @@ from ui_support import K
 ui.page_setup()
 
 st.title("Slices")
-res = ui.ensure_result()
-ui.show_run_status("slices")
-if res is None:
-    st.info("No results yet: check the settings on the Data and Outcome pages, then run the scan.")
-    st.stop()
-table, rid = res["table"], res["id"]
+table, rid = ui.result_or_stop("slices")
 st.caption(ui.data_caption() + " " + ui.result_caption(table))
 
-metrics = table.metric_names
-if len(metrics) > 1:
-    ui.bound(st.radio, "Metric", K.VIEW_METRIC, options=metrics, horizontal=True, format_func=ui.metric_name,
-             after=lambda: st.session_state.update({K.SORT_BY: None, K.SELECTED: None}))
-metric = ui.state(K.VIEW_METRIC) if ui.state(K.VIEW_METRIC) in metrics else metrics[0]
+metric = ui.metric_choice(table)
 info = table.metric(metric)
 
 # ---------------------------------------------------------------- headline

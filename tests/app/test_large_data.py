@@ -6,8 +6,6 @@ are written to ``tmp_path``.
 """
 from __future__ import annotations
 
-import base64
-import json
 import os
 
 import numpy as np
@@ -17,6 +15,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import divergence
+from apptest_readers import charts, decode, metrics, table_cells
 from conftest import ROOT
 from divergence import assess, redundant_itemsets, scan, scan_duckdb
 from divergence.datasets import load_demo
@@ -78,35 +77,7 @@ def _captions(at: AppTest) -> list[str]:
     return [c.value for c in at.caption]
 
 
-def _metrics(at: AppTest) -> dict:
-    return {m.label: m.value for m in at.metric}
-
-
-def _decode(x):
-    """Plotly's JSON holds numpy arrays as {"dtype", "bdata" (base64)[, "shape"]}: plain lists."""
-    if isinstance(x, dict) and "bdata" in x:
-        values = np.frombuffer(base64.b64decode(x["bdata"]), dtype=np.dtype(x["dtype"]))
-        if "shape" in x:
-            values = values.reshape([int(n) for n in str(x["shape"]).split(",")])
-        return values.tolist()
-    if isinstance(x, dict):
-        return {k: _decode(v) for k, v in x.items()}
-    if isinstance(x, list):
-        return [_decode(v) for v in x]
-    return x
-
-
-def _charts(at: AppTest) -> list[dict]:
-    return [_decode(json.loads(c.proto.spec)) for c in at.get("plotly_chart")]
-
-
-def _table_cells(at: AppTest) -> dict:
-    for spec in _charts(at):
-        trace = spec["data"][0]
-        if trace["type"] == "table":
-            heads = [h.replace("<b>", "").replace("</b>", "") for h in trace["header"]["values"]]
-            return dict(zip(heads, trace["cells"]["values"]))
-    raise AssertionError("no slice table drawn")
+_metrics, _decode, _charts, _table_cells = metrics, decode, charts, table_cells
 
 
 def _view(table, metric="fpr", eps=0.01):

@@ -6,8 +6,6 @@ redundancy ε = 0.01).
 """
 from __future__ import annotations
 
-import base64
-import json
 
 import numpy as np
 import pandas as pd
@@ -16,6 +14,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import divergence
+from apptest_readers import charts, decode, metrics, table_cells
 from conftest import ROOT
 from divergence import assess, redundant_itemsets, scan
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
@@ -50,36 +49,7 @@ def _go(at: AppTest, page: str) -> AppTest:
     return at
 
 
-def _metrics(at: AppTest) -> dict:
-    return {m.label: m.value for m in at.metric}
-
-
-def _decode(x):
-    """Plotly's JSON holds numpy arrays as {"dtype", "bdata" (base64)[, "shape"]}: plain lists."""
-    if isinstance(x, dict) and "bdata" in x:
-        values = np.frombuffer(base64.b64decode(x["bdata"]), dtype=np.dtype(x["dtype"]))
-        if "shape" in x:
-            values = values.reshape([int(n) for n in str(x["shape"]).split(",")])
-        return values.tolist()
-    if isinstance(x, dict):
-        return {k: _decode(v) for k, v in x.items()}
-    if isinstance(x, list):
-        return [_decode(v) for v in x]
-    return x
-
-
-def _charts(at: AppTest) -> list[dict]:
-    return [_decode(json.loads(c.proto.spec)) for c in at.get("plotly_chart")]
-
-
-def _table_cells(at: AppTest) -> dict:
-    """The slice table drawn with Plotly: {header: [cells]}."""
-    for spec in _charts(at):
-        trace = spec["data"][0]
-        if trace["type"] == "table":
-            heads = [h.replace("<b>", "").replace("</b>", "") for h in trace["header"]["values"]]
-            return dict(zip(heads, trace["cells"]["values"]))
-    raise AssertionError("no slice table drawn")
+_metrics, _decode, _charts, _table_cells = metrics, decode, charts, table_cells
 
 
 def _errors(at: AppTest) -> list[str]:

@@ -1,0 +1,40 @@
+"""What an AppTest run shows, read back as plain data (shared by the app tests)."""
+from __future__ import annotations
+
+import base64
+import json
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+
+def metrics(at: AppTest) -> dict:
+    return {m.label: m.value for m in at.metric}
+
+
+def decode(x):
+    """Plotly's JSON holds numpy arrays as {"dtype", "bdata" (base64)[, "shape"]}: plain lists."""
+    if isinstance(x, dict) and "bdata" in x:
+        values = np.frombuffer(base64.b64decode(x["bdata"]), dtype=np.dtype(x["dtype"]))
+        if "shape" in x:
+            values = values.reshape([int(n) for n in str(x["shape"]).split(",")])
+        return values.tolist()
+    if isinstance(x, dict):
+        return {k: decode(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [decode(v) for v in x]
+    return x
+
+
+def charts(at: AppTest) -> list[dict]:
+    return [decode(json.loads(c.proto.spec)) for c in at.get("plotly_chart")]
+
+
+def table_cells(at: AppTest) -> dict:
+    """The slice table drawn with Plotly: {header: [cells]}."""
+    for spec in charts(at):
+        trace = spec["data"][0]
+        if trace["type"] == "table":
+            heads = [h.replace("<b>", "").replace("</b>", "") for h in trace["header"]["values"]]
+            return dict(zip(heads, trace["cells"]["values"]))
+    raise AssertionError("no slice table drawn")

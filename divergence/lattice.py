@@ -246,3 +246,191 @@ def walk_bootstrap(order, last_attr, last_val, length, row_codes, wanted, poisso
                     ws[j] = poisson[rows_sorted[j], b]
                 bases[i, b] = _weighted_median_abs(xs_sorted, ws[:m], den[b])
     return means, bases
+
+
+@_njit
+def _sorted_median(x):
+    m = x.shape[0]
+    if m % 2 == 1:
+        return x[m // 2]
+    return 0.5 * (x[m // 2 - 1] + x[m // 2])
+
+
+@_njit
+def _median_without(x, j):
+    """Median of sorted ``x`` without its element at position ``j``."""
+    m = x.shape[0] - 1
+    if m <= 0:
+        return np.nan
+    k = m // 2
+    a = x[k] if k < j else x[k + 1]
+    if m % 2 == 1:
+        return a
+    k0 = k - 1
+    b = x[k0] if k0 < j else x[k0 + 1]
+    return 0.5 * (a + b)
+
+
+#: columns of :func:`walk_verdict`'s output
+VERDICT_COLUMNS = ("n", "error", "baseline", "psi2", "psi_psi0", "reference", "a1", "a2", "a3", "a4")
+
+
+@_njit(export="i8[::1], i8[::1], i8[::1], i8[::1], i4[::1, :], f8[::1], f8[::1], f8[::1], f8[::1], i8, f8")
+def walk_verdict(order, last_attr, last_val, length, row_codes, err, target, pred, psi0, kind, c0):
+    """Per itemset, what tells a defect from a hard cohort (see ``divergence.assess``).
+
+    ``err`` is the model's per-row error (NaN: undefined), ``target`` the true value and
+    ``pred`` the model's prediction (its score for Brier). ``kind`` is the slice baseline:
+    1 mean (squared error), 2 median (absolute error), 3 majority class (0/1 error), 4 base
+    rate (Brier). Per itemset the output columns are (see VERDICT_COLUMNS):
+
+    n, the mean error E, the constant baseline's error B (the slice's own best constant), the
+    sum of squared influences of R = E/B, psi = (err - R*beta)/B (beta: a row's baseline
+    error), the sum of psi times ``psi0`` (the whole dataset's influence of its own ratio),
+    the reference error (the model with the slice's own offset removed, leave-one-out) and
+    four kind-specific counts for the offset test: mean kinds: sum and sum of squares of the
+    residual r = pred - target (and 0, 0); median: rows with r > c0 and r < -c0 (and 0, 0);
+    majority: rows predicted 1, of them wrong, rows predicted 0, of them wrong.
+    """
+    n_rows = row_codes.shape[0]
+    n_items = order.shape[0]
+    arena, f_lo, f_hi = _walk_state(row_codes, length)
+    out = np.full((n_items, 10), np.nan)
+    ys = np.empty(n_rows)
+    rs = np.empty(n_rows)
+    es = np.empty(n_rows)
+    ps = np.empty(n_rows)
+    for k in range(n_items):
+        i = order[k]
+        d = _descend(i, last_attr, last_val, length, row_codes, arena, f_lo, f_hi)
+        m = 0
+        for j in range(f_lo[d], f_hi[d]):
+            r = arena[j]
+            e = err[r]
+            if np.isnan(e):
+                continue
+            ys[m] = target[r]
+            rs[m] = pred[r] - target[r]
+            es[m] = e
+            ps[m] = psi0[r]
+            m += 1
+        if m == 0:
+            out[i, 0] = 0.0
+            continue
+        y = ys[:m]
+        # the slice's best constant prediction
+        if kind == 2:
+            c = _sorted_median(np.sort(y))
+        else:
+            c = 0.0
+            for j in range(m):
+                c += y[j]
+            c /= m
+            if kind == 3:
+                c = 1.0 if c > 0.5 else 0.0
+        e_sum = 0.0
+        b_sum = 0.0
+        for j in range(m):
+            e_sum += es[j]
+            if kind == 2:
+                b_sum += abs(y[j] - c)
+            elif kind == 3:
+                b_sum += 1.0 if y[j] != c else 0.0
+            else:
+                b_sum += (y[j] - c) * (y[j] - c)
+        big_e = e_sum / m
+        big_b = b_sum / m
+        if kind == 3:
+            p1 = 0.0
+            for j in range(m):
+                p1 += y[j]
+            p1 /= m
+            big_b = min(p1, 1.0 - p1)
+        out[i, 0] = m
+        out[i, 1] = big_e
+        out[i, 2] = big_b
+        if big_b > 0:
+            ratio = big_e / big_b
+            s2 = 0.0
+            s0 = 0.0
+            for j in range(m):
+                if kind == 2:
+                    beta = abs(y[j] - c)
+                elif kind == 3:
+                    beta = 1.0 if y[j] != c else 0.0
+                else:
+                    beta = (y[j] - c) * (y[j] - c)
+                psi = (es[j] - ratio * beta) / big_b
+                s2 += psi * psi
+                s0 += psi * ps[j]
+            out[i, 3] = s2
+            out[i, 4] = s0
+        # the reference: the model with the slice's own offset removed, leave-one-out
+        if kind == 1 or kind == 4:
+            sr = 0.0
+            sq = 0.0
+            for j in range(m):
+                sr += rs[j]
+                sq += rs[j] * rs[j]
+            if m > 1:
+                out[i, 5] = (m / (m - 1.0)) ** 2 * max(sq / m - (sr / m) ** 2, 0.0)
+            out[i, 6] = sr
+            out[i, 7] = sq
+            out[i, 8] = 0.0
+            out[i, 9] = 0.0
+        elif kind == 2:
+            x = np.sort(rs[:m])
+            if m > 1:
+                tot = 0.0
+                for j in range(m):
+                    tot += abs(x[j] - _median_without(x, j))
+                out[i, 5] = tot / m
+            above = 0.0
+            below = 0.0
+            for j in range(m):
+                if x[j] > c0:
+                    above += 1.0
+                elif x[j] < -c0:
+                    below += 1.0
+            out[i, 6] = above
+            out[i, 7] = below
+            out[i, 8] = 0.0
+            out[i, 9] = 0.0
+        else:
+            # confusion counts per predicted class: (ones, zeros) among rows predicted 1 and 0
+            n1 = 0.0
+            w1 = 0.0
+            n0 = 0.0
+            w0 = 0.0
+            for j in range(m):
+                if rs[j] + y[j] > 0.5:  # predicted 1
+                    n1 += 1.0
+                    if y[j] < 0.5:
+                        w1 += 1.0
+                else:
+                    n0 += 1.0
+                    if y[j] > 0.5:
+                        w0 += 1.0
+            # leave-one-out relabelling: each row gets the majority of the other rows of its cell
+            # (the model's own label on a tie)
+            loo = 0.0
+            right1 = n1 - w1  # predicted 1, truly 1
+            if right1 > 0:
+                keep = right1 - 1.0 >= w1
+                loo += 0.0 if keep else right1
+            if w1 > 0:
+                keep = right1 >= w1 - 1.0
+                loo += w1 if keep else 0.0
+            right0 = n0 - w0
+            if right0 > 0:
+                keep = right0 - 1.0 >= w0
+                loo += 0.0 if keep else right0
+            if w0 > 0:
+                keep = right0 >= w0 - 1.0
+                loo += w0 if keep else 0.0
+            out[i, 5] = loo / m
+            out[i, 6] = n1
+            out[i, 7] = w1
+            out[i, 8] = n0
+            out[i, 9] = w0
+    return out

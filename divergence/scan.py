@@ -20,7 +20,7 @@ from .outcomes import (
     regression_outcomes,
     _canonical,
 )
-from .stats import beta_t, fisher_exact_p, slice_means, welch_p, welch_t
+from .stats import beta_t, fisher_exact_p, mean_difference_test, outcome_skewness, slice_means, welch_t
 from .table import MetricInfo, SliceTable
 
 __all__ = ["scan", "build_outcomes", "default_attributes", "role_columns"]
@@ -155,7 +155,7 @@ def metric_infos(outcomes: Sequence[Outcome]) -> list[MetricInfo]:
         defined = ~np.isnan(v)
         shift = 0.0 if o.binary else float(np.mean(v[defined]))
         infos.append(MetricInfo(name=o.name, description=o.description, binary=o.binary, shift=shift,
-                                baseline=o.baseline))
+                                baseline=o.baseline, skew=0.0 if o.binary else outcome_skewness(v)))
     aux = 1 + 3 * len(outcomes)
     for k, o in enumerate(outcomes):
         if o.baseline in ("mean", "majority", "base_rate") and o.target is not None:
@@ -211,7 +211,8 @@ def metric_columns(tallies: np.ndarray, metrics: Sequence[MetricInfo], n_rows: i
             p = fisher_exact_p(ones, n, ones[0], n_all)
         else:
             t = welch_t(n, s, q, n_all, s_all, q_all)
-            p = welch_p(n, s, q, n_all, s_all, q_all)
+            # the slice against the rest of the rows, valid on skewed outcomes (stats.mean_difference_test)
+            p = mean_difference_test(n, s, q, n_all - n, s_all - s, q_all - q, m.skew).p_value()
         div[0], t[0], p[0] = 0.0, 0.0, np.nan
         cols[m.name] = mean
         cols[f"{m.name}_count"] = np.rint(n).astype(np.int64)
@@ -247,6 +248,7 @@ def scan(
     delta: float | Mapping[str, float] | None = None,
     confidence: float = 0.95,
     correction: str = "bh",
+    family: str = "scan",
     bootstrap: int = 0,
     seed: int = 0,
     top_k: int | None = None,
@@ -276,7 +278,7 @@ def scan(
     min_support : the smallest share of rows a slice may hold, in (0, 1].
     max_length : the most items in an itemset (default: no limit).
     engine : ``"fast"`` (the default miner) or ``"mlxtend"`` (FP-growth, slow, reference).
-    delta, confidence, correction, bootstrap, seed, top_k, sort_by, replicate, exploratory :
+    delta, confidence, correction, family, bootstrap, seed, top_k, sort_by, replicate, exploratory :
         the worst-slice statistics, see :func:`divergence.assess`.
     holdout : a share of the rows (seeded by ``seed``) held out of mining and used to
         replicate every slice: estimates free of the winner's curse.
@@ -284,7 +286,7 @@ def scan(
     df = _check_frame(data)
     from .assess import _check as _check_assess
 
-    _check_assess(confidence, correction, bootstrap, holdout, top_k)
+    _check_assess(confidence, correction, bootstrap, holdout, top_k, family, delta)
     if holdout is not None and replicate is not None:
         raise DivergenceInputError("Give either a replication table or a holdout share, not both.")
     held_out = None
@@ -362,8 +364,9 @@ def scan(
     if held_out is not None:
         replicate = held_out
         label = f"held-out {holdout:.0%} of the rows ({len(held_out):,})"
-    return assess(table, delta=delta, confidence=confidence, correction=correction, bootstrap=bootstrap,
-                  seed=seed, top_k=top_k, sort_by=sort_by, replicate=replicate, replication_label=label,
+    return assess(table, delta=delta, confidence=confidence, correction=correction, family=family,
+                  bootstrap=bootstrap, seed=seed, top_k=top_k, sort_by=sort_by, replicate=replicate,
+                  replication_label=label,
                   holdout=holdout, exploratory=exploratory)
 
 

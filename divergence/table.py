@@ -29,6 +29,9 @@ class MetricInfo:
     aux: int = -1
     #: the target is stored shifted by this value in those columns
     target_shift: float = 0.0
+    #: the outcome's skewness over the whole dataset (NaN: unknown); real outcomes only, it
+    #: decides the side of the skew guard in :func:`divergence.stats.mean_difference_test`
+    skew: float = float("nan")
 
 
 @dataclass(frozen=True, eq=False)

@@ -39,7 +39,7 @@ from .errors import DivergenceInputError
 from .lattice import walk_median_abs, walk_order, walk_tallies, walk_verdict
 from .shrinkage import shrink
 from .stats import (CORRECTIONS, adjust_p, corrected_level, mean_difference_test, min_slice_size,
-                    rate_difference_interval, t_interval, wilson_interval, z_value)
+                    rate_difference_interval, rest_skew, t_interval, wilson_interval, z_value)
 
 __all__ = ["assess", "support_for_min_size", "VERDICTS", "FAMILIES", "DEFAULT_DELTA_RATE", "DEFAULT_DELTA_SD"]
 
@@ -366,15 +366,16 @@ class _DivergenceTest:
     """
 
     def __init__(self, table, k: int, m) -> None:
-        self._setup(table.tallies[:, 1 + 3 * k], table.tallies[:, 2 + 3 * k], table.tallies[:, 3 + 3 * k], m)
+        self._setup(table.tallies[:, 1 + 3 * k], table.tallies[:, 2 + 3 * k], table.tallies[:, 3 + 3 * k], m,
+                    rest_skew(table.tallies, k, m))
 
     @classmethod
-    def from_tallies(cls, n, s, q, m) -> "_DivergenceTest":
+    def from_tallies(cls, n, s, q, m, skew) -> "_DivergenceTest":
         test = cls.__new__(cls)
-        test._setup(n, s, q, m)
+        test._setup(n, s, q, m, skew)
         return test
 
-    def _setup(self, n, s, q, m) -> None:
+    def _setup(self, n, s, q, m, skew) -> None:
         n0, s0, q0 = n[0], s[0], q[0]
         self.binary = m.binary
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -386,7 +387,7 @@ class _DivergenceTest:
             ones = np.rint(s)
             self.args = (ones, n, ones[0] - ones, n0 - n)
         else:
-            self.md = mean_difference_test(n, s, q, n0 - n, s0 - s, q0 - q, m.skew)
+            self.md = mean_difference_test(n, s, q, n0 - n, s0 - s, q0 - q, skew)
 
     def interval(self, level: float) -> tuple[np.ndarray, np.ndarray]:
         if self.binary:
@@ -493,7 +494,8 @@ def _defect_test(table, k: int, m, walk) -> dict:
     p_short = np.where(worse, 0.0, np.where(bad, np.nan, p_short))
     p_defect = np.where(worse, 0.0, np.where(bad, np.nan, p_defect))
     p_short[0], p_defect[0] = np.nan, np.nan
-    base = np.where(n > 0, base, np.nan)
+    # the constant baseline of the additive kinds as the tallies give it (every path alike)
+    base = np.where(n > 0, base, np.nan) if kind == 2 else _baseline(table, m, None)
     return {"baseline": base, "reference": np.where(n > 1, ref, np.nan), "p_shortfall": p_short,
             "p_defect": p_defect, "rows": True, "n_items": n_items}
 
@@ -669,7 +671,7 @@ def _replication_columns(cols, name, m, rem, significant, confidence) -> np.ndar
         low, high = wilson_interval(np.rint(s), n, level)
     else:
         low, high = t_interval(n, s, q, m.shift, level)
-    test = _DivergenceTest.from_tallies(n, s, q, m)
+    test = _DivergenceTest.from_tallies(n, s, q, m, m.skew)
     d_low, d_high = test.interval(level)
     div = cols[f"{name}_divergence"]
     same_direction = np.sign(value - overall) == np.sign(div)

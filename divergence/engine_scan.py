@@ -655,6 +655,12 @@ def scan_engine(
             y = f"(CASE WHEN {o.value} IS NOT NULL THEN {o.target} - {d.double(o.target_shift)} END)"
             b = o.target_bound
             aux += [f"COALESCE({d.fsum(y, b, n_rows)}, 0)", f"COALESCE({d.fsum(f'{y} * {y}', b * b, n_rows)}, 0)"]
+    for o in outcomes:  # real outcomes: the cubed shifted value, for the skew guard (MetricInfo.cube)
+        if not o.binary:
+            x = f"({o.value} - {d.double(o.shift)})"
+            b3 = o.bound ** 3
+            aux += [f"COALESCE({d.fsum(f'{x} * {x} * {x}', b3, n_rows)}, 0)",
+                    f"COALESCE({d.fsum(f'{x} * {x} * {x} * {x} * {x} * {x}', b3 * b3, n_rows)}, 0)"]
     select = keys + [f"{t} AS {_P}t{i}" for i, t in enumerate(tallies + aux)]
     group = ", ".join(str(j + 1) for j in range(len(keys)))
     sql = f"SELECT {', '.join(select)} FROM {source} GROUP BY {group}"
@@ -680,6 +686,10 @@ def scan_engine(
             info = dataclasses.replace(info, aux=aux_at, target_shift=o.target_shift)
             aux_at += 2
         infos.append(info)
+    for k, o in enumerate(outcomes):
+        if not o.binary:
+            infos[k] = dataclasses.replace(infos[k], cube=aux_at)
+            aux_at += 2
     notes.append(ENGINE_NOTE.format(engine={"duckdb": "DuckDB", "spark": "Spark"}.get(backend.name, backend.name)))
     params = dict(target=target, prediction=prediction, score=score, threshold=threshold,
                   positive=positive, metrics=[o.name for o in outcomes], outcome=outcome, rank=rank,

@@ -363,6 +363,28 @@ def outcome_skewness(values: np.ndarray) -> float:
     return float(np.mean(c * c * c) / m2 ** 1.5)
 
 
+def skewness_from_sums(n, s1, s2, s3) -> np.ndarray:
+    """Skewness from a count and the sums of x, x^2, x^3 (x shifted near the mean); NaN below
+    3 values, 0 for a constant."""
+    n, s1, s2, s3 = (np.asarray(x, dtype=float) for x in (n, s1, s2, s3))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m = s1 / n
+        c2 = s2 / n - m * m
+        c3 = s3 / n - 3.0 * m * s2 / n + 2.0 * m ** 3
+        g = np.where(c2 > 1e-14 * np.maximum(s2 / n, 1e-300), c3 / np.maximum(c2, 1e-300) ** 1.5, 0.0)
+    return np.where(n >= 3, g, np.nan)
+
+
+def rest_skew(tallies: np.ndarray, k: int, m) -> np.ndarray:
+    """Per slice, the skewness of the metric's outcome on the rows outside it (from the cube
+    tallies, ``MetricInfo.cube``); the whole dataset's (``MetricInfo.skew``) without them."""
+    if getattr(m, "cube", -1) < 0:
+        return np.full(tallies.shape[0], getattr(m, "skew", np.nan))
+    t0 = tallies[0]
+    n, s, q, c = (t0[j] - tallies[:, j] for j in (1 + 3 * k, 2 + 3 * k, 3 + 3 * k, m.cube))
+    return skewness_from_sums(n, s, q, c)
+
+
 class MeanDifference:
     """Slice minus rest, the difference of two means, with a standard error for each direction.
 
@@ -402,7 +424,7 @@ class MeanDifference:
             return self.diff - t_lo * self.se_low, self.diff + t_hi * self.se_high
 
 
-def mean_difference_test(n1, s1, q1, n2, s2, q2, skew: float = 0.0) -> MeanDifference:
+def mean_difference_test(n1, s1, q1, n2, s2, q2, skew=0.0) -> MeanDifference:
     """Mean of group 1 minus mean of group 2 (a slice and the rest of the rows), from counts,
     sums and sums of squares (both groups' values may be shifted by one common constant),
     valid for skewed outcomes at any group size.
@@ -414,8 +436,9 @@ def mean_difference_test(n1, s1, q1, n2, s2, q2, skew: float = 0.0) -> MeanDiffe
     side (the short tail: below for right skew, above for left skew) the group's variance
     is taken as at least the other group's, as if the group were drawn like the rest; the
     long-tail side keeps Welch's own variance, where the same covariance makes Welch
-    conservative. The guard applies when ``|skew|`` (the outcome's skewness over the whole
-    dataset) exceeds :data:`SKEW_GUARD`; an unknown skewness (NaN) guards both sides. A
+    conservative. The guard applies when ``|skew|`` (the skewness of the outcome's
+    distribution the group is compared with: group 2's, one number or one per entry)
+    exceeds :data:`SKEW_GUARD`; an unknown skewness (NaN) guards both sides. A
     group with a single row takes the other group's variance. Degrees of freedom are
     Welch-Satterthwaite's, the guarded variance counting with the other group's.
     """
@@ -445,11 +468,12 @@ def mean_difference_test(n1, s1, q1, n2, s2, q2, skew: float = 0.0) -> MeanDiffe
 
         se_w, df_w = _se_df(v1, df1)
         se_g, df_g = _se_df(v1g, df1g)
-    skew = float(skew)
-    guard_high = not (abs(skew) <= SKEW_GUARD) and not skew < -SKEW_GUARD  # right skew or unknown
-    guard_low = not (abs(skew) <= SKEW_GUARD) and not skew > SKEW_GUARD  # left skew or unknown
-    se_low, df_low = (se_g, df_g) if guard_low else (se_w, df_w)
-    se_high, df_high = (se_g, df_g) if guard_high else (se_w, df_w)
+    skew = np.broadcast_to(np.asarray(skew, dtype=float), np.shape(m1 - m2))
+    unknown = np.isnan(skew)
+    guard_high = unknown | (skew > SKEW_GUARD)  # right skew (or unknown): the upper end
+    guard_low = unknown | (skew < -SKEW_GUARD)  # left skew (or unknown): the lower end
+    se_low, df_low = np.where(guard_low, se_g, se_w), np.where(guard_low, df_g, df_w)
+    se_high, df_high = np.where(guard_high, se_g, se_w), np.where(guard_high, df_g, df_w)
     bad = (n1 <= 0) | (n2 <= 0) | ((n1 + n2) < 3)
     diff = np.where(bad, np.nan, m1 - m2)
     return MeanDifference(diff, np.where(bad, np.nan, se_low), np.where(bad, np.nan, se_high),

@@ -32,6 +32,9 @@ class MetricInfo:
     #: the outcome's skewness over the whole dataset (NaN: unknown); real outcomes only, it
     #: decides the side of the skew guard in :func:`divergence.stats.mean_difference_test`
     skew: float = float("nan")
+    #: tally column of the sum of the cubed shifted outcome over defined rows (then the sum of
+    #: its square), or -1: real outcomes, for the skewness of the rows outside each slice
+    cube: int = -1
 
 
 @dataclass(frozen=True, eq=False)

@@ -95,6 +95,9 @@ def add_scan_options(p: argparse.ArgumentParser, data: bool = True) -> None:
     stats.add_argument("--confidence", type=_float, default=0.95, help="confidence level (default 0.95)")
     stats.add_argument("--correction", default="bh", choices=["bh", "bonferroni", "holm"],
                        help="multiple-testing correction over the slices tested (default bh)")
+    stats.add_argument("--family", default="scan", choices=["scan", "metric"],
+                       help="tests corrected together: every slice of every metric (scan, default) "
+                            "or each metric's slices on their own (metric)")
     stats.add_argument("--bootstrap", type=int, default=0, help="bootstrap replicates (0: analytic intervals only)")
     stats.add_argument("--seed", type=int, default=0, help="random seed for bootstrap and holdout")
     stats.add_argument("--top-k", type=int, default=None, help="slices bootstrapped per metric (default: all where cheap)")
@@ -140,7 +143,8 @@ def plan_from_args(args: argparse.Namespace, kind: str = "exploratory"):
     if isinstance(scan_kw.get("outcome"), list) and len(scan_kw["outcome"]) == 1:
         scan_kw["outcome"] = scan_kw["outcome"][0]
     statistics = dict(delta=_parse_delta(args.delta), confidence=args.confidence, correction=args.correction,
-                      bootstrap=args.bootstrap, seed=args.seed, top_k=args.top_k, sort_by=args.sort_by)
+                      bootstrap=args.bootstrap, seed=args.seed, top_k=args.top_k, sort_by=args.sort_by,
+                      family=None if args.family == "scan" else args.family)
     statistics = {k: v for k, v in statistics.items() if v is not None}
     replication = {"kind": "holdout", "share": args.holdout} if args.holdout else {}
     return SlicePlan(scan=scan_kw, statistics=statistics, replication=replication, kind=kind,
@@ -161,8 +165,8 @@ def scan_from_args(args: argparse.Namespace):
         attributes=_split(args.attributes), bins=_parse_bins(args.bins),
         quantile_bins=args.quantile_bins, binning=args.binning, min_support=args.min_support,
         max_length=args.max_length, engine=args.engine, delta=_parse_delta(args.delta),
-        confidence=args.confidence, correction=args.correction, bootstrap=args.bootstrap, seed=args.seed,
-        top_k=args.top_k, sort_by=args.sort_by,
+        confidence=args.confidence, correction=args.correction, family=args.family, bootstrap=args.bootstrap,
+        seed=args.seed, top_k=args.top_k, sort_by=args.sort_by,
         replicate=read_table(args.replicate) if args.replicate else None, holdout=args.holdout,
     )
 
@@ -176,7 +180,7 @@ def _engine_scan(args: argparse.Namespace):
         attributes=_split(args.attributes), bins=_parse_bins(args.bins), quantile_bins=args.quantile_bins,
         binning=args.binning, quantiles=args.quantiles, min_support=args.min_support,
         max_length=args.max_length, delta=_parse_delta(args.delta), confidence=args.confidence,
-        correction=args.correction, bootstrap=args.bootstrap, seed=args.seed, top_k=args.top_k,
+        correction=args.correction, family=args.family, bootstrap=args.bootstrap, seed=args.seed, top_k=args.top_k,
         sort_by=args.sort_by, replicate=read_table(args.replicate) if args.replicate else None,
         holdout=args.holdout,
     )
@@ -225,7 +229,9 @@ def _cmd_scan(args: argparse.Namespace) -> int:
         print(f"attributes: {', '.join(table.attributes)}", file=sys.stderr)
         a = table.assessment
         for m in table.metric_names:
-            print(f"{m}: {a['n_tested'][m]:,} slices tested, correction {a['correction']}", file=sys.stderr)
+            family = ("every metric of the scan" if a.get("family", "scan") == "scan" else "this metric alone")
+            print(f"{m}: {a['n_tested'][m]:,} slices tested; q-values corrected ({a['correction']}) over "
+                  f"{a.get('family_size', {}).get(m, a['n_tested'][m]):,} tests ({family})", file=sys.stderr)
             print(f"{m}: {a['min_size'][m]['text']}", file=sys.stderr)
         if a.get("replication"):
             print(f"replication: {a['replication']}", file=sys.stderr)
@@ -332,6 +338,10 @@ def _add_plan_parsers(sub) -> None:
     r.add_argument("--output", "-o", required=True, help="the HTML file to write")
     r.add_argument("--title", default=None, help="report title")
     r.add_argument("--top", type=int, default=200, help="slices listed per metric (default 200)")
+    r.add_argument("--sort", default=None, choices=["lift_shortfall", "divergence", "divergence_shrunk",
+                                                     "divergence_bound"],
+                   help="what each slice table is sorted by (default: lift shortfall for error metrics, "
+                        "else divergence)")
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
@@ -357,7 +367,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     text = build_report(table, plan=plan, plan_label=str(args.plan), data_label=str(args.data),
                         data_modified=os.path.getmtime(args.data), previous=previous,
                         previous_label=str(args.previous) if args.previous else None,
-                        top=args.top, title=args.title)
+                        top=args.top, title=args.title, sort_by=args.sort)
     write_report(text, args.output)
     print(f"wrote the report to {args.output}", file=sys.stderr)
     return 0

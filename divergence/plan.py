@@ -39,7 +39,7 @@ PlanKind = Literal["exploratory", "pre-registered"]
 PLAN_KINDS = ("exploratory", "pre-registered")
 
 #: keys of each section (scan: the keyword arguments of divergence.scan that a file can hold)
-STATISTICS_KEYS = ("delta", "confidence", "correction", "bootstrap", "seed", "top_k", "sort_by")
+STATISTICS_KEYS = ("delta", "confidence", "correction", "family", "bootstrap", "seed", "top_k", "sort_by")
 EXPLAIN_KEYS = ("redundancy",)
 REPLICATION_KEYS = {"none": (), "split": ("column", "confirm_values"), "file": ("name",),
                     "holdout": ("share",)}

@@ -196,9 +196,25 @@ def _figure_div(fig) -> str:
                                                                          "responsive": True})
 
 
-def _sorted_rows(table: SliceTable, metric: str) -> pd.DataFrame:
+#: what the report's slice tables can be sorted by (a metric's column suffix), and their names
+REPORT_SORTS = {"lift_shortfall": "lift shortfall", "divergence": "divergence",
+                "divergence_shrunk": "shrunk divergence", "divergence_bound": "divergence bound nearest zero"}
+
+
+def _sort_key(table: SliceTable, metric: str, sort_by: str | None) -> str:
+    """The column suffix the metric's table is sorted by: ``sort_by`` when the table has it,
+    else the lift shortfall (error metrics) or the divergence."""
+    if sort_by is not None and sort_by not in REPORT_SORTS:
+        raise DivergenceInputError(f"The report sorts by one of {', '.join(REPORT_SORTS)}; got {sort_by!r}.")
+    f = table.frame
+    if sort_by and f"{metric}_{sort_by}" in f.columns:
+        return sort_by
+    return "lift_shortfall" if f"{metric}_lift_shortfall" in f.columns else "divergence"
+
+
+def _sorted_rows(table: SliceTable, metric: str, sort_by: str | None = None) -> pd.DataFrame:
     f = table.frame.iloc[1:]
-    key = f"{metric}_lift_shortfall" if f"{metric}_lift_shortfall" in f.columns else f"{metric}_divergence"
+    key = f"{metric}_{_sort_key(table, metric, sort_by)}"
     values = f[key].to_numpy(dtype=float)
     order = np.lexsort((-f["support"].to_numpy(), np.where(np.isnan(values), np.inf, -values)))
     return f.iloc[order]
@@ -212,11 +228,19 @@ def _slice_table_html(table: SliceTable, metric: str, rows: pd.DataFrame, previo
         (info.description or m, m, "v"), ("Interval", f"{m}_ci_low", "ci"), ("Divergence", f"{m}_divergence", "v"),
         ("q", f"{m}_q", "p"), ("Min size", f"{m}_meets_min_size", "bool"),
     ]
+    if f"{m}_divergence_shrunk" in rows.columns:
+        cols += [("Shrunk divergence", f"{m}_divergence_shrunk", "v"),
+                 ("Bound nearest zero", f"{m}_divergence_bound", "v")]
     if f"{m}_baseline" in rows.columns:
-        cols += [("Baseline", f"{m}_baseline", "v"), ("Lift", f"{m}_lift", "x"),
-                 ("Lift shortfall", f"{m}_lift_shortfall", "x")]
+        cols += [("Baseline", f"{m}_baseline", "v")]
+        if f"{m}_reference" in rows.columns:
+            cols += [("Achievable", f"{m}_reference", "v")]
+        cols += [("Lift", f"{m}_lift", "x"), ("Lift shortfall", f"{m}_lift_shortfall", "x")]
     if f"{m}_replicated" in rows.columns:
-        cols += [("Replication value", f"{m}_replicated_value", "v"), ("Replicated", f"{m}_replicated", "bool")]
+        cols += [("Replication value", f"{m}_replicated_value", "v")]
+        if f"{m}_replicated_divergence" in rows.columns:
+            cols += [("Replicated divergence", f"{m}_replicated_divergence", "v")]
+        cols += [("Replicated", f"{m}_replicated", "bool")]
     if previous is not None:
         cols += [("Previous cycle", "__previous", None)]
     cols += [("Verdict", f"{m}_verdict", None)]
@@ -267,7 +291,7 @@ def _slice_table_html(table: SliceTable, metric: str, rows: pd.DataFrame, previo
 def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label: str | None = None,
                  data_label: str | None = None, data_modified: float | None = None,
                  previous: SliceTable | None = None, previous_label: str | None = None,
-                 top: int = 200, findings: int = 6, title: str | None = None) -> str:
+                 top: int = 200, findings: int = 6, title: str | None = None, sort_by: str | None = None) -> str:
     """The report as one self-contained HTML page (every script and style inline)."""
     from .figures import contribution_figure
     from .shapley import item_contributions
@@ -295,7 +319,9 @@ def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label
             ("Data", data_label or "—"), ("Rows", f"{table.n_rows:,}"),
             ("Minimum support", f"{table.min_support:g} ({math.ceil(table.min_support * table.n_rows):,} rows)"),
             ("Attributes", ", ".join(table.attributes)),
-            ("Confidence", f"{a.get('confidence', 0.95):.0%}; correction {a.get('correction', 'bh')}"),
+            ("Confidence", f"{a.get('confidence', 0.95):.0%}; correction {a.get('correction', 'bh')} over "
+                           + ("every metric's slices together" if a.get("family", "scan") == "scan"
+                              else "each metric's slices")),
             ("Intervals", a.get("intervals", "analytic")),
             ("Replication", a.get("replication") or (previous_label and f"previous cycle: {previous_label}") or "none"),
             ("Generated", now.isoformat())]
@@ -328,8 +354,8 @@ def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label
         ms = a.get("min_size", {}).get(m)
         if ms:
             parts.append(f"<p class='note'><b>Minimum slice size.</b> {_esc(ms['text'])}</p>")
-        rows = _sorted_rows(table, m)
-        sort_name = "lift shortfall" if f"{m}_lift_shortfall" in f else "divergence"
+        rows = _sorted_rows(table, m, sort_by)
+        sort_name = REPORT_SORTS[_sort_key(table, m, sort_by)]
         parts.append(f"<h3>Slices, by {sort_name} (top {min(top, len(rows)):,} of {len(rows):,}; "
                      f"click a column to sort)</h3>")
         parts.append(_slice_table_html(table, m, rows.head(top), previous))
@@ -361,7 +387,10 @@ def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label
             parts.append("</div>")
     parts.append("<footer>Made by divergence. Verdicts, in order: too small (defined rows below n_min), "
                  "noise (not significant after correction), not replicated, then defect / hard cohort / "
-                 "better for error metrics with a slice baseline, above / below otherwise.</footer>")
+                 "better for error metrics with a slice baseline (undetermined where the rows needed to "
+                 "tell a defect from a hard cohort were not kept), above / below otherwise. The shrunk "
+                 "divergence is the empirical-Bayes estimate free of the winner's curse; the bound nearest "
+                 "zero is the corrected interval's.</footer>")
     parts.append(f"<script>{_SORT_JS}</script></body></html>")
     return "".join(parts)
 

@@ -112,12 +112,15 @@ COLUMN_LABELS = {
     "t": "t", "p": "p", "q": "q", "meets_min_size": "Min size", "baseline": "Slice baseline",
     "lift": "Lift", "lift_shortfall": "Lift shortfall", "boot": "Bootstrap interval",
     "replicated": "Replicated", "replicated_value": "Replication value", "verdict": "Verdict",
+    "divergence_shrunk": "Shrunk divergence", "divergence_bound": "Divergence bound nearest zero",
+    "reference": "Achievable error", "replicated_divergence": "Replicated divergence",
 }
 
 #: Colours of the verdicts, readable on light and dark backgrounds.
 VERDICT_COLORS = {
     "defect": "#e03131", "hard cohort": "#f08c00", "above": "#d9480f", "below": "#1c7ed6",
     "better": "#2f9e44", "not replicated": "#ae3ec9", "noise": "#868e96", "too small": "#adb5bd",
+    "undetermined": "#495057",
     "": "#868e96",
 }
 
@@ -144,11 +147,16 @@ def sort_options(table: SliceTable, metric: str) -> dict[str, str]:
     if _has(table, f"{m}_lift_shortfall"):
         opts["Lift shortfall"] = f"{m}_lift_shortfall"
     opts["Divergence"] = f"{m}_divergence"
+    if _has(table, f"{m}_divergence_shrunk"):
+        opts["Shrunk divergence"] = f"{m}_divergence_shrunk"
+    if _has(table, f"{m}_divergence_bound"):
+        opts["Divergence bound nearest zero"] = f"{m}_divergence_bound"
     opts[m.upper() if len(m) <= 4 else m] = m
     for suffix, label in [("t", "t"), ("p", "p"), ("q", "q"), ("ci_low", "Interval low"),
                           ("ci_high", "Interval high"), ("divergence_ci_low", "Divergence interval low"),
                           ("baseline", "Slice baseline"), ("lift", "Lift"), ("boot_low", "Bootstrap low"),
-                          ("replicated_value", "Replication value"), ("verdict", "Verdict"),
+                          ("reference", "Achievable error"), ("replicated_value", "Replication value"),
+                          ("replicated_divergence", "Replicated divergence"), ("verdict", "Verdict"),
                           ("count", "Rows measured")]:
         if _has(table, f"{m}_{suffix}"):
             opts[label] = f"{m}_{suffix}"

@@ -205,8 +205,9 @@ def assess(
     for k, m in enumerate(table.metrics):
         if m.baseline is not None and (has_rows or m.aux >= 0):
             defect_parts[m.name] = _defect_test(table, k, m, _walk if has_rows else None)
-    defect_q, _, _ = _correct({n: d["p_defect"] for n, d in defect_parts.items()}, alpha, correction, family)
     shortfall_q, _, _ = _correct({n: d["p_shortfall"] for n, d in defect_parts.items()}, alpha, correction, family)
+    worse_q, _, _ = _correct({n: d["p_worse"] for n, d in defect_parts.items()}, alpha, correction, family)
+    harder_q, _, _ = _correct({n: d["p_harder"] for n, d in defect_parts.items()}, alpha, correction, family)
     boot = {}
     if bootstrap and has_rows:
         boot = _bootstrap_intervals(table, cols, _walk, int(bootstrap), seed, confidence, top_k, sort_by)
@@ -266,7 +267,8 @@ def assess(
             cols[f"{name}_lift"] = lift
             cols[f"{name}_lift_shortfall"] = lift[0] - lift
             cols[f"{name}_lift_shortfall_q"] = shortfall_q[name]
-            cols[f"{name}_defect_q"] = defect_q[name]
+            cols[f"{name}_worse_q"] = worse_q[name]
+            cols[f"{name}_harder_q"] = harder_q[name]
         # ---- replication
         replicated = None
         if rem is not None:
@@ -287,15 +289,20 @@ def assess(
         if part is not None:
             above = rest & (div > 0)
             verdict[rest & (div < 0)] = "better"
+            sq = shortfall_q[name]
             if part["rows"]:
-                dq = defect_q[name]
-                verdict[above & (dq <= alpha)] = "defect"
-                verdict[above & (dq > alpha)] = "hard cohort"
-                verdict[above & ~np.isfinite(dq)] = "undetermined"
+                # a defect: the lift is reliably lower, and either the model is reliably worse than
+                # the achievable error there, or the cohort is not shown to be harder to predict
+                wq, hq = worse_q[name], harder_q[name]
+                known = np.isfinite(sq) & np.isfinite(wq) & np.isfinite(hq)
+                defect = (sq <= alpha) & ((wq <= alpha) | (hq > alpha))
+                verdict[above & known & defect] = "defect"
+                verdict[above & known & ~defect] = "hard cohort"
+                verdict[above & (sq > alpha)] = "hard cohort"
+                verdict[above & ~known & ~(sq > alpha)] = "undetermined"
             else:
                 # tallies only: a defect needs a lift shortfall; without one the cohort is hard,
                 # with one the achievable error (which needs the rows) would have to decide
-                sq = shortfall_q[name]
                 verdict[above & (sq > alpha)] = "hard cohort"
                 verdict[above & ~(sq > alpha)] = "undetermined"
         else:
@@ -424,19 +431,18 @@ def _baseline(table, m, walk) -> np.ndarray:
 
 
 def _defect_test(table, k: int, m, walk) -> dict:
-    """Per slice: constant baseline, reference error and the defect test's p-values.
+    """Per slice: constant baseline, achievable error and the three tests behind the verdict.
 
-    The lift shortfall test: R = error / baseline error (one minus the lift); the slice's R
-    against the whole dataset's, with the delta method's variance from each row's influence
-    (the overlap of slice and whole dataset included); one-sided, towards a lower lift. The
-    achievable-error test: the slice's own offset (median residual for absolute error, mean
-    residual for squared error and Brier, the majority class within each predicted class for
-    0/1 error) reliably beyond the whole dataset's, or the model reliably worse than the
-    slice's constant prediction. A defect needs both (the larger p-value).
+    ``p_shortfall``: the lift shortfall, R = error / constant baseline (one minus the lift)
+    of the slice against the whole dataset's, with the delta method's variance from each
+    row's influence (the overlap of slice and whole dataset included); one-sided, towards a
+    lower lift. ``p_worse``: the model reliably worse than the achievable error in the slice
+    (see :func:`divergence.lattice.walk_verdict`), by more than on the whole dataset (a paired
+    t-test of the per-row differences). ``p_harder``: the achievable error reliably above the
+    whole dataset's (the cohort is harder for any reference, not only for the model).
     """
     from scipy import special as sp
 
-    n_items = len(table)
     kind = _BASELINE_CODE[m.baseline]
     if walk is None:
         return _defect_from_tallies(table, k, m, kind)
@@ -446,58 +452,55 @@ def _defect_test(table, k: int, m, walk) -> dict:
     pr = np.where(np.isnan(e), np.nan, np.asarray(o.prediction, dtype=float))
     d = ~np.isnan(e)
     # the whole dataset's constant, ratio and each row's influence on that ratio
-    yd, ed, rd = y[d], e[d], pr[d] - y[d]
+    yd, ed = y[d], e[d]
     if kind == 2:
-        c = float(np.median(yd))
-        beta = np.abs(yd - c)
-        c0 = abs(float(np.median(rd)))
+        beta = np.abs(yd - float(np.median(yd)))
     elif kind == 3:
-        c = 1.0 if yd.mean() > 0.5 else 0.0
-        beta = (yd != c).astype(float)
-        c0 = 0.0
+        beta = (yd != (1.0 if yd.mean() > 0.5 else 0.0)).astype(float)
     else:
-        c = float(yd.mean())
-        beta = (yd - c) ** 2
-        c0 = abs(float(rd.mean()))
-    b0 = float(beta.mean()) if kind != 3 else min(float(yd.mean()), 1.0 - float(yd.mean()))
+        beta = (yd - yd.mean()) ** 2
+    b0 = float(beta.mean())
     psi0 = np.zeros(len(e))
     if b0 > 0:
         psi0[d] = (ed - (ed.mean() / b0) * beta) / b0
-    out = walk_verdict(*walk(), table.row_codes, np.ascontiguousarray(e), np.ascontiguousarray(np.nan_to_num(y)),
-                       np.ascontiguousarray(np.nan_to_num(pr)), psi0, int(kind), float(c0))
-    n, big_e, base, psi2, psi_psi0, ref = (out[:, j] for j in range(6))
+    n_values = np.array([b.n_items for b in table.bins], dtype=np.int64)
+    out = walk_verdict(*walk(), table.row_codes, np.ascontiguousarray(table.codes, dtype=np.int64), n_values,
+                       np.ascontiguousarray(e), np.ascontiguousarray(np.nan_to_num(y)),
+                       np.ascontiguousarray(np.nan_to_num(pr)), psi0, int(kind))
+    n, big_e, base, psi2, psi_psi0, ach, g1, g2, r2 = (out[:, j] for j in range(9))
     n_all = n[0]
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = np.where(base > 0, big_e / base, np.where(big_e > 0, np.inf, np.nan))
         var_r = psi2 / (n * n)
         var_d = np.maximum(var_r + var_r[0] - 2.0 * psi_psi0 / (n * n_all), 0.0)
-        shortfall = ratio - ratio[0]
-        p_short = _one_sided(shortfall, var_d)
-        p_worse = _one_sided(ratio - 1.0, var_r)
-        if kind in (1, 4):
-            sr, sq = out[:, 6], out[:, 7]
-            mean_r = sr / n
-            sd = np.sqrt(np.maximum(sq - sr * mean_r, 0.0) / np.maximum(n - 1.0, 1.0))
-            t = (np.abs(mean_r) - abs(mean_r[0])) / (sd / np.sqrt(n))
-            p_off = np.where(sd > 0, sp.stdtr(np.maximum(n - 1.0, 1.0), -t),
-                             np.where(np.abs(mean_r) > abs(mean_r[0]), 0.0, 1.0))
-        elif kind == 2:
-            p_off = np.minimum(_binom_tail(out[:, 6], n), _binom_tail(out[:, 7], n))
-        else:
-            p_off = np.minimum(_binom_tail(out[:, 7], out[:, 6]), _binom_tail(out[:, 9], out[:, 8]))
-        p_off = np.minimum(1.0, 2.0 * p_off)
-        p_achievable = np.minimum(1.0, 2.0 * np.minimum(p_off, p_worse))
-        p_defect = np.maximum(p_short, p_achievable)
-    bad = ~(n > 0) | ~np.isfinite(ratio)
-    # a slice whose constant prediction is exact while the model errs: worse than its baseline
-    worse = (base == 0) & (big_e > 0)
-    p_short = np.where(worse, 0.0, np.where(bad, np.nan, p_short))
-    p_defect = np.where(worse, 0.0, np.where(bad, np.nan, p_defect))
-    p_short[0], p_defect[0] = np.nan, np.nan
+        p_short = _one_sided(ratio - ratio[0], var_d)
+        dof = np.maximum(n - 1.0, 1.0)
+        gap = g1 / n
+        sd_gap = np.sqrt(np.maximum(g2 - g1 * gap, 0.0) / dof)
+        p_worse = _one_sided_t(gap - max(float(gap[0]), 0.0), sd_gap / np.sqrt(n), dof)
+        sd_ach = np.sqrt(np.maximum(r2 - n * ach * ach, 0.0) / dof)
+        se_harder = np.sqrt(sd_ach ** 2 / n + (sd_ach[0] ** 2 / n_all))
+        p_harder = _one_sided_t(ach - ach[0], se_harder, dof)
+    worse = (base == 0) & (big_e > 0)  # the slice's constant is exact while the model errs
+    p_short = np.where(worse, 0.0, np.where(~(n > 0) | ~np.isfinite(ratio), np.nan, p_short))
+    ok = n > 1
+    p_worse = np.where(ok, p_worse, np.nan)
+    p_harder = np.where(ok, p_harder, np.nan)
+    for p in (p_short, p_worse, p_harder):
+        p[0] = np.nan
     # the constant baseline of the additive kinds as the tallies give it (every path alike)
     base = np.where(n > 0, base, np.nan) if kind == 2 else _baseline(table, m, None)
-    return {"baseline": base, "reference": np.where(n > 1, ref, np.nan), "p_shortfall": p_short,
-            "p_defect": p_defect, "rows": True, "n_items": n_items}
+    return {"baseline": base, "reference": np.where(ok, ach, np.nan), "p_shortfall": p_short,
+            "p_worse": p_worse, "p_harder": p_harder, "rows": True}
+
+
+def _one_sided_t(diff: np.ndarray, se: np.ndarray, dof: np.ndarray) -> np.ndarray:
+    """P(T >= diff / se), T Student's t with ``dof`` degrees of freedom (0 or 1 where se is 0)."""
+    from scipy import special as sp
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = sp.stdtr(dof, -diff / np.where(se > 0, se, 1.0))
+        return np.where(se > 0, p, np.where(diff > 0, 0.0, 1.0))
 
 
 def _defect_from_tallies(table, k: int, m, kind: int) -> dict:
@@ -521,8 +524,9 @@ def _defect_from_tallies(table, k: int, m, kind: int) -> dict:
             p_short = _one_sided(ratio - ratio[0], var_d)
         p_short = np.where((base == 0) & (big_e > 0), 0.0, np.where(n > 0, p_short, np.nan))
         p_short[0] = np.nan
-    return {"baseline": base, "reference": np.full(len(table), np.nan), "p_shortfall": p_short,
-            "p_defect": np.full(len(table), np.nan), "rows": False, "n_items": len(table)}
+    nan = np.full(len(table), np.nan)
+    return {"baseline": base, "reference": nan, "p_shortfall": p_short, "p_worse": nan, "p_harder": nan,
+            "rows": False}
 
 
 def _one_sided(diff: np.ndarray, var: np.ndarray) -> np.ndarray:
@@ -533,17 +537,6 @@ def _one_sided(diff: np.ndarray, var: np.ndarray) -> np.ndarray:
         sd = np.sqrt(var)
         p = sp.ndtr(-diff / np.where(sd > 0, sd, 1.0))
         return np.where(sd > 0, p, np.where(diff > 0, 0.0, 1.0))
-
-
-def _binom_tail(k: np.ndarray, n: np.ndarray) -> np.ndarray:
-    """P(X >= k) for X ~ Binomial(n, 1/2); 1 where k is 0 or n is 0."""
-    from scipy import special as sp
-
-    k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
-    with np.errstate(invalid="ignore"):
-        # P(X >= k) = I_{1/2}(k, n - k + 1), the regularized incomplete beta function
-        p = sp.betainc(np.maximum(k, 1.0), np.maximum(n - k + 1.0, 1.0), 0.5)
-    return np.where((k <= 0) | (n <= 0), 1.0, np.where(k > n, 0.0, p))
 
 
 def _bootstrap_intervals(table, cols, walk, replicates: int, seed: int, confidence: float, top_k, sort_by) -> dict:

@@ -271,35 +271,71 @@ def _median_without(x, j):
     return 0.5 * (a + b)
 
 
+@_njit
+def _loo_median_errors(x, out):
+    """out[j] = |x[j] - median of x without x[j]| for every j (x in any order)."""
+    m = x.shape[0]
+    order = np.argsort(x)
+    xs = x[order]
+    for jj in range(m):
+        out[order[jj]] = abs(xs[jj] - _median_without(xs, jj))
+
+
+@_njit
+def _loo_majority(ones, zeros, y, tie):
+    """The class the other rows of a cell hold most (``tie`` on a tie), for a row of class y."""
+    o = ones - (1.0 if y > 0.5 else 0.0)
+    z = zeros - (0.0 if y > 0.5 else 1.0)
+    if o > z:
+        return 1.0
+    if o < z:
+        return 0.0
+    return tie
+
+
 #: columns of :func:`walk_verdict`'s output
-VERDICT_COLUMNS = ("n", "error", "baseline", "psi2", "psi_psi0", "reference", "a1", "a2", "a3", "a4")
+VERDICT_COLUMNS = ("n", "error", "baseline", "psi2", "psi_psi0", "achievable", "gap", "gap2", "ach2", "which")
 
 
-@_njit(export="i8[::1], i8[::1], i8[::1], i8[::1], i4[::1, :], f8[::1], f8[::1], f8[::1], f8[::1], i8, f8")
-def walk_verdict(order, last_attr, last_val, length, row_codes, err, target, pred, psi0, kind, c0):
+@_njit(export="i8[::1], i8[::1], i8[::1], i8[::1], i4[::1, :], i8[:, ::1], i8[::1], f8[::1], f8[::1], f8[::1], f8[::1], i8")
+def walk_verdict(order, last_attr, last_val, length, row_codes, item_codes, n_values, err, target, pred, psi0, kind):
     """Per itemset, what tells a defect from a hard cohort (see ``divergence.assess``).
 
     ``err`` is the model's per-row error (NaN: undefined), ``target`` the true value and
-    ``pred`` the model's prediction (its score for Brier). ``kind`` is the slice baseline:
-    1 mean (squared error), 2 median (absolute error), 3 majority class (0/1 error), 4 base
-    rate (Brier). Per itemset the output columns are (see VERDICT_COLUMNS):
+    ``pred`` the model's prediction (its score for Brier); ``item_codes`` the itemsets' codes
+    (-1: no item on an attribute) and ``n_values`` the items per attribute. ``kind`` is the
+    slice baseline: 1 mean (squared error), 2 median (absolute error), 3 majority class (0/1
+    error), 4 base rate (Brier). Per itemset (columns VERDICT_COLUMNS):
 
-    n, the mean error E, the constant baseline's error B (the slice's own best constant), the
-    sum of squared influences of R = E/B, psi = (err - R*beta)/B (beta: a row's baseline
-    error), the sum of psi times ``psi0`` (the whole dataset's influence of its own ratio),
-    the reference error (the model with the slice's own offset removed, leave-one-out) and
-    four kind-specific counts for the offset test: mean kinds: sum and sum of squares of the
-    residual r = pred - target (and 0, 0); median: rows with r > c0 and r < -c0 (and 0, 0);
-    majority: rows predicted 1, of them wrong, rows predicted 0, of them wrong.
+    n; the mean error E; the constant baseline's error B (the slice's best constant); the sum
+    of squared influences of R = E/B, psi = (err - R*beta)/B (beta: a row's baseline error),
+    and the sum of psi times ``psi0`` (the whole dataset's influence of its own ratio); the
+    achievable error A: the least mean error, leave-one-out (each row predicted from the
+    slice's other rows), of three kinds of reference fitted within the slice: its best
+    constant, the model with the slice's own offset removed (the median or mean residual;
+    for 0/1 error, each predicted class relabelled to its majority), and for each attribute
+    the slice does not fix, one constant per item of that attribute (the mean target; the
+    majority class for 0/1 error); the sum and sum of squares of err - r (r: the chosen
+    reference's per-row error), the sum of squares of r, and which reference was chosen (-2
+    constant, -1 offset, else the attribute).
     """
     n_rows = row_codes.shape[0]
     n_items = order.shape[0]
+    n_attr = row_codes.shape[1]
     arena, f_lo, f_hi = _walk_state(row_codes, length)
     out = np.full((n_items, 10), np.nan)
     ys = np.empty(n_rows)
     rs = np.empty(n_rows)
     es = np.empty(n_rows)
     ps = np.empty(n_rows)
+    rows = np.empty(n_rows, dtype=np.int64)
+    cand = np.empty(n_rows)
+    best = np.empty(n_rows)
+    max_k = 1
+    for a in range(n_attr):
+        max_k = max(max_k, n_values[a] + 1)
+    cell_n = np.zeros(max_k)
+    cell_s = np.zeros(max_k)
     for k in range(n_items):
         i = order[k]
         d = _descend(i, last_attr, last_val, length, row_codes, arena, f_lo, f_hi)
@@ -313,21 +349,23 @@ def walk_verdict(order, last_attr, last_val, length, row_codes, err, target, pre
             rs[m] = pred[r] - target[r]
             es[m] = e
             ps[m] = psi0[r]
+            rows[m] = r
             m += 1
         if m == 0:
             out[i, 0] = 0.0
             continue
         y = ys[:m]
-        # the slice's best constant prediction
+        # ---- the slice's best constant (in the slice, as the baseline column) and the lift's influence
+        ysum = 0.0
+        for j in range(m):
+            ysum += y[j]
+        ymean = ysum / m
         if kind == 2:
             c = _sorted_median(np.sort(y))
+        elif kind == 3:
+            c = 1.0 if ymean > 0.5 else 0.0
         else:
-            c = 0.0
-            for j in range(m):
-                c += y[j]
-            c /= m
-            if kind == 3:
-                c = 1.0 if c > 0.5 else 0.0
+            c = ymean
         e_sum = 0.0
         b_sum = 0.0
         for j in range(m):
@@ -339,13 +377,7 @@ def walk_verdict(order, last_attr, last_val, length, row_codes, err, target, pre
             else:
                 b_sum += (y[j] - c) * (y[j] - c)
         big_e = e_sum / m
-        big_b = b_sum / m
-        if kind == 3:
-            p1 = 0.0
-            for j in range(m):
-                p1 += y[j]
-            p1 /= m
-            big_b = min(p1, 1.0 - p1)
+        big_b = min(ymean, 1.0 - ymean) if kind == 3 else b_sum / m
         out[i, 0] = m
         out[i, 1] = big_e
         out[i, 2] = big_b
@@ -365,72 +397,117 @@ def walk_verdict(order, last_attr, last_val, length, row_codes, err, target, pre
                 s0 += psi * ps[j]
             out[i, 3] = s2
             out[i, 4] = s0
-        # the reference: the model with the slice's own offset removed, leave-one-out
-        if kind == 1 or kind == 4:
-            sr = 0.0
-            sq = 0.0
-            for j in range(m):
-                sr += rs[j]
-                sq += rs[j] * rs[j]
-            if m > 1:
-                out[i, 5] = (m / (m - 1.0)) ** 2 * max(sq / m - (sr / m) ** 2, 0.0)
-            out[i, 6] = sr
-            out[i, 7] = sq
-            out[i, 8] = 0.0
-            out[i, 9] = 0.0
-        elif kind == 2:
-            x = np.sort(rs[:m])
-            if m > 1:
-                tot = 0.0
-                for j in range(m):
-                    tot += abs(x[j] - _median_without(x, j))
-                out[i, 5] = tot / m
-            above = 0.0
-            below = 0.0
-            for j in range(m):
-                if x[j] > c0:
-                    above += 1.0
-                elif x[j] < -c0:
-                    below += 1.0
-            out[i, 6] = above
-            out[i, 7] = below
-            out[i, 8] = 0.0
-            out[i, 9] = 0.0
+        if m < 2:
+            continue
+        # ---- the achievable error: references fitted within the slice, leave-one-out
+        best_mean = np.inf
+        which = -3
+        # (1) the best constant
+        if kind == 2:
+            _loo_median_errors(y, cand)
         else:
-            # confusion counts per predicted class: (ones, zeros) among rows predicted 1 and 0
-            n1 = 0.0
-            w1 = 0.0
-            n0 = 0.0
-            w0 = 0.0
             for j in range(m):
-                if rs[j] + y[j] > 0.5:  # predicted 1
+                if kind == 3:
+                    p = _loo_majority(ysum, m - ysum, y[j], c)
+                    cand[j] = 1.0 if p != y[j] else 0.0
+                else:
+                    p = (ysum - y[j]) / (m - 1.0)
+                    cand[j] = (y[j] - p) * (y[j] - p)
+        tot = 0.0
+        for j in range(m):
+            tot += cand[j]
+        if tot / m < best_mean:
+            best_mean = tot / m
+            which = -2
+            for j in range(m):
+                best[j] = cand[j]
+        # (2) the model with the slice's own offset removed
+        if kind == 2:
+            _loo_median_errors(rs[:m], cand)
+        elif kind == 3:
+            n1 = 0.0
+            o1 = 0.0
+            n0 = 0.0
+            o0 = 0.0
+            for j in range(m):
+                if rs[j] + y[j] > 0.5:
                     n1 += 1.0
-                    if y[j] < 0.5:
-                        w1 += 1.0
+                    o1 += y[j]
                 else:
                     n0 += 1.0
-                    if y[j] > 0.5:
-                        w0 += 1.0
-            # leave-one-out relabelling: each row gets the majority of the other rows of its cell
-            # (the model's own label on a tie)
-            loo = 0.0
-            right1 = n1 - w1  # predicted 1, truly 1
-            if right1 > 0:
-                keep = right1 - 1.0 >= w1
-                loo += 0.0 if keep else right1
-            if w1 > 0:
-                keep = right1 >= w1 - 1.0
-                loo += w1 if keep else 0.0
-            right0 = n0 - w0
-            if right0 > 0:
-                keep = right0 - 1.0 >= w0
-                loo += 0.0 if keep else right0
-            if w0 > 0:
-                keep = right0 >= w0 - 1.0
-                loo += w0 if keep else 0.0
-            out[i, 5] = loo / m
-            out[i, 6] = n1
-            out[i, 7] = w1
-            out[i, 8] = n0
-            out[i, 9] = w0
+                    o0 += y[j]
+            for j in range(m):
+                if rs[j] + y[j] > 0.5:
+                    p = _loo_majority(o1, n1 - o1, y[j], 1.0)
+                else:
+                    p = _loo_majority(o0, n0 - o0, y[j], 0.0)
+                cand[j] = 1.0 if p != y[j] else 0.0
+        else:
+            rsum = 0.0
+            for j in range(m):
+                rsum += rs[j]
+            for j in range(m):
+                off = (rsum - rs[j]) / (m - 1.0)
+                cand[j] = (rs[j] - off) * (rs[j] - off)
+        tot = 0.0
+        for j in range(m):
+            tot += cand[j]
+        if tot / m < best_mean:
+            best_mean = tot / m
+            which = -1
+            for j in range(m):
+                best[j] = cand[j]
+        # (3) one constant per item of each attribute the slice does not fix
+        for a in range(n_attr):
+            if item_codes[i, a] >= 0:
+                continue
+            for v in range(n_values[a] + 1):
+                cell_n[v] = 0.0
+                cell_s[v] = 0.0
+            for j in range(m):
+                v = row_codes[rows[j], a]
+                if v < 0:
+                    v = n_values[a]
+                cell_n[v] += 1.0
+                cell_s[v] += y[j]
+            tot = 0.0
+            for j in range(m):
+                v = row_codes[rows[j], a]
+                if v < 0:
+                    v = n_values[a]
+                if cell_n[v] > 1.0:
+                    if kind == 3:
+                        p = _loo_majority(cell_s[v], cell_n[v] - cell_s[v], y[j], c)
+                    else:
+                        p = (cell_s[v] - y[j]) / (cell_n[v] - 1.0)
+                else:
+                    if kind == 3:
+                        p = _loo_majority(ysum, m - ysum, y[j], c)
+                    else:
+                        p = (ysum - y[j]) / (m - 1.0)
+                if kind == 3:
+                    cand[j] = 1.0 if p != y[j] else 0.0
+                elif kind == 2:
+                    cand[j] = abs(y[j] - p)
+                else:
+                    cand[j] = (y[j] - p) * (y[j] - p)
+                tot += cand[j]
+            if tot / m < best_mean:
+                best_mean = tot / m
+                which = a
+                for j in range(m):
+                    best[j] = cand[j]
+        g1 = 0.0
+        g2 = 0.0
+        r2 = 0.0
+        for j in range(m):
+            dj = es[j] - best[j]
+            g1 += dj
+            g2 += dj * dj
+            r2 += best[j] * best[j]
+        out[i, 5] = best_mean
+        out[i, 6] = g1
+        out[i, 7] = g2
+        out[i, 8] = r2
+        out[i, 9] = which
     return out

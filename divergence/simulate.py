@@ -114,3 +114,24 @@ def noisier_labels_table(seed: int, *, n: int = 10_000, noise: float = 1.0, coho
     df["y"] = signal + rng.normal(size=n) * np.where(cohort, cohort_noise, noise)
     df["pred"] = signal
     return df, dict(target="y", prediction="pred", regression=True, metrics=["abs_error"]), {"cohort": "a0=v0"}
+
+
+def classifier_cohorts_table(seed: int, *, n: int = 10_000):
+    """A classifier with two planted cohorts, for the 0/1 error metric: in ``a0=v0`` the labels
+    are noisier (the true probability is near 1/2, and the model, which predicts the likelier
+    class, is as good as possible: a hard cohort); in ``a1=v0`` the model's predictions are
+    flipped for 30% of the rows (a defect). Elsewhere labels follow a clear signal."""
+    rng = np.random.default_rng(seed)
+    df = random_attributes(rng, n)
+    x = rng.normal(size=n)
+    df["x"] = np.round(x, 3)
+    hard = (df["a0"] == "v0").to_numpy()
+    broken = (df["a1"] == "v0").to_numpy()
+    p = 1.0 / (1.0 + np.exp(-np.where(hard, 0.6, 3.0) * x))
+    y = rng.random(n) < p
+    pred = p > 0.5
+    pred = np.where(broken & (rng.random(n) < 0.3), ~pred, pred)
+    df["y"] = y.astype(int)
+    df["pred"] = pred.astype(int)
+    return (df, dict(target="y", prediction="pred", positive=1, metrics=["error"]),
+            {"hard_cohort": "a0=v0", "defect": "a1=v0"})

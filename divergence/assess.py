@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import DivergenceInputError
-from .lattice import walk_median_abs, walk_order, walk_tallies, walk_verdict
+from .lattice import walk_order, walk_tallies, walk_verdict
 from .shrinkage import shrink
 from .stats import (CORRECTIONS, adjust_p, corrected_level, mean_difference_test, min_slice_size,
                     rate_difference_interval, rest_skew, t_interval, wilson_interval, z_value)
@@ -175,7 +175,10 @@ def assess(
     _check(confidence, correction, bootstrap, holdout, top_k, family, delta)
     confidence = float(confidence)
     alpha = 1.0 - confidence
-    cols = dict(table.columns)
+    # the mined columns only: a table assessed before is assessed afresh
+    mined = {"support", "count"} | {f"{m.name}{suffix}" for m in table.metrics
+                                    for suffix in ("", "_count", "_divergence", "_t", "_p")}
+    cols = {k: v for k, v in table.columns.items() if k in mined}
     n_items = len(table)
     has_rows = table.outcomes is not None and table.row_codes is not None
     rem = None
@@ -203,11 +206,12 @@ def assess(
     # ---- the defect test of error metrics, corrected over every slice it is applied to
     defect_parts = {}
     for k, m in enumerate(table.metrics):
-        if m.baseline is not None and (has_rows or m.aux >= 0):
+        if m.baseline is not None:
             defect_parts[m.name] = _defect_test(table, k, m, _walk if has_rows else None)
     shortfall_q, _, _ = _correct({n: d["p_shortfall"] for n, d in defect_parts.items()}, alpha, correction, family)
+    short_low_q, _, _ = _correct({n: d["p_no_shortfall"] for n, d in defect_parts.items()}, alpha, correction,
+                                 family)
     worse_q, _, _ = _correct({n: d["p_worse"] for n, d in defect_parts.items()}, alpha, correction, family)
-    harder_q, _, _ = _correct({n: d["p_harder"] for n, d in defect_parts.items()}, alpha, correction, family)
     boot = {}
     if bootstrap and has_rows:
         boot = _bootstrap_intervals(table, cols, _walk, int(bootstrap), seed, confidence, top_k, sort_by)
@@ -242,9 +246,13 @@ def assess(
         cols[f"{name}_divergence_bound"] = np.where(a_low > 0, a_low, np.where(a_high < 0, a_high,
                                                     np.where(np.isfinite(a_low), 0.0, np.nan)))
         # ---- the winner's curse: empirical-Bayes shrinkage towards zero
+        # (the standard error towards zero, read off the interval; for a rate at least the one
+        # the whole dataset's rate gives, as a slice with few events has a short interval there)
         z = z_value(confidence)
-        with np.errstate(invalid="ignore"):
+        with np.errstate(invalid="ignore", divide="ignore"):
             se = np.where(div > 0, (div - d_low) / z, np.where(div < 0, (d_high - div) / z, (d_high - d_low) / (2 * z)))
+            if m.binary:
+                se = np.fmax(se, np.sqrt(max(overall * (1.0 - overall), 0.0) * np.maximum(1.0 - n / n[0], 0.0) / n))
         est = np.where(np.arange(n_items) == 0, np.nan, div)
         shrunk = shrink(est, se)
         shrunk[0] = 0.0
@@ -268,7 +276,6 @@ def assess(
             cols[f"{name}_lift_shortfall"] = lift[0] - lift
             cols[f"{name}_lift_shortfall_q"] = shortfall_q[name]
             cols[f"{name}_worse_q"] = worse_q[name]
-            cols[f"{name}_harder_q"] = harder_q[name]
         # ---- replication
         replicated = None
         if rem is not None:
@@ -291,20 +298,22 @@ def assess(
             verdict[rest & (div < 0)] = "better"
             sq = shortfall_q[name]
             if part["rows"]:
-                # a defect: the lift is reliably lower, and either the model is reliably worse than
-                # the achievable error there, or the cohort is not shown to be harder to predict
-                wq, hq = worse_q[name], harder_q[name]
-                known = np.isfinite(sq) & np.isfinite(wq) & np.isfinite(hq)
-                defect = (sq <= alpha) & ((wq <= alpha) | (hq > alpha))
+                # a defect: the lift is reliably lower and the model reliably worse than the
+                # achievable error there (both tests corrected over every slice)
+                wq = worse_q[name]
+                known = np.isfinite(sq) & np.isfinite(wq)
+                defect = (sq <= alpha) & (wq <= alpha)
                 verdict[above & known & defect] = "defect"
                 verdict[above & known & ~defect] = "hard cohort"
                 verdict[above & (sq > alpha)] = "hard cohort"
                 verdict[above & ~known & ~(sq > alpha)] = "undetermined"
             else:
-                # tallies only: a defect needs a lift shortfall; without one the cohort is hard,
-                # with one the achievable error (which needs the rows) would have to decide
-                verdict[above & (sq > alpha)] = "hard cohort"
-                verdict[above & ~(sq > alpha)] = "undetermined"
+                # tallies only: the achievable error needs the rows, so no defect can be shown;
+                # a hard cohort when the lift is reliably no lower than the whole dataset's
+                # (its shortfall interval below 0), else undetermined
+                nq = short_low_q[name]
+                verdict[above & (nq <= alpha)] = "hard cohort"
+                verdict[above & ~(nq <= alpha)] = "undetermined"
         else:
             verdict[rest & (div > 0)] = "above"
             verdict[rest & (div < 0)] = "below"
@@ -408,15 +417,11 @@ class _DivergenceTest:
         return low, high
 
 
-def _baseline(table, m, walk) -> np.ndarray:
-    """Error of each slice's best constant prediction (NaN where it cannot be computed)."""
-    if m.baseline == "median":
-        if walk is None:
-            return np.full(len(table), np.nan)
-        outcome = table.outcome(m.name)
-        target = np.where(np.isnan(outcome.values), np.nan, outcome.target)
-        _, mad = walk_median_abs(*walk, table.row_codes, target)
-        return mad
+def _baseline(table, m) -> np.ndarray:
+    """Error of each slice's best constant prediction from the tallies (mean target, majority
+    class, base rate); NaN for the median (absolute error), which needs the rows."""
+    if m.baseline == "median" or m.aux < 0:
+        return np.full(len(table), np.nan)
     k = table.metric_names.index(m.name)
     n = table.tallies[:, 1 + 3 * k]
     ys, yq = table.tallies[:, m.aux], table.tallies[:, m.aux + 1]
@@ -431,15 +436,15 @@ def _baseline(table, m, walk) -> np.ndarray:
 
 
 def _defect_test(table, k: int, m, walk) -> dict:
-    """Per slice: constant baseline, achievable error and the three tests behind the verdict.
+    """Per slice: constant baseline, achievable error and the tests behind the verdict.
 
     ``p_shortfall``: the lift shortfall, R = error / constant baseline (one minus the lift)
     of the slice against the whole dataset's, with the delta method's variance from each
     row's influence (the overlap of slice and whole dataset included); one-sided, towards a
     lower lift. ``p_worse``: the model reliably worse than the achievable error in the slice
     (see :func:`divergence.lattice.walk_verdict`), by more than on the whole dataset (a paired
-    t-test of the per-row differences). ``p_harder``: the achievable error reliably above the
-    whole dataset's (the cohort is harder for any reference, not only for the model).
+    t-test of the per-row differences). ``p_no_shortfall``: the lift reliably no lower (for
+    the verdict without rows).
     """
     from scipy import special as sp
 
@@ -474,24 +479,22 @@ def _defect_test(table, k: int, m, walk) -> dict:
         var_r = psi2 / (n * n)
         var_d = np.maximum(var_r + var_r[0] - 2.0 * psi_psi0 / (n * n_all), 0.0)
         p_short = _one_sided(ratio - ratio[0], var_d)
+        p_low = _one_sided(ratio[0] - ratio, var_d)
         dof = np.maximum(n - 1.0, 1.0)
         gap = g1 / n
         sd_gap = np.sqrt(np.maximum(g2 - g1 * gap, 0.0) / dof)
         p_worse = _one_sided_t(gap - max(float(gap[0]), 0.0), sd_gap / np.sqrt(n), dof)
-        sd_ach = np.sqrt(np.maximum(r2 - n * ach * ach, 0.0) / dof)
-        se_harder = np.sqrt(sd_ach ** 2 / n + (sd_ach[0] ** 2 / n_all))
-        p_harder = _one_sided_t(ach - ach[0], se_harder, dof)
     worse = (base == 0) & (big_e > 0)  # the slice's constant is exact while the model errs
     p_short = np.where(worse, 0.0, np.where(~(n > 0) | ~np.isfinite(ratio), np.nan, p_short))
     ok = n > 1
     p_worse = np.where(ok, p_worse, np.nan)
-    p_harder = np.where(ok, p_harder, np.nan)
-    for p in (p_short, p_worse, p_harder):
+    p_low = np.where(~(n > 0) | ~np.isfinite(ratio), np.nan, p_low)
+    for p in (p_short, p_low, p_worse):
         p[0] = np.nan
     # the constant baseline of the additive kinds as the tallies give it (every path alike)
-    base = np.where(n > 0, base, np.nan) if kind == 2 else _baseline(table, m, None)
+    base = np.where(n > 0, base, np.nan) if kind == 2 else _baseline(table, m)
     return {"baseline": base, "reference": np.where(ok, ach, np.nan), "p_shortfall": p_short,
-            "p_worse": p_worse, "p_harder": p_harder, "rows": True}
+            "p_no_shortfall": p_low, "p_worse": p_worse, "rows": True}
 
 
 def _one_sided_t(diff: np.ndarray, se: np.ndarray, dof: np.ndarray) -> np.ndarray:
@@ -507,12 +510,13 @@ def _defect_from_tallies(table, k: int, m, kind: int) -> dict:
     """Without rows: the constant baseline from the tallies and, for 0/1 error and Brier, a
     conservative lift shortfall test (Cauchy-Schwarz bounds on the covariances the rows
     would give); the achievable error needs the rows."""
-    base = _baseline(table, m, None)
+    base = _baseline(table, m)
     n = table.tallies[:, 1 + 3 * k]
     s = table.tallies[:, 2 + 3 * k]
     q = table.tallies[:, 3 + 3 * k]
     big_e = np.asarray(table.columns[m.name], dtype=float)
     p_short = np.full(len(table), np.nan)
+    p_low = np.full(len(table), np.nan)
     if kind in (3, 4):
         with np.errstate(invalid="ignore", divide="ignore"):
             sd_e = np.sqrt(np.maximum(q - s * s / n, 0.0) / n)
@@ -522,10 +526,12 @@ def _defect_from_tallies(table, k: int, m, kind: int) -> dict:
             sd_r = (sd_e + ratio * sd_b) / base / np.sqrt(n)
             var_d = (sd_r + sd_r[0]) ** 2
             p_short = _one_sided(ratio - ratio[0], var_d)
+            p_low = _one_sided(ratio[0] - ratio, var_d)
         p_short = np.where((base == 0) & (big_e > 0), 0.0, np.where(n > 0, p_short, np.nan))
-        p_short[0] = np.nan
+        p_low = np.where((base == 0) & (big_e > 0), 1.0, np.where(n > 0, p_low, np.nan))
+        p_short[0], p_low[0] = np.nan, np.nan
     nan = np.full(len(table), np.nan)
-    return {"baseline": base, "reference": nan, "p_shortfall": p_short, "p_worse": nan, "p_harder": nan,
+    return {"baseline": base, "reference": nan, "p_shortfall": p_short, "p_no_shortfall": p_low, "p_worse": nan,
             "rows": False}
 
 

@@ -1,7 +1,7 @@
 """Walks over the mined lattice with per-row data: each itemset's rows are its parent's rows
 filtered by one item, so a depth-first walk visits every itemset at the cost of its parent's
 size. Used for what additive tallies cannot give: slice medians, tallies of a second table
-(replication) and bootstrap replicates.
+(replication) or of bootstrap weights per distinct row, and the references behind the verdict.
 """
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 
 from .mining import _njit
 
-__all__ = ["walk_order", "walk_tallies", "walk_median_abs", "walk_bootstrap"]
+__all__ = ["walk_order", "walk_tallies", "walk_median_abs", "walk_verdict"]
 
 
 def walk_order(parent: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -146,106 +146,6 @@ def walk_median_abs(order, last_attr, last_val, length, row_codes, values):
         med[i] = c
         mad[i] = s / m
     return med, mad
-
-
-@_njit
-def _weighted_median_abs(xs, ws, total):
-    """Weighted median of sorted xs and the weighted mean absolute deviation from it."""
-    half = 0.5 * total
-    acc = 0.0
-    c = xs[xs.shape[0] - 1]
-    for j in range(xs.shape[0]):
-        acc += ws[j]
-        if acc >= half:
-            c = xs[j]
-            if acc == half:
-                # an even split: any point between this value and the next is a median
-                for j2 in range(j + 1, xs.shape[0]):
-                    if ws[j2] > 0:
-                        c = 0.5 * (xs[j] + xs[j2])
-                        break
-            break
-    s = 0.0
-    for j in range(xs.shape[0]):
-        s += ws[j] * abs(xs[j] - c)
-    return s / total
-
-
-@_njit(export="i8[::1], i8[::1], i8[::1], i8[::1], i4[::1, :], b1[::1], f4[:, ::1], f8[::1], f8[::1], i8")
-def walk_bootstrap(order, last_attr, last_val, length, row_codes, wanted, poisson, values,
-                   target, baseline_kind):
-    """Bootstrap replicates of the flagged itemsets, all from one resample of the rows.
-
-    ``poisson`` (rows x B) holds each row's Poisson(1) weight in each replicate: every
-    slice sees its own rows resampled with replacement (the Poisson bootstrap), and the
-    whole dataset (itemset 0) uses the same weights, so divergences keep their correlation.
-    Returns per itemset and replicate the mean outcome and, when ``baseline_kind`` > 0, the
-    error of the slice's own best constant prediction (1 mean, 2 median, 3 majority, 4 base
-    rate). NaN for itemsets not flagged or replicates with no defined row.
-    """
-    n_rows = row_codes.shape[0]
-    n_items = order.shape[0]
-    b_count = poisson.shape[1]
-    arena, f_lo, f_hi = _walk_state(row_codes, length)
-    means = np.full((n_items, b_count), np.nan)
-    bases = np.full((n_items, b_count), np.nan)
-    num = np.zeros(b_count)
-    den = np.zeros(b_count)
-    ty = np.zeros(b_count)
-    ty2 = np.zeros(b_count)
-    xs = np.empty(n_rows)
-    rs = np.empty(n_rows, dtype=np.int64)
-    ws = np.empty(n_rows)
-    for k in range(n_items):
-        i = order[k]
-        d = _descend(i, last_attr, last_val, length, row_codes, arena, f_lo, f_hi)
-        if not wanted[i]:
-            continue
-        for b in range(b_count):
-            num[b] = 0.0
-            den[b] = 0.0
-            ty[b] = 0.0
-            ty2[b] = 0.0
-        m = 0
-        for j in range(f_lo[d], f_hi[d]):
-            r = arena[j]
-            v = values[r]
-            if np.isnan(v):
-                continue
-            y = target[r]
-            if baseline_kind == 2:
-                xs[m] = y
-                rs[m] = r
-                m += 1
-            for b in range(b_count):
-                w = poisson[r, b]
-                num[b] += w * v
-                den[b] += w
-                if baseline_kind == 1 or baseline_kind >= 3:
-                    ty[b] += w * y
-                    ty2[b] += w * y * y
-        if baseline_kind == 2 and m > 0:
-            perm = np.argsort(xs[:m])
-            xs_sorted = xs[:m][perm]
-            rows_sorted = rs[:m][perm]
-        for b in range(b_count):
-            if den[b] <= 0:
-                continue
-            means[i, b] = num[b] / den[b]
-            if baseline_kind == 1:
-                mu = ty[b] / den[b]
-                bases[i, b] = max(ty2[b] / den[b] - mu * mu, 0.0)
-            elif baseline_kind == 3:
-                p = ty[b] / den[b]
-                bases[i, b] = min(p, 1.0 - p)
-            elif baseline_kind == 4:
-                p = ty[b] / den[b]
-                bases[i, b] = p * (1.0 - p)
-            elif baseline_kind == 2 and m > 0:
-                for j in range(m):
-                    ws[j] = poisson[rows_sorted[j], b]
-                bases[i, b] = _weighted_median_abs(xs_sorted, ws[:m], den[b])
-    return means, bases
 
 
 @_njit

@@ -88,45 +88,52 @@ def two_group_table(seed: int, *, share: float, n: int = 10_000, kind: str = "no
     return df, dict(outcome="o", attributes=["g"]), truth
 
 
-def planted_rate_table(seed: int, *, n: int = 10_000, effect: float = 0.2, base: float = 0.3):
-    """Random attributes and a 0/1 outcome at rate ``base``, except in ``a0=v0, a1=v0`` where
-    it is ``base + effect``. Truth: that slice's expected divergence given its row count."""
+def planted_rate_table(seed: int, *, n: int = 10_000, effect: float = 0.2, base: float = 0.3,
+                       share: float = 0.2):
+    """Random attributes and a 0/1 outcome at rate ``base``, except in ``segment=s0`` (about
+    ``share`` of the rows) where it is ``base + effect``. Truth: that slice's divergence
+    given its row count, ``(1 - n_s / n) * effect``."""
     rng = np.random.default_rng(seed)
     df = random_attributes(rng, n)
-    planted = ((df["a0"] == "v0") & (df["a1"] == "v0")).to_numpy()
+    planted = rng.random(n) < share
+    df["segment"] = np.where(planted, "s0", np.array(["s1", "s2", "s3"])[rng.integers(0, 3, n)])
     df["o"] = (rng.random(n) < np.where(planted, base + effect, base)).astype(float)
-    share = planted.mean()
-    mu_all = share * (base + effect) + (1 - share) * base
-    return df, dict(outcome="o"), {"itemset": "a0=v0, a1=v0", "divergence": base + effect - mu_all}
+    return df, dict(outcome="o"), {"itemset": "segment=s0", "effect": effect}
 
 
-def noisier_labels_table(seed: int, *, n: int = 10_000, noise: float = 1.0, cohort_noise: float = 2.5):
+def noisier_labels_table(seed: int, *, n: int = 10_000, noise: float = 1.0, cohort_noise: float = 2.5,
+                         share: float = 0.2):
     """A regression whose prediction is the true mean everywhere (the model is as good as
-    possible), with labels noisier in the cohort ``a0=v0``: its errors are higher, and so is
-    its constant baseline, but nothing about the model is broken there. Also a signal the
-    attributes partly explain, so the constant baseline alone is not the achievable error."""
+    possible), with labels noisier in the cohort ``cohort=yes`` (``share`` of the rows): its
+    errors are higher, and so is its constant baseline, but nothing about the model is broken
+    there. Also a signal the attributes partly explain, so the constant baseline alone is not
+    the achievable error."""
     rng = np.random.default_rng(seed)
     df = random_attributes(rng, n)
+    df["cohort"] = np.where(rng.random(n) < share, "yes", "no")
     x = rng.normal(size=n)
     df["x"] = np.round(x, 3)
-    cohort = (df["a0"] == "v0").to_numpy()
+    cohort = (df["cohort"] == "yes").to_numpy()
     signal = 3.0 * x + 1.5 * (df["a1"] == "v1").to_numpy()
     df["y"] = signal + rng.normal(size=n) * np.where(cohort, cohort_noise, noise)
     df["pred"] = signal
-    return df, dict(target="y", prediction="pred", regression=True, metrics=["abs_error"]), {"cohort": "a0=v0"}
+    return df, dict(target="y", prediction="pred", regression=True, metrics=["abs_error"]), {"cohort": "cohort=yes"}
 
 
-def classifier_cohorts_table(seed: int, *, n: int = 10_000):
-    """A classifier with two planted cohorts, for the 0/1 error metric: in ``a0=v0`` the labels
-    are noisier (the true probability is near 1/2, and the model, which predicts the likelier
-    class, is as good as possible: a hard cohort); in ``a1=v0`` the model's predictions are
-    flipped for 30% of the rows (a defect). Elsewhere labels follow a clear signal."""
+def classifier_cohorts_table(seed: int, *, n: int = 10_000, share: float = 0.2):
+    """A classifier with two planted cohorts (``share`` of the rows each, independent), for
+    the 0/1 error metric: in ``hard=yes`` the labels are noisier (the true probability is near
+    1/2, and the model, which predicts the likelier class, is as good as possible: a hard
+    cohort); in ``broken=yes`` the model's predictions are flipped for 30% of the rows (a
+    defect). Elsewhere labels follow a clear signal ``x``."""
     rng = np.random.default_rng(seed)
     df = random_attributes(rng, n)
+    df["hard"] = np.where(rng.random(n) < share, "yes", "no")
+    df["broken"] = np.where(rng.random(n) < share, "yes", "no")
     x = rng.normal(size=n)
     df["x"] = np.round(x, 3)
-    hard = (df["a0"] == "v0").to_numpy()
-    broken = (df["a1"] == "v0").to_numpy()
+    hard = (df["hard"] == "yes").to_numpy()
+    broken = (df["broken"] == "yes").to_numpy()
     p = 1.0 / (1.0 + np.exp(-np.where(hard, 0.6, 3.0) * x))
     y = rng.random(n) < p
     pred = p > 0.5
@@ -134,4 +141,4 @@ def classifier_cohorts_table(seed: int, *, n: int = 10_000):
     df["y"] = y.astype(int)
     df["pred"] = pred.astype(int)
     return (df, dict(target="y", prediction="pred", positive=1, metrics=["error"]),
-            {"hard_cohort": "a0=v0", "defect": "a1=v0"})
+            {"hard_cohort": "hard=yes", "defect": "broken=yes"})

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import DivergenceInputError
-from .lattice import walk_order, walk_tallies, walk_verdict
+from .lattice import walk_boot_means, walk_order, walk_verdict
 from .shrinkage import shrink
 from .stats import (CORRECTIONS, adjust_p, corrected_level, mean_difference_test, min_slice_size,
                     rate_difference_interval, rest_skew, t_interval, wilson_interval, z_value)
@@ -51,9 +51,10 @@ FAMILIES = ("scan", "metric")
 DEFAULT_DELTA_RATE = 0.05
 #: default for a real-valued outcome, in units of its standard deviation
 DEFAULT_DELTA_SD = 0.2
-#: cap on slices x replicates x metrics of bootstrap means held in memory (float32)
-MAX_BOOTSTRAP_CELLS = 100_000_000
-#: cap on the cells of one pass of the bootstrap walk (slices x tally columns)
+#: cap on slices x replicates x metrics of bootstrap means held in memory (float32); beyond
+#: it only the top 1,000 slices per metric (under ``sort_by``) are bootstrapped
+MAX_BOOTSTRAP_CELLS = 50_000_000
+#: cap on rows x replicates of the Poisson weights drawn in one pass
 BOOTSTRAP_PASS_CELLS = 20_000_000
 
 _BASELINE_CODE = {"mean": 1, "median": 2, "majority": 3, "base_rate": 4}
@@ -563,8 +564,7 @@ def _bootstrap_intervals(table, cols, walk, replicates: int, seed: int, confiden
     if top_k is not None or n_items * replicates * len(metrics) > MAX_BOOTSTRAP_CELLS:
         per_metric = {m.name: _slices_to_bootstrap(table, cols, m.name, top_k or 1000, sort_by) for m in metrics}
     wanted = np.logical_or.reduce(list(per_metric.values()))
-    keep = np.nonzero(wanted)[0]
-    if keep.size * replicates * len(metrics) > MAX_BOOTSTRAP_CELLS:
+    if int(wanted.sum()) * replicates * len(metrics) > MAX_BOOTSTRAP_CELLS:
         return {}
     comp = compress(table.row_codes, np.ones((table.n_rows, 1)))
     codes = np.asfortranarray(comp.codes.astype(np.int32))
@@ -573,9 +573,9 @@ def _bootstrap_intervals(table, cols, walk, replicates: int, seed: int, confiden
     starts = np.searchsorted(inverse[order], np.arange(len(comp.codes)))
     n_groups = len(comp.codes)
     rng = np.random.default_rng(seed)
-    chunk = max(1, min(replicates, BOOTSTRAP_PASS_CELLS // max(1, 2 * len(metrics) * n_items),
-                       BOOTSTRAP_PASS_CELLS // max(1, table.n_rows)))
-    means = {m.name: np.empty((keep.size, replicates), dtype=np.float32) for m in metrics}
+    # replicates in passes, so the per-row weights of one pass stay within BOOTSTRAP_PASS_CELLS
+    chunk = max(1, min(replicates, BOOTSTRAP_PASS_CELLS // max(1, table.n_rows)))
+    means = np.empty((n_items, len(metrics) * replicates), dtype=np.float32)
     prepared = []
     for m in metrics:
         v = np.asarray(table.outcome(m.name).values, dtype=float)
@@ -587,59 +587,82 @@ def _bootstrap_intervals(table, cols, walk, replicates: int, seed: int, confiden
         else:
             x = np.where(d, v - m.shift, 0.0)[order]
             prepared.append(("real", d[order].astype(float), x))
+    shifts = np.array([m.shift for m in metrics], dtype=float)
     for b0 in range(0, replicates, chunk):
         bc = min(chunk, replicates - b0)
-        columns = []
-        for kind, a, b in prepared:
+        weights = np.empty((n_groups, 2 * len(metrics) * bc), dtype=np.float32)
+        for j, (kind, a, b) in enumerate(prepared):
+            den, num = weights[:, 2 * j * bc:(2 * j + 1) * bc], weights[:, (2 * j + 1) * bc:(2 * j + 2) * bc]
             if kind == "binary":
-                p1 = rng.poisson(a[:, None], size=(n_groups, bc)).astype(float)
-                p0 = rng.poisson(b[:, None], size=(n_groups, bc)).astype(float)
-                columns += [p1 + p0, p1]
+                num[:] = rng.poisson(a[:, None], size=(n_groups, bc))
+                den[:] = rng.poisson(b[:, None], size=(n_groups, bc))
+                den += num
             else:
-                w = rng.poisson(1.0, size=(table.n_rows, bc)).astype(float)
-                columns += [np.add.reduceat(w * a[:, None], starts, axis=0),
-                            np.add.reduceat(w * b[:, None], starts, axis=0)]
-        sums = walk_tallies(*walk(), codes, np.ascontiguousarray(np.hstack(columns)))[keep]
-        for j, m in enumerate(metrics):
-            den = sums[:, (2 * j) * bc:(2 * j + 1) * bc]
-            num = sums[:, (2 * j + 1) * bc:(2 * j + 2) * bc]
-            with np.errstate(invalid="ignore", divide="ignore"):
-                means[m.name][:, b0:b0 + bc] = np.where(den > 0, m.shift + num / np.where(den > 0, den, 1.0), np.nan)
+                w = rng.poisson(1.0, size=(table.n_rows, bc)).astype(np.float32)
+                den[:] = np.add.reduceat(w * a[:, None].astype(np.float32), starts, axis=0)
+                num[:] = np.add.reduceat(w * b[:, None].astype(np.float32), starts, axis=0)
+        part = walk_boot_means(*walk(), codes, wanted, weights, bc, shifts)
+        for j in range(len(metrics)):
+            means[:, j * replicates + b0:j * replicates + b0 + bc] = part[:, j * bc:(j + 1) * bc]
     alpha = 1.0 - confidence
     out = {}
     for k, m in enumerate(metrics):
+        mine = per_metric[m.name]
         low = np.full(n_items, np.nan)
         high = np.full(n_items, np.nan)
-        low[keep], high[keep] = _percentiles(means[m.name], alpha / 2.0, 1.0 - alpha / 2.0)
+        idx = np.nonzero(mine)[0]
+        block = means[:, k * replicates:(k + 1) * replicates]
+        block = np.ascontiguousarray(block if idx.size == n_items else block[idx])
+        low[idx], high[idx] = _percentiles(block, alpha / 2.0, 1.0 - alpha / 2.0)
         if m.binary:
             n = table.tallies[:, 1 + 3 * k]
             ones = np.rint(table.tallies[:, 2 + 3 * k])
             w_low, w_high = wilson_interval(ones, n, confidence)
-            one_valued = wanted & (n > 0) & ((ones == 0) | (ones == n))
+            one_valued = mine & (n > 0) & ((ones == 0) | (ones == n))
             low = np.where(one_valued, np.fmin(low, w_low), low)
             high = np.where(one_valued, np.fmax(high, w_high), high)
-        mine = per_metric[m.name]
-        out[m.name] = (np.where(mine, low, np.nan), np.where(mine, high, np.nan))
+        out[m.name] = (low, high)
     return out
 
 
 def _percentiles(x: np.ndarray, lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]:
-    """Per row, two percentiles (linear interpolation) of the finite values, by one sort."""
-    x = np.where(np.isfinite(x), x, np.inf).astype(np.float64)
-    x.sort(axis=1)
-    count = np.isfinite(x).sum(axis=1)
-    rows = np.arange(x.shape[0])
+    """Per row, two percentiles (linear interpolation, as numpy's) of the finite values: rows
+    holding every replicate by one partial sort (in place: ``x`` is reordered), the rest by a
+    full sort."""
+    out_lo, out_hi = np.full(x.shape[0], np.nan), np.full(x.shape[0], np.nan)
+    if x.size == 0:
+        return out_lo, out_hi
+    finite = np.isfinite(x)
+    count = finite.sum(axis=1)
+    full = count == x.shape[1]
+    b = x.shape[1]
 
-    def at(q):
-        pos = np.maximum(count - 1, 0) * q
+    def positions(q, c):
+        pos = (c - 1) * q
         i = np.floor(pos).astype(np.int64)
-        j = np.minimum(i + 1, np.maximum(count - 1, 0))
-        frac = pos - i
-        with np.errstate(invalid="ignore"):
-            v = x[rows, i] * (1.0 - frac) + x[rows, j] * frac
-        return np.where(count > 0, v, np.nan)
+        return i, np.minimum(i + 1, c - 1), pos - i
 
-    return at(lo), at(hi)
+    (i1, j1, f1), (i2, j2, f2) = positions(lo, b), positions(hi, b)
+    kth = sorted({int(i1), int(j1), int(i2), int(j2)})
+    if full.all():
+        x.partition(kth, axis=1)
+        part = x
+    elif full.any():
+        part = np.partition(x[full], kth, axis=1)
+    if full.any():
+        sel = slice(None) if full.all() else full
+        out_lo[sel] = part[:, i1].astype(float) * (1.0 - f1) + part[:, j1].astype(float) * f1
+        out_hi[sel] = part[:, i2].astype(float) * (1.0 - f2) + part[:, j2].astype(float) * f2
+    some = ~full & (count > 0)
+    if some.any():
+        y = np.where(finite[some], x[some], np.inf).astype(float)
+        y.sort(axis=1)
+        c = count[some]
+        rows = np.arange(y.shape[0])
+        for q, target in ((lo, out_lo), (hi, out_hi)):
+            i, j, f = positions(q, c)
+            target[some] = y[rows, i] * (1.0 - f) + y[rows, j] * f
+    return out_lo, out_hi
 
 
 def _slices_to_bootstrap(table, cols, name, top_k, sort_by) -> np.ndarray:

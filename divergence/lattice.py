@@ -411,3 +411,37 @@ def walk_verdict(order, last_attr, last_val, length, row_codes, item_codes, n_va
         out[i, 8] = r2
         out[i, 9] = which
     return out
+
+
+@_njit(export="i8[::1], i8[::1], i8[::1], i8[::1], i4[::1, :], b1[::1], f4[:, ::1], i8, f8[::1]")
+def walk_boot_means(order, last_attr, last_val, length, row_codes, wanted, weights, replicates, shifts):
+    """Bootstrap means of the flagged itemsets, from per-row replicate sums.
+
+    ``weights`` (float32: Poisson counts are exact up to 2**24) holds, per row (here: per
+    distinct row) and metric k, ``replicates`` columns of weight sums then ``replicates``
+    columns of weighted outcome sums (metric k's block starts at column 2 * k * replicates).
+    Returns, per itemset, metric k's replicate means in columns k * replicates onwards
+    (``shifts[k]`` added back; NaN where a replicate holds no row, and for itemsets not
+    flagged), as float32.
+    """
+    n_items = order.shape[0]
+    t = weights.shape[1]
+    n_met = shifts.shape[0]
+    arena, f_lo, f_hi = _walk_state(row_codes, length)
+    out = np.full((n_items, n_met * replicates), np.nan, dtype=np.float32)
+    acc = np.zeros(t, dtype=np.float32)
+    for k in range(n_items):
+        i = order[k]
+        d = _descend(i, last_attr, last_val, length, row_codes, arena, f_lo, f_hi)
+        if not wanted[i]:
+            continue
+        acc[:] = 0.0
+        for j in range(f_lo[d], f_hi[d]):
+            acc += weights[arena[j]]
+        for m in range(n_met):
+            base = 2 * m * replicates
+            for b in range(replicates):
+                den = acc[base + b]
+                if den > 0:
+                    out[i, m * replicates + b] = shifts[m] + acc[base + replicates + b] / den
+    return out

@@ -18,10 +18,10 @@ __all__ = ["shrink"]
 #: prior weight (pseudo-count) of the null component, as adaptive shrinkage's default
 NULL_PSEUDOCOUNT = 10.0
 #: most slices the prior is fitted on (a seeded subset beyond; every slice is shrunk)
-FIT_MAX = 5_000
+FIT_MAX = 3_000
 
 
-def shrink(estimate: np.ndarray, se: np.ndarray, *, max_iter: int = 1000, tol: float = 1e-6) -> np.ndarray:
+def shrink(estimate: np.ndarray, se: np.ndarray, *, max_iter: int = 100, tol: float = 1e-4) -> np.ndarray:
     """Posterior mean of each true divergence under a prior fitted to all of them.
 
     Parameters

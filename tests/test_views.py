@@ -108,6 +108,14 @@ def test_sort_options_default_first(demo_table, regression_table):
     assert next(iter(sort_options(demo_table, "fpr").values())) == "fpr_divergence"
     assert next(iter(sort_options(regression_table, "abs_error").values())) == "abs_error_lift_shortfall"
     assert "fpr_q" in sort_options(demo_table, "fpr").values()
+    # the winner's curse corrected where people look: the shrunk divergence and the corrected
+    # interval's bound nearest zero sort the table too
+    opts = sort_options(demo_table, "fpr")
+    assert opts["Shrunk divergence"] == "fpr_divergence_shrunk"
+    assert opts["Divergence bound nearest zero"] == "fpr_divergence_bound"
+    view = slice_view(demo_table, metric="fpr", sort_by="fpr_divergence_shrunk", top_n=5)
+    shrunk = demo_table.frame["fpr_divergence_shrunk"].iloc[1:]
+    assert list(view.rows["fpr_divergence_shrunk"]) == sorted(shrunk, reverse=True)[:5]
 
 
 def test_display_frame_formats_every_statistics_column(demo_table, regression_table):

@@ -310,7 +310,9 @@ def headline(table: SliceTable, metric: str | None = None) -> dict:
 
     Keys: ``metric``, ``label``, ``binary``, ``overall``, ``overall_low``, ``overall_high``
     (NaN without statistics), ``n_slices``, ``n_tested``, ``n_significant`` (None without
-    statistics), ``verdicts`` ({verdict: count}), ``min_size`` (the assessment's entry or None).
+    statistics), ``verdicts`` ({verdict: count}), ``min_size`` (the assessment's entry or None),
+    ``family`` ("scan": q-values corrected over every metric's slices, "metric": this metric's)
+    and ``n_family`` (the tests the q-values were corrected over).
     """
     info = table.metric(metric)
     m, f = info.name, table.frame
@@ -324,14 +326,19 @@ def headline(table: SliceTable, metric: str | None = None) -> dict:
     significant = None
     if f"{m}_q" in f.columns:
         alpha = 1.0 - float(assessment.get("confidence", 0.95))
-        significant = int((f[f"{m}_q"].iloc[1:] <= alpha).sum())
+        sig = f[f"{m}_q"].iloc[1:] <= alpha
+        if f"{m}_divergence_adj_low" in f.columns:  # a finding's corrected interval excludes 0 too
+            sig &= (f[f"{m}_divergence_adj_low"].iloc[1:] > 0) | (f[f"{m}_divergence_adj_high"].iloc[1:] < 0)
+        significant = int(sig.sum())
     verdicts: dict[str, int] = {}
     if f"{m}_verdict" in f.columns:
         verdicts = {str(k): int(v) for k, v in f[f"{m}_verdict"].iloc[1:].value_counts().items() if k}
     return dict(metric=m, label=_metric_label(table, m), binary=info.binary, description=info.description,
                 overall=table.overall(m), overall_low=float(low), overall_high=float(high),
                 n_slices=len(table) - 1, n_tested=int(tested), n_significant=significant,
-                verdicts=verdicts, min_size=(assessment.get("min_size") or {}).get(m))
+                verdicts=verdicts, min_size=(assessment.get("min_size") or {}).get(m),
+                family=assessment.get("family"),
+                n_family=int((assessment.get("family_size") or {}).get(m, tested)))
 
 
 # ----------------------------------------------------------------------------- roles of a new file

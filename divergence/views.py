@@ -286,6 +286,8 @@ def display_frame(table: SliceTable, rows: pd.DataFrame, metric: str | None = No
         out["Min size"] = f[f"{m}_meets_min_size"].map(lambda b: "yes" if bool(b) else "no")
     if f"{m}_baseline" in f:
         out["Baseline"] = f[f"{m}_baseline"].map(lambda x: format_value(x, binary))
+    if f"{m}_reference" in f:
+        out["Achievable"] = f[f"{m}_reference"].map(lambda x: format_value(x, binary))
     if f"{m}_lift" in f:
         out["Lift"] = f[f"{m}_lift"].map(format_percent)
     if f"{m}_lift_shortfall" in f:
@@ -298,6 +300,8 @@ def display_frame(table: SliceTable, rows: pd.DataFrame, metric: str | None = No
             DASH if _bad(v) else f"{format_value(v, binary)} {format_interval(a, b, binary)}"
             for v, a, b in zip(f[f"{m}_replicated_value"], f[f"{m}_replicated_ci_low"],
                                f[f"{m}_replicated_ci_high"])]
+        if f"{m}_replicated_divergence" in f:
+            out["Replicated divergence"] = f[f"{m}_replicated_divergence"].map(lambda x: format_divergence(x, binary))
         out["Replicated"] = f[f"{m}_replicated"].map(lambda b: "yes" if bool(b) else "no")
     if f"{m}_verdict" in f:
         out["Verdict"] = f[f"{m}_verdict"].astype(str)

@@ -142,3 +142,15 @@ def classifier_cohorts_table(seed: int, *, n: int = 10_000, share: float = 0.2):
     df["pred"] = pred.astype(int)
     return (df, dict(target="y", prediction="pred", positive=1, metrics=["error"]),
             {"hard_cohort": "hard=yes", "defect": "broken=yes"})
+
+
+def planted_lognormal_table(seed: int, *, n: int = 10_000, shift: float = 0.5, share: float = 0.05):
+    """Random attributes and a lognormal(0, 1) outcome, except in ``segment=s0`` (about
+    ``share`` of the rows) where its log is shifted by ``shift`` (up: the long-tail side of a
+    right-skewed outcome; down: the short-tail side, where the skew guard works)."""
+    rng = np.random.default_rng(seed)
+    df = random_attributes(rng, n)
+    planted = rng.random(n) < share
+    df["segment"] = np.where(planted, "s0", np.array(["s1", "s2", "s3"])[rng.integers(0, 3, n)])
+    df["o"] = rng.lognormal(np.where(planted, shift, 0.0), 1.0, n)
+    return df, dict(outcome="o"), {"itemset": "segment=s0"}

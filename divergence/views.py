@@ -277,6 +277,10 @@ def display_frame(table: SliceTable, rows: pd.DataFrame, metric: str | None = No
     if f"{m}_ci_low" in f:
         out["Interval"] = [format_interval(a, b, binary) for a, b in zip(f[f"{m}_ci_low"], f[f"{m}_ci_high"])]
     out["Divergence"] = f[f"{m}_divergence"].map(lambda x: format_divergence(x, binary))
+    for col, label in ((f"{m}_divergence_shrunk", "Shrunk divergence"),
+                       (f"{m}_divergence_bound", "Divergence bound nearest zero")):
+        if col in also and col in f:  # shown when the rows are sorted by it
+            out[label] = f[col].map(lambda x: format_divergence(x, binary))
     if f"{m}_t" in also:
         out["t"] = f[f"{m}_t"].map(lambda x: format_number(x))
     out["p"] = f[f"{m}_p"].map(format_p)

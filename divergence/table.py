@@ -123,8 +123,19 @@ class SliceTable:
 
     @property
     def n_tested(self) -> dict:
-        """Slices tested per metric (those with a p-value), after :func:`divergence.assess`."""
+        """Slices tested per metric (those with a p-value), after :func:`divergence.assess`.
+        Which tests the q-values were corrected over is :attr:`family`."""
         return dict(self.assessment["n_tested"]) if self.assessment else {}
+
+    @property
+    def family(self) -> tuple[str, dict]:
+        """How the q-values were corrected: ``("scan", {metric: tests})`` when every slice of
+        every metric is one family (each metric's count is then the total), ``("metric", ...)``
+        when each metric's slices were corrected on their own."""
+        if not self.assessment:
+            return ("", {})
+        a = self.assessment
+        return (a.get("family", "metric"), dict(a.get("family_size") or a["n_tested"]))
 
     @cached_property
     def item_labels(self) -> list[list[str]]:

@@ -47,6 +47,7 @@ def test_one_family_over_every_metric():
     a = t.assessment
     total = sum(t.n_tested.values())
     assert a["family"] == "scan" and all(a["family_size"][m] == total for m in t.metric_names)
+    assert t.family == ("scan", {m: total for m in t.metric_names})
     joined = np.concatenate([t.frame[f"{m}_p"].to_numpy()[1:] for m in t.metric_names])
     q = stats.adjust_p(joined, "bh")
     np.testing.assert_array_equal(np.concatenate([t.frame[f"{m}_q"].to_numpy()[1:] for m in t.metric_names]), q)

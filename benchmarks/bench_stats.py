@@ -3,7 +3,7 @@ setting, runs, measured rate and target (and whether the rate meets it within si
 error: two binomial standard errors).
 
     python benchmarks/bench_stats.py                       # 200 runs per setting (about an hour on 2 busy cores)
-    python benchmarks/bench_stats.py --runs 20             # a quick look
+    python benchmarks/bench_stats.py --runs 20 --coverage-runs 100   # a quick look
     python benchmarks/bench_stats.py --only null,coverage  # some sections: null, coverage, small, verdicts,
                                                            # shrinkage, power
     python benchmarks/bench_stats.py --speed               # the speed table (see --before)
@@ -421,6 +421,8 @@ def speed(before: str | None) -> None:
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=200, help="runs per setting (default 200)")
+    p.add_argument("--coverage-runs", type=int, default=1000,
+                   help="runs per coverage setting (cheap: default 1000, a standard error of 0.007)")
     p.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
     p.add_argument("--speed", action="store_true", help="the speed table instead")
     p.add_argument("--before", default=None, help="with --speed: a checkout of the code before, to compare")
@@ -431,7 +433,8 @@ def main(argv=None) -> None:
     rows = []
     t0 = time.time()
     for name in args.only.split(","):
-        rows += SECTIONS[name.strip()](args.runs)
+        name = name.strip()
+        rows += SECTIONS[name](args.coverage_runs if name == "coverage" else args.runs)
     print_table(rows)
     print(f"\n{time.time() - t0:.0f} s")
 

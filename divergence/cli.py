@@ -34,11 +34,16 @@ def _float(text: str) -> float:
 
 
 def _parse_bins(specs: Sequence[str] | None) -> dict:
+    from .discretize import PERIODS
+
     out: dict = {}
     for spec in specs or []:
         col, sep, edges = spec.rpartition("=")
         if not sep or not col or not edges:
-            raise DivergenceInputError(f"--bins expects COL=e1,e2,...; got {spec!r}.")
+            raise DivergenceInputError(f"--bins expects COL=e1,e2,... or COL=month|quarter|year; got {spec!r}.")
+        if edges.strip() in PERIODS:
+            out[col] = edges.strip()
+            continue
         try:
             values = [float(e) for e in edges.split(",") if e.strip()]
         except ValueError:
@@ -74,7 +79,8 @@ def add_scan_options(p: argparse.ArgumentParser, data: bool = True) -> None:
     slicing = p.add_argument_group("slicing")
     slicing.add_argument("--attributes", help="comma-separated columns to slice by (default: all others)")
     slicing.add_argument("--bins", action="append", metavar="COL=e1,e2,...",
-                         help="explicit bin edges for a numeric column (repeatable)")
+                         help="explicit bin edges for a numeric column, or COL=month|quarter|year for a "
+                              "date column (repeatable)")
     slicing.add_argument("--quantile-bins", type=int, default=3, help="bins per numeric column (default 3)")
     slicing.add_argument("--binning", choices=["quantile", "uniform"], default="quantile")
     slicing.add_argument("--min-support", type=_float, default=0.05, help="minimum support in (0, 1]")

@@ -668,7 +668,7 @@ def scan_engine(
     params = dict(target=target, prediction=prediction, score=score, threshold=threshold,
                   positive=positive, metrics=[o.name for o in outcomes], outcome=outcome, rank=rank,
                   rank_by=rank_by, ascending=ascending, gamma=gamma, regression=regression,
-                  attributes=list(attrs), bins={k: (v if isinstance(v, int) else list(v)) for k, v in bins.items()},
+                  attributes=list(attrs), bins={k: (v if isinstance(v, (int, str)) else list(v)) for k, v in bins.items()},
                   quantile_bins=quantile_bins, binning=binning, min_support=s, max_length=max_length,
                   engine=backend.name, quantiles=quantiles)
     table = scan_compressed(codes, weights, bins=final_bins, metrics=infos, n_rows=n_rows, min_support=s,

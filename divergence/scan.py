@@ -7,7 +7,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .discretize import AttributeBins, BinSpec, Binning, discretize, is_row_index
+from .columns import NEAR_UNIQUE_SHARE, screen_attributes
+from .discretize import AttributeBins, BinSpec, Binning, discretize
 from .errors import DivergenceInputError
 from .mining import ENGINES, compress_outcomes, min_count_for, mine
 from .outcomes import (
@@ -23,11 +24,7 @@ from .outcomes import (
 from .stats import beta_t, fisher_exact_p, slice_means, welch_p, welch_t
 from .table import MetricInfo, SliceTable
 
-__all__ = ["scan", "build_outcomes", "default_attributes", "role_columns"]
-
-#: a text column with more distinct values than this share of rows is an identifier
-NEAR_UNIQUE_SHARE = 0.5
-
+__all__ = ["scan", "build_outcomes", "default_attributes", "role_columns", "NEAR_UNIQUE_SHARE"]
 
 def role_columns(**roles: object) -> list[str]:
     """The columns used as target, prediction, score, rank or outcome (not attributes)."""
@@ -41,25 +38,14 @@ def role_columns(**roles: object) -> list[str]:
     return out
 
 
-def default_attributes(df: pd.DataFrame, exclude: Sequence[str]) -> tuple[list[str], list[str]]:
-    """Every column not in ``exclude``, less row indexes and near-unique text; with notes why."""
-    attributes, notes = [], []
-    for col in df.columns:
-        if col in exclude:
-            continue
-        series = df[col]
-        if is_row_index(col, series):
-            notes.append(f"Left out column '{col}' from the attributes: it only numbers the rows.")
-            continue
-        if (not pd.api.types.is_numeric_dtype(series) and len(series) >= 20
-                and series.nunique(dropna=True) > NEAR_UNIQUE_SHARE * len(series)):
-            notes.append(
-                f"Left out column '{col}' from the attributes: {series.nunique():,} distinct "
-                f"values in {len(series):,} rows (an identifier); name it to include it."
-            )
-            continue
-        attributes.append(col)
-    return attributes, notes
+def default_attributes(df: pd.DataFrame, exclude: Sequence[str], *, target: str | None = None,
+                       prediction: str | None = None, score: str | None = None,
+                       threshold: float | None = None) -> tuple[list[str], list[str]]:
+    """Every column not in ``exclude``, less those a careful analyst would not slice by (see
+    :func:`divergence.columns.screen_attributes`); with the notes saying which and why."""
+    screen = screen_attributes(df, exclude, target=target, prediction=prediction, score=score,
+                               threshold=threshold)
+    return screen.attributes, screen.notes
 
 
 def build_outcomes(
@@ -269,8 +255,10 @@ def scan(
         a score (higher is better unless ``ascending``), valued by ``gamma``
         (``topk:K``, ``power:A`` or ``dcg``); the metric is called ``gamma``.
     outcomes : ready-made :class:`Outcome` objects (added to the above).
-    attributes : the columns to slice by; default every column not used above, less
-        row indexes and identifier-like text columns (the result's notes say which).
+    attributes : the columns to slice by; default every column not used above, less row
+        numbers, identifiers, person names, dates, free text, constant and all-missing columns
+        and columns that leak the target, prediction or score (see
+        :func:`divergence.columns.screen_attributes`; the result's notes say which and why).
     bins, quantile_bins, binning : how numeric attributes are binned (see
         :func:`divergence.discretize.discretize`).
     min_support : the smallest share of rows a slice may hold, in (0, 1].
@@ -316,7 +304,8 @@ def scan(
                          rank=rank, rank_by=rank_by)
     notes: list[str] = []
     if attributes is None:
-        attrs, notes = default_attributes(df, roles)
+        attrs, notes = default_attributes(df, roles, target=target, prediction=prediction, score=score,
+                                          threshold=threshold if prediction is None else None)
     else:
         attrs = [attributes] if isinstance(attributes, str) else list(attributes)
         missing = [a for a in attrs if a not in df.columns]
@@ -337,7 +326,7 @@ def scan(
     params = dict(target=target, prediction=prediction, score=score, threshold=threshold,
                   positive=positive, metrics=[o.name for o in found], outcome=outcome, rank=rank,
                   rank_by=rank_by, ascending=ascending, gamma=gamma, regression=regression,
-                  attributes=list(attrs), bins={k: (v if isinstance(v, int) else list(v))
+                  attributes=list(attrs), bins={k: (v if isinstance(v, (int, str)) else list(v))
                                                 for k, v in (bins or {}).items()},
                   quantile_bins=quantile_bins, binning=binning, min_support=s,
                   max_length=max_length, engine=engine)

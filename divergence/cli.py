@@ -11,7 +11,7 @@ from typing import Sequence
 import pandas as pd
 
 from .errors import DivergenceInputError
-from .io import read_table
+from .io import load_table, read_table
 from .scan import scan
 from .shapley import global_divergence, item_contributions, prune_redundant
 from .table import write_csv
@@ -158,8 +158,9 @@ def scan_from_args(args: argparse.Namespace):
     engine = getattr(args, "engine", "fast")
     if engine in ("duckdb", "spark"):
         return None, _engine_scan(args)
-    df = read_table(args.data)
-    return df, scan(
+    loaded = load_table(args.data)
+    df = loaded.frame
+    table = scan(
         df, target=args.target, prediction=args.prediction, score=args.score,
         threshold=args.threshold, positive=args.positive, metrics=_split(args.metric),
         outcome=_split(args.outcome), rank=args.rank, rank_by=args.rank_by,
@@ -171,6 +172,11 @@ def scan_from_args(args: argparse.Namespace):
         top_k=args.top_k, sort_by=args.sort_by,
         replicate=read_table(args.replicate) if args.replicate else None, holdout=args.holdout,
     )
+    if loaded.notes:  # how the file was read (delimiter, encoding, renamed columns) comes first
+        import dataclasses
+
+        table = dataclasses.replace(table, notes=tuple(loaded.notes) + tuple(table.notes))
+    return df, table
 
 
 def _engine_scan(args: argparse.Namespace):

@@ -83,7 +83,12 @@ def _sample(values: pd.Series, k: int, seed: int = 0) -> pd.Series:
 
 
 def _text_sample(present: pd.Series, k: int = SAMPLE) -> list[str]:
-    return [str(v) for v in _sample(present, k).tolist()]
+    """Up to k distinct values as text, the same whatever the row order."""
+    values = pd.unique(present)
+    if len(values) > k:
+        values = np.sort(np.asarray([str(v) for v in values], dtype=object))
+        values = values[np.sort(np.random.default_rng(0).choice(len(values), k, replace=False))]
+    return [str(v) for v in values]
 
 
 def date_values(series: pd.Series) -> pd.Series:
@@ -116,7 +121,7 @@ def is_date_column(series: pd.Series) -> bool:
     head = [str(v) for v in present.iloc[:50].tolist()]
     if sum(1 for s in head if _DATE.match(s) or _TIME.match(s) or _MONTH_DATE.match(s)) < 0.8 * len(head):
         return False  # most columns end here, cheaply
-    sample = _text_sample(pd.Series(pd.unique(present)), 500)
+    sample = _text_sample(present, 500)
     shaped = [s for s in sample if _DATE.match(s) or _TIME.match(s) or _MONTH_DATE.match(s)]
     if len(shaped) < 0.95 * len(sample):
         return False
@@ -181,12 +186,14 @@ def _identifier(series: pd.Series, present: pd.Series, distinct: int) -> tuple[b
 
 # ----------------------------------------------------------------------------- leakage
 @dataclass
-class _Role:
+class _Role:  # a role column's values, as the leakage checks use them
     label: str  # "the score 'decile_score'"
     codes: np.ndarray  # factorized, missing as its own code
     k: int  # distinct codes
     numeric: np.ndarray | None  # float values (NaN missing) when numeric
     values: pd.Series
+    #: ("column", name) or ("threshold", score column, threshold): what an engine re-checks
+    source: tuple = ()
 
 
 def _factorize(values) -> tuple[np.ndarray, int]:
@@ -254,8 +261,10 @@ def _binning_of(cx: np.ndarray, kx: int, y: np.ndarray) -> bool:
     return int(change.sum()) <= len(np.unique(xs)) - 1
 
 
-def _leak_reason(name: str, series: pd.Series, role: _Role, n: int) -> str | None:
-    """Why the column leaks this role, or None: checked on the values."""
+def _leak_reason(name: str, series: pd.Series, role: _Role, n: int) -> tuple[str, tuple[str, ...]] | None:
+    """Why the column leaks this role, and the dependencies that say so (``copy``: equal values;
+    ``x->y``: the column determines the role; ``y->x``: the role determines the column;
+    ``x->y present``: where the column is present), or None. Checked on the values."""
     cx, kx = _factorize(series)
     if kx < 2:
         return None
@@ -263,32 +272,33 @@ def _leak_reason(name: str, series: pd.Series, role: _Role, n: int) -> str | Non
     # an exact copy (numbers equal as numbers, text equal as text)
     if role.numeric is not None and x_num is not None:
         if np.array_equal(x_num, role.numeric, equal_nan=True):
-            return f"a copy of {role.label}"
+            return f"a copy of {role.label}", ("copy",)
     elif series.astype("string").equals(role.values.astype("string")):
-        return f"a copy of {role.label}"
+        return f"a copy of {role.label}", ("copy",)
     few_x = kx <= n / GROUP_ROWS
     few_y = 2 <= role.k <= n / GROUP_ROWS
     x_to_y = few_x and _determines(cx, kx, role.codes, role.k)
     y_to_x = few_y and _determines(role.codes, role.k, cx, kx)
     if x_to_y and y_to_x:
-        return f"a relabelling of {role.label} (one value of it for each of its values)"
+        return f"a relabelling of {role.label} (one value of it for each of its values)", ("x->y", "y->x")
     if y_to_x:
-        return f"determined by {role.label} (a function of its values)"
+        return f"determined by {role.label} (a function of its values)", ("y->x",)
     if role.numeric is not None and not few_y and kx <= n / GROUP_ROWS and _binning_of(cx, kx, role.numeric):
-        return f"determined by {role.label} (intervals of its values)"
+        return f"determined by {role.label} (intervals of its values)", ("y->x",)
     if role.numeric is not None and x_num is not None and role.k >= 3:
         sign = _monotone(x_num, role.numeric)
         if sign:
-            return f"a {'increasing' if sign > 0 else 'decreasing'} transform of {role.label}"
+            return (f"a{'n increasing' if sign > 0 else ' decreasing'} transform of {role.label}",
+                    ("x->y", "y->x"))
     if x_to_y and role.k >= 2:
-        return f"its values determine {role.label} exactly"
+        return f"its values determine {role.label} exactly", ("x->y",)
     # determines the role where the column is present (a partial copy), present on most rows
     present = ~series.isna().to_numpy()
     if few_x and role.k >= 2 and 0.5 * n <= present.sum() < n:
         cxp, kxp = _factorize(series[present])
         cyp, kyp = _factorize(role.codes[present])
         if kyp >= 2 and _determines(cxp, kxp, cyp, kyp):
-            return f"its values determine {role.label} exactly where it is present"
+            return f"its values determine {role.label} exactly where it is present", ("x->y present",)
     return None
 
 
@@ -299,7 +309,7 @@ def _roles(df: pd.DataFrame, target, prediction, score, threshold) -> list[_Role
             continue
         s = df[col]
         codes, k = _factorize(s)
-        roles.append(_Role(f"{kind} '{col}'", codes, k, _numeric(s), s))
+        roles.append(_Role(f"{kind} '{col}'", codes, k, _numeric(s), s, ("column", col)))
     if score is not None and prediction is None and threshold is not None and score in df.columns:
         num = _numeric(df[score])
         if num is not None:
@@ -307,30 +317,33 @@ def _roles(df: pd.DataFrame, target, prediction, score, threshold) -> list[_Role
                 pred = np.where(np.isnan(num), np.nan, (num >= float(threshold)).astype(float))
             s = pd.Series(pred, index=df.index)
             codes, k = _factorize(s)
-            roles.append(_Role(f"the prediction ('{score}' >= {threshold:g})", codes, k, pred, s))
+            roles.append(_Role(f"the prediction ('{score}' >= {threshold:g})", codes, k, pred, s,
+                               ("threshold", score, float(threshold))))
     return roles
 
 
-def _leakage(df: pd.DataFrame, candidates: list[str], roles: list[_Role]) -> dict[str, str]:
-    """Columns that leak a role; a first pass on a sample rules most columns out cheaply."""
+def _leakage(df: pd.DataFrame, candidates: list[str], roles: list[_Role]) -> dict[str, tuple]:
+    """Columns that leak a role: column -> (reason, role source, dependencies); a first pass on
+    a sample rules most columns out cheaply."""
     n = len(df)
-    out: dict[str, str] = {}
+    out: dict[str, tuple] = {}
     if not roles:
         return out
     if n > LEAK_SAMPLE:
         idx = np.sort(np.random.default_rng(0).choice(n, LEAK_SAMPLE, replace=False))
         sub = df.iloc[idx]
         small = [_Role(r.label, *_factorize(r.values.iloc[idx]),
-                       None if r.numeric is None else r.numeric[idx], r.values.iloc[idx]) for r in roles]
+                       None if r.numeric is None else r.numeric[idx], r.values.iloc[idx], r.source)
+                 for r in roles]
     else:
         idx, sub, small = None, df, roles
     for col in candidates:
         for k, role in enumerate(roles):
-            reason = _leak_reason(col, sub[col], small[k], len(sub))
-            if reason is not None and idx is not None:
-                reason = _leak_reason(col, df[col], role, n)  # confirmed on every row
-            if reason is not None:
-                out[col] = reason
+            found = _leak_reason(col, sub[col], small[k], len(sub))
+            if found is not None and idx is not None:
+                found = _leak_reason(col, df[col], role, n)  # confirmed on every row
+            if found is not None:
+                out[col] = (found[0], role.source, found[1])
                 break
     return out
 
@@ -345,13 +358,21 @@ def _classify(name: str, series: pd.Series) -> tuple[str, str] | None:
     if is_row_index(name, series):
         return "row index", "it only numbers the rows"
     if _is_datetime(series) or is_date_column(series):
-        return "date", "dates or times (name it as an attribute to bin it by month, quarter or year)"
+        return "date", DATE_REASON
     counts = present.value_counts()
-    distinct = len(counts)
-    if distinct == 1 and len(present) == n:
+    if len(counts) == 1 and len(present) == n:
         return "constant", f"one value ({present.iloc[0]!r}) on every row"
+    return _shape(name, series, present, counts)
+
+
+DATE_REASON = "dates or times (name it as an attribute to bin it by month, quarter or year)"
+
+
+def _shape(name: str, series: pd.Series, present: pd.Series, counts: pd.Series) -> tuple[str, str] | None:
+    """Free text, person names or an identifier, from the values (or a sample of them)."""
     if len(present) < MIN_ROWS:
         return None
+    distinct = len(counts)
     if _is_text(series):
         is_text, why = _free_text(present, distinct)
         if is_text:
@@ -420,6 +441,14 @@ def screen_attributes(
     threshold : with ``score`` and no ``prediction``, the predicted labels ``score >=
         threshold`` are checked for leakage too.
     """
+    return _screen(df, roles, target=target, prediction=prediction, score=score, threshold=threshold)[0]
+
+
+def _screen(df: pd.DataFrame, roles: Sequence[str], *, target=None, prediction=None, score=None,
+            threshold=None, classify=None) -> tuple[AttributeScreen, dict[str, tuple]]:
+    """screen_attributes(), with the leakage found: column -> (reason, role source, dependencies).
+    ``classify(name, series)`` may replace the role-free checks (an engine's exact counts)."""
+    classify = classify or _classify
     used = set(roles) | {c for c in (target, prediction, score) if c is not None}
     kinds: dict[str, str] = {}
     left_out: dict[str, str] = {}
@@ -427,16 +456,17 @@ def screen_attributes(
     for col in df.columns:
         if col in used:
             continue
-        found = _classify(col, df[col])
+        found = classify(col, df[col])
         if found is None:
             kept.append(col)
         else:
             kinds[col], left_out[col] = found
     leaks = _leakage(df, kept, _roles(df, target, prediction, score, threshold))
-    for col, why in leaks.items():
+    for col, (why, _, _) in leaks.items():
         kinds[col], left_out[col] = "leakage", why
     order = {c: i for i, c in enumerate(df.columns)}
     left_out = dict(sorted(left_out.items(), key=lambda kv: order[kv[0]]))
     attributes = [c for c in kept if c not in leaks]
-    return AttributeScreen(attributes=attributes, left_out=left_out,
-                           kinds={c: kinds[c] for c in left_out}, notes=_notes(left_out, kinds))
+    screen = AttributeScreen(attributes=attributes, left_out=left_out,
+                             kinds={c: kinds[c] for c in left_out}, notes=_notes(left_out, kinds))
+    return screen, leaks

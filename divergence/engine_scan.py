@@ -36,7 +36,8 @@ from .discretize import (
 from .errors import DivergenceInputError
 from .outcomes import BASELINE_KIND, CLASSIFICATION_METRICS, REGRESSION_METRICS, _DESCRIPTIONS
 from .outcomes import _canonical, _show, match_label, parse_gamma, positive_labels
-from .scan import NEAR_UNIQUE_SHARE, check_min_support, role_columns, scan_compressed
+from .columns import NEAR_UNIQUE_SHARE
+from .scan import check_min_support, role_columns, scan_compressed
 from .sql import Column, Dialect, average_ranks, classification_value, gamma_value, label_flag
 from .sql import threshold_flag
 from .table import MetricInfo, SliceTable
@@ -327,26 +328,95 @@ def _check_profile(plan: _Plan, row: dict) -> None:
             raise DivergenceInputError(f"Rank column '{role}' must hold ranks of 1 or more (1 = best).")
 
 
-def _default_attributes(plan: _Plan, exclude: Sequence[str], n_rows: int, stats: dict) -> tuple[list[str], list[str]]:
-    """:func:`divergence.scan.default_attributes` from the profile's counts."""
-    attributes, notes = [], []
-    for col in plan.b.columns:
-        if col.name in exclude:
-            continue
-        st = stats[col.name]
+#: rows sampled (DuckDB: a reservoir sample; Spark: the first rows) to screen the columns
+SCREEN_ROWS = 50_000
+
+
+def _default_attributes(plan: _Plan, exclude: Sequence[str], n_rows: int, stats: dict, *, target=None,
+                        prediction=None, score=None, threshold=None) -> tuple[list[str], list[str]]:
+    """:func:`divergence.columns.screen_attributes` where the data lives: row numbers, constant and
+    all-missing columns and identifiers from exact counts; dates, names and free text from a
+    sample of the rows; leakage found on the sample and confirmed on every row in SQL."""
+    from .columns import DATE_REASON, MIN_ROWS, UNIQUE_INT_SHARE, _screen, _shape, is_date_column
+
+    d = plan.d
+    names = [c.name for c in plan.b.columns if c.name not in exclude]
+    names += [r for r in (target, prediction, score) if r is not None and r in plan.by_name and r not in names]
+    select = ", ".join(d.ident(n) for n in names)
+    if n_rows <= SCREEN_ROWS:
+        sql = f"SELECT {select} FROM {plan.b.source}"
+    elif plan.b.name == "duckdb":
+        sql = f"SELECT {select} FROM {plan.b.source} USING SAMPLE reservoir({SCREEN_ROWS} ROWS) REPEATABLE (0)"
+    else:
+        sql = f"SELECT {select} FROM {plan.b.source} LIMIT {SCREEN_ROWS}"
+    sample = plan.b.fetch(sql).to_pandas()
+
+    def classify(name: str, series):
+        col, st = plan.by_name[name], stats[name]
+        nn = st["nn"]
+        if nn == 0:
+            return "all missing", "missing on every row"
         if _is_row_index(plan, col, st, n_rows):
-            notes.append(f"Left out column '{col.name}' from the attributes: it only numbers the rows.")
-            continue
-        if col.kind == "text" and n_rows >= 20:
-            distinct = _exact_distinct_if_close(plan, col, st["ad"], NEAR_UNIQUE_SHARE * n_rows)
-            if distinct > NEAR_UNIQUE_SHARE * n_rows:
-                notes.append(
-                    f"Left out column '{col.name}' from the attributes: {distinct:,} distinct "
-                    f"values in {n_rows:,} rows (an identifier); name it to include it."
-                )
-                continue
-        attributes.append(col.name)
-    return attributes, notes
+            return "row index", "it only numbers the rows"
+        if col.type.upper().startswith(("DATE", "TIMESTAMP", "TIME")) or is_date_column(series):
+            return "date", DATE_REASON
+        if nn == n_rows and st["ad"] <= 3 and _exact_distinct_if_close(plan, col, 1, 1) == 1:
+            return "constant", f"one value ({series.dropna().iloc[0]!r}) on every row"
+        if nn < MIN_ROWS:
+            return None
+        present = series.dropna()
+        found = _shape(name, series, present, present.value_counts())
+        if found is None or found[0] != "identifier":
+            return found
+        bar = NEAR_UNIQUE_SHARE * nn if col.kind == "text" else UNIQUE_INT_SHARE * nn
+        distinct = _exact_distinct_if_close(plan, col, st["ad"], bar)
+        if distinct > bar or (col.kind != "text" and distinct >= bar):
+            return "identifier", f"{distinct:,} distinct values in {nn:,} rows (an identifier)"
+        return None
+
+    screen, leaks = _screen(sample, exclude, target=target, prediction=prediction, score=score,
+                            threshold=threshold if prediction is None else None, classify=classify)
+    attributes = list(screen.attributes)
+    for col, (_, source, checks) in leaks.items():
+        if not all(_dependency_holds(plan, col, source, check) for check in checks):
+            attributes.append(col)  # the sample's coincidence: not so on every row
+    if len(attributes) == len(screen.attributes):
+        return attributes, screen.notes
+    from .columns import AttributeScreen, _notes
+
+    order = {c.name: i for i, c in enumerate(plan.b.columns)}
+    attributes.sort(key=order.__getitem__)
+    left = {c: r for c, r in screen.left_out.items() if c not in attributes}
+    kinds = {c: k for c, k in screen.kinds.items() if c in left}
+    screen = AttributeScreen(attributes, left, kinds, _notes(left, kinds))
+    return screen.attributes, screen.notes
+
+
+def _dependency_holds(plan: _Plan, col: str, source: tuple, check: str) -> bool:
+    """A functional dependency (or a copy) between a column and a role, on every row."""
+    d = plan.d
+    c = plan.by_name[col]
+    if source[0] == "column":
+        r = plan.by_name[source[1]]
+        y_num, y_key = (d.number(r) if r.numeric else None), f"CAST({d.category(r)} AS STRING)"
+    else:
+        y_num = threshold_flag(d.number(plan.by_name[source[1]]), source[2], d)
+        y_key = f"CAST({y_num} AS STRING)"
+    x_key = f"CAST({d.category(c)} AS STRING)"
+    src = plan.b.source
+    if check == "copy":
+        if c.numeric and y_num is not None:
+            x, y = d.number(c), y_num
+        else:
+            x, y = x_key, y_key
+        sql = f"SELECT COUNT(*) FROM {src} WHERE NOT (({x} IS NULL AND {y} IS NULL) OR {x} = {y})"
+    else:
+        a, b = (x_key, y_key) if check.startswith("x->y") else (y_key, x_key)
+        where = f"WHERE {x_key} IS NOT NULL" if check.endswith("present") else ""
+        sentinel = d.string("\u0001missing")
+        sql = (f"SELECT COUNT(*) FROM (SELECT {a} AS k FROM {src} {where} GROUP BY {a} "
+               f"HAVING COUNT(DISTINCT COALESCE({b}, {sentinel})) > 1) {_P}dep")
+    return int(plan.b.fetch(sql).column(0)[0].as_py()) == 0
 
 
 def _exact_distinct_if_close(plan: _Plan, col: Column, approx: int, bar: float) -> int:
@@ -614,9 +684,11 @@ def scan_engine(
             o.target_shift = float(row[f"oy{k}"]) if row[f"oy{k}"] is not None else 0.0
     notes: list[str] = []
     if attributes is None:
-        attrs, notes = _default_attributes(plan, roles, n_rows, stats)
+        attrs, notes = _default_attributes(plan, roles, n_rows, stats, target=target, prediction=prediction,
+                                           score=score, threshold=threshold)
     else:
         attrs = [c.name for c in candidates]
+    notes = list(getattr(backend, "notes", [])) + notes
     if not attrs:
         raise DivergenceInputError("There is no attribute column to slice by.")
     unknown = [c for c in bins if c not in attrs]

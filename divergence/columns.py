@@ -194,6 +194,8 @@ class _Role:  # a role column's values, as the leakage checks use them
     values: pd.Series
     #: ("column", name) or ("threshold", score column, threshold): what an engine re-checks
     source: tuple = ()
+    #: "target", "prediction", "score", or "leak" (a column already left out as leakage)
+    kind: str = "target"
 
 
 def _factorize(values) -> tuple[np.ndarray, int]:
@@ -299,7 +301,54 @@ def _leak_reason(name: str, series: pd.Series, role: _Role, n: int) -> tuple[str
         cyp, kyp = _factorize(role.codes[present])
         if kyp >= 2 and _determines(cxp, kxp, cyp, kyp):
             return f"its values determine {role.label} exactly where it is present", ("x->y present",)
+    if role.kind in ("target", "prediction") and 2 <= role.k <= 10:
+        acc, base = _agreement(series, x_num, cx, kx, role)
+        if acc >= NEAR_COPY and 1 - acc <= NEAR_COPY_ERROR * (1 - base):
+            return (f"a near copy of {role.label}: guessing it from this column is right on {acc:.1%} "
+                    "of rows", ())
+    if role.kind == "score" and role.numeric is not None and x_num is not None:
+        rho = _same_scale(x_num, role.numeric)
+        if rho is not None:
+            return (f"a second score on the scale of {role.label} (rank correlation {rho:.2f}): slicing "
+                    "one score by another explains little", ())
     return None
+
+
+#: a column whose values give the target (or prediction) on this share of rows, cutting the
+#: error of always guessing the commonest value by NEAR_COPY_ERROR or more, is a near copy of it
+NEAR_COPY = 0.95
+NEAR_COPY_ERROR = 0.2
+#: a numeric column on the score's scale with at least this rank correlation is a second score
+SAME_SCALE_RHO = 0.7
+
+
+def _agreement(series: pd.Series, x_num, cx: np.ndarray, kx: int, role: _Role) -> tuple[float, float]:
+    """Share of rows whose role value is the commonest one for their column value (numbers with
+    many values in ten equal-count bins, so small groups do not agree by chance), and the share
+    of the commonest role value overall."""
+    if x_num is not None and kx > 50:
+        ranks = pd.Series(x_num).rank(method="average", pct=True).to_numpy()
+        cx = np.where(np.isnan(ranks), 10, np.minimum((np.nan_to_num(ranks) * 10).astype(np.int64), 9))
+        kx = 11
+    table = np.bincount(cx * role.k + role.codes, minlength=kx * role.k).reshape(kx, role.k)
+    n = len(cx)
+    return float(table.max(axis=1).sum() / n), float(table.sum(axis=0).max() / n)
+
+
+def _same_scale(x: np.ndarray, score: np.ndarray) -> float | None:
+    """The rank correlation of a numeric column with the score when it looks like a second score
+    on the same scale (its values within the score's range; integer scores: among its values)."""
+    both = ~np.isnan(x) & ~np.isnan(score)
+    xs, ys = x[both], score[both]
+    if len(xs) < MIN_ROWS or len(np.unique(xs)) < 5:
+        return None
+    if np.all(np.mod(ys, 1) == 0):
+        if not np.isin(np.unique(xs), np.unique(ys)).all():
+            return None
+    elif xs.min() < ys.min() or xs.max() > ys.max():
+        return None
+    rho = float(pd.Series(xs).rank().corr(pd.Series(ys).rank()))
+    return rho if abs(rho) >= SAME_SCALE_RHO else None
 
 
 def _roles(df: pd.DataFrame, target, prediction, score, threshold) -> list[_Role]:
@@ -309,7 +358,7 @@ def _roles(df: pd.DataFrame, target, prediction, score, threshold) -> list[_Role
             continue
         s = df[col]
         codes, k = _factorize(s)
-        roles.append(_Role(f"{kind} '{col}'", codes, k, _numeric(s), s, ("column", col)))
+        roles.append(_Role(f"{kind} '{col}'", codes, k, _numeric(s), s, ("column", col), kind.split()[-1]))
     if score is not None and prediction is None and threshold is not None and score in df.columns:
         num = _numeric(df[score])
         if num is not None:
@@ -318,7 +367,7 @@ def _roles(df: pd.DataFrame, target, prediction, score, threshold) -> list[_Role
             s = pd.Series(pred, index=df.index)
             codes, k = _factorize(s)
             roles.append(_Role(f"the prediction ('{score}' >= {threshold:g})", codes, k, pred, s,
-                               ("threshold", score, float(threshold))))
+                               ("threshold", score, float(threshold)), "prediction"))
     return roles
 
 
@@ -333,7 +382,7 @@ def _leakage(df: pd.DataFrame, candidates: list[str], roles: list[_Role]) -> dic
         idx = np.sort(np.random.default_rng(0).choice(n, LEAK_SAMPLE, replace=False))
         sub = df.iloc[idx]
         small = [_Role(r.label, *_factorize(r.values.iloc[idx]),
-                       None if r.numeric is None else r.numeric[idx], r.values.iloc[idx], r.source)
+                       None if r.numeric is None else r.numeric[idx], r.values.iloc[idx], r.source, r.kind)
                  for r in roles]
     else:
         idx, sub, small = None, df, roles
@@ -345,7 +394,25 @@ def _leakage(df: pd.DataFrame, candidates: list[str], roles: list[_Role]) -> dic
             if found is not None:
                 out[col] = (found[0], role.source, found[1])
                 break
-    return out
+    # a function of a column left out as leakage leaks too (score_text beside a second score)
+    while True:
+        found_more = {}
+        leaked = [c for c in out]
+        for col in candidates:
+            if col in out:
+                continue
+            for name in leaked:
+                codes, k = _factorize(df[name])
+                if not 2 <= k <= n / GROUP_ROWS:
+                    continue
+                cx, kx = _factorize(df[col])
+                if kx >= 2 and _determines(codes, k, cx, kx):
+                    found_more[col] = (f"determined by column '{name}', itself left out as leakage",
+                                       ("column", name), ("y->x",))
+                    break
+        if not found_more:
+            return out
+        out.update(found_more)
 
 
 # ----------------------------------------------------------------------------- the screen

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING, Iterator, Literal, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Literal, Mapping, Protocol, Sequence
 
 import numpy as np
 
@@ -34,6 +34,7 @@ from .discretize import (
     summary_edges,
 )
 from .errors import DivergenceInputError
+from .mining import MAX_SLICES, TIME_LIMIT, check_budget
 from .outcomes import BASELINE_KIND, CLASSIFICATION_METRICS, REGRESSION_METRICS, _DESCRIPTIONS
 from .outcomes import _canonical, _show, match_label, parse_gamma, positive_labels
 from .columns import NEAR_UNIQUE_SHARE
@@ -592,6 +593,10 @@ def scan_engine(
     replicate=None,
     holdout: float | None = None,
     exploratory: bool = True,
+    exhaustive: bool = False,
+    max_slices: int = MAX_SLICES,
+    time_limit: float | None = TIME_LIMIT,
+    progress: Callable[[dict], None] | None = None,
 ) -> SliceTable:
     """The slice table of :func:`divergence.scan`, with binning, outcomes and compression run
     by ``backend``; see :func:`divergence.scan_duckdb` and :func:`divergence.scan_spark`."""
@@ -599,6 +604,9 @@ def scan_engine(
     from .assess import assess
 
     _check_assess(confidence, correction, bootstrap, holdout, top_k)
+    check_budget(max_slices, time_limit)
+    if progress is not None:
+        progress({"stage": "reading", "slices": 0, "length": None, "fraction": None})
     if holdout is not None:
         raise DivergenceInputError(
             f"holdout is not available with the {backend.name} engine (it splits rows in memory); "
@@ -742,9 +750,13 @@ def scan_engine(
                   rank_by=rank_by, ascending=ascending, gamma=gamma, regression=regression,
                   attributes=list(attrs), bins={k: (v if isinstance(v, (int, str)) else list(v)) for k, v in bins.items()},
                   quantile_bins=quantile_bins, binning=binning, min_support=s, max_length=max_length,
-                  engine=backend.name, quantiles=quantiles)
+                  engine=backend.name, quantiles=quantiles, exhaustive=bool(exhaustive))
     table = scan_compressed(codes, weights, bins=final_bins, metrics=infos, n_rows=n_rows, min_support=s,
-                            max_length=max_length, engine=engine, notes=notes, params=params)
+                            max_length=max_length, engine=engine, notes=notes, params=params,
+                            exhaustive=exhaustive, max_slices=max_slices, time_limit=time_limit,
+                            progress=progress)
+    if progress is not None:
+        progress({"stage": "statistics", "slices": len(table) - 1, "length": None, "fraction": None})
     table = dataclasses.replace(table, engine=backend.name)
     return assess(table, delta=delta, confidence=confidence, correction=correction, bootstrap=bootstrap,
                   seed=seed, top_k=top_k, sort_by=sort_by, replicate=replicate, exploratory=exploratory)

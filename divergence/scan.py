@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -10,7 +10,17 @@ import pandas as pd
 from .columns import NEAR_UNIQUE_SHARE, screen_attributes
 from .discretize import AttributeBins, BinSpec, Binning, discretize
 from .errors import DivergenceInputError
-from .mining import ENGINES, compress_outcomes, min_count_for, mine
+from .mining import (
+    ENGINES,
+    MAX_SLICES,
+    MEMORY_LIMIT,
+    TIME_LIMIT,
+    check_budget,
+    compress_outcomes,
+    min_count_for,
+    mine,
+    slice_bytes,
+)
 from .outcomes import (
     CLASSIFICATION_METRICS,
     REGRESSION_METRICS,
@@ -240,6 +250,10 @@ def scan(
     replicate: pd.DataFrame | None = None,
     holdout: float | None = None,
     exploratory: bool = True,
+    exhaustive: bool = False,
+    max_slices: int = MAX_SLICES,
+    time_limit: float | None = TIME_LIMIT,
+    progress: Callable[[dict], None] | None = None,
 ) -> SliceTable:
     """Every slice with support >= ``min_support``, with its outcome, divergence, t and p.
 
@@ -268,10 +282,24 @@ def scan(
         the worst-slice statistics, see :func:`divergence.assess`.
     holdout : a share of the rows (seeded by ``seed``) held out of mining and used to
         replicate every slice: estimates free of the winner's curse.
+    exhaustive : False (default): each distinct set of rows is one slice, described by its
+        shortest itemset (ties: the first in column order); an item with the same rows as
+        another, or on every row of its parent, adds nothing. True: every itemset above the
+        support, as DivExplorer lists them (an item duplicating another doubles the table).
+    max_slices, time_limit : the budget (default 1,000,000 slices, fewer when their
+        statistics would pass 2 GiB, and 60 seconds of mining). Past it the table is complete
+        up to the longest length that fits and its notes say so (``complete_length``); when
+        not even single items fit, :class:`~divergence.errors.DivergenceBudgetError`.
+    progress : called with a dict ``{"stage", "slices", "length", "fraction"}`` at each
+        stage ("discretizing", "mining", "statistics", "done") and every quarter second of
+        mining (``slices`` mined so far, ``length`` the longest being completed or None,
+        ``fraction`` an estimate of the mining done or None).
     """
     df = _check_frame(data)
     from .assess import _check as _check_assess
 
+    max_slices, time_limit = check_budget(max_slices, time_limit)
+    _tell(progress, "discretizing")
     _check_assess(confidence, correction, bootstrap, holdout, top_k)
     if holdout is not None and replicate is not None:
         raise DivergenceInputError("Give either a replication table or a holdout share, not both.")
@@ -329,7 +357,7 @@ def scan(
                   attributes=list(attrs), bins={k: (v if isinstance(v, (int, str)) else list(v))
                                                 for k, v in (bins or {}).items()},
                   quantile_bins=quantile_bins, binning=binning, min_support=s,
-                  max_length=max_length, engine=engine)
+                  max_length=max_length, engine=engine, exhaustive=bool(exhaustive))
     n_values = np.array([b.n_items for b in disc.bins], dtype=np.int64)
     if engine == "mlxtend":  # FP-growth counts rows itself: it needs every row, one by one
         codes_in, weights_in = disc.codes, np.column_stack(outcome_weights(found)[0])
@@ -343,17 +371,34 @@ def scan(
         codes_in, weights_in = comp.codes, comp.weights
     table = scan_compressed(codes_in, weights_in, bins=disc.bins, metrics=infos,
                             n_rows=len(df), min_support=s, max_length=max_length, engine=engine,
-                            notes=notes, params=params)
+                            notes=notes, params=params, exhaustive=exhaustive, max_slices=max_slices,
+                            time_limit=time_limit, progress=progress)
     table = dataclasses.replace(table, row_codes=disc.codes, outcomes=tuple(found))
     from .assess import assess
 
+    _tell(progress, "statistics", len(table) - 1)
     label = None
     if held_out is not None:
         replicate = held_out
         label = f"held-out {holdout:.0%} of the rows ({len(held_out):,})"
-    return assess(table, delta=delta, confidence=confidence, correction=correction, bootstrap=bootstrap,
-                  seed=seed, top_k=top_k, sort_by=sort_by, replicate=replicate, replication_label=label,
-                  holdout=holdout, exploratory=exploratory)
+    out = assess(table, delta=delta, confidence=confidence, correction=correction, bootstrap=bootstrap,
+                 seed=seed, top_k=top_k, sort_by=sort_by, replicate=replicate, replication_label=label,
+                 holdout=holdout, exploratory=exploratory)
+    _tell(progress, "done", len(out) - 1)
+    return out
+
+
+def _tell(progress: Callable[[dict], None] | None, stage: str, slices: int = 0) -> None:
+    """A stage change, told to the caller's progress callback."""
+    if progress is not None:
+        progress({"stage": stage, "slices": int(slices), "length": None,
+                  "fraction": 1.0 if stage == "done" else None})
+
+
+def effective_max_slices(max_slices: int, n_attr: int, n_tallies: int, n_metrics: int,
+                         memory_limit: int = MEMORY_LIMIT) -> int:
+    """The slice budget, lowered so the slices' statistics fit in ``memory_limit`` bytes."""
+    return max(1, min(int(max_slices), memory_limit // slice_bytes(n_attr, n_tallies, n_metrics)))
 
 
 def scan_compressed(
@@ -368,12 +413,17 @@ def scan_compressed(
     engine: str = "fast",
     notes: Sequence[str] = (),
     params: dict | None = None,
+    exhaustive: bool = False,
+    max_slices: int = MAX_SLICES,
+    time_limit: float | None = TIME_LIMIT,
+    progress: Callable[[dict], None] | None = None,
 ) -> SliceTable:
     """Mine and measure from (possibly compressed) item codes and tallies: the step that needs
     no per-row data, so an engine holding the rows elsewhere (DuckDB, Spark) can hand over
     its GROUP BY. ``weights`` follows :func:`outcome_weights`' layout; rows with identical
     codes are merged. The result keeps no rows: bootstrap intervals and median baselines need
-    :func:`scan` on a DataFrame.
+    :func:`scan` on a DataFrame. ``exhaustive``, ``max_slices``, ``time_limit`` and
+    ``progress`` as in :func:`scan`.
     """
     s = check_min_support(min_support)
     codes = np.ascontiguousarray(codes, dtype=np.int32)
@@ -381,14 +431,28 @@ def scan_compressed(
     if n_rows is None:
         n_rows = int(round(weights[:, 0].sum()))
     n_values = np.array([b.n_items for b in bins], dtype=np.int64)
-    mined = mine(codes, weights, n_values, min_support=s, max_length=max_length, engine=engine)
-    codes_m, tallies, parent = _canonical_order(mined.codes, mined.tallies, mined.parent, n_values)
+    max_slices, time_limit = check_budget(max_slices, time_limit)
+    cap = effective_max_slices(max_slices, len(bins), weights.shape[1], len(metrics))
+    mined = mine(codes, weights, n_values, min_support=s, max_length=max_length, engine=engine,
+                 exhaustive=exhaustive, max_slices=cap, time_limit=time_limit, progress=progress,
+                 attribute_names=[b.name for b in bins])
+    codes_m, tallies, parent, order = _canonical_order(mined.codes, mined.tallies, mined.parent, n_values)
     columns = metric_columns(tallies, metrics, n_rows)
+    notes = list(notes)
+    if mined.note:
+        notes.append(mined.note + (f" (The slice budget is {cap:,}, lowered from {max_slices:,} so their "
+                                   "statistics fit in memory.)" if cap < max_slices else ""))
+    groups = mined.groups
     table = SliceTable(
         codes=codes_m, tallies=tallies, columns=columns, attributes=tuple(b.name for b in bins),
         bins=tuple(bins), metrics=tuple(metrics), n_rows=int(n_rows), min_support=s,
         max_length=max_length, engine=engine, notes=tuple(notes), parent=parent,
-        params=dict(params or {}),
+        params=dict(params or {}), exhaustive=bool(exhaustive),
+        groups=None if groups is None else groups.codes,
+        group_counts=None if groups is None else groups.weights[:, 0].copy(),
+        group_fp=mined.group_fp,
+        slice_fp=None if mined.fingerprints is None else mined.fingerprints[order],
+        complete_length=mined.complete_length,
     )
     if parent is None:
         table = dataclasses.replace(table, parent=_parents(table))
@@ -415,8 +479,8 @@ def _canonical_order(codes: np.ndarray, tallies: np.ndarray, parent: np.ndarray,
         inv[order] = np.arange(n)
         p = parent[order]
         new_parent = np.where(p >= 0, inv[np.maximum(p, 0)], -1)
-        return codes, tallies, new_parent
-    return codes, tallies, None
+        return codes, tallies, new_parent, order
+    return codes, tallies, None, order
 
 
 def _parents(table: SliceTable) -> np.ndarray:

@@ -277,6 +277,8 @@ def _leak_reason(name: str, series: pd.Series, role: _Role, n: int) -> tuple[str
             return f"a copy of {role.label}", ("copy",)
     elif series.astype("string").equals(role.values.astype("string")):
         return f"a copy of {role.label}", ("copy",)
+    if n < MIN_ROWS:  # too few rows to tell a dependency from chance
+        return None
     few_x = kx <= n / GROUP_ROWS
     few_y = 2 <= role.k <= n / GROUP_ROWS
     x_to_y = few_x and _determines(cx, kx, role.codes, role.k)
@@ -301,7 +303,7 @@ def _leak_reason(name: str, series: pd.Series, role: _Role, n: int) -> tuple[str
         cyp, kyp = _factorize(role.codes[present])
         if kyp >= 2 and _determines(cxp, kxp, cyp, kyp):
             return f"its values determine {role.label} exactly where it is present", ("x->y present",)
-    if role.kind in ("target", "prediction") and 2 <= role.k <= 10:
+    if role.kind in ("target", "prediction") and 2 <= role.k <= 10 and (few_x or x_num is not None):
         acc, base = _agreement(series, x_num, cx, kx, role)
         if acc >= NEAR_COPY and 1 - acc <= NEAR_COPY_ERROR * (1 - base):
             return (f"a near copy of {role.label}: guessing it from this column is right on {acc:.1%} "

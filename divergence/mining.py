@@ -1257,7 +1257,7 @@ def _keep_first_of_each_rows(codes: np.ndarray, tallies: np.ndarray, fp: np.ndar
     order = _canonical_permutation(codes, n_values)
     key = np.column_stack([fp[order], tallies[order, :1].view(np.int64)])
     _, first = np.unique(key, axis=0, return_index=True)
-    return np.sort(order[first])
+    return order[np.sort(first)]
 
 
 def _canonical_permutation(codes: np.ndarray, n_values: np.ndarray) -> np.ndarray:
@@ -1331,12 +1331,16 @@ def _mine_fast(comp: Compressed, n_values: np.ndarray, min_count: int, max_lengt
     if complete is not None:
         note = _budget_message(first, complete, budget, n_values, acc, names, full)
     mined_fp = None
-    if not exhaustive:
+    if exhaustive:
+        keep = _canonical_permutation(full, n_values)
+    else:
         keep = _keep_first_of_each_rows(full, tallies, fp, n_values)
-        remap = np.full(len(parent), -1, np.int64)
-        remap[keep] = np.arange(len(keep))
-        parent = np.where(parent[keep] >= 0, remap[np.maximum(parent[keep], 0)], -1)
-        full, tallies, mined_fp = full[keep], tallies[keep], fp[keep]
+        mined_fp = fp[keep]
+    # the canonical order (by length, then items): the same whatever the threads did
+    remap = np.full(len(parent), -1, np.int64)
+    remap[keep] = np.arange(len(keep))
+    parent = np.where(parent[keep] >= 0, remap[np.maximum(parent[keep], 0)], -1)
+    full, tallies = full[keep], tallies[keep]
     return Mined(codes=full, parent=parent, tallies=tallies, fingerprints=mined_fp,
                  groups=None if exhaustive else groups, group_fp=None if exhaustive else group_fp,
                  complete_length=complete, note=note)

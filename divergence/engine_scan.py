@@ -127,6 +127,7 @@ class _Plan:
         self.by_name = {c.name: c for c in backend.columns}
         self.checks: list[tuple[str, str, str]] = []  # (alias, aggregate SQL, purpose)
         self.joins: list[str] = []
+        self.periods: dict[str, str] = {}  # date attributes binned by period
 
     def column(self, name: str | None, role: str) -> Column:
         if name is None:
@@ -478,6 +479,9 @@ def _attribute_bins(plan: _Plan, attrs: list[str], stats: dict, n_rows: int, bin
         st = stats[name]
         has_missing = st["nn"] < n_rows
         spec = bins.get(name)
+        if isinstance(spec, str) or (spec is None and not col.numeric and _is_date(plan, col)):
+            out[j] = (None, _period_sql(plan, col, spec), col)
+            continue
         if spec is not None and not isinstance(spec, (int, np.integer)):
             edges = explicit_edges(name, spec)
             if col.kind == "text":
@@ -520,6 +524,62 @@ def _attribute_bins(plan: _Plan, attrs: list[str], stats: dict, n_rows: int, bin
             edges = summary_edges(st["lo"], st["hi"], n_bins, binning, raw)
         out[j] = _binned(plan, name, col, edges, n_bins, binning, has_missing, notes)
     return out
+
+
+def _is_date(plan: _Plan, col: Column) -> bool:
+    """A DATE/TIMESTAMP column, or text whose values read as dates (as the pandas path decides)."""
+    from .columns import is_date_column
+
+    if col.type.upper().startswith(("DATE", "TIMESTAMP")):
+        return True
+    if col.kind != "text":
+        return False
+    c = plan.d.ident(col.name)
+    values = plan.b.fetch(f"SELECT DISTINCT {c} AS v FROM {plan.b.source} WHERE {c} IS NOT NULL LIMIT 2000")
+    import pandas as pd
+
+    return is_date_column(pd.Series(values.column(0).to_pylist(), dtype=object))
+
+
+#: text layouts of dates read month first (as pandas reads a date that is not ISO 8601)
+_DATE_FORMATS = ("%m/%d/%Y %H:%M:%S", "%m/%d/%Y %H:%M", "%m/%d/%Y", "%m/%d/%y", "%m-%d-%Y", "%d.%m.%Y")
+
+
+def _period_sql(plan: _Plan, col: Column, spec) -> str:
+    """SQL of a date column's period label (``2013-08``, ``2013-Q3``, ``2013``), NULL where
+    missing: the period named, or the finest with at most 12 periods (as discretize does)."""
+    from .discretize import MAX_DATE_ITEMS, PERIODS
+
+    d = plan.d
+    c = d.ident(col.name)
+    if col.type.upper().startswith(("DATE", "TIMESTAMP")):
+        ts = f"CAST({c} AS TIMESTAMP)"
+    elif plan.b.name == "duckdb":
+        fmts = "[" + ", ".join(d.string(f) for f in _DATE_FORMATS) + "]"
+        ts = f"COALESCE(TRY_CAST({c} AS TIMESTAMP), try_strptime({c}, {fmts}))"
+    else:
+        ts = f"to_timestamp({c})"
+    bad = plan.b.fetch(f"SELECT MIN({c}) FROM {plan.b.source} WHERE {c} IS NOT NULL AND {ts} IS NULL").column(0)[0]
+    if bad.as_py() is not None:
+        raise DivergenceInputError(f"Column '{col.name}' is binned by {spec or 'period'} but holds values that are "
+                                   f"not dates (for example {bad.as_py()!r}).")
+    if plan.b.name == "duckdb":
+        labels = {"month": f"strftime({ts}, '%Y-%m')",
+                  "quarter": f"(CAST(year({ts}) AS VARCHAR) || '-Q' || CAST(quarter({ts}) AS VARCHAR))",
+                  "year": f"CAST(year({ts}) AS VARCHAR)"}
+    else:
+        labels = {"month": f"date_format({ts}, 'yyyy-MM')",
+                  "quarter": f"concat(CAST(year({ts}) AS STRING), '-Q', CAST(quarter({ts}) AS STRING))",
+                  "year": f"CAST(year({ts}) AS STRING)"}
+    period = spec
+    if period is None:
+        counts = plan.b.fetch(f"SELECT COUNT(DISTINCT {labels['month']}), COUNT(DISTINCT {labels['quarter']}) "
+                              f"FROM {plan.b.source}").to_pylist()[0]
+        month, quarter = list(counts.values())
+        period = "month" if month <= MAX_DATE_ITEMS else "quarter" if quarter <= MAX_DATE_ITEMS else "year"
+    assert period in PERIODS
+    plan.periods[col.name] = period
+    return labels[period]
 
 
 def _binned(plan, name, col, edges, n_bins, binning, has_missing, notes):
@@ -734,6 +794,8 @@ def scan_engine(
     for j, (ab, _, col) in enumerate(attr_bins):
         if ab is None:
             codes[:, j], ab = _category_codes(col.name, key_arrays[j])
+            if col.name in plan.periods:
+                ab = dataclasses.replace(ab, kind="date", period=plan.periods[col.name])
         else:
             codes[:, j] = np.asarray(key_arrays[j].to_numpy(), dtype=np.int32)
         final_bins.append(ab)

@@ -425,13 +425,21 @@ def _classify(name: str, series: pd.Series) -> tuple[str, str] | None:
     if len(present) == 0:
         return "all missing", "missing on every row"
     if is_row_index(name, series):
-        return "row index", "it only numbers the rows"
+        return _row_index_kind(name, float(present.min()), float(present.max()), len(series))
     if _is_datetime(series) or is_date_column(series):
         return "date", DATE_REASON
     counts = present.value_counts()
     if len(counts) == 1 and len(present) == n:
         return "constant", f"one value ({present.iloc[0]!r}) on every row"
     return _shape(name, series, present, counts)
+
+
+def _row_index_kind(name: object, lo: float, hi: float, n: int) -> tuple[str, str]:
+    """Unique integers: a row number when unnamed or counting 0..n-1 (1..n), else an identifier."""
+    text = str(name)
+    if text.strip() == "" or text.startswith("Unnamed:") or (lo in (0, 1) and hi - lo == n - 1):
+        return "row index", "it only numbers the rows"
+    return "identifier", "unique integers (an identifier)"
 
 
 DATE_REASON = "dates or times (name it as an attribute to bin it by month, quarter or year)"

@@ -339,7 +339,7 @@ def _default_attributes(plan: _Plan, exclude: Sequence[str], n_rows: int, stats:
     """:func:`divergence.columns.screen_attributes` where the data lives: row numbers, constant and
     all-missing columns and identifiers from exact counts; dates, names and free text from a
     sample of the rows; leakage found on the sample and confirmed on every row in SQL."""
-    from .columns import DATE_REASON, MIN_ROWS, UNIQUE_INT_SHARE, _screen, _shape, is_date_column
+    from .columns import DATE_REASON, MIN_ROWS, UNIQUE_INT_SHARE, _row_index_kind, _screen, _shape, is_date_column
 
     d = plan.d
     names = [c.name for c in plan.b.columns if c.name not in exclude]
@@ -359,7 +359,8 @@ def _default_attributes(plan: _Plan, exclude: Sequence[str], n_rows: int, stats:
         if nn == 0:
             return "all missing", "missing on every row"
         if _is_row_index(plan, col, st, n_rows):
-            return "row index", "it only numbers the rows"
+            return _row_index_kind(name, st["lo"] if st["lo"] is not None else -1.0,
+                                   st["hi"] if st["hi"] is not None else -1.0, n_rows)
         if col.type.upper().startswith(("DATE", "TIMESTAMP", "TIME")) or is_date_column(series):
             return "date", DATE_REASON
         if nn == n_rows and st["ad"] <= 3 and _exact_distinct_if_close(plan, col, 1, 1) == 1:

@@ -181,7 +181,7 @@ def test_raw_compas_default_attributes():
         assert kinds[col] == "identifier"
     for col in ("compas_screening_date", "dob", "c_jail_in", "c_jail_out", "screening_date", "in_custody"):
         assert kinds[col] == "date"
-    assert kinds["id"] == "row index" and kinds["violent_recid"] == "all missing"
+    assert kinds["id"] == "identifier" and kinds["violent_recid"] == "all missing"
     assert kinds["type_of_assessment"] == kinds["v_type_of_assessment"] == "constant"
     assert kinds["decile_score.1"] == kinds["score_text"] == "leakage"
     for col in ("sex", "age", "age_cat", "race", "priors_count", "juv_fel_count", "c_charge_degree"):

@@ -1315,7 +1315,8 @@ def _mine_fast(comp: Compressed, n_values: np.ndarray, min_count: int, max_lengt
         parts = attempt(max_length)
         note = None
         complete = None
-    except _Overflow as first:
+    except _Overflow as exc:
+        first = exc  # kept past the except block for the note
         parts, complete = None, 0
         budget.share = 1.0  # the shorter lengths get the rest of the time
         for k in range(1, max_length):

@@ -84,11 +84,11 @@ def _sample(values: pd.Series, k: int, seed: int = 0) -> pd.Series:
 
 def _text_sample(present: pd.Series, k: int = SAMPLE) -> list[str]:
     """Up to k distinct values as text, the same whatever the row order."""
-    values = pd.unique(present)
+    values = pd.Series(pd.unique(present))
     if len(values) > k:
-        values = np.sort(np.asarray([str(v) for v in values], dtype=object))
-        values = values[np.sort(np.random.default_rng(0).choice(len(values), k, replace=False))]
-    return [str(v) for v in values]
+        values = values.astype("string").sort_values(ignore_index=True)
+        values = values.iloc[np.sort(np.random.default_rng(0).choice(len(values), k, replace=False))]
+    return [str(v) for v in values.tolist()]
 
 
 def date_values(series: pd.Series) -> pd.Series:
@@ -196,6 +196,13 @@ class _Role:  # a role column's values, as the leakage checks use them
     source: tuple = ()
     #: "target", "prediction", "score", or "leak" (a column already left out as leakage)
     kind: str = "target"
+    _text: pd.Series | None = None
+
+    def text(self) -> pd.Series:
+        """The values as text (computed once)."""
+        if self._text is None:
+            self._text = self.values.astype("string")
+        return self._text
 
 
 def _factorize(values) -> tuple[np.ndarray, int]:
@@ -275,7 +282,7 @@ def _leak_reason(name: str, series: pd.Series, role: _Role, n: int) -> tuple[str
     if role.numeric is not None and x_num is not None:
         if np.array_equal(x_num, role.numeric, equal_nan=True):
             return f"a copy of {role.label}", ("copy",)
-    elif series.astype("string").equals(role.values.astype("string")):
+    elif x_num is None and role.numeric is None and series.astype("string").equals(role.text()):
         return f"a copy of {role.label}", ("copy",)
     if n < MIN_ROWS:  # too few rows to tell a dependency from chance
         return None
@@ -397,17 +404,20 @@ def _leakage(df: pd.DataFrame, candidates: list[str], roles: list[_Role]) -> dic
                 out[col] = (found[0], role.source, found[1])
                 break
     # a function of a column left out as leakage leaks too (score_text beside a second score)
+    codes_of = {}
     while True:
         found_more = {}
-        leaked = [c for c in out]
+        leaked = [c for c in out if c not in codes_of]
+        for name in leaked:
+            codes_of[name] = _factorize(df[name])
         for col in candidates:
             if col in out:
                 continue
-            for name in leaked:
-                codes, k = _factorize(df[name])
+            cx, kx = _factorize(df[col])
+            for name in out:
+                codes, k = codes_of[name]
                 if not 2 <= k <= n / GROUP_ROWS:
                     continue
-                cx, kx = _factorize(df[col])
                 if kx >= 2 and _determines(codes, k, cx, kx):
                     found_more[col] = (f"determined by column '{name}', itself left out as leakage",
                                        ("column", name), ("y->x",))

@@ -286,7 +286,7 @@ def scan(
         shortest itemset (ties: the first in column order); an item with the same rows as
         another, or on every row of its parent, adds nothing. True: every itemset above the
         support, as DivExplorer lists them (an item duplicating another doubles the table).
-    max_slices, time_limit : the budget (default 1,000,000 slices, fewer when their
+    max_slices, time_limit : the budget (default 500,000 slices, fewer when their
         statistics would pass 2 GiB, and 60 seconds of mining). Past it the table is complete
         up to the longest length that fits and its notes say so (``complete_length``); when
         not even single items fit, :class:`~divergence.errors.DivergenceBudgetError`.

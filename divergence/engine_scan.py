@@ -821,5 +821,8 @@ def scan_engine(
     if progress is not None:
         progress({"stage": "statistics", "slices": len(table) - 1, "length": None, "fraction": None})
     table = dataclasses.replace(table, engine=backend.name)
-    return assess(table, delta=delta, confidence=confidence, correction=correction, bootstrap=bootstrap,
-                  seed=seed, top_k=top_k, sort_by=sort_by, replicate=replicate, exploratory=exploratory)
+    out = assess(table, delta=delta, confidence=confidence, correction=correction, bootstrap=bootstrap,
+                 seed=seed, top_k=top_k, sort_by=sort_by, replicate=replicate, exploratory=exploratory)
+    if progress is not None:
+        progress({"stage": "done", "slices": len(out) - 1, "length": None, "fraction": 1.0})
+    return out

@@ -698,7 +698,7 @@ def _mine_step(codes, w, fp, n_values, min_count, max_length, exhaustive, cap, q
                 v = tc[src + c]
                 if v >= 0:
                     cnt[loff[c] + v] += wr
-        work += rows * cw
+        work += rows * cw + n_local * (n_path + 1)
         any_freq = False
         expand = False
         for i in range(n_local):
@@ -1004,7 +1004,7 @@ TIME_LIMIT = 60.0
 MEMORY_LIMIT = 2 << 30
 #: work units (rows x columns visited) per kernel call: a few milliseconds, so progress, the
 #: time limit and a waiting thread are served often
-QUOTA = 2_000_000
+QUOTA = 1_000_000
 #: seconds between progress reports while mining
 REPORT_EVERY = 0.25
 #: the share of the time limit the whole request may use before the miner falls back to

@@ -1070,9 +1070,20 @@ def slice_bytes(n_attr: int, n_tallies: int, n_metrics: int) -> int:
 class _Overflow(Exception):
     """A run went past the budget: ``why`` is 'slices' or 'time'."""
 
-    def __init__(self, why: str, slices: int, length: int | None):
+    def __init__(self, why: str, slices: int, length: int | None, by_length: np.ndarray | None = None):
         super().__init__(why)
         self.why, self.slices, self.length = why, slices, length
+        #: itemsets out by length when the run stopped (a run limited to k items puts out at
+        #: least as many of each length up to k: the same nodes, in the same order)
+        self.by_length = by_length
+
+
+def _lengths_out(parent: np.ndarray, n: int) -> np.ndarray:
+    """Count of outputs 1..n-1 by length (parents precede their children)."""
+    depth = np.zeros(n, np.int64)
+    for i in range(1, n):
+        depth[i] = depth[parent[i]] + 1
+    return np.bincount(depth[1:], minlength=2)
 
 
 def _grown(arr: np.ndarray, need: int, fill=None) -> np.ndarray:
@@ -1157,7 +1168,7 @@ def _run(codes: np.ndarray, weights: np.ndarray, fps: np.ndarray, n_values: np.n
         if status == DONE:
             break
         if status == FULL:
-            raise _Overflow("slices", n_out - 1, max_length)
+            raise _Overflow("slices", n_out - 1, max_length, _lengths_out(out_parent, n_out))
         if status == ROOM:
             out_parent = _grown(out_parent, st[S_NEED_OUT])
             out_attr = _grown(out_attr, st[S_NEED_OUT])
@@ -1321,7 +1332,12 @@ def _mine_fast(comp: Compressed, n_values: np.ndarray, min_count: int, max_lengt
         first = exc  # kept past the except block for the note
         parts, complete = None, 0
         budget.share = 1.0  # the shorter lengths get the rest of the time
+        # every output of the whole request up to k items is an output of a run limited to k:
+        # a length whose count alone passes the budget is not tried
+        known = np.cumsum(first.by_length) if first.by_length is not None else None
         for k in range(1, max_length):
+            if known is not None and k < len(known) and known[k] > cap:
+                break
             try:
                 parts = attempt(k)
                 complete = k

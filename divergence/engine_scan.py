@@ -753,8 +753,13 @@ def scan_engine(
             o.target_shift = float(row[f"oy{k}"]) if row[f"oy{k}"] is not None else 0.0
     notes: list[str] = []
     if attributes is None:
-        attrs, notes = _default_attributes(plan, roles, n_rows, stats, target=target, prediction=prediction,
-                                           score=score, threshold=threshold)
+        single = outcome if isinstance(outcome, str) else (outcome[0] if outcome is not None and len(outcome) == 1
+                                                            else None)
+        attrs, notes = _default_attributes(plan, roles, n_rows, stats,
+                                           target=target if target is not None else single,
+                                           prediction=prediction,
+                                           score=score if score is not None else (rank_by or rank),
+                                           threshold=threshold if score is not None else None)
     else:
         attrs = [c.name for c in candidates]
     notes = list(getattr(backend, "notes", [])) + notes

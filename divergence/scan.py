@@ -332,8 +332,13 @@ def scan(
                          rank=rank, rank_by=rank_by)
     notes: list[str] = []
     if attributes is None:
-        attrs, notes = default_attributes(df, roles, target=target, prediction=prediction, score=score,
-                                          threshold=threshold if prediction is None else None)
+        # an outcome column is checked for leakage as a target is, a score to rank by as a score
+        single = outcome if isinstance(outcome, str) else (outcome[0] if outcome is not None and len(outcome) == 1
+                                                            else None)
+        attrs, notes = default_attributes(df, roles, target=target if target is not None else single,
+                                          prediction=prediction,
+                                          score=score if score is not None else (rank_by or rank),
+                                          threshold=threshold if prediction is None and score is not None else None)
     else:
         attrs = [attributes] if isinstance(attributes, str) else list(attributes)
         missing = [a for a in attrs if a not in df.columns]

@@ -186,3 +186,13 @@ def test_raw_compas_default_attributes():
     assert kinds["decile_score.1"] == kinds["score_text"] == "leakage"
     for col in ("sex", "age", "age_cat", "race", "priors_count", "juv_fel_count", "c_charge_degree"):
         assert col in screen.attributes
+
+
+def test_an_outcome_column_is_checked_as_a_target(rng):
+    o = rng.normal(size=N).round(2)
+    df = pd.DataFrame({"o_copy": o, "o_sign": np.where(o > 0, "up", "down"), "g": rng.choice(list("ab"), N),
+                       "o": o})
+    t = scan(df, outcome="o", min_support=0.1)
+    assert t.attributes == ("g",)
+    assert "Left out column 'o_sign' from the attributes: determined by the target 'o' (intervals of its values)." \
+        in t.notes

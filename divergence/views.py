@@ -25,83 +25,8 @@ __all__ = [
     "slice_table_figure", "interval_figure", "table_csv", "figure_html", "figure_png", "png_supported",
 ]
 
-DASH = "–"
-
-# ----------------------------------------------------------------------------- formatting
-
-
-def _bad(x: object) -> bool:
-    try:
-        return x is None or not math.isfinite(float(x))  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return True
-
-
-def format_count(n: object) -> str:
-    """A row count with thousands separators: 12345 -> '12,345'."""
-    return DASH if _bad(n) else f"{int(round(float(n))):,}"  # type: ignore[arg-type]
-
-
-def format_number(x: object, digits: int = 3) -> str:
-    """3 significant digits, thousands separators from 1,000 up: 0.0123456 -> '0.0123'."""
-    if _bad(x):
-        return DASH
-    x = float(x)  # type: ignore[arg-type]
-    if x == 0:
-        return "0"
-    if abs(x) >= 10 ** digits:
-        return f"{x:,.0f}"
-    if abs(x) < 1e-4:
-        return f"{x:.{digits - 1}e}".replace("e-0", "e-")
-    decimals = max(digits - 1 - int(math.floor(math.log10(abs(x)))), 0)
-    text = f"{x:,.{decimals}f}"
-    # 9.996 -> '10.00' has one digit too many after rounding up
-    if decimals and len(text.replace("-", "").replace(",", "").replace(".", "").lstrip("0")) > digits:
-        text = f"{x:,.{decimals - 1}f}"
-    return text
-
-
-def format_percent(x: object, digits: int = 3) -> str:
-    """A share as a percentage with 3 significant digits: 0.08831 -> '8.83%'."""
-    if _bad(x):
-        return DASH
-    return format_number(100 * float(x), digits) + "%"  # type: ignore[arg-type]
-
-
-def format_value(x: object, binary: bool) -> str:
-    """A metric value: a rate as a percentage, anything else with 3 significant digits."""
-    return format_percent(x) if binary else format_number(x)
-
-
-def format_divergence(x: object, binary: bool) -> str:
-    """A signed difference: percentage points for a rate ('+23.4 pp'), else '+1.23'."""
-    if _bad(x):
-        return DASH
-    x = float(x)  # type: ignore[arg-type]
-    sign = "+" if x > 0 else ("-" if x < 0 else "")
-    body = format_number(abs(100 * x if binary else x))
-    return f"{sign}{body} pp" if binary else f"{sign}{body}"
-
-
-def format_interval(low: object, high: object, binary: bool) -> str:
-    """An interval as '[27.1%, 35.6%]'."""
-    if _bad(low) or _bad(high):
-        return DASH
-    return f"[{format_value(low, binary)}, {format_value(high, binary)}]"
-
-
-def format_p(p: object) -> str:
-    """A p- or q-value: 3 significant digits, scientific below 0.0001 ('1.1e-7')."""
-    if _bad(p):
-        return DASH
-    p = float(p)  # type: ignore[arg-type]
-    if p == 0:
-        return "<1e-300"
-    if p < 1e-4:
-        mantissa, exp = f"{p:.1e}".split("e")
-        return f"{mantissa}e{int(exp)}"
-    return format_number(p)
-
+from .formats import (DASH, VERDICT_COLORS, _bad, format_count, format_divergence, format_interval,  # noqa: F401
+                      format_number, format_p, format_percent, format_value, rgba, verdict_color, verdict_label)
 
 # ----------------------------------------------------------------------------- the slice view
 
@@ -112,13 +37,6 @@ COLUMN_LABELS = {
     "t": "t", "p": "p", "q": "q", "meets_min_size": "Min size", "baseline": "Slice baseline",
     "lift": "Lift", "lift_shortfall": "Lift shortfall", "boot": "Bootstrap interval",
     "replicated": "Replicated", "replicated_value": "Replication value", "verdict": "Verdict",
-}
-
-#: Colours of the verdicts, readable on light and dark backgrounds.
-VERDICT_COLORS = {
-    "defect": "#e03131", "hard cohort": "#f08c00", "above": "#d9480f", "below": "#1c7ed6",
-    "better": "#2f9e44", "not replicated": "#ae3ec9", "noise": "#868e96", "too small": "#adb5bd",
-    "": "#868e96",
 }
 
 
@@ -451,7 +369,7 @@ def slice_table_figure(display: pd.DataFrame, *, verdict_column: str = "Verdict"
     fills = []
     for c in cols:
         if c == verdict_column:
-            fills.append([_rgba(VERDICT_COLORS.get(v, "#868e96"), 0.28) for v in display[c]])
+            fills.append([rgba(verdict_color(v), 0.28) for v in display[c]])
         else:
             fills.append(["rgba(134,142,150,0.08)" if i % 2 else "rgba(0,0,0,0)" for i in range(n)])
     fig = go.Figure(go.Table(
@@ -464,12 +382,6 @@ def slice_table_figure(display: pd.DataFrame, *, verdict_column: str = "Verdict"
     fig.update_layout(margin=dict(l=0, r=0, t=4, b=0),
                       height=height or min(80 + 27 * max(n, 1), 760))
     return fig
-
-
-def _rgba(hex_color: str, alpha: float) -> str:
-    h = hex_color.lstrip("#")
-    r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
-    return f"rgba({r},{g},{b},{alpha})"
 
 
 def interval_figure(table: SliceTable, rows: pd.DataFrame, metric: str | None = None, *,
@@ -509,7 +421,7 @@ def interval_figure(table: SliceTable, rows: pd.DataFrame, metric: str | None = 
             value = r[m].to_numpy() * scale
             lo = r[f"{m}_ci_low"].to_numpy() * scale
             hi = r[f"{m}_ci_high"].to_numpy() * scale
-            color = VERDICT_COLORS.get(verdict, "#868e96")
+            color = verdict_color(verdict)
             name = (verdict or "slice") + (" (indicative: below minimum size)" if indicative else "")
             text = [f"{s}<br>{format_value(v / scale, binary)} {format_interval(a / scale, b / scale, binary)}"
                     f"<br>{format_count(c)} rows · {verdict or '–'}"

@@ -89,6 +89,7 @@ class K:
     REPLICATE_FRAME = "replicate_frame"
     REPLICATE_NAME = "replicate_name"
     REPLICATE_ERROR = "replicate_error"
+    REPLICATE_KEY = "replicate_key"  # the replication file's content (cache key)
     # outcome and thresholds
     METRICS = "metrics"
     MIN_SUPPORT = "min_support"
@@ -128,7 +129,7 @@ DEFAULTS: dict[str, Any] = {
     K.SOURCE: BUILT_IN, K.DATA_NAME: BUILT_IN, K.DATA_KEY: BUILT_IN, K.UPLOAD_ERROR: None,
     K.PATH: None, K.PATH_ROWS: None, K.PATH_TEXT: "", K.PATH_ERROR: None,
     **ROLE_DEFAULTS,
-    K.REPLICATE_FRAME: None, K.REPLICATE_NAME: None, K.REPLICATE_ERROR: None,
+    K.REPLICATE_FRAME: None, K.REPLICATE_NAME: None, K.REPLICATE_ERROR: None, K.REPLICATE_KEY: "",
     K.MIN_SUPPORT: 0.02, K.SUPPORT_MODE: "share", K.MAX_LENGTH: 0, K.DELTA: None, K.CONFIDENCE: 0.95, K.CORRECTION: "bh",
     K.BOOTSTRAP: 200, K.REDUNDANCY: 0.01, K.PLAN_KIND: "exploratory",
     K.RESULT: None, K.RUN_ERROR: None, K.VIEW_METRIC: None, K.SORT_BY: None, K.SORT_ASC: False,
@@ -255,7 +256,7 @@ def use_built_in() -> None:
     ss = st.session_state
     ss[K.FRAME] = demo_frame()
     ss.update({K.SOURCE: BUILT_IN, K.DATA_NAME: BUILT_IN, K.DATA_KEY: BUILT_IN, K.UPLOAD_ERROR: None,
-               K.PATH: None, K.PATH_ROWS: None})
+               K.PATH: None, K.PATH_ROWS: None, K.RUN_ERROR: None})
     ss.update(ROLE_DEFAULTS)
     ss.update(DEMO_SETTINGS)
     ss[K.SELECTED] = None
@@ -269,7 +270,8 @@ def use_frame(df: pd.DataFrame, name: str, key: str, *, path: str | None = None,
     ss = st.session_state
     ss[K.FRAME] = df
     ss.update({K.SOURCE: LOCAL_PATH if path is not None else "upload", K.DATA_NAME: name, K.DATA_KEY: key,
-               K.UPLOAD_ERROR: None, K.PATH: path, K.PATH_ROWS: rows, K.PATH_ERROR: None})
+               K.UPLOAD_ERROR: None, K.PATH: path, K.PATH_ROWS: rows, K.PATH_ERROR: None,
+               K.RUN_ERROR: None})  # the previous data's run error says nothing about this data
     ss.update(ROLE_DEFAULTS)
     guess = guess_roles(df)
     ss[K.TASK] = guess["task"]
@@ -364,7 +366,8 @@ def on_replicate_upload() -> None:
     except DivergenceInputError as exc:
         st.session_state[K.REPLICATE_ERROR] = str(exc)
         return
-    st.session_state.update({K.REPLICATE_FRAME: df, K.REPLICATE_NAME: up.name, K.REPLICATE_ERROR: None})
+    st.session_state.update({K.REPLICATE_FRAME: df, K.REPLICATE_NAME: up.name, K.REPLICATE_ERROR: None,
+                             K.REPLICATE_KEY: content_key(up.name, up.getbuffer())})
 
 
 # ----------------------------------------------------------------------------- settings -> engine arguments
@@ -667,7 +670,9 @@ def run_analysis() -> None:
             else:
                 table = mine(data_key, scan_json, df)
             bar.progress(60, text=f"{len(table) - 1:,} slices mined; computing their statistics…")
-            table = assess_cached(data_key, scan_json, stats_json, label, table, replicate)
+            # a corrected replication file of the same name and length is another file
+            table = assess_cached(data_key + (f"|replicate:{replicate_key()}" if kind == "file" else ""),
+                                  scan_json, stats_json, label, table, replicate)
         bar.progress(100, text="Done.")
     except DivergenceInputError as exc:
         bar.empty()
@@ -680,7 +685,9 @@ def run_analysis() -> None:
     key = plan_key(plan)
     ss[K.RUN_ERROR] = None
     ss[K.RESULT] = dict(table=table, plan=key, data_key=state(K.DATA_KEY), seconds=seconds,
-                        id=hashlib.blake2b((state(K.DATA_KEY) + key).encode(), digest_size=8).hexdigest())
+                        id=hashlib.blake2b((state(K.DATA_KEY) + key + replicate_key()).encode(),
+                                           digest_size=8).hexdigest(),
+                        **result_labels())
     if state(K.VIEW_METRIC) not in table.metric_names:
         # other metrics: the view starts again from their default sort, every verdict
         ss.update({K.VIEW_METRIC: table.metric_names[0], K.SORT_BY: None, K.F_VERDICTS: []})
@@ -696,6 +703,35 @@ def run_analysis() -> None:
 def result() -> dict | None:
     """The stored result, or None."""
     return st.session_state.get(K.RESULT)
+
+
+def replicate_key() -> str:
+    """The replication file's content key ('' when none was uploaded)."""
+    return str(state(K.REPLICATE_KEY) or "") if state(K.REPLICATION) == "file" else ""
+
+
+def result_labels() -> dict:
+    """What a result must carry to be labelled with the data and settings it came from, read
+    when it is computed: the data in words (for captions and reports) and the time."""
+    import datetime
+
+    now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    return dict(data_label=data_label(), data_caption=data_caption(), data_name=state(K.DATA_NAME),
+                created=now.isoformat().replace("+00:00", "Z"))
+
+
+def result_plan_text(res: dict) -> str:
+    """The settings a result came from, as slice-plan text stamped with the time of the run."""
+    import dataclasses
+
+    plan = dataclasses.replace(parse_plan(res["plan"]), created=res.get("created"))
+    return dump_plan(plan)
+
+
+def data_changed() -> bool:
+    """Whether the data in use is not the data the stored result came from."""
+    res = result()
+    return res is not None and res["data_key"] != state(K.DATA_KEY)
 
 
 def is_stale() -> bool:
@@ -750,7 +786,7 @@ def current_view(table: SliceTable, result_id: str, top_n: int | None = None) ->
     metric = state(K.VIEW_METRIC) or table.metric_names[0]
     options = sort_options(table, metric)
     column = options.get(state(K.SORT_BY)) or next(iter(options.values()))
-    lengths = state(K.F_LENGTHS)
+    lengths = length_filter()
     verdicts = state(K.F_VERDICTS) or None  # none chosen: every verdict
     meets = {"meets": True, "below": False}.get(state(K.F_MIN_SIZE))
     eps = float(state(K.REDUNDANCY)) if state(K.F_PRUNE) else 0.0
@@ -760,17 +796,52 @@ def current_view(table: SliceTable, result_id: str, top_n: int | None = None) ->
                    int(top_n or state(K.TOP_N)), eps, table)
 
 
+def length_filter() -> tuple[int, int] | None:
+    """The items-per-slice filter as (fewest, most), or None for every length. The most is
+    stored as None when the user left the slider at its right end: a later result with longer
+    slices shows them all (the slider never shrinks a filter to the longest slice seen)."""
+    lengths = state(K.F_LENGTHS)
+    if not lengths:
+        return None
+    lo, hi = lengths
+    if int(lo) <= 1 and hi is None:
+        return None
+    return int(lo), int(hi) if hi is not None else 10 ** 6
+
+
+def length_slider(longest: int) -> None:
+    """The items-per-slice slider over 1..longest of this result (the filter stays open-ended at its right end)."""
+    lo, hi = state(K.F_LENGTHS) or (1, None)
+    lo = max(1, min(int(lo), longest))
+    hi = longest if hi is None else max(lo, min(int(hi), longest))
+    wkey = "w:f_lengths"
+    st.session_state[wkey] = (lo, hi)
+
+    def changed() -> None:
+        a, b = st.session_state[wkey]
+        st.session_state[K.F_LENGTHS] = (int(a), None if int(b) >= longest else int(b))
+
+    st.slider("Items per slice", min_value=1, max_value=longest, step=1, key=wkey, on_change=changed)
+
+
 # ----------------------------------------------------------------------------- render helpers
 
 
 def show_run_status(where: str = "page") -> None:
-    """The last run's error, or a notice (with a run button) when the settings changed."""
+    """The last run's error, and a notice (with a run button) when the data or the settings in
+    use are not those the results came from: results never pass for another data set's."""
     err = state(K.RUN_ERROR)
     if err:
         st.error(err)
-    if result() is not None and is_stale():
+    res = result()
+    if res is not None and is_stale():
         c1, c2 = st.columns([4, 1])
-        c1.info("The settings changed since these results were computed.")
+        if data_changed():
+            c1.warning(f"These results are from {res.get('data_label', 'the previous data')}. The data now in use is "
+                       f"{data_label()}: run the scan to see its slices.", icon=":material/history:")
+        else:
+            c1.info("The settings changed since these results were computed: they show the settings of the last "
+                    "run (Export page: the report states them).")
         if c2.button("Run again", key=f"rerun-{where}", type="primary"):
             run_analysis()
             st.rerun()
@@ -787,8 +858,8 @@ def report_html(result_id: str, plan_text: str, data_label: str, _table: SliceTa
 
 
 def data_label() -> str:
-    """The data source in plain words (for reports)."""
-    name = "built-in dataset (credit applications)" if state(K.DATA_NAME) == BUILT_IN else str(state(K.DATA_NAME))
+    """The data in use in plain words (for reports and notices)."""
+    name = "the built-in dataset (credit applications)" if state(K.DATA_NAME) == BUILT_IN else str(state(K.DATA_NAME))
     return f"{name}, {n_rows():,} rows" + (" (scanned by DuckDB)" if is_large() else "")
 
 
@@ -837,7 +908,7 @@ def min_size_sentences() -> list[str]:
     """How the minimum slice size follows from δ and the confidence, for each metric of the
     last result, under the settings as they are now (the engine's derivation)."""
     res = result()
-    if res is None:
+    if res is None or data_changed():  # n_min is derived from a result of the data in use
         return []
     table = res["table"]
     out = []
@@ -855,13 +926,17 @@ def min_size_sentences() -> list[str]:
     return out
 
 
-def result_caption(table: SliceTable) -> str:
-    """One line on how the result was made: exploratory or planned, confidence, correction."""
+def result_caption(table: SliceTable, res: dict | None = None) -> str:
+    """One line on what the result came from: its data (as it was when the scan ran), the kind
+    of search, the support, confidence, correction and replication."""
     a = table.assessment or {}
-    kind = "An exploratory search" if a.get("exploratory", True) else "A pre-registered slice plan"
+    res = res if res is not None else result()
+    kind = "an exploratory search" if a.get("exploratory", True) else "a pre-registered slice plan"
     rep = f"; replicated on {a['replication']}" if a.get("replication") else "; no replication data"
     engine = "; scanned by DuckDB, intervals analytic" if table.engine == "duckdb" else ""
-    return (f"{kind}: {len(table) - 1:,} slices with support ≥ {table.min_support:g}; "
+    data = (res or {}).get("data_caption", "").removeprefix("Data: ").rstrip(".")
+    where = f"Results of {data}: " if data else ""
+    return (f"{where}{kind}, {len(table) - 1:,} slices with support ≥ {table.min_support:g}; "
             f"{a.get('confidence', 0.95):.0%} confidence, {CORRECTIONS.get(a.get('correction'), '')}{rep}{engine}.")
 
 

@@ -37,19 +37,15 @@ def results_section(res: dict) -> None:
 
     # ---------------------------------------------------------------- report
     st.subheader("Report")
-    try:
-        plan_text = dump_plan(ui.current_plan(), stamp=True)
-    except DivergenceInputError:
-        plan_text = None
-    if plan_text is not None:
-        label = ui.data_label()  # read the session now: the button's callback runs outside this script
-        st.download_button("Slice report (HTML, works offline)",
-                           lambda: ui.report_html(rid, plan_text, label, table),
-                           file_name="slice_report.html", mime="text/html", icon=":material/summarize:")
-        st.caption("One self-contained page: the settings and their hash, the whole-dataset intervals, the "
-                   "minimum-size derivation, the slice table (sortable by clicking a column), the interval "
-                   "plot and the Shapley chart of each finding. The command line writes the same report: "
-                   "`python -m divergence report PLAN DATA --output report.html`.")
+    # the report states the data and settings the result came from (not the settings as they are now),
+    # so it is the same report for the same result: built once, then cached
+    report_args = (rid, ui.result_plan_text(res), res.get("data_label", ""), table)
+    st.download_button("Slice report (HTML, works offline)", lambda args=report_args: ui.report_html(*args),
+                       file_name="slice_report.html", mime="text/html", icon=":material/summarize:")
+    st.caption("One self-contained page: the settings and their hash, the whole-dataset intervals, the "
+               "minimum-size derivation, the slice table (sortable by clicking a column), the interval "
+               "plot and the Shapley chart of each finding. The command line writes the same report: "
+               "`python -m divergence report PLAN DATA --output report.html`.")
 
     # ---------------------------------------------------------------- figures
     st.subheader("Figures")
@@ -71,15 +67,15 @@ def results_section(res: dict) -> None:
     can_png = png_supported()
     if not can_png:
         st.caption("PNG export needs kaleido and Chromium (/usr/bin/chromium); HTML works everywhere.")
-    for name, (label, build) in figures.items():
+    for name, (title, build) in figures.items():
         try:
             fig = build()
         except DivergenceInputError as exc:
-            st.caption(f"{label}: {exc}")
+            st.caption(f"{title}: {exc}")
             continue
         c1, c2, c3 = st.columns([3, 1, 1])
-        c1.markdown(label)
-        c2.download_button("HTML", lambda fig=fig, label=label: figure_html(fig, title=label),
+        c1.markdown(title)
+        c2.download_button("HTML", lambda fig=fig, title=title: figure_html(fig, title=title),
                            file_name=f"{name}.html", mime="text/html", key=f"html-{name}", icon=":material/code:")
         c3.download_button("PNG", lambda fig=fig: figure_png(fig), file_name=f"{name}.png", mime="image/png",
                            key=f"png-{name}", disabled=not can_png, icon=":material/image:")

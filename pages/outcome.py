@@ -123,6 +123,7 @@ with r2:
 if run:
     with progress_area:
         ui.run_analysis()
+    st.rerun()  # the n_min boxes above the button are derived from the new result
 err = ui.state(K.RUN_ERROR)
 if err:
     st.error(err)

@@ -15,7 +15,7 @@ ui.page_setup()
 
 st.title("Slices")
 table, rid = ui.result_or_stop("slices")
-st.caption(ui.data_caption() + " " + ui.result_caption(table))
+st.caption(ui.result_caption(table))
 
 metric = ui.metric_choice(table)
 info = table.metric(metric)
@@ -53,8 +53,6 @@ if ui.state(K.F_VERDICTS) and not set(ui.state(K.F_VERDICTS)) <= set(present):
 if ui.state(K.SORT_BY) not in options:
     ui.set_settings(**{K.SORT_BY: next(iter(options))})
 longest = int(table.lengths.max()) if len(table) > 1 else 1
-lengths = ui.state(K.F_LENGTHS) or (1, longest)
-ui.set_settings(**{K.F_LENGTHS: (max(1, min(lengths[0], longest)), max(1, min(lengths[1], longest)))})
 eps = float(ui.state(K.REDUNDANCY))
 try:
     view = ui.current_view(table, rid)
@@ -102,7 +100,7 @@ with c6:
 e1, e2, _ = st.columns([3, 3, 2])
 with e1:
     if longest > 1:
-        ui.bound(st.slider, "Items per slice", K.F_LENGTHS, min_value=1, max_value=longest, step=1)
+        ui.length_slider(longest)
 with e2:
     if eps > 0:
         st.write("")

@@ -5,6 +5,7 @@ slice's outcome diverges from the whole dataset's, and attach the statistics tha
 make a worst-slice table trustworthy. No Streamlit here: usable from a notebook,
 a script or the command line (``python -m divergence``).
 """
+from .adhoc import MeasuredSlice, measure_slice, overlap
 from .assess import VERDICTS, assess, support_for_min_size
 from .discretize import AttributeBins, Discretized, discretize
 from .duckdb_engine import scan_duckdb
@@ -49,4 +50,7 @@ __all__ = [
     "corrective_items",
     "redundant_itemsets",
     "prune_redundant",
+    "measure_slice",
+    "MeasuredSlice",
+    "overlap",
 ]

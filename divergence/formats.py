@@ -13,7 +13,7 @@ from .assess import VERDICTS
 __all__ = [
     "DASH", "format_count", "format_number", "format_percent", "format_value", "format_divergence",
     "format_interval", "format_p", "format_threshold", "divergence_unit",
-    "VERDICT_COLORS", "VERDICT_TEXT", "FINDING_VERDICTS", "ACTIONS", "verdict_color", "verdict_legend",
+    "VERDICT_COLORS", "VERDICT_TEXT", "FINDING_VERDICTS", "ACTIONS", "CORRECTION_NAMES", "verdict_color", "verdict_legend",
     "verdict_label", "direction", "GLOSSARY", "COLUMN_HELP", "column_help", "rgba",
 ]
 
@@ -107,7 +107,10 @@ def format_threshold(x: object, binary: bool = False) -> str:
     if _bad(x):
         return DASH
     x = float(x)  # type: ignore[arg-type]
-    return f"{format_number(100 * x, 2)} pp" if binary else format_number(x, 2)
+    text = format_number(100 * x if binary else x, 2)
+    if "." in text and "e" not in text:
+        text = text.rstrip("0").rstrip(".")
+    return f"{text} pp" if binary else text
 
 
 # ----------------------------------------------------------------------------- verdicts
@@ -135,6 +138,9 @@ VERDICT_TEXT = {
                  "still shown).",
     "undetermined": "The evidence cannot tell a model defect from a hard cohort here.",
 }
+
+#: the corrections for the number of slices tested, by name
+CORRECTION_NAMES = {"bh": "Benjamini–Hochberg", "bonferroni": "Bonferroni", "holm": "Holm"}
 
 #: verdicts that make a slice a finding
 FINDING_VERDICTS = ("defect", "hard cohort", "above", "below", "better")

@@ -20,7 +20,7 @@ from .discretize import AttributeBins, discretize
 from .errors import DivergenceInputError
 from .table import SliceTable
 
-__all__ = ["MeasuredSlice", "measure_slice", "item_catalog", "slice_rows", "overlap", "MAX_ITEMS"]
+__all__ = ["MeasuredSlice", "measure_slice", "item_catalog", "slice_rows", "overlap", "rows_covered", "MAX_ITEMS"]
 
 #: most items in a slice typed by hand (its 2^k subsets are measured for the Shapley values)
 MAX_ITEMS = 10
@@ -301,3 +301,13 @@ def overlap(table: SliceTable, itemsets: Sequence[str]) -> pd.DataFrame:
                 if u >= 0:
                     out[i, j] = float(table.columns["count"][u])
     return pd.DataFrame(np.rint(out) if np.isfinite(out).all() else out, index=labels, columns=labels)
+
+
+def rows_covered(table: SliceTable, itemsets: Sequence[str]) -> int | None:
+    """How many distinct rows the slices hold together (None when the result kept no rows)."""
+    if table.row_codes is None:
+        return None
+    covered = np.zeros(table.row_codes.shape[0], dtype=bool)
+    for s in itemsets:
+        covered |= table.rows_of(table.lookup(s))
+    return int(covered.sum())

@@ -339,10 +339,8 @@ def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label
         if ms:
             parts.append(f"<p class='note'><b>Minimum slice size.</b> {_esc(ms['text'])}</p>")
         if f"{m}_verdict" in f:
-            cards_html, card_slices = _findings_html(table, m)
+            cards_html, _ = _findings_html(table, m)
             parts.append("<h3>Findings</h3>" + cards_html)
-            if len(card_slices) >= 2:
-                parts.append(_figure_div(overlap_figure(overlap(table, card_slices))))
         rows = _sorted_rows(table, m)
         sort_name = "lift shortfall" if f"{m}_lift_shortfall" in f else "divergence"
         parts.append(f"<h3>Slices, by {sort_name} (top {min(top, len(rows)):,} of {len(rows):,}; "
@@ -363,6 +361,11 @@ def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label
                 fig = interval_figure(table, big.head(25), m, level_label=level)
                 parts.append(f"<h3>Intervals against the whole dataset: the top {min(25, len(big))} slices "
                              f"of at least the minimum size</h3>" + _figure_div(fig))
+        top_found = rows[rows[f"{m}_verdict"].isin(FINDINGS)].head(10) if f"{m}_verdict" in f else rows.head(0)
+        if len(top_found) >= 2:
+            parts.append(f"<h3>Rows the top {len(top_found)} findings share</h3><p class='small'>Ten findings may be "
+                         "one cohort described ten ways: a dark block is one cohort.</p>"
+                         + _figure_div(overlap_figure(overlap(table, list(top_found["itemset"])))))
         found = rows[rows[f"{m}_verdict"].isin(FINDINGS)].head(findings) if f"{m}_verdict" in f else rows.head(0)
         listed = [s for s in (getattr(plan, "slices", None) or [])]
         shown = list(found["itemset"]) + [table.frame.iloc[table.lookup(s)]["itemset"] for s in listed]

@@ -7,6 +7,7 @@ pictures from them. Nothing here computes a statistic; it reads the table's colu
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -23,7 +24,7 @@ __all__ = [
     "slice_view", "sort_options", "metric_label", "display_frame", "display_sort_columns", "redundancy_epsilon",
     "headline", "findings", "Finding", "FINDING_CARDS", "guess_roles", "guess_positive",
     "distinct_values", "describe_columns", "parse_bin_spec", "split_rows",
-    "slice_table_figure", "interval_figure", "table_csv", "figure_html", "figure_png", "png_supported",
+    "slice_table_figure", "interval_figure", "table_csv", "figure_html", "figure_png", "png_supported", "warm_png_exporter", "PNG_EXPORTER",
 ]
 
 from .formats import (DASH, VERDICT_COLORS, _bad, format_count, format_divergence, format_interval,  # noqa: F401
@@ -624,13 +625,59 @@ def png_supported() -> bool:
                 or shutil.which("chromium") or shutil.which("google-chrome"))
 
 
-def figure_png(fig: go.Figure, *, width: int = 1280, height: int | None = None, scale: float = 2.0) -> bytes:
-    """A figure as PNG bytes through kaleido and the machine's Chromium (never a download)."""
+#: kaleido's persistent Chromium serves one image at a time: calls from several sessions queue here
+_PNG_LOCK = threading.Lock()
+#: the exporter's state in this process: 'cold', 'warming', 'ready', 'failed' (then also 'error')
+PNG_EXPORTER: dict = {"state": "cold"}
+
+
+def _use_machine_chromium() -> None:
     import os
+
+    if not os.environ.get("BROWSER_PATH") and os.path.exists(CHROMIUM):
+        os.environ["BROWSER_PATH"] = CHROMIUM
+
+
+def warm_png_exporter() -> str:
+    """Start kaleido's Chromium in a background thread, once per process, and draw a first tiny
+    image with it: the first PNG a person asks for then takes about a second instead of the
+    10-15 s of a cold start. Returns the exporter's state ('unsupported' without kaleido or
+    Chromium)."""
+    if not png_supported():
+        return "unsupported"
+    with _PNG_LOCK:
+        if PNG_EXPORTER["state"] != "cold":
+            return PNG_EXPORTER["state"]
+        PNG_EXPORTER["state"] = "warming"
+
+    def work() -> None:
+        import warnings
+
+        import kaleido
+
+        try:
+            with _PNG_LOCK, warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                _use_machine_chromium()
+                kaleido.start_sync_server(silence_warnings=True)
+                go.Figure().to_image(format="png", width=16, height=16)
+            PNG_EXPORTER["state"] = "ready"
+        except Exception as exc:  # noqa: BLE001 - reported beside the PNG buttons
+            PNG_EXPORTER.update(state="failed", error=str(exc))
+
+    threading.Thread(target=work, name="png-exporter-warm-up", daemon=True).start()
+    return "warming"
+
+
+def figure_png(fig: go.Figure, *, width: int = 1280, height: int | None = None, scale: float = 2.0) -> bytes:
+    """A figure as PNG bytes through kaleido and the machine's Chromium (never a download);
+    the persistent exporter when :func:`warm_png_exporter` started it."""
+    import warnings
 
     if not png_supported():
         raise DivergenceInputError("PNG export needs the kaleido package and Chromium (/usr/bin/chromium).")
-    if not os.environ.get("BROWSER_PATH") and os.path.exists(CHROMIUM):
-        os.environ["BROWSER_PATH"] = CHROMIUM
+    _use_machine_chromium()
     h = height or int(fig.layout.height or 600)
-    return fig.to_image(format="png", width=width, height=h, scale=scale)
+    with _PNG_LOCK, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # kaleido's server ignores per-call browser options, and says so
+        return fig.to_image(format="png", width=width, height=h, scale=scale)

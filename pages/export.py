@@ -5,10 +5,10 @@ import streamlit as st
 
 import ui_support as ui
 from divergence import DivergenceInputError
-from divergence.figures import contribution_figure, item_values_figure, lattice_figure
+from divergence.figures import LATTICE_MAX_ITEMS, contribution_figure, item_values_figure, lattice_figure
 from divergence.plan import dump_plan
-from divergence.views import (display_frame, figure_html, figure_png, format_count, interval_figure,
-                              png_supported, slice_table_figure, table_csv)
+from divergence.views import (PNG_EXPORTER, display_frame, figure_html, figure_png, format_count, interval_figure,
+                              png_supported, slice_table_figure, table_csv, warm_png_exporter)
 from ui_support import K
 
 ui.page_setup()
@@ -25,6 +25,7 @@ def results_section(res: dict) -> None:
     table, rid = res["table"], res["id"]
     metric = ui.state(K.VIEW_METRIC) if ui.state(K.VIEW_METRIC) in table.metric_names else table.metric_names[0]
     view = ui.current_view(table, rid)
+    st.caption(ui.result_caption(table, res))
 
     # ---------------------------------------------------------------- tables
     st.subheader("Slice table")
@@ -49,35 +50,50 @@ def results_section(res: dict) -> None:
 
     # ---------------------------------------------------------------- figures
     st.subheader("Figures")
+    binary = table.metric(metric).binary
+    items, _ = ui.open_slice(table, view, metric)
     figures = {"slice_table": ("The slice table (as shown)",
                                lambda: slice_table_figure(display_frame(table, view.rows, metric), height=None)),
                "intervals": ("Interval plot",
                              lambda: interval_figure(table, view.rows.head(100), metric,
                                                      level_label=ui.interval_level(table)))}
-    selected = ui.state(K.SELECTED)
-    if selected:
-        figures["contributions"] = (f"Shapley contributions of {selected}",
-                                    lambda: contribution_figure(ui.contributions(rid, selected, metric, 0, table)))
-        figures["lattice"] = (f"Lattice of {selected}", lambda: lattice_figure(table, selected, metric=metric))
+    if items:
+        try:
+            ms = ui.measured(rid, tuple(items), table, ui.mined_rows(res), ui.replication_rows(),
+                             (table.assessment or {}).get("replication"))
+        except DivergenceInputError as exc:
+            st.caption(f"The open slice: {exc}")
+        else:
+            delta = ((table.assessment or {}).get("min_size") or {}).get(metric, {}).get("delta")
+            figures["contributions"] = (
+                f"Shapley contributions of {ms.itemset}",
+                lambda: contribution_figure(ui.slice_contributions(rid, tuple(items), metric, ms), binary=binary))
+            if len(items) <= LATTICE_MAX_ITEMS:
+                figures["lattice"] = (f"Lattice of {ms.itemset}",
+                                      lambda: lattice_figure(ms.table, ms.itemset, metric=metric, threshold=delta))
     values = ui.item_values(rid, metric, table)
     figures["individual_items"] = ("Individual item divergence",
-                                   lambda: item_values_figure(values, value="individual", metric=metric))
+                                   lambda: item_values_figure(values, value="individual", metric=metric,
+                                                              binary=binary))
     figures["global_items"] = ("Global item divergence (Shapley)",
-                               lambda: item_values_figure(values, value="global", metric=metric))
+                               lambda: item_values_figure(values, value="global", metric=metric, binary=binary))
     can_png = png_supported()
     if not can_png:
         st.caption("PNG export needs kaleido and Chromium (/usr/bin/chromium); HTML works everywhere.")
+    elif not st.get_option("global.appTest"):
+        exporter = warm_png_exporter()  # Chromium starts in the background: the first PNG needs no wait
+        st.caption({"warming": "PNG: the image maker is starting in the background (a few seconds, once); a PNG "
+                               "asked for meanwhile is drawn as soon as it is ready.",
+                    "ready": "PNG: ready (about a second per figure).",
+                    "failed": f"PNG: the image maker did not start ({PNG_EXPORTER.get('error', '')}); HTML works."}
+                   .get(exporter, ""))
     for name, (title, build) in figures.items():
-        try:
-            fig = build()
-        except DivergenceInputError as exc:
-            st.caption(f"{title}: {exc}")
-            continue
         c1, c2, c3 = st.columns([3, 1, 1])
         c1.markdown(title)
-        c2.download_button("HTML", lambda fig=fig, title=title: figure_html(fig, title=title),
+        # built when the button is pressed: a page visit draws no figure it does not show
+        c2.download_button("HTML", lambda build=build, title=title: figure_html(build(), title=title),
                            file_name=f"{name}.html", mime="text/html", key=f"html-{name}", icon=":material/code:")
-        c3.download_button("PNG", lambda fig=fig: figure_png(fig), file_name=f"{name}.png", mime="image/png",
+        c3.download_button("PNG", lambda build=build: figure_png(build()), file_name=f"{name}.png", mime="image/png",
                            key=f"png-{name}", disabled=not can_png, icon=":material/image:")
 
 

@@ -10,7 +10,7 @@ import pytest
 from scipy.stats import fisher_exact
 
 from divergence import DivergenceInputError, item_contributions, scan
-from divergence.adhoc import item_catalog, measure_slice, overlap, slice_rows
+from divergence.adhoc import item_catalog, measure_slice, overlap, rows_covered, slice_rows
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
 from divergence.stats import adjust_p, wilson_interval
 
@@ -162,3 +162,6 @@ def test_overlap_counts_shared_rows(table, demo):
     known = np.isfinite(lattice.to_numpy())
     np.testing.assert_array_equal(lattice.to_numpy()[known], expected[known])
     assert lattice.iloc[0, 3] == 0  # South and North share no row
+
+    assert rows_covered(table, slices) == (masks[1] | masks[2] | masks[3]).sum()
+    assert rows_covered(dataclasses.replace(table, row_codes=None, outcomes=None), slices) is None

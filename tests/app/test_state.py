@@ -16,17 +16,11 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 import ui_support
-from apptest_readers import charts, metrics
+from apptest_readers import charts, metrics, open_row
 from conftest import ROOT
 from divergence import assess, redundant_itemsets, scan
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
-from divergence.views import slice_view
-
-try:
-    from divergence.views import redundancy_epsilon
-except ImportError:  # before issue 13: ε was in the metric's units
-    def redundancy_epsilon(table, metric, eps):
-        return eps
+from divergence.views import redundancy_epsilon, slice_view
 
 APP = str(ROOT / "app.py")
 STATS = dict(confidence=0.95, correction="bh", bootstrap=200, seed=0, exploratory=True)
@@ -89,7 +83,7 @@ def _upload(at: AppTest, name: str, df: pd.DataFrame) -> AppTest:
 
 def _open_slice(at: AppTest, itemset: str) -> AppTest:
     """Open a slice the way a user does: click its row in the slice table."""
-    at.selectbox(key="w:selected").set_value(itemset).run()
+    at = open_row(at, itemset)
     assert not at.exception, at.exception
     return at
 
@@ -101,7 +95,7 @@ def _open_items(at: AppTest) -> list[str]:
 
 
 def _view(table, metric="fpr", **kw):
-    eps = redundancy_epsilon(table, metric, 0.01)
+    eps = redundancy_epsilon(table, metric, 0.05)  # the default ε: 0.05 standard deviations
     return slice_view(table, metric=metric, exclude=redundant_itemsets(table, eps, metric=metric),
                       top_n=kw.pop("top_n", 25), **kw)
 
@@ -155,6 +149,40 @@ def test_items_per_slice_widens_again_after_a_longer_result(app):
     view = _view(_demo())
     caption = next(c.value for c in at.caption if c.value.startswith("Showing"))
     assert f"of {view.n_matching:,} matching slices" in caption, caption
+
+
+def test_open_slice_follows_a_filter(app):
+    at = _go(app, "slices")
+    chosen = "region=South, education=Primary, employment=Salaried"
+    at = _open_slice(at, chosen)
+    assert _open_items(at) == sorted(chosen.split(", "))
+    at.multiselect(key="w:f_attributes").set_value(["channel"]).run()
+    first = _view(_demo(), attributes=["channel"]).rows["itemset"].iloc[0]
+    assert _open_items(at) == sorted(first.split(", "))
+
+
+def test_open_slice_survives_a_metric_switch(app):
+    at = _go(app, "slices")
+    chosen = "region=South, education=Primary, employment=Salaried"
+    at = _open_slice(at, chosen)
+    at.radio(key="w:view_metric").set_value("fnr").run()
+    at.radio(key="w:view_metric").set_value("fpr").run()
+    assert _open_items(at) == sorted(chosen.split(", "))
+
+
+def test_open_slice_follows_a_new_scan(app):
+    at = _go(app, "slices")
+    chosen = "region=South, education=Primary, employment=Salaried"
+    at = _open_slice(at, chosen)
+    at = _go(at, "data")
+    at.radio(key="w:task").set_value("regression").run()
+    at.selectbox(key="w:target").set_value("spend").run()
+    at.selectbox(key="w:prediction").set_value("predicted_spend").run()
+    at = _run(at)
+    at = _go(at, "slices")
+    view = _view(_demo(roles=DEMO_ROLES["regression"]), metric="abs_error")
+    assert chosen not in view.rows["itemset"].tolist()
+    assert _open_items(at) == sorted(view.rows["itemset"].iloc[0].split(", "))
 
 
 # ---------------------------------------------------------------- caches keyed on content

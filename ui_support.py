@@ -722,10 +722,14 @@ def result_labels() -> dict:
 
 def result_plan_text(res: dict) -> str:
     """The settings a result came from, as slice-plan text stamped with the time of the run."""
+    return _stamped_plan(res["plan"], res.get("created"))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _stamped_plan(key: str, created: str | None) -> str:
     import dataclasses
 
-    plan = dataclasses.replace(parse_plan(res["plan"]), created=res.get("created"))
-    return dump_plan(plan)
+    return dump_plan(dataclasses.replace(parse_plan(key), created=created))
 
 
 def data_changed() -> bool:
@@ -1223,3 +1227,26 @@ def shared_rows(result_id: str, itemsets: tuple[str, ...], _table: SliceTable) -
 def covered_rows(result_id: str, itemsets: tuple[str, ...], _table: SliceTable) -> int | None:
     """Distinct rows the slices hold together."""
     return divergence.adhoc.rows_covered(_table, list(itemsets))
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def slice_figures(result_id: str, items: tuple[str, ...], metric: str, delta: float | None, _measured):
+    """The open slice's Shapley chart and lattice (the lattice None with the reason when it cannot be
+    drawn), built once per slice and metric: a sort or a filter that keeps the slice open redraws nothing."""
+    from divergence.figures import contribution_figure, lattice_figure
+
+    binary = _measured.table.metric(metric).binary
+    contrib = slice_contributions(result_id, items, metric, _measured)
+    bars = themed(contribution_figure(contrib, binary=binary, template=None))
+    try:
+        lattice = themed(lattice_figure(_measured.table, _measured.itemset, metric=metric, threshold=delta,
+                                        template=None))
+    except DivergenceInputError as exc:
+        return bars, None, str(exc)
+    return bars, lattice, ""
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def plan_yaml(key: str) -> str:
+    """A plan (given by its JSON key) as YAML text, written once per plan (YAML is slow to write)."""
+    return dump_plan(parse_plan(key))

@@ -113,10 +113,11 @@ except DivergenceInputError as exc:
     plan = None
 p1, p2, p3 = st.columns([1, 1, 2])
 if plan is not None:
-    p1.download_button("Slice plan (YAML)", dump_plan(plan, stamp=True), file_name="slice_plan.yaml",
+    # written when the button is pressed: the plan's creation time is the time it is saved
+    p1.download_button("Slice plan (YAML)", lambda: dump_plan(plan, stamp=True), file_name="slice_plan.yaml",
                        mime="application/x-yaml", icon=":material/description:")
-    p2.download_button("Slice plan (JSON)", dump_plan(plan, format="json", stamp=True), file_name="slice_plan.json",
-                       mime="application/json", icon=":material/data_object:")
+    p2.download_button("Slice plan (JSON)", lambda: dump_plan(plan, format="json", stamp=True),
+                       file_name="slice_plan.json", mime="application/json", icon=":material/data_object:")
 with p3:
     st.file_uploader("Load a slice plan", type=["yaml", "yml", "json"], key="w:plan_upload",
                      on_change=ui.on_plan_upload)
@@ -125,4 +126,4 @@ with p3:
         st.caption("Every setting is unchanged.")
 if plan is not None:
     with st.expander("The plan as it stands"):
-        st.code(dump_plan(plan), language="yaml")
+        st.code(ui.plan_yaml(ui.plan_key(plan)), language="yaml")

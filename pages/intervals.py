@@ -61,6 +61,7 @@ else:
         st.markdown(f"These {len(itemsets)} findings hold **{format_count(covered)} distinct rows** "
                     f"({format_percent(covered / table.n_rows)} of all); the largest alone holds {format_count(largest)}. "
                     "A dark block is one cohort described several ways.")
-    st.plotly_chart(ui.themed(overlap_figure(shared)), key="overlap_chart", config={"displayModeBar": False})
+    st.plotly_chart(ui.themed(overlap_figure(shared, template=None)), key="overlap_chart",
+                    config={"displayModeBar": False})
     st.caption(f"{GLOSSARY['overlap']} The findings are the top {len(itemsets)} of the Slices page's table "
                "(verdicts defect, hard cohort, above, below, better).")

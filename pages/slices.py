@@ -8,7 +8,6 @@ import streamlit as st
 
 import ui_support as ui
 from divergence import VERDICTS, DivergenceInputError
-from divergence.figures import contribution_figure, lattice_figure
 from divergence.formats import (CORRECTION_NAMES, GLOSSARY, VERDICT_TEXT, direction, format_count,
                                 format_divergence, format_interval, format_number, format_p, format_percent,
                                 format_threshold, format_value)
@@ -220,17 +219,15 @@ else:
                "a split or period column, a second file, or a held-out share)."))
 
 left, right = st.columns(2)
+delta = (h["min_size"] or {}).get("delta")
+bars, lattice, why_no_lattice = ui.slice_figures(rid, tuple(items), metric, delta, ms)
 with left:
-    contrib = ui.slice_contributions(rid, tuple(items), metric, ms)
-    st.plotly_chart(ui.themed(contribution_figure(contrib, binary=b)), key="contribution_chart")
+    st.plotly_chart(bars, key="contribution_chart")
     st.caption(f"Shapley contributions: {GLOSSARY['shapley']}")
 with right:
-    delta = (h["min_size"] or {}).get("delta")
-    try:
-        lattice = lattice_figure(ms.table, ms.itemset, metric=metric, threshold=delta)
-    except DivergenceInputError as exc:
-        st.info(str(exc))
+    if lattice is None:
+        st.info(why_no_lattice)
     else:
-        st.plotly_chart(ui.themed(lattice), key="lattice_chart")
+        st.plotly_chart(lattice, key="lattice_chart")
         st.caption(f"Every subset of the slice, the whole dataset on top. Squares: |Δ| ≥ δ = "
                    f"{format_threshold(delta, b)}; diamonds: {GLOSSARY['corrective'].lower()}")

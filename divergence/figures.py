@@ -26,6 +26,13 @@ LOWERS_COLOR = "#2471a3"
 LATTICE_MAX_ITEMS = 8
 
 
+def _label(metric: str) -> str:
+    """A metric as the app and the report name it: 'fpr' -> 'FPR', 'abs_error' -> 'abs error'."""
+    from .views import metric_label
+
+    return metric_label(metric)
+
+
 def _scale(binary: bool) -> float:
     """Divergences of a rate are drawn in percentage points (one unit everywhere)."""
     return 100.0 if binary else 1.0
@@ -77,7 +84,7 @@ def contribution_figure(contributions: pd.DataFrame, *, title: str | None = None
     the frame has ``contribution_low``/``contribution_high``. ``binary``: the metric is a
     rate, drawn in percentage points."""
     attrs = contributions.attrs
-    metric = attrs.get("metric", "metric")
+    metric = _label(attrs.get("metric", "metric"))
     if title is None:
         div = attrs.get("divergence", float(contributions["contribution"].sum()))
         title = (f"{attrs.get('itemset', '')}<br><sup>{metric} divergence Δ = {format_divergence(div, binary)}"
@@ -102,6 +109,7 @@ def item_values_figure(values: pd.DataFrame, *, value: str = "global", metric: s
     if top is not None and len(f) > top:
         f = f.loc[f[value].abs().sort_values(ascending=False, kind="stable").index[:top]]
     what = {"global": "Global item divergence (Shapley)", "individual": "Individual item divergence"}
+    metric = _label(metric) if metric else metric
     if title is None:
         title = f"{what.get(value, value)}{' of ' + metric if metric else ''}"
     axis = {"global": "average contribution to a slice's divergence", "individual": "divergence of the item's own slice"}
@@ -207,13 +215,13 @@ def lattice_figure(table: SliceTable, itemset: str | Iterable[str], *, metric: s
     # item labels of the nodes, above each marker
     fig.add_trace(go.Scatter(x=xs, y=ys + 0.28, mode="text", text=[n.replace(", ", "<br>") for n in names],
                              textfont=dict(size=9), hoverinfo="skip", showlegend=False))
-    title = f"Lattice of {table.itemsets[idx]}<br><sup>{m} divergence of each subset{unit}"
+    title = f"Lattice of {table.itemsets[idx]}<br><sup>{_label(m)} divergence of each subset{unit}"
     if threshold is not None:
         title += f"; squares: |Δ| ≥ δ = {format_threshold(threshold, binary)}"
     fig.update_layout(
         title=dict(text=title + "</sup>"), **({"template": template} if template else {}),
         coloraxis=dict(colorscale="RdBu_r", cmin=-lim, cmax=lim,
-                       colorbar=dict(title=dict(text=f"Δ {m}{unit}"))),
+                       colorbar=dict(title=dict(text=f"Δ {_label(m)}{unit}"))),
         height=200 + 150 * k, margin=dict(l=10, r=10, t=70, b=30),
         legend=dict(orientation="h", yanchor="bottom", y=-0.12, x=0),
     )
@@ -234,9 +242,10 @@ def overlap_figure(shared: pd.DataFrame, *, title: str | None = None, template: 
         share = counts / np.where(own > 0, own, np.nan)[:, None]
     text = [[("?" if np.isnan(c) else f"{format_count(c)}<br>{100 * s:.0f}%") if i != j else f"{format_count(c)} rows"
              for j, (c, s) in enumerate(zip(crow, srow))] for i, (crow, srow) in enumerate(zip(counts, share))]
-    short = [_short(s) for s in labels]
+    numbers = [f"#{i + 1}" for i in range(len(labels))]
+    rows = [f"#{i + 1} · {_short(s)}" for i, s in enumerate(labels)]
     fig = go.Figure(go.Heatmap(
-        z=share, x=short, y=short, text=text, texttemplate="%{text}", textfont=dict(size=11),
+        z=share, x=numbers, y=rows, text=text, texttemplate="%{text}", textfont=dict(size=11),
         colorscale=[[0, "rgba(134,142,150,0.06)"], [1, "#3b5bdb"]], zmin=0, zmax=1,
         colorbar=dict(title=dict(text="share of the<br>row's rows"), tickformat=".0%"),
         customdata=[[f"{a}<br>and {b}" for b in labels] for a in labels],
@@ -245,11 +254,11 @@ def overlap_figure(shared: pd.DataFrame, *, title: str | None = None, template: 
     n = len(labels)
     fig.update_layout(
         title=dict(text=title or "Rows the findings share<br><sup>each cell: the share of the row slice's rows that "
-                                 "the column slice also holds (unknown: ?)</sup>"),
-        height=max(300, 140 + 46 * n), margin=dict(l=10, r=10, t=70, b=10), **({"template": template} if template else {}),
+                                 "the column slice (#k: the k-th row) also holds (unknown: ?)</sup>"),
+        height=max(300, 150 + 46 * n), margin=dict(l=10, r=10, t=90, b=10), **({"template": template} if template else {}),
     )
     fig.update_yaxes(autorange="reversed", automargin=True, type="category")
-    fig.update_xaxes(side="top", automargin=True, type="category", tickangle=-30 if n > 4 else 0)
+    fig.update_xaxes(side="top", automargin=True, type="category")
     return fig
 
 

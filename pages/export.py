@@ -43,9 +43,11 @@ def results_section(res: dict) -> None:
     report_args = (rid, ui.result_plan_text(res), res.get("data_label", ""), table)
     st.download_button("Slice report (HTML, works offline)", lambda args=report_args: ui.report_html(*args),
                        file_name="slice_report.html", mime="text/html", icon=":material/summarize:")
-    st.caption("One self-contained page: the settings and their hash, the whole-dataset intervals, the "
-               "minimum-size derivation, the slice table (sortable by clicking a column), the interval "
-               "plot and the Shapley chart of each finding. The command line writes the same report: "
+    st.caption("One self-contained page, stating the data and settings these results came from (and their hash): "
+               "the findings in plain words (who, what, how sure, what to do), the whole-dataset intervals, the "
+               "minimum-size derivation, the slice table (sortable by clicking a column; hover a column for its "
+               "meaning), the interval plot, the rows the findings share, the Shapley chart of each finding and the "
+               "verdict legend. The command line writes the same report: "
                "`python -m divergence report PLAN DATA --output report.html`.")
 
     # ---------------------------------------------------------------- figures

@@ -13,7 +13,7 @@ from .assess import VERDICTS
 __all__ = [
     "DASH", "format_count", "format_number", "format_percent", "format_value", "format_divergence",
     "format_interval", "format_p", "format_threshold", "divergence_unit",
-    "VERDICT_COLORS", "VERDICT_TEXT", "FINDING_VERDICTS", "ACTIONS", "CORRECTION_NAMES", "verdict_color", "verdict_legend",
+    "VERDICT_COLORS", "VERDICT_TEXT", "FINDING_VERDICTS", "ACTIONS", "CORRECTION_NAMES", "verdict_color", "verdict_ink", "verdict_legend",
     "verdict_label", "direction", "GLOSSARY", "COLUMN_HELP", "column_help", "rgba",
 ]
 
@@ -160,6 +160,13 @@ ACTIONS = {
 def verdict_color(verdict: object) -> str:
     """The colour of a verdict (grey for one not listed)."""
     return VERDICT_COLORS.get(str(verdict), _OTHER_COLOR)
+
+
+def verdict_ink(verdict: object) -> str:
+    """Text colour on a verdict's colour: dark on the light ones (too small), white otherwise."""
+    h = verdict_color(verdict).lstrip("#")
+    r, g, b = (int(h[i:i + 2], 16) / 255 for i in (0, 2, 4))
+    return "#212529" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.6 else "#ffffff"
 
 
 def _all_verdicts() -> list[str]:

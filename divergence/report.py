@@ -18,7 +18,8 @@ import pandas as pd
 
 from .errors import DivergenceInputError
 from .formats import (CORRECTION_NAMES, column_help, format_count, format_divergence, format_interval, format_p,
-                      format_percent, format_threshold, format_value, verdict_color, verdict_label, verdict_legend)
+                      format_percent, format_threshold, format_value, verdict_color, verdict_ink, verdict_label,
+                      verdict_legend)
 from .plan import SlicePlan, plan_hash
 from .table import SliceTable
 
@@ -237,7 +238,8 @@ def _slice_table_html(table: SliceTable, metric: str, rows: pd.DataFrame, previo
                 cells.append(f'<td data-v="{_sort_value(v)}">{"yes" if bool(v) else "no"}</td>')
             elif col.endswith("_verdict"):
                 text = verdict_label(v, r[f"{m}_divergence"], r.get(f"{m}_q"))
-                cells.append(f'<td data-v="{_esc(v)}"><span class="badge" style="background:{verdict_color(v)}">'
+                cells.append(f'<td data-v="{_esc(v)}"><span class="badge" style="background:{verdict_color(v)};'
+                             f'color:{verdict_ink(v)}">'
                              f"{_esc(text)}</span></td>")
             else:
                 cells.append(f'<td data-v="{_esc(v)}">{_esc(v)}</td>')
@@ -257,7 +259,8 @@ def _findings_html(table: SliceTable, metric: str) -> tuple[str, list[str]]:
     out = ["<div class='cards'>"]
     for c in cards:
         out.append(f"<div class='card' style='border-left-color:{c.color}'>"
-                   f"<div><span class='badge' style='background:{c.color}'>{_esc(c.verdict)}</span> "
+                   f"<div><span class='badge' style='background:{c.color};color:{verdict_ink(c.verdict)}'>"
+                   f"{_esc(c.verdict)}</span> "
                    f"<b>{_esc(c.itemset)}</b></div>"
                    f"<p><b>Who.</b> {_esc(c.who)}.</p><p><b>What.</b> {_esc(c.what)}.</p>"
                    f"<p><b>How sure.</b> {_esc(c.sure)}.</p><p><b>What to do.</b> {_esc(c.todo)}</p></div>")
@@ -269,7 +272,8 @@ def _findings_html(table: SliceTable, metric: str) -> tuple[str, list[str]]:
 
 
 def _legend_html() -> str:
-    items = "".join(f"<dt><span class='badge' style='background:{colour}'>{_esc(v)}</span></dt><dd>{_esc(text)}</dd>"
+    items = "".join(f"<dt><span class='badge' style='background:{colour};color:{verdict_ink(v)}'>{_esc(v)}</span></dt>"
+                    f"<dd>{_esc(text)}</dd>"
                     for v, colour, text in verdict_legend())
     return f"<dl class='legend'>{items}</dl>"
 

@@ -10,7 +10,7 @@ import ui_support as ui
 from divergence import VERDICTS, DivergenceInputError
 from divergence.formats import (CORRECTION_NAMES, GLOSSARY, VERDICT_TEXT, direction, format_count,
                                 format_divergence, format_interval, format_number, format_p, format_percent,
-                                format_threshold, format_value)
+                                format_threshold, format_value, verdict_ink)
 from divergence.views import headline, redundancy_epsilon, sort_options
 from ui_support import K
 
@@ -59,7 +59,7 @@ if cards:
                    "Intervals page)" if n_findings > len(cards) else ""))
     for col, card in zip(st.columns(len(cards)), cards):
         with col.container(border=True):
-            st.markdown(f"<span style='background:{card.color};color:#fff;border-radius:.6em;padding:0 .5em;"
+            st.markdown(f"<span style='background:{card.color};color:{verdict_ink(card.verdict)};border-radius:.6em;padding:0 .5em;"
                         f"font-size:.8em;font-weight:600'>{card.verdict}</span> `{card.itemset}`",
                         unsafe_allow_html=True)
             st.markdown(f"<div style='font-size:.88em;line-height:1.4'><b>Who:</b> {escape(card.who)}.<br><b>What:</b> "

@@ -791,14 +791,24 @@ def current_view(table: SliceTable, result_id: str, top_n: int | None = None) ->
     options = sort_options(table, metric)
     column = options.get(state(K.SORT_BY)) or next(iter(options.values()))
     lengths = length_filter()
-    verdicts = state(K.F_VERDICTS) or None  # none chosen: every verdict
+    # filters naming verdicts or columns this result does not have (set on another result) do not apply
+    present = verdicts_in(result_id, metric, table)
+    verdicts = [v for v in (state(K.F_VERDICTS) or []) if v in present] or None  # none: every verdict
+    attributes = tuple(a for a in (state(K.F_ATTRIBUTES) or ()) if a in table.attributes)
     meets = {"meets": True, "below": False}.get(state(K.F_MIN_SIZE))
     # ε is set in units of the metric's spread: the same setting hides as much for any metric
     eps = redundancy_epsilon(table, metric, float(state(K.REDUNDANCY))) if state(K.F_PRUNE) else 0.0
     return view_of(result_id, metric, column, bool(state(K.SORT_ASC)),
                    tuple(verdicts) if verdicts is not None else None, meets,
-                   tuple(lengths) if lengths else None, tuple(state(K.F_ATTRIBUTES) or ()),
+                   tuple(lengths) if lengths else None, attributes,
                    int(top_n or state(K.TOP_N)), eps, table)
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def verdicts_in(result_id: str, metric: str, _table: SliceTable) -> frozenset:
+    """The verdicts a result gives for a metric."""
+    col = f"{metric}_verdict"
+    return frozenset(_table.frame[col].iloc[1:].unique()) if col in _table.frame.columns else frozenset()
 
 
 def length_filter() -> tuple[int, int] | None:
@@ -1045,16 +1055,18 @@ def items_of(table: SliceTable, itemset: str) -> list[str]:
     return [table.item_labels[a][v] for a, v in enumerate(codes) if v >= 0]
 
 
-def open_slice(table: SliceTable, view: SliceView, metric: str) -> tuple[list[str], str]:
+def open_slice(table: SliceTable, view: SliceView, metric: str, known: set[str] | None = None
+               ) -> tuple[list[str], str]:
     """The slice the detail shows, as items, and where it comes from: 'typed' (the slice editor,
     whatever the table shows) or 'table': the row clicked for this metric while the table still
     shows it, else the table's first row (a sort, a filter or a new scan never leaves a slice
-    open that the table no longer holds)."""
+    open that the table no longer holds). ``known``: the items a slice may use (default: the
+    result's); a typed slice using any other (a new scan of other columns) is dropped."""
     typed = state(K.TYPED)
     if typed:
-        known = {i for b in table.bins for i in (f"{b.name}={lab}" for lab in b.labels)}
-        if all(i in known for i in typed) or not all(any(i.startswith(a + "=") for a in table.attributes)
-                                                     for i in typed):
+        if known is None:
+            known = {f"{b.name}={lab}" for b in table.bins for lab in b.labels}
+        if all(i in known for i in typed):
             return list(typed), "typed"
         type_slice(None)  # items the new result does not have
     itemsets = view.rows["itemset"].tolist()

@@ -53,7 +53,9 @@ def results_section(res: dict) -> None:
     # ---------------------------------------------------------------- figures
     st.subheader("Figures")
     binary = table.metric(metric).binary
-    items, _ = ui.open_slice(table, view, metric)
+    rows = ui.mined_rows(res)
+    items, _ = ui.open_slice(table, view, metric,
+                             known=set(ui.item_options(rid + f"|{rows is not None}", table, rows)["item"]))
     figures = {"slice_table": ("The slice table (as shown)",
                                lambda: slice_table_figure(display_frame(table, view.rows, metric), height=None)),
                "intervals": ("Interval plot",
@@ -61,7 +63,7 @@ def results_section(res: dict) -> None:
                                                      level_label=ui.interval_level(table)))}
     if items:
         try:
-            ms = ui.measured(rid, tuple(items), table, ui.mined_rows(res), ui.replication_rows(),
+            ms = ui.measured(rid, tuple(items), table, rows, ui.replication_rows(),
                              (table.assessment or {}).get("replication"))
         except DivergenceInputError as exc:
             st.caption(f"The open slice: {exc}")

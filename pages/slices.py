@@ -76,6 +76,9 @@ options = sort_options(table, metric)
 present = [v for v in VERDICTS if v in h["verdicts"]]
 if ui.state(K.F_VERDICTS) and not set(ui.state(K.F_VERDICTS)) <= set(present):
     ui.set_settings(**{K.F_VERDICTS: [v for v in ui.state(K.F_VERDICTS) if v in present]})
+if ui.state(K.F_ATTRIBUTES) and not set(ui.state(K.F_ATTRIBUTES)) <= set(table.attributes):
+    # a filter on columns another result had (a new data set): it no longer applies
+    ui.set_settings(**{K.F_ATTRIBUTES: [a for a in ui.state(K.F_ATTRIBUTES) if a in table.attributes]})
 if ui.state(K.SORT_BY) not in options:
     ui.set_settings(**{K.SORT_BY: next(iter(options))})
 longest = int(table.lengths.max()) if len(table) > 1 else 1
@@ -129,7 +132,9 @@ order = "smallest first" if view.ascending else "largest first"
 st.caption(f"Showing {format_count(len(view.rows))} of {format_count(view.n_matching)} matching slices "
            f"({format_count(view.n_slices)} mined), sorted by {label_of.get(view.sort_by, view.sort_by)}, {order}. "
            "Click a header to sort by it, a row to open its slice; hover a header for its meaning.")
-items, source = ui.open_slice(table, view, metric)
+res_rows = ui.mined_rows(res)
+catalog = ui.item_options(rid + f"|{res_rows is not None}", table, res_rows)
+items, source = ui.open_slice(table, view, metric, known=set(catalog["item"]))
 try:
     open_itemset = str(table.itemsets[table.lookup(items)]) if items else None
 except DivergenceInputError:
@@ -142,8 +147,6 @@ else:
 
 # ---------------------------------------------------------------- the open slice
 st.subheader("The open slice")
-res_rows = ui.mined_rows(res)
-catalog = ui.item_options(rid + f"|{res_rows is not None}", table, res_rows)
 left_out = set(catalog.loc[~catalog["scanned"], "item"])
 
 

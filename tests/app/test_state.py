@@ -239,3 +239,29 @@ def test_report_names_the_data_it_came_from(app, deferred):
     at = _go(at, "export")
     html = deferred["slice_report.html"][-1]()
     assert "<dt>Data</dt><dd>loans.csv, 3,000 rows</dd>" in html
+
+
+def test_a_second_upload_with_another_schema(app):
+    # a slice typed on the built-in data, a filter on one of its attributes
+    at = _go(app, "slices")
+    at.multiselect(key="w:slice_items").set_value(["channel=App", "region=South"]).run()
+    at.multiselect(key="w:f_attributes").set_value(["channel"]).run()
+    at = _upload(at, "loans.csv", _loans())
+    at = _run(at)
+    other = pd.DataFrame({"shop": load_demo(2500)["region"], "hour": load_demo(2500)["age"] % 24,
+                          "y": (load_demo(2500)["defaulted"] == "yes").astype(int),
+                          "yhat": (load_demo(2500)["predicted_default"] == "yes").astype(int)})
+    at = _upload(at, "shops.csv", other)
+    at = _go(at, "slices")
+    # the results are still loans.csv's, said so; nothing of the new schema is applied to them
+    about = next(c.value for c in at.caption if "slices with support" in c.value)
+    assert about.startswith("Results of `loans.csv`, 3,000 rows") and "shops.csv" not in about
+    assert any("shops.csv" in w.value for w in at.warning)
+    at = _run(at)
+    at = _go(at, "slices")
+    assert not at.exception and not [e.value for e in at.error]
+    table = at.session_state["result"]["table"]
+    assert table.attributes == ("shop", "hour")
+    first = _view(table).rows["itemset"].iloc[0]
+    assert _open_items(at) == sorted(first.split(", "))  # the typed slice of other columns is dropped
+    assert not at.warning

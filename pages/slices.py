@@ -142,6 +142,8 @@ except DivergenceInputError:
 if len(view.rows):
     ui.slice_grid(table, view, metric, open_itemset)
     ui.verdict_legend_row(present)
+    with st.expander("What the words mean (every column and number on this page)"):
+        st.markdown("  \n".join(f"**{term}**: {text}" for term, text in GLOSSARY.items()))
 else:
     st.warning("No slice matches these filters.")
 
@@ -182,22 +184,24 @@ if not ms.mined:
             f"{format_count(h['n_tested'])} mined ones included).", icon=":material/edit_note:")
 verdict = str(row[f"{metric}_verdict"] or "")
 d = st.columns(5)
-d[0].metric("Rows", format_count(row["count"]))
+d[0].metric("Rows", format_count(row["count"]), help=f"{GLOSSARY['support']} {GLOSSARY['measured']}")
 d[0].caption(f"support {format_percent(row['support'])}; {format_count(row[metric + '_count'])} measured")
-d[1].metric(h["label"], format_value(row[metric], b))
+d[1].metric(h["label"], format_value(row[metric], b), help=f"{GLOSSARY['interval']} {GLOSSARY['bootstrap']}")
 boot = row.get(metric + "_boot_low")
 d[1].caption(f"interval {format_interval(row[metric + '_ci_low'], row[metric + '_ci_high'], b)}"
              + (f"; bootstrap {format_interval(boot, row[metric + '_boot_high'], b)}" if boot == boot and boot is not None
                 else "")
              + ("; analytic (a DuckDB scan keeps no rows to bootstrap)" if table.engine == "duckdb" else ""))
 d[2].metric("Divergence", format_divergence(row[metric + "_divergence"], b), help=GLOSSARY["divergence"])
-d[2].caption(f"against {format_value(h['overall'], b)} overall; t = {format_number(row[metric + '_t'])}")
+d[2].caption(f"against {format_value(h['overall'], b)} overall; t = {format_number(row[metric + '_t'])}",
+             help=GLOSSARY["t"])
 d[3].metric("q", format_p(row[metric + "_q"]), help=GLOSSARY["q"])
-d[3].caption(f"p = {format_p(row[metric + '_p'])}; {correction} over {format_count(tested)} slices tested")
+d[3].caption(f"p = {format_p(row[metric + '_p'])}; {correction} over {format_count(tested)} slices tested",
+             help=GLOSSARY["p"])
 d[4].metric("Verdict", verdict or "–", help=VERDICT_TEXT.get(verdict, GLOSSARY["verdict"]))
 meets = "meets" if row[metric + "_meets_min_size"] else "below"
 d[4].caption((f"{direction(row[metric + '_divergence'])} the whole dataset; " if verdict == "too small" else "")
-             + f"{meets} n_min = {format_count(n_min)}")
+             + f"{meets} n_min = {format_count(n_min)}", help=f"{GLOSSARY['n_min']} {GLOSSARY['indicative']}")
 
 if f"{metric}_baseline" in row:
     base, lift, short = row[metric + "_baseline"], row[metric + "_lift"], row[metric + "_lift_shortfall"]

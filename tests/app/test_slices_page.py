@@ -26,10 +26,16 @@ def reference():
     return assess(table, **STATS)
 
 
-@pytest.fixture
-def app():
+@pytest.fixture(scope="module", autouse=True)
+def _fresh_caches():
+    """Caches cleared once per module: each test's app then finds the built-in scan cached (the
+    tests here read results, they do not count scans), which keeps the module quick under load."""
     st.cache_data.clear()
     st.cache_resource.clear()
+
+
+@pytest.fixture
+def app():
     at = AppTest.from_file(APP, default_timeout=90)
     at.run()
     assert not at.exception

@@ -1262,3 +1262,10 @@ def slice_figures(result_id: str, items: tuple[str, ...], metric: str, delta: fl
 def plan_yaml(key: str) -> str:
     """A plan (given by its JSON key) as YAML text, written once per plan (YAML is slow to write)."""
     return dump_plan(parse_plan(key))
+
+
+def in_app_test() -> bool:
+    """Whether the script runs under AppTest (no browser: nothing to warm for it)."""
+    from streamlit import config
+
+    return bool(config.get_option("global.appTest"))

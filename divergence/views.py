@@ -627,6 +627,8 @@ def png_supported() -> bool:
 
 #: kaleido's persistent Chromium serves one image at a time: calls from several sessions queue here
 _PNG_LOCK = threading.Lock()
+#: guards the exporter's state (never held while an image is drawn)
+_STATE_LOCK = threading.Lock()
 #: the exporter's state in this process: 'cold', 'warming', 'ready', 'failed' (then also 'error')
 PNG_EXPORTER: dict = {"state": "cold"}
 
@@ -645,7 +647,7 @@ def warm_png_exporter() -> str:
     Chromium)."""
     if not png_supported():
         return "unsupported"
-    with _PNG_LOCK:
+    with _STATE_LOCK:
         if PNG_EXPORTER["state"] != "cold":
             return PNG_EXPORTER["state"]
         PNG_EXPORTER["state"] = "warming"

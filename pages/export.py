@@ -84,7 +84,7 @@ def results_section(res: dict) -> None:
     can_png = png_supported()
     if not can_png:
         st.caption("PNG export needs kaleido and Chromium (/usr/bin/chromium); HTML works everywhere.")
-    elif not st.get_option("global.appTest"):
+    elif not ui.in_app_test():
         exporter = warm_png_exporter()  # Chromium starts in the background: the first PNG needs no wait
         st.caption({"warming": "PNG: the image maker is starting in the background (a few seconds, once); a PNG "
                                "asked for meanwhile is drawn as soon as it is ready.",

@@ -40,10 +40,21 @@ class MeasuredSlice:
     why_not_mined: str
     #: per metric, the slices the correction counts (the mined ones, plus the new ones)
     n_family: dict
+    #: the listed slice with the same rows, when the items typed describe it another way
+    #: (a result that lists each distinct set of rows once); '' otherwise
+    same_rows_as: str = ""
 
     @property
     def row(self) -> pd.Series:
         return self.table.frame.iloc[self.index]
+
+
+def _listed(table: SliceTable, code_row: np.ndarray) -> int:
+    """The result's row of an itemset: itself, or the listed slice with the same rows (-1: none)."""
+    idx = int(table.index_of(code_row)[0])
+    if idx < 0 and hasattr(table, "equivalent_of"):
+        idx = int(table.equivalent_of(np.asarray(code_row, dtype=np.int32)))
+    return idx
 
 
 def _needs_rows(table: SliceTable) -> None:
@@ -218,10 +229,12 @@ def measure_slice(table: SliceTable, items: Sequence[str] | str, *, data: pd.Dat
         code_row = np.full(len(table.attributes), -1, dtype=np.int32)
         for a, v in _parse(items, table.bins):
             code_row[a] = v
-        idx = int(table.index_of(code_row)[0])
+        idx = _listed(table, code_row)
         if idx >= 0:
-            return MeasuredSlice(table=table, index=idx, itemset=str(table.itemsets[idx]), mined=True,
-                                 why_not_mined="", n_family=dict(table.n_tested))
+            listed = str(table.itemsets[idx])
+            typed = ", ".join(table.item_labels[a][v] for a, v in enumerate(code_row) if v >= 0)
+            return MeasuredSlice(table=table, index=idx, itemset=listed, mined=True, why_not_mined="",
+                                 n_family=dict(table.n_tested), same_rows_as=listed if listed != typed else "")
     _needs_rows(table)
     bins, row_codes = _with_left_out(table, items, data)
     parsed = _parse(items, bins)
@@ -255,9 +268,10 @@ def measure_slice(table: SliceTable, items: Sequence[str] | str, *, data: pd.Dat
     n_orig = len(table.attributes)
     in_result = np.zeros(len(table), dtype=bool)
     plain = np.all(codes[:, n_orig:] < 0, axis=1) if n_attr > n_orig else np.ones(masks.size, dtype=bool)
-    if plain.any():
-        found = table.index_of(codes[plain][:, :n_orig])
-        in_result[found[found >= 0]] = True
+    for row in codes[plain][:, :n_orig]:
+        j = _listed(table, row)  # the same rows listed under another description count once
+        if j >= 0:
+            in_result[j] = True
     in_result[0] = True
     family = {m.name: np.asarray(table.columns[f"{m.name}_p"], dtype=float)[~in_result] for m in table.metrics}
     a = table.assessment or {}

@@ -178,6 +178,10 @@ except DivergenceInputError as exc:
     st.stop()
 row = ms.row
 tested = ms.n_family.get(metric, h["n_tested"])
+if ms.same_rows_as:
+    st.info(f"These items hold on exactly the rows of the listed slice `{ms.same_rows_as}` (the result lists each "
+            "distinct set of rows once, by its shortest description): its numbers are shown.",
+            icon=":material/join_inner:")
 if not ms.mined:
     st.info(f"**Not mined**: {ms.why_not_mined}. Measured now from the rows with the result's settings; its q "
             f"counts it as one more slice tested ({format_count(tested)} in the family, the "

@@ -165,3 +165,28 @@ def test_overlap_counts_shared_rows(table, demo):
 
     assert rows_covered(table, slices) == (masks[1] | masks[2] | masks[3]).sum()
     assert rows_covered(dataclasses.replace(table, row_codes=None, outcomes=None), slices) is None
+
+
+def test_items_describing_a_listed_slice_another_way(demo):
+    """A result lists each distinct set of rows once: items that hold on the same rows as a
+    listed slice (a code beside its label) read that slice, and count once in the family."""
+    df = demo.assign(region_code=demo["region"].str[0])
+    t = scan(df, attributes=DEMO_ATTRIBUTES + ["region_code"], min_support=0.02,
+             **DEMO_ROLES["classification"], **STATS)
+    assert not t.exhaustive
+    m = measure_slice(t, ["region_code=S", "education=Primary"])
+    assert m.mined and m.same_rows_as == "region=South, education=Primary" == m.itemset
+    assert m.row["count"] == t.row("region=South, education=Primary")["count"]
+    plain = measure_slice(t, ["region=South", "education=Primary"])
+    assert plain.mined and plain.same_rows_as == ""
+    # below the support: its subsets that are listed under another description count once
+    small = measure_slice(t, ["region_code=S", "education=Primary", "sex=Female", "channel=App"])
+    assert not small.mined
+    unlisted = 0
+    for i in range(1, len(small.table)):
+        try:
+            t.lookup(small.table.itemsets[i])  # itself, or the listed slice with its rows
+        except DivergenceInputError:
+            unlisted += 1
+    assert 0 < unlisted < len(small.table) - 1
+    assert small.n_family["fpr"] == t.n_tested["fpr"] + unlisted

@@ -155,6 +155,7 @@ def assess(
     replication_label: str | None = None,
     holdout: float | None = None,
     exploratory: bool = True,
+    family_p: Mapping[str, np.ndarray] | None = None,
 ):
     """Add the worst-slice statistics to a scan result (a new SliceTable; nothing is re-mined).
 
@@ -172,6 +173,9 @@ def assess(
     replicate : a second table with the same columns, on which every slice is re-measured.
     holdout : for bookkeeping only (scan() splits the rows); describes the replication.
     exploratory : False for a scan from a pre-registered slice plan.
+    family_p : per metric, the p-values of other slices tested alongside these (e.g. the mined
+        slices, when a slice typed by hand is measured): the correction and the replication bar
+        count them as members of the same family.
     """
     _check(confidence, correction, bootstrap, holdout, top_k, family, delta)
     confidence = float(confidence)
@@ -201,7 +205,13 @@ def assess(
     names = table.metric_names
     # ---- multiple testing: one family (every slice of every metric) or one per metric
     p_all = {name: _tested(cols[f"{name}_p"]) for name in names}
-    q_all, level, family_size = _correct(p_all, alpha, correction, family)
+    # other slices' p-values tested alongside these count in the family (after this table's)
+    others = {}
+    for name in names:
+        o = np.asarray((family_p or {}).get(name, ()), dtype=float)
+        others[name] = o[np.isfinite(o)]
+    q_all, level, family_size = _correct({n: np.concatenate([p_all[n], others[n]]) for n in names},
+                                         alpha, correction, family)
     min_size: dict = {}
     n_tested: dict = {}
     # ---- the defect test of error metrics, corrected over every slice it is applied to
@@ -239,9 +249,10 @@ def assess(
         a_low, a_high = test.interval(level[name])
         cols[f"{name}_divergence_ci_low"], cols[f"{name}_divergence_ci_high"] = d_low, d_high
         cols[f"{name}_divergence_adj_low"], cols[f"{name}_divergence_adj_high"] = a_low, a_high
-        qv = q_all[name]
+        qv = q_all[name][:n_items]
         cols[f"{name}_q"] = qv
-        n_tested[name] = int(np.isfinite(p_all[name]).sum())
+        n_tested[name] = int(np.isfinite(p_all[name]).sum()) + int(others[name].size)
+        others_significant = int((q_all[name][n_items:] <= alpha).sum())
         excludes = (a_low > 0) | (a_high < 0)
         significant = np.isfinite(qv) & (qv <= alpha) & excludes
         cols[f"{name}_divergence_bound"] = np.where(a_low > 0, a_low, np.where(a_high < 0, a_high,
@@ -280,7 +291,7 @@ def assess(
         # ---- replication
         replicated = None
         if rem is not None:
-            replicated = _replication_columns(cols, name, m, rem, significant, confidence)
+            replicated = _replication_columns(cols, name, m, rem, significant, confidence, others_significant)
         # ---- bootstrap intervals
         cols[f"{name}_boot_low"], cols[f"{name}_boot_high"] = boot.get(name, (np.full(n_items, np.nan),) * 2)
         # ---- verdicts
@@ -679,7 +690,7 @@ def _slices_to_bootstrap(table, cols, name, top_k, sort_by) -> np.ndarray:
     return wanted
 
 
-def _replication_columns(cols, name, m, rem, significant, confidence) -> np.ndarray:
+def _replication_columns(cols, name, m, rem, significant, confidence, others_significant=0) -> np.ndarray:
     """Re-measured value, divergence and interval of every slice on the replication data, and
     whether it replicated: same direction, and the slice-against-rest test there significant
     at the Bonferroni level over the slices being confirmed (those significant here)."""
@@ -687,7 +698,7 @@ def _replication_columns(cols, name, m, rem, significant, confidence) -> np.ndar
     with np.errstate(invalid="ignore", divide="ignore"):
         value = np.where(n > 0, m.shift + s / np.where(n > 0, n, 1), np.nan)
     overall = value[0]
-    n_confirm = max(int(significant[1:].sum()), 1)
+    n_confirm = max(int(significant[1:].sum()) + int(others_significant), 1)
     level = 1.0 - (1.0 - confidence) / n_confirm
     if m.binary:
         low, high = wilson_interval(np.rint(s), n, level)

@@ -37,6 +37,8 @@ elif ui.state(K.SOURCE) == "upload":
 df: pd.DataFrame = ui.state(K.FRAME)
 data_key = ui.state(K.DATA_KEY)
 st.markdown(ui.data_caption())
+if ui.state(K.DATA_NAME) == ui.BUILT_IN:  # what the demo is for: say what was planted
+    st.caption(ui.DEMO_STORY + " The Slices page opens each of them in one click.")
 
 large = ui.is_large()
 preview, types = st.tabs(["Preview", "Column types"])

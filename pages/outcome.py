@@ -68,10 +68,11 @@ with c2:
     ui.bound(st.selectbox, "Maximum items per slice", K.MAX_LENGTH, options=[0, 1, 2, 3, 4, 5, 6],
              format_func=lambda k: "no limit" if k == 0 else str(k))
 with c3:
-    ui.bound(st.number_input, "Redundancy threshold ε (0: keep every slice)", K.REDUNDANCY, min_value=0.0,
-             max_value=1.0, step=0.005, format="%.3f",
-             help="A slice whose divergence differs from one of its subsets' by less than ε adds nothing: "
-                  "the Slices page can hide it.")
+    ui.bound(st.number_input, "Redundancy threshold ε, in standard deviations σ of the metric (0: keep every "
+             "slice)", K.REDUNDANCY, min_value=0.0, max_value=1.0, step=0.01, format="%.3f",
+             help="A slice whose divergence differs from one of its subsets' by less than ε·σ adds nothing: the "
+                  "Slices page can hide it. In units of the metric's spread (σ = √(p(1−p)) for a rate), so one "
+                  "setting hides as much for a rate, an error in euros or a ranking's gain.")
 
 st.subheader("Statistics")
 d1, d2, d3, d4 = st.columns(4)
@@ -123,6 +124,7 @@ with r2:
 if run:
     with progress_area:
         ui.run_analysis()
+    st.rerun()  # the n_min boxes above the button are derived from the new result
 err = ui.state(K.RUN_ERROR)
 if err:
     st.error(err)

@@ -345,6 +345,9 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
     order = candidates[np.lexsort((rank, -size, evidence))]
     a = table.assessment or {}
     tested = (a.get("n_tested") or {}).get(m, int(np.isfinite(f[f"{m}_p"].to_numpy()[1:]).sum()))
+    # the q-values' family: every metric's slices (the default) or this metric's
+    family_n = int((a.get("family_size") or {}).get(m, tested))
+    scope = "tests of every metric" if a.get("family") == "scan" and len(table.metrics) > 1 else "slices tested"
     correction = CORRECTION_NAMES.get(a.get("correction", "bh"), a.get("correction", ""))
     overall = table.overall(m)
     first = f.iloc[0]
@@ -374,7 +377,7 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
         if f"{m}_baseline" in f.columns and not _bad(r[f"{m}_baseline"]):
             what += (f"; the best constant guess from its own rows errs {format_value(r[f'{m}_baseline'], binary)} "
                      f"(whole dataset {format_value(first[f'{m}_baseline'], binary)})")
-        sure = f"q = {format_p(r.get(f'{m}_q'))} over {format_count(tested)} slices tested ({correction})"
+        sure = f"q = {format_p(r.get(f'{m}_q'))} over {format_count(family_n)} {scope} ({correction})"
         if f"{m}_replicated" in f.columns:
             sure += (f"; {'replicated' if bool(r[f'{m}_replicated']) else 'not replicated'} on "
                      f"{a.get('replication') or 'the replication rows'}: "

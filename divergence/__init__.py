@@ -6,6 +6,7 @@ make a worst-slice table trustworthy. No Streamlit here: usable from a notebook,
 a script or the command line (``python -m divergence``).
 """
 from .assess import VERDICTS, assess, support_for_min_size
+from .compare import COMPARE_VERDICTS, Comparison, compare
 from .discretize import AttributeBins, Discretized, discretize
 from .duckdb_engine import scan_duckdb
 from .errors import DivergenceInputError
@@ -26,6 +27,9 @@ from .table import MetricInfo, SliceTable
 
 __all__ = [
     "scan",
+    "compare",
+    "Comparison",
+    "COMPARE_VERDICTS",
     "scan_duckdb",
     "scan_spark",
     "SlicePlan",

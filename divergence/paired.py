@@ -37,7 +37,7 @@ def mcnemar_p(n10: np.ndarray, n01: np.ndarray) -> np.ndarray:
     c = np.rint(np.asarray(n01, dtype=float))
     m = b + c
     with np.errstate(invalid="ignore"):
-        p = np.where(b == c, 1.0, 2.0 * sp.bdtr(np.minimum(b, c), np.where(m > 0, m, 1.0), 0.5))
+        p = np.where(b == c, 1.0, 2.0 * sp.bdtr(np.minimum(b, c).astype(np.int64), np.where(m > 0, m, 1.0).astype(np.int64), 0.5))
     return np.minimum(np.where(m > 0, p, 1.0), 1.0)
 
 
@@ -131,52 +131,45 @@ def _reduce(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             np.concatenate([np.ones(k), counts, np.ones(k)]))
 
 
-class PooledNull:
-    """The distribution of the mean of ``n`` rows drawn from the whole dataset's differences,
-    centred at 0: the null of a slice whose differences are shaped like everyone's.
+class _Saddle:
+    """The mean of n draws from a weighted set of values: its CDF by the Lugannani–Rice /
+    Barndorff-Nielsen r* saddlepoint approximation on the empirical cumulant generating
+    function K(λ) = log Σ w exp(λ (v − μ)), tabulated once on a grid of λ; the rate function
+    λK'(λ) − K(λ) is interpolated with its derivative λ (cubic Hermite)."""
 
-    Tail probabilities come from the Lugannani–Rice / Barndorff-Nielsen r* saddlepoint
-    approximation on the empirical cumulant generating function K(λ) = log mean exp(λ e),
-    tabulated once on a grid of λ (the rate function λK'(λ) − K(λ) is interpolated with its
-    derivative λ, cubic Hermite). It is the analytic counterpart of a bootstrap test of the
-    mean from the pooled differences, accurate far into the tails, where a normal or
-    Edgeworth approximation fails on skewed differences (squared errors, lognormal outcomes).
-    """
-
-    def __init__(self, differences: np.ndarray) -> None:
-        d = np.asarray(differences, dtype=float)
-        d = d[np.isfinite(d)]
-        self.degenerate = d.size < 2 or float(np.ptp(d)) == 0.0
-        if self.degenerate:
-            return
-        v, c = _reduce(d - d.mean())
-        w0 = c / c.sum()
-        v = v - float(np.sum(w0 * v))  # exactly centred after merging
+    def __init__(self, values: np.ndarray, weights: np.ndarray, grid: int) -> None:
+        w0 = weights / weights.sum()
+        self.mu = float(np.sum(w0 * values))
+        v = values - self.mu
         sd = float(np.sqrt(np.sum(w0 * v * v)))
-        u = np.linspace(-np.arcsinh(2e5), np.arcsinh(2e5), GRID)
+        self.point = None
+        if not sd > 0 or values.size < 2:
+            self.point = self.mu  # a single value: the mean of n draws is that value
+            return
+        u = np.linspace(-np.arcsinh(2e5), np.arcsinh(2e5), grid)
         lam = 0.05 * np.sinh(u) / sd
-        k0, k1, k2 = (np.empty(GRID) for _ in range(3))
-        for lo in range(0, GRID, 128):  # in blocks: a grid x values matrix at a time is large
-            sl = slice(lo, min(lo + 128, GRID))
+        k0, k1, k2 = (np.empty(grid) for _ in range(3))
+        v_lo, v_hi = float(v.min()), float(v.max())
+        for lo in range(0, grid, 128):  # in blocks: a grid x values matrix at once is large
+            sl = slice(lo, min(lo + 128, grid))
             le = lam[sl, None] * v[None, :]
-            top = le.max(axis=1, keepdims=True)
+            top = np.where(lam[sl] > 0, lam[sl] * v_hi, lam[sl] * v_lo)[:, None]
             w = np.exp(le - top) * w0[None, :]
             s0 = w.sum(axis=1)
             k0[sl] = top[:, 0] + np.log(s0)
             k1[sl] = (w @ v) / s0
             k2[sl] = np.maximum((w @ (v * v)) / s0 - k1[sl] ** 2, 0.0)
-        keep = np.ones(GRID, dtype=bool)
+        keep = np.ones(grid, dtype=bool)
         keep[1:] = np.diff(k1) > 1e-12 * sd  # the far ends saturate at the extreme values
         keep &= k2 > 1e-12 * sd * sd
         self.lam, self.x, self.k2 = lam[keep], k1[keep], k2[keep]
         self.rate = self.lam * self.x - k0[keep]  # the rate function I(x) at the grid points
         self.sd = sd
 
-    def _r(self, n: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """Barndorff-Nielsen's r* for a mean x of n draws (x beyond the grid: its end, which
-        makes the p-value larger, never smaller)."""
-        xc = np.clip(x, self.x[0], self.x[-1])
-        j = np.clip(np.searchsorted(self.x, xc) - 1, 0, self.x.size - 2)
+    def r(self, n: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """r* of a mean x of n draws (x beyond the grid: its end)."""
+        xc = np.minimum(np.maximum(x - self.mu, self.x[0]), self.x[-1])
+        j = np.minimum(np.maximum(np.searchsorted(self.x, xc) - 1, 0), self.x.size - 2)
         x0, x1 = self.x[j], self.x[j + 1]
         h = x1 - x0
         t = (xc - x0) / h
@@ -193,51 +186,207 @@ class PooledNull:
         # near the centre r* is 0/0; there w alone is accurate (p above 0.7)
         return np.where((np.abs(w) < 0.3) | ~np.isfinite(r), w, r)
 
-    def p_value(self, n: np.ndarray, mean: np.ndarray) -> np.ndarray:
-        """Two-sided p-value of a slice mean difference ``mean`` over ``n`` rows (NaN below 1)."""
+    def cdf(self, n: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """P(mean of n draws <= x)."""
         from scipy import special as sp
 
+        if self.point is not None:
+            return np.where(x >= self.point, 1.0, 0.0)
+        return sp.ndtr(self.r(n, x))
+
+    def sf(self, n: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """P(mean of n draws >= x)."""
+        from scipy import special as sp
+
+        if self.point is not None:
+            return np.where(x <= self.point, 1.0, 0.0)
+        return sp.ndtr(-self.r(n, x))
+
+
+#: shares of the whole dataset's most extreme differences that a slice may miss entirely
+#: (see PooledNull); a ladder, so a rare tail of any size between 0.05% and 20% is near one
+TAIL_SHARES = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2)
+#: λ grid and value count of the trimmed distributions (their tails are lighter)
+TRIMMED_GRID = 201
+TRIMMED_VALUES = 768
+
+
+def _merge(v: np.ndarray, c: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted weighted values in at most ``size`` points: the ``size // 6`` smallest and largest
+    as they are, the middle in groups of equal count (their weighted mean)."""
+    if v.size <= size:
+        return v, c
+    k = size // 6
+    mid_v, mid_c = v[k:v.size - k], c[k:c.size - k]
+    groups = size - 2 * k
+    edges = np.linspace(0, mid_v.size, groups + 1).astype(np.int64)
+    wsum = np.add.reduceat(mid_c, edges[:-1])
+    vsum = np.add.reduceat(mid_v * mid_c, edges[:-1])
+    return (np.concatenate([v[:k], vsum / wsum, v[v.size - k:]]),
+            np.concatenate([c[:k], wsum, c[c.size - k:]]))
+
+
+class _Lazy:
+    """A trimmed distribution's saddlepoint, tabulated on first use (most slices never need it)."""
+
+    def __init__(self, values: np.ndarray, weights: np.ndarray) -> None:
+        self.values, self.weights, self.saddle = values, weights, None
+
+    def _get(self) -> _Saddle:
+        if self.saddle is None:
+            self.saddle = _Saddle(*_merge(self.values, self.weights, TRIMMED_VALUES), TRIMMED_GRID)
+        return self.saddle
+
+    def cdf(self, n, x):
+        return self._get().cdf(n, x)
+
+    def sf(self, n, x):
+        return self._get().sf(n, x)
+
+
+def _tilt_to_zero(v: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Weights ∝ c·exp(η v) with weighted mean exactly 0: the distribution closest to the data
+    (in Kullback–Leibler divergence) under which there is no change. Unlike shifting every
+    value by the mean, tilting moves weight: a rare tail that the data hold a little less
+    often than the null needs gets a little more weight, and the bulk stays where it is.
+    Where 0 is not between the smallest and largest value, the values are shifted instead."""
+    lo, hi = float(v.min()), float(v.max())
+    w = c / c.sum()
+    if not (lo < 0.0 < hi):
+        return c  # cannot tilt: the caller's values are then shifted (see PooledNull)
+    a, b = -50.0 / (hi - lo) * 1e3, 50.0 / (hi - lo) * 1e3
+    for _ in range(200):  # bisection on η: the tilted mean increases with η
+        eta = 0.5 * (a + b)
+        z = eta * v
+        e = np.exp(z - z.max()) * w
+        if float(e @ v) > 0:
+            b = eta
+        else:
+            a = eta
+    z = 0.5 * (a + b) * v
+    e = np.exp(z - z.max()) * w
+    return e / e.sum() * c.sum()
+
+
+def _raise(p: np.ndarray, n: np.ndarray, x: np.ndarray, share: float, tail) -> np.ndarray:
+    """max(p, (1 − share)^n · tail(n, x)), evaluated only where the factor is not negligible."""
+    factor = np.exp(n * np.log1p(-share))
+    live = factor > p  # the bound can only matter where it exceeds p (tail <= 1)
+    if not live.any():
+        return p
+    out = p.copy()
+    out[live] = np.maximum(p[live], factor[live] * tail(n[live], x[live]))
+    return out
+
+
+class PooledNull:
+    """The distribution of the mean of ``n`` rows drawn from the whole dataset's differences,
+    centred at 0: the null of a slice whose differences are shaped like everyone's (the
+    analytic counterpart of a bootstrap test of the mean from the pooled differences).
+
+    Each tail probability is the larger of two approximations of the same bootstrap law:
+
+    - the saddlepoint approximation of the mean of n draws (:class:`_Saddle`), accurate far
+      into the tails of smooth skewed distributions (squared errors, lognormal outcomes),
+      where a normal or Edgeworth approximation fails;
+    - for a slice that may have missed a rare tail altogether (a model exact on 98% of rows
+      and far off on 2%: a slice of 100 rows has none of them with probability 0.13), the
+      exact decomposition P(mean ≤ x) ≥ (1 − q)^n · P(mean of n draws from the rest ≤ x),
+      where q is the share of the largest differences (the smallest, for the upper tail),
+      maximised over the shares in ``TAIL_SHARES``. The saddlepoint of the whole distribution
+      is continuous and misses this point mass of "no tail row at all"; the bound restores it.
+    """
+
+    def __init__(self, differences: np.ndarray) -> None:
+        d = np.asarray(differences, dtype=float)
+        d = d[np.isfinite(d)]
+        self.degenerate = d.size < 2 or float(np.ptp(d)) == 0.0
+        if self.degenerate:
+            return
+        v, c = _reduce(d)
+        if v.min() < 0.0 < v.max():
+            c = _tilt_to_zero(v, c)
+        else:  # every difference on one side of 0: no tilt reaches mean 0, shift instead
+            v = v - float(np.sum(c * v) / c.sum())
+        self.main = _Saddle(v, c, GRID)
+        total = c.sum()
+        cum_hi = np.cumsum(c[::-1])[::-1]  # weight at or above each value
+        cum_lo = np.cumsum(c)  # weight at or below each value
+        self.lower, self.upper = [], []  # (share missed, saddle of the rest)
+        seen_lo, seen_hi = set(), set()
+        for q in TAIL_SHARES:
+            # lower tail: the slice missed the largest values (at most a share q of the weight)
+            cut = int(np.searchsorted(-cum_hi, -q * total, side="left"))  # first index with cum_hi <= q
+            if cut < v.size and cut >= 2 and cut not in seen_lo:
+                seen_lo.add(cut)
+                share = float(cum_hi[cut] / total)
+                self.lower.append((share, _Lazy(v[:cut], c[:cut])))
+            cut = int(np.searchsorted(cum_lo, q * total, side="right"))  # values [cut:] remain
+            if cut > 0 and v.size - cut >= 2 and cut not in seen_hi:
+                seen_hi.add(cut)
+                share = float(cum_lo[cut - 1] / total)
+                self.upper.append((share, _Lazy(v[cut:], c[cut:])))
+
+    def lower_tail(self, n: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """P(mean of n draws <= x) under the pooled null."""
+        p = self.main.cdf(n, x)
+        for share, rest in self.lower:
+            p = _raise(p, n, x, share, rest.cdf)
+        return p
+
+    def upper_tail(self, n: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """P(mean of n draws >= x) under the pooled null."""
+        p = self.main.sf(n, x)
+        for share, rest in self.upper:
+            p = _raise(p, n, x, share, rest.sf)
+        return p
+
+    def p_value(self, n: np.ndarray, mean: np.ndarray) -> np.ndarray:
+        """Two-sided p-value of a slice mean difference ``mean`` over ``n`` rows (NaN below 1):
+        twice the tail on the side of the observation."""
         n = np.asarray(n, dtype=float)
         mean = np.asarray(mean, dtype=float)
+        ok = (n >= 1) & np.isfinite(mean)
         if self.degenerate:
             p = np.where(mean == 0, 1.0, 0.0)
         else:
-            p = np.minimum(1.0, 2.0 * sp.ndtr(-np.abs(self._r(np.maximum(n, 1.0), mean))))
-        return np.where((n >= 1) & np.isfinite(mean), p, np.nan)
+            nn = np.maximum(n, 1.0)
+            m = np.where(ok, mean, 0.0)
+            tail = np.where(m < 0, self.lower_tail(nn, m), self.upper_tail(nn, m))
+            p = np.minimum(1.0, 2.0 * tail)
+        return np.where(ok, p, np.nan)
+
+    def quantiles(self, n: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+        """For each n: the null's lower and upper quantiles (tails of (1 − confidence)/2)."""
+        from .stats import z_value
+
+        n = np.asarray(n, dtype=float)
+        half = (1.0 - confidence) / 2.0
+        guess = 3.0 * z_value(confidence) * self.main.sd / np.sqrt(n)  # three normal quantiles
+        out = []
+        for sign, tail, end in ((1.0, self.upper_tail, self.main.x[-1]), (-1.0, self.lower_tail, self.main.x[0])):
+            b = sign * np.minimum(guess, abs(end))
+            b = np.where(tail(n, b) <= half, b, end)  # tail(b) <= half (or b is the end of the support)
+            a = np.zeros(n.shape)  # tail(a) > half
+            for _ in range(32):
+                m = 0.5 * (a + b)
+                small = tail(n, m) <= half
+                b = np.where(small, m, b)
+                a = np.where(small, a, m)
+            out.append(b)
+        q_hi, q_lo = out
+        return q_lo, q_hi
 
     def interval(self, n: np.ndarray, mean: np.ndarray,
                  confidence: float) -> tuple[np.ndarray, np.ndarray]:
         """Every true mean μ the test does not reject at ``1 − confidence``: the slice mean
-        minus the null's upper and lower quantiles for n rows."""
-        from .stats import z_value
-
+        minus the null's upper and lower quantiles for n rows (computed once per distinct n)."""
         n = np.asarray(n, dtype=float)
         mean = np.asarray(mean, dtype=float)
         ok = (n >= 1) & np.isfinite(mean)
         if self.degenerate:
             return np.where(ok, mean, np.nan), np.where(ok, mean, np.nan)
-        z = z_value(confidence)
-        nn = np.maximum(n, 1.0)
-        qs = []
-        for sign in (1.0, -1.0):
-            # bisection over the grid: the first grid point (from 0 outwards) with |r*| >= z
-            side = self.x > 0 if sign > 0 else self.x < 0
-            xs = self.x[side] if sign > 0 else self.x[side][::-1]
-            lo = np.zeros(n.shape, dtype=np.int64)
-            hi = np.full(n.shape, xs.size - 1, dtype=np.int64)
-            for _ in range(int(np.ceil(np.log2(max(xs.size, 2)))) + 1):
-                mid = (lo + hi) // 2
-                big = sign * self._r(nn, xs[mid]) >= z
-                hi = np.where(big, mid, hi)
-                lo = np.where(big, lo, np.minimum(mid + 1, hi))
-            # refine between the bracketing grid points by bisection on x
-            a = np.where(hi > 0, xs[np.maximum(hi - 1, 0)], 0.0)
-            b = xs[hi]
-            for _ in range(30):
-                m = 0.5 * (a + b)
-                big = sign * self._r(nn, m) >= z
-                b = np.where(big, m, b)
-                a = np.where(big, a, m)
-            qs.append(b)
-        q_hi, q_lo = qs
-        return np.where(ok, mean - q_hi, np.nan), np.where(ok, mean - q_lo, np.nan)
+        distinct, inverse = np.unique(np.maximum(n, 1.0), return_inverse=True)
+        q_lo, q_hi = self.quantiles(distinct, confidence)
+        inverse = inverse.reshape(n.shape)
+        return np.where(ok, mean - q_hi[inverse], np.nan), np.where(ok, mean - q_lo[inverse], np.nan)

@@ -6,14 +6,15 @@ Everything works on per-slice tallies, vectorized over slices:
   ``n10`` of ``n10 + n01`` at 1/2) and Tango's score interval for the difference of paired
   proportions ``(n10 - n01) / n``.
 - Real outcomes (the per-row difference ``d = model − reference``): the larger of two
-  p-values, each valid where the other may fail (see :class:`PooledNull` and :func:`paired_t`):
-  Student's paired t on the slice's own ``d`` (valid when the slice shows its own spread;
-  wrong for skewed ``d`` in small slices that missed the tail) and the mean of the slice's
-  ``n`` rows against ``n`` draws from the whole dataset's centred differences, computed by a
-  saddlepoint approximation (valid for a slice whose differences are shaped like the
-  dataset's, tail included, however skewed; wrong for a slice whose spread is larger). The
-  maximum of two p-values is valid whenever either one is; its interval is the union of the
-  two intervals, so the interval excludes 0 exactly when the test rejects.
+  p-values, each valid where the other may fail: Student's paired t on the slice's own ``d``
+  (valid when the slice shows its own spread, e.g. a hard cohort where both models err more;
+  wrong for skewed ``d`` in a small slice that missed the tail) and the slice mean against
+  the mean of ``n`` draws from the whole dataset's differences tilted to mean 0
+  (:class:`PooledNull`: valid for a slice whose differences are shaped like the dataset's,
+  however skewed, including a slice that missed a rare tail; wrong for a slice whose spread
+  is larger). The maximum of two p-values is valid wherever either one is; its interval is
+  the union of the two intervals (each the set of changes its test does not reject), so
+  the interval excludes 0 exactly when the test rejects.
 """
 from __future__ import annotations
 
@@ -281,8 +282,9 @@ def _raise(p: np.ndarray, n: np.ndarray, x: np.ndarray, share: float, tail) -> n
 
 class PooledNull:
     """The distribution of the mean of ``n`` rows drawn from the whole dataset's differences,
-    centred at 0: the null of a slice whose differences are shaped like everyone's (the
-    analytic counterpart of a bootstrap test of the mean from the pooled differences).
+    exponentially tilted to mean 0 (:func:`_tilt_to_zero`): the null of a slice whose
+    differences are shaped like everyone's (the analytic counterpart of a bootstrap test of
+    the mean from the pooled differences, with the null imposed by tilting).
 
     Each tail probability is the larger of two approximations of the same bootstrap law:
 

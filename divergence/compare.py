@@ -245,7 +245,6 @@ def _labels(df: pd.DataFrame, col: str, role: str, target: str, positive) -> np.
     """A label column as 1.0 (positive), 0.0, NaN (missing); an error naming the column when it
     is not binary or holds a value the target does not have."""
     series = _column(df, col, role)
-    p = _positive_mask(series, positive, col, role)
     y_values = list(pd.unique(df[target].dropna()))
     stray = [v for v in pd.unique(series.dropna()) if not any(match_label(v, t) for t in y_values)]
     if stray and len(y_values) == 2:
@@ -254,7 +253,7 @@ def _labels(df: pd.DataFrame, col: str, role: str, target: str, positive) -> np.
             f"{role.capitalize()} column '{col}' holds {_show(stray[0])}, which is not a value of "
             f"target column '{target}' ({shown})."
         )
-    return p
+    return _positive_mask(series, positive, col, role)
 
 
 def _scores(df: pd.DataFrame, col: str, role: str, metrics: Sequence[str]) -> np.ndarray:

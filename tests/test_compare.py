@@ -177,6 +177,21 @@ def test_paired_proportion_interval_is_the_score_tests_acceptance_set_and_covers
         assert 0.93 <= covered <= 0.99, (size, p10, p01, covered)
 
 
+def test_paired_proportion_interval_once_per_distinct_count_triple():
+    from divergence.paired import _tango_interval
+
+    rng = np.random.default_rng(8)
+    n = rng.integers(1, 60, 5000).astype(float)
+    b = np.floor(rng.random(5000) * (n + 1) / 2)
+    c = np.floor(rng.random(5000) * (n - b + 1))
+    lo, hi = paired_proportion_interval(b, c, n, 0.9)  # many repeated triples: the shared path
+    from divergence.stats import z_value
+
+    want_lo, want_hi = _tango_interval(b, c, n, z_value(0.9))
+    np.testing.assert_array_equal(lo, want_lo)
+    np.testing.assert_array_equal(hi, want_hi)
+
+
 def test_paired_t_is_scipys():
     rng = np.random.default_rng(1)
     x = rng.normal(0.3, 1, 25)

@@ -325,6 +325,11 @@ def _add_plan_parsers(sub) -> None:
                    help="mark the plan as written before the data was looked at")
     p.add_argument("--slice", action="append", metavar="ITEMSET",
                    help='a slice always reported, e.g. "age=<25, sex=Male" (repeatable)')
+    cmp = p.add_argument_group("comparison (a standing pre-release check: the report also compares the model "
+                               "with a reference)")
+    cmp.add_argument("--reference", help="the reference model's predicted labels or values")
+    cmp.add_argument("--reference-score", help="the reference model's score")
+    cmp.add_argument("--reference-threshold", type=_float, default=None, help="the reference's score threshold")
     r = sub.add_parser("report", help="run a slice plan on a data file and write a self-contained HTML report")
     r.add_argument("plan", help="slice plan file (YAML or JSON)")
     r.add_argument("data", help="CSV or Parquet file to report on")
@@ -333,12 +338,20 @@ def _add_plan_parsers(sub) -> None:
     r.add_argument("--output", "-o", required=True, help="the HTML file to write")
     r.add_argument("--title", default=None, help="report title")
     r.add_argument("--top", type=int, default=200, help="slices listed per metric (default 200)")
+    r.add_argument("--fail-on-worse", action="store_true",
+                   help="with a comparison in the plan: exit with status 1 when a slice (or the whole dataset) is "
+                        "worse than the reference (the report is written first)")
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
     from .plan import save_plan
 
     plan = plan_from_args(args, kind="pre-registered" if args.pre_registered else "exploratory")
+    section = compare_section(args)
+    if section:
+        import dataclasses
+
+        plan = dataclasses.replace(plan, compare=section)
     path = save_plan(plan, args.output)
     print(f"wrote the slice plan to {path}", file=sys.stderr)
     return 0
@@ -348,19 +361,27 @@ def _cmd_report(args: argparse.Namespace) -> int:
     import os
 
     from .plan import load_plan
-    from .report import build_report, run_plan, write_report
+    from .report import build_report, run_comparison, run_plan, write_report
 
     plan = load_plan(args.plan)
     df = read_table(args.data)
     previous_df = read_table(args.previous) if args.previous else None
     table = run_plan(plan, df, previous=previous_df)
+    comparison = run_comparison(plan, df)
+    if args.fail_on_worse and comparison is None:
+        raise DivergenceInputError("--fail-on-worse needs a comparison: the plan has no compare section.")
     previous = run_plan(plan, previous_df) if previous_df is not None else None
     text = build_report(table, plan=plan, plan_label=str(args.plan), data_label=str(args.data),
                         data_modified=os.path.getmtime(args.data), previous=previous,
                         previous_label=str(args.previous) if args.previous else None,
-                        top=args.top, title=args.title)
+                        top=args.top, title=args.title, comparison=comparison)
     write_report(text, args.output)
     print(f"wrote the report to {args.output}", file=sys.stderr)
+    if comparison is not None:
+        worse = {m: int((comparison.frame[f"{m}_verdict"] == "worse").sum()) for m in comparison.metric_names}
+        print("comparison: " + ", ".join(f"{m}: {n:,} worse" for m, n in worse.items()), file=sys.stderr)
+        if args.fail_on_worse and any(worse.values()):
+            return 1
     return 0
 
 
@@ -401,6 +422,14 @@ def _add_compare_parser(sub) -> None:
     p.add_argument("--output", "-o", help="write the comparison to this CSV file")
     p.add_argument("--top", type=int, default=10, help="slices shown per metric without --output")
     p.add_argument("--verbose", "-v", action="store_true", help="print what was decided and measured")
+    p.add_argument("--save-plan", metavar="FILE", help="also save these settings as a slice plan with a compare "
+                   "section, so `report` re-runs the comparison every cycle (a standing pre-release check)")
+
+
+def compare_section(args: argparse.Namespace) -> dict:
+    """The compare section of a slice plan from --reference, --reference-score, --reference-threshold."""
+    section = {k: getattr(args, k, None) for k in ("reference", "reference_score", "reference_threshold")}
+    return {k: v for k, v in section.items() if v is not None}
 
 
 def compare_from_args(args: argparse.Namespace):
@@ -461,6 +490,17 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         for m in c.metric_names:
             print(f"{m}: {a['test'][m]}; interval: {a['interval'][m]}", file=sys.stderr)
             print(f"{m}: {a['min_size'][m]['text']}", file=sys.stderr)
+    if args.save_plan:
+        from .plan import SlicePlan, save_plan
+
+        params = {k: v for k, v in c.params.items() if v is not None and k not in
+                  ("reference", "reference_score", "reference_threshold")}
+        defaults = dict(threshold=0.5, regression=False, quantile_bins=3, binning="quantile", bins={})
+        scan_kw = {k: v for k, v in params.items() if defaults.get(k, object()) != v}
+        statistics = {k: v for k, v in dict(delta=_parse_delta(args.delta), confidence=args.confidence,
+                                            correction=args.correction).items() if v is not None}
+        save_plan(SlicePlan(scan=scan_kw, statistics=statistics, compare=compare_section(args)), args.save_plan)
+        print(f"saved the settings as a slice plan in {args.save_plan}", file=sys.stderr)
     if args.output:
         write_csv_atomically(c.frame, args.output)
         print(f"wrote {len(c.frame):,} rows to {args.output}", file=sys.stderr)

@@ -1013,14 +1013,23 @@ def compare_section(df: pd.DataFrame) -> None:
             bound(st.selectbox, "Reference prediction column", KC.REFERENCE, options=candidates, index=None,
                   placeholder="Choose a column")
     try:
-        kwargs = compare_kwargs()
+        checked = check_comparison(state(K.DATA_KEY), compare_key(), df)
     except DivergenceInputError as exc:
         st.error(str(exc))
         return
-    st.caption(f"Compared on the Compare page: {', '.join(kwargs['metrics'])}, model "
-               f"'{kwargs.get('prediction') or kwargs.get('score')}' against reference "
-               f"'{kwargs.get('reference') or kwargs.get('reference_score')}'.")
+    st.caption(f"Compared on the Compare page: {', '.join(checked['metrics'])}, model '{checked['model']}' against "
+               f"reference '{checked['reference']}' on {format_count(checked['rows_compared'])} rows"
+               + (f" ({format_count(checked['rows_left_out'])} left out: a prediction or the target is missing)"
+                  if checked["rows_left_out"] else "") + ".")
     st.page_link("pages/compare.py", label="Compare the models", icon=":material/compare_arrows:")
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def check_comparison(data_key: str, compare_json: str, _df: pd.DataFrame) -> dict:
+    """The models' columns checked without mining (``divergence.compare.check_models``)."""
+    from divergence.compare import check_models
+
+    return check_models(_df, **json.loads(compare_json))
 
 
 def compare_metrics() -> list[str]:

@@ -46,7 +46,7 @@ from .paired import PooledNull, mcnemar_p, paired_proportion_interval, paired_t
 from .stats import CORRECTIONS, adjust_p, z_value
 from .table import MetricInfo, SliceTable, write_csv
 
-__all__ = ["compare", "Comparison", "CompareMetric", "COMPARE_VERDICTS", "WORSE_WHEN",
+__all__ = ["compare", "check_models", "Comparison", "CompareMetric", "COMPARE_VERDICTS", "WORSE_WHEN",
            "COMPARE_CLASSIFICATION_METRICS", "COMPARE_REGRESSION_METRICS", "compare_columns"]
 
 COMPARE_VERDICTS = ("worse", "better", "no change", "too small", "noise")
@@ -335,69 +335,13 @@ def compare(
     s = check_min_support(min_support)
     if max_length is not None and (int(max_length) != max_length or max_length < 1):
         raise DivergenceInputError(f"max_length must be a positive integer; got {max_length!r}.")
-    if target is None:
-        raise DivergenceInputError("A comparison needs a target column (the true label or value).")
-    _column(df, target, "target")
-    if (prediction is None) == (score is None):
-        raise DivergenceInputError("Give the model as a prediction column or as a score column (one of them).")
-    if (reference is None) == (reference_score is None):
-        raise DivergenceInputError(
-            "Give the reference model as a reference column or as a reference score column (one of them)."
-        )
-    if regression and (score is not None or reference_score is not None):
-        raise DivergenceInputError("A regression comparison takes predicted values (prediction and reference), not scores.")
-    names = _check_metrics(metrics, regression, score is not None and reference_score is not None)
-    model_col = prediction if prediction is not None else score
-    ref_col = reference if reference is not None else reference_score
-    threshold = _check_threshold(threshold, "threshold")
-    ref_threshold = threshold if reference_threshold is None else _check_threshold(reference_threshold,
-                                                                                   "reference_threshold")
-    if model_col == ref_col and (prediction is not None or threshold == ref_threshold):
-        raise DivergenceInputError(
-            f"The reference is the model itself (column '{ref_col}'{'' if prediction else ' at the same threshold'}): "
-            "there is nothing to compare."
-        )
-    notes: list[str] = []
-    # ---- per-row values of both models
-    if regression:
-        y = _numeric(df[target], target, "target")
-        pa = _numeric(_column(df, prediction, "prediction"), prediction, "prediction")
-        pb = _numeric(_column(df, reference, "reference"), reference, "reference")
-        usable = ~(np.isnan(y) | np.isnan(pa) | np.isnan(pb))
-    else:
-        if positive is None:
-            raise DivergenceInputError(f"Name the positive label of target column '{target}'.")
-        y = _positive_mask(df[target], positive, target, "target")
-        sa = sb = None
-        if prediction is not None:
-            pa = _labels(df, prediction, "prediction", target, positive)
-        else:
-            sa = _scores(df, score, "score", names)
-            pa = np.where(np.isnan(sa), np.nan, (sa >= threshold).astype(float))
-        if reference is not None:
-            pb = _labels(df, reference, "reference", target, positive)
-        else:
-            sb = _scores(df, reference_score, "reference score", names)
-            pb = np.where(np.isnan(sb), np.nan, (sb >= ref_threshold).astype(float))
-        usable = ~(np.isnan(y) | np.isnan(pa) | np.isnan(pb))
-    if not usable.any():
-        raise DivergenceInputError(
-            f"No row has the target '{target}' and both models' predictions ('{model_col}', '{ref_col}')."
-        )
-    left_out = int((~usable).sum())
-    if left_out:
-        notes.append(f"{left_out:,} of {len(df):,} rows left out of every comparison: the target or a "
-                     "model's prediction is missing there (both models are compared on the same rows).")
-    # ---- per-row tally columns
-    if regression:
-        weights, per_metric, diffs = _regression_weights(names, y, pa, pb, usable)
-    else:
-        weights, per_metric, diffs = _classification_weights(names, y, pa, pb, sa, sb, usable)
-    if all(np.all(d == 0) for d in diffs.values()):
-        raise DivergenceInputError(
-            f"Reference column '{ref_col}' gives the same {', '.join(names)} as "
-            f"{'prediction' if prediction else 'score'} column '{model_col}' on every row: there is nothing to compare."
-        )
+    prepared = _models(df, target=target, prediction=prediction, reference=reference, score=score,
+                       threshold=threshold, reference_score=reference_score,
+                       reference_threshold=reference_threshold, positive=positive, metrics=metrics,
+                       regression=regression)
+    names, weights, per_metric, diffs = prepared.names, prepared.weights, prepared.per_metric, prepared.diffs
+    usable, left_out, notes = prepared.usable, prepared.left_out, list(prepared.notes)
+    model_col, ref_col, threshold = prepared.model_col, prepared.ref_col, prepared.threshold
     # ---- slices: attributes, discretize, mine once
     roles = role_columns(target=target, prediction=prediction, score=score, reference=reference,
                          reference_score=reference_score)
@@ -501,6 +445,107 @@ def compare(
     }
     return Comparison(table=table, metrics=tuple(infos), assessment=assessment, details=details,
                       notes=tuple(notes), params=params)
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    names: list
+    weights: np.ndarray
+    per_metric: dict
+    diffs: dict
+    usable: np.ndarray
+    left_out: int
+    notes: tuple
+    model_col: str
+    ref_col: str
+    threshold: float
+
+
+def _models(df: pd.DataFrame, *, target, prediction, reference, score, threshold, reference_score,
+            reference_threshold, positive, metrics, regression) -> _Prepared:
+    """Both models' per-row outcomes and the tally columns, every input checked."""
+    if target is None:
+        raise DivergenceInputError("A comparison needs a target column (the true label or value).")
+    _column(df, target, "target")
+    if (prediction is None) == (score is None):
+        raise DivergenceInputError("Give the model as a prediction column or as a score column (one of them).")
+    if (reference is None) == (reference_score is None):
+        raise DivergenceInputError(
+            "Give the reference model as a reference column or as a reference score column (one of them)."
+        )
+    if regression and (score is not None or reference_score is not None):
+        raise DivergenceInputError("A regression comparison takes predicted values (prediction and reference), not scores.")
+    names = _check_metrics(metrics, regression, score is not None and reference_score is not None)
+    model_col = prediction if prediction is not None else score
+    ref_col = reference if reference is not None else reference_score
+    threshold = _check_threshold(threshold, "threshold")
+    ref_threshold = threshold if reference_threshold is None else _check_threshold(reference_threshold,
+                                                                                   "reference_threshold")
+    if model_col == ref_col and (prediction is not None or threshold == ref_threshold):
+        raise DivergenceInputError(
+            f"The reference is the model itself (column '{ref_col}'{'' if prediction else ' at the same threshold'}): "
+            "there is nothing to compare."
+        )
+    notes: list[str] = []
+    # ---- per-row values of both models
+    if regression:
+        y = _numeric(df[target], target, "target")
+        pa = _numeric(_column(df, prediction, "prediction"), prediction, "prediction")
+        pb = _numeric(_column(df, reference, "reference"), reference, "reference")
+        usable = ~(np.isnan(y) | np.isnan(pa) | np.isnan(pb))
+    else:
+        if positive is None:
+            raise DivergenceInputError(f"Name the positive label of target column '{target}'.")
+        y = _positive_mask(df[target], positive, target, "target")
+        sa = sb = None
+        if prediction is not None:
+            pa = _labels(df, prediction, "prediction", target, positive)
+        else:
+            sa = _scores(df, score, "score", names)
+            pa = np.where(np.isnan(sa), np.nan, (sa >= threshold).astype(float))
+        if reference is not None:
+            pb = _labels(df, reference, "reference", target, positive)
+        else:
+            sb = _scores(df, reference_score, "reference score", names)
+            pb = np.where(np.isnan(sb), np.nan, (sb >= ref_threshold).astype(float))
+        usable = ~(np.isnan(y) | np.isnan(pa) | np.isnan(pb))
+    if not usable.any():
+        raise DivergenceInputError(
+            f"No row has the target '{target}' and both models' predictions ('{model_col}', '{ref_col}')."
+        )
+    left_out = int((~usable).sum())
+    if left_out:
+        notes.append(f"{left_out:,} of {len(df):,} rows left out of every comparison: the target or a "
+                     "model's prediction is missing there (both models are compared on the same rows).")
+    # ---- per-row tally columns
+    if regression:
+        weights, per_metric, diffs = _regression_weights(names, y, pa, pb, usable)
+    else:
+        weights, per_metric, diffs = _classification_weights(names, y, pa, pb, sa, sb, usable)
+    if all(np.all(d == 0) for d in diffs.values()):
+        raise DivergenceInputError(
+            f"Reference column '{ref_col}' gives the same {', '.join(names)} as "
+            f"{'prediction' if prediction else 'score'} column '{model_col}' on every row: there is nothing to compare."
+        )
+    return _Prepared(names=names, weights=weights, per_metric=per_metric, diffs=diffs, usable=usable,
+                     left_out=left_out, notes=tuple(notes), model_col=model_col, ref_col=ref_col,
+                     threshold=threshold)
+
+
+def check_models(data: pd.DataFrame, *, target: str, prediction: str | None = None, reference: str | None = None,
+                 score: str | None = None, threshold: float = 0.5, reference_score: str | None = None,
+                 reference_threshold: float | None = None, positive: object = None,
+                 metrics: Sequence[str] | str | None = None, regression: bool = False, **_slicing) -> dict:
+    """Check a comparison's models without mining (a form can call it on every change): the
+    errors :func:`compare` would raise about the columns, else what would be compared."""
+    from .scan import _check_frame
+
+    p = _models(_check_frame(data), target=target, prediction=prediction, reference=reference, score=score,
+                threshold=threshold, reference_score=reference_score, reference_threshold=reference_threshold,
+                positive=positive, metrics=metrics, regression=regression)
+    return {"metrics": list(p.names), "rows_compared": int(p.usable.sum()), "rows_left_out": p.left_out,
+            "model": p.model_col, "reference": p.ref_col,
+            "counts": {m: int(p.per_metric[m](p.weights.sum(axis=0)[None, :])["n"][0]) for m in p.names}}
 
 
 def _delta_for(delta, name: str):

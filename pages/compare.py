@@ -157,12 +157,12 @@ if itemsets:
         st.stop()
     row = c.frame.iloc[idx]
     d = st.columns(5)
-    d[0].metric("Rows", format_count(row["count"]))
+    d[0].metric("Slice rows", format_count(row["count"]))
     d[0].caption(f"support {format_percent(row['support'])}; {format_count(c.details[metric + '_count'][idx])} "
                  f"where {h['label']} is defined")
-    d[1].metric(f"Model {h['label']}", format_value(row[metric], b))
+    d[1].metric(f"Model {h['label']} here", format_value(row[metric], b))
     d[1].caption(f"reference {format_value(row[metric + '_reference'], b)}")
-    d[2].metric("Change", format_divergence(row[metric + "_change"], b))
+    d[2].metric("Change here", format_divergence(row[metric + "_change"], b))
     d[2].caption(f"[{format_divergence(row[metric + '_change_ci_low'], b)}, "
                  f"{format_divergence(row[metric + '_change_ci_high'], b)}]")
     d[3].metric("q", format_p(row[metric + "_change_q"]))

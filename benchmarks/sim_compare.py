@@ -24,6 +24,8 @@ Settings (``SETTINGS``):
 A run *alarms* when any slice whose true change is 0 gets q ≤ α, or when any slice gets a
 verdict against the direction of its true change. With planted effects, BH controls the
 false discovery rate (the share of false findings among the findings), reported as ``FDR``.
+``coverage``: the share of all slices' 95% change intervals (every run, every metric) that
+hold the slice's true change (the mean of its rows' expected differences).
 
     python benchmarks/sim_compare.py            # 200 runs per setting (a few minutes)
     python benchmarks/sim_compare.py --runs 20  # quicker
@@ -60,10 +62,10 @@ def _in(df: pd.DataFrame, items: dict) -> np.ndarray:
     return mask
 
 
-def simulate(setting: str, seed: int, n_rows: int = 10_000) -> tuple[pd.DataFrame, dict, np.ndarray]:
+def simulate(setting: str, seed: int, n_rows: int = 10_000) -> tuple[pd.DataFrame, dict, dict]:
     """One seeded table: the attributes, the target, both models (``model``, ``reference``),
-    the keyword arguments of :func:`compare`, and each row's expected difference (model −
-    reference) in the metric: its sign is the truth of every slice."""
+    the keyword arguments of :func:`compare`, and per metric each row's expected difference
+    (model − reference): a slice's true change is its mean over the slice's rows."""
     rng = np.random.default_rng(seed)
     df = pd.DataFrame({a: rng.integers(0, 3, n_rows) for a in ATTRIBUTES})
     worse, better = _in(df, WORSE), _in(df, BETTER)
@@ -79,7 +81,7 @@ def simulate(setting: str, seed: int, n_rows: int = 10_000) -> tuple[pd.DataFram
         df["reference"] = (y ^ (rng.random(n_rows) < f_ref)).astype(int)
         kwargs = dict(target="y", prediction="model", reference="reference", positive=1,
                       metrics=["error", "fpr", "fnr"])
-        return df, kwargs, f_model - f_ref
+        return df, kwargs, {m: f_model - f_ref for m in kwargs["metrics"]}
     y = rng.normal(50, 10, n_rows)
     scale = np.exp(rng.normal(0, 0.5, n_rows))
     s_model = np.ones(n_rows)
@@ -100,26 +102,31 @@ def simulate(setting: str, seed: int, n_rows: int = 10_000) -> tuple[pd.DataFram
         sigma = np.sqrt(mean_model) if squared else mean_model / np.sqrt(2 / np.pi)
         e_ref = rng.normal(0, sigma, n_rows)
         metrics = ["squared_error"] if squared else ["abs_error"]
-        effect = np.zeros(n_rows)
+        truth = {m: np.zeros(n_rows) for m in metrics}
     else:
+        from scipy.special import gammaln
+
         df_t = 5 if planted else 3  # planted: squared errors with a finite variance
         e_model = s_model * scale * rng.standard_t(df_t, n_rows)
         e_ref = s_ref * scale * rng.standard_t(df_t, n_rows)
-        effect = s_model - s_ref
+        mean_abs = 2 * np.sqrt(df_t) * np.exp(gammaln((df_t + 1) / 2) - gammaln(df_t / 2)) / (np.sqrt(np.pi) * (df_t - 1))
+        truth = {"abs_error": (s_model - s_ref) * scale * mean_abs,
+                 "squared_error": (s_model ** 2 - s_ref ** 2) * scale ** 2 * df_t / (df_t - 2)}
     df["y"] = y
     df["model"] = y + e_model
     df["reference"] = y + e_ref
     kwargs = dict(target="y", prediction="model", reference="reference", regression=True, metrics=metrics)
-    return df, kwargs, effect
+    return df, kwargs, truth
 
 
 def run_once(setting: str, seed: int, n_rows: int = 10_000, min_support: float = MIN_SUPPORT) -> dict:
-    """One run: alarms, false and true findings, and whether the planted slices were found."""
-    df, kwargs, effect = simulate(setting, seed, n_rows)
+    """One run: alarms, false and true findings, interval coverage of the true change, and
+    whether the planted slices were found."""
+    df, kwargs, row_truth = simulate(setting, seed, n_rows)
     c = compare(df, attributes=ATTRIBUTES, min_support=min_support, confidence=1 - ALPHA, **kwargs)
     t = c.table
     out = {"setting": setting, "seed": seed, "itemsets": len(c), "tested": c.n_tested,
-           "alarm": False, "false": 0, "findings": 0}
+           "alarm": False, "false": 0, "findings": 0, "covered": 0, "intervals": 0}
     # the true change of every slice: the mean expected difference over its rows (where defined)
     defined_rows = {}
     if "positive" in kwargs:
@@ -127,8 +134,12 @@ def run_once(setting: str, seed: int, n_rows: int = 10_000, min_support: float =
         defined_rows = {"error": np.ones(len(df), bool), "fpr": ~y, "fnr": y}
     for m in c.metric_names:
         mask_def = defined_rows.get(m, np.ones(len(df), bool))
-        truth = _slice_means(t, np.where(mask_def, effect, 0.0), mask_def.astype(float))
+        truth = _slice_means(t, np.where(mask_def, row_truth[m], 0.0), mask_def.astype(float))
         f = c.frame
+        lo, hi = f[f"{m}_change_ci_low"].to_numpy(), f[f"{m}_change_ci_high"].to_numpy()
+        has = np.isfinite(lo) & np.isfinite(hi)
+        out["intervals"] += int(has.sum())
+        out["covered"] += int(((lo <= truth + 1e-12) & (truth - 1e-12 <= hi))[has].sum())
         q = f[f"{m}_change_q"].to_numpy()
         verdict = f[f"{m}_verdict"].to_numpy()
         sig = q <= ALPHA
@@ -168,7 +179,8 @@ def summarize(rows: list[dict]) -> pd.DataFrame:
     for setting, g in f.groupby("setting", sort=False):
         rec = {"setting": setting, "runs": len(g), "itemsets": int(g["itemsets"].median()),
                "alarm rate": g["alarm"].mean(),
-               "FDR": (g["false"] / g["findings"].clip(lower=1)).mean()}
+               "FDR": (g["false"] / g["findings"].clip(lower=1)).mean(),
+               "coverage": g["covered"].sum() / max(g["intervals"].sum(), 1)}
         found = [c for c in g.columns if c.endswith("_found") and g[c].notna().any()]
         for c in found:
             rec[c.replace("_found", " found")] = g[c].astype(float).mean()

@@ -77,10 +77,9 @@ def test_columns_values_and_empty_cells(data, tmp_path):
 def test_regression_and_scores(data, tmp_path):
     path, df = data
     out = tmp_path / "reg.csv"
-    r = run("compare", str(path), "--regression", "--target", "value", "--prediction", "v_new", "--reference",
-            "v_old", "--metric", "abs_error,squared_error", "--attributes", "region,plan", "--min-support", "0.05",
-            "--output", str(out))
-    assert r.returncode == 0, r.stderr
+    assert main(["compare", str(path), "--regression", "--target", "value", "--prediction", "v_new", "--reference",
+                 "v_old", "--metric", "abs_error,squared_error", "--attributes", "region,plan", "--min-support",
+                 "0.05", "--output", str(out)]) == 0
     f = pd.read_csv(out, keep_default_na=False, na_values=[""])
     assert list(f.columns) == compare_columns(["abs_error", "squared_error"])
     want = (np.abs(df["v_new"] - df["value"]) - np.abs(df["v_old"] - df["value"]))[df["region"] == "S"].mean()
@@ -88,10 +87,9 @@ def test_regression_and_scores(data, tmp_path):
     assert s["abs_error_change"] == pytest.approx(want, rel=1e-12)
     assert s["abs_error_verdict"] == "worse"
     out2 = tmp_path / "score.csv"
-    r = run("compare", str(path), "--target", "label", "--positive", "1", "--score", "s_new", "--threshold", "0.5",
-            "--reference-score", "s_old", "--reference-threshold", "0.5", "--metric", "error,brier",
-            "--attributes", "region,plan", "--min-support", "0.05", "--output", str(out2))
-    assert r.returncode == 0, r.stderr
+    assert main(["compare", str(path), "--target", "label", "--positive", "1", "--score", "s_new", "--threshold",
+                 "0.5", "--reference-score", "s_old", "--reference-threshold", "0.5", "--metric", "error,brier",
+                 "--attributes", "region,plan", "--min-support", "0.05", "--output", str(out2)]) == 0
     g = pd.read_csv(out2, keep_default_na=False, na_values=[""])
     assert list(g.columns) == compare_columns(["error", "brier"])
     labels_new = (df["s_new"] >= 0.5).astype(int)
@@ -100,13 +98,13 @@ def test_regression_and_scores(data, tmp_path):
                                                        - (labels_old != df["label"]).mean()), abs=1e-15)
 
 
-def test_summary_without_output(data):
+def test_summary_without_output(data, capsys):
     path, _ = data
-    r = run("compare", str(path), "--target", "label", "--prediction", "new", "--reference", "old",
-            "--positive", "1", "--metric", "error", "--attributes", "region,plan", "--min-support", "0.05",
-            "--top", "3")
-    assert r.returncode == 0, r.stderr
-    assert "error (error rate; up is worse)" in r.stdout and "region=S" in r.stdout and "worse" in r.stdout
+    assert main(["compare", str(path), "--target", "label", "--prediction", "new", "--reference", "old",
+                 "--positive", "1", "--metric", "error", "--attributes", "region,plan", "--min-support", "0.05",
+                 "--top", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "error (error rate; up is worse)" in out and "region=S" in out and "worse" in out
 
 
 @pytest.mark.parametrize("args, message", [
@@ -118,15 +116,23 @@ def test_summary_without_output(data):
     (["--reference", "old", "--min-support", "2"], "min_support must be in (0, 1]"),
     ([], "compare needs the reference model"),
 ])
-def test_bad_input_exit_2_one_line_no_file(data, tmp_path, args, message):
+def test_bad_input_exit_2_one_line_no_file(data, tmp_path, capsys, args, message):
     path, _ = data
     out = tmp_path / "never.csv"
     base = ["compare", str(path), "--target", "label", "--prediction", "new", "--positive", "1",
             "--attributes", "region,plan", "--output", str(out)]
     if not any(a == "--metric" for a in args):
         base += ["--metric", "error"]
-    r = run(*(base + args))
-    assert r.returncode == 2
-    lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and message in lines[0], r.stderr
+    assert main(base + args) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], lines
+    assert not out.exists()
+
+
+def test_bad_input_from_a_new_process(data, tmp_path):
+    path, _ = data
+    out = tmp_path / "never.csv"
+    r = run("compare", str(path), "--target", "label", "--prediction", "new", "--reference", "missing",
+            "--positive", "1", "--output", str(out))
+    assert r.returncode == 2 and r.stderr.strip() == "divergence: error: Reference column 'missing' is not in the data."
     assert not out.exists()

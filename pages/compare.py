@@ -129,12 +129,15 @@ else:
     event = st.plotly_chart(ui.themed(fig), key="change_intervals", on_select="rerun", selection_mode="points",
                             config={"displayModeBar": False})
     points = (event or {}).get("selection", {}).get("points", []) if event else []
-    if points:
-        index = points[0].get("customdata")
-        if isinstance(index, list):
-            index = index[0]
-        if index is not None and str(c.table.itemsets[int(index)]) != ui.state(KC.SELECTED):
-            ui.set_settings(**{KC.SELECTED: str(c.table.itemsets[int(index)])})
+    index = points[0].get("customdata") if points else None
+    if isinstance(index, list):
+        index = index[0]
+    clicked = None if index is None else str(c.table.itemsets[int(index)])
+    # a click opens its slice once: the chart keeps its selection, the slice box may change after it
+    if clicked != st.session_state.get("compare_clicked"):
+        st.session_state["compare_clicked"] = clicked
+        if clicked:
+            ui.set_settings(**{KC.SELECTED: clicked})
 
 # ---------------------------------------------------------------- one slice
 st.subheader("What drives a slice's change")

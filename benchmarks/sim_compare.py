@@ -160,16 +160,15 @@ def run_once(setting: str, seed: int, n_rows: int = 10_000, min_support: float =
 def _slice_means(table, values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Weighted mean of a per-row value in every slice of the table (mined again with these
     tallies: the same itemsets in the same order)."""
-    from divergence.mining import mine
-    from divergence.scan import _canonical_order
+    from divergence.scan import scan_compressed
 
-    n_values = np.array([b.n_items for b in table.bins], dtype=np.int64)
-    mined = mine(table.row_codes, np.column_stack([np.ones(len(values)), weights, values * weights]),
-                 n_values, min_support=table.min_support, max_length=table.max_length)
-    codes, tallies, _ = _canonical_order(mined.codes, mined.tallies, mined.parent, n_values)
-    assert np.array_equal(codes, table.codes)
+    again = scan_compressed(table.row_codes, np.column_stack([np.ones(len(values)), weights, values * weights]),
+                            bins=table.bins, metrics=(), min_support=table.min_support,
+                            max_length=table.max_length, exhaustive=table.exhaustive)
+    assert np.array_equal(again.codes, table.codes)
+    t = again.tallies
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(tallies[:, 1] > 0, tallies[:, 2] / np.where(tallies[:, 1] > 0, tallies[:, 1], 1), 0.0)
+        return np.where(t[:, 1] > 0, t[:, 2] / np.where(t[:, 1] > 0, t[:, 1], 1), 0.0)
 
 
 def summarize(rows: list[dict]) -> pd.DataFrame:

@@ -32,7 +32,7 @@ import pandas as pd
 
 from .discretize import BinSpec, Binning, discretize
 from .errors import DivergenceInputError
-from .mining import mine
+from .mining import MAX_SLICES, TIME_LIMIT
 from .outcomes import (
     _CLASSIFICATION,
     _DESCRIPTIONS,
@@ -302,6 +302,10 @@ def compare(
     delta: float | Mapping[str, float] | None = None,
     confidence: float = 0.95,
     correction: str = "bh",
+    exhaustive: bool = False,
+    max_slices: int = MAX_SLICES,
+    time_limit: float | None = TIME_LIMIT,
+    progress=None,
 ) -> Comparison:
     """Compare a model with a reference model on every slice with support >= ``min_support``.
 
@@ -323,12 +327,15 @@ def compare(
     confidence : of every interval; α = 1 − confidence is the bar for the q-values.
     correction : ``bh`` (Benjamini–Hochberg q-values), ``bonferroni`` or ``holm``, over the
         family of every itemset (the whole dataset included) and every metric.
+    exhaustive, max_slices, time_limit, progress : the slices listed and the budget, as for
+        :func:`divergence.scan` (default: each distinct set of rows once, by its shortest
+        description).
 
     Only rows where the target and both models' predictions are known are compared (the
     notes say how many were left out), so both values of a slice come from the same rows.
     """
     from .assess import _check as _check_assess
-    from .scan import _canonical_order, _check_frame, check_min_support, default_attributes, role_columns
+    from .scan import _check_frame, check_min_support, default_attributes, role_columns, scan_compressed
 
     df = _check_frame(data)
     _check_assess(confidence, correction, 0, None, None)
@@ -346,7 +353,8 @@ def compare(
     roles = role_columns(target=target, prediction=prediction, score=score, reference=reference,
                          reference_score=reference_score)
     if attributes is None:
-        attrs, more = default_attributes(df, roles)
+        attrs, more = default_attributes(df, roles, target=target, prediction=prediction, score=score,
+                                         threshold=threshold if prediction is None and score is not None else None)
         notes += more
     else:
         attrs = [attributes] if isinstance(attributes, str) else list(attributes)
@@ -364,9 +372,12 @@ def compare(
         raise DivergenceInputError("There is no attribute column to slice by.")
     disc = discretize(df, attrs, bins=bins, quantile_bins=quantile_bins, binning=binning)
     notes += list(disc.notes)
-    n_values = np.array([b.n_items for b in disc.bins], dtype=np.int64)
-    mined = mine(disc.codes, weights, n_values, min_support=s, max_length=max_length)
-    codes_m, tallies, parent = _canonical_order(mined.codes, mined.tallies, mined.parent, n_values)
+    # one mining pass with both models' tallies, as scan() mines (budget, distinct sets of rows)
+    mined = scan_compressed(disc.codes, weights, bins=disc.bins, metrics=(), n_rows=len(df), min_support=s,
+                            max_length=max_length, notes=notes, exhaustive=exhaustive, max_slices=max_slices,
+                            time_limit=time_limit, progress=progress)
+    tallies = mined.tallies
+    notes = list(mined.notes)
     # ---- statistics
     columns: dict = {"support": tallies[:, 0] / float(len(df)), "count": np.rint(tallies[:, 0]).astype(np.int64)}
     details: dict = {}
@@ -425,13 +436,12 @@ def compare(
     params = dict(target=target, prediction=prediction, reference=reference, score=score, threshold=threshold,
                   reference_score=reference_score, reference_threshold=reference_threshold, positive=positive,
                   metrics=names, regression=regression, attributes=list(attrs),
-                  bins={k: (v if isinstance(v, int) else list(v)) for k, v in (bins or {}).items()},
-                  quantile_bins=quantile_bins, binning=binning, min_support=s, max_length=max_length)
-    table = SliceTable(
-        codes=codes_m, tallies=tallies, columns=columns, attributes=tuple(disc.attributes), bins=disc.bins,
+                  bins={k: (v if isinstance(v, (int, str)) else list(v)) for k, v in (bins or {}).items()},
+                  quantile_bins=quantile_bins, binning=binning, min_support=s, max_length=max_length,
+                  exhaustive=bool(exhaustive))
+    table = dataclasses.replace(
+        mined, columns=columns, notes=tuple(notes), row_codes=disc.codes, params=params,
         metrics=tuple(MetricInfo(name=i.name, description=i.description, binary=i.binary) for i in infos),
-        n_rows=len(df), min_support=s, max_length=max_length, engine="fast", notes=tuple(notes),
-        parent=parent, row_codes=disc.codes, params=params,
     )
     assessment = {
         "confidence": float(confidence), "correction": correction,

@@ -58,7 +58,7 @@ def test_rates_and_change_equal_brute_force(case):
     metrics = ["error", "fpr", "fnr", "accuracy", "tpr", "tnr"]
     try:
         c = compare(df, target="y", prediction="p", reference="r", positive=1, metrics=metrics,
-                    attributes=attrs, min_support=support)
+                    attributes=attrs, min_support=support, exhaustive=True)
     except DivergenceInputError as exc:
         # only when the two models agree on every compared row, or a class is absent
         assert "nothing to compare" in str(exc) or "undefined" in str(exc) or "not a value" in str(exc)
@@ -109,7 +109,8 @@ def regression_tables(draw):
 def test_regression_change_equals_brute_force(case):
     df, support = case
     c = compare(df, target="y", prediction="p", reference="r", regression=True,
-                metrics=["abs_error", "squared_error"], attributes=["a0", "a1"], min_support=support)
+                metrics=["abs_error", "squared_error"], attributes=["a0", "a1"], min_support=support,
+                exhaustive=True)
     f = c.frame
     masks = _itemset_masks(df, ["a0", "a1"], min_count_for(support, len(df)))
     assert sorted(f["itemset"]) == sorted(masks)
@@ -349,3 +350,21 @@ def test_bad_input_names_the_fault(two_models, kwargs, message):
     args.update(kwargs)
     with pytest.raises(DivergenceInputError, match=message):
         compare(df, **args)
+
+
+def test_the_same_slices_as_scan_and_every_itemset_when_exhaustive(two_models):
+    from divergence import scan
+
+    kw = dict(target="label", prediction="new", positive="yes", attributes=["region", "age", "channel"],
+              min_support=0.01)
+    for exhaustive in (False, True):
+        c = compare(two_models, reference="old", metrics=["error", "fpr"], exhaustive=exhaustive, **kw)
+        s = scan(two_models, metrics=["error", "fpr"], exhaustive=exhaustive, **kw)
+        assert c.frame["itemset"].tolist() == s.frame["itemset"].tolist()
+        for m in ("error", "fpr"):  # the model's own value is the scan's
+            assert c.frame[m].to_numpy() == pytest.approx(s.frame[m].to_numpy(), abs=1e-15)
+    full = compare(two_models, reference="old", metrics=["error"], exhaustive=True, **kw).frame.set_index("itemset")
+    part = compare(two_models, reference="old", metrics=["error"], **kw).frame.set_index("itemset")
+    assert set(part.index) <= set(full.index)
+    cols = ["error", "error_reference", "error_change", "error_change_p"]
+    np.testing.assert_allclose(part[cols].to_numpy(), full.loc[part.index, cols].to_numpy(), rtol=1e-12)

@@ -24,7 +24,7 @@ $(VENV)/.installed-spark: requirements-spark.txt $(VENV)/.installed
 # portable: it is built where it runs), so short jobs never load
 # numba; rebuilt when a kernel's source changes. If the build fails (no C compiler) it says so
 # and numba's JIT compiles the kernels on first use instead, as before.
-KERNEL_SRC := divergence/mining.py divergence/stats.py divergence/lattice.py divergence/_aot.py
+KERNEL_SRC := $(wildcard divergence/*.py)
 $(VENV)/.kernels: $(VENV)/.installed $(KERNEL_SRC)
 	@$(PY) -m divergence._aot --check >/dev/null 2>&1 || { $(MAKE) -s compiler; $(PY) -m divergence._aot --host \
 		|| echo "the kernels were not built ahead of time: numba's JIT will compile them on first use"; }

@@ -147,9 +147,9 @@ def main() -> None:
     args = parser.parse_args()
 
     sys.path.insert(0, str(ROOT))
-    from divergence._aot import status
+    from divergence.compiled import build_status
 
-    print(f"kernels: {status()}; DIVERGENCE_KERNELS={os.environ.get('DIVERGENCE_KERNELS', 'auto')}")
+    print(f"kernels: {build_status()}; DIVERGENCE_KERNELS={os.environ.get('DIVERGENCE_KERNELS', 'auto')}")
     header = (f"{'dataset':<12} {'support':>8} {'rows':>11} {'distinct':>9} {'itemsets':>9} {'scan s':>8} "
               f"{'peak MiB':>9} {'process s':>10} {'proc MiB':>9}")
     if args.divexplorer:

@@ -481,7 +481,7 @@ def _defect_test(table, k: int, m, walk) -> dict:
     if b0 > 0:
         psi0[d] = (ed - (ed.mean() / b0) * beta) / b0
     n_values = np.array([b.n_items for b in table.bins], dtype=np.int64)
-    out = walk_verdict(*walk(), table.row_codes, np.ascontiguousarray(table.codes, dtype=np.int64), n_values,
+    out = walk_verdict(walk(), table.row_codes, np.ascontiguousarray(table.codes, dtype=np.int64), n_values,
                        np.ascontiguousarray(e), np.ascontiguousarray(np.nan_to_num(y)),
                        np.ascontiguousarray(np.nan_to_num(pr)), psi0, int(kind))
     n, big_e, base, psi2, psi_psi0, ach, g1, g2, r2 = (out[:, j] for j in range(9))
@@ -567,7 +567,7 @@ def _bootstrap_intervals(table, cols, walk, replicates: int, seed: int, confiden
     its zeros: exact in distribution). A slice with no event (or no non-event) has a
     bootstrap distribution of one value: its interval is widened to the Wilson interval.
     """
-    from .mining import compress
+    from .compression import compress
 
     n_items = len(table)
     metrics = table.metrics
@@ -612,7 +612,7 @@ def _bootstrap_intervals(table, cols, walk, replicates: int, seed: int, confiden
                 w = rng.poisson(1.0, size=(table.n_rows, bc)).astype(np.float32)
                 den[:] = np.add.reduceat(w * a[:, None].astype(np.float32), starts, axis=0)
                 num[:] = np.add.reduceat(w * b[:, None].astype(np.float32), starts, axis=0)
-        part = walk_boot_means(*walk(), codes, wanted, weights, bc, shifts)
+        part = walk_boot_means(walk(), codes, wanted, weights, bc, shifts)
         for j in range(len(metrics)):
             means[:, j * replicates + b0:j * replicates + b0 + bc] = part[:, j * bc:(j + 1) * bc]
     alpha = 1.0 - confidence

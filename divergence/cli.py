@@ -12,7 +12,7 @@ import pandas as pd
 
 from .errors import DivergenceInputError
 from .io import load_table, read_table
-from .mining import MAX_SLICES, TIME_LIMIT
+from .budget import MAX_SLICES, TIME_LIMIT
 from .scan import scan
 from .shapley import global_divergence, item_contributions, prune_redundant
 from .table import write_csv
@@ -606,19 +606,8 @@ COMMANDS = {"scan": _cmd_scan, "explain": _cmd_explain, "plan": _cmd_plan, "repo
             "compare": _cmd_compare}
 
 
-def _quick_numba_start() -> None:
-    """Command line only: numba's first compiled call imports scipy.linalg (a quarter of a
-    second) just to learn whether BLAS exists for np.dot, which the miner never calls. A
-    process of our own skips that when numba is first imported, if ever (the ahead-of-time
-    kernels need no numba); a library user's session is left alone."""
-    from . import mining
-
-    mining._QUICK_START[0] = True
-
-
 def console() -> None:
     """The ``divergence`` console command (and ``python -m divergence``)."""
-    _quick_numba_start()
     sys.exit(main())
 
 

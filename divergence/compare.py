@@ -32,7 +32,7 @@ import pandas as pd
 
 from .discretize import BinSpec, Binning, discretize
 from .errors import DivergenceInputError
-from .mining import MAX_SLICES, TIME_LIMIT
+from .budget import MAX_SLICES, TIME_LIMIT
 from .outcomes import (
     _CLASSIFICATION,
     _DESCRIPTIONS,

@@ -34,7 +34,7 @@ from .discretize import (
     summary_edges,
 )
 from .errors import DivergenceInputError
-from .mining import MAX_SLICES, TIME_LIMIT, check_budget
+from .budget import MAX_SLICES, TIME_LIMIT, check_budget
 from .outcomes import BASELINE_KIND, CLASSIFICATION_METRICS, REGRESSION_METRICS, _DESCRIPTIONS
 from .outcomes import _canonical, _show, match_label, parse_gamma, positive_labels
 from .columns import NEAR_UNIQUE_SHARE

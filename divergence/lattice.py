@@ -1,31 +1,123 @@
 """Walks over the mined lattice with per-row data: each itemset's rows are its parent's rows
 filtered by one item, so a depth-first walk visits every itemset at the cost of its parent's
-size. Used for what additive tallies cannot give: slice medians, tallies of a second table
-(replication) or of bootstrap weights per distinct row, and the references behind the verdict.
+size. Used for what additive tallies cannot give: tallies of a second table (replication) or of
+bootstrap weights per distinct row, and the references behind the verdict.
+
+Each walk is a compiled kernel that resumes where it stopped: the driver (:func:`_walk`) calls it
+for a quota of work at a time (a few milliseconds), keeping the rows of the current path in an
+arena between calls.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from .mining import _njit
+from .compiled import b1, f4, f8, i4, i8, kernel
+from .tallies import BOOT_BLOCKS
 
-__all__ = ["walk_order", "walk_tallies", "walk_median_abs", "walk_verdict"]
+__all__ = ["Walk", "walk_order", "walk_tallies", "walk_verdict", "walk_boot_means", "VERDICT_COLUMNS", "QUOTA"]
+
+#: work units (rows visited, times the columns read) per kernel call: a few milliseconds
+QUOTA = 1_000_000
+#: columns of :func:`walk_verdict`'s output
+VERDICT_COLUMNS = ("n", "error", "baseline", "psi2", "psi_psi0", "achievable", "gap", "gap2", "ach2", "which")
 
 
-def walk_order(parent: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Depth-first pre-order of the itemsets, with each one's last attribute, value and length."""
+@dataclass(frozen=True)
+class Walk:
+    """A depth-first pre-order of the itemsets, with each one's last attribute, value and length."""
+
+    order: np.ndarray  # int64
+    last_attr: np.ndarray  # int64
+    last_val: np.ndarray  # int64
+    length: np.ndarray  # int64
+
+
+def walk_order(parent: np.ndarray, codes: np.ndarray) -> Walk:
+    """The walk of the itemsets: ``parent[i]`` is itemset i without its last item, ``codes`` their
+    item codes (-1: no item on an attribute)."""
     n = len(parent)
     present = codes >= 0
     idx = np.arange(codes.shape[1])
     last_attr = np.where(present, idx, -1).max(axis=1) if codes.shape[1] else np.full(n, -1)
     last_val = np.where(last_attr >= 0, codes[np.arange(n), np.maximum(last_attr, 0)], -1)
     length = present.sum(axis=1)
-    order = _preorder(parent.astype(np.int64))
-    return order, last_attr.astype(np.int64), last_val.astype(np.int64), length.astype(np.int64)
+    order = _preorder(np.ascontiguousarray(parent, dtype=np.int64))
+    return Walk(order, last_attr.astype(np.int64), last_val.astype(np.int64), length.astype(np.int64))
 
 
-@_njit(export="i8[::1]")
+def _walk(step, walk: Walk, row_codes: np.ndarray, *args) -> None:
+    """Run a resumable walk kernel over every itemset, a quota of work per call; the kernel
+    writes its results into the arrays in ``args``."""
+    row_codes = np.asfortranarray(row_codes, dtype=np.int32)  # a row's attribute codes, column by column
+    n_rows = row_codes.shape[0]
+    max_len = int(walk.length.max(initial=0))
+    arena = np.empty(n_rows * (max_len + 1), dtype=np.int32)  # the rows of each depth's itemset
+    arena[:n_rows] = np.arange(n_rows, dtype=np.int32)
+    f_lo = np.zeros(max_len + 2, dtype=np.int64)
+    f_hi = np.zeros(max_len + 2, dtype=np.int64)
+    f_hi[0] = n_rows
+    k, n = 0, len(walk.order)
+    while k < n:
+        k = step(k, QUOTA, walk.order, walk.last_attr, walk.last_val, walk.length, row_codes, arena, f_lo, f_hi,
+                 *args)
+
+
+def walk_tallies(walk: Walk, row_codes: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Per itemset, the sum of ``weights`` (rows x columns) over its rows, e.g. the rows of
+    another table with the same bins (``row_codes``, rows x attributes, Fortran order)."""
+    out = np.zeros((len(walk.order), weights.shape[1]), dtype=np.float64)
+    _walk(_tallies_step, walk, row_codes, np.ascontiguousarray(weights, dtype=np.float64), out)
+    return out
+
+
+def walk_verdict(walk: Walk, row_codes: np.ndarray, item_codes: np.ndarray, n_values: np.ndarray, err: np.ndarray,
+                 target: np.ndarray, pred: np.ndarray, psi0: np.ndarray, kind: int) -> np.ndarray:
+    """Per itemset (columns :data:`VERDICT_COLUMNS`), what tells a defect from a hard cohort (see ``divergence.assess``).
+
+    ``err`` is the model's per-row error (NaN: undefined), ``target`` the true value and
+    ``pred`` the model's prediction (its score for Brier); ``item_codes`` the itemsets' codes
+    (-1: no item on an attribute) and ``n_values`` the items per attribute. ``kind`` is the
+    slice baseline: 1 mean (squared error), 2 median (absolute error), 3 majority class (0/1
+    error), 4 base rate (Brier). Per itemset (columns VERDICT_COLUMNS):
+
+    n; the mean error E; the constant baseline's error B (the slice's best constant); the sum
+    of squared influences of R = E/B, psi = (err - R*beta)/B (beta: a row's baseline error),
+    and the sum of psi times ``psi0`` (the whole dataset's influence of its own ratio); the
+    achievable error A: the least mean error, leave-one-out (each row predicted from the
+    slice's other rows), of three kinds of reference fitted within the slice: its best
+    constant, the model with the slice's own offset removed (the median or mean residual;
+    for 0/1 error, each predicted class relabelled to its majority), and for each attribute
+    the slice does not fix, one constant per item of that attribute (the mean target; the
+    majority class for 0/1 error); the sum and sum of squares of err - r (r: the chosen
+    reference's per-row error), the sum of squares of r, and which reference was chosen (-2
+    constant, -1 offset, else the attribute).
+    """
+    out = np.full((len(walk.order), len(VERDICT_COLUMNS)), np.nan)
+    _walk(_verdict_step, walk, row_codes, item_codes, n_values, err, target, pred, psi0, int(kind), out)
+    return out
+
+
+def walk_boot_means(walk: Walk, row_codes: np.ndarray, wanted: np.ndarray, weights: np.ndarray, replicates: int,
+                    shifts: np.ndarray) -> np.ndarray:
+    """Bootstrap means of the flagged itemsets, from per-row replicate sums.
+
+    ``weights`` (float32: Poisson counts are exact up to 2**24) holds, per row (here: per
+    distinct row) and metric k, ``replicates`` columns of weight sums then ``replicates``
+    columns of weighted outcome sums (:func:`divergence.tallies.boot_columns`).
+    Returns, per itemset, metric k's replicate means in columns k * replicates onwards
+    (``shifts[k]`` added back; NaN where a replicate holds no row, and for itemsets not
+    flagged), as float32.
+    """
+    out = np.full((len(walk.order), len(shifts) * replicates), np.nan, dtype=np.float32)
+    _walk(_boot_step, walk, row_codes, wanted, weights, int(replicates), shifts, out)
+    return out
+
+
+@kernel(i8[::1])
 def _preorder(parent):
+    """The itemsets in depth-first pre-order, children in index order."""
     n = parent.shape[0]
     counts = np.zeros(n + 1, dtype=np.int64)
     for i in range(1, n):
@@ -57,7 +149,7 @@ def _preorder(parent):
     return order[:k]
 
 
-@_njit
+@kernel
 def _filter(rows, lo, hi, row_codes, attr, val, dst, out_lo):
     k = out_lo
     for j in range(lo, hi):
@@ -68,23 +160,7 @@ def _filter(rows, lo, hi, row_codes, attr, val, dst, out_lo):
     return k
 
 
-@_njit
-def _walk_state(row_codes, length):
-    """Arena of row lists, one per depth, with the root (every row) at depth 0."""
-    n_rows = row_codes.shape[0]
-    max_len = 0
-    for i in range(length.shape[0]):
-        max_len = max(max_len, length[i])
-    arena = np.empty(n_rows * (max_len + 1), dtype=np.int32)
-    for r in range(n_rows):
-        arena[r] = r
-    f_lo = np.zeros(max_len + 2, dtype=np.int64)
-    f_hi = np.zeros(max_len + 2, dtype=np.int64)
-    f_hi[0] = n_rows
-    return arena, f_lo, f_hi
-
-
-@_njit
+@kernel
 def _descend(i, last_attr, last_val, length, row_codes, arena, f_lo, f_hi):
     """Rows of itemset i (visited in pre-order): its parent's rows with its last item; returns depth."""
     d = length[i]
@@ -96,59 +172,34 @@ def _descend(i, last_attr, last_val, length, row_codes, arena, f_lo, f_hi):
     return d
 
 
-@_njit(export="i8[::1], i8[::1], i8[::1], i8[::1], i4[::1, :], f8[:, ::1]")
-def walk_tallies(order, last_attr, last_val, length, row_codes, weights):
-    """Per itemset, the sum of ``weights`` over its rows (a table of another dataset's rows)."""
-    n_rows = row_codes.shape[0]
+@kernel
+def _rows_visited(d, f_lo, f_hi):
+    """The rows read to find an itemset's rows at depth d, and its rows."""
+    own = f_hi[d] - f_lo[d]
+    return own + (f_hi[d - 1] - f_lo[d - 1] if d > 0 else 0)
+
+
+@kernel(i8, i8, i8[::1], i8[::1], i8[::1], i8[::1], i4[::1, :], i4[::1], i8[::1], i8[::1], f8[:, ::1], f8[:, ::1])
+def _tallies_step(start, quota, order, last_attr, last_val, length, row_codes, arena, f_lo, f_hi, weights, out):
+    """:func:`walk_tallies` from the ``start``-th itemset of the walk until ``quota`` units of
+    work are done; returns where to resume (the walk's length when done)."""
     n_items = order.shape[0]
     t = weights.shape[1]
-    arena, f_lo, f_hi = _walk_state(row_codes, length)
-    out = np.zeros((n_items, t), dtype=np.float64)
-    for k in range(n_items):
+    work = 0
+    for k in range(start, n_items):
+        if work >= quota:
+            return k
         i = order[k]
         d = _descend(i, last_attr, last_val, length, row_codes, arena, f_lo, f_hi)
+        work += _rows_visited(d, f_lo, f_hi) * t
         for j in range(f_lo[d], f_hi[d]):
             r = arena[j]
             for c in range(t):
                 out[i, c] += weights[r, c]
-    return out
+    return n_items
 
 
-@_njit(export="i8[::1], i8[::1], i8[::1], i8[::1], i4[::1, :], f8[::1]")
-def walk_median_abs(order, last_attr, last_val, length, row_codes, values):
-    """Per itemset, the median of ``values`` over its rows (NaN skipped) and the mean absolute
-    deviation from it: the error of the best constant prediction under absolute error."""
-    n_rows = row_codes.shape[0]
-    n_items = order.shape[0]
-    arena, f_lo, f_hi = _walk_state(row_codes, length)
-    med = np.full(n_items, np.nan)
-    mad = np.full(n_items, np.nan)
-    buf = np.empty(n_rows, dtype=np.float64)
-    for k in range(n_items):
-        i = order[k]
-        d = _descend(i, last_attr, last_val, length, row_codes, arena, f_lo, f_hi)
-        m = 0
-        for j in range(f_lo[d], f_hi[d]):
-            v = values[arena[j]]
-            if not np.isnan(v):
-                buf[m] = v
-                m += 1
-        if m == 0:
-            continue
-        x = np.sort(buf[:m])
-        if m % 2 == 1:
-            c = x[m // 2]
-        else:
-            c = 0.5 * (x[m // 2 - 1] + x[m // 2])
-        s = 0.0
-        for j in range(m):
-            s += abs(x[j] - c)
-        med[i] = c
-        mad[i] = s / m
-    return med, mad
-
-
-@_njit
+@kernel
 def _sorted_median(x):
     m = x.shape[0]
     if m % 2 == 1:
@@ -156,7 +207,7 @@ def _sorted_median(x):
     return 0.5 * (x[m // 2 - 1] + x[m // 2])
 
 
-@_njit
+@kernel
 def _median_without(x, j):
     """Median of sorted ``x`` without its element at position ``j``."""
     m = x.shape[0] - 1
@@ -171,7 +222,7 @@ def _median_without(x, j):
     return 0.5 * (a + b)
 
 
-@_njit
+@kernel
 def _loo_median_errors(x, out):
     """out[j] = |x[j] - median of x without x[j]| for every j (x in any order)."""
     m = x.shape[0]
@@ -181,7 +232,7 @@ def _loo_median_errors(x, out):
         out[order[jj]] = abs(xs[jj] - _median_without(xs, jj))
 
 
-@_njit
+@kernel
 def _loo_majority(ones, zeros, y, tie):
     """The class the other rows of a cell hold most (``tie`` on a tie), for a row of class y."""
     o = ones - (1.0 if y > 0.5 else 0.0)
@@ -193,37 +244,15 @@ def _loo_majority(ones, zeros, y, tie):
     return tie
 
 
-#: columns of :func:`walk_verdict`'s output
-VERDICT_COLUMNS = ("n", "error", "baseline", "psi2", "psi_psi0", "achievable", "gap", "gap2", "ach2", "which")
-
-
-@_njit(export="i8[::1], i8[::1], i8[::1], i8[::1], i4[::1, :], i8[:, ::1], i8[::1], f8[::1], f8[::1], f8[::1], f8[::1], i8")
-def walk_verdict(order, last_attr, last_val, length, row_codes, item_codes, n_values, err, target, pred, psi0, kind):
-    """Per itemset, what tells a defect from a hard cohort (see ``divergence.assess``).
-
-    ``err`` is the model's per-row error (NaN: undefined), ``target`` the true value and
-    ``pred`` the model's prediction (its score for Brier); ``item_codes`` the itemsets' codes
-    (-1: no item on an attribute) and ``n_values`` the items per attribute. ``kind`` is the
-    slice baseline: 1 mean (squared error), 2 median (absolute error), 3 majority class (0/1
-    error), 4 base rate (Brier). Per itemset (columns VERDICT_COLUMNS):
-
-    n; the mean error E; the constant baseline's error B (the slice's best constant); the sum
-    of squared influences of R = E/B, psi = (err - R*beta)/B (beta: a row's baseline error),
-    and the sum of psi times ``psi0`` (the whole dataset's influence of its own ratio); the
-    achievable error A: the least mean error, leave-one-out (each row predicted from the
-    slice's other rows), of three kinds of reference fitted within the slice: its best
-    constant, the model with the slice's own offset removed (the median or mean residual;
-    for 0/1 error, each predicted class relabelled to its majority), and for each attribute
-    the slice does not fix, one constant per item of that attribute (the mean target; the
-    majority class for 0/1 error); the sum and sum of squares of err - r (r: the chosen
-    reference's per-row error), the sum of squares of r, and which reference was chosen (-2
-    constant, -1 offset, else the attribute).
-    """
+@kernel(i8, i8, i8[::1], i8[::1], i8[::1], i8[::1], i4[::1, :], i4[::1], i8[::1], i8[::1], i8[:, ::1], i8[::1],
+        f8[::1], f8[::1], f8[::1], f8[::1], i8, f8[:, ::1])
+def _verdict_step(start, quota, order, last_attr, last_val, length, row_codes, arena, f_lo, f_hi, item_codes, n_values,
+                  err, target, pred, psi0, kind, out):
+    """:func:`walk_verdict` from the ``start``-th itemset of the walk until ``quota`` units of work
+    are done; returns where to resume (the walk's length when done)."""
     n_rows = row_codes.shape[0]
     n_items = order.shape[0]
     n_attr = row_codes.shape[1]
-    arena, f_lo, f_hi = _walk_state(row_codes, length)
-    out = np.full((n_items, 10), np.nan)
     ys = np.empty(n_rows)
     rs = np.empty(n_rows)
     es = np.empty(n_rows)
@@ -236,9 +265,13 @@ def walk_verdict(order, last_attr, last_val, length, row_codes, item_codes, n_va
         max_k = max(max_k, n_values[a] + 1)
     cell_n = np.zeros(max_k)
     cell_s = np.zeros(max_k)
-    for k in range(n_items):
+    work = 0
+    for k in range(start, n_items):
+        if work >= quota:
+            return k
         i = order[k]
         d = _descend(i, last_attr, last_val, length, row_codes, arena, f_lo, f_hi)
+        work += _rows_visited(d, f_lo, f_hi) * (n_attr + 4)
         m = 0
         for j in range(f_lo[d], f_hi[d]):
             r = arena[j]
@@ -410,38 +443,36 @@ def walk_verdict(order, last_attr, last_val, length, row_codes, item_codes, n_va
         out[i, 7] = g2
         out[i, 8] = r2
         out[i, 9] = which
-    return out
+    return n_items
 
 
-@_njit(export="i8[::1], i8[::1], i8[::1], i8[::1], i4[::1, :], b1[::1], f4[:, ::1], i8, f8[::1]")
-def walk_boot_means(order, last_attr, last_val, length, row_codes, wanted, weights, replicates, shifts):
-    """Bootstrap means of the flagged itemsets, from per-row replicate sums.
-
-    ``weights`` (float32: Poisson counts are exact up to 2**24) holds, per row (here: per
-    distinct row) and metric k, ``replicates`` columns of weight sums then ``replicates``
-    columns of weighted outcome sums (metric k's block starts at column 2 * k * replicates).
-    Returns, per itemset, metric k's replicate means in columns k * replicates onwards
-    (``shifts[k]`` added back; NaN where a replicate holds no row, and for itemsets not
-    flagged), as float32.
-    """
+@kernel(i8, i8, i8[::1], i8[::1], i8[::1], i8[::1], i4[::1, :], i4[::1], i8[::1], i8[::1], b1[::1], f4[:, ::1], i8,
+        f8[::1], f4[:, ::1])
+def _boot_step(start, quota, order, last_attr, last_val, length, row_codes, arena, f_lo, f_hi, wanted, weights,
+               replicates, shifts, out):
+    """:func:`walk_boot_means` from the ``start``-th itemset of the walk until ``quota`` units of
+    work are done; returns where to resume (the walk's length when done)."""
     n_items = order.shape[0]
     t = weights.shape[1]
     n_met = shifts.shape[0]
-    arena, f_lo, f_hi = _walk_state(row_codes, length)
-    out = np.full((n_items, n_met * replicates), np.nan, dtype=np.float32)
     acc = np.zeros(t, dtype=np.float32)
-    for k in range(n_items):
+    work = 0
+    for k in range(start, n_items):
+        if work >= quota:
+            return k
         i = order[k]
         d = _descend(i, last_attr, last_val, length, row_codes, arena, f_lo, f_hi)
+        work += _rows_visited(d, f_lo, f_hi)
         if not wanted[i]:
             continue
+        work += (f_hi[d] - f_lo[d]) * t
         acc[:] = 0.0
         for j in range(f_lo[d], f_hi[d]):
             acc += weights[arena[j]]
         for m in range(n_met):
-            base = 2 * m * replicates
+            base = BOOT_BLOCKS * m * replicates  # tallies.boot_columns
             for b in range(replicates):
                 den = acc[base + b]
                 if den > 0:
                     out[i, m * replicates + b] = shifts[m] + acc[base + replicates + b] / den
-    return out
+    return n_items

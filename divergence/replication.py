@@ -88,8 +88,7 @@ def remeasure(table, df: pd.DataFrame) -> Remeasured:
         d = ~np.isnan(v)
         x = np.where(d, v - m.shift, 0.0)
         cols += [d.astype(float), x, x * x]
-    order, last_attr, last_val, length = walk_order(table.parent, table.codes)
-    tallies = walk_tallies(order, last_attr, last_val, length, codes, np.column_stack(cols))
+    tallies = walk_tallies(walk_order(table.parent, table.codes), codes, np.column_stack(cols))
     n, s, q = {}, {}, {}
     for k, m in enumerate(table.metrics):
         n[m.name], s[m.name], q[m.name] = tallies[:, 1 + 3 * k], tallies[:, 2 + 3 * k], tallies[:, 3 + 3 * k]

@@ -10,17 +10,10 @@ import pandas as pd
 from .columns import NEAR_UNIQUE_SHARE, screen_attributes
 from .discretize import AttributeBins, BinSpec, Binning, discretize
 from .errors import DivergenceInputError
-from .mining import (
-    ENGINES,
-    MAX_SLICES,
-    MEMORY_LIMIT,
-    TIME_LIMIT,
-    check_budget,
-    compress_outcomes,
-    min_count_for,
-    mine,
-    slice_bytes,
-)
+from .budget import MAX_SLICES, MEMORY_LIMIT, TIME_LIMIT, check_budget, slice_bytes
+from .canonical import canonical_permutation
+from .compression import compress_outcomes
+from .mining import ENGINES, min_count_for, mine
 from .outcomes import (
     CLASSIFICATION_METRICS,
     REGRESSION_METRICS,
@@ -486,17 +479,8 @@ def scan_compressed(
 def _canonical_order(codes: np.ndarray, tallies: np.ndarray, parent: np.ndarray,
                      n_values: np.ndarray):
     """Sort itemsets by length, then by their items in attribute order (engine-independent)."""
-    n, a = codes.shape
-    length = (codes >= 0).sum(axis=1)
-    digits = np.where(codes >= 0, codes, n_values[None, :]).astype(np.int64)
-    radix = n_values + 1
-    if a and float(np.prod(radix.astype(float))) * (a + 1) < 2.0 ** 62:
-        key = length.astype(np.int64)  # length first, then the items: one argsort of one key
-        for j in range(a):
-            key = key * radix[j] + digits[:, j]
-        order = np.argsort(key, kind="stable")
-    else:
-        order = np.lexsort(tuple(digits[:, j] for j in range(a - 1, -1, -1)) + (length,))
+    n = codes.shape[0]
+    order = canonical_permutation(codes, n_values)
     codes, tallies = codes[order], tallies[order]
     if parent is not None and np.all(parent[1:] >= 0):
         inv = np.empty(n, dtype=np.int64)

@@ -368,9 +368,7 @@ def write_csv(frame: pd.DataFrame, path) -> None:
     import pyarrow.csv as pacsv
 
     table = pa.Table.from_pandas(frame, preserve_index=False)
-    from .mining import _threads
-
-    workers = min(_threads(), max(1, table.num_rows // 20_000))
+    workers = min(_cpus(), max(1, table.num_rows // 20_000))
     if workers == 1:
         pacsv.write_csv(table, path)
         return
@@ -391,6 +389,18 @@ def write_csv(frame: pd.DataFrame, path) -> None:
     with open(path, "wb") as fh:
         for b in blocks:
             fh.write(b)
+
+
+def _cpus() -> int:
+    """The CPUs this process may use (``DIVERGENCE_THREADS`` caps them)."""
+    import os
+
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        n = os.cpu_count() or 1
+    cap = os.environ.get("DIVERGENCE_THREADS")
+    return max(1, min(n, int(cap))) if cap and cap.isdigit() else max(1, n)
 
 
 def _split_items(text: str, attributes: Sequence[str]) -> list[str]:

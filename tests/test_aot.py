@@ -1,35 +1,36 @@
-"""The ahead-of-time kernels (divergence/_kernels*.so, built by `make`): the same results as
-numba's JIT, bit for bit, numba never imported for an ordinary job, and a stale build ignored."""
+"""The compiled kernels (divergence/compiled.py, built ahead of time by divergence/_aot.py into
+divergence/_kernels*.so by `make`): the same results as numba's JIT, bit for bit; numba never
+imported by an ordinary command-line job; a build made from other sources, or with other numba
+or numpy versions, ignored; arguments of the wrong type refused; long kernels called in pieces."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from divergence import _aot, lattice, mining, scan, stats
+from divergence import compiled, fisher, lattice, mining, mining_driver, scan
+from divergence.compiled import ArgType, f4, f8, i4, i8
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
 
 from conftest import ROOT, data_file
 
-FRESH = _aot._load() is not None
+FRESH = compiled.load_build()[0] is not None
 needs_build = pytest.mark.skipif(not FRESH, reason="no fresh ahead-of-time build of the kernels "
                                                    "(`make setup` or `python -m divergence._aot` builds it)")
-
-
-def _frames(monkeypatch, mode: str, job) -> pd.DataFrame:
-    monkeypatch.setenv("DIVERGENCE_KERNELS", mode)
-    return job()
 
 
 @needs_build
 @pytest.mark.parametrize("roles", ["classification", "regression"])
 def test_scan_identical_with_either_kernels(monkeypatch, roles):
-    """A scan with bootstrap (the lattice walks, a median baseline for abs_error) and
+    """A scan with bootstrap (the lattice walks, the verdict's walk for error metrics) and
     replication on a second table (walk_tallies), ahead of time then JIT: identical frames."""
     demo = load_demo()
     first, later = demo.iloc[:6000], demo.iloc[6000:]
@@ -38,8 +39,10 @@ def test_scan_identical_with_either_kernels(monkeypatch, roles):
         return scan(first, attributes=DEMO_ATTRIBUTES, min_support=0.01, bootstrap=40, seed=3,
                     replicate=later, **DEMO_ROLES[roles]).frame
 
-    aot = _frames(monkeypatch, "aot", job)
-    jit = _frames(monkeypatch, "jit", job)
+    monkeypatch.setenv("DIVERGENCE_KERNELS", "aot")
+    aot = job()
+    monkeypatch.setenv("DIVERGENCE_KERNELS", "jit")
+    jit = job()
     assert len(aot) > 500
     assert aot.filter(like="boot").notna().any().any()
     pd.testing.assert_frame_equal(aot, jit, check_exact=True)
@@ -48,114 +51,161 @@ def test_scan_identical_with_either_kernels(monkeypatch, roles):
 @needs_build
 def test_adult_identical_with_either_kernels(monkeypatch):
     df = pd.read_csv(data_file("adult_discretized.csv"))
-
-    def job():
-        return scan(df, target="class", prediction="predicted", positive=1, metrics=["fpr", "fnr"],
-                    min_support=0.01, exhaustive=exhaustive).frame
-
     for exhaustive, count in ((True, 32_944), (False, 27_175)):
-        aot = _frames(monkeypatch, "aot", job)
-        jit = _frames(monkeypatch, "jit", job)
-        assert len(aot) == count
-        pd.testing.assert_frame_equal(aot, jit, check_exact=True)
+        frames = []
+        for mode in ("aot", "jit"):
+            monkeypatch.setenv("DIVERGENCE_KERNELS", mode)
+            frames.append(scan(df, target="class", prediction="predicted", positive=1, metrics=["fpr", "fnr"],
+                               min_support=0.01, exhaustive=exhaustive).frame)
+        assert len(frames[0]) == count
+        pd.testing.assert_frame_equal(frames[0], frames[1], check_exact=True)
 
 
-@needs_build
-def test_large_jobs_on_jit_threads_identical(monkeypatch):
-    """Above the thresholds the miner and Fisher's test run numba's JIT on threads: the same
-    itemsets, tallies and p-values as the ahead-of-time kernels on one thread."""
+def test_long_kernels_return_to_python_often(monkeypatch):
+    """The miner, the lattice walks and Fisher's test run a quota of work per call (the
+    ahead-of-time functions hold the GIL while they run): many calls on a large job, and the
+    same result however small the quota."""
     rng = np.random.default_rng(5)
-    codes = np.column_stack([rng.integers(0, k, 4000) for k in (3, 4, 2, 5, 3, 4)]).astype(np.int32)
-    w = np.column_stack([np.ones(4000), rng.random(4000), rng.random(4000) ** 2])
-    nv = np.array([3, 4, 2, 5, 3, 4])
-    monkeypatch.setenv("DIVERGENCE_THREADS", "2")
-    monkeypatch.setenv("DIVERGENCE_KERNELS", "aot")
-    one = mining.mine(codes, w, nv, min_support=0.002, exhaustive=True)
-    monkeypatch.setenv("DIVERGENCE_KERNELS", "auto")
-    monkeypatch.setattr(mining, "JIT_MIN_ROWS", 0)
-    assert mining._mine_step.pick(large=True)[1]  # the JIT, releasing the GIL
-    many = mining.mine(codes, w, nv, min_support=0.002, exhaustive=True)
-    assert len(one.codes) > 1000
-    for a, b in ((one.codes, many.codes), (one.parent, many.parent), (one.tallies, many.tallies)):
-        np.testing.assert_array_equal(a, b)
-    n = rng.integers(1, 3000, 50_000).astype(float)
-    x = np.floor(n * rng.random(50_000))
-    monkeypatch.setenv("DIVERGENCE_KERNELS", "aot")
-    p1 = stats.fisher_exact_p(x, n, 1234.0, 5000.0)
-    monkeypatch.setenv("DIVERGENCE_KERNELS", "auto")
-    monkeypatch.setattr(stats, "FISHER_JIT_MIN", 0)
-    p2 = stats.fisher_exact_p(x, n, 1234.0, 5000.0)
-    np.testing.assert_array_equal(p1, p2)
+    n = 4000
+    df = pd.DataFrame({f"a{j}": rng.integers(0, k, n) for j, k in enumerate((3, 4, 2, 5, 3, 4))})
+    df["y"] = rng.integers(0, 2, n)
+    df["p"] = np.where(rng.random(n) < 0.8, df["y"], 1 - df["y"])
+    roles = dict(target="y", prediction="p", positive=1, metrics=["error", "fpr"], min_support=0.002,
+                 exhaustive=True, bootstrap=20, holdout=0.3)
+    whole = scan(df, **roles).frame
+    calls = {"mine": 0, "walk": 0, "fisher": 0}
+
+    def counted(name, fn):
+        def call(*args):
+            calls[name] += 1
+            return fn(*args)
+        return call
+
+    monkeypatch.setattr(mining_driver, "QUOTA", 2_000)
+    monkeypatch.setattr(mining_driver, "mine_step", counted("mine", mining_driver.mine_step))
+    monkeypatch.setattr(lattice, "QUOTA", 2_000)
+    for step in ("_tallies_step", "_verdict_step", "_boot_step"):
+        monkeypatch.setattr(lattice, step, counted("walk", getattr(lattice, step)))
+    monkeypatch.setattr(fisher, "CHUNK", 100)
+    monkeypatch.setattr(fisher, "_fisher_many", counted("fisher", fisher._fisher_many))
+    pieces = scan(df, **roles).frame
+    assert len(whole) > 2000
+    assert calls["mine"] > 50 and calls["walk"] > 50 and calls["fisher"] > 10, calls
+    pd.testing.assert_frame_equal(whole, pieces, check_exact=True)
 
 
-def test_kernel_hash_follows_code_and_constants(monkeypatch):
-    """Any edit of a kernel, or of a module constant frozen into one, changes the build's hash."""
-    before = _aot.source_hash()
-    assert before == _aot.source_hash()
-    monkeypatch.setattr(mining, "S_WORK", mining.S_WORK + 100)
-    assert _aot.source_hash() != before
-    monkeypatch.undo()
-    k = mining._root_tallies
-    monkeypatch.setattr(k.py_func, "__code__", k.py_func.__code__.replace(co_consts=k.py_func.__code__.co_consts + ("x",)))
-    assert _aot.source_hash() != before
-    monkeypatch.undo()
-    assert _aot.source_hash() == before
-
-
-def test_other_argument_types_go_to_the_jit():
-    """The build takes only its own types; anything that would lose value (float64 Poisson
-    weights, int32 parents) is handed to the JIT, with the same answer."""
+def test_arguments_are_checked_against_the_signature():
+    """A kernel takes exactly its declared types: an array of another dtype or layout is refused
+    (numba's ahead-of-time wrapper would read its bytes as the declared type), a scalar is
+    converted without loss."""
     parent = np.array([-1, 0, 0, 1, 2, 1], dtype=np.int64)
-    order = lattice._preorder(parent)
-    np.testing.assert_array_equal(order, [0, 1, 3, 5, 2, 4])
-    np.testing.assert_array_equal(lattice._preorder(parent.astype(np.int32)), order)
-    with pytest.raises(_aot._Mismatch):
-        _aot._converter("f4", 2, "C")(np.zeros((2, 2)))
-    assert _aot._converter("f8", 1, "C")(np.arange(3, dtype=np.int32)).dtype == np.float64
-    assert _aot._parse("i4[::1, :], f8, b1[::1]") == [("i4", 2, "F"), ("f8", 0, ""), ("b1", 1, "C")]
+    np.testing.assert_array_equal(lattice._preorder(parent), [0, 1, 3, 5, 2, 4])
+    with pytest.raises(TypeError, match=r"_preorder, argument 1: expected i8\[::1\].*int32"):
+        lattice._preorder(parent.astype(np.int32))
+    with pytest.raises(TypeError, match="contiguous"):
+        lattice._preorder(np.repeat(parent, 2)[::2])
+    with pytest.raises(TypeError, match="takes 1 arguments"):
+        lattice._preorder(parent, parent)
+    assert i8.check(np.int32(3)) == 3 and f8.check(2) == 2.0
+    with pytest.raises(TypeError):
+        i8.check(2.5)
+    with pytest.raises(TypeError):
+        f4[:, ::1].check(np.zeros((2, 2)))
+    assert (i4[::1, :].layout, i4[::1, :].ndim) == ("F", 2)
+    assert (f8[:, ::1].layout, repr(f8[:, ::1])) == ("C", "f8[:, ::1]")
+    assert isinstance(i8[::1], ArgType) and i8[::1] == ArgType("i8", (slice(None, None, 1),))
+
+
+def _package_copy(tmp_path: Path) -> Path:
+    """The package, its build and its stamp, copied into ``tmp_path``."""
+    dest = tmp_path / "divergence"
+    shutil.copytree(ROOT / "divergence", dest, ignore=shutil.ignore_patterns("__pycache__", ".aot-build-*"))
+    return tmp_path
+
+
+def test_stale_when_sources_or_versions_differ(tmp_path, monkeypatch):
+    """The stamp records what a build was made from; any difference makes it stale, and the
+    line saying so names it."""
+    folder = tmp_path / "divergence"
+    folder.mkdir()
+    for name in compiled.KERNEL_MODULES:
+        shutil.copy(ROOT / "divergence" / f"{name}.py", folder)
+    (folder / "_kernels.cpython-311-x86_64-linux-gnu.so").write_bytes(b"")
+    monkeypatch.setattr(compiled, "HERE", folder)
+    now = compiled.build_identity()
+    (folder / compiled.STAMP).write_text(json.dumps(dict(now, target="host")))
+    assert "is fresh" in compiled._find_build()[1]
+    for key, value in (("numba", "0.1.0"), ("numpy", "1.0.0"), ("python", "cpython-39"), ("cpu", "other")):
+        (folder / compiled.STAMP).write_text(json.dumps(dict(now, target="host", **{key: value})))
+        module, why = compiled._find_build()
+        assert module is None and "stale" in why and key in why, why
+    # a build for any CPU of the architecture does not depend on the CPU
+    (folder / compiled.STAMP).write_text(json.dumps(dict(now, target="generic", cpu="other")))
+    assert "is fresh" in compiled._find_build()[1]
+    (folder / compiled.STAMP).write_text(json.dumps(dict(now, target="host")))
+    with open(folder / "lattice.py", "a", encoding="utf-8") as fh:
+        fh.write("# an edit\n")
+    assert compiled.build_identity()["sources"] != now["sources"]
+    module, why = compiled._find_build()
+    assert module is None and "sources changed" in why
 
 
 _CHILD = r"""
 import json, sys
-import pandas as pd
-import divergence.mining as m
-from divergence import _aot, scan
-from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
-if sys.argv[1] == "stale":  # an edit of a kernel since the build: an unused constant more
-    k = m._root_tallies
-    k.py_func.__code__ = k.py_func.__code__.replace(co_consts=k.py_func.__code__.co_consts + ("edited",))
-t = scan(load_demo(), attributes=DEMO_ATTRIBUTES, min_support=0.02, bootstrap=20, **DEMO_ROLES["regression"])
-t.frame.to_pickle(sys.argv[2])
-print(json.dumps({"status": _aot.status(), "numba": "numba" in sys.modules}))
+import numpy as np
+from divergence import compiled
+from divergence.fisher import fisher_exact_p
+rng = np.random.default_rng(0)
+n = rng.integers(1, 900, 3000).astype(float)
+p = fisher_exact_p(np.floor(n * rng.random(3000)), n, 300.0, 1000.0)
+np.save(sys.argv[1], p)
+print(json.dumps({"status": compiled.build_status(), "numba": "numba" in sys.modules, "file": compiled.__file__}))
 """
 
 
-def _child(tmp_path, kind: str) -> tuple[dict, pd.DataFrame]:
-    out = tmp_path / f"{kind}.pkl"
-    env = {k: v for k, v in __import__("os").environ.items() if k != "DIVERGENCE_KERNELS"}
-    run = subprocess.run([sys.executable, "-c", _CHILD, kind, str(out)], capture_output=True, text=True,
-                         cwd=ROOT, env=env, check=True)
-    return json.loads(run.stdout.strip().splitlines()[-1]), pd.read_pickle(out)
+def _child(root: Path, out: Path) -> tuple[dict, np.ndarray]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DIVERGENCE_KERNELS", "PYTHONPATH")}
+    env["PYTHONPATH"] = str(root)
+    run = subprocess.run([sys.executable, "-c", _CHILD, str(out)], capture_output=True, text=True, cwd=root,
+                         env=env, check=True)
+    return json.loads(run.stdout.strip().splitlines()[-1]), np.load(out)
 
 
 @needs_build
 def test_stale_build_falls_back_to_the_jit(tmp_path):
-    """A fresh build runs without importing numba; once a kernel differs from the build, the
-    build is ignored and numba's JIT gives the same frame."""
-    fresh, a = _child(tmp_path, "fresh")
-    stale, b = _child(tmp_path, "stale")
+    """A fresh build runs without importing numba; once a kernel module differs from the build
+    (an edit), the build is ignored and numba's JIT gives the same values."""
+    root = _package_copy(tmp_path)
+    fresh, a = _child(root, tmp_path / "fresh.npy")
+    assert fresh["file"].startswith(str(root))
+    with open(root / "divergence" / "fisher.py", "a", encoding="utf-8") as fh:
+        fh.write("# an edit since the build\n")
+    stale, b = _child(root, tmp_path / "stale.npy")
     assert "is fresh" in fresh["status"] and not fresh["numba"]
-    assert "stale" in stale["status"] and stale["numba"]
-    pd.testing.assert_frame_equal(a, b, check_exact=True)
+    assert "stale (sources changed)" in stale["status"] and stale["numba"]
+    assert np.isfinite(a).sum() > 2000
+    np.testing.assert_array_equal(a, b)
+
+
+JOBS = {
+    "rates": ["--target", "class", "--prediction", "predicted", "--positive", "1", "--metric", "fpr,fnr",
+              "--min-support", "0.05"],
+    "error, bootstrap, holdout": ["--target", "class", "--prediction", "predicted", "--positive", "1",
+                                  "--metric", "error,fpr", "--min-support", "0.05", "--bootstrap", "50",
+                                  "--holdout", "0.3"],
+    "regression": ["--regression", "--target", "class", "--prediction", "predicted", "--metric",
+                   "abs_error,squared_error", "--min-support", "0.05", "--attributes", "age,sex,race"],
+}
 
 
 @needs_build
-def test_command_line_never_imports_numba(tmp_path):
+@pytest.mark.parametrize("job", list(JOBS))
+def test_command_line_never_imports_numba(tmp_path, job):
+    """Every kernel of an ordinary command-line job is in the build: the miner, Fisher's test,
+    the verdict's walk (error metrics), the bootstrap's walk, the replication's walk."""
     out = tmp_path / "out.csv"
     run = subprocess.run([sys.executable, "-X", "importtime", "-m", "divergence", "scan",
-                          str(data_file("compas_discretized.csv")), "--target", "class",
-                          "--prediction", "predicted", "--positive", "1", "--metric", "fpr,fnr",
-                          "--min-support", "0.05", "--output", str(out)],
+                          str(data_file("compas_discretized.csv")), *JOBS[job], "--output", str(out)],
                          capture_output=True, text=True, cwd=ROOT, check=True)
-    assert len(pd.read_csv(out)) > 100
+    assert len(pd.read_csv(out)) > 20
     assert not re.search(r"\|\s+numba(\.|\s*$)", run.stderr, flags=re.M)

@@ -138,17 +138,3 @@ def test_wide_tables_beyond_one_int64_key():
              exhaustive=True).frame.set_index("itemset").sort_index()
     assert (a["length"] == 2).sum() > 100
     pd.testing.assert_frame_equal(a, b, check_exact=False, rtol=1e-12)
-
-
-def test_threads_do_not_change_the_result(monkeypatch):
-    rng = np.random.default_rng(4)
-    codes = np.column_stack([rng.integers(0, k, 3000) for k in (3, 4, 2, 5, 3)]).astype(np.int32)
-    w = np.column_stack([np.ones(3000), rng.random(3000)])
-    nv = np.array([3, 4, 2, 5, 3])
-    monkeypatch.setenv("DIVERGENCE_THREADS", "1")
-    one = mine(codes, w, nv, min_support=0.01, exhaustive=True)
-    monkeypatch.setenv("DIVERGENCE_THREADS", "4")
-    many = mine(codes, w, nv, min_support=0.01, exhaustive=True)
-    np.testing.assert_array_equal(one.codes, many.codes)
-    np.testing.assert_array_equal(one.parent, many.parent)
-    np.testing.assert_array_equal(one.tallies, many.tallies)

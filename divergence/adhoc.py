@@ -167,22 +167,10 @@ def slice_rows(table: SliceTable, items: Sequence[str], *, data: pd.DataFrame | 
 
 
 def _row_weights(table: SliceTable) -> np.ndarray:
-    """Per-row tally columns in the layout of ``table.tallies`` (count, then per metric its
-    defined count, shifted sum and sum of squares, then the baselines' target sums)."""
-    from .scan import _aux_target
+    """Per-row tally columns in the layout of ``table.tallies``."""
+    from .row_weights import row_weights
 
-    n = table.row_codes.shape[0]  # type: ignore[union-attr]
-    cols: list[np.ndarray] = [np.ones(n)]
-    for o, m in zip(table.outcomes, table.metrics):  # type: ignore[arg-type]
-        d = ~np.isnan(o.values)
-        x = np.where(d, o.values - m.shift, 0.0)
-        cols += [d.astype(np.float64), x, x * x]
-    for o, m in zip(table.outcomes, table.metrics):  # type: ignore[arg-type]
-        if m.aux >= 0:
-            y = _aux_target(o)
-            yc = np.where(np.isnan(y), 0.0, y - m.target_shift)
-            cols += [yc, yc * yc]
-    w = np.column_stack(cols)
+    w = np.column_stack(row_weights(table.outcomes, table.metrics))  # type: ignore[arg-type]
     if w.shape[1] != table.tallies.shape[1]:
         raise DivergenceInputError("This result's tallies do not match its outcomes; scan again.")
     return w

@@ -40,6 +40,7 @@ from .lattice import walk_boot_means, walk_order, walk_verdict
 from .shrinkage import shrink
 from .stats import (CORRECTIONS, adjust_p, corrected_level, mean_difference_test, min_slice_size,
                     rate_difference_interval, rest_skew, t_interval, wilson_interval, z_value)
+from .tallies import boot_columns, metric_tallies
 
 __all__ = ["assess", "support_for_min_size", "VERDICTS", "FAMILIES", "DEFAULT_DELTA_RATE", "DEFAULT_DELTA_SD"]
 
@@ -229,9 +230,7 @@ def assess(
     for k, m in enumerate(table.metrics):
         name = m.name
         test = tests[name]
-        n = table.tallies[:, 1 + 3 * k]
-        s = table.tallies[:, 2 + 3 * k]
-        q2 = table.tallies[:, 3 + 3 * k]
+        n, s, q2 = metric_tallies(table.tallies, k)
         mean = cols[name]
         overall = float(mean[0])
         div = cols[f"{name}_divergence"]
@@ -394,8 +393,7 @@ class _DivergenceTest:
     """
 
     def __init__(self, table, k: int, m) -> None:
-        self._setup(table.tallies[:, 1 + 3 * k], table.tallies[:, 2 + 3 * k], table.tallies[:, 3 + 3 * k], m,
-                    rest_skew(table.tallies, k, m))
+        self._setup(*metric_tallies(table.tallies, k), m, rest_skew(table.tallies, k, m))
 
     @classmethod
     def from_tallies(cls, n, s, q, m, skew) -> "_DivergenceTest":
@@ -435,7 +433,7 @@ def _baseline(table, m) -> np.ndarray:
     if m.baseline == "median" or m.aux < 0:
         return np.full(len(table), np.nan)
     k = table.metric_names.index(m.name)
-    n = table.tallies[:, 1 + 3 * k]
+    n = metric_tallies(table.tallies, k)[0]
     ys, yq = table.tallies[:, m.aux], table.tallies[:, m.aux + 1]
     with np.errstate(invalid="ignore", divide="ignore"):
         mu = ys / n
@@ -523,9 +521,7 @@ def _defect_from_tallies(table, k: int, m, kind: int) -> dict:
     conservative lift shortfall test (Cauchy-Schwarz bounds on the covariances the rows
     would give); the achievable error needs the rows."""
     base = _baseline(table, m)
-    n = table.tallies[:, 1 + 3 * k]
-    s = table.tallies[:, 2 + 3 * k]
-    q = table.tallies[:, 3 + 3 * k]
+    n, s, q = metric_tallies(table.tallies, k)
     big_e = np.asarray(table.columns[m.name], dtype=float)
     p_short = np.full(len(table), np.nan)
     p_low = np.full(len(table), np.nan)
@@ -603,7 +599,7 @@ def _bootstrap_intervals(table, cols, walk, replicates: int, seed: int, confiden
         bc = min(chunk, replicates - b0)
         weights = np.empty((n_groups, 2 * len(metrics) * bc), dtype=np.float32)
         for j, (kind, a, b) in enumerate(prepared):
-            den, num = weights[:, 2 * j * bc:(2 * j + 1) * bc], weights[:, (2 * j + 1) * bc:(2 * j + 2) * bc]
+            den, num = (weights[:, cols] for cols in boot_columns(j, bc))
             if kind == "binary":
                 num[:] = rng.poisson(a[:, None], size=(n_groups, bc))
                 den[:] = rng.poisson(b[:, None], size=(n_groups, bc))
@@ -626,8 +622,8 @@ def _bootstrap_intervals(table, cols, walk, replicates: int, seed: int, confiden
         block = np.ascontiguousarray(block if idx.size == n_items else block[idx])
         low[idx], high[idx] = _percentiles(block, alpha / 2.0, 1.0 - alpha / 2.0)
         if m.binary:
-            n = table.tallies[:, 1 + 3 * k]
-            ones = np.rint(table.tallies[:, 2 + 3 * k])
+            n, s, _ = metric_tallies(table.tallies, k)
+            ones = np.rint(s)
             w_low, w_high = wilson_interval(ones, n, confidence)
             one_valued = mine & (n > 0) & ((ones == 0) | (ones == n))
             low = np.where(one_valued, np.fmin(low, w_low), low)

@@ -41,6 +41,7 @@ from .columns import NEAR_UNIQUE_SHARE
 from .scan import check_min_support, role_columns, scan_compressed
 from .sql import Column, Dialect, average_ranks, classification_value, gamma_value, label_flag
 from .sql import threshold_flag
+from .row_weights import place_aux
 from .table import MetricInfo, SliceTable
 
 if TYPE_CHECKING:  # pyarrow is imported when a scan runs, not with the package
@@ -826,18 +827,9 @@ def scan_engine(
         else:
             codes[:, j] = np.asarray(key_arrays[j].to_numpy(), dtype=np.int32)
         final_bins.append(ab)
-    infos, aux_at = [], 1 + 3 * len(outcomes)
-    for o in outcomes:
-        info = MetricInfo(name=o.name, description=o.description, binary=o.binary, shift=o.shift, baseline=o.baseline,
-                          skew=o.skew)
-        if o.baseline in ("mean", "majority", "base_rate") and o.target is not None:
-            info = dataclasses.replace(info, aux=aux_at, target_shift=o.target_shift)
-            aux_at += 2
-        infos.append(info)
-    for k, o in enumerate(outcomes):
-        if not o.binary:
-            infos[k] = dataclasses.replace(infos[k], cube=aux_at)
-            aux_at += 2
+    infos = place_aux([MetricInfo(name=o.name, description=o.description, binary=o.binary, shift=o.shift,
+                                  baseline=o.baseline, skew=o.skew) for o in outcomes],
+                      [o.target_shift if o.target is not None else None for o in outcomes])
     notes.append(ENGINE_NOTE.format(engine={"duckdb": "DuckDB", "spark": "Spark"}.get(backend.name, backend.name)))
     params = dict(target=target, prediction=prediction, score=score, threshold=threshold,
                   positive=positive, metrics=[o.name for o in outcomes], outcome=outcome, rank=rank,

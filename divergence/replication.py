@@ -14,6 +14,8 @@ import pandas as pd
 from .discretize import AttributeBins, _category_label, _is_numeric, _numeric_values
 from .errors import DivergenceInputError
 from .lattice import walk_order, walk_tallies
+from .row_weights import row_weights
+from .tallies import COUNT, metric_tallies
 from .scan import build_outcomes
 
 __all__ = ["apply_bins", "remeasure", "Remeasured"]
@@ -82,17 +84,12 @@ def remeasure(table, df: pd.DataFrame) -> Remeasured:
     if missing:
         raise DivergenceInputError(f"Replication data: metric '{missing[0]}' cannot be re-measured.")
     codes = apply_bins(df, table.bins)
-    cols = [np.ones(len(df))]
-    for m in table.metrics:
-        v = by_name[m.name].values
-        d = ~np.isnan(v)
-        x = np.where(d, v - m.shift, 0.0)
-        cols += [d.astype(float), x, x * x]
+    cols = row_weights([by_name[m.name] for m in table.metrics], table.metrics, with_aux=False)
     tallies = walk_tallies(walk_order(table.parent, table.codes), codes, np.column_stack(cols))
     n, s, q = {}, {}, {}
     for k, m in enumerate(table.metrics):
-        n[m.name], s[m.name], q[m.name] = tallies[:, 1 + 3 * k], tallies[:, 2 + 3 * k], tallies[:, 3 + 3 * k]
-    return Remeasured(count=tallies[:, 0], n=n, s=s, q=q, n_rows=len(df))
+        n[m.name], s[m.name], q[m.name] = metric_tallies(tallies, k)
+    return Remeasured(count=tallies[:, COUNT], n=n, s=s, q=q, n_rows=len(df))
 
 
 def _outcome_names(params: dict) -> list[str]:

@@ -24,8 +24,10 @@ from .outcomes import (
     regression_outcomes,
     _canonical,
 )
-from .stats import beta_t, fisher_exact_p, mean_difference_test, outcome_skewness, rest_skew, slice_means, welch_t
+from .row_weights import aux_columns, metric_infos, outcome_weights
+from .stats import beta_t, fisher_exact_p, mean_difference_test, rest_skew, slice_means, welch_t
 from .table import MetricInfo, SliceTable
+from .tallies import COUNT, metric_tallies
 
 __all__ = ["scan", "build_outcomes", "default_attributes", "role_columns", "NEAR_UNIQUE_SHARE"]
 
@@ -136,78 +138,12 @@ def check_min_support(min_support: object) -> float:
     return s
 
 
-def metric_infos(outcomes: Sequence[Outcome]) -> list[MetricInfo]:
-    """What each tally column will hold (see :func:`outcome_weights`), shifts included."""
-    infos: list[MetricInfo] = []
-    for o in outcomes:
-        v = o.values
-        defined = ~np.isnan(v)
-        shift = 0.0 if o.binary else float(np.mean(v[defined]))
-        infos.append(MetricInfo(name=o.name, description=o.description, binary=o.binary, shift=shift,
-                                baseline=o.baseline, skew=0.0 if o.binary else outcome_skewness(v)))
-    aux = 1 + 3 * len(outcomes)
-    for k, o in enumerate(outcomes):
-        if o.baseline in ("mean", "majority", "base_rate") and o.target is not None:
-            y = _aux_target(o)
-            d = ~np.isnan(y)
-            ys = float(np.mean(y[d])) if d.any() else 0.0
-            infos[k] = dataclasses.replace(infos[k], aux=aux, target_shift=ys)
-            aux += 2
-    for k, o in enumerate(outcomes):
-        if not infos[k].binary:
-            infos[k] = dataclasses.replace(infos[k], cube=aux)
-            aux += 2
-    return infos
-
-
-def aux_columns(outcomes: Sequence[Outcome], infos: Sequence[MetricInfo]) -> tuple[list[np.ndarray], list[float]]:
-    """The per-row columns tallied after the metrics' own, each as a sum and a sum of squares,
-    with their shifts, in tally order: the targets of additive baselines (``MetricInfo.aux``),
-    then each real outcome's cubed shifted value (``MetricInfo.cube``; NaN where undefined)."""
-    cols, shifts = [], []
-    for o, m in zip(outcomes, infos):
-        if m.aux >= 0:
-            cols.append(_aux_target(o))
-            shifts.append(m.target_shift)
-    for o, m in zip(outcomes, infos):
-        if m.cube >= 0:
-            cols.append((np.asarray(o.values, dtype=float) - m.shift) ** 3)
-            shifts.append(0.0)
-    return cols, shifts
-
-
-def _aux_target(o: Outcome) -> np.ndarray:
-    """The target where the metric is defined (NaN elsewhere)."""
-    return np.where(np.isnan(o.values), np.nan, o.target)
-
-
-def outcome_weights(outcomes: Sequence[Outcome]) -> tuple[list[np.ndarray], list[MetricInfo]]:
-    """Per-row tally columns and what they hold.
-
-    Column 0 is the row count; then per outcome its defined count, shifted sum and shifted
-    sum of squares (columns 1+3k, 2+3k, 3+3k); then, for each error metric whose slice
-    baseline is additive (mean target, majority class, base rate), the shifted sum and sum
-    of squares of its target over the rows where the metric is defined (``MetricInfo.aux``).
-    """
-    infos = metric_infos(outcomes)
-    n = len(outcomes[0].values) if outcomes else 0
-    cols: list[np.ndarray] = [np.ones(n)]
-    for o, m in zip(outcomes, infos):
-        d = ~np.isnan(o.values)
-        x = np.where(d, o.values - m.shift, 0.0)
-        cols += [d.astype(np.float64), x, x * x]
-    for y, shift in zip(*aux_columns(outcomes, infos)):
-        yc = np.where(np.isnan(y), 0.0, y - shift)
-        cols += [yc, yc * yc]
-    return cols, infos
-
-
 def metric_columns(tallies: np.ndarray, metrics: Sequence[MetricInfo], n_rows: int) -> dict:
     """Support, count and each metric's outcome, divergence, t and p from the tallies."""
-    count = tallies[:, 0]
+    count = tallies[:, COUNT]
     cols: dict = {"support": count / float(n_rows), "count": np.rint(count).astype(np.int64)}
     for k, m in enumerate(metrics):
-        n, s, q = tallies[:, 1 + 3 * k], tallies[:, 2 + 3 * k], tallies[:, 3 + 3 * k]
+        n, s, q = metric_tallies(tallies, k)
         n_all, s_all, q_all = n[0], s[0], q[0]
         mean = slice_means(n, s, m.shift)
         overall = mean[0]

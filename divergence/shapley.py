@@ -25,6 +25,7 @@ import pandas as pd
 from .errors import DivergenceInputError
 from .stats import beta_t
 from .table import SliceTable
+from .tallies import metric_tallies
 
 __all__ = [
     "shapley_matrix",
@@ -380,7 +381,7 @@ def corrective_items(
     ii = np.concatenate(found_i) if found_i else np.zeros(0, np.int64)
     aa = np.concatenate(found_j) if found_j else np.zeros(0, np.int64)
     tal = table.tallies
-    n, s, q = (tal[:, 1 + 3 * k_metric + c] for c in range(3))
+    n, s, q = metric_tallies(tal, k_metric)
     if m.binary:
         ones = np.rint(s)
         t = beta_t(ones[kk], n[kk] - ones[kk], ones[ii], n[ii] - ones[ii])

@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from .fisher import fisher_exact_p
+from .tallies import metric_columns
 
 __all__ = ["beta_t", "welch_t", "fisher_exact_p", "welch_p", "slice_means"]
 
@@ -196,7 +197,7 @@ def rest_skew(tallies: np.ndarray, k: int, m) -> np.ndarray:
     if getattr(m, "cube", -1) < 0:
         return np.full(tallies.shape[0], getattr(m, "skew", np.nan))
     t0 = tallies[0]
-    n, s, q, c = (t0[j] - tallies[:, j] for j in (1 + 3 * k, 2 + 3 * k, 3 + 3 * k, m.cube))
+    n, s, q, c = (t0[j] - tallies[:, j] for j in (*metric_columns(k), m.cube))
     return skewness_from_sums(n, s, q, c)
 
 

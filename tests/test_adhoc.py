@@ -190,3 +190,17 @@ def test_items_describing_a_listed_slice_another_way(demo):
             unlisted += 1
     assert 0 < unlisted < len(small.table) - 1
     assert small.n_family["fpr"] == t.n_tested["fpr"] + unlisted
+
+
+def test_a_slice_below_the_support_of_a_real_outcome(regression, demo):
+    """The per-row tallies of a real-valued outcome, its cubes for the skew guard included, are
+    rebuilt in the result's layout: the slice's value and its test against the rows."""
+    items = ["region=South", "channel=App", "education=Primary", "employment=Self-employed"]
+    m = measure_slice(regression, items)
+    assert not m.mined
+    rows = _mask(demo, region="South", channel="App", education="Primary", employment="Self-employed")
+    err = np.abs(demo["spend"] - demo["predicted_spend"]).to_numpy()
+    assert m.row["count"] == rows.sum() > 0
+    assert m.row["abs_error"] == pytest.approx(err[rows].mean(), rel=1e-12)
+    assert m.row["abs_error_divergence"] == pytest.approx(err[rows].mean() - err.mean(), rel=1e-9)
+    assert 0 <= m.row["abs_error_p"] <= 1

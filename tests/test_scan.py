@@ -122,7 +122,8 @@ def test_scan_compressed_equals_scan_on_rows():
     """The seam for engines that group rows elsewhere: distinct rows plus tallies suffice."""
     from divergence.datasets import DEMO_ATTRIBUTES, load_demo
     from divergence.mining import compress
-    from divergence.scan import outcome_weights, scan_compressed, build_outcomes
+    from divergence.row_weights import outcome_weights
+    from divergence.scan import scan_compressed, build_outcomes
     from divergence import assess, discretize
 
     df = load_demo(4000)

@@ -14,9 +14,9 @@ from .compare import COMPARE_VERDICTS, Comparison, compare
 from .discretize import AttributeBins, Discretized, discretize
 from .duckdb_engine import scan_duckdb
 from .errors import DivergenceBudgetError, DivergenceInputError
-from .outcomes import Outcome
+from .outcomes import Outcome, build_outcomes
 from .plan import SlicePlan, load_plan, save_plan
-from .scan import build_outcomes, scan
+from .scan import scan
 from .spark_engine import scan_spark
 from .shapley import (
     corrective_items,

@@ -202,11 +202,11 @@ def measure_slice(table: SliceTable, items: Sequence[str] | str, *, data: pd.Dat
     so the correction covers the mined slices and this one.
     """
     if isinstance(items, str):
-        from .table import _split_items
+        from .table import split_items
 
         names = list(table.attributes) + ([c for c in data.columns if c not in table.attributes]
                                           if data is not None else [])
-        items = _split_items(items, names)
+        items = split_items(items, names)
     items = [str(i).strip() for i in items if str(i).strip()]
     if not items:
         raise DivergenceInputError("A slice needs at least one item (attribute=value).")

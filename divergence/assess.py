@@ -42,7 +42,8 @@ from .stats import (CORRECTIONS, adjust_p, corrected_level, mean_difference_test
                     rate_difference_interval, rest_skew, t_interval, wilson_interval, z_value)
 from .tallies import boot_columns, metric_tallies
 
-__all__ = ["assess", "support_for_min_size", "VERDICTS", "FAMILIES", "DEFAULT_DELTA_RATE", "DEFAULT_DELTA_SD"]
+__all__ = ["assess", "support_for_min_size", "VERDICTS", "FAMILIES", "DEFAULT_DELTA_RATE", "DEFAULT_DELTA_SD",
+           "check_statistics"]
 
 VERDICTS = ("too small", "noise", "not replicated", "defect", "hard cohort", "undetermined", "better",
             "above", "below")
@@ -77,7 +78,7 @@ def _positive(value) -> bool:
     return x > 0 and math.isfinite(x)
 
 
-def _check(confidence: float, correction: str, bootstrap: int, holdout, top_k, family: str = "scan",
+def check_statistics(confidence: float, correction: str, bootstrap: int, holdout, top_k, family: str = "scan",
            delta=None) -> None:
     try:
         c = float(confidence)
@@ -178,7 +179,7 @@ def assess(
         slices, when a slice typed by hand is measured): the correction and the replication bar
         count them as members of the same family.
     """
-    _check(confidence, correction, bootstrap, holdout, top_k, family, delta)
+    check_statistics(confidence, correction, bootstrap, holdout, top_k, family, delta)
     confidence = float(confidence)
     alpha = 1.0 - confidence
     # the mined columns only: a table assessed before is assessed afresh

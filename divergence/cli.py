@@ -17,7 +17,7 @@ from .scan import scan
 from .shapley import global_divergence, item_contributions, prune_redundant
 from .table import write_csv
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "console"]
 
 
 class _Parser(argparse.ArgumentParser):

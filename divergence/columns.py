@@ -18,9 +18,10 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .discretize import is_row_index
+from .column_kinds import is_date_column, is_datetime, is_row_index, is_text, text_sample
 
-__all__ = ["AttributeScreen", "screen_attributes", "KINDS", "is_date_column", "date_values"]
+__all__ = ["AttributeScreen", "screen_attributes", "screen", "screen_notes", "shape_kind", "row_index_kind", "KINDS",
+           "DATE_REASON", "MIN_ROWS", "NEAR_UNIQUE_SHARE", "UNIQUE_INT_SHARE"]
 
 #: why a column is left out, in the order the checks run
 KINDS = ("all missing", "constant", "row index", "date", "free text", "name", "identifier", "leakage")
@@ -33,19 +34,9 @@ UNIQUE_INT_SHARE = 0.95
 MIN_ROWS = 20
 #: a column with at most n / GROUP_ROWS distinct values has groups large enough for leakage checks
 GROUP_ROWS = 5
-#: rows sampled for the shape checks (dates, names, free text) and the first pass of leakage checks
-SAMPLE = 2_000
+#: rows sampled for the first pass of leakage checks (the shape checks sample SAMPLE distinct values)
 LEAK_SAMPLE = 20_000
 
-_DATE = re.compile(
-    r"^\s*(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})"  # 2013-08-14, 14/08/2013
-    r"([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?\s*([AaPp][Mm])?(Z|[+-]\d{2}:?\d{2})?)?\s*$"
-)
-_TIME = re.compile(r"^\s*\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?\s*([AaPp][Mm])?\s*$")
-_MONTH_DATE = re.compile(
-    r"^\s*(\d{1,2}\s+)?(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}?,?\s*\d{4}\s*$",
-    re.IGNORECASE,
-)
 _NAME_VALUE = re.compile(r"^[^\W\d_]+(?:[ '’.\-][^\W\d_]+){0,4}\.?$")
 _NAME_HINT = re.compile(
     r"(^|[_\s.])(name|names|first|last|firstname|lastname|surname|forename|given|fname|lname|"
@@ -67,76 +58,17 @@ class AttributeScreen:
     notes: list[str] = field(default_factory=list)
 
 
-def _is_text(series: pd.Series) -> bool:
-    return (pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series)
-            or isinstance(series.dtype, pd.CategoricalDtype))
-
-
-def _is_datetime(series: pd.Series) -> bool:
-    return pd.api.types.is_datetime64_any_dtype(series) or isinstance(series.dtype, pd.PeriodDtype)
-
-
 def _sample(values: pd.Series, k: int, seed: int = 0) -> pd.Series:
     if len(values) <= k:
         return values
     return values.sample(k, random_state=seed)
 
 
-def _text_sample(present: pd.Series, k: int = SAMPLE) -> list[str]:
-    """Up to k distinct values as text, the same whatever the row order."""
-    values = pd.Series(pd.unique(present))
-    if len(values) > k:
-        values = values.astype("string").sort_values(ignore_index=True)
-        values = values.iloc[np.sort(np.random.default_rng(0).choice(len(values), k, replace=False))]
-    return [str(v) for v in values.tolist()]
-
-
-def date_values(series: pd.Series) -> pd.Series:
-    """A column's values as timestamps (NaT where missing or not a date)."""
-    if pd.api.types.is_datetime64_any_dtype(series):
-        return series
-    if isinstance(series.dtype, pd.PeriodDtype):
-        return series.dt.to_timestamp()
-    text = series.astype("string")
-    first = text.dropna()
-    fmt = "ISO8601" if len(first) and re.match(r"^\s*\d{4}-\d{2}-\d{2}", str(first.iloc[0])) else "mixed"
-    try:
-        out = pd.to_datetime(text, errors="coerce", format=fmt)
-    except (ValueError, TypeError):  # a mix that ISO8601 refuses
-        out = pd.to_datetime(text, errors="coerce", format="mixed")
-    if getattr(out.dt, "tz", None) is not None:
-        out = out.dt.tz_convert(None)
-    return out
-
-
-def is_date_column(series: pd.Series) -> bool:
-    """True for a datetime column, or text whose values read as dates, timestamps or times."""
-    if _is_datetime(series):
-        return True
-    if not _is_text(series):
-        return False
-    present = series.dropna()
-    if len(present) == 0:
-        return False
-    head = [str(v) for v in present.iloc[:50].tolist()]
-    if sum(1 for s in head if _DATE.match(s) or _TIME.match(s) or _MONTH_DATE.match(s)) < 0.8 * len(head):
-        return False  # most columns end here, cheaply
-    sample = _text_sample(present, 500)
-    shaped = [s for s in sample if _DATE.match(s) or _TIME.match(s) or _MONTH_DATE.match(s)]
-    if len(shaped) < 0.95 * len(sample):
-        return False
-    dated = [s for s in shaped if not _TIME.match(s)]
-    if not dated:
-        return True  # times of day only
-    parsed = date_values(pd.Series(dated))
-    return bool(parsed.notna().mean() >= 0.95)
-
-
 def _free_text(present: pd.Series, distinct: int) -> tuple[bool, str]:
     """Long strings, most of them distinct."""
     if distinct <= NEAR_UNIQUE_SHARE * len(present):
         return False, ""
-    sample = _text_sample(present)
+    sample = text_sample(present)
     length = float(np.mean([len(s) for s in sample]))
     words = float(np.mean([len(s.split()) for s in sample]))
     if length >= 30 or words >= 5:
@@ -153,7 +85,7 @@ def _person_names(name: str, present: pd.Series, counts: pd.Series) -> tuple[boo
     top = counts.iloc[0] / len(present)
     if top > 0.05:
         return False, ""
-    sample = _text_sample(present)
+    sample = text_sample(present)
     shaped = sum(1 for s in sample if _NAME_VALUE.match(s.strip()))
     if shaped < 0.9 * len(sample):
         return False, ""
@@ -169,7 +101,7 @@ def _share(x: float) -> str:
 
 def _identifier(series: pd.Series, present: pd.Series, distinct: int) -> tuple[bool, str]:
     n = len(present)
-    if _is_text(series):
+    if is_text(series):
         if distinct > NEAR_UNIQUE_SHARE * n:
             return True, f"{distinct:,} distinct values in {n:,} rows (an identifier)"
         return False, ""
@@ -435,16 +367,16 @@ def _classify(name: str, series: pd.Series) -> tuple[str, str] | None:
     if len(present) == 0:
         return "all missing", "missing on every row"
     if is_row_index(name, series):
-        return _row_index_kind(name, float(present.min()), float(present.max()), len(series))
-    if _is_datetime(series) or is_date_column(series):
+        return row_index_kind(name, float(present.min()), float(present.max()), len(series))
+    if is_datetime(series) or is_date_column(series):
         return "date", DATE_REASON
     counts = present.value_counts()
     if len(counts) == 1 and len(present) == n:
         return "constant", f"one value ({present.iloc[0]!r}) on every row"
-    return _shape(name, series, present, counts)
+    return shape_kind(name, series, present, counts)
 
 
-def _row_index_kind(name: object, lo: float, hi: float, n: int) -> tuple[str, str]:
+def row_index_kind(name: object, lo: float, hi: float, n: int) -> tuple[str, str]:
     """Unique integers: a row number when unnamed or counting 0..n-1 (1..n), else an identifier."""
     text = str(name)
     if text.strip() == "" or text.startswith("Unnamed:") or (lo in (0, 1) and hi - lo == n - 1):
@@ -455,14 +387,14 @@ def _row_index_kind(name: object, lo: float, hi: float, n: int) -> tuple[str, st
 DATE_REASON = "dates or times (name it as an attribute to bin it by month, quarter or year)"
 
 
-def _shape(name: str, series: pd.Series, present: pd.Series, counts: pd.Series) -> tuple[str, str] | None:
+def shape_kind(name: str, series: pd.Series, present: pd.Series, counts: pd.Series) -> tuple[str, str] | None:
     """Free text, person names or an identifier, from the values (or a sample of them)."""
     if len(present) < MIN_ROWS:
         return None
     distinct = len(counts)
-    if _is_text(series):
-        is_text, why = _free_text(present, distinct)
-        if is_text:
+    if is_text(series):
+        free, why = _free_text(present, distinct)
+        if free:
             return "free text", why
         is_name, why = _person_names(name, present, counts)
         if is_name:
@@ -485,7 +417,7 @@ _PLURAL = {
 }
 
 
-def _notes(left_out: dict[str, str], kinds: dict[str, str]) -> list[str]:
+def screen_notes(left_out: dict[str, str], kinds: dict[str, str]) -> list[str]:
     notes = []
     for kind in KINDS:
         cols = [c for c in left_out if kinds[c] == kind]
@@ -528,10 +460,10 @@ def screen_attributes(
     threshold : with ``score`` and no ``prediction``, the predicted labels ``score >=
         threshold`` are checked for leakage too.
     """
-    return _screen(df, roles, target=target, prediction=prediction, score=score, threshold=threshold)[0]
+    return screen(df, roles, target=target, prediction=prediction, score=score, threshold=threshold)[0]
 
 
-def _screen(df: pd.DataFrame, roles: Sequence[str], *, target=None, prediction=None, score=None,
+def screen(df: pd.DataFrame, roles: Sequence[str], *, target=None, prediction=None, score=None,
             threshold=None, classify=None) -> tuple[AttributeScreen, dict[str, tuple]]:
     """screen_attributes(), with the leakage found: column -> (reason, role source, dependencies).
     ``classify(name, series)`` may replace the role-free checks (an engine's exact counts)."""
@@ -554,6 +486,6 @@ def _screen(df: pd.DataFrame, roles: Sequence[str], *, target=None, prediction=N
     order = {c: i for i, c in enumerate(df.columns)}
     left_out = dict(sorted(left_out.items(), key=lambda kv: order[kv[0]]))
     attributes = [c for c in kept if c not in leaks]
-    screen = AttributeScreen(attributes=attributes, left_out=left_out,
-                             kinds={c: kinds[c] for c in left_out}, notes=_notes(left_out, kinds))
-    return screen, leaks
+    result = AttributeScreen(attributes=attributes, left_out=left_out,
+                             kinds={c: kinds[c] for c in left_out}, notes=screen_notes(left_out, kinds))
+    return result, leaks

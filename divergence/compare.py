@@ -34,12 +34,12 @@ from .discretize import BinSpec, Binning, discretize
 from .errors import DivergenceInputError
 from .budget import MAX_SLICES, TIME_LIMIT
 from .outcomes import (
-    _CLASSIFICATION,
-    _DESCRIPTIONS,
-    _canonical,
-    _numeric,
-    _positive_mask,
-    _show,
+    CLASSIFICATION_RULES,
+    DESCRIPTIONS,
+    canonical_metric,
+    numeric_column,
+    positive_mask,
+    show_value,
     match_label,
 )
 from .paired import PooledNull, mcnemar_p, paired_proportion_interval, paired_t
@@ -207,7 +207,7 @@ class Comparison:
 def _check_metrics(metrics, regression: bool, has_scores: bool) -> list[str]:
     if isinstance(metrics, str):
         metrics = [m for m in metrics.split(",") if m.strip()]
-    names = [_canonical(m) for m in (metrics or [])]
+    names = [canonical_metric(m) for m in (metrics or [])]
     if not names:
         names = ["abs_error"] if regression else ["error", "fpr", "fnr"]
     seen = set()
@@ -250,14 +250,14 @@ def _labels(df: pd.DataFrame, col: str, role: str, target: str, positive) -> np.
     if stray and len(y_values) == 2:
         shown = ", ".join(sorted(str(v) for v in y_values))
         raise DivergenceInputError(
-            f"{role.capitalize()} column '{col}' holds {_show(stray[0])}, which is not a value of "
+            f"{role.capitalize()} column '{col}' holds {show_value(stray[0])}, which is not a value of "
             f"target column '{target}' ({shown})."
         )
-    return _positive_mask(series, positive, col, role)
+    return positive_mask(series, positive, col, role)
 
 
 def _scores(df: pd.DataFrame, col: str, role: str, metrics: Sequence[str]) -> np.ndarray:
-    s = _numeric(_column(df, col, role), col, role)
+    s = numeric_column(_column(df, col, role), col, role)
     if "brier" in metrics:
         finite = s[~np.isnan(s)]
         if finite.size and (finite.min() < 0 or finite.max() > 1):
@@ -334,11 +334,11 @@ def compare(
     Only rows where the target and both models' predictions are known are compared (the
     notes say how many were left out), so both values of a slice come from the same rows.
     """
-    from .assess import _check as _check_assess
-    from .scan import _check_frame, check_min_support, default_attributes, role_columns, scan_compressed
+    from .assess import check_statistics
+    from .scan import check_frame, check_min_support, default_attributes, role_columns, scan_compressed
 
-    df = _check_frame(data)
-    _check_assess(confidence, correction, 0, None, None)
+    df = check_frame(data)
+    check_statistics(confidence, correction, 0, None, None)
     s = check_min_support(min_support)
     if max_length is not None and (int(max_length) != max_length or max_length < 1):
         raise DivergenceInputError(f"max_length must be a positive integer; got {max_length!r}.")
@@ -385,7 +385,7 @@ def compare(
     pvals: list[np.ndarray] = []
     min_size: dict = {}
     for m in names:
-        info = CompareMetric(name=m, description=_DESCRIPTIONS.get(m, m), binary=m != "brier" and not regression,
+        info = CompareMetric(name=m, description=DESCRIPTIONS.get(m, m), binary=m != "brier" and not regression,
                              worse_when=WORSE_WHEN[m])
         infos.append(info)
         stats = per_metric[m](tallies)
@@ -499,14 +499,14 @@ def _models(df: pd.DataFrame, *, target, prediction, reference, score, threshold
     notes: list[str] = []
     # ---- per-row values of both models
     if regression:
-        y = _numeric(df[target], target, "target")
-        pa = _numeric(_column(df, prediction, "prediction"), prediction, "prediction")
-        pb = _numeric(_column(df, reference, "reference"), reference, "reference")
+        y = numeric_column(df[target], target, "target")
+        pa = numeric_column(_column(df, prediction, "prediction"), prediction, "prediction")
+        pb = numeric_column(_column(df, reference, "reference"), reference, "reference")
         usable = ~(np.isnan(y) | np.isnan(pa) | np.isnan(pb))
     else:
         if positive is None:
             raise DivergenceInputError(f"Name the positive label of target column '{target}'.")
-        y = _positive_mask(df[target], positive, target, "target")
+        y = positive_mask(df[target], positive, target, "target")
         sa = sb = None
         if prediction is not None:
             pa = _labels(df, prediction, "prediction", target, positive)
@@ -548,9 +548,9 @@ def check_models(data: pd.DataFrame, *, target: str, prediction: str | None = No
                  metrics: Sequence[str] | str | None = None, regression: bool = False, **_slicing) -> dict:
     """Check a comparison's models without mining (a form can call it on every change): the
     errors :func:`compare` would raise about the columns, else what would be compared."""
-    from .scan import _check_frame
+    from .scan import check_frame
 
-    p = _models(_check_frame(data), target=target, prediction=prediction, reference=reference, score=score,
+    p = _models(check_frame(data), target=target, prediction=prediction, reference=reference, score=score,
                 threshold=threshold, reference_score=reference_score, reference_threshold=reference_threshold,
                 positive=positive, metrics=metrics, regression=regression)
     return {"metrics": list(p.names), "rows_compared": int(p.usable.sum()), "rows_left_out": p.left_out,
@@ -586,7 +586,7 @@ def _classification_weights(names, y, pa, pb, sa, sb, usable):
             more, per_metric[m], diffs[m] = _real_columns(a, b, usable, start)
             cols += more
             continue
-        _, defined_fn, one_fn = _CLASSIFICATION[m]
+        _, defined_fn, one_fn = CLASSIFICATION_RULES[m]
         defined = defined_fn(cy, ca)  # depends on the true class only: the same rows for both models
         out_a = one_fn(cy, ca).astype(bool) & defined
         out_b = one_fn(cy, cb).astype(bool) & defined

@@ -35,7 +35,8 @@ from typing import Callable
 import numpy as np
 
 __all__ = ["kernel", "Kernel", "ArgType", "b1", "i4", "i8", "f4", "f8", "KERNEL_MODULES", "REGISTRY",
-           "build_identity", "build_status", "load_build", "load_numba", "mode", "EXTENSION", "STAMP"]
+           "build_identity", "build_status", "load_build", "load_numba", "mode", "EXTENSION", "STAMP", "HERE",
+           "forget_build"]
 
 #: the modules holding kernels: their source is part of a build's identity
 KERNEL_MODULES = ("tallies", "compression", "mining_kernel", "lattice", "fisher")

@@ -16,20 +16,13 @@ from typing import Literal, Mapping, Sequence, Union
 import numpy as np
 import pandas as pd
 
+from .column_kinds import date_values, integer_valued, is_date_column, is_numeric
 from .errors import DivergenceInputError
 
-__all__ = [
-    "AttributeBins",
-    "Discretized",
-    "discretize",
-    "format_number",
-    "is_row_index",
-    "MAX_CATEGORIES",
-    "MISSING",
-    "PERIODS",
-    "default_period",
-    "period_labels",
-]
+__all__ = ["AttributeBins", "Discretized", "discretize", "format_number", "MAX_CATEGORIES", "MISSING",
+           "category_label", "numeric_values", "PERIODS", "default_period", "period_labels", "BinSpec",
+           "Binning", "MAX_DATE_ITEMS", "binned_bins", "categorical_bins", "explicit_edges",
+           "keeps_as_categories", "quantile_levels", "summary_edges"]
 
 #: Label of the item that holds a column's missing values.
 MISSING = "missing"
@@ -159,7 +152,7 @@ def _natural_key(label: str) -> tuple:
     return (0, num, rank, s.lower(), s)
 
 
-def _category_label(value: object) -> str:
+def category_label(value: object) -> str:
     if isinstance(value, (bool, np.bool_)):
         return "True" if value else "False"
     if isinstance(value, (int, np.integer)):
@@ -173,37 +166,6 @@ def _category_label(value: object) -> str:
         # a genuine category spelled like the missing item must read differently
         return f"'{MISSING}'"
     return text
-
-
-def _is_date(series: pd.Series) -> bool:
-    from .columns import is_date_column
-
-    return is_date_column(series)
-
-
-def _is_numeric(series: pd.Series) -> bool:
-    return pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
-
-
-def _integer_valued(values: np.ndarray) -> bool:
-    return bool(np.all(np.mod(values, 1) == 0))
-
-
-def is_row_index(name: object, series: pd.Series) -> bool:
-    """True for a column that only numbers the rows: unnamed, or unique integers."""
-    text = str(name)
-    if text.strip() == "" or text.startswith("Unnamed:"):
-        return True
-    if len(series) < 2 or not _is_numeric(series):
-        return False
-    head = series.iloc[:1000]
-    if not head.is_unique or head.isna().any():  # cheap rejection of most columns
-        return False
-    if series.isna().any():
-        return False
-    if not pd.api.types.is_integer_dtype(series) and not _integer_valued(series.to_numpy(dtype=float)):
-        return False
-    return bool(series.is_unique)
 
 
 def _categorical(name: str, series: pd.Series) -> tuple[np.ndarray, AttributeBins]:
@@ -222,7 +184,7 @@ def _categorical(name: str, series: pd.Series) -> tuple[np.ndarray, AttributeBin
         remap[-1] = -1
         remap[np.asarray(order, dtype=np.int64)] = np.arange(len(order), dtype=np.int32)
         codes = remap[raw]
-    labels = [_category_label(v) for v in cats]
+    labels = [category_label(v) for v in cats]
     if len(set(labels)) != len(labels):
         # distinct values that print alike (1 and "1"): keep them apart by their type
         labels = [lab if labels.count(lab) == 1 else f"{lab}<{type(v).__name__}>"
@@ -251,7 +213,7 @@ def _binned(name: str, values: np.ndarray, edges: np.ndarray,
                                 edges=tuple(float(e) for e in edges), missing_code=missing_code)
 
 
-def _numeric_values(name: str, series: pd.Series) -> np.ndarray:
+def numeric_values(name: str, series: pd.Series) -> np.ndarray:
     try:
         return pd.to_numeric(series, errors="raise").to_numpy(dtype=float, na_value=np.nan)
     except (TypeError, ValueError) as exc:
@@ -308,7 +270,6 @@ def default_period(values: pd.Series) -> str:
 
 
 def _dates(name: str, series: pd.Series, spec: object) -> tuple[np.ndarray, AttributeBins]:
-    from .columns import date_values
 
     values = date_values(series)
     bad = series.notna() & values.isna()
@@ -374,17 +335,17 @@ def discretize(
         series = df[name]
         spec = bins.get(name)
         _check_period(name, spec)
-        if isinstance(spec, str) or (spec is None and _is_date(series)):
+        if isinstance(spec, str) or (spec is None and is_date_column(series)):
             col, ab = _dates(name, series, spec)
         elif spec is not None and not isinstance(spec, (int, np.integer)):
             edges = _explicit_edges(name, spec)
-            col, ab = _binned(name, _numeric_values(name, series), edges, "edges")
-        elif _is_numeric(series):
+            col, ab = _binned(name, numeric_values(name, series), edges, "edges")
+        elif is_numeric(series):
             n_bins = int(spec) if spec is not None else int(quantile_bins)
             # distinct values by hashing (not sorting): cheap on tens of millions of rows
             distinct = np.asarray(series.dropna().unique(), dtype=float)
             if spec is None and (
-                (_integer_valued(distinct) and distinct.size <= max_categories)
+                (integer_valued(distinct) and distinct.size <= max_categories)
                 or distinct.size <= n_bins
             ):
                 col, ab = _categorical(name, series)
@@ -413,7 +374,7 @@ def keeps_as_categories(distinct: np.ndarray, n_bins: int, *, spec_given: bool =
     """Whether a numeric column with these distinct non-missing values stays categorical."""
     distinct = np.asarray(distinct, dtype=float)
     return not spec_given and (
-        (_integer_valued(distinct) and distinct.size <= max_categories) or distinct.size <= n_bins
+        (integer_valued(distinct) and distinct.size <= max_categories) or distinct.size <= n_bins
     )
 
 

@@ -35,8 +35,8 @@ from .discretize import (
 )
 from .errors import DivergenceInputError
 from .budget import MAX_SLICES, TIME_LIMIT, check_budget
-from .outcomes import BASELINE_KIND, CLASSIFICATION_METRICS, REGRESSION_METRICS, _DESCRIPTIONS
-from .outcomes import _canonical, _show, match_label, parse_gamma, positive_labels
+from .outcomes import BASELINE_KIND, CLASSIFICATION_METRICS, REGRESSION_METRICS, DESCRIPTIONS
+from .outcomes import canonical_metric, show_value, match_label, parse_gamma, positive_labels
 from .columns import NEAR_UNIQUE_SHARE
 from .scan import check_min_support, role_columns, scan_compressed
 from .sql import Column, Dialect, average_ranks, classification_value, gamma_value, label_flag
@@ -180,7 +180,7 @@ def _classification(plan: _Plan, *, target, positive, prediction, score, thresho
         target_values = {str(v) for v in y_values}
         if stray and len(target_values) == 2:
             raise DivergenceInputError(
-                f"Prediction column '{prediction}' holds {_show(stray[0])}, which is not a value of "
+                f"Prediction column '{prediction}' holds {show_value(stray[0])}, which is not a value of "
                 f"target column '{target}' ({', '.join(sorted(target_values))})."
             )
     elif score is not None:
@@ -190,14 +190,14 @@ def _classification(plan: _Plan, *, target, positive, prediction, score, thresho
         raise DivergenceInputError("Give a prediction column (labels) or a score column and a threshold.")
     out = []
     for metric in metrics:
-        m = _canonical(metric)
+        m = canonical_metric(metric)
         if m == "brier":
             if s is None:
                 raise DivergenceInputError("Metric 'brier' needs a score column (a probability in [0, 1]).")
             yd = f"CAST({y} AS DOUBLE)"
             value = (f"(CASE WHEN {y} IS NULL OR {p} IS NULL OR {s} IS NULL THEN NULL "
                      f"ELSE ({s} - {yd}) * ({s} - {yd}) END)")
-            out.append(_OutcomePlan("brier", _DESCRIPTIONS["brier"], value, "base_rate", yd, score_range=s))
+            out.append(_OutcomePlan("brier", DESCRIPTIONS["brier"], value, "base_rate", yd, score_range=s))
             continue
         if m not in CLASSIFICATION_METRICS:
             raise DivergenceInputError(
@@ -207,7 +207,7 @@ def _classification(plan: _Plan, *, target, positive, prediction, score, thresho
         if m == "error":
             extra = dict(baseline="majority",
                          target=f"(CASE WHEN {p} IS NULL THEN NULL ELSE CAST({y} AS DOUBLE) END)")
-        out.append(_OutcomePlan(m, _DESCRIPTIONS[m], classification_value(m, y, p, d), **extra))
+        out.append(_OutcomePlan(m, DESCRIPTIONS[m], classification_value(m, y, p, d), **extra))
     return out
 
 
@@ -217,7 +217,7 @@ def _regression(plan: _Plan, *, target, prediction, metrics) -> list[_OutcomePla
     diff = f"({p} - {y})"
     out = []
     for metric in metrics:
-        m = _canonical(metric)
+        m = canonical_metric(metric)
         if m == "abs_error":
             value = f"abs{diff}"
         elif m == "squared_error":
@@ -228,7 +228,7 @@ def _regression(plan: _Plan, *, target, prediction, metrics) -> list[_OutcomePla
             raise DivergenceInputError(
                 f"Unknown regression metric {metric!r}; choose from {', '.join(REGRESSION_METRICS)}."
             )
-        out.append(_OutcomePlan(m, _DESCRIPTIONS[m], value, BASELINE_KIND.get(m), y))
+        out.append(_OutcomePlan(m, DESCRIPTIONS[m], value, BASELINE_KIND.get(m), y))
     return out
 
 
@@ -254,7 +254,7 @@ def plan_outcomes(plan: _Plan, *, target=None, prediction=None, score=None, thre
     """The outcomes as SQL, from the column roles: :func:`divergence.scan.build_outcomes`' rules."""
     if isinstance(metrics, str):
         metrics = [m for m in metrics.split(",") if m.strip()]
-    metrics = [_canonical(m) for m in (metrics or [])]
+    metrics = [canonical_metric(m) for m in (metrics or [])]
     out: list[_OutcomePlan] = []
     if outcome is not None:
         for col in ([outcome] if isinstance(outcome, str) else list(outcome)):
@@ -353,7 +353,8 @@ def _default_attributes(plan: _Plan, exclude: Sequence[str], n_rows: int, stats:
     """:func:`divergence.columns.screen_attributes` where the data lives: row numbers, constant and
     all-missing columns and identifiers from exact counts; dates, names and free text from a
     sample of the rows; leakage found on the sample and confirmed on every row in SQL."""
-    from .columns import DATE_REASON, MIN_ROWS, UNIQUE_INT_SHARE, _row_index_kind, _screen, _shape, is_date_column
+    from .column_kinds import is_date_column
+    from .columns import DATE_REASON, MIN_ROWS, UNIQUE_INT_SHARE, row_index_kind, screen, shape_kind
 
     d = plan.d
     names = [c.name for c in plan.b.columns if c.name not in exclude]
@@ -373,7 +374,7 @@ def _default_attributes(plan: _Plan, exclude: Sequence[str], n_rows: int, stats:
         if nn == 0:
             return "all missing", "missing on every row"
         if _is_row_index(plan, col, st, n_rows):
-            return _row_index_kind(name, st["lo"] if st["lo"] is not None else -1.0,
+            return row_index_kind(name, st["lo"] if st["lo"] is not None else -1.0,
                                    st["hi"] if st["hi"] is not None else -1.0, n_rows)
         if col.type.upper().startswith(("DATE", "TIMESTAMP", "TIME")) or is_date_column(series):
             return "date", DATE_REASON
@@ -382,7 +383,7 @@ def _default_attributes(plan: _Plan, exclude: Sequence[str], n_rows: int, stats:
         if nn < MIN_ROWS:
             return None
         present = series.dropna()
-        found = _shape(name, series, present, present.value_counts())
+        found = shape_kind(name, series, present, present.value_counts())
         if found is None or found[0] != "identifier":
             return found
         bar = NEAR_UNIQUE_SHARE * nn if col.kind == "text" else UNIQUE_INT_SHARE * nn
@@ -391,22 +392,22 @@ def _default_attributes(plan: _Plan, exclude: Sequence[str], n_rows: int, stats:
             return "identifier", f"{distinct:,} distinct values in {nn:,} rows (an identifier)"
         return None
 
-    screen, leaks = _screen(sample, exclude, target=target, prediction=prediction, score=score,
+    screened, leaks = screen(sample, exclude, target=target, prediction=prediction, score=score,
                             threshold=threshold if prediction is None else None, classify=classify)
-    attributes = list(screen.attributes)
+    attributes = list(screened.attributes)
     for col, (_, source, checks) in leaks.items():
         if not all(_dependency_holds(plan, col, source, check) for check in checks):
             attributes.append(col)  # the sample's coincidence: not so on every row
-    if len(attributes) == len(screen.attributes):
-        return attributes, screen.notes
-    from .columns import AttributeScreen, _notes
+    if len(attributes) == len(screened.attributes):
+        return attributes, screened.notes
+    from .columns import AttributeScreen, screen_notes
 
     order = {c.name: i for i, c in enumerate(plan.b.columns)}
     attributes.sort(key=order.__getitem__)
-    left = {c: r for c, r in screen.left_out.items() if c not in attributes}
-    kinds = {c: k for c, k in screen.kinds.items() if c in left}
-    screen = AttributeScreen(attributes, left, kinds, _notes(left, kinds))
-    return screen.attributes, screen.notes
+    left = {c: r for c, r in screened.left_out.items() if c not in attributes}
+    kinds = {c: k for c, k in screened.kinds.items() if c in left}
+    screened = AttributeScreen(attributes, left, kinds, screen_notes(left, kinds))
+    return screened.attributes, screened.notes
 
 
 def _dependency_holds(plan: _Plan, col: str, source: tuple, check: str) -> bool:
@@ -543,7 +544,7 @@ def _attribute_bins(plan: _Plan, attrs: list[str], stats: dict, n_rows: int, bin
 
 def _is_date(plan: _Plan, col: Column) -> bool:
     """A DATE/TIMESTAMP column, or text whose values read as dates (as the pandas path decides)."""
-    from .columns import is_date_column
+    from .column_kinds import is_date_column
 
     if col.type.upper().startswith(("DATE", "TIMESTAMP")):
         return True
@@ -676,10 +677,10 @@ def scan_engine(
 ) -> SliceTable:
     """The slice table of :func:`divergence.scan`, with binning, outcomes and compression run
     by ``backend``; see :func:`divergence.scan_duckdb` and :func:`divergence.scan_spark`."""
-    from .assess import _check as _check_assess
+    from .assess import check_statistics
     from .assess import assess
 
-    _check_assess(confidence, correction, bootstrap, holdout, top_k, family, delta)
+    check_statistics(confidence, correction, bootstrap, holdout, top_k, family, delta)
     check_budget(max_slices, time_limit)
     if progress is not None:
         progress({"stage": "reading", "slices": 0, "length": None, "fraction": None})

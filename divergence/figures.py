@@ -127,7 +127,7 @@ def lattice_figure(table: SliceTable, itemset: str | Iterable[str], *, metric: s
     an item to its parent lowers ``|Δ|`` (by more than ``min_reduction``) is corrective:
     drawn as a diamond, and the edges where the reduction happens are dashed.
     """
-    from .shapley import _subset_indices  # the lattice lookups live with the Shapley code
+    from .shapley import subset_indices  # the lattice lookups live with the Shapley code
 
     m = table.metric(metric).name
     idx = table.lookup(itemset)
@@ -139,7 +139,7 @@ def lattice_figure(table: SliceTable, itemset: str | Iterable[str], *, metric: s
             f"The lattice of {k} items has {2 ** k} nodes; draw itemsets of at most {LATTICE_MAX_ITEMS} items."
         )
     masks = np.arange(2 ** k, dtype=np.int64)
-    nodes = _subset_indices(table, np.array([idx]), pos[None, :], masks)[0]
+    nodes = subset_indices(table, np.array([idx]), pos[None, :], masks)[0]
     div = np.asarray(table.columns[f"{m}_divergence"], dtype=np.float64)[nodes]
     count = np.asarray(table.columns["count"])[nodes]
     size = np.array([bin(x).count("1") for x in masks])

@@ -10,17 +10,16 @@ import math
 
 from .assess import VERDICTS
 
-__all__ = [
-    "DASH", "format_count", "format_number", "format_percent", "format_value", "format_divergence",
-    "format_interval", "format_p", "format_threshold", "divergence_unit",
-    "VERDICT_COLORS", "VERDICT_TEXT", "FINDING_VERDICTS", "ACTIONS", "CORRECTION_NAMES", "verdict_color", "verdict_ink", "verdict_legend",
-    "verdict_label", "direction", "GLOSSARY", "COLUMN_HELP", "column_help", "rgba",
-]
+__all__ = ["DASH", "format_count", "format_number", "format_percent", "format_value", "format_divergence",
+           "format_interval", "format_p", "format_threshold", "divergence_unit", "VERDICT_COLORS",
+           "VERDICT_TEXT", "FINDING_VERDICTS", "ACTIONS", "CORRECTION_NAMES", "verdict_color", "verdict_ink",
+           "verdict_legend", "verdict_label", "direction", "GLOSSARY", "COLUMN_HELP", "column_help", "rgba",
+           "is_undefined"]
 
 DASH = "–"
 
 
-def _bad(x: object) -> bool:
+def is_undefined(x: object) -> bool:
     try:
         return x is None or not math.isfinite(float(x))  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -32,12 +31,12 @@ def _bad(x: object) -> bool:
 
 def format_count(n: object) -> str:
     """A row count with thousands separators: 12345 -> '12,345'."""
-    return DASH if _bad(n) else f"{int(round(float(n))):,}"  # type: ignore[arg-type]
+    return DASH if is_undefined(n) else f"{int(round(float(n))):,}"  # type: ignore[arg-type]
 
 
 def format_number(x: object, digits: int = 3) -> str:
     """3 significant digits, thousands separators from 1,000 up: 0.0123456 -> '0.0123'."""
-    if _bad(x):
+    if is_undefined(x):
         return DASH
     x = float(x)  # type: ignore[arg-type]
     if x == 0:
@@ -56,7 +55,7 @@ def format_number(x: object, digits: int = 3) -> str:
 
 def format_percent(x: object, digits: int = 3) -> str:
     """A share as a percentage with 3 significant digits: 0.08831 -> '8.83%'."""
-    if _bad(x):
+    if is_undefined(x):
         return DASH
     return format_number(100 * float(x), digits) + "%"  # type: ignore[arg-type]
 
@@ -73,7 +72,7 @@ def divergence_unit(binary: bool) -> str:
 
 def format_divergence(x: object, binary: bool, digits: int = 3) -> str:
     """A signed difference of metric values: percentage points for a rate ('+23.4 pp'), else '+1.23'."""
-    if _bad(x):
+    if is_undefined(x):
         return DASH
     x = float(x)  # type: ignore[arg-type]
     sign = "+" if x > 0 else ("-" if x < 0 else "")
@@ -83,14 +82,14 @@ def format_divergence(x: object, binary: bool, digits: int = 3) -> str:
 
 def format_interval(low: object, high: object, binary: bool) -> str:
     """An interval as '[27.1%, 35.6%]'."""
-    if _bad(low) or _bad(high):
+    if is_undefined(low) or is_undefined(high):
         return DASH
     return f"[{format_value(low, binary)}, {format_value(high, binary)}]"
 
 
 def format_p(p: object) -> str:
     """A p- or q-value: 3 significant digits, scientific below 0.0001 ('1.1e-7')."""
-    if _bad(p):
+    if is_undefined(p):
         return DASH
     p = float(p)  # type: ignore[arg-type]
     if p == 0:
@@ -104,7 +103,7 @@ def format_p(p: object) -> str:
 def format_threshold(x: object, binary: bool = False) -> str:
     """A threshold for a title, rounded to 2 significant digits: δ = 0.05 of a rate -> '5 pp',
     7.15186 -> '7.2'."""
-    if _bad(x):
+    if is_undefined(x):
         return DASH
     x = float(x)  # type: ignore[arg-type]
     text = format_number(100 * x if binary else x, 2)
@@ -184,7 +183,7 @@ def verdict_legend(present: object = None) -> list[tuple[str, str, str]]:
 
 def direction(divergence: object) -> str:
     """'above', 'below' or 'level with' the whole dataset, from a divergence's sign."""
-    if _bad(divergence):
+    if is_undefined(divergence):
         return DASH
     d = float(divergence)  # type: ignore[arg-type]
     return "above" if d > 0 else ("below" if d < 0 else "level with")
@@ -194,7 +193,7 @@ def verdict_label(verdict: object, divergence: object = None, q: object = None) 
     """A verdict as the table shows it. A slice below the minimum size keeps its direction
     and evidence: 'too small · above, q = 1e-16'."""
     v = "" if verdict is None or (isinstance(verdict, float) and math.isnan(verdict)) else str(verdict)
-    if v == "too small" and not _bad(divergence):
+    if v == "too small" and not is_undefined(divergence):
         return f"too small · {direction(divergence)}, q = {format_p(q)}"
     return v or DASH
 

@@ -15,21 +15,14 @@ import pandas as pd
 
 from .errors import DivergenceInputError
 
-__all__ = [
-    "Outcome",
-    "CLASSIFICATION_METRICS",
-    "REGRESSION_METRICS",
-    "classification_outcomes",
-    "regression_outcomes",
-    "ranking_outcome",
-    "column_outcome",
-    "parse_gamma",
-    "match_label",
-]
+__all__ = ["Outcome", "CLASSIFICATION_METRICS", "REGRESSION_METRICS", "classification_outcomes",
+           "regression_outcomes", "ranking_outcome", "column_outcome", "parse_gamma", "match_label",
+           "BASELINE_KIND", "CLASSIFICATION_RULES", "DESCRIPTIONS", "build_outcomes", "canonical_metric",
+           "numeric_column", "positive_labels", "positive_mask", "show_value"]
 
 # name -> (rows where defined, rows where the outcome is 1), as functions of
 # (y = true class is positive, p = predicted positive); everything else is 0.
-_CLASSIFICATION = {
+CLASSIFICATION_RULES = {
     "fpr": ("negatives", lambda y, p: ~y, lambda y, p: p),
     "fnr": ("positives", lambda y, p: y, lambda y, p: ~p),
     "tpr": ("positives", lambda y, p: y, lambda y, p: p),
@@ -44,13 +37,13 @@ _CLASSIFICATION = {
     "base_rate": ("all rows", lambda y, p: np.ones_like(y), lambda y, p: y),
 }
 #: Metric names for a binary classifier (``brier`` needs a score in [0, 1]).
-CLASSIFICATION_METRICS: tuple[str, ...] = tuple(_CLASSIFICATION) + ("brier",)
+CLASSIFICATION_METRICS: tuple[str, ...] = tuple(CLASSIFICATION_RULES) + ("brier",)
 #: Metric names for a regressor.
 REGRESSION_METRICS: tuple[str, ...] = ("abs_error", "squared_error", "signed_error")
 _ALIASES = {"ppr": "positive_rate", "acc": "accuracy", "err": "error", "mae": "abs_error",
             "mse": "squared_error", "ae": "abs_error", "se": "squared_error"}
 
-_DESCRIPTIONS = {
+DESCRIPTIONS = {
     "fpr": "false-positive rate", "fnr": "false-negative rate", "tpr": "true-positive rate",
     "tnr": "true-negative rate", "error": "error rate", "accuracy": "accuracy",
     "precision": "precision", "fdr": "false-discovery rate", "npv": "negative predictive value",
@@ -103,7 +96,7 @@ def _as_number(value: object) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def _show(value: object) -> str:
+def show_value(value: object) -> str:
     """A value as a person reads it: 1, 'yes' (not np.int64(1))."""
     if isinstance(value, (np.generic,)):
         value = value.item()
@@ -130,7 +123,7 @@ def positive_labels(values: list, positive: object, col: str, role: str, complet
     column when it has more than two values (``values``: its distinct values, or the first
     six of them when not ``complete``) or, for the target, when none is the positive label."""
     if len(values) > 2:
-        shown = ", ".join(_show(v) for v in values[:5])
+        shown = ", ".join(show_value(v) for v in values[:5])
         more = ", …" if len(values) > 5 else ""
         count = f"{len(values)}" if complete or len(values) <= 5 else "more than 5"
         raise DivergenceInputError(
@@ -138,14 +131,14 @@ def positive_labels(values: list, positive: object, col: str, role: str, complet
         )
     hits = [v for v in values if match_label(v, positive)]
     if role == "target" and not hits:
-        shown = ", ".join(_show(v) for v in values)
+        shown = ", ".join(show_value(v) for v in values)
         raise DivergenceInputError(
             f"Positive label {positive!r} is not a value of target column '{col}' (values: {shown})."
         )
     return hits
 
 
-def _positive_mask(series: pd.Series, positive: object, col: str, role: str) -> np.ndarray:
+def positive_mask(series: pd.Series, positive: object, col: str, role: str) -> np.ndarray:
     """Rows whose value is the positive label; NaN where the value is missing."""
     hits = positive_labels(list(pd.unique(series.dropna())), positive, col, role)
     out = np.where(series.isin(hits).to_numpy(), 1.0, 0.0)
@@ -153,7 +146,7 @@ def _positive_mask(series: pd.Series, positive: object, col: str, role: str) -> 
     return out
 
 
-def _numeric(series: pd.Series, col: str, role: str) -> np.ndarray:
+def numeric_column(series: pd.Series, col: str, role: str) -> np.ndarray:
     if pd.api.types.is_bool_dtype(series):
         return series.astype(float).to_numpy()
     if not pd.api.types.is_numeric_dtype(series):
@@ -171,7 +164,7 @@ def _numeric(series: pd.Series, col: str, role: str) -> np.ndarray:
     return values
 
 
-def _canonical(metric: str) -> str:
+def canonical_metric(metric: str) -> str:
     m = metric.strip().lower()
     return _ALIASES.get(m, m)
 
@@ -204,21 +197,21 @@ def classification_outcomes(
     y_series = _check_column(df, target, "target")
     if positive is None:
         raise DivergenceInputError(f"Name the positive label of target column '{target}'.")
-    y = _positive_mask(y_series, positive, target, "target")
+    y = positive_mask(y_series, positive, target, "target")
     if prediction is not None:
         p_series = _check_column(df, prediction, "prediction")
-        p = _positive_mask(p_series, positive, prediction, "prediction")
+        p = positive_mask(p_series, positive, prediction, "prediction")
         target_values = {str(v) for v in pd.unique(y_series.dropna())}
         stray = [v for v in pd.unique(p_series.dropna())
                  if not any(match_label(v, t) for t in pd.unique(y_series.dropna()))]
         if stray and len(target_values) == 2:
             raise DivergenceInputError(
-                f"Prediction column '{prediction}' holds {_show(stray[0])}, which is not a value of "
+                f"Prediction column '{prediction}' holds {show_value(stray[0])}, which is not a value of "
                 f"target column '{target}' ({', '.join(sorted(target_values))})."
             )
         s = None
     elif score is not None:
-        s = _numeric(_check_column(df, score, "score"), score, "score")
+        s = numeric_column(_check_column(df, score, "score"), score, "score")
         p = np.where(np.isnan(s), np.nan, (s >= float(threshold)).astype(float))
     else:
         raise DivergenceInputError("Give a prediction column (labels) or a score column and a threshold.")
@@ -227,7 +220,7 @@ def classification_outcomes(
     pb = np.nan_to_num(p).astype(bool)
     out = []
     for metric in metrics:
-        m = _canonical(metric)
+        m = canonical_metric(metric)
         if m == "brier":
             if s is None:
                 raise DivergenceInputError("Metric 'brier' needs a score column (a probability in [0, 1]).")
@@ -238,21 +231,21 @@ def classification_outcomes(
                     f"{finite.min():g} to {finite.max():g}."
                 )
             values = np.where(undefined | np.isnan(s), np.nan, (np.nan_to_num(s) - yb) ** 2)
-            out.append(_finish("brier", values, _DESCRIPTIONS["brier"], baseline="base_rate",
+            out.append(_finish("brier", values, DESCRIPTIONS["brier"], baseline="base_rate",
                                target=np.where(np.isnan(y), np.nan, yb.astype(float)), prediction=s))
             continue
-        if m not in _CLASSIFICATION:
+        if m not in CLASSIFICATION_RULES:
             raise DivergenceInputError(
                 f"Unknown classification metric {metric!r}; choose from {', '.join(CLASSIFICATION_METRICS)}."
             )
-        _, defined_fn, one_fn = _CLASSIFICATION[m]
+        _, defined_fn, one_fn = CLASSIFICATION_RULES[m]
         defined = defined_fn(yb, pb) & ~undefined
         values = np.where(defined, one_fn(yb, pb).astype(float), np.nan)
         extra = {}
         if m == "error":
             extra = dict(baseline="majority", target=np.where(undefined, np.nan, yb.astype(float)),
                          prediction=np.where(undefined, np.nan, pb.astype(float)))
-        out.append(_finish(m, values, _DESCRIPTIONS[m], **extra))
+        out.append(_finish(m, values, DESCRIPTIONS[m], **extra))
     return out
 
 
@@ -264,12 +257,12 @@ def regression_outcomes(
     metrics: Sequence[str] = ("abs_error",),
 ) -> list[Outcome]:
     """Errors of a regressor: absolute, squared, or signed (prediction minus target)."""
-    y = _numeric(_check_column(df, target, "target"), target, "target")
-    p = _numeric(_check_column(df, prediction, "prediction"), prediction, "prediction")
+    y = numeric_column(_check_column(df, target, "target"), target, "target")
+    p = numeric_column(_check_column(df, prediction, "prediction"), prediction, "prediction")
     diff = p - y
     out = []
     for metric in metrics:
-        m = _canonical(metric)
+        m = canonical_metric(metric)
         if m == "abs_error":
             values = np.abs(diff)
         elif m == "squared_error":
@@ -280,7 +273,7 @@ def regression_outcomes(
             raise DivergenceInputError(
                 f"Unknown regression metric {metric!r}; choose from {', '.join(REGRESSION_METRICS)}."
             )
-        out.append(_finish(m, values, _DESCRIPTIONS[m], baseline=BASELINE_KIND.get(m),
+        out.append(_finish(m, values, DESCRIPTIONS[m], baseline=BASELINE_KIND.get(m),
                            target=y, prediction=p))
     return out
 
@@ -327,11 +320,11 @@ def ranking_outcome(
     if (rank is None) == (rank_by is None):
         raise DivergenceInputError("Give exactly one of a rank column or a score to rank by.")
     if rank is not None:
-        ranks = _numeric(_check_column(df, rank, "rank"), rank, "rank")
+        ranks = numeric_column(_check_column(df, rank, "rank"), rank, "rank")
         if np.nanmin(ranks) < 1 if np.any(~np.isnan(ranks)) else False:
             raise DivergenceInputError(f"Rank column '{rank}' must hold ranks of 1 or more (1 = best).")
     else:
-        s = _numeric(_check_column(df, rank_by, "rank-by"), rank_by, "rank-by")
+        s = numeric_column(_check_column(df, rank_by, "rank-by"), rank_by, "rank-by")
         ranks = np.full(len(s), np.nan)
         ok = ~np.isnan(s)
         ranks[ok] = pd.Series(s[ok] if ascending else -s[ok]).rank(method="average").to_numpy()
@@ -349,5 +342,66 @@ def ranking_outcome(
 
 def column_outcome(df: pd.DataFrame, column: str) -> Outcome:
     """A numeric column used as it is (booleans as 0/1); missing values are undefined."""
-    values = _numeric(_check_column(df, column, "outcome"), column, "outcome")
+    values = numeric_column(_check_column(df, column, "outcome"), column, "outcome")
     return _finish(column, values, f"mean of {column}")
+
+
+def build_outcomes(
+    df: pd.DataFrame,
+    *,
+    target: str | None = None,
+    prediction: str | None = None,
+    score: str | None = None,
+    threshold: float = 0.5,
+    positive: object = None,
+    metrics: Sequence[str] | str | None = None,
+    outcome: str | Sequence[str] | None = None,
+    rank: str | None = None,
+    rank_by: str | None = None,
+    ascending: bool = False,
+    gamma: str | None = None,
+    regression: bool = False,
+) -> list[Outcome]:
+    """The outcomes a scan measures, from the column roles (see :func:`scan`)."""
+    if isinstance(metrics, str):
+        metrics = [m for m in metrics.split(",") if m.strip()]
+    metrics = [canonical_metric(m) for m in (metrics or [])]
+    out: list[Outcome] = []
+    if outcome is not None:
+        for col in ([outcome] if isinstance(outcome, str) else list(outcome)):
+            out.append(column_outcome(df, col))
+    if rank is not None or rank_by is not None:
+        out.append(ranking_outcome(df, rank=rank, rank_by=rank_by, ascending=ascending,
+                                   gamma=gamma or "dcg"))
+    if target is not None or prediction is not None or metrics:
+        reg = [m for m in metrics if m in REGRESSION_METRICS]
+        cls = [m for m in metrics if m not in REGRESSION_METRICS]
+        if regression or (reg and not cls):
+            if cls:
+                raise DivergenceInputError(
+                    f"Metric {cls[0]!r} is not a regression metric; choose from {', '.join(REGRESSION_METRICS)}."
+                )
+            if target is None or prediction is None:
+                raise DivergenceInputError("Regression metrics need a target and a prediction column.")
+            out += regression_outcomes(df, target=target, prediction=prediction,
+                                       metrics=reg or ["abs_error"])
+        else:
+            if reg:
+                raise DivergenceInputError(
+                    f"Metric {reg[0]!r} is a regression metric; mixing it with classification "
+                    f"metrics ({', '.join(cls)}) needs two scans."
+                )
+            if target is None:
+                raise DivergenceInputError("Classification metrics need a target column.")
+            out += classification_outcomes(df, target=target, positive=positive, prediction=prediction,
+                                           score=score, threshold=threshold, metrics=cls or ["fpr", "fnr"])
+    if not out:
+        raise DivergenceInputError(
+            "Nothing to measure: give a target and a prediction (classification or regression), "
+            "an outcome column, or a rank or score to rank by."
+        )
+    names = [o.name for o in out]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise DivergenceInputError(f"Metric {sorted(dup)[0]!r} is asked for twice.")
+    return out

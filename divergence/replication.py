@@ -11,12 +11,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .discretize import AttributeBins, _category_label, _is_numeric, _numeric_values
+from .column_kinds import date_values, is_numeric
+from .discretize import AttributeBins, category_label, numeric_values, period_labels
 from .errors import DivergenceInputError
 from .lattice import walk_order, walk_tallies
 from .row_weights import row_weights
 from .tallies import COUNT, metric_tallies
-from .scan import build_outcomes
+from .outcomes import build_outcomes
 
 __all__ = ["apply_bins", "remeasure", "Remeasured"]
 
@@ -34,20 +35,17 @@ def apply_bins(df: pd.DataFrame, bins: tuple[AttributeBins, ...]) -> np.ndarray:
         series = df[b.name]
         missing = series.isna().to_numpy()
         if b.kind == "date":  # the same periods, looked up by label
-            from .columns import date_values
-            from .discretize import period_labels
-
             labels = period_labels(date_values(series), b.period or "year")
             lookup = {lab: k for k, lab in enumerate(b.labels) if k != b.missing_code}
             col = np.array([lookup.get(v, -1) if isinstance(v, str) else -1 for v in labels.tolist()],
                            dtype=np.int32)
         elif b.kind == "categorical":
             lookup = {lab: k for k, lab in enumerate(b.labels) if k != b.missing_code}
-            col = np.array([lookup.get(_category_label(v), -1) for v in series.where(~series.isna(), None)],
+            col = np.array([lookup.get(category_label(v), -1) for v in series.where(~series.isna(), None)],
                            dtype=np.int32) if len(series) else np.empty(0, np.int32)
         else:
-            if not (_is_numeric(series) or series.dropna().empty):
-                values = _numeric_values(b.name, series)
+            if not (is_numeric(series) or series.dropna().empty):
+                values = numeric_values(b.name, series)
             else:
                 values = series.to_numpy(dtype=float, na_value=np.nan)
             col = np.searchsorted(np.asarray(b.edges, dtype=float), values, side="left").astype(np.int32)

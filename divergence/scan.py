@@ -7,29 +7,22 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .columns import NEAR_UNIQUE_SHARE, screen_attributes
-from .discretize import AttributeBins, BinSpec, Binning, discretize
-from .errors import DivergenceInputError
 from .budget import MAX_SLICES, MEMORY_LIMIT, TIME_LIMIT, check_budget, slice_bytes
 from .canonical import canonical_permutation
+from .columns import NEAR_UNIQUE_SHARE, screen_attributes
 from .compression import compress_outcomes
+from .discretize import AttributeBins, BinSpec, Binning, discretize
+from .errors import DivergenceInputError
 from .mining import ENGINES, min_count_for, mine
-from .outcomes import (
-    CLASSIFICATION_METRICS,
-    REGRESSION_METRICS,
-    Outcome,
-    classification_outcomes,
-    column_outcome,
-    ranking_outcome,
-    regression_outcomes,
-    _canonical,
-)
+from .outcomes import Outcome, build_outcomes
 from .row_weights import aux_columns, metric_infos, outcome_weights
 from .stats import beta_t, fisher_exact_p, mean_difference_test, rest_skew, slice_means, welch_t
 from .table import MetricInfo, SliceTable
 from .tallies import COUNT, metric_tallies
 
-__all__ = ["scan", "build_outcomes", "default_attributes", "role_columns", "NEAR_UNIQUE_SHARE"]
+__all__ = ["scan", "default_attributes", "role_columns", "NEAR_UNIQUE_SHARE", "check_frame", "check_min_support",
+           "metric_columns", "scan_compressed"]
+
 
 def role_columns(**roles: object) -> list[str]:
     """The columns used as target, prediction, score, rank or outcome (not attributes)."""
@@ -53,68 +46,7 @@ def default_attributes(df: pd.DataFrame, exclude: Sequence[str], *, target: str 
     return screen.attributes, screen.notes
 
 
-def build_outcomes(
-    df: pd.DataFrame,
-    *,
-    target: str | None = None,
-    prediction: str | None = None,
-    score: str | None = None,
-    threshold: float = 0.5,
-    positive: object = None,
-    metrics: Sequence[str] | str | None = None,
-    outcome: str | Sequence[str] | None = None,
-    rank: str | None = None,
-    rank_by: str | None = None,
-    ascending: bool = False,
-    gamma: str | None = None,
-    regression: bool = False,
-) -> list[Outcome]:
-    """The outcomes a scan measures, from the column roles (see :func:`scan`)."""
-    if isinstance(metrics, str):
-        metrics = [m for m in metrics.split(",") if m.strip()]
-    metrics = [_canonical(m) for m in (metrics or [])]
-    out: list[Outcome] = []
-    if outcome is not None:
-        for col in ([outcome] if isinstance(outcome, str) else list(outcome)):
-            out.append(column_outcome(df, col))
-    if rank is not None or rank_by is not None:
-        out.append(ranking_outcome(df, rank=rank, rank_by=rank_by, ascending=ascending,
-                                   gamma=gamma or "dcg"))
-    if target is not None or prediction is not None or metrics:
-        reg = [m for m in metrics if m in REGRESSION_METRICS]
-        cls = [m for m in metrics if m not in REGRESSION_METRICS]
-        if regression or (reg and not cls):
-            if cls:
-                raise DivergenceInputError(
-                    f"Metric {cls[0]!r} is not a regression metric; choose from {', '.join(REGRESSION_METRICS)}."
-                )
-            if target is None or prediction is None:
-                raise DivergenceInputError("Regression metrics need a target and a prediction column.")
-            out += regression_outcomes(df, target=target, prediction=prediction,
-                                       metrics=reg or ["abs_error"])
-        else:
-            if reg:
-                raise DivergenceInputError(
-                    f"Metric {reg[0]!r} is a regression metric; mixing it with classification "
-                    f"metrics ({', '.join(cls)}) needs two scans."
-                )
-            if target is None:
-                raise DivergenceInputError("Classification metrics need a target column.")
-            out += classification_outcomes(df, target=target, positive=positive, prediction=prediction,
-                                           score=score, threshold=threshold, metrics=cls or ["fpr", "fnr"])
-    if not out:
-        raise DivergenceInputError(
-            "Nothing to measure: give a target and a prediction (classification or regression), "
-            "an outcome column, or a rank or score to rank by."
-        )
-    names = [o.name for o in out]
-    dup = {n for n in names if names.count(n) > 1}
-    if dup:
-        raise DivergenceInputError(f"Metric {sorted(dup)[0]!r} is asked for twice.")
-    return out
-
-
-def _check_frame(df: object) -> pd.DataFrame:
+def check_frame(df: object) -> pd.DataFrame:
     if not isinstance(df, pd.DataFrame):
         raise DivergenceInputError(f"Expected a pandas DataFrame; got {type(df).__name__}.")
     if len(df) == 0:
@@ -244,12 +176,12 @@ def scan(
         mining (``slices`` mined so far, ``length`` the longest being completed or None,
         ``fraction`` an estimate of the mining done or None).
     """
-    df = _check_frame(data)
-    from .assess import _check as _check_assess
+    df = check_frame(data)
+    from .assess import check_statistics
 
     max_slices, time_limit = check_budget(max_slices, time_limit)
     _tell(progress, "discretizing")
-    _check_assess(confidence, correction, bootstrap, holdout, top_k, family, delta)
+    check_statistics(confidence, correction, bootstrap, holdout, top_k, family, delta)
     if holdout is not None and replicate is not None:
         raise DivergenceInputError("Give either a replication table or a holdout share, not both.")
     held_out = None

@@ -27,15 +27,8 @@ from .stats import beta_t
 from .table import SliceTable
 from .tallies import metric_tallies
 
-__all__ = [
-    "shapley_matrix",
-    "item_contributions",
-    "individual_divergence",
-    "global_divergence",
-    "corrective_items",
-    "redundant_itemsets",
-    "prune_redundant",
-]
+__all__ = ["shapley_matrix", "item_contributions", "individual_divergence", "global_divergence",
+           "corrective_items", "redundant_itemsets", "prune_redundant", "subset_indices"]
 
 
 # ----------------------------------------------------------------------------- lattice index
@@ -93,7 +86,7 @@ def _lookup_keys(lat: _Lattice, keys: np.ndarray) -> np.ndarray:
     return np.where(found, lat.order[pos], -1)
 
 
-def _subset_indices(table: SliceTable, rows: np.ndarray, pos: np.ndarray,
+def subset_indices(table: SliceTable, rows: np.ndarray, pos: np.ndarray,
                     masks: np.ndarray) -> np.ndarray:
     """Row index of the subsets of ``rows`` that keep the positions set in each bit mask.
 
@@ -160,7 +153,7 @@ def shapley_matrix(table: SliceTable, *, metric: str | None = None) -> np.ndarra
     out = np.full(table.codes.shape, np.nan)
     for k, (rows, pos) in _lattice(table).groups.items():
         masks = np.arange(2 ** k, dtype=np.int64)
-        d = div[_subset_indices(table, rows, pos, masks)]
+        d = div[subset_indices(table, rows, pos, masks)]
         d[:, 0] = 0.0  # Δ(∅) = 0 by definition
         out[rows[:, None], pos] = d @ _shapley_weights(k)
     return out
@@ -197,7 +190,7 @@ def item_contributions(
     labels = [table.item_labels[a][row[a]] for a in pos]
     div = _divergence(table, m.name)
     if k:
-        d = div[_subset_indices(table, np.array([idx]), pos[None, :], np.arange(2 ** k))][0]
+        d = div[subset_indices(table, np.array([idx]), pos[None, :], np.arange(2 ** k))][0]
         d[0] = 0.0
         phi = d @ _shapley_weights(k)
     else:
@@ -331,7 +324,7 @@ def global_divergence(table: SliceTable, *, metric: str | None = None) -> pd.Dat
         w = w / np.prod(m_b[pos], axis=1)
         for j in range(k):
             mask = np.array([(2 ** k - 1) & ~(1 << j)], dtype=np.int64)
-            sub = _subset_indices(table, rows, pos, mask)[:, 0]
+            sub = subset_indices(table, rows, pos, mask)[:, 0]
             term = w * (div[rows] - div[sub])
             term = np.where(np.isnan(term), 0.0, term)
             total += np.bincount(offsets[pos[:, j]] + codes[:, j], weights=term, minlength=len(labels))
@@ -370,7 +363,7 @@ def corrective_items(
             continue
         for j in range(k):
             mask = np.array([(2 ** k - 1) & ~(1 << j)], dtype=np.int64)
-            sub = _subset_indices(table, rows, pos, mask)[:, 0]
+            sub = subset_indices(table, rows, pos, mask)[:, 0]
             with np.errstate(invalid="ignore"):
                 red = np.abs(div[sub]) - np.abs(div[rows])
                 keep = (red > 0) & (red >= min_reduction)
@@ -435,7 +428,7 @@ def redundant_itemsets(table: SliceTable, eps: float, *,
         red = np.zeros(len(table), dtype=bool)
         for k, (rows, pos) in lat.groups.items():
             masks = np.array([(2 ** k - 1) & ~(1 << j) for j in range(k)], dtype=np.int64)
-            sub = _subset_indices(table, rows, pos, masks)  # n_k x k
+            sub = subset_indices(table, rows, pos, masks)  # n_k x k
             with np.errstate(invalid="ignore"):
                 red[rows] = np.any(np.abs(div[rows][:, None] - div[sub]) <= eps, axis=1)
         out &= red

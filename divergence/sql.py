@@ -14,14 +14,8 @@ import math
 from dataclasses import dataclass
 from typing import Literal, Sequence
 
-__all__ = [
-    "Dialect",
-    "DUCKDB",
-    "SPARK",
-    "Column",
-    "kind_of",
-    "CLASSIFICATION_SQL",
-]
+__all__ = ["Dialect", "DUCKDB", "SPARK", "Column", "kind_of", "CLASSIFICATION_SQL", "average_ranks",
+           "classification_value", "gamma_value", "label_flag", "threshold_flag"]
 
 ColumnKind = Literal["int", "float", "decimal", "bool", "text"]
 

@@ -15,7 +15,9 @@ import numpy as np
 from .fisher import fisher_exact_p
 from .tallies import metric_columns
 
-__all__ = ["beta_t", "welch_t", "fisher_exact_p", "welch_p", "slice_means"]
+__all__ = ["beta_t", "welch_t", "fisher_exact_p", "welch_p", "slice_means", "CORRECTIONS", "adjust_p",
+           "corrected_level", "mean_difference_test", "min_slice_size", "outcome_skewness",
+           "rate_difference_interval", "rest_skew", "t_interval", "wilson_interval", "z_value"]
 
 
 def slice_means(n: np.ndarray, s: np.ndarray, shift: float) -> np.ndarray:

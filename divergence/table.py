@@ -11,7 +11,7 @@ import pandas as pd
 from .discretize import AttributeBins
 from .errors import DivergenceInputError
 
-__all__ = ["SliceTable", "MetricInfo", "write_csv"]
+__all__ = ["SliceTable", "MetricInfo", "write_csv", "split_items"]
 
 
 @dataclass(frozen=True)
@@ -248,7 +248,7 @@ class SliceTable:
         """Code row of an itemset written ``attr=value, attr=value`` (or a list of items)."""
         row = np.full(len(self.attributes), -1, dtype=np.int32)
         if isinstance(itemset, str):
-            items = _split_items(itemset, self.attributes)
+            items = split_items(itemset, self.attributes)
         else:
             items = [str(x).strip() for x in itemset]
         for item in items:
@@ -403,7 +403,7 @@ def _cpus() -> int:
     return max(1, min(n, int(cap))) if cap and cap.isdigit() else max(1, n)
 
 
-def _split_items(text: str, attributes: Sequence[str]) -> list[str]:
+def split_items(text: str, attributes: Sequence[str]) -> list[str]:
     """Split ``a=x, b=y`` on commas that start a new ``attr=`` item (values may hold commas)."""
     text = text.strip()
     if not text:

@@ -27,7 +27,7 @@ __all__ = [
     "slice_table_figure", "interval_figure", "table_csv", "figure_html", "figure_png", "png_supported", "warm_png_exporter", "PNG_EXPORTER",
 ]
 
-from .formats import (DASH, VERDICT_COLORS, _bad, format_count, format_divergence, format_interval,  # noqa: F401
+from .formats import (DASH, VERDICT_COLORS, is_undefined, format_count, format_divergence, format_interval,  # noqa: F401
                       format_number, format_p, format_percent, format_value, rgba, verdict_color, verdict_label)
 
 # ----------------------------------------------------------------------------- the slice view
@@ -161,10 +161,10 @@ def _order(values: np.ndarray, ascending: bool, support: np.ndarray, top_n: int)
 
 def metric_label(m: str, *, long: bool = False) -> str:
     """A metric's name for people: 'fpr' -> 'FPR' (long: 'FPR: false-positive rate')."""
-    from .outcomes import _DESCRIPTIONS
+    from .outcomes import DESCRIPTIONS
 
     short = m.upper() if len(m) <= 4 else m.replace("_", " ")
-    desc = _DESCRIPTIONS.get(m)
+    desc = DESCRIPTIONS.get(m)
     return f"{short}: {desc}" if long and desc and desc != short else short
 
 
@@ -223,7 +223,7 @@ def display_frame(table: SliceTable, rows: pd.DataFrame, metric: str | None = No
                             for a, b in zip(f[f"{m}_boot_low"], f[f"{m}_boot_high"])]
     if f"{m}_replicated_value" in f:
         out["Replication"] = [
-            DASH if _bad(v) else f"{format_value(v, binary)} {format_interval(a, b, binary)}"
+            DASH if is_undefined(v) else f"{format_value(v, binary)} {format_interval(a, b, binary)}"
             for v, a, b in zip(f[f"{m}_replicated_value"], f[f"{m}_replicated_ci_low"],
                                f[f"{m}_replicated_ci_high"])]
         if f"{m}_replicated_divergence" in f:
@@ -374,7 +374,7 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
         what = (f"{label} {format_value(r[m], binary)} {format_interval(r.get(f'{m}_ci_low'), r.get(f'{m}_ci_high'), binary)}"
                 f" against {format_value(overall, binary)} for the whole dataset "
                 f"({format_divergence(r[f'{m}_divergence'], binary)})")
-        if f"{m}_baseline" in f.columns and not _bad(r[f"{m}_baseline"]):
+        if f"{m}_baseline" in f.columns and not is_undefined(r[f"{m}_baseline"]):
             what += (f"; the best constant guess from its own rows errs {format_value(r[f'{m}_baseline'], binary)} "
                      f"(whole dataset {format_value(first[f'{m}_baseline'], binary)})")
         sure = f"q = {format_p(r.get(f'{m}_q'))} over {format_count(family_n)} {scope} ({correction})"
@@ -555,7 +555,7 @@ def interval_figure(table: SliceTable, rows: pd.DataFrame, metric: str | None = 
     low = high = float("nan")
     if hasattr(table, "overall_interval"):
         low, high = (x * scale for x in table.overall_interval(m))
-    if not (_bad(low) or _bad(high)):
+    if not (is_undefined(low) or is_undefined(high)):
         fig.add_vrect(x0=low, x1=high, fillcolor="rgba(134,142,150,0.25)", line_width=0, layer="below")
     fig.add_vline(x=overall, line_color="#868e96", line_dash="dash", line_width=1.5)
     shown = set()
@@ -585,7 +585,7 @@ def interval_figure(table: SliceTable, rows: pd.DataFrame, metric: str | None = 
             shown.add(name)
     # the axis spans every interval and the whole dataset's band (autorange ignores shapes)
     ends = [overall, low, high] + list(rows[f"{m}_ci_low"] * scale) + list(rows[f"{m}_ci_high"] * scale)
-    ends = [e for e in ends if not _bad(e)]
+    ends = [e for e in ends if not is_undefined(e)]
     pad = 0.04 * ((max(ends) - min(ends)) or 1.0)
     fig.update_xaxes(range=[min(ends) - pad, max(ends) + pad])
     unit = " (%)" if binary else ""

@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 
 from divergence import DivergenceInputError, discretize, scan
-from divergence.discretize import bin_labels, format_number, is_row_index
+from divergence.column_kinds import is_row_index
+from divergence.discretize import bin_labels, format_number
 
 
 def test_explicit_edges_closed_on_the_right():

@@ -251,7 +251,7 @@ def test_bootstrap_machinery_reproduces_the_table_and_is_seeded():
     groups, counts = S._slice_groups(t, "fpr", pos, t.codes[idx, pos])
     # weights = the observed sample: every subset's divergence as in the mined table
     d = S._subset_divergences(groups, counts[None, :].astype(float), 3)[0]
-    sub = S._subset_indices(t, np.array([idx]), pos[None, :], np.arange(8))[0]
+    sub = S.subset_indices(t, np.array([idx]), pos[None, :], np.arange(8))[0]
     np.testing.assert_allclose(d, np.asarray(t.columns["fpr_divergence"])[sub], atol=1e-12)
     a = item_contributions(t, t.itemsets[idx], n_boot=100, seed=3)
     b = item_contributions(t, t.itemsets[idx], n_boot=100, seed=3)

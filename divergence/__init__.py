@@ -3,64 +3,98 @@
 Mine every data subgroup (slice) above a support threshold, measure how far each
 slice's outcome diverges from the whole dataset's, and attach the statistics that
 make a worst-slice table trustworthy. No Streamlit here: usable from a notebook,
-a script or the command line (``python -m divergence``).
+a script or the command line (``divergence`` or ``python -m divergence``).
+
+The public names below are imported when first used (PEP 562), so ``import divergence``
+and the command line's ``--help`` stay fast; the modules behind them are private.
 """
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING
+
 __version__ = "0.9.0"
 
-from .adhoc import MeasuredSlice, measure_slice, overlap
-from .assess import VERDICTS, assess, support_for_min_size
-from .columns import AttributeScreen, screen_attributes
-from .compare import COMPARE_VERDICTS, Comparison, compare
-from .discretize import AttributeBins, Discretized, discretize
-from .duckdb_engine import scan_duckdb
-from .errors import DivergenceBudgetError, DivergenceInputError
-from .outcomes import Outcome, build_outcomes
-from .plan import SlicePlan, load_plan, save_plan
-from .scan import scan
-from .spark_engine import scan_spark
-from .shapley import (
-    corrective_items,
-    global_divergence,
-    individual_divergence,
-    item_contributions,
-    prune_redundant,
-    redundant_itemsets,
-    shapley_matrix,
-)
-from .table import MetricInfo, SliceTable
+#: public name -> the module that defines it
+_EXPORTS = {
+    "scan": "scan",
+    "compare": "compare",
+    "Comparison": "compare",
+    "COMPARE_VERDICTS": "compare",
+    "scan_duckdb": "duckdb_engine",
+    "scan_spark": "spark_engine",
+    "SlicePlan": "plan",
+    "save_plan": "plan",
+    "load_plan": "plan",
+    "assess": "assess",
+    "support_for_min_size": "assess",
+    "VERDICTS": "assess",
+    "SliceTable": "table",
+    "MetricInfo": "table",
+    "Outcome": "outcomes",
+    "build_outcomes": "outcomes",
+    "discretize": "discretize",
+    "Discretized": "discretize",
+    "AttributeBins": "discretize",
+    "DivergenceInputError": "errors",
+    "DivergenceBudgetError": "errors",
+    "screen_attributes": "columns",
+    "AttributeScreen": "columns",
+    "item_contributions": "shapley",
+    "shapley_matrix": "shapley",
+    "individual_divergence": "shapley",
+    "global_divergence": "shapley",
+    "corrective_items": "shapley",
+    "redundant_itemsets": "shapley",
+    "prune_redundant": "shapley",
+    "measure_slice": "adhoc",
+    "MeasuredSlice": "adhoc",
+    "overlap": "adhoc",
+}
 
-__all__ = [
-    "scan",
-    "compare",
-    "Comparison",
-    "COMPARE_VERDICTS",
-    "scan_duckdb",
-    "scan_spark",
-    "SlicePlan",
-    "save_plan",
-    "load_plan",
-    "assess",
-    "support_for_min_size",
-    "VERDICTS",
-    "SliceTable",
-    "MetricInfo",
-    "Outcome",
-    "build_outcomes",
-    "discretize",
-    "Discretized",
-    "AttributeBins",
-    "DivergenceInputError",
-    "DivergenceBudgetError",
-    "screen_attributes",
-    "AttributeScreen",
-    "item_contributions",
-    "shapley_matrix",
-    "individual_divergence",
-    "global_divergence",
-    "corrective_items",
-    "redundant_itemsets",
-    "prune_redundant",
-    "measure_slice",
-    "MeasuredSlice",
-    "overlap",
-]
+__all__ = list(_EXPORTS)
+
+if TYPE_CHECKING:  # what type checkers and editors see
+    from .adhoc import MeasuredSlice, measure_slice, overlap
+    from .assess import VERDICTS, assess, support_for_min_size
+    from .columns import AttributeScreen, screen_attributes
+    from .compare import COMPARE_VERDICTS, Comparison, compare
+    from .discretize import AttributeBins, Discretized, discretize
+    from .duckdb_engine import scan_duckdb
+    from .errors import DivergenceBudgetError, DivergenceInputError
+    from .outcomes import Outcome, build_outcomes
+    from .plan import SlicePlan, load_plan, save_plan
+    from .scan import scan
+    from .shapley import (corrective_items, global_divergence, individual_divergence, item_contributions,
+                          prune_redundant, redundant_itemsets, shapley_matrix)
+    from .spark_engine import scan_spark
+    from .table import MetricInfo, SliceTable
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'divergence' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+class _Package(types.ModuleType):
+    """The package module: ``divergence.scan`` (and ``compare``, ``assess``, ``discretize``) is the
+    function of that name, as it always was, even after its module is imported (which would
+    otherwise bind the module to the package's attribute)."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if isinstance(value, types.ModuleType) and _EXPORTS.get(name) == name:
+            return  # the module stays in sys.modules; the package's name is the function
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

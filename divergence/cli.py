@@ -1,21 +1,20 @@
-"""Command line: ``python -m divergence scan DATA ...``.
+"""Command line: ``divergence scan DATA ...`` (or ``python -m divergence scan DATA ...``).
 
-Bad input ends with exit status 2 and one line on standard error naming what is wrong.
+Bad input ends with exit status 2 and one line on standard error naming what is wrong. The
+arguments are parsed before the engine is imported: ``--help`` and a usage error answer at once.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-import pandas as pd
-
-from .errors import DivergenceInputError
-from .io import load_table, read_table
 from .budget import MAX_SLICES, TIME_LIMIT
-from .scan import scan
-from .shapley import global_divergence, item_contributions, prune_redundant
-from .table import write_csv
+from .errors import DivergenceInputError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["main", "build_parser", "console"]
 
@@ -130,9 +129,9 @@ def add_scan_options(p: argparse.ArgumentParser, data: bool = True) -> None:
                      help="share of rows held out of mining to replicate on (e.g. 0.5)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m divergence",
-                     description="Find the slices of a dataset where a model behaves differently.")
+def build_parser(prog: str = "divergence") -> argparse.ArgumentParser:
+    """The command line's parser (``prog``: how its help and errors name the command)."""
+    parser = _Parser(prog=prog, description="Find the slices of a dataset where a model behaves differently.")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     p_scan = sub.add_parser("scan", help="mine every slice above a support threshold")
     add_scan_options(p_scan)
@@ -180,6 +179,9 @@ def scan_from_args(args: argparse.Namespace):
     engine = getattr(args, "engine", "fast")
     if engine in ("duckdb", "spark"):
         return None, _engine_scan(args)
+    from .io import load_table, read_table
+    from .scan import scan
+
     loaded = load_table(args.data)
     df = loaded.frame
     table = scan(
@@ -205,6 +207,8 @@ def scan_from_args(args: argparse.Namespace):
 
 def _engine_scan(args: argparse.Namespace):
     """The scan with binning, outcomes and compression in DuckDB or Spark."""
+    from .io import read_table
+
     kw = dict(
         target=args.target, prediction=args.prediction, score=args.score, threshold=args.threshold,
         positive=args.positive, metrics=_split(args.metric), outcome=_split(args.outcome), rank=args.rank,
@@ -271,6 +275,8 @@ def _parse_delta(text: str | None):
 
 
 def _summary(table, top: int, keep: dict | None = None) -> str:
+    import pandas as pd
+
     what = ("slices" if table.exhaustive else "slices (distinct sets of rows)")
     lines = [f"{table.n_rows:,} rows, {len(table) - 1:,} {what} with support >= {table.min_support:g}"]
     with pd.option_context("display.width", 160, "display.max_colwidth", 60):
@@ -290,6 +296,8 @@ def _summary(table, top: int, keep: dict | None = None) -> str:
 
 
 def _cmd_scan(args: argparse.Namespace) -> int:
+    from .shapley import prune_redundant
+
     _, table = scan_from_args(args)
     # how the file was read and a budget that cut the scan are always said
     shown = set(getattr(args, "reader_notes", None) or [])
@@ -334,8 +342,9 @@ def _cmd_scan(args: argparse.Namespace) -> int:
 
 def write_csv_atomically(frame: pd.DataFrame, path: str) -> None:
     """Write a CSV through a temporary file, so a failure never leaves half a file."""
-    import os
     import tempfile
+
+    from .table import write_csv
 
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
@@ -370,6 +379,10 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         raise DivergenceInputError('explain needs either --itemset "attr=value, ..." or --global.')
     if args.global_values and args.bootstrap:
         raise DivergenceInputError("--bootstrap gives intervals on one slice's contributions: use it with --itemset.")
+    import pandas as pd
+
+    from .shapley import global_divergence, item_contributions
+
     scan_args = argparse.Namespace(**vars(args))
     scan_args.bootstrap = 0  # the slice table's own intervals are not shown here
     _, table = scan_from_args(scan_args)
@@ -444,8 +457,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    import os
-
+    from .io import read_table
     from .plan import load_plan
     from .report import build_report, run_comparison, run_plan, write_report
 
@@ -528,6 +540,7 @@ def compare_section(args: argparse.Namespace) -> dict:
 def compare_from_args(args: argparse.Namespace):
     """Read the data and run the comparison the options describe."""
     from .compare import compare
+    from .io import read_table
 
     if args.prediction is None and args.score is None:
         raise DivergenceInputError("compare needs the model: --prediction COL, or --score COL --threshold T.")
@@ -547,6 +560,8 @@ def compare_from_args(args: argparse.Namespace):
 
 
 def _compare_summary(c, top: int) -> str:
+    import pandas as pd
+
     a = c.assessment
     lines = [f"{c.n_rows:,} rows ({a['rows_compared']:,} compared), {len(c) - 1:,} slices with support >= "
              f"{c.table.min_support:g}; model '{a['model']}' against reference '{a['reference']}'; "
@@ -606,14 +621,20 @@ COMMANDS = {"scan": _cmd_scan, "explain": _cmd_explain, "plan": _cmd_plan, "repo
             "compare": _cmd_compare}
 
 
+def _prog() -> str:
+    """How the command was called: ``divergence`` (the console command) or ``python -m divergence``."""
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return "python -m divergence" if name in ("__main__.py", "-c", "-m", "") else name
+
+
 def console() -> None:
     """The ``divergence`` console command (and ``python -m divergence``)."""
-    sys.exit(main())
+    sys.exit(main(prog=_prog()))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str = "divergence") -> int:
     """Entry point; returns the exit status."""
-    parser = build_parser()
+    parser = build_parser(prog)
     try:
         args = parser.parse_args(argv)
         if not args.command:

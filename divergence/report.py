@@ -481,9 +481,10 @@ def _comparison_html(c, *, top: int, findings: int) -> str:
         b = h["binary"]
         worse_any |= h["verdicts"]["worse"] > 0 or h["verdict"] == "worse"
         out.append(f"<h3>{_esc(h['description'])} ({_esc(m)}; {h['worse_when']} is worse)</h3>")
-        kpis = [(f"{_num(h['model'], b)}", "model, whole dataset"), (f"{_num(h['reference'], b)}", "reference"),
-                (f"{'+' if h['change'] > 0 else ''}{_num(h['change'], b)}",
-                 f"change [{_num(h['change_low'], b)}, {_num(h['change_high'], b)}]: {h['verdict']}")]
+        kpis = [(format_value(h["model"], b), "model, whole dataset"), (format_value(h["reference"], b), "reference"),
+                (format_divergence(h["change"], b),
+                 f"change [{format_divergence(h['change_low'], b)}, {format_divergence(h['change_high'], b)}]: "
+                 f"{h['verdict']}")]
         kpis += [(f"{h['verdicts'][v]:,}", f"slices {v}") for v in ("worse", "better", "no change", "too small")]
         out.append("<div class='kpis'>" + "".join(f"<div class='kpi'><b>{k}</b><span>{_esc(t)}</span></div>"
                                                   for k, t in kpis) + "</div>")

@@ -15,7 +15,8 @@ import hashlib
 import json
 import os
 import tempfile
-import time
+import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable
 
@@ -30,6 +31,7 @@ from divergence.io import PARQUET_SUFFIXES, read_table
 from divergence.assess import min_size_derivation
 from divergence.plan import SlicePlan, dump_plan, parse_plan
 from divergence.scan import default_attributes, role_columns
+from ui import run as worker
 from divergence.views import (describe_columns, format_count, metric_label, distinct_values, guess_positive,
                               guess_roles, parse_bin_spec, slice_view, sort_options, split_rows, table_csv, SliceView)
 
@@ -103,6 +105,8 @@ class K:
     # results and view
     RESULT = "result"                # dict(table, plan, data_key, seconds, redundant)
     RUN_ERROR = "run_error"
+    RUN_NOTICE = "run_notice"        # e.g. a scan cancelled (no automatic run after it)
+    JOB = "scan_job"                 # the running scan (ui.run.Job), or None
     VIEW_METRIC = "view_metric"
     SORT_BY = "sort_by"              # people's label of the sort column
     SORT_ASC = "sort_asc"
@@ -131,7 +135,7 @@ DEFAULTS: dict[str, Any] = {
     K.REPLICATE_FRAME: None, K.REPLICATE_NAME: None, K.REPLICATE_ERROR: None,
     K.MIN_SUPPORT: 0.02, K.SUPPORT_MODE: "share", K.MAX_LENGTH: 0, K.DELTA: None, K.CONFIDENCE: 0.95, K.CORRECTION: "bh",
     K.BOOTSTRAP: 200, K.REDUNDANCY: 0.01, K.PLAN_KIND: "exploratory",
-    K.RESULT: None, K.RUN_ERROR: None, K.VIEW_METRIC: None, K.SORT_BY: None, K.SORT_ASC: False,
+    K.RESULT: None, K.RUN_ERROR: None, K.RUN_NOTICE: None, K.JOB: None, K.VIEW_METRIC: None, K.SORT_BY: None, K.SORT_ASC: False,
     K.F_VERDICTS: [], K.F_MIN_SIZE: "all", K.F_LENGTHS: None, K.F_ATTRIBUTES: [], K.F_PRUNE: True,
     K.TOP_N: 25, K.SELECTED: None, K.PLAN_ERROR: None,
 }
@@ -162,9 +166,15 @@ def init_state() -> None:
 def page_setup() -> None:
     """First line of every page. A page opened by its URL as the first request after the
     server starts runs without app.py (Streamlit's legacy pages/ mode, until app.py calls
-    st.navigation once): send it through app.py instead of failing."""
+    st.navigation once): send it through app.py instead of failing.
+
+    Takes a scan that finished into the session, and keeps a place at the top of the page for
+    the progress of a running one."""
     if K.FRAME not in st.session_state:
         st.switch_page("app.py")
+    collect_scan()
+    st.session_state["_scan_status_drawn"] = False
+    st.session_state["_scan_slot"] = st.empty()
 
 
 def state(key: str) -> Any:
@@ -252,6 +262,7 @@ def content_key(name: str, buffer) -> str:
 
 def use_built_in() -> None:
     """Switch to the built-in dataset with its column roles."""
+    cancel_scan(quiet=True)
     ss = st.session_state
     ss[K.FRAME] = demo_frame()
     ss.update({K.SOURCE: BUILT_IN, K.DATA_NAME: BUILT_IN, K.DATA_KEY: BUILT_IN, K.UPLOAD_ERROR: None,
@@ -266,6 +277,7 @@ def use_frame(df: pd.DataFrame, name: str, key: str, *, path: str | None = None,
 
     With ``path``, ``df`` is the first rows of that local path and ``rows`` its row count.
     """
+    cancel_scan(quiet=True)
     ss = st.session_state
     ss[K.FRAME] = df
     ss.update({K.SOURCE: LOCAL_PATH if path is not None else "upload", K.DATA_NAME: name, K.DATA_KEY: key,
@@ -577,110 +589,187 @@ def bins_of(data_key: str, attributes: tuple[str, ...], bins_json: str, quantile
                                  quantile_bins=quantile_bins, binning=binning).bins
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def mine(data_key: str, scan_json: str, _df: pd.DataFrame) -> SliceTable:
-    """``divergence.scan`` (mining, with the default statistics), cached on the data and the
-    scan settings: changing a statistics setting re-assesses without re-mining."""
-    table = divergence.scan(_df, **json.loads(scan_json))
-    table.frame  # build the readable frame once, inside the cache
-    return table
+# ----------------------------------------------------------------------------- running a scan (a worker process)
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
-def mine_duckdb(data_key: str, scan_json: str, path: str) -> SliceTable:
-    """``divergence.scan_duckdb`` on a local path (file, folder or glob), cached on the files'
-    names, sizes and modification times (``data_key``) and the scan settings."""
-    table = divergence.scan_duckdb(os.path.expanduser(path), **json.loads(scan_json))
-    table.frame
-    return table
+class _LRU:
+    """Finished results shared by the sessions of this server, the least recently used dropped."""
+
+    def __init__(self, size: int) -> None:
+        self.size, self._items, self._lock = size, OrderedDict(), threading.Lock()
+
+    def get(self, key: tuple):
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: tuple, value) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def mine_holdout(data_key: str, scan_json: str, stats_json: str, holdout: float, _df: pd.DataFrame) -> SliceTable:
-    """``divergence.scan`` with a held-out share (the engine splits the rows, then assesses)."""
-    table = divergence.scan(_df, **json.loads(scan_json), **json.loads(stats_json), holdout=holdout)
-    table.frame
-    return table
+@st.cache_resource(show_spinner=False)
+def _mined_cache() -> _LRU:
+    """Mining results by (data, scan settings): a statistics setting changed re-assesses only."""
+    return _LRU(8)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def assess_cached(data_key: str, scan_json: str, stats_json: str, replication_label: str,
-                  _table: SliceTable, _replicate: pd.DataFrame | None) -> SliceTable:
-    """``divergence.assess``: intervals, q-values, minimum size, baselines, verdicts."""
-    kwargs = json.loads(stats_json)
-    if _replicate is not None:
-        kwargs.update(replicate=_replicate, replication_label=replication_label)
-    table = divergence.assess(_table, **kwargs)
-    table.frame
-    return table
+@st.cache_resource(show_spinner=False)
+def _result_cache() -> _LRU:
+    """Assessed results by (data, scan settings, statistics, replication): a sort, a filter or a
+    page change never re-mines, and a setting changed back is answered at once."""
+    return _LRU(16)
 
 
-def run_analysis() -> None:
-    """Mine and assess with the current settings, with a progress bar; store the result.
+def clear_results() -> None:
+    """Forget every cached result (tests)."""
+    _mined_cache().clear()
+    _result_cache().clear()
 
-    A DivergenceInputError is kept for the pages to show beside the run button; the
-    previous result stays.
+
+def _session_alive() -> Callable[[], bool] | None:
+    """Whether the browser session starting a scan is still connected (a closed tab's scan is
+    stopped after a grace period); None outside a server (AppTest)."""
+    from streamlit.runtime import Runtime
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None or not Runtime.exists():
+        return None
+    runtime, session = Runtime.instance(), ctx.session_id
+    return lambda: runtime.is_active_session(session)
+
+
+def _scan_spec() -> dict:
+    """The current settings as a worker request with its cache keys (raises DivergenceInputError)."""
+    path = state(K.PATH)
+    if path is not None and path_fingerprint(path) != state(K.DATA_KEY):
+        # the files changed since they were read: read them again, keeping the roles
+        if not load_path(path, keep_roles=True):
+            raise DivergenceInputError(f"The columns of {path} changed since it was read: check the column "
+                                       "roles on the Data page, then run again.")
+    plan = current_plan()
+    df = state(K.FRAME)
+    scan_json = json.dumps(plan.scan, sort_keys=True, default=str)
+    stats = dict(plan.statistics, exploratory=plan.kind == "exploratory")
+    stats_json = json.dumps(stats, sort_keys=True)
+    data_key = state(K.DATA_KEY)
+    replicate, label = None, ""
+    kind = state(K.REPLICATION)
+    if path is not None and kind in ("split", "holdout"):
+        raise DivergenceInputError(
+            f"Replication on {'a split column' if kind == 'split' else 'a held-out share'} needs the rows in "
+            "memory, and a local path is scanned by DuckDB without loading them: confirm on a second file "
+            "(Data page), or choose none.")
+    if kind == "split":
+        column, values = state(K.SPLIT_COLUMN), list(state(K.SPLIT_VALUES))
+        df, replicate = split_rows(df, column, values)
+        label = f"rows with {column} in {', '.join(map(str, values))} ({len(replicate):,})"
+        data_key += f"|split:{label}"
+    elif kind == "file":
+        replicate = state(K.REPLICATE_FRAME)
+        if replicate is None:
+            raise DivergenceInputError("Replication: upload the second file on the Data page, or choose none.")
+        label = f"second file {state(K.REPLICATE_NAME)} ({len(replicate):,} rows)"
+    holdout = float(state(K.HOLDOUT)) if kind == "holdout" else None
+    scan = json.loads(scan_json)
+    request = worker.ScanRequest(scan=scan, statistics=stats, frame=None if path else df, path=path,
+                                 replicate=replicate, replication_label=label, holdout=holdout)
+    mined_key = None if holdout is not None else (data_key, "duckdb" if path else "pandas", scan_json)
+    what = ("every slice" if path is None else
+            f"{format_count(n_rows())} rows of {path} with DuckDB (binning, measuring, grouping identical rows), "
+            "then every slice")
+    return dict(request=request, mined_key=mined_key, plan_key=plan_key(plan), data_key=state(K.DATA_KEY),
+                key=(data_key, scan_json, stats_json, label, holdout, path is not None),
+                what=f"{what} with support ≥ {plan.scan['min_support']:g}")
+
+
+def start_scan(auto: bool = False) -> None:
+    """Mine and assess with the current settings in a worker process (returns at once; the pages
+    follow its progress). A result computed before with the same settings is taken at once.
+
+    A bad setting is kept in ``K.RUN_ERROR`` and shown beside the run button; the previous
+    result and every setting stay.
     """
     ss = st.session_state
-    bar = st.progress(0, text="Checking the settings…")
-    t0 = time.perf_counter()
-    reread = False
+    cancel_scan(quiet=True)
+    ss[K.RUN_ERROR] = ss[K.RUN_NOTICE] = None
     try:
-        path = state(K.PATH)
-        if path is not None and path_fingerprint(path) != state(K.DATA_KEY):
-            reread = True
-            bar.progress(5, text=f"The files under {path} changed: reading them again…")
-            if not load_path(path, keep_roles=True):
-                raise DivergenceInputError(f"The columns of {path} changed since it was read: check the column "
-                                           "roles on the Data page, then run again.")
-        plan = current_plan()
-        df = state(K.FRAME)
-        scan_json = json.dumps(plan.scan, sort_keys=True, default=str)
-        stats = dict(plan.statistics, exploratory=plan.kind == "exploratory")
-        stats_json = json.dumps(stats, sort_keys=True)
-        data_key = state(K.DATA_KEY)
-        replicate, label = None, ""
-        kind = state(K.REPLICATION)
-        if path is not None and kind in ("split", "holdout"):
-            raise DivergenceInputError(
-                f"Replication on {'a split column' if kind == 'split' else 'a held-out share'} needs the rows in "
-                "memory, and a local path is scanned by DuckDB without loading them: confirm on a second file "
-                "(Data page), or choose none.")
-        if kind == "split":
-            column, values = state(K.SPLIT_COLUMN), list(state(K.SPLIT_VALUES))
-            df, replicate = split_rows(df, column, values)
-            label = f"rows with {column} in {', '.join(map(str, values))} ({len(replicate):,})"
-            data_key += f"|split:{label}"
-        elif kind == "file":
-            replicate = state(K.REPLICATE_FRAME)
-            if replicate is None:
-                raise DivergenceInputError("Replication: upload the second file on the Data page, or choose none.")
-            label = f"second file {state(K.REPLICATE_NAME)} ({len(replicate):,} rows)"
-        what = "Mining" if path is None else (f"Scanning {format_count(n_rows())} rows of {path} with DuckDB "
-                                              "(binning, measuring, grouping identical rows), then mining")
-        bar.progress(10, text=f"{what} every slice with support ≥ {plan.scan['min_support']:g}…")
-        if kind == "holdout":
-            table = mine_holdout(data_key, scan_json, stats_json, float(state(K.HOLDOUT)), df)
-        else:
-            if path is not None:
-                table = mine_duckdb(data_key, scan_json, path)
-            else:
-                table = mine(data_key, scan_json, df)
-            bar.progress(60, text=f"{len(table) - 1:,} slices mined; computing their statistics…")
-            table = assess_cached(data_key, scan_json, stats_json, label, table, replicate)
-        bar.progress(100, text="Done.")
+        spec = _scan_spec()
     except DivergenceInputError as exc:
-        bar.empty()
         ss[K.RUN_ERROR] = str(exc)
-        if reread:
-            st.rerun()
         return
-    seconds = time.perf_counter() - t0
-    bar.empty()
-    key = plan_key(plan)
+    cached = _result_cache().get(spec["key"])
+    if cached is not None:
+        _store_result(cached, spec, seconds=0.0, cached=True)
+        return
+    request = spec.pop("request")
+    mined = _mined_cache().get(spec["mined_key"]) if spec["mined_key"] else None
+    if mined is not None:  # only the statistics changed: assess the cached mining result
+        request.mined, request.frame, request.path = mined, None, None
+    ss[K.JOB] = worker.start(request, label=spec["what"], auto=auto, owner_alive=_session_alive(), meta=spec)
+
+
+def scan_job() -> worker.Job | None:
+    """The scan this session is running, if any."""
+    return st.session_state.get(K.JOB)
+
+
+def scan_running() -> bool:
+    job = scan_job()
+    return job is not None and job.running
+
+
+def cancel_scan(quiet: bool = False) -> None:
+    """Stop this session's running scan (its worker is terminated); the previous result and every
+    setting stay. A scan that has just finished is collected instead."""
+    ss = st.session_state
+    job = scan_job()
+    if job is None:
+        return
+    if not job.running:
+        collect_scan()
+        return
+    job.cancel()
+    ss[K.JOB] = None
+    if not quiet:
+        kept = "the previous result and every setting are kept" if result() is not None else "every setting is kept"
+        ss[K.RUN_NOTICE] = f"Scan cancelled after {job.elapsed:.0f} s; {kept}."
+
+
+def collect_scan() -> None:
+    """Take a finished scan into the session: its result (cached), or its error beside Run."""
+    ss = st.session_state
+    job = scan_job()
+    if job is None or job.running:
+        return
+    ss[K.JOB] = None
+    if job.state == "done":
+        mined, table = job.result
+        spec = job.meta
+        if mined is not None:
+            _mined_cache().put(spec["mined_key"], mined)
+        _result_cache().put(spec["key"], table)
+        _store_result(table, spec, seconds=job.elapsed)
+    elif job.state == "error":
+        ss[K.RUN_ERROR] = job.error
+
+
+def _store_result(table: SliceTable, spec: dict, seconds: float, cached: bool = False) -> None:
+    ss = st.session_state
+    key = spec["plan_key"]
     ss[K.RUN_ERROR] = None
-    ss[K.RESULT] = dict(table=table, plan=key, data_key=state(K.DATA_KEY), seconds=seconds,
-                        id=hashlib.blake2b((state(K.DATA_KEY) + key).encode(), digest_size=8).hexdigest())
+    ss[K.RESULT] = dict(table=table, plan=key, data_key=spec["data_key"], seconds=seconds, cached=cached,
+                        id=hashlib.blake2b((spec["data_key"] + key).encode(), digest_size=8).hexdigest())
     if state(K.VIEW_METRIC) not in table.metric_names:
         # other metrics: the view starts again from their default sort, every verdict
         ss.update({K.VIEW_METRIC: table.metric_names[0], K.SORT_BY: None, K.F_VERDICTS: []})
@@ -689,8 +778,102 @@ def run_analysis() -> None:
             table.lookup(state(K.SELECTED))
         except DivergenceInputError:
             ss[K.SELECTED] = None
-    if reread:  # the page above the run button showed the old preview and row count
-        st.rerun()
+
+
+def progress_text(job: worker.Job) -> tuple[float | None, str]:
+    """A running scan's progress in words (what the engine reported), with the share done when known."""
+    p = job.progress or {}
+    stage = str(p.get("stage") or "working")
+    slices, length, fraction = p.get("slices"), p.get("length"), p.get("fraction")
+    if stage == "starting the worker":
+        text = f"Starting: mining {job.label}…"
+    elif stage == "statistics":
+        text = f"{format_count(slices or 0)} slices mined; computing their statistics…"
+    elif stage == "sending the result":
+        text = f"{format_count(slices or 0)} slices: receiving the result…"
+    else:
+        parts = [stage[:1].upper() + stage[1:]]
+        if slices is not None:
+            parts.append(f"{format_count(slices)} slices so far")
+        if length is not None:
+            parts.append(f"now slices of {length} item{'s' if length != 1 else ''}")
+        text = ": ".join([parts[0], ", ".join(parts[1:])]) if len(parts) > 1 else parts[0] + "…"
+    text += f" ({job.elapsed:.0f} s)"
+    if fraction is not None:
+        fraction = min(max(float(fraction), 0.0), 1.0)
+    return fraction, text
+
+
+def _draw_progress(job: worker.Job, where) -> None:
+    fraction, text = progress_text(job)
+    if fraction is None:
+        where.info(text, icon=":material/hourglass_top:")
+    else:
+        where.progress(fraction, text=text)
+
+
+def _cancel_button() -> None:
+    st.button("Cancel the scan", key="cancel-scan", icon=":material/stop:", on_click=cancel_scan,
+              help="Stops the scan at once; the previous result and every setting are kept.")
+
+
+@st.fragment(run_every=0.5)
+def _scan_status() -> None:
+    """A running scan's progress and its Cancel button, redrawn twice a second; the whole page
+    is drawn again when the scan ends."""
+    job = scan_job()
+    if job is None or not job.running:
+        st.rerun(scope="app")
+    c1, c2 = st.columns([5, 1], vertical_alignment="center")
+    _draw_progress(job, c1)
+    with c2:
+        _cancel_button()
+
+
+def _slot():
+    return st.session_state.get("_scan_slot")
+
+
+def show_scan_status(here: bool = False) -> None:
+    """Draw the running scan's progress once per run: ``here`` (the run button's column), else at
+    the top of the page."""
+    ss = st.session_state
+    if ss.get("_scan_status_drawn") or not scan_running():
+        return
+    ss["_scan_status_drawn"] = True
+    if here or _slot() is None:
+        _scan_status()
+    else:
+        with _slot().container():
+            _scan_status()
+
+
+def wait_for_scan() -> None:
+    """Follow the running scan here until it ends (the first visit: nothing to show before it)."""
+    ss = st.session_state
+    job = scan_job()
+    if job is None:
+        return
+    slot = _slot() or st.empty()
+    ss["_scan_status_drawn"] = True
+    with slot.container():
+        c1, c2 = st.columns([5, 1], vertical_alignment="center")
+        bar = c1.empty()
+        with c2:
+            _cancel_button()
+    seen = -1
+    while job.running:
+        seen = job.updates
+        _draw_progress(job, bar)  # also where a click (Cancel) interrupts this run
+        job.wait(0.25, seen=seen)
+    slot.empty()
+    collect_scan()
+
+
+def run_analysis() -> None:
+    """Mine and assess with the current settings and wait here for the result (scripts, tests)."""
+    start_scan()
+    wait_for_scan()
 
 
 def result() -> dict | None:
@@ -710,9 +893,15 @@ def is_stale() -> bool:
 
 
 def ensure_result() -> dict | None:
-    """The result to show: the first visit runs the defaults (a finding with no setting touched)."""
-    if result() is None and state(K.RUN_ERROR) is None:
-        run_analysis()
+    """The result to show: the first visit runs the defaults (a finding with no setting touched)
+    and waits for them; a scan started by a click is followed without blocking the page."""
+    if result() is None and scan_job() is None and state(K.RUN_ERROR) is None and state(K.RUN_NOTICE) is None:
+        start_scan(auto=True)
+    job = scan_job()
+    if job is not None and job.auto and result() is None:
+        wait_for_scan()
+    else:
+        show_scan_status()
     return result()
 
 
@@ -764,16 +953,16 @@ def current_view(table: SliceTable, result_id: str, top_n: int | None = None) ->
 
 
 def show_run_status(where: str = "page") -> None:
-    """The last run's error, or a notice (with a run button) when the settings changed."""
+    """The last run's error or notice, or a notice (with a run button) when the settings changed."""
     err = state(K.RUN_ERROR)
     if err:
         st.error(err)
-    if result() is not None and is_stale():
+    if state(K.RUN_NOTICE):
+        st.info(state(K.RUN_NOTICE))
+    if result() is not None and is_stale() and not scan_running():
         c1, c2 = st.columns([4, 1])
         c1.info("The settings changed since these results were computed.")
-        if c2.button("Run again", key=f"rerun-{where}", type="primary"):
-            run_analysis()
-            st.rerun()
+        c2.button("Run again", key=f"rerun-{where}", type="primary", on_click=start_scan)
 
 
 @st.cache_data(show_spinner="Writing the report…", max_entries=8)

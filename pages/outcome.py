@@ -115,22 +115,24 @@ if res is not None and not ui.is_stale():
 
 # ---------------------------------------------------------------- run
 st.divider()
-r1, r2 = st.columns([1, 3])
+r1, r2 = st.columns([1, 3], vertical_alignment="center")
+running = ui.scan_running()
 with r1:
-    run = st.button("Run the scan", type="primary", icon=":material/play_arrow:", key="run")
+    st.button("Run the scan", type="primary", icon=":material/play_arrow:", key="run", on_click=ui.start_scan,
+              disabled=running, help="Cancel the running scan first." if running else None)
 with r2:
-    progress_area = st.container()
-if run:
-    with progress_area:
-        ui.run_analysis()
+    ui.show_scan_status(here=True)
 err = ui.state(K.RUN_ERROR)
 if err:
     st.error(err)
+if ui.state(K.RUN_NOTICE):
+    st.info(ui.state(K.RUN_NOTICE))
 res = ui.result()
-if res is not None and not err:
+if res is not None and not err and not running:
     table = res["table"]
     if ui.is_stale():
         st.warning("The settings changed since the last run: run again to see their results.")
     else:
-        st.success(f"{len(table) - 1:,} slices mined in {res['seconds']:.2f} s.")
+        how = "taken from the cache" if res.get("cached") else f"mined in {res['seconds']:.1f} s"
+        st.success(f"{len(table) - 1:,} slices {how}.")
         st.page_link("pages/slices.py", label="See the slices", icon=":material/arrow_forward:")

@@ -32,8 +32,10 @@ from divergence.assess import min_size_derivation
 from divergence.plan import SlicePlan, dump_plan, parse_plan
 from divergence.scan import default_attributes, role_columns
 from ui import run as worker
-from divergence.views import (describe_columns, format_count, metric_label, distinct_values, guess_positive,
-                              guess_roles, parse_bin_spec, slice_view, sort_options, split_rows, table_csv, SliceView)
+from divergence.roles import RoleGuess, guess_positive, guess_roles
+from divergence.views import (describe_columns, format_count, format_percent, metric_label, distinct_values,
+                              parse_bin_spec,
+                              slice_view, sort_options, split_rows, table_csv, SliceView)
 
 BUILT_IN = "built-in"
 LOCAL_PATH = "path"                 # a local file, folder or glob scanned by DuckDB (large data)
@@ -82,6 +84,7 @@ class K:
     BINS = "bins"                    # {column: int or [edges]}
     BIN_TEXTS = "bin_texts"          # {column: the text typed} (kept when it does not parse)
     BIN_ERRORS = "bin_errors"        # {column: message}
+    ROLE_NOTES = "role_notes"        # how a new file's roles were guessed (sentences)
     QUANTILE_BINS = "quantile_bins"
     BINNING = "binning"
     REPLICATION = "replication"      # "none", "split", "file", "holdout"
@@ -124,6 +127,7 @@ ROLE_DEFAULTS: dict[str, Any] = {
     K.TASK: "classification", K.TARGET: None, K.PRED_KIND: "labels", K.PREDICTION: None, K.SCORE: None,
     K.THRESHOLD: 0.5, K.POSITIVE: None, K.RANK_KIND: "score", K.RANK: None, K.RANK_BY: None,
     K.ASCENDING: False, K.GAMMA: "dcg", K.OUTCOME: [], K.ATTRIBUTES: None, K.BINS: {}, K.BIN_TEXTS: {},
+    K.ROLE_NOTES: [],
     K.BIN_ERRORS: {},
     K.QUANTILE_BINS: 3, K.BINNING: "quantile", K.REPLICATION: "none", K.SPLIT_COLUMN: None,
     K.SPLIT_VALUES: [], K.HOLDOUT: 0.3, K.METRICS: ["fpr", "fnr"],
@@ -283,13 +287,62 @@ def use_frame(df: pd.DataFrame, name: str, key: str, *, path: str | None = None,
     ss.update({K.SOURCE: LOCAL_PATH if path is not None else "upload", K.DATA_NAME: name, K.DATA_KEY: key,
                K.UPLOAD_ERROR: None, K.PATH: path, K.PATH_ROWS: rows, K.PATH_ERROR: None})
     ss.update(ROLE_DEFAULTS)
-    guess = guess_roles(df)
-    ss[K.TASK] = guess["task"]
-    ss[K.TARGET], ss[K.PREDICTION], ss[K.POSITIVE] = guess["target"], guess["prediction"], guess["positive"]
-    ss[K.OUTCOME] = [guess["outcome"]] if guess["outcome"] else []
-    ss[K.METRICS] = ["fpr", "fnr"] if guess["task"] == "classification" else []
+    apply_role_guess(guess_roles(df))
     ss[K.SELECTED] = None
     ss[K.VIEW_METRIC] = None
+
+
+def apply_role_guess(guess: RoleGuess) -> None:
+    """Set the column roles from a guess; a role the guess left empty stays empty (the Data page asks)."""
+    labels = guess.prediction is not None or (guess.score is None and "score" not in guess.candidates)
+    set_settings(**{
+        K.TASK: guess.task, K.TARGET: guess.target, K.PREDICTION: guess.prediction, K.SCORE: guess.score,
+        K.PRED_KIND: "labels" if labels else "score", K.THRESHOLD: guess.threshold, K.POSITIVE: guess.positive,
+        K.OUTCOME: [guess.outcome] if guess.outcome else [],
+        K.METRICS: {"classification": ["fpr", "fnr"], "regression": ["abs_error"]}.get(guess.task, []),
+        K.ROLE_NOTES: guess.notes(),
+    })
+
+
+def missing_roles() -> list[str]:
+    """The roles still to choose for the task (a new file's guess may leave some empty)."""
+    task, out = state(K.TASK), []
+    if task in ("classification", "regression"):
+        if state(K.TARGET) is None:
+            out.append("the target")
+        if task == "classification" and state(K.PRED_KIND) == "score":
+            if state(K.SCORE) is None:
+                out.append("the score column")
+            if state(K.THRESHOLD) is None:
+                out.append("the threshold")
+        elif state(K.PREDICTION) is None:
+            out.append("the prediction column")
+        if task == "classification" and state(K.POSITIVE) in (None, ""):
+            out.append("the positive label")
+    elif task == "ranking":
+        if state(K.RANK if state(K.RANK_KIND) == "rank" else K.RANK_BY) is None:
+            out.append("the rank column" if state(K.RANK_KIND) == "rank" else "the score to rank by")
+    elif not state(K.OUTCOME):
+        out.append("the outcome column(s)")
+    return out
+
+
+def and_list(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def score_note(df: pd.DataFrame, column: str | None, threshold: float | None) -> str | None:
+    """A score column's range, and the share of rows the threshold predicts positive."""
+    if column is None or column not in df.columns or not pd.api.types.is_numeric_dtype(df[column]):
+        return None
+    values = df[column].dropna()
+    if not len(values):
+        return None
+    text = f"`{column}` ranges from {values.min():g} to {values.max():g}"
+    if threshold is None:
+        return text + ": set the threshold (a score at or above it predicts positive)."
+    share = float((values >= threshold).mean())
+    return text + f"; at {threshold:g}, {format_percent(share)} of the rows are predicted positive."
 
 
 def on_upload() -> None:
@@ -388,7 +441,8 @@ def role_kwargs() -> dict:
     if task == "classification":
         kw: dict = dict(target=state(K.TARGET), positive=state(K.POSITIVE), metrics=list(state(K.METRICS)))
         if state(K.PRED_KIND) == "score":
-            kw.update(score=state(K.SCORE), threshold=float(state(K.THRESHOLD)))
+            threshold = state(K.THRESHOLD)
+            kw.update(score=state(K.SCORE), threshold=None if threshold is None else float(threshold))
         else:
             kw.update(prediction=state(K.PREDICTION))
         return kw
@@ -651,6 +705,9 @@ def _session_alive() -> Callable[[], bool] | None:
 
 def _scan_spec() -> dict:
     """The current settings as a worker request with its cache keys (raises DivergenceInputError)."""
+    missing = missing_roles()
+    if missing:
+        raise DivergenceInputError(f"Choose {and_list(missing)} on the Data page first.")
     path = state(K.PATH)
     if path is not None and path_fingerprint(path) != state(K.DATA_KEY):
         # the files changed since they were read: read them again, keeping the roles

@@ -88,7 +88,10 @@ if task in ("classification", "regression"):
                 ui.bound(st.selectbox, "Score column", K.SCORE, options=columns, index=None,
                          placeholder="Choose a column")
                 ui.bound(st.number_input, "Threshold (score ≥ threshold predicts positive)", K.THRESHOLD,
-                         step=0.05, format="%.3f")
+                         step=0.05, format="%.3f", placeholder="Set the threshold")
+                note = ui.score_note(df, ui.state(K.SCORE), ui.state(K.THRESHOLD))
+                if note:
+                    st.caption(note)
         with c3:
             labels = ui.target_values(data_key, ui.state(K.TARGET), df)
             if labels is not None and len(labels) <= 50:
@@ -119,13 +122,22 @@ else:
         ui.bound(st.multiselect, "Outcome column(s): measured as they are", K.OUTCOME, options=numeric)
 
 roles = ui.role_kwargs()
-try:
-    found = ui.check_roles(data_key, json.dumps(roles, default=str), df)
-except DivergenceInputError as exc:
-    st.error(str(exc))
+missing = ui.missing_roles()
+role_notes = ui.state(K.ROLE_NOTES) or []
+if role_notes:
+    with st.expander("How the roles were guessed from the column names and values", expanded=bool(missing)):
+        for note in role_notes:
+            st.markdown(f"- {note}")
+if missing:
+    st.info(f"Choose {ui.and_list(missing)} to measure the model.", icon=":material/arrow_upward:")
 else:
-    st.caption("Measured" + (f" on the first {format_count(len(df))} rows" if large else "") + ": " + "; ".join(
-        f"**{name}** ({desc}), defined on {format_count(n)} rows" for name, desc, n, _ in found))
+    try:
+        found = ui.check_roles(data_key, json.dumps(roles, default=str), df)
+    except DivergenceInputError as exc:
+        st.error(str(exc))
+    else:
+        st.caption("Measured" + (f" on the first {format_count(len(df))} rows" if large else "") + ": " + "; ".join(
+            f"**{name}** ({desc}), defined on {format_count(n)} rows" for name, desc, n, _ in found))
 
 # ---------------------------------------------------------------- attributes
 st.subheader("Attributes to slice by")

@@ -5,6 +5,8 @@ slice's outcome diverges from the whole dataset's, and attach the statistics tha
 make a worst-slice table trustworthy. No Streamlit here: usable from a notebook,
 a script or the command line (``python -m divergence``).
 """
+__version__ = "0.9.0"
+
 from .assess import VERDICTS, assess, support_for_min_size
 from .discretize import AttributeBins, Discretized, discretize
 from .duckdb_engine import scan_duckdb

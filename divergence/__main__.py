@@ -1,7 +1,5 @@
 """``python -m divergence``: the command line (see divergence.cli)."""
-import sys
+from .cli import console
 
-from .cli import _quick_numba_start, main
-
-_quick_numba_start()
-sys.exit(main())
+if __name__ == "__main__":
+    console()

@@ -376,6 +376,12 @@ def _quick_numba_start() -> None:
     mining._QUICK_START[0] = True
 
 
+def console() -> None:
+    """The ``divergence`` console command (and ``python -m divergence``)."""
+    _quick_numba_start()
+    sys.exit(main())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status."""
     parser = build_parser()

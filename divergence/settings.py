@@ -1,0 +1,533 @@
+"""One settings model for an analysis: roles, slicing, mining, statistics, replication.
+
+Every way in (``scan()``'s keywords, the SQL engines, the command line, a plan file, the
+dashboard) builds a :class:`Settings`; it is validated once, here, with the messages below,
+and a plan's sections are derived from its fields (an unknown key is refused by name).
+Dataclasses rather than pydantic: no new dependency, frozen values that hash and compare,
+and fields that can be listed to derive the plan schema and the CLI's keywords.
+
+Checks that need the data (does a column exist, is the target binary) stay where the data
+is read (``outcomes``, ``discretize``); these are the checks that need none.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field, fields
+from typing import Any, Mapping, Sequence
+
+from .errors import DivergenceInputError
+
+__all__ = [
+    "Roles", "Slicing", "Mining", "Statistics", "Replication", "Explain", "Settings",
+    "TASKS", "CORRECTIONS", "FAMILIES", "REPLICATION_KINDS", "BINNINGS", "PERIODS",
+]
+
+TASKS = ("classification", "regression", "ranking", "outcome")
+CORRECTIONS = ("bh", "bonferroni", "holm")
+FAMILIES = ("scan", "metric")
+REPLICATION_KINDS = ("none", "split", "file", "holdout")
+BINNINGS = ("quantile", "uniform")
+PERIODS = ("month", "quarter", "year")
+
+# ----------------------------------------------------------------------------- messages
+MSG_UNKNOWN_KEY = "Unknown setting {key!r}{where}; known settings: {known}."
+MSG_NOT_MAPPING = "Section {name!r} of the settings must be a mapping; got {value!r}."
+MSG_MIN_SUPPORT_NUMBER = "min_support must be a number in (0, 1]; got {value!r}."
+MSG_MIN_SUPPORT_RANGE = "min_support must be in (0, 1]; got {value!r}."
+MSG_MAX_LENGTH = "max_length must be a positive integer; got {value!r}."
+MSG_POSITIVE_INT = "{name} must be a positive integer; got {value!r}."
+MSG_POSITIVE_NUMBER = "{name} must be a positive number; got {value!r}."
+MSG_CONFIDENCE = "confidence must be in [0.5, 1); got {value!r}."
+MSG_CORRECTION = "correction must be one of {choices}; got {value!r}."
+MSG_FAMILY = "family must be one of {choices}; got {value!r}."
+MSG_BOOTSTRAP = "bootstrap must be 0 (none) or at least 20 replicates; got {value!r}."
+MSG_SEED = "seed must be a non-negative integer; got {value!r}."
+MSG_DELTA = "delta for '{name}' must be a positive number; got {value!r}."
+MSG_HOLDOUT = "holdout must be a share in (0, 1); got {value!r}."
+MSG_TOP_K = "top_k must be a positive integer; got {value!r}."
+MSG_THRESHOLD = "threshold must be a finite number; got {value!r}."
+MSG_QUANTILE_BINS = "quantile_bins must be at least 1; got {value!r}."
+MSG_BINNING = "binning must be 'quantile' or 'uniform'; got {value!r}."
+MSG_COLUMN_NAME = "{role} must be a column name; got {value!r}."
+MSG_COLUMN_LIST = "{role} must be a list of column names; got {value!r}."
+MSG_TWICE = "{role} names column '{column}' twice."
+MSG_BINS_SPEC = ("bins for '{column}' must be a bin count, a list of edges or a period "
+                 "(month, quarter, year); got {value!r}.")
+MSG_REPLICATION_KIND = "Unknown replication kind {value!r}; choose from {choices}."
+MSG_REPLICATION_KEY = "Replication of kind {kind!r} takes no {key!r}; it takes {known}."
+MSG_REPLICATION_NEEDS = "Replication of kind {kind!r} needs {key!r}."
+MSG_REDUNDANCY = "redundancy must be a number of 0 or more; got {value!r}."
+MSG_BOOL = "{name} must be true or false; got {value!r}."
+
+
+def _fail(msg: str, **kw: Any) -> DivergenceInputError:
+    return DivergenceInputError(msg.format(**kw))
+
+
+# ----------------------------------------------------------------------------- coercion helpers
+def _column(value: Any, role: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise _fail(MSG_COLUMN_NAME, role=role, value=value)
+    return value
+
+
+def _columns(value: Any, role: str) -> tuple[str, ...] | None:
+    """A list of column names; a single name is a list of one; comma-separated text is not split."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and v for v in value):
+        raise _fail(MSG_COLUMN_LIST, role=role, value=value)
+    seen: set = set()
+    for v in value:
+        if v in seen:
+            raise _fail(MSG_TWICE, role=role, column=v)
+        seen.add(v)
+    return tuple(value)
+
+
+def _number(value: Any, msg: str, **kw: Any) -> float:
+    if isinstance(value, bool):
+        raise _fail(msg, value=value, **kw)
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise _fail(msg, value=value, **kw) from None
+    if math.isnan(x):
+        raise _fail(msg, value=value, **kw)
+    return x
+
+
+def _integer(value: Any, msg: str, **kw: Any) -> int:
+    x = _number(value, msg, **kw)
+    if not math.isfinite(x) or x != int(x):
+        raise _fail(msg, value=value, **kw)
+    return int(x)
+
+
+def _flag(value: Any, name: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if value in (0, 1):
+        return bool(value)
+    raise _fail(MSG_BOOL, name=name, value=value)
+
+
+def _set(obj: Any, name: str, value: Any) -> None:
+    object.__setattr__(obj, name, value)
+
+
+# ----------------------------------------------------------------------------- sections
+@dataclass(frozen=True)
+class Roles:
+    """What is measured: the task's columns and metrics (see ``divergence.scan``)."""
+
+    target: str | None = None
+    prediction: str | None = None
+    score: str | None = None
+    threshold: float = 0.5
+    positive: Any = None
+    metrics: tuple[str, ...] = ()
+    outcome: tuple[str, ...] | None = None
+    rank: str | None = None
+    rank_by: str | None = None
+    ascending: bool = False
+    gamma: str | None = None
+    regression: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("target", "prediction", "score", "rank", "rank_by"):
+            _set(self, name, _column(getattr(self, name), name))
+        _set(self, "outcome", _columns(self.outcome, "outcome"))
+        metrics = self.metrics
+        if metrics is None:
+            metrics = ()
+        if isinstance(metrics, str):
+            metrics = [m for m in metrics.split(",")]
+        if not isinstance(metrics, (list, tuple)) or not all(isinstance(m, str) for m in metrics):
+            raise _fail(MSG_COLUMN_LIST, role="metrics", value=self.metrics)
+        _set(self, "metrics", tuple(m.strip().lower() for m in metrics if m.strip()))
+        t = _number(self.threshold, MSG_THRESHOLD)
+        if not math.isfinite(t):
+            raise _fail(MSG_THRESHOLD, value=self.threshold)
+        _set(self, "threshold", t)
+        _set(self, "ascending", _flag(self.ascending, "ascending"))
+        _set(self, "regression", _flag(self.regression, "regression"))
+        if self.gamma is not None:
+            from .outcomes import parse_gamma
+
+            parse_gamma(self.gamma)
+
+    @property
+    def task(self) -> str:
+        """classification, regression, ranking or outcome (the first that the roles give)."""
+        from .outcomes import REGRESSION_METRICS
+
+        if self.rank is not None or self.rank_by is not None:
+            return "ranking"
+        if self.outcome:
+            return "outcome"
+        if self.regression or (self.metrics and all(m in REGRESSION_METRICS for m in self.metrics)):
+            return "regression"
+        return "classification"
+
+    def columns(self) -> list[str]:
+        """The columns taken by a role (never attributes), in role order."""
+        out: list[str] = []
+        for c in (self.target, self.prediction, self.score, *(self.outcome or ()), self.rank, self.rank_by):
+            if c is not None and c not in out:
+                out.append(c)
+        return out
+
+    def given(self) -> bool:
+        """Whether any role is set (else a scan needs ready-made outcomes)."""
+        return any(x is not None for x in (self.target, self.prediction, self.outcome, self.rank,
+                                           self.rank_by)) or bool(self.metrics)
+
+
+@dataclass(frozen=True)
+class Slicing:
+    """Which columns are attributes and how numeric and date columns are binned."""
+
+    attributes: tuple[str, ...] | None = None
+    bins: Mapping[str, Any] = field(default_factory=dict)
+    quantile_bins: int = 3
+    binning: str = "quantile"
+
+    def __post_init__(self) -> None:
+        _set(self, "attributes", _columns(self.attributes, "attributes"))
+        if not isinstance(self.bins, Mapping):
+            raise _fail(MSG_NOT_MAPPING, name="bins", value=self.bins)
+        bins: dict = {}
+        for col, spec in self.bins.items():
+            bins[str(col)] = _bin_spec(str(col), spec)
+        _set(self, "bins", bins)
+        q = _integer(self.quantile_bins, MSG_QUANTILE_BINS)
+        if q < 1:
+            raise _fail(MSG_QUANTILE_BINS, value=self.quantile_bins)
+        _set(self, "quantile_bins", q)
+        if self.binning not in BINNINGS:
+            raise _fail(MSG_BINNING, value=self.binning)
+
+    def __hash__(self) -> int:  # bins is a dict
+        return hash((self.attributes, tuple(sorted((k, str(v)) for k, v in self.bins.items())),
+                     self.quantile_bins, self.binning))
+
+
+def _bin_spec(column: str, spec: Any) -> Any:
+    """A bin count (int >= 1), a list of finite edges, or a period name."""
+    if isinstance(spec, bool):
+        raise _fail(MSG_BINS_SPEC, column=column, value=spec)
+    if isinstance(spec, str):
+        if spec.lower() in PERIODS:
+            return spec.lower()
+        raise _fail(MSG_BINS_SPEC, column=column, value=spec)
+    if isinstance(spec, (int, float)) and not isinstance(spec, bool):
+        if spec == int(spec) and spec >= 1:
+            return int(spec)
+        raise _fail(MSG_BINS_SPEC, column=column, value=spec)
+    if isinstance(spec, (list, tuple)):
+        try:
+            edges = [float(e) for e in spec]
+        except (TypeError, ValueError):
+            raise _fail(MSG_BINS_SPEC, column=column, value=spec) from None
+        if not all(math.isfinite(e) for e in edges):
+            raise _fail(MSG_BINS_SPEC, column=column, value=spec)
+        return edges
+    if hasattr(spec, "tolist"):
+        return _bin_spec(column, spec.tolist())
+    raise _fail(MSG_BINS_SPEC, column=column, value=spec)
+
+
+@dataclass(frozen=True)
+class Mining:
+    """Which itemsets are mined: the support, their length, and the budget."""
+
+    min_support: float = 0.05
+    max_length: int | None = None
+    exhaustive: bool = False
+    max_slices: int | None = None
+    time_limit: float | None = None
+
+    def __post_init__(self) -> None:
+        s = _number(self.min_support, MSG_MIN_SUPPORT_NUMBER)
+        if not (0.0 < s <= 1.0):
+            raise _fail(MSG_MIN_SUPPORT_RANGE, value=self.min_support)
+        _set(self, "min_support", s)
+        if self.max_length is not None:
+            k = _integer(self.max_length, MSG_MAX_LENGTH)
+            if k < 1:
+                raise _fail(MSG_MAX_LENGTH, value=self.max_length)
+            _set(self, "max_length", k)
+        _set(self, "exhaustive", _flag(self.exhaustive, "exhaustive"))
+        if self.max_slices is not None:
+            k = _integer(self.max_slices, MSG_POSITIVE_INT, name="max_slices")
+            if k < 1:
+                raise _fail(MSG_POSITIVE_INT, name="max_slices", value=self.max_slices)
+            _set(self, "max_slices", k)
+        if self.time_limit is not None:
+            t = _number(self.time_limit, MSG_POSITIVE_NUMBER, name="time_limit")
+            if not t > 0:
+                raise _fail(MSG_POSITIVE_NUMBER, name="time_limit", value=self.time_limit)
+            _set(self, "time_limit", t)
+
+
+@dataclass(frozen=True)
+class Statistics:
+    """How slices are judged: δ, confidence, correction and its family, bootstrap."""
+
+    delta: Any = None
+    confidence: float = 0.95
+    correction: str = "bh"
+    family: str = "scan"
+    bootstrap: int = 0
+    seed: int = 0
+    top_k: int | None = None
+    sort_by: str | None = None
+
+    def __post_init__(self) -> None:
+        c = _number(self.confidence, MSG_CONFIDENCE)
+        if not (0.5 <= c < 1.0):
+            raise _fail(MSG_CONFIDENCE, value=self.confidence)
+        _set(self, "confidence", c)
+        if self.correction not in CORRECTIONS:
+            raise _fail(MSG_CORRECTION, choices=", ".join(CORRECTIONS), value=self.correction)
+        if self.family not in FAMILIES:
+            raise _fail(MSG_FAMILY, choices=", ".join(FAMILIES), value=self.family)
+        b = _integer(self.bootstrap, MSG_BOOTSTRAP)
+        if b < 0 or 0 < b < 20:
+            raise _fail(MSG_BOOTSTRAP, value=self.bootstrap)
+        _set(self, "bootstrap", b)
+        seed = _integer(self.seed, MSG_SEED)
+        if seed < 0:
+            raise _fail(MSG_SEED, value=self.seed)
+        _set(self, "seed", seed)
+        if self.top_k is not None:
+            k = _integer(self.top_k, MSG_TOP_K)
+            if k < 1:
+                raise _fail(MSG_TOP_K, value=self.top_k)
+            _set(self, "top_k", k)
+        if self.delta is not None:
+            if isinstance(self.delta, Mapping):
+                _set(self, "delta", {str(k): _delta(v, str(k)) for k, v in self.delta.items()})
+            else:
+                _set(self, "delta", _delta(self.delta, "every metric"))
+
+    def delta_for(self, metric: str) -> float | None:
+        """δ of one metric (None: the default from the outcome's spread)."""
+        if isinstance(self.delta, Mapping):
+            return self.delta.get(metric)
+        return self.delta
+
+    def __hash__(self) -> int:
+        d = tuple(sorted(self.delta.items())) if isinstance(self.delta, Mapping) else self.delta
+        return hash((d, self.confidence, self.correction, self.family, self.bootstrap, self.seed,
+                     self.top_k, self.sort_by))
+
+
+def _delta(value: Any, name: str) -> float:
+    x = _number(value, MSG_DELTA, name=name)
+    if not (x > 0 and math.isfinite(x)):
+        raise _fail(MSG_DELTA, name=name, value=value)
+    return x
+
+
+_REPLICATION_FIELDS = {"none": (), "split": ("column", "confirm_values"), "file": ("name",),
+                       "holdout": ("share",)}
+
+
+@dataclass(frozen=True)
+class Replication:
+    """Where slices are re-measured: nothing, a split or period column, a second file, or a
+    held-out share of the rows."""
+
+    kind: str = "none"
+    column: str | None = None
+    confirm_values: tuple | None = None
+    name: str | None = None
+    share: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in REPLICATION_KINDS:
+            raise _fail(MSG_REPLICATION_KIND, value=self.kind, choices=", ".join(REPLICATION_KINDS))
+        allowed = _REPLICATION_FIELDS[self.kind]
+        for f in ("column", "confirm_values", "name", "share"):
+            if getattr(self, f) is not None and f not in allowed:
+                raise _fail(MSG_REPLICATION_KEY, kind=self.kind, key=f, known=", ".join(allowed) or "nothing")
+        if self.kind == "holdout":
+            if self.share is None:
+                raise _fail(MSG_REPLICATION_NEEDS, kind="holdout", key="share")
+            x = _number(self.share, MSG_HOLDOUT)
+            if not (0.0 < x < 1.0):
+                raise _fail(MSG_HOLDOUT, value=self.share)
+            _set(self, "share", x)
+        if self.kind == "split":
+            if self.column is None:
+                raise _fail(MSG_REPLICATION_NEEDS, kind="split", key="column")
+            _set(self, "column", _column(self.column, "the split column"))
+            values = self.confirm_values
+            if values is not None:
+                _set(self, "confirm_values", tuple(values) if isinstance(values, (list, tuple)) else (values,))
+
+    def to_dict(self) -> dict:
+        """The plan's replication section (empty for none)."""
+        if self.kind == "none":
+            return {}
+        out: dict = {"kind": self.kind}
+        for f in _REPLICATION_FIELDS[self.kind]:
+            v = getattr(self, f)
+            if v is not None:
+                out[f] = list(v) if isinstance(v, tuple) else v
+        return out
+
+
+@dataclass(frozen=True)
+class Explain:
+    """How slices are explained and pruned (the dashboard's redundancy ε)."""
+
+    redundancy: float = 0.0
+
+    def __post_init__(self) -> None:
+        x = _number(self.redundancy, MSG_REDUNDANCY)
+        if not (x >= 0 and math.isfinite(x)):
+            raise _fail(MSG_REDUNDANCY, value=self.redundancy)
+        _set(self, "redundancy", x)
+
+
+_SECTIONS = {"roles": Roles, "slicing": Slicing, "mining": Mining, "statistics": Statistics,
+             "replication": Replication, "explain": Explain}
+#: the plan's ``scan`` section holds these three sections' fields, flat
+SCAN_SECTIONS = ("roles", "slicing", "mining")
+
+
+def section_keys(name: str) -> tuple[str, ...]:
+    """The keys a section accepts (its fields, in order)."""
+    return tuple(f.name for f in fields(_SECTIONS[name]))
+
+
+def scan_keys() -> tuple[str, ...]:
+    """The keys of a plan's ``scan`` section: roles, slicing and mining settings."""
+    return tuple(k for s in SCAN_SECTIONS for k in section_keys(s))
+
+
+def _defaults(cls) -> dict:
+    out = {}
+    for f in fields(cls):
+        if f.default is not dataclasses.MISSING:
+            out[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
+            out[f.name] = f.default_factory()  # type: ignore[misc]
+    return out
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting of an analysis, validated (see the module docstring)."""
+
+    roles: Roles = field(default_factory=Roles)
+    slicing: Slicing = field(default_factory=Slicing)
+    mining: Mining = field(default_factory=Mining)
+    statistics: Statistics = field(default_factory=Statistics)
+    replication: Replication = field(default_factory=Replication)
+    explain: Explain = field(default_factory=Explain)
+
+    @classmethod
+    def from_keywords(cls, where: str = "", **kw: Any) -> "Settings":
+        """Settings from flat keywords (``scan()``'s); ``holdout=share`` is replication by holdout.
+        An unknown keyword is refused by name."""
+        kw = dict(kw)
+        holdout = kw.pop("holdout", None)
+        parts: dict[str, dict] = {name: {} for name in _SECTIONS}
+        owner = {k: name for name in _SECTIONS for k in section_keys(name) if name != "replication"}
+        for key, value in kw.items():
+            if key not in owner:
+                known = ", ".join(sorted(owner) + ["holdout"])
+                raise _fail(MSG_UNKNOWN_KEY, key=key, where=where, known=known)
+            parts[owner[key]][key] = value
+        if holdout is not None:
+            parts["replication"] = {"kind": "holdout", "share": holdout}
+        return cls(**{name: _SECTIONS[name](**values) for name, values in parts.items()})
+
+    @classmethod
+    def from_sections(cls, sections: Mapping[str, Any]) -> "Settings":
+        """Settings from a plan's sections (``scan``, ``statistics``, ``explain``, ``replication``);
+        each section's unknown keys are refused by name."""
+        scan = _section(sections, "scan", scan_keys())
+        parts: dict[str, dict] = {name: {} for name in _SECTIONS}
+        for name in SCAN_SECTIONS:
+            parts[name] = {k: v for k, v in scan.items() if k in section_keys(name)}
+        parts["statistics"] = _section(sections, "statistics", section_keys("statistics"))
+        parts["explain"] = _section(sections, "explain", section_keys("explain"))
+        parts["replication"] = _section(sections, "replication", section_keys("replication"))
+        return cls(**{name: _SECTIONS[name](**values) for name, values in parts.items()})
+
+    def keywords(self, *sections: str) -> dict:
+        """Flat keywords of the given sections (default roles, slicing, mining, statistics)."""
+        out: dict = {}
+        for name in sections or ("roles", "slicing", "mining", "statistics"):
+            part = getattr(self, name)
+            for f in fields(part):
+                out[f.name] = getattr(part, f.name)
+        return out
+
+    def scan_section(self) -> dict:
+        """The plan's ``scan`` section: settings that differ from the defaults, as plain data."""
+        out: dict = {}
+        for name in SCAN_SECTIONS:
+            out.update(_changed(getattr(self, name)))
+        return out
+
+    def sections(self) -> dict:
+        """The plan's sections (each empty one left out), as plain data."""
+        out = {"scan": self.scan_section(), "statistics": _changed(self.statistics),
+               "explain": _changed(self.explain), "replication": self.replication.to_dict()}
+        return {k: v for k, v in out.items() if v or k == "scan"}
+
+    def replace(self, **kw: Any) -> "Settings":
+        """A copy with some flat keywords changed (validated again)."""
+        base = {k: v for k, v in self.keywords().items()}
+        base.update(kw)
+        new = Settings.from_keywords(**base)
+        return dataclasses.replace(new, replication=self.replication if "holdout" not in kw else new.replication,
+                                   explain=self.explain)
+
+
+def _section(sections: Mapping[str, Any], name: str, known: Sequence[str]) -> dict:
+    value = sections.get(name) or {}
+    if not isinstance(value, Mapping):
+        raise _fail(MSG_NOT_MAPPING, name=name, value=value)
+    for key in value:
+        if key not in known:
+            raise _fail(MSG_UNKNOWN_KEY, key=key, where=f" in the plan's {name} section",
+                        known=", ".join(known))
+    return dict(value)
+
+
+def _changed(part: Any) -> dict:
+    """The fields of a section that differ from its defaults, as plain data."""
+    defaults = _defaults(type(part))
+    out: dict = {}
+    for f in fields(part):
+        v = getattr(part, f.name)
+        if f.name in defaults and _same(defaults[f.name], v):
+            continue
+        out[f.name] = _plain(v)
+    return out
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        return list(a or ()) == list(b or ())
+    return a == b
+
+
+def _plain(x: Any) -> Any:
+    if isinstance(x, Mapping):
+        return {str(k): _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    return x

@@ -35,7 +35,7 @@ class RoleGuess:
     """The guessed roles, each with why; ``candidates`` lists the columns that fit a role left
     empty because more than one did equally well."""
 
-    task: str                           # "classification", "regression" or "outcome"
+    task: str                           # "classification" (also when nothing is recognised), "regression", "outcome"
     target: str | None = None
     prediction: str | None = None
     score: str | None = None
@@ -269,14 +269,14 @@ def guess_roles(df: pd.DataFrame) -> RoleGuess:
                            prediction=f"Prediction '{p}': named like a prediction, numeric.")
             return RoleGuess("regression", pairs[0], p, reasons=reasons)
     named = [c for c in columns if _target_rank(c) is not None and _numeric_range(df[c]) is not None]
-    outcome = named[0] if len(named) == 1 else None
-    reasons["task"] = ("Task: a numeric outcome. No column looks like a model's prediction or score, so a "
-                       "column is measured as it is.")
-    if outcome is not None:
-        reasons["outcome"] = f"Outcome '{outcome}': named like a target, numeric."
-    else:
-        reasons["outcome"] = ("Outcome: choose the numeric column(s) to measure (a grade, a cost), or another "
-                              "task if the file holds a model's output.")
-        if named:
-            candidates["outcome"] = tuple(named)
-    return RoleGuess("outcome", outcome=outcome, reasons=reasons, candidates=candidates)
+    if len(named) == 1:
+        reasons.update(task="Task: a numeric outcome. No column looks like a model's prediction or score, so the "
+                            "column named like a target is measured as it is.",
+                       outcome=f"Outcome '{named[0]}': named like a target, numeric.")
+        return RoleGuess("outcome", outcome=named[0], reasons=reasons)
+    # nothing recognised: the page's default task, every role for the user to choose
+    reasons["task"] = ("Task: not recognised. No column looks like a target, a model's prediction or a score: "
+                       "choose them below, or measure a numeric column as it is (task 'A numeric outcome').")
+    if named:
+        candidates["outcome"] = tuple(named)
+    return RoleGuess("classification", reasons=reasons, candidates=candidates)

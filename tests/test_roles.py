@@ -30,9 +30,8 @@ def test_raw_compas_asks_for_the_target_and_the_score_never_guesses_sex():
 
 def test_law_data_has_no_model_output_and_asks_what_to_measure():
     g = guess_roles(pd.read_csv(data_file("law_data.csv")))
-    assert g.task == "outcome" and g.outcome is None
-    assert (g.target, g.prediction, g.score) == (None, None, None)  # not sex / first_pf
-    assert "No column looks like a model's prediction or score" in g.reasons["task"]
+    assert (g.target, g.prediction, g.score, g.outcome) == (None, None, None, None)  # not sex / first_pf
+    assert g.task == "classification" and "not recognised" in g.reasons["task"]
 
 
 def test_curated_files_are_guessed_and_their_roles_build_outcomes():
@@ -116,7 +115,7 @@ def test_regression_and_numeric_outcomes():
     g = guess_roles(pd.DataFrame({"x": [1.5, 2.5, 3.5], "y": [0.1, 0.2, 0.3], "g": ["a", "b", "c"]}))
     assert (g.task, g.outcome) == ("outcome", "y")
     g = guess_roles(pd.DataFrame({"a": [1.5, 2.5, 3.5], "b": [0.1, 0.2, 0.3]}))
-    assert (g.task, g.outcome) == ("outcome", None)
+    assert (g.task, g.outcome, g.target) == ("classification", None, None)  # nothing recognised: the user says
 
 
 def test_booleans_and_text_labels():
@@ -142,4 +141,4 @@ def test_guess_positive():
                                    pd.DataFrame({"label": [1] * 5})])
 def test_degenerate_tables_give_an_empty_guess(frame):
     g = guess_roles(frame)
-    assert g.target is None and g.prediction is None and g.task == "outcome"
+    assert g.target is None and g.prediction is None and g.outcome is None and "not recognised" in g.reasons["task"]

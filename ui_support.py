@@ -99,6 +99,7 @@ class K:
     MIN_SUPPORT = "min_support"
     SUPPORT_MODE = "support_mode"    # the minimum support typed as a "share" or as "rows"
     MAX_LENGTH = "max_length"        # 0: no limit
+    EXHAUSTIVE = "exhaustive"        # every itemset (DivExplorer's listing) instead of each set of rows once
     DELTA = "delta"                  # None: the engine's default
     CONFIDENCE = "confidence"
     CORRECTION = "correction"
@@ -137,7 +138,7 @@ DEFAULTS: dict[str, Any] = {
     K.PATH: None, K.PATH_ROWS: None, K.PATH_TEXT: "", K.PATH_ERROR: None,
     **ROLE_DEFAULTS,
     K.REPLICATE_FRAME: None, K.REPLICATE_NAME: None, K.REPLICATE_ERROR: None,
-    K.MIN_SUPPORT: 0.02, K.SUPPORT_MODE: "share", K.MAX_LENGTH: 0, K.DELTA: None, K.CONFIDENCE: 0.95, K.CORRECTION: "bh",
+    K.MIN_SUPPORT: 0.02, K.SUPPORT_MODE: "share", K.MAX_LENGTH: 0, K.EXHAUSTIVE: False, K.DELTA: None, K.CONFIDENCE: 0.95, K.CORRECTION: "bh",
     K.BOOTSTRAP: 200, K.REDUNDANCY: 0.01, K.PLAN_KIND: "exploratory",
     K.RESULT: None, K.RUN_ERROR: None, K.RUN_NOTICE: None, K.JOB: None, K.VIEW_METRIC: None, K.SORT_BY: None, K.SORT_ASC: False,
     K.F_VERDICTS: [], K.F_MIN_SIZE: "all", K.F_LENGTHS: None, K.F_ATTRIBUTES: [], K.F_PRUNE: True,
@@ -480,9 +481,11 @@ def scan_kwargs() -> dict:
     attrs, _ = attribute_choice(df)
     bins = {c: v for c, v in (state(K.BINS) or {}).items() if c in attrs}
     max_length = int(state(K.MAX_LENGTH) or 0)
-    return dict(role_kwargs(), attributes=attrs, bins=bins, quantile_bins=int(state(K.QUANTILE_BINS)),
-                binning=state(K.BINNING), min_support=float(state(K.MIN_SUPPORT)),
-                max_length=max_length or None)
+    kw = dict(role_kwargs(), attributes=attrs, bins=bins, quantile_bins=int(state(K.QUANTILE_BINS)),
+              binning=state(K.BINNING), min_support=float(state(K.MIN_SUPPORT)), max_length=max_length or None)
+    if state(K.EXHAUSTIVE):  # only when asked: the default leaves the plan as it was
+        kw["exhaustive"] = True
+    return kw
 
 
 def statistics_kwargs() -> dict:
@@ -537,7 +540,8 @@ def apply_plan(plan: SlicePlan) -> None:
     upd.update({K.ATTRIBUTES: s.get("attributes"), K.BINS: dict(s.get("bins") or {}), K.BIN_TEXTS: {},
                 K.BIN_ERRORS: {},
                 K.QUANTILE_BINS: int(s.get("quantile_bins", 3)), K.BINNING: s.get("binning", "quantile"),
-                K.MIN_SUPPORT: float(s.get("min_support", 0.05)), K.MAX_LENGTH: int(s.get("max_length") or 0)})
+                K.MIN_SUPPORT: float(s.get("min_support", 0.05)), K.MAX_LENGTH: int(s.get("max_length") or 0),
+                K.EXHAUSTIVE: bool(s.get("exhaustive", False))})
     st_ = plan.statistics
     upd.update({K.DELTA: st_.get("delta"), K.CONFIDENCE: float(st_.get("confidence", 0.95)),
                 K.CORRECTION: st_.get("correction", "bh"), K.BOOTSTRAP: int(st_.get("bootstrap", 0)),
@@ -933,6 +937,13 @@ def run_analysis() -> None:
     wait_for_scan()
 
 
+def budget_notes(table: SliceTable) -> list[str]:
+    """The result's note that the budget cut the scan short ("complete up to k items; …")."""
+    if getattr(table, "complete_length", None) is None:
+        return []
+    return [n for n in table.notes if "budget" in n]
+
+
 def result() -> dict | None:
     """The stored result, or None."""
     return st.session_state.get(K.RESULT)
@@ -1016,6 +1027,9 @@ def show_run_status(where: str = "page") -> None:
         st.error(err)
     if state(K.RUN_NOTICE):
         st.info(state(K.RUN_NOTICE))
+    if result() is not None:
+        for note in budget_notes(result()["table"]):
+            st.warning(note, icon=":material/speed:")
     if result() is not None and is_stale() and not scan_running():
         c1, c2 = st.columns([4, 1])
         c1.info("The settings changed since these results were computed.")

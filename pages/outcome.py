@@ -67,6 +67,11 @@ with c1:
 with c2:
     ui.bound(st.selectbox, "Maximum items per slice", K.MAX_LENGTH, options=[0, 1, 2, 3, 4, 5, 6],
              format_func=lambda k: "no limit" if k == 0 else str(k))
+    ui.bound(st.checkbox, "Every itemset (exhaustive, as DivExplorer lists them)", K.EXHAUSTIVE,
+             help="Off (the default): each distinct set of rows is mined once, as one slice; items that add "
+                  "nothing (the same rows as another item, or every row of the slice) do not multiply the "
+                  "search. On: every itemset above the support, as DivExplorer lists them: the same rows may "
+                  "appear under several descriptions, and a wide table takes much longer.")
 with c3:
     ui.bound(st.number_input, "Redundancy threshold ε (0: keep every slice)", K.REDUNDANCY, min_value=0.0,
              max_value=1.0, step=0.005, format="%.3f",

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import multiprocessing as mp
 import os
+import pickle
 import signal
 import sys
 import threading
@@ -24,6 +25,7 @@ import time
 import traceback
 import uuid
 from dataclasses import dataclass, field
+from multiprocessing import spawn
 from typing import Any, Callable
 
 import pandas as pd
@@ -122,6 +124,23 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
+def _send_result(conn, payload) -> None:
+    """The result with its arrays out of band (pickle protocol 5): the server then unpickles only
+    the small rest while holding the GIL, and wraps the arrays' bytes as they come."""
+    buffers: list = []
+    data = pickle.dumps(payload, protocol=5, buffer_callback=buffers.append)
+    conn.send(("done", len(buffers)))
+    conn.send_bytes(data)
+    for buffer in buffers:
+        conn.send_bytes(buffer.raw())
+
+
+def _receive_result(conn, n_buffers: int):
+    data = conn.recv_bytes()
+    buffers = [conn.recv_bytes() for _ in range(n_buffers)]
+    return pickle.loads(data, buffers=buffers)
+
+
 def _work(request: ScanRequest, conn, forked_by_server: bool) -> None:
     """The worker's body: compute, sending progress, then the result or a one-line error."""
     if forked_by_server:  # with spawn, the parent thread is a script run's: it ends before the scan
@@ -135,9 +154,10 @@ def _work(request: ScanRequest, conn, forked_by_server: bool) -> None:
             conn.send(("progress", dict(info)))
 
     try:
+        conn.send(("started", None))
         mined, table = compute(request, progress)
         progress({"stage": "sending the result", "slices": len(table) - 1, "length": None, "fraction": None})
-        conn.send(("done", (mined, table)))
+        _send_result(conn, (mined, table))
     except DivergenceInputError as exc:  # the project's errors (a budget too) are meant for people
         conn.send(("error", str(exc)))
     except MemoryError:
@@ -150,6 +170,27 @@ def _work(request: ScanRequest, conn, forked_by_server: bool) -> None:
 
 _contexts: dict[str, Any] = {}
 _contexts_lock = threading.Lock()
+_starting = threading.local()
+
+
+def _preparation_data(name: str, _original=spawn.get_preparation_data) -> dict:
+    """multiprocessing's data for a new worker, less the main module while a scan worker starts.
+
+    multiprocessing re-imports the parent's ``__main__`` in every spawned or fork-server child.
+    Under Streamlit ``__main__`` is the app script itself (Streamlit swaps it in for each run), so
+    every worker would run the whole app. The worker needs nothing from ``__main__``: its target
+    and arguments are importable by name.
+    """
+    data = _original(name)
+    if getattr(_starting, "worker", False):
+        data.pop("init_main_from_path", None)
+        data.pop("init_main_from_name", None)
+    return data
+
+
+if not getattr(spawn.get_preparation_data, "_divergence", False):
+    _preparation_data._divergence = True
+    spawn.get_preparation_data = _preparation_data
 
 
 def context(method: str | None = None):
@@ -159,11 +200,7 @@ def context(method: str | None = None):
         if method not in _contexts:
             ctx = mp.get_context(method)
             if method == "forkserver":
-                main = sys.modules.get("__main__")
-                # a console script (`streamlit run`, `pytest`) as __main__ would be re-imported by
-                # every worker (multiprocessing's main-module fix-up): import it once, in the server
-                by_path = getattr(getattr(main, "__spec__", None), "name", None) is None and hasattr(main, "__file__")
-                ctx.set_forkserver_preload((["__main__"] if by_path else []) + [__name__])
+                ctx.set_forkserver_preload([__name__])
             _contexts[method] = ctx
         return _contexts[method]
 
@@ -197,6 +234,8 @@ class Job:
     started: float = field(default_factory=time.monotonic)
     finished: float | None = None
     start_seconds: float | None = None
+    #: when the worker began computing (its data received): the start-up cost is this minus ``started``
+    worker_started: float | None = None
     updates: int = 0
 
     def __post_init__(self) -> None:
@@ -207,7 +246,11 @@ class Job:
         self.process = ctx.Process(target=_work, args=(self.request, writer, method == "forkserver"), daemon=True,
                                    name=f"divergence-scan-{self.id}")
         t0 = time.monotonic()
-        self.process.start()
+        _starting.worker = True
+        try:
+            self.process.start()
+        finally:
+            _starting.worker = False
         self.start_seconds = time.monotonic() - t0
         writer.close()
         self.request = None  # the worker has its copy; the server keeps no second reference
@@ -270,8 +313,15 @@ class Job:
                     if kind == "progress":
                         self._set(progress=msg[1])
                         continue
+                    if kind == "started":
+                        self._set(worker_started=time.monotonic())
+                        continue
                     if kind == "done":
-                        self._finish(state="done", result=msg[1])
+                        try:
+                            result = _receive_result(self._conn, msg[1])
+                        except (EOFError, OSError):
+                            break
+                        self._finish(state="done", result=result)
                     elif kind == "error":
                         self._finish(state="error", error=msg[1])
                     else:

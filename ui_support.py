@@ -30,7 +30,9 @@ from divergence.duckdb_engine import preview_source, resolve_files
 from divergence.io import PARQUET_SUFFIXES, read_table
 from divergence.assess import min_size_derivation
 from divergence.plan import SlicePlan, dump_plan, parse_plan
-from divergence.scan import default_attributes, role_columns
+from divergence.columns import AttributeScreen
+from divergence.mining import MAX_SLICES, TIME_LIMIT
+from divergence.scan import role_columns
 from ui import run as worker
 from divergence.roles import RoleGuess, guess_positive, guess_roles
 from divergence.views import (describe_columns, format_count, format_percent, metric_label, distinct_values,
@@ -85,6 +87,7 @@ class K:
     BIN_TEXTS = "bin_texts"          # {column: the text typed} (kept when it does not parse)
     BIN_ERRORS = "bin_errors"        # {column: message}
     ROLE_NOTES = "role_notes"        # how a new file's roles were guessed (sentences)
+    ADDED = "attributes_added"       # columns the default choice left out, added back by the user
     QUANTILE_BINS = "quantile_bins"
     BINNING = "binning"
     REPLICATION = "replication"      # "none", "split", "file", "holdout"
@@ -100,6 +103,8 @@ class K:
     SUPPORT_MODE = "support_mode"    # the minimum support typed as a "share" or as "rows"
     MAX_LENGTH = "max_length"        # 0: no limit
     EXHAUSTIVE = "exhaustive"        # every itemset (DivExplorer's listing) instead of each set of rows once
+    MAX_SLICES = "max_slices"        # the budget: most slices a scan may list
+    TIME_LIMIT = "time_limit"        # the budget: seconds of mining
     DELTA = "delta"                  # None: the engine's default
     CONFIDENCE = "confidence"
     CORRECTION = "correction"
@@ -128,7 +133,7 @@ ROLE_DEFAULTS: dict[str, Any] = {
     K.TASK: "classification", K.TARGET: None, K.PRED_KIND: "labels", K.PREDICTION: None, K.SCORE: None,
     K.THRESHOLD: 0.5, K.POSITIVE: None, K.RANK_KIND: "score", K.RANK: None, K.RANK_BY: None,
     K.ASCENDING: False, K.GAMMA: "dcg", K.OUTCOME: [], K.ATTRIBUTES: None, K.BINS: {}, K.BIN_TEXTS: {},
-    K.ROLE_NOTES: [],
+    K.ROLE_NOTES: [], K.ADDED: [],
     K.BIN_ERRORS: {},
     K.QUANTILE_BINS: 3, K.BINNING: "quantile", K.REPLICATION: "none", K.SPLIT_COLUMN: None,
     K.SPLIT_VALUES: [], K.HOLDOUT: 0.3, K.METRICS: ["fpr", "fnr"],
@@ -138,7 +143,8 @@ DEFAULTS: dict[str, Any] = {
     K.PATH: None, K.PATH_ROWS: None, K.PATH_TEXT: "", K.PATH_ERROR: None,
     **ROLE_DEFAULTS,
     K.REPLICATE_FRAME: None, K.REPLICATE_NAME: None, K.REPLICATE_ERROR: None,
-    K.MIN_SUPPORT: 0.02, K.SUPPORT_MODE: "share", K.MAX_LENGTH: 0, K.EXHAUSTIVE: False, K.DELTA: None, K.CONFIDENCE: 0.95, K.CORRECTION: "bh",
+    K.MIN_SUPPORT: 0.02, K.SUPPORT_MODE: "share", K.MAX_LENGTH: 0, K.EXHAUSTIVE: False,
+    K.MAX_SLICES: MAX_SLICES, K.TIME_LIMIT: TIME_LIMIT, K.DELTA: None, K.CONFIDENCE: 0.95, K.CORRECTION: "bh",
     K.BOOTSTRAP: 200, K.REDUNDANCY: 0.01, K.PLAN_KIND: "exploratory",
     K.RESULT: None, K.RUN_ERROR: None, K.RUN_NOTICE: None, K.JOB: None, K.VIEW_METRIC: None, K.SORT_BY: None, K.SORT_ASC: False,
     K.F_VERDICTS: [], K.F_MIN_SIZE: "all", K.F_LENGTHS: None, K.F_ATTRIBUTES: [], K.F_PRUNE: True,
@@ -466,13 +472,54 @@ def used_columns() -> list[str]:
     return cols
 
 
+@st.cache_data(show_spinner=False, max_entries=32)
+def _screen(data_key: str, roles_json: str, _df: pd.DataFrame) -> AttributeScreen:
+    r = json.loads(roles_json)
+    return divergence.screen_attributes(_df, r.pop("used"), **r)
+
+
+def attribute_screen(df: pd.DataFrame) -> AttributeScreen:
+    """The engine's default attributes for the roles chosen, and the columns left out with why
+    (leakage is checked against the target, the prediction and the score)."""
+    roles = role_kwargs()
+    r = dict(used=used_columns(), target=roles.get("target"), prediction=roles.get("prediction"),
+             score=roles.get("score"))
+    if roles.get("score") is not None and roles.get("threshold") is not None:
+        r["threshold"] = roles["threshold"]
+    return _screen(state(K.DATA_KEY), json.dumps(r, sort_keys=True, default=str), df)
+
+
 def attribute_choice(df: pd.DataFrame) -> tuple[list[str], list[str]]:
-    """The attributes to slice by (explicit, or the engine's default) and why some were left out."""
+    """The attributes to slice by (explicit, or the engine's default plus the columns added back)
+    and the engine's notes on what the default left out."""
     used = used_columns()
     chosen = state(K.ATTRIBUTES)
     if chosen is None:
-        return default_attributes(df, used)
+        screen = attribute_screen(df)
+        added = set(state(K.ADDED) or ()) & set(screen.left_out)
+        return [c for c in df.columns if c in screen.attributes or c in added], list(screen.notes)
     return [a for a in chosen if a in df.columns and a not in used], []
+
+
+def on_add_back(left_out: list[str]) -> None:
+    """Callback of the 'add back' choice: left-out columns the user slices by after all."""
+    picked = list(st.session_state["w:add_back"])
+    chosen = state(K.ATTRIBUTES)
+    if chosen is None:
+        set_settings(**{K.ADDED: picked})
+    else:
+        set_settings(**{K.ATTRIBUTES: [a for a in chosen if a not in left_out] + picked})
+
+
+def on_period(column: str) -> None:
+    """Callback of a date attribute's period: month, quarter, year, or the engine's choice."""
+    period = st.session_state[f"w:period:{column}"]
+    bins = dict(state(K.BINS) or {})
+    if period == "auto":
+        bins.pop(column, None)
+    else:
+        bins[column] = period
+    set_settings(**{K.BINS: bins})
 
 
 def scan_kwargs() -> dict:
@@ -485,6 +532,10 @@ def scan_kwargs() -> dict:
               binning=state(K.BINNING), min_support=float(state(K.MIN_SUPPORT)), max_length=max_length or None)
     if state(K.EXHAUSTIVE):  # only when asked: the default leaves the plan as it was
         kw["exhaustive"] = True
+    if int(state(K.MAX_SLICES)) != MAX_SLICES:  # the budget, when it is not the engine's
+        kw["max_slices"] = int(state(K.MAX_SLICES))
+    if float(state(K.TIME_LIMIT)) != TIME_LIMIT:
+        kw["time_limit"] = float(state(K.TIME_LIMIT))
     return kw
 
 
@@ -541,7 +592,8 @@ def apply_plan(plan: SlicePlan) -> None:
                 K.BIN_ERRORS: {},
                 K.QUANTILE_BINS: int(s.get("quantile_bins", 3)), K.BINNING: s.get("binning", "quantile"),
                 K.MIN_SUPPORT: float(s.get("min_support", 0.05)), K.MAX_LENGTH: int(s.get("max_length") or 0),
-                K.EXHAUSTIVE: bool(s.get("exhaustive", False))})
+                K.EXHAUSTIVE: bool(s.get("exhaustive", False)), K.MAX_SLICES: int(s.get("max_slices") or MAX_SLICES),
+                K.TIME_LIMIT: float(s.get("time_limit") or TIME_LIMIT)})
     st_ = plan.statistics
     upd.update({K.DELTA: st_.get("delta"), K.CONFIDENCE: float(st_.get("confidence", 0.95)),
                 K.CORRECTION: st_.get("correction", "bh"), K.BOOTSTRAP: int(st_.get("bootstrap", 0)),
@@ -857,7 +909,7 @@ def progress_text(job: worker.Job) -> tuple[float | None, str]:
         if slices is not None:
             parts.append(f"{format_count(slices)} slices so far")
         if length is not None:
-            parts.append(f"now slices of {length} item{'s' if length != 1 else ''}")
+            parts.append(f"slices of up to {length} item{'s' if length != 1 else ''}")
         text = ": ".join([parts[0], ", ".join(parts[1:])]) if len(parts) > 1 else parts[0] + "…"
     text += f" ({job.elapsed:.0f} s)"
     if fraction is not None:
@@ -874,7 +926,7 @@ def _draw_progress(job: worker.Job, where) -> None:
 
 
 def _cancel_button() -> None:
-    st.button("Cancel the scan", key="cancel-scan", icon=":material/stop:", on_click=cancel_scan,
+    st.button("Cancel", key="cancel-scan", icon=":material/stop:", on_click=cancel_scan, width="stretch",
               help="Stops the scan at once; the previous result and every setting are kept.")
 
 

@@ -143,7 +143,7 @@ else:
 st.subheader("Attributes to slice by")
 used = ui.used_columns()
 options = [c for c in columns if c not in used]
-chosen, notes = ui.attribute_choice(df)
+chosen, _ = ui.attribute_choice(df)
 
 
 def _attributes_changed() -> None:
@@ -153,14 +153,41 @@ def _attributes_changed() -> None:
 st.session_state["w:attributes_pick"] = [a for a in chosen if a in options]
 st.multiselect("Attributes", options, key="w:attributes_pick", on_change=_attributes_changed,
                label_visibility="collapsed")
+default = ui.state(K.ATTRIBUTES) is None
 if not chosen:
     st.error("Choose at least one attribute column to slice by.")
-for note in notes:
-    st.caption(note)
-if ui.state(K.ATTRIBUTES) is not None and st.button("Use the default choice (every column not used above, "
-                                                    "less identifiers)"):
-    ui.set_settings(**{K.ATTRIBUTES: None})
+screen = ui.attribute_screen(df)
+left = {c: reason for c, reason in screen.left_out.items() if c in options}
+if default:
+    st.caption(f"{len(chosen)} attributes: every column not used above, less the {len(left)} a careful analyst "
+               "would not slice by (below)." if left else f"{len(chosen)} attributes: every column not used above.")
+elif st.button("Use the default choice (every column not used above, less the columns below)"):
+    ui.set_settings(**{K.ATTRIBUTES: None, K.ADDED: []})
     st.rerun()
+if left:
+    with st.expander(f"Left out of the default attributes: {len(left)} column{'s' if len(left) != 1 else ''}, "
+                     "each with the reason", expanded=default):
+        st.dataframe(pd.DataFrame({"column": list(left), "left out as": [screen.kinds.get(c, "") for c in left],
+                                   "why": list(left.values())}),
+                     hide_index=True, height=min(38 + 35 * len(left), 300),
+                     column_config={"column": st.column_config.TextColumn(width="medium"),
+                                    "left out as": st.column_config.TextColumn(width="small"),
+                                    "why": st.column_config.TextColumn(width="large")})
+        st.session_state["w:add_back"] = [c for c in left if c in chosen]
+        st.multiselect("Add back (slice by these after all)", list(left), key="w:add_back", on_change=ui.on_add_back,
+                       args=(list(left),), placeholder="Columns to slice by after all",
+                       help="A date column is binned by the period you choose; an identifier or a leaking column "
+                            "makes slices of one row or slices that restate the outcome.")
+dates = [c for c in chosen if screen.kinds.get(c) == "date"]
+if dates:
+    grid = st.columns(min(len(dates), 3))
+    periods = {"auto": "automatic (the finest with at most 12 periods)", "month": "month", "quarter": "quarter",
+               "year": "year"}
+    for i, c in enumerate(dates):
+        spec = (ui.state(K.BINS) or {}).get(c)
+        st.session_state[f"w:period:{c}"] = spec if spec in periods else "auto"
+        grid[i % 3].selectbox(f"`{c}`: dates binned by", list(periods), format_func=periods.get,
+                              key=f"w:period:{c}", on_change=ui.on_period, args=(c,))
 
 with st.expander(f"Binning of numeric attributes ({ui.state(K.BINNING)}, {ui.state(K.QUANTILE_BINS)} bins unless "
                  "set per column)", expanded=False):
@@ -177,7 +204,7 @@ with st.expander(f"Binning of numeric attributes ({ui.state(K.BINNING)}, {ui.sta
     except DivergenceInputError as exc:
         st.error(str(exc))
         described = ()
-    binned = [b for b in described if b.kind != "categorical"]
+    binned = [b for b in described if b.kind not in ("categorical", "date")]  # dates: their period above
     if large:
         st.caption(f"Bins shown from the first {format_count(len(df))} rows; the scan computes its quantile "
                    "edges on every row (explicit edges are used as typed).")

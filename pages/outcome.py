@@ -78,6 +78,17 @@ with c3:
              help="A slice whose divergence differs from one of its subsets' by less than ε adds nothing: "
                   "the Slices page can hide it.")
 
+with st.expander(f"Budget: at most {format_count(ui.state(K.MAX_SLICES))} slices and {ui.state(K.TIME_LIMIT):g} s of "
+                 "mining per scan", expanded=False):
+    st.caption("A scan that would go past the budget lists every slice up to the longest length that fits, and says "
+               "so; if not even single items fit, it stops with what to change. The defaults fit a machine of 2 "
+               "cores and a few GB.")
+    e1, e2 = st.columns(2)
+    with e1:
+        ui.bound(st.number_input, "Most slices", K.MAX_SLICES, min_value=1000, step=100_000)
+    with e2:
+        ui.bound(st.number_input, "Seconds of mining", K.TIME_LIMIT, min_value=1.0, step=30.0, format="%g")
+
 st.subheader("Statistics")
 d1, d2, d3, d4 = st.columns(4)
 with d1:
@@ -106,9 +117,10 @@ ui.bound(st.radio, "This analysis is", K.PLAN_KIND, options=["exploratory", "pre
          format_func={"exploratory": "an exploratory search",
                       "pre-registered": "a pre-registered slice plan (settings fixed before looking)"}.get)
 
-for sentence in ui.min_size_sentences():
-    st.info(sentence, icon=":material/straighten:")
 res = ui.result()
+if res is not None and res["data_key"] == ui.state(K.DATA_KEY):  # derived from the last scan of this data
+    for sentence in ui.min_size_sentences():
+        st.info(sentence, icon=":material/straighten:")
 if res is not None and not ui.is_stale():
     offers = ui.support_offers(res["table"])
     cols = st.columns(max(len(offers), 1) + 1)

@@ -54,3 +54,11 @@ def run_scan(at: AppTest, timeout: float = 600) -> AppTest:
     """Click "Run the scan" on the Outcome page and wait for its result."""
     at.button(key="run").click().run()
     return finish_scan(at, timeout)
+
+
+def left_out(at: AppTest) -> dict:
+    """The Data page's list of columns left out of the default attributes: {column: kind}."""
+    for d in at.dataframe:
+        if list(d.value.columns) == ["column", "left out as", "why"]:
+            return dict(zip(d.value["column"], d.value["left out as"]))
+    return {}

@@ -15,7 +15,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import divergence
-from apptest_readers import charts, decode, metrics, run_scan, table_cells
+from apptest_readers import charts, decode, left_out, metrics, run_scan, table_cells
 from conftest import ROOT
 from divergence import assess, redundant_itemsets, scan, scan_duckdb
 from divergence.datasets import load_demo
@@ -137,7 +137,7 @@ def test_local_parquet_file_preview_roles_and_run(app, parquet_file):
     assert (at.selectbox(key="w:target").value, at.selectbox(key="w:prediction").value,
             at.selectbox(key="w:positive").value) == ("label", "pred", 1)
     assert at.multiselect(key="w:attributes_pick").value == ATTRIBUTES
-    assert any("Left out column 'row'" in c for c in _captions(at))
+    assert list(left_out(at)) == ["row"] and left_out(at)["row"] in ("row index", "identifier")
     preview = pd.read_parquet(parquet_file).head(1000)
     measured = next(c for c in _captions(at) if c.startswith("Measured"))
     assert measured.startswith("Measured on the first 1,000 rows:")

@@ -14,10 +14,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import threading
 from collections import OrderedDict
-from pathlib import Path
 from typing import Any, Callable
 
 import pandas as pd
@@ -27,7 +25,7 @@ import divergence
 from divergence import DivergenceInputError, SliceTable
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
 from divergence.duckdb_engine import preview_source, resolve_files
-from divergence.io import PARQUET_SUFFIXES, read_table
+from divergence.io import LoadedTable, load_table
 from divergence.assess import min_size_derivation
 from divergence.plan import SlicePlan, dump_plan, parse_plan
 from divergence.columns import AttributeScreen
@@ -68,6 +66,7 @@ class K:
     DATA_NAME = "data_name"          # file name or BUILT_IN
     DATA_KEY = "data_key"            # identifies the data's content (cache key)
     UPLOAD_ERROR = "upload_error"
+    DATA_NOTES = "data_notes"        # what the reader decided (encoding, delimiter, renamed columns)
     # column roles
     TASK = "task"
     TARGET = "target"
@@ -97,6 +96,7 @@ class K:
     REPLICATE_FRAME = "replicate_frame"
     REPLICATE_NAME = "replicate_name"
     REPLICATE_ERROR = "replicate_error"
+    REPLICATE_NOTES = "replicate_notes"
     # outcome and thresholds
     METRICS = "metrics"
     MIN_SUPPORT = "min_support"
@@ -139,10 +139,10 @@ ROLE_DEFAULTS: dict[str, Any] = {
     K.SPLIT_VALUES: [], K.HOLDOUT: 0.3, K.METRICS: ["fpr", "fnr"],
 }
 DEFAULTS: dict[str, Any] = {
-    K.SOURCE: BUILT_IN, K.DATA_NAME: BUILT_IN, K.DATA_KEY: BUILT_IN, K.UPLOAD_ERROR: None,
+    K.SOURCE: BUILT_IN, K.DATA_NAME: BUILT_IN, K.DATA_KEY: BUILT_IN, K.UPLOAD_ERROR: None, K.DATA_NOTES: [],
     K.PATH: None, K.PATH_ROWS: None, K.PATH_TEXT: "", K.PATH_ERROR: None,
     **ROLE_DEFAULTS,
-    K.REPLICATE_FRAME: None, K.REPLICATE_NAME: None, K.REPLICATE_ERROR: None,
+    K.REPLICATE_FRAME: None, K.REPLICATE_NAME: None, K.REPLICATE_ERROR: None, K.REPLICATE_NOTES: [],
     K.MIN_SUPPORT: 0.02, K.SUPPORT_MODE: "share", K.MAX_LENGTH: 0, K.EXHAUSTIVE: False,
     K.MAX_SLICES: MAX_SLICES, K.TIME_LIMIT: TIME_LIMIT, K.DELTA: None, K.CONFIDENCE: 0.95, K.CORRECTION: "bh",
     K.BOOTSTRAP: 200, K.REDUNDANCY: 0.01, K.PLAN_KIND: "exploratory",
@@ -246,24 +246,12 @@ def demo_frame() -> pd.DataFrame:
     return load_demo()
 
 
-def read_uploaded(name: str, buffer) -> pd.DataFrame:
-    """Read an uploaded CSV or Parquet file (by its name's suffix) through the engine's reader.
-
-    Not cached: the frame is kept in session state, and a cached copy of a 1 GB file
-    would double the memory.
-    """
-    suffix = Path(name).suffix.lower()
-    suffix = suffix if suffix in PARQUET_SUFFIXES else ".csv"
-    fd, tmp = tempfile.mkstemp(suffix=suffix)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(buffer)
-        try:
-            return read_table(tmp)
-        except DivergenceInputError as exc:
-            raise DivergenceInputError(str(exc).replace(tmp, name)) from None
-    finally:
-        os.unlink(tmp)
+def read_uploaded(name: str, buffer) -> LoadedTable:
+    """Read an uploaded CSV or Parquet file with the engine's one reader (the command line's and
+    DuckDB's too): delimiter, encoding, byte-order mark and repeated column names, each said in
+    its notes. Not cached: the frame is kept in session state, and a cached copy of a 1 GB file
+    would double the memory."""
+    return load_table(bytes(buffer), name=name)
 
 
 def content_key(name: str, buffer) -> str:
@@ -277,22 +265,25 @@ def use_built_in() -> None:
     ss = st.session_state
     ss[K.FRAME] = demo_frame()
     ss.update({K.SOURCE: BUILT_IN, K.DATA_NAME: BUILT_IN, K.DATA_KEY: BUILT_IN, K.UPLOAD_ERROR: None,
-               K.PATH: None, K.PATH_ROWS: None})
+               K.PATH: None, K.PATH_ROWS: None, K.DATA_NOTES: []})
     ss.update(ROLE_DEFAULTS)
     ss.update(DEMO_SETTINGS)
     ss[K.SELECTED] = None
 
 
-def use_frame(df: pd.DataFrame, name: str, key: str, *, path: str | None = None, rows: int | None = None) -> None:
+def use_frame(df: pd.DataFrame, name: str, key: str, *, path: str | None = None, rows: int | None = None,
+              notes: list[str] | None = None) -> None:
     """Analyse a new table: guess its roles (the user confirms them), default attributes.
 
-    With ``path``, ``df`` is the first rows of that local path and ``rows`` its row count.
+    With ``path``, ``df`` is the first rows of that local path and ``rows`` its row count;
+    ``notes`` are the reader's (shown on the Data page).
     """
     cancel_scan(quiet=True)
     ss = st.session_state
     ss[K.FRAME] = df
     ss.update({K.SOURCE: LOCAL_PATH if path is not None else "upload", K.DATA_NAME: name, K.DATA_KEY: key,
-               K.UPLOAD_ERROR: None, K.PATH: path, K.PATH_ROWS: rows, K.PATH_ERROR: None})
+               K.UPLOAD_ERROR: None, K.PATH: path, K.PATH_ROWS: rows, K.PATH_ERROR: None,
+               K.DATA_NOTES: list(notes or [])})
     ss.update(ROLE_DEFAULTS)
     apply_role_guess(guess_roles(df))
     ss[K.SELECTED] = None
@@ -359,11 +350,11 @@ def on_upload() -> None:
         return
     buffer = up.getbuffer()
     try:
-        df = read_uploaded(up.name, buffer)
+        loaded = read_uploaded(up.name, buffer)
     except DivergenceInputError as exc:
         st.session_state[K.UPLOAD_ERROR] = str(exc)
         return
-    use_frame(df, up.name, content_key(up.name, buffer))
+    use_frame(loaded.frame, up.name, content_key(up.name, buffer), notes=loaded.notes)
 
 
 def is_large() -> bool:
@@ -432,11 +423,12 @@ def on_replicate_upload() -> None:
     if up is None:
         return
     try:
-        df = read_uploaded(up.name, up.getbuffer())
+        loaded = read_uploaded(up.name, up.getbuffer())
     except DivergenceInputError as exc:
         st.session_state[K.REPLICATE_ERROR] = str(exc)
         return
-    st.session_state.update({K.REPLICATE_FRAME: df, K.REPLICATE_NAME: up.name, K.REPLICATE_ERROR: None})
+    st.session_state.update({K.REPLICATE_FRAME: loaded.frame, K.REPLICATE_NAME: up.name, K.REPLICATE_ERROR: None,
+                             K.REPLICATE_NOTES: loaded.notes})
 
 
 # ----------------------------------------------------------------------------- settings -> engine arguments

@@ -37,6 +37,8 @@ elif ui.state(K.SOURCE) == "upload":
 df: pd.DataFrame = ui.state(K.FRAME)
 data_key = ui.state(K.DATA_KEY)
 st.markdown(ui.data_caption())
+for note in ui.state(K.DATA_NOTES) or []:  # what the reader decided: encoding, delimiter, renamed columns
+    st.info(note, icon=":material/info:")
 
 large = ui.is_large()
 preview, types = st.tabs(["Preview", "Column types"])
@@ -250,7 +252,8 @@ elif kind == "file":
         st.error(ui.state(K.REPLICATE_ERROR))
     if ui.state(K.REPLICATE_FRAME) is not None:
         st.caption(f"Replication file: `{ui.state(K.REPLICATE_NAME)}`, "
-                   f"{format_count(len(ui.state(K.REPLICATE_FRAME)))} rows.")
+                   f"{format_count(len(ui.state(K.REPLICATE_FRAME)))} rows."
+                   + "".join(f" {n}" for n in ui.state(K.REPLICATE_NOTES) or []))
 elif kind == "holdout":
     ui.bound(st.slider, "Share of rows held out to confirm on", K.HOLDOUT, min_value=0.1, max_value=0.5, step=0.05)
 

@@ -194,3 +194,33 @@ def test_cancel_keeps_the_previous_result_and_the_settings(app):
     assert at.number_input(key="w:min_support").value == 0.0001 and at.checkbox(key="w:exhaustive").value
     finish_scan(at)  # nothing left to wait for
     assert at.session_state["result"] is before and not at.button(key="run").disabled
+
+
+def _csv_dialects() -> list[tuple[str, bytes]]:
+    rng = np.random.default_rng(1)
+    n = 400
+    df = pd.DataFrame({"région": rng.choice(["Île-de-France", "Provence", "Bretagne"], n),
+                       "âge": rng.integers(18, 80, n), "revenu": np.round(rng.normal(30, 8, n), 2),
+                       "label": rng.integers(0, 2, n), "pred": rng.integers(0, 2, n)})
+    return [("semicolon_cp1252.csv", df.to_csv(index=False, sep=";", decimal=",").encode("cp1252")),
+            ("tab_bom.tsv", df.to_csv(index=False, sep="\t").encode("utf-8-sig")),
+            ("pipe.csv", df.to_csv(index=False, sep="|").encode()),
+            ("repeated_names.csv", df.rename(columns={"âge": "revenu"}).to_csv(index=False).encode())]
+
+
+@pytest.mark.parametrize("name, data", _csv_dialects(), ids=lambda x: x if isinstance(x, str) else "")
+def test_the_upload_reads_files_as_they_come_and_says_how(app, name, data):
+    from divergence.io import load_table
+
+    expected = load_table(data, name=name)
+    at = _upload(app, name, data)
+    assert not _errors(at) and at.session_state["data_name"] == name
+    pd.testing.assert_frame_equal(at.session_state["frame"], expected.frame)
+    assert list(at.session_state["frame"].columns)[:1] == ["région"]  # decoded, no byte-order mark
+    assert at.session_state["frame"]["revenu"].dtype.kind == "f" or name == "repeated_names.csv"
+    shown = [i.value for i in at.info]
+    assert expected.notes and all(n in shown for n in expected.notes)
+    if name == "repeated_names.csv":  # renamed, never silently: the note names the column
+        assert any("revenu" in n for n in expected.notes)
+    # roles guessed as on any file
+    assert (at.session_state["target"], at.session_state["prediction"]) == ("label", "pred")

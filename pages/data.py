@@ -28,7 +28,8 @@ if ui.state(K.SOURCE) == ui.LOCAL_PATH:
         st.error(ui.state(K.PATH_ERROR))
         st.caption("The data and settings in use are unchanged.")
 elif ui.state(K.SOURCE) == "upload":
-    st.file_uploader("CSV or Parquet file", type=["csv", "txt", "parquet", "pq", "parq"], key="w:upload",
+    st.file_uploader("CSV (any delimiter) or Parquet file", type=["csv", "tsv", "txt", "parquet", "pq", "parq"],
+                     key="w:upload",
                      on_change=ui.on_upload, help="Up to 2 GB (set in .streamlit/config.toml).")
     if ui.state(K.UPLOAD_ERROR):
         st.error(ui.state(K.UPLOAD_ERROR))
@@ -246,7 +247,7 @@ if kind == "split":
             ui.bound(st.multiselect, "Rows with these values confirm; the others are mined", K.SPLIT_VALUES,
                      options=values, format_func=str)
 elif kind == "file":
-    st.file_uploader("Second file (same columns)", type=["csv", "txt", "parquet", "pq", "parq"],
+    st.file_uploader("Second file (same columns)", type=["csv", "tsv", "txt", "parquet", "pq", "parq"],
                      key="w:replicate_upload", on_change=ui.on_replicate_upload)
     if ui.state(K.REPLICATE_ERROR):
         st.error(ui.state(K.REPLICATE_ERROR))

@@ -85,6 +85,8 @@ def goto(page, title: str) -> None:
 
 def pick(page, label: str, option: str) -> None:
     box = page.get_by_role("combobox", name=label)
+    if box.input_value() == option:
+        return
     box.click()
     box.fill(option)
     page.get_by_role("option", name=option, exact=True).click()

@@ -115,6 +115,8 @@ def _quiet(page) -> None:
 def _pick(page, label: str, option: str) -> None:
     """Choose an option of a selectbox by typing it (a long list draws only the options in view)."""
     box = page.get_by_role("combobox", name=label)
+    if box.input_value() == option:
+        return
     box.click()
     box.fill(option)
     page.get_by_role("option", name=option, exact=True).click()

@@ -695,23 +695,26 @@ def bins_of(data_key: str, attributes: tuple[str, ...], bins_json: str, quantile
 
 
 class _LRU:
-    """Finished results shared by the sessions of this server, the least recently used dropped."""
+    """Finished results shared by the sessions of this server, the least recently used dropped
+    first: at most ``size`` of them and ``max_bytes`` together (the newest is always kept)."""
 
-    def __init__(self, size: int) -> None:
-        self.size, self._items, self._lock = size, OrderedDict(), threading.Lock()
+    def __init__(self, size: int, max_bytes: int) -> None:
+        self.size, self.max_bytes, self._items, self._lock = size, max_bytes, OrderedDict(), threading.Lock()
 
     def get(self, key: tuple):
         with self._lock:
-            value = self._items.get(key)
-            if value is not None:
-                self._items.move_to_end(key)
-            return value
-
-    def put(self, key: tuple, value) -> None:
-        with self._lock:
-            self._items[key] = value
+            item = self._items.get(key)
+            if item is None:
+                return None
             self._items.move_to_end(key)
-            while len(self._items) > self.size:
+            return item[0]
+
+    def put(self, key: tuple, value, nbytes: int = 0) -> None:
+        with self._lock:
+            self._items[key] = (value, int(nbytes))
+            self._items.move_to_end(key)
+            while len(self._items) > 1 and (len(self._items) > self.size
+                                            or sum(n for _, n in self._items.values()) > self.max_bytes):
                 self._items.popitem(last=False)
 
     def clear(self) -> None:
@@ -719,17 +722,21 @@ class _LRU:
             self._items.clear()
 
 
+#: memory for the results kept by the server (each kind), in MiB
+RESULTS_MIB = int(os.environ.get("DIVERGENCE_RESULTS_MIB", "1024"))
+
+
 @st.cache_resource(show_spinner=False)
 def _mined_cache() -> _LRU:
     """Mining results by (data, scan settings): a statistics setting changed re-assesses only."""
-    return _LRU(8)
+    return _LRU(8, RESULTS_MIB << 20)
 
 
 @st.cache_resource(show_spinner=False)
 def _result_cache() -> _LRU:
     """Assessed results by (data, scan settings, statistics, replication): a sort, a filter or a
     page change never re-mines, and a setting changed back is answered at once."""
-    return _LRU(16)
+    return _LRU(16, RESULTS_MIB << 20)
 
 
 def clear_results() -> None:
@@ -861,9 +868,9 @@ def collect_scan() -> None:
     if job.state == "done":
         mined, table = job.result
         spec = job.meta
-        if mined is not None:
-            _mined_cache().put(spec["mined_key"], mined)
-        _result_cache().put(spec["key"], table)
+        if mined is not None:  # the two share most of their arrays: half the size each
+            _mined_cache().put(spec["mined_key"], mined, job.result_bytes // 2)
+        _result_cache().put(spec["key"], table, job.result_bytes // (2 if mined is not None else 1))
         _store_result(table, spec, seconds=job.elapsed)
     elif job.state == "error":
         ss[K.RUN_ERROR] = job.error

@@ -129,7 +129,7 @@ def _send_result(conn, payload) -> None:
     the small rest while holding the GIL, and wraps the arrays' bytes as they come."""
     buffers: list = []
     data = pickle.dumps(payload, protocol=5, buffer_callback=buffers.append)
-    conn.send(("done", len(buffers)))
+    conn.send(("done", len(buffers), len(data) + sum(b.raw().nbytes for b in buffers)))
     conn.send_bytes(data)
     for buffer in buffers:
         conn.send_bytes(buffer.raw())
@@ -229,6 +229,8 @@ class Job:
     progress: dict = field(default_factory=lambda: {"stage": "starting the worker", "slices": None,
                                                     "length": None, "fraction": None})
     result: tuple | None = None
+    #: the result's size as sent (bytes): what keeping it costs
+    result_bytes: int = 0
     error: str | None = None
     detail: str | None = None
     started: float = field(default_factory=time.monotonic)
@@ -321,7 +323,7 @@ class Job:
                             result = _receive_result(self._conn, msg[1])
                         except (EOFError, OSError):
                             break
-                        self._finish(state="done", result=result)
+                        self._finish(state="done", result=result, result_bytes=msg[2])
                     elif kind == "error":
                         self._finish(state="error", error=msg[1])
                     else:

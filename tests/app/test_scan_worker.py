@@ -45,6 +45,7 @@ def test_a_worker_computes_what_the_engine_computes_in_process():
     pd.testing.assert_frame_equal(table.frame, expected.frame)
     assert len(mined) == len(table)
     assert job.worker_started is not None and job.worker_started >= job.started
+    assert job.result_bytes > table.frame.memory_usage(deep=False).sum() / 2
     assert job.progress["stage"] == "sending the result" and job.progress["slices"] == len(table) - 1
     job.process.join(10)
     assert job.process.exitcode == 0
@@ -114,3 +115,17 @@ def test_workers_never_run_the_parents_main_script():
         worker._starting.worker = False
     assert "init_main_from_path" not in worker_data and "init_main_from_name" not in worker_data
     assert {k: v for k, v in data.items() if not k.startswith("init_main")} == worker_data
+
+
+def test_the_servers_results_are_bounded_by_count_and_memory():
+    from ui_support import _LRU
+
+    lru = _LRU(3, 100)
+    for k in "abc":
+        lru.put((k,), k.upper(), 30)
+    assert [lru.get((k,)) for k in "abc"] == ["A", "B", "C"]
+    lru.get(("a",))  # used: kept before b
+    lru.put(("d",), "D", 30)  # four entries, 120 bytes: the least recently used goes
+    assert lru.get(("b",)) is None and [lru.get((k,)) for k in "acd"] == ["A", "C", "D"]
+    lru.put(("e",), "E", 1000)  # larger than everything: kept alone, the newest
+    assert lru.get(("e",)) == "E" and all(lru.get((k,)) is None for k in "acd")

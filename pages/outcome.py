@@ -78,9 +78,10 @@ with c3:
              help="A slice whose divergence differs from one of its subsets' by less than ε adds nothing: "
                   "the Slices page can hide it.")
 
-with st.expander(f"Budget: at most {format_count(ui.state(K.MAX_SLICES))} slices and {ui.state(K.TIME_LIMIT):g} s of "
-                 "mining per scan", expanded=False):
-    st.caption("A scan that would go past the budget lists every slice up to the longest length that fits, and says "
+# a fixed label: an expander whose label changes is drawn anew, closed
+with st.expander("Budget of a scan (most slices, seconds of mining)", expanded=False):
+    st.caption(f"At most {format_count(ui.state(K.MAX_SLICES))} slices and {ui.state(K.TIME_LIMIT):g} s of mining. A "
+               "scan that would go past the budget lists every slice up to the longest length that fits, and says "
                "so; if not even single items fit, it stops with what to change. The defaults fit a machine of 2 "
                "cores and a few GB.")
     e1, e2 = st.columns(2)

@@ -140,7 +140,7 @@ def main() -> None:
 
     for path, name, support in [(compas, "COMPAS", 0.01), (adult, "Adult", 0.01)]:
         df = pd.read_csv(path)
-        table = scan(df, min_support=support, **ROLES)
+        table = scan(df, min_support=support, exhaustive=True, **ROLES)  # DivExplorer's lattice
         s, _ = best_of(lambda: shapley_matrix(table, metric="fpr"), args.repeat, table)
         theirs = dx(path, support, "local") if name == "COMPAS" else None
         if theirs:

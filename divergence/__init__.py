@@ -8,9 +8,10 @@ a script or the command line (``python -m divergence``).
 __version__ = "0.9.0"
 
 from .assess import VERDICTS, assess, support_for_min_size
+from .columns import AttributeScreen, screen_attributes
 from .discretize import AttributeBins, Discretized, discretize
 from .duckdb_engine import scan_duckdb
-from .errors import DivergenceInputError
+from .errors import DivergenceBudgetError, DivergenceInputError
 from .outcomes import Outcome
 from .plan import SlicePlan, load_plan, save_plan
 from .scan import build_outcomes, scan
@@ -44,6 +45,9 @@ __all__ = [
     "Discretized",
     "AttributeBins",
     "DivergenceInputError",
+    "DivergenceBudgetError",
+    "screen_attributes",
+    "AttributeScreen",
     "item_contributions",
     "shapley_matrix",
     "individual_divergence",

@@ -11,7 +11,8 @@ from typing import Sequence
 import pandas as pd
 
 from .errors import DivergenceInputError
-from .io import read_table
+from .io import load_table, read_table
+from .mining import MAX_SLICES, TIME_LIMIT
 from .scan import scan
 from .shapley import global_divergence, item_contributions, prune_redundant
 from .table import write_csv
@@ -34,17 +35,29 @@ def _float(text: str) -> float:
 
 
 def _parse_bins(specs: Sequence[str] | None) -> dict:
+    from .discretize import PERIODS
+
     out: dict = {}
     for spec in specs or []:
         col, sep, edges = spec.rpartition("=")
         if not sep or not col or not edges:
-            raise DivergenceInputError(f"--bins expects COL=e1,e2,...; got {spec!r}.")
+            raise DivergenceInputError(f"--bins expects COL=e1,e2,... or COL=month|quarter|year; got {spec!r}.")
+        if edges.strip() in PERIODS:
+            out[col] = edges.strip()
+            continue
         try:
             values = [float(e) for e in edges.split(",") if e.strip()]
         except ValueError:
             raise DivergenceInputError(f"--bins {spec!r}: edges must be numbers.") from None
         out[col] = values
     return out
+
+
+def _seconds(text: str) -> float | None:
+    value = _float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected seconds >= 0, got {text!r}")
+    return None if value == 0 else value
 
 
 def _split(text: str | None) -> list[str] | None:
@@ -74,11 +87,20 @@ def add_scan_options(p: argparse.ArgumentParser, data: bool = True) -> None:
     slicing = p.add_argument_group("slicing")
     slicing.add_argument("--attributes", help="comma-separated columns to slice by (default: all others)")
     slicing.add_argument("--bins", action="append", metavar="COL=e1,e2,...",
-                         help="explicit bin edges for a numeric column (repeatable)")
+                         help="explicit bin edges for a numeric column, or COL=month|quarter|year for a "
+                              "date column (repeatable)")
     slicing.add_argument("--quantile-bins", type=int, default=3, help="bins per numeric column (default 3)")
     slicing.add_argument("--binning", choices=["quantile", "uniform"], default="quantile")
     slicing.add_argument("--min-support", type=_float, default=0.05, help="minimum support in (0, 1]")
     slicing.add_argument("--max-length", type=int, default=None, help="most items in a slice")
+    slicing.add_argument("--exhaustive", action="store_true",
+                         help="list every itemset above the support, as DivExplorer does (default: each "
+                              "distinct set of rows once, by its shortest description)")
+    slicing.add_argument("--max-slices", type=int, default=MAX_SLICES, metavar="N",
+                         help=f"budget: at most N slices (default {MAX_SLICES:,}); past it the table is "
+                              "complete up to the longest length that fits, and a note says so")
+    slicing.add_argument("--time-limit", type=_seconds, default=TIME_LIMIT, metavar="SECONDS",
+                         help=f"budget: seconds of mining (default {TIME_LIMIT:g}; 0 for no limit)")
     slicing.add_argument("--engine", default="fast", choices=["fast", "mlxtend", "duckdb", "spark"],
                          help="fast (default) or mlxtend (FP-growth, slow, the reference) mine in memory; "
                               "duckdb (files larger than memory: a file, folder or glob) and spark (a file "
@@ -134,8 +156,9 @@ def plan_from_args(args: argparse.Namespace, kind: str = "exploratory"):
                    ascending=args.ascending, gamma=args.gamma, regression=args.regression,
                    attributes=_split(args.attributes), bins=_parse_bins(args.bins) or None,
                    quantile_bins=args.quantile_bins, binning=args.binning, min_support=args.min_support,
-                   max_length=args.max_length)
-    defaults = dict(threshold=0.5, ascending=False, regression=False, quantile_bins=3, binning="quantile")
+                   max_length=args.max_length, exhaustive=getattr(args, "exhaustive", False))
+    defaults = dict(threshold=0.5, ascending=False, regression=False, quantile_bins=3, binning="quantile",
+                    exhaustive=False)
     scan_kw = {k: v for k, v in scan_kw.items() if v is not None and defaults.get(k, object()) != v}
     if isinstance(scan_kw.get("outcome"), list) and len(scan_kw["outcome"]) == 1:
         scan_kw["outcome"] = scan_kw["outcome"][0]
@@ -152,8 +175,9 @@ def scan_from_args(args: argparse.Namespace):
     engine = getattr(args, "engine", "fast")
     if engine in ("duckdb", "spark"):
         return None, _engine_scan(args)
-    df = read_table(args.data)
-    return df, scan(
+    loaded = load_table(args.data)
+    df = loaded.frame
+    table = scan(
         df, target=args.target, prediction=args.prediction, score=args.score,
         threshold=args.threshold, positive=args.positive, metrics=_split(args.metric),
         outcome=_split(args.outcome), rank=args.rank, rank_by=args.rank_by,
@@ -164,7 +188,14 @@ def scan_from_args(args: argparse.Namespace):
         confidence=args.confidence, correction=args.correction, bootstrap=args.bootstrap, seed=args.seed,
         top_k=args.top_k, sort_by=args.sort_by,
         replicate=read_table(args.replicate) if args.replicate else None, holdout=args.holdout,
+        **_budget_args(args),
     )
+    args.reader_notes = list(loaded.notes)
+    if loaded.notes:  # how the file was read (delimiter, encoding, renamed columns) comes first
+        import dataclasses
+
+        table = dataclasses.replace(table, notes=tuple(loaded.notes) + tuple(table.notes))
+    return df, table
 
 
 def _engine_scan(args: argparse.Namespace):
@@ -178,7 +209,7 @@ def _engine_scan(args: argparse.Namespace):
         max_length=args.max_length, delta=_parse_delta(args.delta), confidence=args.confidence,
         correction=args.correction, bootstrap=args.bootstrap, seed=args.seed, top_k=args.top_k,
         sort_by=args.sort_by, replicate=read_table(args.replicate) if args.replicate else None,
-        holdout=args.holdout,
+        holdout=args.holdout, **_budget_args(args),
     )
     if args.engine == "duckdb":
         from .duckdb_engine import scan_duckdb
@@ -187,6 +218,36 @@ def _engine_scan(args: argparse.Namespace):
     from .spark_engine import read_spark, scan_spark
 
     return scan_spark(read_spark(args.data, master=args.spark_master), **kw)
+
+
+def _budget_args(args: argparse.Namespace) -> dict:
+    """The redundancy handling, the budget and (with --verbose) progress on standard error."""
+    out = dict(exhaustive=bool(getattr(args, "exhaustive", False)),
+               max_slices=getattr(args, "max_slices", MAX_SLICES), time_limit=getattr(args, "time_limit", TIME_LIMIT))
+    if getattr(args, "verbose", False):
+        out["progress"] = _Progress()
+    return out
+
+
+class _Progress:
+    """Progress of a scan on standard error: each stage, and the slices mined every two seconds."""
+
+    def __init__(self) -> None:
+        import time
+
+        self._time = time.monotonic
+        self._last = 0.0
+        self._stage = None
+
+    def __call__(self, info: dict) -> None:
+        now = self._time()
+        if info["stage"] == self._stage and now - self._last < 2.0:
+            return
+        self._stage, self._last = info["stage"], now
+        extra = f": {info['slices']:,} slices" if info.get("slices") else ""
+        if info.get("length"):
+            extra += f", complete up to {info['length']} items"
+        print(f"{info['stage']}{extra}", file=sys.stderr, flush=True)
 
 
 def _parse_delta(text: str | None):
@@ -205,7 +266,8 @@ def _parse_delta(text: str | None):
 
 
 def _summary(table, top: int, keep: dict | None = None) -> str:
-    lines = [f"{table.n_rows:,} rows, {len(table) - 1:,} slices with support >= {table.min_support:g}"]
+    what = ("slices" if table.exhaustive else "slices (distinct sets of rows)")
+    lines = [f"{table.n_rows:,} rows, {len(table) - 1:,} {what} with support >= {table.min_support:g}"]
     with pd.option_context("display.width", 160, "display.max_colwidth", 60):
         for m in table.metrics:
             lines.append("")
@@ -213,12 +275,25 @@ def _summary(table, top: int, keep: dict | None = None) -> str:
             cols = ["itemset", "support", m.name, f"{m.name}_divergence", f"{m.name}_t", f"{m.name}_p"]
             rows = table.top(top if keep is None else len(table), metric=m.name)
             rows = rows if keep is None else rows[keep[m.name][rows.index]].head(top)
-            lines.append(rows[cols].to_string(index=False))
+            shown = rows[cols]
+            if not table.exhaustive:  # the same rows under other descriptions
+                same = [", ".join(table.implied_items(int(i))) for i in rows.index]
+                if any(same):
+                    shown = shown.assign(same_rows_as=same)
+            lines.append(shown.to_string(index=False))
     return "\n".join(lines)
 
 
 def _cmd_scan(args: argparse.Namespace) -> int:
     _, table = scan_from_args(args)
+    # how the file was read and a budget that cut the scan are always said
+    shown = set(getattr(args, "reader_notes", None) or [])
+    if table.complete_length is not None:
+        shown |= {n for n in table.notes if n.startswith("Complete up to")}
+    if not args.verbose:
+        for note in table.notes:
+            if note in shown:
+                print(f"note: {note}", file=sys.stderr)
     if args.verbose:
         for note in table.notes:
             print(f"note: {note}", file=sys.stderr)
@@ -242,7 +317,8 @@ def _cmd_scan(args: argparse.Namespace) -> int:
     else:
         if not args.verbose:
             for note in table.notes:
-                print(f"note: {note}", file=sys.stderr)
+                if note not in shown:
+                    print(f"note: {note}", file=sys.stderr)
         keep = {m: table.frame.index.isin(prune_redundant(table, args.prune, metric=m, min_t=args.min_t).index)
                 for m in table.metric_names} if pruning else None
         print(_summary(table, args.top, keep))

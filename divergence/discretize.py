@@ -7,6 +7,7 @@ sort in numeric order, so tables and charts list ``<=33``, ``(33,41]``, ``>41``.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass, field
@@ -25,6 +26,9 @@ __all__ = [
     "is_row_index",
     "MAX_CATEGORIES",
     "MISSING",
+    "PERIODS",
+    "default_period",
+    "period_labels",
 ]
 
 #: Label of the item that holds a column's missing values.
@@ -33,8 +37,12 @@ MISSING = "missing"
 #: as categories instead of being binned (a 1-5 rating, a 0/1 flag, a count of children).
 MAX_CATEGORIES = 10
 
-BinSpec = Union[int, Sequence[float]]
+BinSpec = Union[int, str, Sequence[float]]
 Binning = Literal["quantile", "uniform"]
+#: the periods a date column can be binned by (``bins={col: "quarter"}``)
+PERIODS = ("month", "quarter", "year")
+#: a date column named without bins gets the finest period with at most this many items
+MAX_DATE_ITEMS = 12
 
 
 @dataclass(frozen=True)
@@ -42,13 +50,15 @@ class AttributeBins:
     """How one column became items: its kind, its item labels in code order, its edges."""
 
     name: str
-    kind: Literal["categorical", "quantile", "uniform", "edges"]
+    kind: Literal["categorical", "quantile", "uniform", "edges", "date"]
     labels: tuple[str, ...]
     edges: tuple[float, ...] = ()
     #: code of the ``missing`` item, or -1 when the column has no missing value
     missing_code: int = -1
     #: the original value behind each categorical label (None for bins and missing)
     values: tuple[object, ...] = ()
+    #: for a date column: the period of its items ("month", "quarter" or "year")
+    period: str | None = None
 
     @property
     def n_items(self) -> int:
@@ -61,7 +71,9 @@ class AttributeBins:
     def to_spec(self) -> dict:
         """A JSON-friendly description, enough to bin new data the same way."""
         spec: dict = {"column": self.name, "kind": self.kind}
-        if self.kind != "categorical":
+        if self.kind == "date":
+            spec["period"] = self.period
+        elif self.kind != "categorical":
             spec["edges"] = [float(e) for e in self.edges]
         return spec
 
@@ -161,6 +173,12 @@ def _category_label(value: object) -> str:
         # a genuine category spelled like the missing item must read differently
         return f"'{MISSING}'"
     return text
+
+
+def _is_date(series: pd.Series) -> bool:
+    from .columns import is_date_column
+
+    return is_date_column(series)
 
 
 def _is_numeric(series: pd.Series) -> bool:
@@ -267,6 +285,50 @@ def _computed_edges(values: np.ndarray, n_bins: int, binning: Binning) -> np.nda
     return _readable_edges(np.asarray(raw, dtype=float), lo, hi)
 
 
+def period_labels(values: pd.Series, period: str) -> pd.Series:
+    """Each timestamp's period as text: ``2013-08`` (month), ``2013-Q3`` (quarter), ``2013`` (year)."""
+    if period == "month":
+        out = values.dt.strftime("%Y-%m")
+    elif period == "quarter":
+        out = values.dt.year.astype("Int64").astype("string") + "-Q" + values.dt.quarter.astype("Int64").astype("string")
+    else:
+        out = values.dt.year.astype("Int64").astype("string")
+    return out.astype("string").where(values.notna(), None)
+
+
+def default_period(values: pd.Series) -> str:
+    """The finest of month, quarter and year giving at most MAX_DATE_ITEMS items (year otherwise)."""
+    present = values.dropna()
+    if present.empty:
+        return "year"
+    for period in PERIODS[:-1]:
+        if period_labels(present, period).nunique() <= MAX_DATE_ITEMS:
+            return period
+    return "year"
+
+
+def _dates(name: str, series: pd.Series, spec: object) -> tuple[np.ndarray, AttributeBins]:
+    from .columns import date_values
+
+    values = date_values(series)
+    bad = series.notna() & values.isna()
+    if bad.any():
+        raise DivergenceInputError(
+            f"Column '{name}' is binned by {spec if isinstance(spec, str) else 'period'} but holds values "
+            f"that are not dates (for example {series[bad].iloc[0]!r})."
+        )
+    period = spec if isinstance(spec, str) else default_period(values)
+    codes, ab = _categorical(name, period_labels(values, period))
+    return codes, dataclasses.replace(ab, kind="date", period=period)
+
+
+def _check_period(name: str, spec: object) -> None:
+    if isinstance(spec, str) and spec not in PERIODS:
+        raise DivergenceInputError(
+            f"Bins for '{name}' must be edges, a bin count or a period ({', '.join(PERIODS)}); got {spec!r}."
+        )
+
+
 def discretize(
     df: pd.DataFrame,
     attributes: Sequence[str],
@@ -282,8 +344,10 @@ def discretize(
     ----------
     df : DataFrame holding the attribute columns.
     attributes : the columns to slice by, in the order itemsets will name them.
-    bins : per column, explicit edges (a list of numbers, bins closed on the right)
-        or a number of bins (an int, cut by ``binning``).
+    bins : per column, explicit edges (a list of numbers, bins closed on the right),
+        a number of bins (an int, cut by ``binning``), or for a date column a period
+        (``"month"``, ``"quarter"``, ``"year"``). A date column (datetime values, or text
+        that reads as dates) without bins gets the finest period with at most 12 items.
     quantile_bins : number of bins for numeric columns without an entry in ``bins``.
     binning : ``"quantile"`` (equal-frequency, the default) or ``"uniform"`` (equal width).
     max_categories : integer-valued columns with at most this many distinct values are
@@ -309,7 +373,10 @@ def discretize(
             raise DivergenceInputError(f"Attribute column '{name}' is not in the data.")
         series = df[name]
         spec = bins.get(name)
-        if spec is not None and not isinstance(spec, (int, np.integer)):
+        _check_period(name, spec)
+        if isinstance(spec, str) or (spec is None and _is_date(series)):
+            col, ab = _dates(name, series, spec)
+        elif spec is not None and not isinstance(spec, (int, np.integer)):
             edges = _explicit_edges(name, spec)
             col, ab = _binned(name, _numeric_values(name, series), edges, "edges")
         elif _is_numeric(series):

@@ -18,7 +18,7 @@ import pandas as pd
 
 from .engine_scan import scan_engine
 from .errors import DivergenceInputError
-from .io import PARQUET_SUFFIXES
+from .io import PARQUET_SUFFIXES, CsvDialect, dialect_notes, duplicate_note, pandas_names, sniff_file
 from .sql import DUCKDB, Column, kind_of
 from .table import SliceTable
 
@@ -98,14 +98,92 @@ def resolve_files(source: str | os.PathLike | Sequence[str | os.PathLike]) -> tu
     return files, formats.pop()
 
 
-def _reader(files: Sequence[str], fmt: str, union: bool = False) -> str:
+def _reader(files: Sequence[str], fmt: str, union: bool = False, dialect: CsvDialect | None = None) -> str:
     listed = "[" + ", ".join(DUCKDB.string(f) for f in files) + "]"
     extra = ", union_by_name=true" if union else ""
     if fmt == "parquet":
         return f"read_parquet({listed}{extra})"
     na = "[" + ", ".join(DUCKDB.string(v) for v in _pandas_na_values()) + "]"
+    if dialect is not None:  # what divergence.io found, so the file reads as it does in pandas
+        extra += f", delim={DUCKDB.string(dialect.delimiter)}, quote='\"'"
+        if dialect.decimal != ".":
+            extra += f", decimal_separator={DUCKDB.string(dialect.decimal)}"
+        if dialect.header:
+            extra += ", names=[" + ", ".join(DUCKDB.string(n) for n in pandas_names(dialect.header)) + "]"
     return (f"read_csv({listed}, header=true, nullstr={na}, "
             f"auto_type_candidates=['BOOLEAN', 'BIGINT', 'DOUBLE', 'VARCHAR']{extra})")
+
+
+def _transcode(path: str, encoding: str, workdir: str) -> str:
+    """A UTF-8 copy of a text file in another encoding (DuckDB reads UTF-8), streamed."""
+    import codecs
+    import gzip
+
+    fd, out = tempfile.mkstemp(prefix="divergence-utf8-", suffix=".csv", dir=workdir)
+    opener = gzip.open if path.lower().endswith(".gz") else open
+    decoder = codecs.getincrementaldecoder(encoding)(errors="strict")
+    with opener(path, "rb") as src, os.fdopen(fd, "wb") as dst:
+        while True:
+            chunk = src.read(1 << 22)
+            text = decoder.decode(chunk, final=not chunk)
+            dst.write(text.lstrip("\ufeff").encode("utf-8") if dst.tell() == 0 else text.encode("utf-8"))
+            if not chunk:
+                break
+    return out
+
+
+def _is_utf8(path: str) -> bool:
+    import codecs
+    import gzip
+
+    opener = gzip.open if path.lower().endswith(".gz") else open
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        with opener(path, "rb") as fh:
+            while True:
+                chunk = fh.read(1 << 22)
+                decoder.decode(chunk, final=not chunk)
+                if not chunk:
+                    return True
+    except UnicodeDecodeError:
+        return False
+
+
+def prepare_csv(files: Sequence[str], workdir: str | None) -> tuple[list[str], CsvDialect, list[str]]:
+    """The files as DuckDB should read them, their dialect (as :func:`divergence.io.load_table`
+    finds it: delimiter, decimal mark, header) and notes. A file not in UTF-8 is read through a
+    UTF-8 copy in ``workdir``; files of one source must share the delimiter and the header."""
+    dialects = [sniff_file(f) for f in files]
+    first = dialects[0]
+    for f, d in zip(files, dialects):
+        if (d.delimiter, d.decimal) != (first.delimiter, first.decimal):
+            raise DivergenceInputError(f"'{f}' is written differently from '{files[0]}' (delimiter or decimal "
+                                       "mark): give files of one kind.")
+    out, encodings = [], set()
+    for f, d in zip(files, dialects):
+        enc = d.encoding
+        if enc == "utf-8" and not _is_utf8(f):
+            enc = "cp1252"
+        if enc in ("utf-8", "utf-8-sig"):
+            out.append(f)
+            encodings.add("utf-8" if enc == "utf-8" else enc)
+            continue
+        if workdir is None:
+            raise DivergenceInputError(f"'{f}' is not UTF-8 ({enc}); it needs a working folder to be read.")
+        try:
+            out.append(_transcode(f, enc, workdir))
+        except UnicodeDecodeError:
+            enc = "latin-1"
+            out.append(_transcode(f, enc, workdir))
+        encodings.add(enc)
+    label = files[0] if len(files) == 1 else f"{files[0]} and {len(files) - 1} more"
+    enc = next((e for e in ("utf-16", "latin-1", "cp1252") if e in encodings), "utf-8")
+    dialect = CsvDialect(first.delimiter, enc, first.decimal, first.header)
+    notes = dialect_notes(dialect, label)
+    dup = duplicate_note(first.header)
+    if dup:
+        notes.append(dup)
+    return out, dialect, notes
 
 
 def _first_line(exc: BaseException) -> str:
@@ -113,18 +191,20 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _schema(con, files: Sequence[str], fmt: str) -> tuple[str, list[Column]]:
+def _schema(con, files: Sequence[str], fmt: str, dialect: CsvDialect | None = None,
+            shown: Sequence[str] | None = None) -> tuple[str, list[Column]]:
     """The FROM clause and the columns; every file must have the same columns, of compatible types."""
     import duckdb
 
     described = []
+    names = dict(zip(files, shown or files))
     for f in files if len(files) > 1 else files[:1]:
         try:
-            rows = con.execute(f"DESCRIBE SELECT * FROM {_reader([f], fmt)}").fetchall()
+            rows = con.execute(f"DESCRIBE SELECT * FROM {_reader([f], fmt, dialect=dialect)}").fetchall()
         except duckdb.Error as exc:
-            raise DivergenceInputError(f"Could not read '{f}' as {fmt.upper() if fmt == 'csv' else 'Parquet'}: "
+            raise DivergenceInputError(f"Could not read '{names[f]}' as {fmt.upper() if fmt == 'csv' else 'Parquet'}: "
                                        f"{_first_line(exc)}") from None
-        described.append((f, [(r[0], r[1]) for r in rows]))
+        described.append((names[f], [(r[0], r[1]) for r in rows]))
     first, ref = described[0]
     ref_types = dict(ref)
     union = False
@@ -144,7 +224,7 @@ def _schema(con, files: Sequence[str], fmt: str) -> tuple[str, list[Column]]:
             if a != b and not (a in numeric and b in numeric):
                 raise DivergenceInputError(f"Column '{name}' is {ref_types[name]} in '{first}' but {t} in '{f}'.")
             union = union or t != ref_types[name] or [c for c, _ in cols] != [c for c, _ in ref]
-    source = _reader(files, fmt, union)
+    source = _reader(files, fmt, union, dialect)
     if union:
         rows = con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()
         ref = [(r[0], r[1]) for r in rows]
@@ -157,12 +237,15 @@ class DuckDBBackend:
     name = "duckdb"
     dialect = DUCKDB
 
-    def __init__(self, con, source: str, columns: list[Column], label: str, memory_bytes: int):
+    def __init__(self, con, source: str, columns: list[Column], label: str, memory_bytes: int,
+                 notes: Sequence[str] = ()):
         self.con = con
         self.source = source
         self.columns = columns
         self.label = label
         self.memory_bytes = memory_bytes
+        #: what the reader decided (delimiter, encoding, renamed columns), for the result's notes
+        self.notes = list(notes)
 
     def _errors(self, exc: BaseException) -> DivergenceInputError | None:
         import duckdb
@@ -220,8 +303,10 @@ def _bytes(limit: str) -> int:
     raise DivergenceInputError(f"memory_limit must read like '4GB' or '512MB'; got {limit!r}.")
 
 
-def duckdb_backend(source, con, *, label: str | None = None) -> DuckDBBackend:
-    """A backend over a file, folder, glob, list of files, or pandas DataFrame."""
+def duckdb_backend(source, con, *, label: str | None = None, workdir: str | None = None) -> DuckDBBackend:
+    """A backend over a file, folder, glob, list of files, or pandas DataFrame. CSV files are
+    read as :func:`divergence.io.load_table` reads them (a copy in ``workdir`` for a file not
+    in UTF-8)."""
     limit = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
     try:
         memory = _bytes(str(limit))
@@ -233,8 +318,13 @@ def duckdb_backend(source, con, *, label: str | None = None) -> DuckDBBackend:
         return DuckDBBackend(con, "__divergence_frame", [Column(r[0], kind_of(r[1]), r[1]) for r in cols],
                              label or "the DataFrame", memory)
     files, fmt = resolve_files(source)
-    sql, columns = _schema(con, files, fmt)
-    return DuckDBBackend(con, sql, columns, label or str(source), memory)
+    notes: list[str] = []
+    dialect = None
+    read = list(files)
+    if fmt == "csv":
+        read, dialect, notes = prepare_csv(files, workdir)
+    sql, columns = _schema(con, read, fmt, dialect, files)
+    return DuckDBBackend(con, sql, columns, label or str(source), memory, notes)
 
 
 def preview_source(source, *, rows: int = 200, memory_limit: str | None = None) -> tuple[pd.DataFrame, int]:
@@ -244,15 +334,17 @@ def preview_source(source, *, rows: int = 200, memory_limit: str | None = None) 
     import duckdb
 
     con = duckdb.connect(config={"memory_limit": memory_limit or _default_memory_limit()})
+    tmp = tempfile.mkdtemp(prefix="divergence-duckdb-")
     try:
         con.execute("SET disabled_optimizers = 'statistics_propagation,filter_pushdown'")
         con.execute("SET enable_progress_bar = false")
-        backend = duckdb_backend(source, con)
+        backend = duckdb_backend(source, con, workdir=tmp)
         head = backend.fetch(f"SELECT * FROM {backend.source} LIMIT {int(rows)}").to_pandas()
         total = int(backend.fetch(f"SELECT COUNT(*) FROM {backend.source}").column(0)[0].as_py())
         return head, total
     finally:
         con.close()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def scan_duckdb(
@@ -301,7 +393,7 @@ def scan_duckdb(
         # as the largest number (checked in tests/test_duckdb_engine.py)
         con.execute("SET disabled_optimizers = 'statistics_propagation,filter_pushdown'")
         con.execute("SET enable_progress_bar = false")  # a library prints nothing
-        backend = duckdb_backend(source, con)
+        backend = duckdb_backend(source, con, workdir=tmp)
         table = scan_engine(backend, **kwargs)
         return table
     finally:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING, Iterator, Literal, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Literal, Mapping, Protocol, Sequence
 
 import numpy as np
 
@@ -34,9 +34,11 @@ from .discretize import (
     summary_edges,
 )
 from .errors import DivergenceInputError
+from .mining import MAX_SLICES, TIME_LIMIT, check_budget
 from .outcomes import BASELINE_KIND, CLASSIFICATION_METRICS, REGRESSION_METRICS, _DESCRIPTIONS
 from .outcomes import _canonical, _show, match_label, parse_gamma, positive_labels
-from .scan import NEAR_UNIQUE_SHARE, check_min_support, role_columns, scan_compressed
+from .columns import NEAR_UNIQUE_SHARE
+from .scan import check_min_support, role_columns, scan_compressed
 from .sql import Column, Dialect, average_ranks, classification_value, gamma_value, label_flag
 from .sql import threshold_flag
 from .table import MetricInfo, SliceTable
@@ -125,6 +127,7 @@ class _Plan:
         self.by_name = {c.name: c for c in backend.columns}
         self.checks: list[tuple[str, str, str]] = []  # (alias, aggregate SQL, purpose)
         self.joins: list[str] = []
+        self.periods: dict[str, str] = {}  # date attributes binned by period
 
     def column(self, name: str | None, role: str) -> Column:
         if name is None:
@@ -327,26 +330,96 @@ def _check_profile(plan: _Plan, row: dict) -> None:
             raise DivergenceInputError(f"Rank column '{role}' must hold ranks of 1 or more (1 = best).")
 
 
-def _default_attributes(plan: _Plan, exclude: Sequence[str], n_rows: int, stats: dict) -> tuple[list[str], list[str]]:
-    """:func:`divergence.scan.default_attributes` from the profile's counts."""
-    attributes, notes = [], []
-    for col in plan.b.columns:
-        if col.name in exclude:
-            continue
-        st = stats[col.name]
+#: rows sampled (DuckDB: a reservoir sample; Spark: the first rows) to screen the columns
+SCREEN_ROWS = 50_000
+
+
+def _default_attributes(plan: _Plan, exclude: Sequence[str], n_rows: int, stats: dict, *, target=None,
+                        prediction=None, score=None, threshold=None) -> tuple[list[str], list[str]]:
+    """:func:`divergence.columns.screen_attributes` where the data lives: row numbers, constant and
+    all-missing columns and identifiers from exact counts; dates, names and free text from a
+    sample of the rows; leakage found on the sample and confirmed on every row in SQL."""
+    from .columns import DATE_REASON, MIN_ROWS, UNIQUE_INT_SHARE, _row_index_kind, _screen, _shape, is_date_column
+
+    d = plan.d
+    names = [c.name for c in plan.b.columns if c.name not in exclude]
+    names += [r for r in (target, prediction, score) if r is not None and r in plan.by_name and r not in names]
+    select = ", ".join(d.ident(n) for n in names)
+    if n_rows <= SCREEN_ROWS:
+        sql = f"SELECT {select} FROM {plan.b.source}"
+    elif plan.b.name == "duckdb":
+        sql = f"SELECT {select} FROM {plan.b.source} USING SAMPLE reservoir({SCREEN_ROWS} ROWS) REPEATABLE (0)"
+    else:
+        sql = f"SELECT {select} FROM {plan.b.source} LIMIT {SCREEN_ROWS}"
+    sample = plan.b.fetch(sql).to_pandas()
+
+    def classify(name: str, series):
+        col, st = plan.by_name[name], stats[name]
+        nn = st["nn"]
+        if nn == 0:
+            return "all missing", "missing on every row"
         if _is_row_index(plan, col, st, n_rows):
-            notes.append(f"Left out column '{col.name}' from the attributes: it only numbers the rows.")
-            continue
-        if col.kind == "text" and n_rows >= 20:
-            distinct = _exact_distinct_if_close(plan, col, st["ad"], NEAR_UNIQUE_SHARE * n_rows)
-            if distinct > NEAR_UNIQUE_SHARE * n_rows:
-                notes.append(
-                    f"Left out column '{col.name}' from the attributes: {distinct:,} distinct "
-                    f"values in {n_rows:,} rows (an identifier); name it to include it."
-                )
-                continue
-        attributes.append(col.name)
-    return attributes, notes
+            return _row_index_kind(name, st["lo"] if st["lo"] is not None else -1.0,
+                                   st["hi"] if st["hi"] is not None else -1.0, n_rows)
+        if col.type.upper().startswith(("DATE", "TIMESTAMP", "TIME")) or is_date_column(series):
+            return "date", DATE_REASON
+        if nn == n_rows and st["ad"] <= 3 and _exact_distinct_if_close(plan, col, 1, 1) == 1:
+            return "constant", f"one value ({series.dropna().iloc[0]!r}) on every row"
+        if nn < MIN_ROWS:
+            return None
+        present = series.dropna()
+        found = _shape(name, series, present, present.value_counts())
+        if found is None or found[0] != "identifier":
+            return found
+        bar = NEAR_UNIQUE_SHARE * nn if col.kind == "text" else UNIQUE_INT_SHARE * nn
+        distinct = _exact_distinct_if_close(plan, col, st["ad"], bar)
+        if distinct > bar or (col.kind != "text" and distinct >= bar):
+            return "identifier", f"{distinct:,} distinct values in {nn:,} rows (an identifier)"
+        return None
+
+    screen, leaks = _screen(sample, exclude, target=target, prediction=prediction, score=score,
+                            threshold=threshold if prediction is None else None, classify=classify)
+    attributes = list(screen.attributes)
+    for col, (_, source, checks) in leaks.items():
+        if not all(_dependency_holds(plan, col, source, check) for check in checks):
+            attributes.append(col)  # the sample's coincidence: not so on every row
+    if len(attributes) == len(screen.attributes):
+        return attributes, screen.notes
+    from .columns import AttributeScreen, _notes
+
+    order = {c.name: i for i, c in enumerate(plan.b.columns)}
+    attributes.sort(key=order.__getitem__)
+    left = {c: r for c, r in screen.left_out.items() if c not in attributes}
+    kinds = {c: k for c, k in screen.kinds.items() if c in left}
+    screen = AttributeScreen(attributes, left, kinds, _notes(left, kinds))
+    return screen.attributes, screen.notes
+
+
+def _dependency_holds(plan: _Plan, col: str, source: tuple, check: str) -> bool:
+    """A functional dependency (or a copy) between a column and a role, on every row."""
+    d = plan.d
+    c = plan.by_name[col]
+    if source[0] == "column":
+        r = plan.by_name[source[1]]
+        y_num, y_key = (d.number(r) if r.numeric else None), f"CAST({d.category(r)} AS STRING)"
+    else:
+        y_num = threshold_flag(d.number(plan.by_name[source[1]]), source[2], d)
+        y_key = f"CAST({y_num} AS STRING)"
+    x_key = f"CAST({d.category(c)} AS STRING)"
+    src = plan.b.source
+    if check == "copy":
+        if c.numeric and y_num is not None:
+            x, y = d.number(c), y_num
+        else:
+            x, y = x_key, y_key
+        sql = f"SELECT COUNT(*) FROM {src} WHERE NOT (({x} IS NULL AND {y} IS NULL) OR {x} = {y})"
+    else:
+        a, b = (x_key, y_key) if check.startswith("x->y") else (y_key, x_key)
+        where = f"WHERE {x_key} IS NOT NULL" if check.endswith("present") else ""
+        sentinel = d.string("\u0001missing")
+        sql = (f"SELECT COUNT(*) FROM (SELECT {a} AS k FROM {src} {where} GROUP BY {a} "
+               f"HAVING COUNT(DISTINCT COALESCE({b}, {sentinel})) > 1) {_P}dep")
+    return int(plan.b.fetch(sql).column(0)[0].as_py()) == 0
 
 
 def _exact_distinct_if_close(plan: _Plan, col: Column, approx: int, bar: float) -> int:
@@ -407,6 +480,9 @@ def _attribute_bins(plan: _Plan, attrs: list[str], stats: dict, n_rows: int, bin
         st = stats[name]
         has_missing = st["nn"] < n_rows
         spec = bins.get(name)
+        if isinstance(spec, str) or (spec is None and not col.numeric and _is_date(plan, col)):
+            out[j] = (None, _period_sql(plan, col, spec), col)
+            continue
         if spec is not None and not isinstance(spec, (int, np.integer)):
             edges = explicit_edges(name, spec)
             if col.kind == "text":
@@ -449,6 +525,62 @@ def _attribute_bins(plan: _Plan, attrs: list[str], stats: dict, n_rows: int, bin
             edges = summary_edges(st["lo"], st["hi"], n_bins, binning, raw)
         out[j] = _binned(plan, name, col, edges, n_bins, binning, has_missing, notes)
     return out
+
+
+def _is_date(plan: _Plan, col: Column) -> bool:
+    """A DATE/TIMESTAMP column, or text whose values read as dates (as the pandas path decides)."""
+    from .columns import is_date_column
+
+    if col.type.upper().startswith(("DATE", "TIMESTAMP")):
+        return True
+    if col.kind != "text":
+        return False
+    c = plan.d.ident(col.name)
+    values = plan.b.fetch(f"SELECT DISTINCT {c} AS v FROM {plan.b.source} WHERE {c} IS NOT NULL LIMIT 2000")
+    import pandas as pd
+
+    return is_date_column(pd.Series(values.column(0).to_pylist(), dtype=object))
+
+
+#: text layouts of dates read month first (as pandas reads a date that is not ISO 8601)
+_DATE_FORMATS = ("%m/%d/%Y %H:%M:%S", "%m/%d/%Y %H:%M", "%m/%d/%Y", "%m/%d/%y", "%m-%d-%Y", "%d.%m.%Y")
+
+
+def _period_sql(plan: _Plan, col: Column, spec) -> str:
+    """SQL of a date column's period label (``2013-08``, ``2013-Q3``, ``2013``), NULL where
+    missing: the period named, or the finest with at most 12 periods (as discretize does)."""
+    from .discretize import MAX_DATE_ITEMS, PERIODS
+
+    d = plan.d
+    c = d.ident(col.name)
+    if col.type.upper().startswith(("DATE", "TIMESTAMP")):
+        ts = f"CAST({c} AS TIMESTAMP)"
+    elif plan.b.name == "duckdb":
+        fmts = "[" + ", ".join(d.string(f) for f in _DATE_FORMATS) + "]"
+        ts = f"COALESCE(TRY_CAST({c} AS TIMESTAMP), try_strptime({c}, {fmts}))"
+    else:
+        ts = f"to_timestamp({c})"
+    bad = plan.b.fetch(f"SELECT MIN({c}) FROM {plan.b.source} WHERE {c} IS NOT NULL AND {ts} IS NULL").column(0)[0]
+    if bad.as_py() is not None:
+        raise DivergenceInputError(f"Column '{col.name}' is binned by {spec or 'period'} but holds values that are "
+                                   f"not dates (for example {bad.as_py()!r}).")
+    if plan.b.name == "duckdb":
+        labels = {"month": f"strftime({ts}, '%Y-%m')",
+                  "quarter": f"(CAST(year({ts}) AS VARCHAR) || '-Q' || CAST(quarter({ts}) AS VARCHAR))",
+                  "year": f"CAST(year({ts}) AS VARCHAR)"}
+    else:
+        labels = {"month": f"date_format({ts}, 'yyyy-MM')",
+                  "quarter": f"concat(CAST(year({ts}) AS STRING), '-Q', CAST(quarter({ts}) AS STRING))",
+                  "year": f"CAST(year({ts}) AS STRING)"}
+    period = spec
+    if period is None:
+        counts = plan.b.fetch(f"SELECT COUNT(DISTINCT {labels['month']}), COUNT(DISTINCT {labels['quarter']}) "
+                              f"FROM {plan.b.source}").to_pylist()[0]
+        month, quarter = list(counts.values())
+        period = "month" if month <= MAX_DATE_ITEMS else "quarter" if quarter <= MAX_DATE_ITEMS else "year"
+    assert period in PERIODS
+    plan.periods[col.name] = period
+    return labels[period]
 
 
 def _binned(plan, name, col, edges, n_bins, binning, has_missing, notes):
@@ -522,6 +654,10 @@ def scan_engine(
     replicate=None,
     holdout: float | None = None,
     exploratory: bool = True,
+    exhaustive: bool = False,
+    max_slices: int = MAX_SLICES,
+    time_limit: float | None = TIME_LIMIT,
+    progress: Callable[[dict], None] | None = None,
 ) -> SliceTable:
     """The slice table of :func:`divergence.scan`, with binning, outcomes and compression run
     by ``backend``; see :func:`divergence.scan_duckdb` and :func:`divergence.scan_spark`."""
@@ -529,6 +665,9 @@ def scan_engine(
     from .assess import assess
 
     _check_assess(confidence, correction, bootstrap, holdout, top_k)
+    check_budget(max_slices, time_limit)
+    if progress is not None:
+        progress({"stage": "reading", "slices": 0, "length": None, "fraction": None})
     if holdout is not None:
         raise DivergenceInputError(
             f"holdout is not available with the {backend.name} engine (it splits rows in memory); "
@@ -614,9 +753,16 @@ def scan_engine(
             o.target_shift = float(row[f"oy{k}"]) if row[f"oy{k}"] is not None else 0.0
     notes: list[str] = []
     if attributes is None:
-        attrs, notes = _default_attributes(plan, roles, n_rows, stats)
+        single = outcome if isinstance(outcome, str) else (outcome[0] if outcome is not None and len(outcome) == 1
+                                                            else None)
+        attrs, notes = _default_attributes(plan, roles, n_rows, stats,
+                                           target=target if target is not None else single,
+                                           prediction=prediction,
+                                           score=score if score is not None else (rank_by or rank),
+                                           threshold=threshold if score is not None else None)
     else:
         attrs = [c.name for c in candidates]
+    notes = list(getattr(backend, "notes", [])) + notes
     if not attrs:
         raise DivergenceInputError("There is no attribute column to slice by.")
     unknown = [c for c in bins if c not in attrs]
@@ -654,6 +800,8 @@ def scan_engine(
     for j, (ab, _, col) in enumerate(attr_bins):
         if ab is None:
             codes[:, j], ab = _category_codes(col.name, key_arrays[j])
+            if col.name in plan.periods:
+                ab = dataclasses.replace(ab, kind="date", period=plan.periods[col.name])
         else:
             codes[:, j] = np.asarray(key_arrays[j].to_numpy(), dtype=np.int32)
         final_bins.append(ab)
@@ -668,11 +816,18 @@ def scan_engine(
     params = dict(target=target, prediction=prediction, score=score, threshold=threshold,
                   positive=positive, metrics=[o.name for o in outcomes], outcome=outcome, rank=rank,
                   rank_by=rank_by, ascending=ascending, gamma=gamma, regression=regression,
-                  attributes=list(attrs), bins={k: (v if isinstance(v, int) else list(v)) for k, v in bins.items()},
+                  attributes=list(attrs), bins={k: (v if isinstance(v, (int, str)) else list(v)) for k, v in bins.items()},
                   quantile_bins=quantile_bins, binning=binning, min_support=s, max_length=max_length,
-                  engine=backend.name, quantiles=quantiles)
+                  engine=backend.name, quantiles=quantiles, exhaustive=bool(exhaustive))
     table = scan_compressed(codes, weights, bins=final_bins, metrics=infos, n_rows=n_rows, min_support=s,
-                            max_length=max_length, engine=engine, notes=notes, params=params)
+                            max_length=max_length, engine=engine, notes=notes, params=params,
+                            exhaustive=exhaustive, max_slices=max_slices, time_limit=time_limit,
+                            progress=progress)
+    if progress is not None:
+        progress({"stage": "statistics", "slices": len(table) - 1, "length": None, "fraction": None})
     table = dataclasses.replace(table, engine=backend.name)
-    return assess(table, delta=delta, confidence=confidence, correction=correction, bootstrap=bootstrap,
-                  seed=seed, top_k=top_k, sort_by=sort_by, replicate=replicate, exploratory=exploratory)
+    out = assess(table, delta=delta, confidence=confidence, correction=correction, bootstrap=bootstrap,
+                 seed=seed, top_k=top_k, sort_by=sort_by, replicate=replicate, exploratory=exploratory)
+    if progress is not None:
+        progress({"stage": "done", "slices": len(out) - 1, "length": None, "fraction": 1.0})
+    return out

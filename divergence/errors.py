@@ -1,7 +1,7 @@
-"""The one exception type for bad input, so callers can tell a user's mistake from a bug."""
+"""The exception types for bad input, so callers can tell a user's mistake from a bug."""
 from __future__ import annotations
 
-__all__ = ["DivergenceInputError"]
+__all__ = ["DivergenceInputError", "DivergenceBudgetError"]
 
 
 class DivergenceInputError(ValueError):
@@ -11,3 +11,9 @@ class DivergenceInputError(ValueError):
     person as it is (the app shows it beside the widget, the command line prints
     it on one line and exits with status 2).
     """
+
+
+class DivergenceBudgetError(DivergenceInputError):
+    """A request the budget cannot answer (slices, time or memory): the message says which
+    budget, and the remedy (raise the support, limit items per slice, drop attributes, naming
+    the columns that drive the count), on one line."""

@@ -31,7 +31,15 @@ def apply_bins(df: pd.DataFrame, bins: tuple[AttributeBins, ...]) -> np.ndarray:
             raise DivergenceInputError(f"Column '{b.name}' of the original scan is not in the replication data.")
         series = df[b.name]
         missing = series.isna().to_numpy()
-        if b.kind == "categorical":
+        if b.kind == "date":  # the same periods, looked up by label
+            from .columns import date_values
+            from .discretize import period_labels
+
+            labels = period_labels(date_values(series), b.period or "year")
+            lookup = {lab: k for k, lab in enumerate(b.labels) if k != b.missing_code}
+            col = np.array([lookup.get(v, -1) if isinstance(v, str) else -1 for v in labels.tolist()],
+                           dtype=np.int32)
+        elif b.kind == "categorical":
             lookup = {lab: k for k, lab in enumerate(b.labels) if k != b.missing_code}
             col = np.array([lookup.get(_category_label(v), -1) for v in series.where(~series.isna(), None)],
                            dtype=np.int32) if len(series) else np.empty(0, np.int32)

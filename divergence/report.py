@@ -44,7 +44,7 @@ def check_plan_fits(plan: SlicePlan, df: pd.DataFrame) -> None:
     for col, spec in (s.get("bins") or {}).items():
         if col not in df.columns:
             raise DivergenceInputError(f"The plan bins column '{col}', which is not in the data.")
-        if isinstance(spec, (int, np.integer)):
+        if isinstance(spec, (int, np.integer, str)):  # a bin count or a date period
             continue
         values = pd.to_numeric(df[col], errors="coerce")
         if values.notna().sum() == 0:

@@ -2,14 +2,25 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from .discretize import AttributeBins, BinSpec, Binning, discretize, is_row_index
+from .columns import NEAR_UNIQUE_SHARE, screen_attributes
+from .discretize import AttributeBins, BinSpec, Binning, discretize
 from .errors import DivergenceInputError
-from .mining import ENGINES, compress_outcomes, min_count_for, mine
+from .mining import (
+    ENGINES,
+    MAX_SLICES,
+    MEMORY_LIMIT,
+    TIME_LIMIT,
+    check_budget,
+    compress_outcomes,
+    min_count_for,
+    mine,
+    slice_bytes,
+)
 from .outcomes import (
     CLASSIFICATION_METRICS,
     REGRESSION_METRICS,
@@ -23,11 +34,7 @@ from .outcomes import (
 from .stats import beta_t, fisher_exact_p, slice_means, welch_p, welch_t
 from .table import MetricInfo, SliceTable
 
-__all__ = ["scan", "build_outcomes", "default_attributes", "role_columns"]
-
-#: a text column with more distinct values than this share of rows is an identifier
-NEAR_UNIQUE_SHARE = 0.5
-
+__all__ = ["scan", "build_outcomes", "default_attributes", "role_columns", "NEAR_UNIQUE_SHARE"]
 
 def role_columns(**roles: object) -> list[str]:
     """The columns used as target, prediction, score, rank or outcome (not attributes)."""
@@ -41,25 +48,14 @@ def role_columns(**roles: object) -> list[str]:
     return out
 
 
-def default_attributes(df: pd.DataFrame, exclude: Sequence[str]) -> tuple[list[str], list[str]]:
-    """Every column not in ``exclude``, less row indexes and near-unique text; with notes why."""
-    attributes, notes = [], []
-    for col in df.columns:
-        if col in exclude:
-            continue
-        series = df[col]
-        if is_row_index(col, series):
-            notes.append(f"Left out column '{col}' from the attributes: it only numbers the rows.")
-            continue
-        if (not pd.api.types.is_numeric_dtype(series) and len(series) >= 20
-                and series.nunique(dropna=True) > NEAR_UNIQUE_SHARE * len(series)):
-            notes.append(
-                f"Left out column '{col}' from the attributes: {series.nunique():,} distinct "
-                f"values in {len(series):,} rows (an identifier); name it to include it."
-            )
-            continue
-        attributes.append(col)
-    return attributes, notes
+def default_attributes(df: pd.DataFrame, exclude: Sequence[str], *, target: str | None = None,
+                       prediction: str | None = None, score: str | None = None,
+                       threshold: float | None = None) -> tuple[list[str], list[str]]:
+    """Every column not in ``exclude``, less those a careful analyst would not slice by (see
+    :func:`divergence.columns.screen_attributes`); with the notes saying which and why."""
+    screen = screen_attributes(df, exclude, target=target, prediction=prediction, score=score,
+                               threshold=threshold)
+    return screen.attributes, screen.notes
 
 
 def build_outcomes(
@@ -254,6 +250,10 @@ def scan(
     replicate: pd.DataFrame | None = None,
     holdout: float | None = None,
     exploratory: bool = True,
+    exhaustive: bool = False,
+    max_slices: int = MAX_SLICES,
+    time_limit: float | None = TIME_LIMIT,
+    progress: Callable[[dict], None] | None = None,
 ) -> SliceTable:
     """Every slice with support >= ``min_support``, with its outcome, divergence, t and p.
 
@@ -269,8 +269,10 @@ def scan(
         a score (higher is better unless ``ascending``), valued by ``gamma``
         (``topk:K``, ``power:A`` or ``dcg``); the metric is called ``gamma``.
     outcomes : ready-made :class:`Outcome` objects (added to the above).
-    attributes : the columns to slice by; default every column not used above, less
-        row indexes and identifier-like text columns (the result's notes say which).
+    attributes : the columns to slice by; default every column not used above, less row
+        numbers, identifiers, person names, dates, free text, constant and all-missing columns
+        and columns that leak the target, prediction or score (see
+        :func:`divergence.columns.screen_attributes`; the result's notes say which and why).
     bins, quantile_bins, binning : how numeric attributes are binned (see
         :func:`divergence.discretize.discretize`).
     min_support : the smallest share of rows a slice may hold, in (0, 1].
@@ -280,10 +282,24 @@ def scan(
         the worst-slice statistics, see :func:`divergence.assess`.
     holdout : a share of the rows (seeded by ``seed``) held out of mining and used to
         replicate every slice: estimates free of the winner's curse.
+    exhaustive : False (default): each distinct set of rows is one slice, described by its
+        shortest itemset (ties: the first in column order); an item with the same rows as
+        another, or on every row of its parent, adds nothing. True: every itemset above the
+        support, as DivExplorer lists them (an item duplicating another doubles the table).
+    max_slices, time_limit : the budget (default 500,000 slices, fewer when their
+        statistics would pass 2 GiB, and 60 seconds of mining). Past it the table is complete
+        up to the longest length that fits and its notes say so (``complete_length``); when
+        not even single items fit, :class:`~divergence.errors.DivergenceBudgetError`.
+    progress : called with a dict ``{"stage", "slices", "length", "fraction"}`` at each
+        stage ("discretizing", "mining", "statistics", "done") and every quarter second of
+        mining (``slices`` mined so far, ``length`` the longest being completed or None,
+        ``fraction`` an estimate of the mining done or None).
     """
     df = _check_frame(data)
     from .assess import _check as _check_assess
 
+    max_slices, time_limit = check_budget(max_slices, time_limit)
+    _tell(progress, "discretizing")
     _check_assess(confidence, correction, bootstrap, holdout, top_k)
     if holdout is not None and replicate is not None:
         raise DivergenceInputError("Give either a replication table or a holdout share, not both.")
@@ -316,7 +332,13 @@ def scan(
                          rank=rank, rank_by=rank_by)
     notes: list[str] = []
     if attributes is None:
-        attrs, notes = default_attributes(df, roles)
+        # an outcome column is checked for leakage as a target is, a score to rank by as a score
+        single = outcome if isinstance(outcome, str) else (outcome[0] if outcome is not None and len(outcome) == 1
+                                                            else None)
+        attrs, notes = default_attributes(df, roles, target=target if target is not None else single,
+                                          prediction=prediction,
+                                          score=score if score is not None else (rank_by or rank),
+                                          threshold=threshold if prediction is None and score is not None else None)
     else:
         attrs = [attributes] if isinstance(attributes, str) else list(attributes)
         missing = [a for a in attrs if a not in df.columns]
@@ -337,10 +359,10 @@ def scan(
     params = dict(target=target, prediction=prediction, score=score, threshold=threshold,
                   positive=positive, metrics=[o.name for o in found], outcome=outcome, rank=rank,
                   rank_by=rank_by, ascending=ascending, gamma=gamma, regression=regression,
-                  attributes=list(attrs), bins={k: (v if isinstance(v, int) else list(v))
+                  attributes=list(attrs), bins={k: (v if isinstance(v, (int, str)) else list(v))
                                                 for k, v in (bins or {}).items()},
                   quantile_bins=quantile_bins, binning=binning, min_support=s,
-                  max_length=max_length, engine=engine)
+                  max_length=max_length, engine=engine, exhaustive=bool(exhaustive))
     n_values = np.array([b.n_items for b in disc.bins], dtype=np.int64)
     if engine == "mlxtend":  # FP-growth counts rows itself: it needs every row, one by one
         codes_in, weights_in = disc.codes, np.column_stack(outcome_weights(found)[0])
@@ -354,17 +376,34 @@ def scan(
         codes_in, weights_in = comp.codes, comp.weights
     table = scan_compressed(codes_in, weights_in, bins=disc.bins, metrics=infos,
                             n_rows=len(df), min_support=s, max_length=max_length, engine=engine,
-                            notes=notes, params=params)
+                            notes=notes, params=params, exhaustive=exhaustive, max_slices=max_slices,
+                            time_limit=time_limit, progress=progress)
     table = dataclasses.replace(table, row_codes=disc.codes, outcomes=tuple(found))
     from .assess import assess
 
+    _tell(progress, "statistics", len(table) - 1)
     label = None
     if held_out is not None:
         replicate = held_out
         label = f"held-out {holdout:.0%} of the rows ({len(held_out):,})"
-    return assess(table, delta=delta, confidence=confidence, correction=correction, bootstrap=bootstrap,
-                  seed=seed, top_k=top_k, sort_by=sort_by, replicate=replicate, replication_label=label,
-                  holdout=holdout, exploratory=exploratory)
+    out = assess(table, delta=delta, confidence=confidence, correction=correction, bootstrap=bootstrap,
+                 seed=seed, top_k=top_k, sort_by=sort_by, replicate=replicate, replication_label=label,
+                 holdout=holdout, exploratory=exploratory)
+    _tell(progress, "done", len(out) - 1)
+    return out
+
+
+def _tell(progress: Callable[[dict], None] | None, stage: str, slices: int = 0) -> None:
+    """A stage change, told to the caller's progress callback."""
+    if progress is not None:
+        progress({"stage": stage, "slices": int(slices), "length": None,
+                  "fraction": 1.0 if stage == "done" else None})
+
+
+def effective_max_slices(max_slices: int, n_attr: int, n_tallies: int, n_metrics: int,
+                         memory_limit: int = MEMORY_LIMIT) -> int:
+    """The slice budget, lowered so the slices' statistics fit in ``memory_limit`` bytes."""
+    return max(1, min(int(max_slices), memory_limit // slice_bytes(n_attr, n_tallies, n_metrics)))
 
 
 def scan_compressed(
@@ -379,12 +418,17 @@ def scan_compressed(
     engine: str = "fast",
     notes: Sequence[str] = (),
     params: dict | None = None,
+    exhaustive: bool = False,
+    max_slices: int = MAX_SLICES,
+    time_limit: float | None = TIME_LIMIT,
+    progress: Callable[[dict], None] | None = None,
 ) -> SliceTable:
     """Mine and measure from (possibly compressed) item codes and tallies: the step that needs
     no per-row data, so an engine holding the rows elsewhere (DuckDB, Spark) can hand over
     its GROUP BY. ``weights`` follows :func:`outcome_weights`' layout; rows with identical
     codes are merged. The result keeps no rows: bootstrap intervals and median baselines need
-    :func:`scan` on a DataFrame.
+    :func:`scan` on a DataFrame. ``exhaustive``, ``max_slices``, ``time_limit`` and
+    ``progress`` as in :func:`scan`.
     """
     s = check_min_support(min_support)
     codes = np.ascontiguousarray(codes, dtype=np.int32)
@@ -392,14 +436,28 @@ def scan_compressed(
     if n_rows is None:
         n_rows = int(round(weights[:, 0].sum()))
     n_values = np.array([b.n_items for b in bins], dtype=np.int64)
-    mined = mine(codes, weights, n_values, min_support=s, max_length=max_length, engine=engine)
-    codes_m, tallies, parent = _canonical_order(mined.codes, mined.tallies, mined.parent, n_values)
+    max_slices, time_limit = check_budget(max_slices, time_limit)
+    cap = effective_max_slices(max_slices, len(bins), weights.shape[1], len(metrics))
+    mined = mine(codes, weights, n_values, min_support=s, max_length=max_length, engine=engine,
+                 exhaustive=exhaustive, max_slices=cap, time_limit=time_limit, progress=progress,
+                 attribute_names=[b.name for b in bins])
+    codes_m, tallies, parent, order = _canonical_order(mined.codes, mined.tallies, mined.parent, n_values)
     columns = metric_columns(tallies, metrics, n_rows)
+    notes = list(notes)
+    if mined.note:
+        notes.append(mined.note + (f" (The slice budget is {cap:,}, lowered from {max_slices:,} so their "
+                                   "statistics fit in memory.)" if cap < max_slices else ""))
+    groups = mined.groups
     table = SliceTable(
         codes=codes_m, tallies=tallies, columns=columns, attributes=tuple(b.name for b in bins),
         bins=tuple(bins), metrics=tuple(metrics), n_rows=int(n_rows), min_support=s,
         max_length=max_length, engine=engine, notes=tuple(notes), parent=parent,
-        params=dict(params or {}),
+        params=dict(params or {}), exhaustive=bool(exhaustive),
+        groups=None if groups is None else groups.codes,
+        group_counts=None if groups is None else groups.weights[:, 0].copy(),
+        group_fp=mined.group_fp,
+        slice_fp=None if mined.fingerprints is None else mined.fingerprints[order],
+        complete_length=mined.complete_length,
     )
     if parent is None:
         table = dataclasses.replace(table, parent=_parents(table))
@@ -426,8 +484,8 @@ def _canonical_order(codes: np.ndarray, tallies: np.ndarray, parent: np.ndarray,
         inv[order] = np.arange(n)
         p = parent[order]
         new_parent = np.where(p >= 0, inv[np.maximum(p, 0)], -1)
-        return codes, tallies, new_parent
-    return codes, tallies, None
+        return codes, tallies, new_parent, order
+    return codes, tallies, None, order
 
 
 def _parents(table: SliceTable) -> np.ndarray:

@@ -65,6 +65,18 @@ class SliceTable:
     #: the worst-slice statistics' settings and derived numbers (see divergence.assess):
     #: confidence, correction, n_tested per metric, min_size derivation per metric, ...
     assessment: dict | None = None
+    #: every itemset above the support (True), or each distinct set of rows once, described
+    #: by its shortest itemset (False): then an itemset with the same rows as a listed slice
+    #: is found through :meth:`lookup`, and :meth:`implied_items` lists its other items
+    exhaustive: bool = True
+    #: unless exhaustive: the distinct rows that were mined (item codes, row counts) and two
+    #: random numbers per distinct row, and each slice's fingerprint (the sums of its rows')
+    groups: np.ndarray | None = None
+    group_counts: np.ndarray | None = None
+    group_fp: np.ndarray | None = None
+    slice_fp: np.ndarray | None = None
+    #: when the budget cut the scan: every slice up to this many items is listed (notes say so)
+    complete_length: int | None = None
 
     # ----- shape and basic accessors
     def __repr__(self) -> str:
@@ -245,14 +257,73 @@ class SliceTable:
         return row
 
     def lookup(self, itemset: str | Iterable[str]) -> int:
-        """Row index of an itemset (``"age=<25, sex=Male"``); an error if it was not mined."""
-        idx = int(self.index_of(self.parse_itemset(itemset))[0])
+        """Row index of an itemset (``"age=<25, sex=Male"``); an error if it was not mined.
+
+        In a table that lists each distinct set of rows once (not exhaustive), an itemset with
+        the same rows as a listed slice (``age_cat=<25`` beside ``age=<=24``) gives that slice.
+        """
+        codes = self.parse_itemset(itemset)
+        idx = int(self.index_of(codes)[0])
         if idx < 0:
+            idx = self.equivalent_of(codes)
+        if idx < 0:
+            longer = self.max_length or self.complete_length
             raise DivergenceInputError(
                 f"Itemset {itemset!r} was not mined: its support is below {self.min_support:g}"
-                + (f" or it is longer than {self.max_length}" if self.max_length else "") + "."
+                + (f" or it is longer than {longer}" if longer else "") + "."
             )
         return idx
+
+    def _group_mask(self, codes: np.ndarray) -> np.ndarray:
+        mask = np.ones(self.groups.shape[0], dtype=bool)
+        for a in np.nonzero(codes >= 0)[0]:
+            mask &= self.groups[:, a] == codes[a]
+        return mask
+
+    @cached_property
+    def _fp_index(self) -> dict:
+        fp = self.slice_fp
+        return {(int(a), int(b)): i for i, (a, b) in enumerate(fp)} if fp is not None else {}
+
+    def equivalent_of(self, codes: np.ndarray) -> int:
+        """Row index of the listed slice with the same rows as the itemset ``codes`` (-1: none).
+
+        Only a table that lists each distinct set of rows once has equivalents; its shortest
+        description is the one listed.
+        """
+        if self.exhaustive or self.groups is None or self.slice_fp is None:
+            return -1
+        mask = self._group_mask(np.asarray(codes))
+        count = self.group_counts[mask].sum()
+        if count <= 0:
+            return -1
+        fp = self.group_fp[mask].sum(axis=0)  # wrapping sums, as the miner adds them
+        idx = self._fp_index.get((int(fp[0]), int(fp[1])), -1)
+        if idx >= 0 and self.columns["count"][idx] != round(float(count)):
+            return -1
+        return idx
+
+    def implied_items(self, itemset: str | Iterable[str] | int) -> list[str]:
+        """The items that hold on every row of a slice but are not in its description: adding
+        any of them describes the same rows (``age=<=24`` and ``age_cat=Less than 25``).
+
+        Needs a table that lists each distinct set of rows once (empty for an exhaustive one,
+        where such itemsets are rows of their own).
+        """
+        idx = itemset if isinstance(itemset, (int, np.integer)) else self.lookup(itemset)
+        if self.groups is None:
+            return []
+        codes = self.codes[int(idx)]
+        mask = self._group_mask(codes)
+        rows = self.groups[mask]
+        out = []
+        for a in range(len(self.attributes)):
+            if codes[a] >= 0 or rows.shape[0] == 0:
+                continue
+            first = rows[0, a]
+            if first >= 0 and np.all(rows[:, a] == first):
+                out.append(self.item_labels[a][first])
+        return out
 
     def row(self, itemset: str | Iterable[str]) -> pd.Series:
         """The result row of one itemset."""

@@ -60,9 +60,19 @@ CASES = {
 }
 
 
-def pandas_reference(df: pd.DataFrame, **kw):
-    """The pandas scan, and the same table assessed without its rows (what an engine reports)."""
+def pandas_reference(df, **kw):
+    """The pandas scan, and the same table assessed without its rows (what an engine reports).
+    Given a file, it is read by divergence.io.load_table and its notes come first, as the
+    command line does."""
+    notes: list = []
+    if not isinstance(df, pd.DataFrame):
+        from divergence.io import load_table
+
+        loaded = load_table(df)
+        df, notes = loaded.frame, list(loaded.notes)
     full = scan(df, **kw)
+    if notes:
+        full = dataclasses.replace(full, notes=tuple(notes) + tuple(full.notes))
     opts = {k: kw[k] for k in ("delta", "confidence", "correction", "top_k", "sort_by") if k in kw}
     mined = {"support", "count"} | {f"{m}{s}" for m in full.metric_names for s in ("", "_count", "_divergence",
                                                                                    "_t", "_p")}

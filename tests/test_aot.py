@@ -51,12 +51,13 @@ def test_adult_identical_with_either_kernels(monkeypatch):
 
     def job():
         return scan(df, target="class", prediction="predicted", positive=1, metrics=["fpr", "fnr"],
-                    min_support=0.01).frame
+                    min_support=0.01, exhaustive=exhaustive).frame
 
-    aot = _frames(monkeypatch, "aot", job)
-    jit = _frames(monkeypatch, "jit", job)
-    assert len(aot) == 32_944
-    pd.testing.assert_frame_equal(aot, jit, check_exact=True)
+    for exhaustive, count in ((True, 32_944), (False, 27_175)):
+        aot = _frames(monkeypatch, "aot", job)
+        jit = _frames(monkeypatch, "jit", job)
+        assert len(aot) == count
+        pd.testing.assert_frame_equal(aot, jit, check_exact=True)
 
 
 @needs_build
@@ -69,11 +70,11 @@ def test_large_jobs_on_jit_threads_identical(monkeypatch):
     nv = np.array([3, 4, 2, 5, 3, 4])
     monkeypatch.setenv("DIVERGENCE_THREADS", "2")
     monkeypatch.setenv("DIVERGENCE_KERNELS", "aot")
-    one = mining.mine(codes, w, nv, min_support=0.002)
+    one = mining.mine(codes, w, nv, min_support=0.002, exhaustive=True)
     monkeypatch.setenv("DIVERGENCE_KERNELS", "auto")
     monkeypatch.setattr(mining, "JIT_MIN_ROWS", 0)
-    assert mining._mine_kernel.pick(large=True)[1]  # the JIT, releasing the GIL
-    many = mining.mine(codes, w, nv, min_support=0.002)
+    assert mining._mine_step.pick(large=True)[1]  # the JIT, releasing the GIL
+    many = mining.mine(codes, w, nv, min_support=0.002, exhaustive=True)
     assert len(one.codes) > 1000
     for a, b in ((one.codes, many.codes), (one.parent, many.parent), (one.tallies, many.tallies)):
         np.testing.assert_array_equal(a, b)
@@ -91,7 +92,7 @@ def test_kernel_hash_follows_code_and_constants(monkeypatch):
     """Any edit of a kernel, or of a module constant frozen into one, changes the build's hash."""
     before = _aot.source_hash()
     assert before == _aot.source_hash()
-    monkeypatch.setattr(mining, "LOCAL", mining.LOCAL * 2)
+    monkeypatch.setattr(mining, "S_WORK", mining.S_WORK + 100)
     assert _aot.source_hash() != before
     monkeypatch.undo()
     k = mining._root_tallies

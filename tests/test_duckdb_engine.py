@@ -66,7 +66,7 @@ def test_compas_raw_csv_numeric_columns(bins):
               metrics=["fpr", "fnr", "error"], min_support=0.02, bins=bins,
               attributes=["age", "priors_count", "sex", "race", "c_charge_degree", "juv_fel_count",
                           "days_b_screening_arrest", "c_jail_in"])
-    _, want = pandas_reference(read_table(path), **kw)
+    _, want = pandas_reference(path, **kw)
     got = scan_duckdb(path, **kw)
     assert_same_table(got, want)
     if bins is None:

@@ -45,7 +45,8 @@ def _as_dict(mined):
 @given(case=tables())
 def test_engines_match_brute_force(engine, case):
     codes, weights, n_values, support, max_length = case
-    mined = mine(codes, weights, n_values, min_support=support, max_length=max_length, engine=engine)
+    mined = mine(codes, weights, n_values, min_support=support, max_length=max_length, engine=engine,
+                 exhaustive=True)
     got = _as_dict(mined)
     want = brute_force(codes, weights, n_values, min_count_for(support, len(codes)), max_length)
     assert set(got) == set(want)
@@ -115,7 +116,7 @@ def test_itemsets_and_supports_equal_mlxtend_fpgrowth(case):
     want = {frozenset(s): sup for s, sup in zip(ref["itemsets"], ref["support"])}
     for engine in ("fast", "mlxtend"):
         table = scan(df, outcome="o", attributes=attrs, min_support=support, max_length=max_len,
-                     engine=engine)
+                     engine=engine, exhaustive=True)
         f = table.frame.iloc[1:]
         got = {frozenset(s.split(", ")): sup for s, sup in zip(f["itemset"], f["support"])}
         assert got == want
@@ -123,7 +124,7 @@ def test_itemsets_and_supports_equal_mlxtend_fpgrowth(case):
 
 def test_max_length_one_gives_items_only():
     df = pd.DataFrame({"a": list("xxyy"), "b": list("pqpq"), "o": [1.0, 2, 3, 4]})
-    t = scan(df, outcome="o", min_support=0.25, max_length=1)
+    t = scan(df, outcome="o", min_support=0.25, max_length=1, exhaustive=True)
     assert sorted(t.frame["itemset"]) == ["", "a=x", "a=y", "b=p", "b=q"]
 
 
@@ -132,8 +133,9 @@ def test_wide_tables_beyond_one_int64_key():
     rng = np.random.default_rng(8)
     df = pd.DataFrame({f"c{j}": rng.integers(0, 6, 300).astype(str) for j in range(30)})
     df["o"] = rng.normal(size=300)
-    a = scan(df, outcome="o", min_support=0.03, max_length=2).frame.set_index("itemset").sort_index()
-    b = scan(df, outcome="o", min_support=0.03, max_length=2, engine="mlxtend").frame.set_index("itemset").sort_index()
+    a = scan(df, outcome="o", min_support=0.03, max_length=2, exhaustive=True).frame.set_index("itemset").sort_index()
+    b = scan(df, outcome="o", min_support=0.03, max_length=2, engine="mlxtend",
+             exhaustive=True).frame.set_index("itemset").sort_index()
     assert (a["length"] == 2).sum() > 100
     pd.testing.assert_frame_equal(a, b, check_exact=False, rtol=1e-12)
 
@@ -144,9 +146,9 @@ def test_threads_do_not_change_the_result(monkeypatch):
     w = np.column_stack([np.ones(3000), rng.random(3000)])
     nv = np.array([3, 4, 2, 5, 3])
     monkeypatch.setenv("DIVERGENCE_THREADS", "1")
-    one = mine(codes, w, nv, min_support=0.01)
+    one = mine(codes, w, nv, min_support=0.01, exhaustive=True)
     monkeypatch.setenv("DIVERGENCE_THREADS", "4")
-    many = mine(codes, w, nv, min_support=0.01)
+    many = mine(codes, w, nv, min_support=0.01, exhaustive=True)
     np.testing.assert_array_equal(one.codes, many.codes)
     np.testing.assert_array_equal(one.parent, many.parent)
     np.testing.assert_array_equal(one.tallies, many.tallies)

@@ -16,7 +16,7 @@ ROLES = dict(target="class", prediction="predicted", positive=1, metrics=["fpr",
 
 
 def test_compas_paper_figures(compas):
-    t = scan(compas, min_support=0.0175, **ROLES)
+    t = scan(compas, min_support=0.0175, exhaustive=True, **ROLES)
     assert len(t) - 1 == 701
     assert round(t.overall("fpr"), 2) == 0.09 and round(t.overall("fnr"), 2) == 0.70
     assert t.overall("fpr") == pytest.approx(297 / 3363) and t.overall("fnr") == pytest.approx(1962 / 2809)
@@ -40,7 +40,7 @@ def test_compas_from_the_command_line(tmp_path):
     out = tmp_path / "slices.csv"
     r = subprocess.run([sys.executable, "-m", "divergence", "scan", str(path), "--target", "class",
                         "--prediction", "predicted", "--positive", "1", "--metric", "fpr,fnr",
-                        "--min-support", "0.0175", "--output", str(out)], cwd=ROOT, capture_output=True, text=True)
+                        "--min-support", "0.0175", "--exhaustive", "--output", str(out)], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     f = pd.read_csv(out, keep_default_na=False, na_values=[""])
     assert len(f) == 702
@@ -56,8 +56,8 @@ def test_compas_from_the_command_line(tmp_path):
 
 @pytest.mark.parametrize("support", [0.1, 0.01])
 def test_compas_engines_and_mlxtend_agree(compas, support):
-    fast = scan(compas, min_support=support, **ROLES).frame.set_index("itemset").sort_index()
-    ref = scan(compas, min_support=support, engine="mlxtend", **ROLES).frame.set_index("itemset").sort_index()
+    fast = scan(compas, min_support=support, exhaustive=True, **ROLES).frame.set_index("itemset").sort_index()
+    ref = scan(compas, min_support=support, engine="mlxtend", exhaustive=True, **ROLES).frame.set_index("itemset").sort_index()
     pd.testing.assert_frame_equal(fast, ref, check_exact=False, rtol=1e-12)
     # and the plain mlxtend call on pandas' one-hot table, independent of our code
     from mlxtend.frequent_patterns import fpgrowth
@@ -73,7 +73,7 @@ def test_compas_engines_and_mlxtend_agree(compas, support):
 
 
 def test_compas_tallies_equal_boolean_masks(compas):
-    t = scan(compas, min_support=0.01, **ROLES)
+    t = scan(compas, min_support=0.01, exhaustive=True, **ROLES)
     f = t.frame
     rng = np.random.default_rng(0)
     fp = (compas["class"] == 0)
@@ -90,14 +90,14 @@ def test_compas_tallies_equal_boolean_masks(compas):
 
 
 def test_adult_fast_equals_mlxtend(adult):
-    fast = scan(adult, min_support=0.05, **ROLES).frame.set_index("itemset").sort_index()
-    ref = scan(adult, min_support=0.05, engine="mlxtend", **ROLES).frame.set_index("itemset").sort_index()
+    fast = scan(adult, min_support=0.05, exhaustive=True, **ROLES).frame.set_index("itemset").sort_index()
+    ref = scan(adult, min_support=0.05, engine="mlxtend", exhaustive=True, **ROLES).frame.set_index("itemset").sort_index()
     assert len(fast) == len(ref) > 1000
     pd.testing.assert_frame_equal(fast, ref, check_exact=False, rtol=1e-12)
 
 
 def test_adult_itemset_count_at_half_a_percent(adult):
-    t = scan(adult, min_support=0.005, **ROLES)
+    t = scan(adult, min_support=0.005, exhaustive=True, **ROLES)
     assert len(t) == 65_410  # as DivExplorer 0.2.6 reports, the empty itemset included
 
 

@@ -101,7 +101,7 @@ def test_two_items_by_hand():
     # outcome o; whole dataset mean 0.5
     df = pd.DataFrame({"a": ["x"] * 4 + ["y"] * 4, "b": ["u", "u", "v", "v"] * 2,
                        "o": [1.0, 1.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0]})
-    t = scan(df, outcome="o", min_support=0.1)
+    t = scan(df, outcome="o", min_support=0.1, exhaustive=True)
     # Δ(a=x) = 3/4 - 1/2, Δ(b=u) = 3/4 - 1/2, Δ(a=x, b=u) = 1 - 1/2
     # φ(a=x) = ½[Δ(a=x) - 0] + ½[Δ(a=x,b=u) - Δ(b=u)] = ½·¼ + ½·¼ = ¼, and the same for b=u
     c = item_contributions(t, "b=u, a=x")
@@ -116,7 +116,7 @@ def test_two_items_by_hand():
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_shapley_matrix_equals_brute_force_and_sums_to_divergence(seed):
     df = random_frame(seed)
-    t = scan(df, target="y", prediction="p", positive=1, metrics=["fpr", "error"], min_support=0.01)
+    t = scan(df, target="y", prediction="p", positive=1, metrics=["fpr", "error"], min_support=0.01, exhaustive=True)
     for metric in ("fpr", "error"):
         phi = shapley_matrix(t, metric=metric)
         div = divergences(t, metric)
@@ -136,7 +136,7 @@ def test_shapley_matrix_equals_brute_force_and_sums_to_divergence(seed):
 
 
 def test_hashed_lookup_fallback_gives_the_same_values():
-    t = scan(random_frame(5), target="y", prediction="p", positive=1, metrics=["fpr"], min_support=0.01)
+    t = scan(random_frame(5), target="y", prediction="p", positive=1, metrics=["fpr"], min_support=0.01, exhaustive=True)
     exact = shapley_matrix(t)
     g = global_divergence(t)
     # pretend the attributes have too many values for exact integer keys
@@ -146,7 +146,7 @@ def test_hashed_lookup_fallback_gives_the_same_values():
 
 
 def test_filtered_table_is_refused():
-    t = scan(random_frame(3), target="y", prediction="p", positive=1, metrics=["fpr"], min_support=0.05)
+    t = scan(random_frame(3), target="y", prediction="p", positive=1, metrics=["fpr"], min_support=0.05, exhaustive=True)
     keep = np.nonzero(t.lengths != 1)[0]
     cut = dataclasses.replace(t, codes=t.codes[keep], tallies=t.tallies[keep],
                               columns={k: v[keep] for k, v in t.columns.items()}, parent=None)
@@ -158,7 +158,7 @@ def test_filtered_table_is_refused():
 @pytest.mark.parametrize("seed", [0, 4])
 def test_global_equals_divexplorer_definition(seed):
     df = random_frame(seed, n=300)
-    t = scan(df, target="y", prediction="p", positive=1, metrics=["fpr", "precision"], min_support=0.01)
+    t = scan(df, target="y", prediction="p", positive=1, metrics=["fpr", "precision"], min_support=0.01, exhaustive=True)
     for metric in ("fpr", "precision"):
         g = global_divergence(t, metric=metric)
         want = brute_global(divergences(t, metric), skip_undefined=True)
@@ -175,7 +175,7 @@ def test_global_is_never_nan_with_undefined_outcomes():
     # precision is undefined where nothing is predicted positive: make such slices frequent
     df = random_frame(9, n=300)
     df.loc[df["d"] == "d1", "p"] = 0
-    t = scan(df, target="y", prediction="p", positive=1, metrics=["precision"], min_support=0.01)
+    t = scan(df, target="y", prediction="p", positive=1, metrics=["precision"], min_support=0.01, exhaustive=True)
     div = divergences(t, "precision")
     assert any(np.isnan(v) for v in div.values())
     g = global_divergence(t)
@@ -196,7 +196,7 @@ def test_global_is_never_nan_with_undefined_outcomes():
 
 # ----------------------------------------------------------------------------- corrective, pruning
 def test_corrective_items_equal_brute_force():
-    t = scan(random_frame(2), target="y", prediction="p", positive=1, metrics=["fpr"], min_support=0.02)
+    t = scan(random_frame(2), target="y", prediction="p", positive=1, metrics=["fpr"], min_support=0.02, exhaustive=True)
     div = divergences(t, "fpr")
     want = set()
     for K, dk in div.items():
@@ -214,7 +214,7 @@ def test_corrective_items_equal_brute_force():
 
 
 def test_redundancy_equals_brute_force():
-    t = scan(random_frame(1), target="y", prediction="p", positive=1, metrics=["fpr", "fnr"], min_support=0.02)
+    t = scan(random_frame(1), target="y", prediction="p", positive=1, metrics=["fpr", "fnr"], min_support=0.02, exhaustive=True)
     eps = 0.03
     want = {}
     for metric in ("fpr", "fnr"):
@@ -232,7 +232,7 @@ def test_redundancy_equals_brute_force():
 
 
 def test_bad_parameters():
-    t = scan(random_frame(0), target="y", prediction="p", positive=1, metrics=["fpr"], min_support=0.05)
+    t = scan(random_frame(0), target="y", prediction="p", positive=1, metrics=["fpr"], min_support=0.05, exhaustive=True)
     with pytest.raises(DivergenceInputError, match="redundancy threshold must be >= 0; got -1"):
         redundant_itemsets(t, -1)
     with pytest.raises(DivergenceInputError, match="Metric 'fnr' is not in this result"):
@@ -245,7 +245,7 @@ def test_bad_parameters():
 
 # ----------------------------------------------------------------------------- bootstrap
 def test_bootstrap_machinery_reproduces_the_table_and_is_seeded():
-    t = scan(random_frame(7, n=600), target="y", prediction="p", positive=1, metrics=["fpr"], min_support=0.02)
+    t = scan(random_frame(7, n=600), target="y", prediction="p", positive=1, metrics=["fpr"], min_support=0.02, exhaustive=True)
     idx = int(np.nonzero(t.lengths == 3)[0][0])
     pos = np.nonzero(t.codes[idx] >= 0)[0]
     groups, counts = S._slice_groups(t, "fpr", pos, t.codes[idx, pos])
@@ -266,7 +266,7 @@ def test_bootstrap_spread_matches_the_binomial_spread():
     n = 4000
     df = pd.DataFrame({"g": rng.choice(["x", "y"], n), "h": rng.choice(["u", "v"], n)})
     df["o"] = (rng.random(n) < np.where(df["g"] == "x", 0.3, 0.2)).astype(float)
-    t = scan(df, outcome="o", min_support=0.1)
+    t = scan(df, outcome="o", min_support=0.1, exhaustive=True)
     c = item_contributions(t, "g=x, h=u", n_boot=2000, seed=0)
     width = c.attrs["divergence_high"] - c.attrs["divergence_low"]
     m = (df["g"] == "x") & (df["h"] == "u")
@@ -285,7 +285,7 @@ def test_bootstrap_with_undefined_replicates_gives_numbers():
     o[:3] = [1.0, 0.0, 1.0]
     o[30:] = 0.0
     df["o"] = o
-    t = scan(df, outcome="o", min_support=0.05)
+    t = scan(df, outcome="o", attributes=["a", "b"], min_support=0.05, exhaustive=True)
     c = item_contributions(t, "a=x, b=u", n_boot=300, seed=1)
     assert 250 < c.attrs["n_boot_used"] < 300
     assert c[["contribution_low", "contribution_high"]].notna().all().all()
@@ -297,7 +297,7 @@ def test_compas_top_fpr_slice_contributions(compas):
     (``DivergencePatternProcessor(patterns, 'fp').shapley_value(...)`` at support 0.0175,
     run in its own venv): #prior=>3 0.30260847062400575, age=<25 0.264390876062535,
     sex=Male 0.02650482977927699."""
-    t = scan(compas, min_support=0.0175, **ROLES)
+    t = scan(compas, min_support=0.0175, exhaustive=True, **ROLES)
     c = item_contributions(t, TOP_FPR, metric="fpr").set_index("item")["contribution"]
     assert c.sum() == pytest.approx(t.row(TOP_FPR)["fpr_divergence"], abs=1e-15)
     assert c.idxmin() == "sex=Male" and c["sex=Male"] < 0.1 * c.max()
@@ -310,7 +310,7 @@ def test_compas_top_fpr_slice_contributions(compas):
 
 
 def test_compas_bootstrap_on_the_top_fpr_slice(compas):
-    t = scan(compas, min_support=0.0175, **ROLES)
+    t = scan(compas, min_support=0.0175, exhaustive=True, **ROLES)
     c = item_contributions(t, TOP_FPR, metric="fpr", n_boot=200, seed=0).set_index("item")
     assert (c["contribution_low"] < c["contribution"]).all() and (c["contribution"] < c["contribution_high"]).all()
     # the two main items are clearly above zero; sex=Male's interval is an order of magnitude lower
@@ -322,7 +322,7 @@ def test_compas_redundancy_pruning_gives_the_papers_fnr_slices(compas):
     """../shared/data/README.md: after pruning at 0.01 the top FNR slices (all FNR 1.0, ties
     broken by support). DivExplorer 0.2.6's ``redundancy_pruning(0.01)`` keeps 225 itemsets
     for FPR and 424 for FNR (the whole dataset included), as we do."""
-    t = scan(compas, min_support=0.0175, **ROLES)
+    t = scan(compas, min_support=0.0175, exhaustive=True, **ROLES)
     kept = prune_redundant(t, 0.01, metric="fnr")
     top = kept.sort_values(["fnr_divergence", "support"], ascending=False).head(3)
     assert [set(s.split(", ")) for s in top["itemset"]] == [
@@ -337,7 +337,7 @@ def test_compas_published_divexplorer_notebook_values(compas):
     notebooks/Example_Divergence_analysis_COMPAS.ipynb, support 0.1, FPR): the printed
     global item divergence of every item, 155 itemsets pruned to 55 at ε = 0.01, and the
     first corrective items (its ``getCorrectiveItems()`` keeps those with t > 2)."""
-    t = scan(compas, min_support=0.1, **ROLES)
+    t = scan(compas, min_support=0.1, exhaustive=True, **ROLES)
     assert len(t) == 155
     published = {
         "sex=Male": 0.0010817486715193343, "stay=<week": -0.0037336591601187115,
@@ -371,7 +371,7 @@ def test_compas_global_where_divexplorer_gives_nan(compas):
     own venv): race=Asian -0.0021001299835530516, age=>45 -0.015291399787793331,
     stay=1w-3M 0.013519974699938046. Ours agree where DivExplorer's are numbers and
     stay numbers where DivExplorer's are NaN."""
-    t = scan(compas, min_support=0.002, **ROLES)
+    t = scan(compas, min_support=0.002, exhaustive=True, **ROLES)
     assert np.isnan(t.columns["fpr_divergence"]).sum() == 6
     g = global_divergence(t, metric="fpr").set_index("item")["global"]
     assert g.notna().all() and len(g) == 18
@@ -384,7 +384,7 @@ def test_compas_global_where_divexplorer_gives_nan(compas):
 def test_compas_global_at_the_papers_support(compas):
     """DivExplorer 0.2.6 at support 0.0175 (FPR): #prior=>3 0.020448037260841587 first,
     age=<25 0.015149824286406577 second, age=>45 -0.009281808189459602 last."""
-    t = scan(compas, min_support=0.0175, **ROLES)
+    t = scan(compas, min_support=0.0175, exhaustive=True, **ROLES)
     g = global_divergence(t, metric="fpr")
     assert list(g["item"].iloc[[0, 1, -1]]) == ["#prior=>3", "age=<25", "age=>45"]
     assert list(g["global"].iloc[[0, 1, -1]]) == pytest.approx(
@@ -394,7 +394,7 @@ def test_compas_global_at_the_papers_support(compas):
 # ----------------------------------------------------------------------------- figures
 def test_contribution_figure():
     df = random_frame(0)
-    t = scan(df, target="y", prediction="p", positive=1, metrics=["fpr"], min_support=0.02)
+    t = scan(df, target="y", prediction="p", positive=1, metrics=["fpr"], min_support=0.02, exhaustive=True)
     idx = int(np.nonzero(t.lengths == 3)[0][-1])
     c = item_contributions(t, t.itemsets[idx], n_boot=50, seed=0)
     fig = contribution_figure(c)
@@ -413,7 +413,7 @@ def test_contribution_figure():
 
 
 def test_item_values_figure_keeps_the_largest():
-    t = scan(random_frame(0), target="y", prediction="p", positive=1, metrics=["fpr"], min_support=0.02)
+    t = scan(random_frame(0), target="y", prediction="p", positive=1, metrics=["fpr"], min_support=0.02, exhaustive=True)
     g = global_divergence(t)
     fig = item_values_figure(g, value="global", metric="fpr", top=4)
     shown = {y: x for tr in fig.data for x, y in zip(tr.x, tr.y)}
@@ -426,7 +426,7 @@ def test_item_values_figure_keeps_the_largest():
 
 
 def test_lattice_figure_marks_threshold_and_corrective_nodes(compas):
-    t = scan(compas, min_support=0.1, **ROLES)
+    t = scan(compas, min_support=0.1, exhaustive=True, **ROLES)
     itemset = "race=Afr-Am, sex=Male, #prior=0"  # the notebook's corrective example
     fig = lattice_figure(t, itemset, metric="fpr", threshold=0.05)
     nodes = {tr.name: tr for tr in fig.data if tr.mode == "markers+text"}
@@ -443,6 +443,7 @@ def test_lattice_figure_marks_threshold_and_corrective_nodes(compas):
     assert sorted(colors) == pytest.approx(sorted(
         div[frozenset(s)] for r in range(4) for s in itertools.combinations(itemset.split(", "), r)))
     with pytest.raises(DivergenceInputError, match="draw itemsets of at most 8 items"):
-        big = scan(random_frame(0, n=50).assign(e="e", f="f", g="g", h="h", i="i"), target="y", prediction="p",
-                   positive=1, metrics=["fpr"], min_support=0.02)
+        wide = random_frame(0, n=50).assign(e="e", f="f", g="g", h="h", i="i")
+        big = scan(wide, target="y", prediction="p", positive=1, metrics=["fpr"], min_support=0.02,
+                   attributes=[c for c in wide.columns if c not in ("y", "p")], exhaustive=True)
         lattice_figure(big, big.itemsets[int(np.argmax(big.lengths))])

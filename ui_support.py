@@ -520,6 +520,9 @@ def scan_kwargs() -> dict:
     attrs, _ = attribute_choice(df)
     bins = {c: v for c, v in (state(K.BINS) or {}).items() if c in attrs}
     max_length = int(state(K.MAX_LENGTH) or 0)
+    if is_large() and state(K.ATTRIBUTES) is None and not state(K.ADDED):
+        # a local path's default attributes are screened on every row by the engine, not on the preview
+        attrs = None
     kw = dict(role_kwargs(), attributes=attrs, bins=bins, quantile_bins=int(state(K.QUANTILE_BINS)),
               binning=state(K.BINNING), min_support=float(state(K.MIN_SUPPORT)), max_length=max_length or None)
     if state(K.EXHAUSTIVE):  # only when asked: the default leaves the plan as it was

@@ -164,6 +164,9 @@ left = {c: reason for c, reason in screen.left_out.items() if c in options}
 if default:
     st.caption(f"{len(chosen)} attributes: every column not used above, less the {len(left)} a careful analyst "
                "would not slice by (below)." if left else f"{len(chosen)} attributes: every column not used above.")
+    if large:
+        st.caption(f"Listed from the first {format_count(len(df))} rows; the scan decides the default attributes "
+                   "on every row (identifiers and leakage are judged on all of them).")
 elif st.button("Use the default choice (every column not used above, less the columns below)"):
     ui.set_settings(**{K.ATTRIBUTES: None, K.ADDED: []})
     st.rerun()

@@ -6,6 +6,8 @@ are written to ``tmp_path``.
 """
 from __future__ import annotations
 
+import json
+
 import os
 
 import numpy as np
@@ -157,6 +159,9 @@ def test_local_parquet_file_preview_roles_and_run(app, parquet_file):
     res = at.session_state["result"]["table"]
     assert res.engine == "duckdb" and res.row_codes is None
     np.testing.assert_array_equal(res.tallies, table.tallies)
+    # the default attributes were screened by the engine on every row, not on the preview
+    assert json.loads(at.session_state["result"]["plan"])["scan"]["attributes"] is None
+    assert list(res.attributes) == ATTRIBUTES
     _assert_slices_page_shows(at, table)
 
 

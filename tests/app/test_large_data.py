@@ -7,7 +7,6 @@ are written to ``tmp_path``.
 from __future__ import annotations
 
 import json
-
 import os
 
 import numpy as np

@@ -9,7 +9,7 @@
 
 Screenshots (in $DIVERGENCE_ARTIFACTS or tests/e2e/artifacts): scan_1_progress.png,
 scan_2_second_session.png, scan_3_cancelled.png, raw_compas_1_data_page.png, raw_compas_1_roles_asked.png,
-raw_compas_2_left_out.png, raw_compas_3_result.png. Measured latencies are written to
+raw_compas_2_left_out.png, raw_compas_3_result.png, raw_compas_4_findings.png. Measured latencies are written to
 scan_latency.txt (the numbers in the README come from benchmarks/bench_responsiveness.py).
 """
 from __future__ import annotations
@@ -276,6 +276,14 @@ def test_raw_compas_with_only_its_roles_given(browser, server):
     _no_exception(page)
     page.screenshot(path=ARTIFACTS / "raw_compas_3_result.png")
     shown = table.inner_text()
+    # the slices large enough to act on: priors_count among the top FPR divergences
+    _pick(page, "Minimum size", "meets it")
+    page.get_by_text("Top finding under this sort").first.wait_for(timeout=60_000)
+    _quiet(page)
+    page.screenshot(path=ARTIFACTS / "raw_compas_4_findings.png")
+    findings = table.inner_text()
+    assert "priors_count=" in findings
+    shown += findings
     df = pd.read_csv(data_file("compas-scores-two-years.csv"))
     screen = screen_attributes(df, ["two_year_recid", "decile_score"], target="two_year_recid",
                                score="decile_score", threshold=8)

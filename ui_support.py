@@ -86,6 +86,7 @@ class K:
     BIN_TEXTS = "bin_texts"          # {column: the text typed} (kept when it does not parse)
     BIN_ERRORS = "bin_errors"        # {column: message}
     ROLE_NOTES = "role_notes"        # how a new file's roles were guessed (sentences)
+    ROLE_GUESS = "role_guess"        # the roles guessed ({key: column})
     ADDED = "attributes_added"       # columns the default choice left out, added back by the user
     QUANTILE_BINS = "quantile_bins"
     BINNING = "binning"
@@ -133,7 +134,7 @@ ROLE_DEFAULTS: dict[str, Any] = {
     K.TASK: "classification", K.TARGET: None, K.PRED_KIND: "labels", K.PREDICTION: None, K.SCORE: None,
     K.THRESHOLD: 0.5, K.POSITIVE: None, K.RANK_KIND: "score", K.RANK: None, K.RANK_BY: None,
     K.ASCENDING: False, K.GAMMA: "dcg", K.OUTCOME: [], K.ATTRIBUTES: None, K.BINS: {}, K.BIN_TEXTS: {},
-    K.ROLE_NOTES: [], K.ADDED: [],
+    K.ROLE_NOTES: [], K.ROLE_GUESS: {}, K.ADDED: [],
     K.BIN_ERRORS: {},
     K.QUANTILE_BINS: 3, K.BINNING: "quantile", K.REPLICATION: "none", K.SPLIT_COLUMN: None,
     K.SPLIT_VALUES: [], K.HOLDOUT: 0.3, K.METRICS: ["fpr", "fnr"],
@@ -299,7 +300,17 @@ def apply_role_guess(guess: RoleGuess) -> None:
         K.OUTCOME: [guess.outcome] if guess.outcome else [],
         K.METRICS: {"classification": ["fpr", "fnr"], "regression": ["abs_error"]}.get(guess.task, []),
         K.ROLE_NOTES: guess.notes(),
+        K.ROLE_GUESS: {K.TASK: guess.task, K.TARGET: guess.target, K.PREDICTION: guess.prediction, K.SCORE: guess.score},
     })
+
+
+def role_notes() -> list[str]:
+    """How the roles were guessed, while that still describes the page: a role is missing, or the
+    roles are the ones guessed (once the user has chosen others, the guess is history)."""
+    guessed = state(K.ROLE_GUESS) or {}
+    if missing_roles() or all(state(k) == v for k, v in guessed.items()):
+        return list(state(K.ROLE_NOTES) or [])
+    return []
 
 
 def missing_roles() -> list[str]:

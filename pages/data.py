@@ -126,7 +126,7 @@ else:
 
 roles = ui.role_kwargs()
 missing = ui.missing_roles()
-role_notes = ui.state(K.ROLE_NOTES) or []
+role_notes = ui.role_notes()
 if role_notes:
     with st.expander("How the roles were guessed from the column names and values", expanded=bool(missing)):
         for note in role_notes:

@@ -76,6 +76,7 @@ def test_raw_compas_opens_without_an_error_and_scans_with_only_the_roles_given(a
     assert at.session_state["pred_kind"] == "score"
     at = _give_roles(at)
     assert at.session_state["positive"] == 1
+    assert not any("could each be the target" in m.value for m in at.markdown)  # the guess is history now
     assert any("at 8, 19.4% of the rows are predicted positive" in c.value for c in at.caption)
 
     # the default attributes are the engine's screen, and the columns left out are listed with why

@@ -225,3 +225,25 @@ def test_the_upload_reads_files_as_they_come_and_says_how(app, name, data):
         assert any("revenu" in n for n in expected.notes)
     # roles guessed as on any file
     assert (at.session_state["target"], at.session_state["prediction"]) == ("label", "pred")
+
+
+def test_every_itemset_and_the_budget_go_into_the_plan_and_come_back(app):
+    from divergence.plan import parse_plan
+
+    at = _go(app, "outcome")
+    at.checkbox(key="w:exhaustive").check().run()
+    at.number_input(key="w:max_slices").set_value(200_000).run()
+    at.number_input(key="w:time_limit").set_value(120.0).run()
+    at = _go(at, "export")
+    text = at.code[0].value
+    plan = parse_plan(text)
+    assert (plan.scan["exhaustive"], plan.scan["max_slices"], plan.scan["time_limit"]) == (True, 200_000, 120.0)
+    # the defaults stay out of a plan (it reads as before)
+    fresh = AppTest.from_file(APP, default_timeout=300)
+    fresh.run()
+    default = parse_plan(_go(fresh, "export").code[0].value).scan
+    assert not {"exhaustive", "max_slices", "time_limit"} & set(default)
+    fresh.file_uploader(key="w:plan_upload").set_value(("plan.yaml", text.encode(), "application/x-yaml")).run()
+    assert not fresh.exception and not _errors(fresh)
+    assert (fresh.session_state["exhaustive"], fresh.session_state["max_slices"],
+            fresh.session_state["time_limit"]) == (True, 200_000, 120.0)

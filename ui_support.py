@@ -915,7 +915,7 @@ def progress_text(job: worker.Job) -> tuple[float | None, str]:
         text = f"Starting: mining {job.label}…"
     elif stage == "statistics":
         text = f"{format_count(slices or 0)} slices mined; computing their statistics…"
-    elif stage == "sending the result":
+    elif stage in ("done", "sending the result"):
         text = f"{format_count(slices or 0)} slices: receiving the result…"
     else:
         parts = [stage[:1].upper() + stage[1:]]
@@ -994,12 +994,6 @@ def wait_for_scan() -> None:
         job.wait(0.25, seen=seen)
     slot.empty()
     collect_scan()
-
-
-def run_analysis() -> None:
-    """Mine and assess with the current settings and wait here for the result (scripts, tests)."""
-    start_scan()
-    wait_for_scan()
 
 
 def budget_notes(table: SliceTable) -> list[str]:

@@ -129,3 +129,22 @@ def test_the_servers_results_are_bounded_by_count_and_memory():
     assert lru.get(("b",)) is None and [lru.get((k,)) for k in "acd"] == ["A", "C", "D"]
     lru.put(("e",), "E", 1000)  # larger than everything: kept alone, the newest
     assert lru.get(("e",)) == "E" and all(lru.get((k,)) is None for k in "acd")
+
+
+def test_progress_in_words():
+    from types import SimpleNamespace
+
+    from ui_support import progress_text
+
+    def job(**p):
+        return SimpleNamespace(label="every slice with support ≥ 0.02", elapsed=12.3,
+                               progress={"stage": "mining", "slices": None, "length": None, "fraction": None, **p})
+
+    assert progress_text(job(slices=12345, length=3, fraction=0.4)) == (
+        0.4, "Mining: 12,345 slices so far, slices of up to 3 items (12 s)")
+    assert progress_text(job(slices=0)) == (None, "Mining: 0 slices so far (12 s)")
+    assert progress_text(job(stage="discretizing")) == (None, "Discretizing… (12 s)")
+    assert progress_text(job(stage="statistics", slices=1337))[1] == (
+        "1,337 slices mined; computing their statistics… (12 s)")
+    assert progress_text(job(stage="starting the worker"))[1].startswith(
+        "Starting: mining every slice with support ≥ 0.02…")

@@ -148,3 +148,33 @@ def test_progress_in_words():
         "1,337 slices mined; computing their statistics… (12 s)")
     assert progress_text(job(stage="starting the worker"))[1].startswith(
         "Starting: mining every slice with support ≥ 0.02…")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_worker_dies_with_the_fork_server_and_the_next_scan_starts_a_new_one():
+    """The fork server lives exactly as long as the dashboard's server: a killed server leaves no scan running."""
+    from multiprocessing import forkserver
+
+    job = worker.start(_wide_request())
+    deadline = time.monotonic() + 120
+    while job.worker_started is None and time.monotonic() < deadline:
+        job.wait(1, seen=job.updates)
+    server_pid = forkserver._forkserver._forkserver_pid
+    assert server_pid and job.running
+    pid = job.process.pid
+    os.kill(server_pid, signal.SIGKILL)
+    assert job.wait(60) == "error" and job.error.startswith("The scan stopped unexpectedly")
+    deadline = time.monotonic() + 30
+    while _alive(pid) and time.monotonic() < deadline:  # PR_SET_PDEATHSIG: the kernel kills it
+        time.sleep(0.05)
+    assert not _alive(pid)
+    again = worker.start(_demo_request())
+    assert again.wait(300) == "done", again.error
+    assert forkserver._forkserver._forkserver_pid != server_pid

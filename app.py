@@ -5,11 +5,16 @@ so a first finding is visible without touching anything.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 import ui_support as ui
 
-st.set_page_config(page_title="Divergence", page_icon=":material/troubleshoot:", layout="wide")
+# the icon is served by the app itself: a material icon here made the browser fetch it from a Google font host
+# (fails offline; a meeting room may be offline)
+st.set_page_config(page_title="Divergence", page_icon=str(Path(__file__).parent / ".streamlit" / "favicon.png"),
+                   layout="wide")
 ui.init_state()
 # less empty space above the title: a projector has 800 rows of pixels
 st.markdown("<style>[data-testid='stMainBlockContainer']{padding-top:3.5rem}</style>", unsafe_allow_html=True)

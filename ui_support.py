@@ -23,7 +23,7 @@ import streamlit as st
 
 import divergence
 from divergence import DivergenceInputError, SliceTable
-from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
+from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
 from divergence.duckdb_engine import preview_source, resolve_files
 from divergence.io import LoadedTable, load_table
 from divergence.assess import min_size_derivation
@@ -34,8 +34,10 @@ from divergence.scan import role_columns
 from ui import run as worker
 from divergence.roles import RoleGuess, guess_positive, guess_roles
 from divergence.views import (describe_columns, format_count, format_percent, metric_label, distinct_values,
-                              parse_bin_spec,
-                              slice_view, sort_options, split_rows, table_csv, SliceView)
+                              parse_bin_spec, slice_view, sort_options, split_rows, table_csv, SliceView)
+from divergence.formats import column_help, rgba, verdict_color, verdict_legend
+from divergence.views import default_ascending, display_frame, display_sort_columns, findings, redundancy_epsilon
+import divergence.adhoc
 
 BUILT_IN = "built-in"
 LOCAL_PATH = "path"                 # a local file, folder or glob scanned by DuckDB (large data)
@@ -98,6 +100,7 @@ class K:
     REPLICATE_NAME = "replicate_name"
     REPLICATE_ERROR = "replicate_error"
     REPLICATE_NOTES = "replicate_notes"
+    REPLICATE_KEY = "replicate_key"  # the replication file's content (cache key)
     # outcome and thresholds
     METRICS = "metrics"
     MIN_SUPPORT = "min_support"
@@ -126,7 +129,9 @@ class K:
     F_ATTRIBUTES = "f_attributes"
     F_PRUNE = "f_prune"
     TOP_N = "top_n"
-    SELECTED = "selected"            # itemset string of the open slice
+    SELECTED = "selected"            # {metric: itemset} of the row last clicked in the slice table
+    TYPED = "typed"                  # items of a slice typed in the slice editor (None: the table's slice)
+    GRID_SHOWN = "grid_shown"        # what the slice table showed: its slices and columns (to read a click)
     PLAN_ERROR = "plan_error"
 
 
@@ -143,13 +148,14 @@ DEFAULTS: dict[str, Any] = {
     K.SOURCE: BUILT_IN, K.DATA_NAME: BUILT_IN, K.DATA_KEY: BUILT_IN, K.UPLOAD_ERROR: None, K.DATA_NOTES: [],
     K.PATH: None, K.PATH_ROWS: None, K.PATH_TEXT: "", K.PATH_ERROR: None,
     **ROLE_DEFAULTS,
-    K.REPLICATE_FRAME: None, K.REPLICATE_NAME: None, K.REPLICATE_ERROR: None, K.REPLICATE_NOTES: [],
+    K.REPLICATE_FRAME: None, K.REPLICATE_NAME: None, K.REPLICATE_ERROR: None, K.REPLICATE_NOTES: [], K.REPLICATE_KEY: "",
     K.MIN_SUPPORT: 0.02, K.SUPPORT_MODE: "share", K.MAX_LENGTH: 0, K.EXHAUSTIVE: False,
     K.MAX_SLICES: MAX_SLICES, K.TIME_LIMIT: TIME_LIMIT, K.DELTA: None, K.CONFIDENCE: 0.95, K.CORRECTION: "bh",
-    K.BOOTSTRAP: 200, K.REDUNDANCY: 0.01, K.PLAN_KIND: "exploratory",
-    K.RESULT: None, K.RUN_ERROR: None, K.RUN_NOTICE: None, K.JOB: None, K.VIEW_METRIC: None, K.SORT_BY: None, K.SORT_ASC: False,
+    K.BOOTSTRAP: 200, K.REDUNDANCY: 0.05, K.PLAN_KIND: "exploratory",
+    K.RESULT: None, K.RUN_ERROR: None, K.RUN_NOTICE: None, K.JOB: None, K.VIEW_METRIC: None, K.SORT_BY: None,
+    K.SORT_ASC: False,
     K.F_VERDICTS: [], K.F_MIN_SIZE: "all", K.F_LENGTHS: None, K.F_ATTRIBUTES: [], K.F_PRUNE: True,
-    K.TOP_N: 25, K.SELECTED: None, K.PLAN_ERROR: None,
+    K.TOP_N: 25, K.SELECTED: None, K.TYPED: None, K.GRID_SHOWN: None, K.PLAN_ERROR: None,
 }
 DEMO_SETTINGS = {
     K.TASK: "classification", K.TARGET: "defaulted", K.PREDICTION: "predicted_default",
@@ -266,10 +272,10 @@ def use_built_in() -> None:
     ss = st.session_state
     ss[K.FRAME] = demo_frame()
     ss.update({K.SOURCE: BUILT_IN, K.DATA_NAME: BUILT_IN, K.DATA_KEY: BUILT_IN, K.UPLOAD_ERROR: None,
-               K.PATH: None, K.PATH_ROWS: None, K.DATA_NOTES: []})
+               K.PATH: None, K.PATH_ROWS: None, K.DATA_NOTES: [], K.RUN_ERROR: None, K.RUN_NOTICE: None})
     ss.update(ROLE_DEFAULTS)
     ss.update(DEMO_SETTINGS)
-    ss[K.SELECTED] = None
+    ss.update({K.SELECTED: None, K.TYPED: None})
 
 
 def use_frame(df: pd.DataFrame, name: str, key: str, *, path: str | None = None, rows: int | None = None,
@@ -284,10 +290,11 @@ def use_frame(df: pd.DataFrame, name: str, key: str, *, path: str | None = None,
     ss[K.FRAME] = df
     ss.update({K.SOURCE: LOCAL_PATH if path is not None else "upload", K.DATA_NAME: name, K.DATA_KEY: key,
                K.UPLOAD_ERROR: None, K.PATH: path, K.PATH_ROWS: rows, K.PATH_ERROR: None,
-               K.DATA_NOTES: list(notes or [])})
+               K.DATA_NOTES: list(notes or []),
+               K.RUN_ERROR: None, K.RUN_NOTICE: None})  # the previous data's run error says nothing about this data
     ss.update(ROLE_DEFAULTS)
     apply_role_guess(guess_roles(df))
-    ss[K.SELECTED] = None
+    ss.update({K.SELECTED: None, K.TYPED: None})
     ss[K.VIEW_METRIC] = None
 
 
@@ -439,7 +446,7 @@ def on_replicate_upload() -> None:
         st.session_state[K.REPLICATE_ERROR] = str(exc)
         return
     st.session_state.update({K.REPLICATE_FRAME: loaded.frame, K.REPLICATE_NAME: up.name, K.REPLICATE_ERROR: None,
-                             K.REPLICATE_NOTES: loaded.notes})
+                             K.REPLICATE_NOTES: loaded.notes, K.REPLICATE_KEY: content_key(up.name, up.getbuffer())})
 
 
 # ----------------------------------------------------------------------------- settings -> engine arguments
@@ -807,6 +814,8 @@ def _scan_spec() -> dict:
             raise DivergenceInputError("Replication: upload the second file on the Data page, or choose none.")
         label = f"second file {state(K.REPLICATE_NAME)} ({len(replicate):,} rows)"
     holdout = float(state(K.HOLDOUT)) if kind == "holdout" else None
+    # a corrected replication file of the same name and length is another file
+    assess_key = data_key + (f"|replicate:{replicate_key()}" if kind == "file" else "")
     scan = json.loads(scan_json)
     request = worker.ScanRequest(scan=scan, statistics=stats, frame=None if path else df, path=path,
                                  replicate=replicate, replication_label=label, holdout=holdout)
@@ -815,7 +824,8 @@ def _scan_spec() -> dict:
             f"{format_count(n_rows())} rows of {path} with DuckDB (binning, measuring, grouping identical rows), "
             "then every slice")
     return dict(request=request, mined_key=mined_key, plan_key=plan_key(plan), data_key=state(K.DATA_KEY),
-                key=(data_key, scan_json, stats_json, label, holdout, path is not None),
+                replicate_key=replicate_key(), labels=result_labels(),
+                key=(assess_key, scan_json, stats_json, label, holdout, path is not None),
                 what=f"{what} with support ≥ {plan.scan['min_support']:g}")
 
 
@@ -895,15 +905,12 @@ def _store_result(table: SliceTable, spec: dict, seconds: float, cached: bool = 
     key = spec["plan_key"]
     ss[K.RUN_ERROR] = None
     ss[K.RESULT] = dict(table=table, plan=key, data_key=spec["data_key"], seconds=seconds, cached=cached,
-                        id=hashlib.blake2b((spec["data_key"] + key).encode(), digest_size=8).hexdigest())
+                        id=hashlib.blake2b((spec["data_key"] + key + spec["replicate_key"]).encode(),
+                                           digest_size=8).hexdigest(),
+                        **spec["labels"])
     if state(K.VIEW_METRIC) not in table.metric_names:
         # other metrics: the view starts again from their default sort, every verdict
         ss.update({K.VIEW_METRIC: table.metric_names[0], K.SORT_BY: None, K.F_VERDICTS: []})
-    if state(K.SELECTED) is not None:
-        try:
-            table.lookup(state(K.SELECTED))
-        except DivergenceInputError:
-            ss[K.SELECTED] = None
 
 
 def progress_text(job: worker.Job) -> tuple[float | None, str]:
@@ -996,6 +1003,13 @@ def wait_for_scan() -> None:
     collect_scan()
 
 
+def run_analysis() -> None:
+    """Mine and assess with the current settings and wait here for the result, its progress and
+    Cancel at the top of the page (a one-click view that needs the result at once)."""
+    start_scan()
+    wait_for_scan()
+
+
 def budget_notes(table: SliceTable) -> list[str]:
     """The result's note that the budget cut the scan short ("complete up to k items; …")."""
     if getattr(table, "complete_length", None) is None:
@@ -1006,6 +1020,39 @@ def budget_notes(table: SliceTable) -> list[str]:
 def result() -> dict | None:
     """The stored result, or None."""
     return st.session_state.get(K.RESULT)
+
+
+def replicate_key() -> str:
+    """The replication file's content key ('' when none was uploaded)."""
+    return str(state(K.REPLICATE_KEY) or "") if state(K.REPLICATION) == "file" else ""
+
+
+def result_labels() -> dict:
+    """What a result must carry to be labelled with the data and settings it came from, read
+    when it is computed: the data in words (for captions and reports) and the time."""
+    import datetime
+
+    now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    return dict(data_label=data_label(), data_caption=data_caption(), data_name=state(K.DATA_NAME),
+                created=now.isoformat().replace("+00:00", "Z"))
+
+
+def result_plan_text(res: dict) -> str:
+    """The settings a result came from, as slice-plan text stamped with the time of the run."""
+    return _stamped_plan(res["plan"], res.get("created"))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _stamped_plan(key: str, created: str | None) -> str:
+    import dataclasses
+
+    return dump_plan(dataclasses.replace(parse_plan(key), created=created))
+
+
+def data_changed() -> bool:
+    """Whether the data in use is not the data the stored result came from."""
+    res = result()
+    return res is not None and res["data_key"] != state(K.DATA_KEY)
 
 
 def is_stale() -> bool:
@@ -1066,32 +1113,79 @@ def current_view(table: SliceTable, result_id: str, top_n: int | None = None) ->
     metric = state(K.VIEW_METRIC) or table.metric_names[0]
     options = sort_options(table, metric)
     column = options.get(state(K.SORT_BY)) or next(iter(options.values()))
-    lengths = state(K.F_LENGTHS)
-    verdicts = state(K.F_VERDICTS) or None  # none chosen: every verdict
+    lengths = length_filter()
+    # filters naming verdicts or columns this result does not have (set on another result) do not apply
+    present = verdicts_in(result_id, metric, table)
+    verdicts = [v for v in (state(K.F_VERDICTS) or []) if v in present] or None  # none: every verdict
+    attributes = tuple(a for a in (state(K.F_ATTRIBUTES) or ()) if a in table.attributes)
     meets = {"meets": True, "below": False}.get(state(K.F_MIN_SIZE))
-    eps = float(state(K.REDUNDANCY)) if state(K.F_PRUNE) else 0.0
+    # ε is set in units of the metric's spread: the same setting hides as much for any metric
+    eps = redundancy_epsilon(table, metric, float(state(K.REDUNDANCY))) if state(K.F_PRUNE) else 0.0
     return view_of(result_id, metric, column, bool(state(K.SORT_ASC)),
                    tuple(verdicts) if verdicts is not None else None, meets,
-                   tuple(lengths) if lengths else None, tuple(state(K.F_ATTRIBUTES) or ()),
+                   tuple(lengths) if lengths else None, attributes,
                    int(top_n or state(K.TOP_N)), eps, table)
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def verdicts_in(result_id: str, metric: str, _table: SliceTable) -> frozenset:
+    """The verdicts a result gives for a metric."""
+    col = f"{metric}_verdict"
+    return frozenset(_table.frame[col].iloc[1:].unique()) if col in _table.frame.columns else frozenset()
+
+
+def length_filter() -> tuple[int, int] | None:
+    """The items-per-slice filter as (fewest, most), or None for every length. The most is
+    stored as None when the user left the slider at its right end: a later result with longer
+    slices shows them all (the slider never shrinks a filter to the longest slice seen)."""
+    lengths = state(K.F_LENGTHS)
+    if not lengths:
+        return None
+    lo, hi = lengths
+    if int(lo) <= 1 and hi is None:
+        return None
+    return int(lo), int(hi) if hi is not None else 10 ** 6
+
+
+def length_slider(longest: int) -> None:
+    """The items-per-slice slider over 1..longest of this result (the filter stays open-ended at its right end)."""
+    lo, hi = state(K.F_LENGTHS) or (1, None)
+    lo = max(1, min(int(lo), longest))
+    hi = longest if hi is None else max(lo, min(int(hi), longest))
+    wkey = "w:f_lengths"
+    st.session_state[wkey] = (lo, hi)
+
+    def changed() -> None:
+        a, b = st.session_state[wkey]
+        st.session_state[K.F_LENGTHS] = (int(a), None if int(b) >= longest else int(b))
+
+    st.slider("Items per slice", min_value=1, max_value=longest, step=1, key=wkey, on_change=changed)
 
 
 # ----------------------------------------------------------------------------- render helpers
 
 
 def show_run_status(where: str = "page") -> None:
-    """The last run's error or notice, or a notice (with a run button) when the settings changed."""
+    """The last run's error or notice (a budget's note too), and a notice (with a run button) when the
+    data or the settings in use are not those the results came from: results never pass for another
+    data set's."""
     err = state(K.RUN_ERROR)
     if err:
         st.error(err)
     if state(K.RUN_NOTICE):
         st.info(state(K.RUN_NOTICE))
-    if result() is not None:
-        for note in budget_notes(result()["table"]):
+    res = result()
+    if res is not None:
+        for note in budget_notes(res["table"]):
             st.warning(note, icon=":material/speed:")
-    if result() is not None and is_stale() and not scan_running():
+    if res is not None and is_stale() and not scan_running():
         c1, c2 = st.columns([4, 1])
-        c1.info("The settings changed since these results were computed.")
+        if data_changed():
+            c1.warning(f"These results are from {res.get('data_label', 'the previous data')}. The data now in use is "
+                       f"{data_label()}: run the scan to see its slices.", icon=":material/history:")
+        else:
+            c1.info("The settings changed since these results were computed: they show the settings of the last "
+                    "run (Export page: the report states them).")
         c2.button("Run again", key=f"rerun-{where}", type="primary", on_click=start_scan)
 
 
@@ -1106,8 +1200,8 @@ def report_html(result_id: str, plan_text: str, data_label: str, _table: SliceTa
 
 
 def data_label() -> str:
-    """The data source in plain words (for reports)."""
-    name = "built-in dataset (credit applications)" if state(K.DATA_NAME) == BUILT_IN else str(state(K.DATA_NAME))
+    """The data in use in plain words (for reports and notices)."""
+    name = "the built-in dataset (credit applications)" if state(K.DATA_NAME) == BUILT_IN else str(state(K.DATA_NAME))
     return f"{name}, {n_rows():,} rows" + (" (scanned by DuckDB)" if is_large() else "")
 
 
@@ -1122,11 +1216,12 @@ def result_or_stop(where: str):
 
 
 def metric_choice(table: SliceTable) -> str:
-    """The metric shown (a radio when there are several); a new one resets the sort and the slice."""
+    """The metric shown (a radio when there are several); a new one resets the sort."""
     metrics = table.metric_names
     if len(metrics) > 1:
+        # another metric starts from its default sort; the slice chosen for each metric is kept
         bound(st.radio, "Metric", K.VIEW_METRIC, options=metrics, horizontal=True, format_func=metric_name,
-              after=lambda: st.session_state.update({K.SORT_BY: None, K.SELECTED: None}))
+              after=lambda: st.session_state.update({K.SORT_BY: None}))
     return state(K.VIEW_METRIC) if state(K.VIEW_METRIC) in metrics else metrics[0]
 
 
@@ -1156,7 +1251,7 @@ def min_size_sentences() -> list[str]:
     """How the minimum slice size follows from δ and the confidence, for each metric of the
     last result, under the settings as they are now (the engine's derivation)."""
     res = result()
-    if res is None:
+    if res is None or data_changed():  # n_min is derived from a result of the data in use
         return []
     table = res["table"]
     out = []
@@ -1174,13 +1269,17 @@ def min_size_sentences() -> list[str]:
     return out
 
 
-def result_caption(table: SliceTable) -> str:
-    """One line on how the result was made: exploratory or planned, confidence, correction."""
+def result_caption(table: SliceTable, res: dict | None = None) -> str:
+    """One line on what the result came from: its data (as it was when the scan ran), the kind
+    of search, the support, confidence, correction and replication."""
     a = table.assessment or {}
-    kind = "An exploratory search" if a.get("exploratory", True) else "A pre-registered slice plan"
+    res = res if res is not None else result()
+    kind = "an exploratory search" if a.get("exploratory", True) else "a pre-registered slice plan"
     rep = f"; replicated on {a['replication']}" if a.get("replication") else "; no replication data"
     engine = "; scanned by DuckDB, intervals analytic" if table.engine == "duckdb" else ""
-    return (f"{kind}: {len(table) - 1:,} slices with support ≥ {table.min_support:g}; "
+    data = (res or {}).get("data_caption", "").removeprefix("Data: ").rstrip(".")
+    where = f"Results of {data}: " if data else ""
+    return (f"{where}{kind}, {len(table) - 1:,} slices with support ≥ {table.min_support:g}; "
             f"{a.get('confidence', 0.95):.0%} confidence, {CORRECTIONS.get(a.get('correction'), '')}{rep}{engine}.")
 
 
@@ -1215,3 +1314,285 @@ def support_offers(table: SliceTable) -> list[tuple[str, float]]:
         except (KeyError, TypeError, DivergenceInputError):
             continue
     return out
+
+
+# ----------------------------------------------------------------------------- the slice table and the open slice
+
+#: widget key of the slice table: its selection state says which row or header was clicked
+GRID = "slice_grid"
+
+
+def chosen(metric: str) -> str | None:
+    """The slice last clicked in the table for ``metric`` (kept when another metric is shown)."""
+    sel = state(K.SELECTED)
+    return sel.get(metric) if isinstance(sel, dict) else None
+
+
+def choose(metric: str, itemset: str | None) -> None:
+    """Open a slice from the table (or a page that shows the table's slices); the editor follows."""
+    sel = dict(state(K.SELECTED)) if isinstance(state(K.SELECTED), dict) else {}
+    sel[metric] = itemset
+    st.session_state.update({K.SELECTED: sel, K.TYPED: None})
+
+
+def type_slice(items: list[str] | None) -> None:
+    """Open a slice typed by hand (a list of 'attr=value'); None: back to the table's slice."""
+    st.session_state[K.TYPED] = list(items) if items else None
+
+
+def _selection(value) -> dict:
+    """A slice-table selection as plain lists: {'rows': [...], 'columns': [...], 'cells': [...]}."""
+    sel = (value["selection"] if value is not None and "selection" in value else {}) or {}
+    return {k: [list(c) if isinstance(c, (list, tuple)) else c for c in (sel.get(k) or [])]
+            for k in ("rows", "columns", "cells")}
+
+
+def read_table_click(table: SliceTable, metric: str) -> None:
+    """Apply the last click on the slice table, before anything is drawn: a cell or a row opens
+    that slice; a column header sorts every slice of the result by that column (a click on the
+    sorted column reverses the order). A click is what changed since the selection the table had."""
+    ss = st.session_state
+    shown = state(K.GRID_SHOWN)
+    if not shown or GRID not in ss or shown.get("metric") != metric or shown.get("result") != (result() or {}).get("id"):
+        return
+    now, seen = _selection(ss[GRID]), shown.get("seen") or _selection(None)
+    if now["columns"] != seen["columns"]:
+        clicked = (now["columns"] or seen["columns"])[0]  # a click on a selected header deselects it
+        frame_col = display_sort_columns(table, metric).get(clicked)
+        label = {v: k for k, v in sort_options(table, metric).items()}.get(frame_col)
+        if label is not None:
+            if label == state(K.SORT_BY):
+                ss[K.SORT_ASC] = not bool(state(K.SORT_ASC))
+            else:
+                ss.update({K.SORT_BY: label, K.SORT_ASC: default_ascending(frame_col)})
+        return
+    r = None
+    if now["cells"] and now["cells"] != seen["cells"]:
+        r = now["cells"][-1][0]
+    elif now["rows"] and now["rows"] != seen["rows"]:
+        r = now["rows"][0]
+    itemsets = shown.get("itemsets", [])
+    if r is not None and 0 <= int(r) < len(itemsets):
+        choose(metric, itemsets[int(r)])
+
+
+def items_of(table: SliceTable, itemset: str) -> list[str]:
+    """A slice's items ('attr=value'), read with the result's own parser (values may hold commas)."""
+    codes = table.parse_itemset(itemset)
+    return [table.item_labels[a][v] for a, v in enumerate(codes) if v >= 0]
+
+
+def open_slice(table: SliceTable, view: SliceView, metric: str, known: set[str] | None = None
+               ) -> tuple[list[str], str]:
+    """The slice the detail shows, as items, and where it comes from: 'typed' (the slice editor,
+    whatever the table shows) or 'table': the row clicked for this metric while the table still
+    shows it, else the table's first row (a sort, a filter or a new scan never leaves a slice
+    open that the table no longer holds). ``known``: the items a slice may use (default: the
+    result's); a typed slice using any other (a new scan of other columns) is dropped."""
+    typed = state(K.TYPED)
+    if typed:
+        if known is None:
+            known = {f"{b.name}={lab}" for b in table.bins for lab in b.labels}
+        if all(i in known for i in typed):
+            return list(typed), "typed"
+        type_slice(None)  # items the new result does not have
+    itemsets = view.rows["itemset"].tolist()
+    pick = chosen(metric)
+    if pick not in itemsets:
+        pick = itemsets[0] if itemsets else None
+    return (items_of(table, pick) if pick else []), "table"
+
+
+def mined_rows(res: dict) -> pd.DataFrame | None:
+    """The rows the result mined (for items of columns left out of the scan), when the data in
+    use is still the result's: every row, or the mined side of a split; None for a held-out
+    share or a local path."""
+    if data_changed() or is_large() or is_stale():
+        return None
+    kind = state(K.REPLICATION)
+    df = state(K.FRAME)
+    if kind == "holdout":
+        return None
+    if kind == "split":
+        try:
+            return split_rows(df, state(K.SPLIT_COLUMN), list(state(K.SPLIT_VALUES)))[0]
+        except DivergenceInputError:
+            return None
+    return df
+
+
+def replication_rows() -> pd.DataFrame | None:
+    """The rows the result's slices were confirmed on (a second file or a split), when known."""
+    if data_changed() or is_stale():
+        return None
+    kind = state(K.REPLICATION)
+    if kind == "file":
+        return state(K.REPLICATE_FRAME)
+    if kind == "split":
+        try:
+            return split_rows(state(K.FRAME), state(K.SPLIT_COLUMN), list(state(K.SPLIT_VALUES)))[1]
+        except DivergenceInputError:
+            return None
+    return None
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def item_options(result_id: str, _table: SliceTable, _data: pd.DataFrame | None) -> pd.DataFrame:
+    """Every item a slice can be built from (the scanned attributes', then the left-out columns')."""
+    return divergence.adhoc.item_catalog(_table, _data)
+
+
+@st.cache_resource(show_spinner="Measuring the slice…", max_entries=64)
+def measured(result_id: str, items: tuple[str, ...], _table: SliceTable, _data: pd.DataFrame | None,
+             _replicate: pd.DataFrame | None, replication_label: str | None):
+    """``divergence.measure_slice``: a mined slice read from the result, any other measured
+    from the rows (kept in memory, not copied: cache_resource)."""
+    return divergence.measure_slice(_table, list(items), data=_data, replicate=_replicate,
+                                    replication_label=replication_label)
+
+
+@st.cache_resource(show_spinner=False, max_entries=256)
+def slice_contributions(result_id: str, items: tuple[str, ...], metric: str, _measured) -> pd.DataFrame:
+    """Shapley contributions of a measured slice's items."""
+    return divergence.item_contributions(_measured.table, _measured.itemset, metric=metric)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def card_findings(result_id: str, metric: str, _table: SliceTable):
+    """The findings summary of a result: (cards, how many findings in all)."""
+    return findings(_table, metric)
+
+
+def slice_grid(table: SliceTable, view: SliceView, metric: str, open_itemset: str | None, *,
+               height: int | None = None) -> None:
+    """The slice table: click a header to sort every slice by it, click a row to open it. The
+    open slice's row stays selected across reruns; headers explain their column on hover."""
+    shown = display_frame(table, view.rows, metric, also=[view.sort_by])
+    itemsets = view.rows["itemset"].tolist()
+    sorted_col = next((c for c, f in display_sort_columns(table, metric).items() if f == view.sort_by), None)
+    arrow = " ▲" if view.ascending else " ▼"
+    widths = {"Slice": 350, "Verdict": 200, "Interval": 112, "Bootstrap": 112, "Replication": 160}
+    config = {c: st.column_config.TextColumn(c + (arrow if c == sorted_col else ""), help=column_help(c),
+                                             width=widths.get(c), pinned=c == "Slice",
+                                             alignment="left" if c in ("Slice", "Verdict") else "right")
+              for c in shown.columns}
+    # the verdict beside the slice: what a reader needs first, never scrolled out of view
+    order = ["Slice"] + (["Verdict"] if "Verdict" in shown.columns else []) + [
+        c for c in shown.columns if c not in ("Slice", "Verdict")]
+    # the open slice's row selected, the sorted column highlighted. The table takes a selection from here
+    # only when it differs from the one sent before; otherwise it keeps its own (what the browser reported)
+    desired = {"rows": [itemsets.index(open_itemset)] if open_itemset in itemsets else [],
+               "columns": [sorted_col] if sorted_col in shown.columns else [], "cells": []}
+    previous = state(K.GRID_SHOWN) or {}
+    reported = _selection(st.session_state.get(GRID)) if GRID in st.session_state else desired
+    seen = reported if desired == previous.get("sent") else desired
+    st.session_state[GRID] = {"selection": desired}
+    st.session_state[K.GRID_SHOWN] = dict(itemsets=itemsets, sent=desired, seen=seen, metric=metric,
+                                          result=(result() or {}).get("id"))
+    styled = shown.style.map(lambda v: f"background-color: {rgba(verdict_color(str(v).split(' ·')[0]), 0.28)}",
+                             subset=["Verdict"]) if "Verdict" in shown.columns else shown
+    st.dataframe(styled, key=GRID, on_select="rerun", selection_mode=["single-row", "single-column", "single-cell"],
+                 hide_index=True, column_config=config, column_order=order,
+                 height=height or min(38 + 35 * max(len(shown), 1), 460), placeholder="–")
+
+
+def verdict_legend_row(present) -> None:
+    """The verdicts of the result, right under the table: a colour chip and a sentence each."""
+    legend = verdict_legend(present)
+    if not legend:
+        return
+    for col, (v, colour, text) in zip(st.columns(len(legend)), legend):
+        col.caption(f"<span style='display:inline-block;width:.8em;height:.8em;border-radius:.2em;"
+                    f"background:{colour};margin-right:.35em'></span>**{v}**: {text}", unsafe_allow_html=True)
+
+
+# ----------------------------------------------------------------------------- the built-in data's planted findings
+
+#: what was planted in the built-in dataset (divergence.datasets), each reachable in one click
+DEMO_CASES = {
+    "elevated_fpr": dict(task="classification", metric="fpr", itemset=DEMO_TRUTH["elevated_fpr"],
+                         label="FPR: region=South, education=Primary"),
+    "defect": dict(task="regression", metric="abs_error", itemset=DEMO_TRUTH["defect"],
+                   label="Defect: channel=App"),
+    "hard_cohort": dict(task="regression", metric="abs_error", itemset=DEMO_TRUTH["hard_cohort"],
+                        label="Hard cohort: employment=Self-employed"),
+}
+DEMO_STORY = ("The built-in data (10,000 credit applications) has three planted effects: the classifier's "
+              "false-positive rate is 35% for region=South, education=Primary (8% elsewhere); the spend "
+              "regressor's predictions for channel=App carry a unit bug (+70: a model defect); and the spend of "
+              "the self-employed varies three times as much (a hard cohort: the error is high, and so is the best "
+              "constant guess).")
+_DEMO_REGRESSION = {K.TASK: "regression", K.TARGET: DEMO_ROLES["regression"]["target"],
+                    K.PREDICTION: DEMO_ROLES["regression"]["prediction"], K.PRED_KIND: "labels",
+                    K.METRICS: list(DEMO_ROLES["regression"]["metrics"]), K.ATTRIBUTES: list(DEMO_ATTRIBUTES)}
+
+
+def open_demo_case(case: str) -> None:
+    """Show one planted finding of the built-in data: its task's settings (scanned if the result
+    is not of them), its metric, every filter off, and the slice open."""
+    c = DEMO_CASES[case]
+    ss = st.session_state
+    if state(K.TASK) != c["task"] or c["metric"] not in (state(K.METRICS) or []):
+        ss.update(dict(ROLE_DEFAULTS))
+        ss.update(DEMO_SETTINGS if c["task"] == "classification" else _DEMO_REGRESSION)
+    if is_stale():
+        run_analysis()
+    if result() is None or c["metric"] not in result()["table"].metric_names:
+        return  # the run failed: its error shows on the page
+    ss.update({K.VIEW_METRIC: c["metric"], K.SORT_BY: None, K.F_VERDICTS: [], K.F_ATTRIBUTES: [],
+               K.F_MIN_SIZE: "all", K.F_LENGTHS: None})
+    type_slice(c["itemset"].split(", "))
+    st.rerun()
+
+
+def demo_strip() -> None:
+    """On the built-in data: one button per planted finding (what was planted on hover)."""
+    if state(K.DATA_NAME) != BUILT_IN or (result() or {}).get("data_name", BUILT_IN) != BUILT_IN:
+        return
+    cols = st.columns([1, 2.2, 1.5, 2.1])
+    cols[0].markdown("**Planted findings**", help=DEMO_STORY)
+    for col, (case, c) in zip(cols[1:], DEMO_CASES.items()):
+        if col.button(c["label"], key=f"demo-{case}", width="stretch", help=DEMO_STORY):
+            open_demo_case(case)
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def shared_rows(result_id: str, itemsets: tuple[str, ...], _table: SliceTable) -> pd.DataFrame:
+    """Rows each pair of slices shares (``divergence.overlap``)."""
+    return divergence.overlap(_table, list(itemsets))
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def covered_rows(result_id: str, itemsets: tuple[str, ...], _table: SliceTable) -> int | None:
+    """Distinct rows the slices hold together."""
+    return divergence.adhoc.rows_covered(_table, list(itemsets))
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def slice_figures(result_id: str, items: tuple[str, ...], metric: str, delta: float | None, _measured):
+    """The open slice's Shapley chart and lattice (the lattice None with the reason when it cannot be
+    drawn), built once per slice and metric: a sort or a filter that keeps the slice open redraws nothing."""
+    from divergence.figures import contribution_figure, lattice_figure
+
+    binary = _measured.table.metric(metric).binary
+    contrib = slice_contributions(result_id, items, metric, _measured)
+    bars = themed(contribution_figure(contrib, binary=binary, template=None))
+    try:
+        lattice = themed(lattice_figure(_measured.table, _measured.itemset, metric=metric, threshold=delta,
+                                        template=None))
+    except DivergenceInputError as exc:
+        return bars, None, str(exc)
+    return bars, lattice, ""
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def plan_yaml(key: str) -> str:
+    """A plan (given by its JSON key) as YAML text, written once per plan (YAML is slow to write)."""
+    return dump_plan(parse_plan(key))
+
+
+def in_app_test() -> bool:
+    """Whether the script runs under AppTest (no browser: nothing to warm for it)."""
+    from streamlit import config
+
+    return bool(config.get_option("global.appTest"))

@@ -1,16 +1,22 @@
-"""Speed of what the dashboard does: prints a table (case, slices, step, milliseconds).
+"""Speed of what the dashboard does: prints tables (milliseconds).
 
-    python benchmarks/bench_dashboard.py
+    python benchmarks/bench_dashboard.py              # every table
+    python benchmarks/bench_dashboard.py --interactions   # only the meeting's interactions
 
+- "interactions": every interaction of a review meeting on the built-in dataset, as the server
+  runs it (AppTest: the whole script run of the page, warm caches, no browser): sort by a header
+  click and by the selectbox, reverse, each filter, show more rows, open a slice by its row, find
+  a mined slice by typing it, edit a slice below the support (measured from the rows), switch the
+  metric, switch to every page and back, a planted finding in one click (a re-scan), the report's
+  first build, and the first PNG with the exporter warmed. Median and worst of 5 repetitions.
 - "first open": the app opened on the built-in dataset (AppTest, cold Streamlit caches,
-  the compiled miner already on disk): the time until the Slices page with its first finding
-  has been drawn, as `streamlit run app.py` would do it.
+  the compiled miner already on disk): the time until the Slices page has been drawn.
 - "re-scan": mining plus statistics as the Run button does them, on the raw COMPAS file
   (7,214 rows, ../shared/data, skipped when absent) and on the built-in dataset.
 - "view": the Slices page's work per sort or filter on a table of more than 100,000 slices:
   the top-N view (divergence.views.slice_view), its formatting for people and the Plotly table.
 
-Best of 3 for each step after a warm-up.
+Timings on a shared machine vary: rerun it, and read the worst column with that in mind.
 """
 from __future__ import annotations
 
@@ -46,9 +52,13 @@ def best(fn, repeat: int = 3) -> float:
 def first_open() -> float:
     from streamlit.testing.v1 import AppTest
 
+    import streamlit as st
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
     t0 = time.perf_counter()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
-    assert not at.exception and at.success, "the first finding was not drawn"
+    assert not at.exception and any("<b>Who:</b>" in md.value for md in at.markdown), "no finding was drawn"
     return 1000 * (time.perf_counter() - t0)
 
 
@@ -83,7 +93,119 @@ def app_reruns(big: pd.DataFrame) -> list[tuple[str, float]]:
     return out
 
 
+def interactions(reps: int = 5) -> list[tuple[str, float, float]]:
+    """Server time of each interaction on the built-in dataset (AppTest script runs, warm caches)."""
+    import statistics
+
+    import streamlit as st
+    from streamlit.runtime.media_file_manager import MediaFileManager
+    from streamlit.testing.v1 import AppTest
+
+    deferred: dict = {}
+    original = MediaFileManager.add_deferred
+
+    def record(self, data_callable, mimetype, coordinates, file_name=None, **kw):
+        deferred[file_name] = data_callable
+        return original(self, data_callable, mimetype, coordinates, file_name=file_name, **kw)
+
+    MediaFileManager.add_deferred = record
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300).run()
+    assert not at.exception
+
+    def grid(**change):
+        sel = {k: list(v) for k, v in at.session_state["slice_grid"]["selection"].items()}
+        sel.update(change)
+        at.session_state["slice_grid"] = {"selection": sel}
+        at.run()
+
+    def slices():
+        return next(d.value for d in at.dataframe if "Slice" in d.value.columns)["Slice"].tolist()
+
+    steps = [
+        ("sort: click the Rows header", lambda k: grid(columns=["Rows"] if k % 2 == 0 else [])),
+        ("sort: choose q in Sort by", lambda k: at.selectbox(key="w:sort_by").set_value(
+            "q" if k % 2 == 0 else "Divergence").run()),
+        ("order: largest/smallest first", lambda k: at.selectbox(key="w:sort_asc").set_value(k % 2 == 0).run()),
+        ("filter: verdict above", lambda k: at.multiselect(key="w:f_verdicts").set_value(
+            ["above"] if k % 2 == 0 else []).run()),
+        ("filter: involving channel", lambda k: at.multiselect(key="w:f_attributes").set_value(
+            ["channel"] if k % 2 == 0 else []).run()),
+        ("filter: minimum size met", lambda k: at.selectbox(key="w:f_min_size").set_value(
+            "meets" if k % 2 == 0 else "all").run()),
+        ("filter: items per slice 1-2", lambda k: at.slider(key="w:f_lengths").set_value(
+            (1, 2) if k % 2 == 0 else (1, 5)).run()),
+        ("filter: show redundant slices", lambda k: at.checkbox(key="w:f_prune").set_value(k % 2 == 1).run()),
+        ("show the top 100", lambda k: at.selectbox(key="w:top_n").set_value(100 if k % 2 == 0 else 25).run()),
+        ("open a slice: click its row", lambda k: grid(rows=[3 + k % 2], cells=[])),
+        ("find a mined slice by typing", lambda k: at.multiselect(key="w:slice_items").set_value(
+            ["channel=App"] if k % 2 == 0 else ["channel=Web"]).run()),
+        ("edit: a slice below the support", lambda k: at.multiselect(key="w:slice_items").set_value(
+            ["sex=Female", "region=South", "education=Primary", ["channel=App", "channel=Web", "channel=Branch",
+                                                                 "employment=Retired", "age=<=36"][k]]).run()),
+        ("switch metric FPR/FNR", lambda k: at.radio(key="w:view_metric").set_value(
+            "fnr" if k % 2 == 0 else "fpr").run()),
+    ]
+    out: list[tuple[str, float, float]] = []
+
+    def timed(name, fn):
+        times = []
+        for k in range(reps):
+            t0 = time.perf_counter()
+            fn(k)
+            times.append(1000 * (time.perf_counter() - t0))
+            assert not at.exception, (name, at.exception)
+        out.append((name, statistics.median(times), max(times)))
+
+    slices()
+    for name, fn in steps:
+        timed(name, fn)
+    for page in ("intervals", "attributes", "export", "data", "outcome", "slices"):
+        def go(k, page=page):
+            at.switch_page(f"pages/{page}.py").run()
+            if page != "slices":
+                at.switch_page("pages/slices.py").run()
+        timed(f"switch page: {page}" + (" and back" if page != "slices" else ""), go)
+    at.switch_page("pages/export.py").run()
+    report = deferred.get("slice_report.html")
+    t0 = time.perf_counter()
+    report()
+    out.append(("export: the report's first build", 1000 * (time.perf_counter() - t0), float("nan")))
+    from divergence.views import PNG_EXPORTER, png_supported, warm_png_exporter
+
+    if png_supported():
+        warm_png_exporter()
+        while PNG_EXPORTER["state"] == "warming":
+            time.sleep(0.1)
+        png = deferred.get("intervals.png")
+        times = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            png()
+            times.append(1000 * (time.perf_counter() - t0))
+        out.append(("export: a PNG, exporter warmed", statistics.median(times), max(times)))
+    at.switch_page("pages/slices.py").run()
+    t0 = time.perf_counter()
+    at.button(key="demo-defect").click().run()
+    out.append(("planted defect in one click (re-scan: regression)", 1000 * (time.perf_counter() - t0), float("nan")))
+    assert not at.exception
+    MediaFileManager.add_deferred = original
+    return out
+
+
+def print_interactions(rows: list[tuple[str, float, float]]) -> None:
+    w = max(len(r[0]) for r in rows)
+    print(f"{'interaction (built-in dataset, server time)':<{w}}  {'median ms':>9}  {'worst ms':>8}")
+    for name, med, worst in rows:
+        print(f"{name:<{w}}  {med:>9.0f}  {worst:>8.0f}".replace("nan", "   "))
+
+
 def main() -> None:
+    print_interactions(interactions())
+    if "--interactions" in sys.argv:
+        return
+    print()
     rows: list[tuple[str, str, str, float]] = []
     scan(load_demo(500), attributes=DEMO_ATTRIBUTES, min_support=0.1, **DEMO_ROLES["classification"])  # warm-up
     rows.append(("built-in dataset", "1,337", "first open (AppTest, cold caches)", first_open()))

@@ -7,6 +7,7 @@ a script or the command line (``python -m divergence``).
 """
 __version__ = "0.9.0"
 
+from .adhoc import MeasuredSlice, measure_slice, overlap
 from .assess import VERDICTS, assess, support_for_min_size
 from .columns import AttributeScreen, screen_attributes
 from .discretize import AttributeBins, Discretized, discretize
@@ -58,4 +59,7 @@ __all__ = [
     "corrective_items",
     "redundant_itemsets",
     "prune_redundant",
+    "measure_slice",
+    "MeasuredSlice",
+    "overlap",
 ]

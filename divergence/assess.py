@@ -127,6 +127,7 @@ def assess(
     replication_label: str | None = None,
     holdout: float | None = None,
     exploratory: bool = True,
+    family_p: Mapping[str, np.ndarray] | None = None,
 ):
     """Add the worst-slice statistics to a scan result (a new SliceTable; nothing is re-mined).
 
@@ -143,6 +144,9 @@ def assess(
     replicate : a second table with the same columns, on which every slice is re-measured.
     holdout : for bookkeeping only (scan() splits the rows); describes the replication.
     exploratory : False for a scan from a pre-registered slice plan.
+    family_p : per metric, the p-values of other slices tested alongside these (e.g. the mined
+        slices, when a slice typed by hand is measured): the correction and the replication bar
+        count them as members of the same family.
     """
     _check(confidence, correction, bootstrap, holdout, top_k)
     alpha = 1.0 - float(confidence)
@@ -178,9 +182,13 @@ def assess(
         # ---- multiple testing over every slice with a p-value
         p = cols[f"{name}_p"].copy()
         p[0] = np.nan
-        qv = adjust_p(p, correction)
+        others = np.asarray((family_p or {}).get(name, ()), dtype=float)
+        others = others[np.isfinite(others)]
+        q_all = adjust_p(np.concatenate([p, others]), correction)
+        qv = q_all[:n_items]
         cols[f"{name}_q"] = qv
-        n_tested[name] = int(np.isfinite(p).sum())
+        n_tested[name] = int(np.isfinite(p).sum()) + int(others.size)
+        others_significant = int((q_all[n_items:] <= alpha).sum())
         # ---- minimum size
         info = min_size_derivation(overall, sigma, m.binary, _delta_for(delta, name), confidence, name)
         min_size[name] = info
@@ -224,7 +232,7 @@ def assess(
         # ---- replication
         replicated = None
         if rem is not None:
-            replicated = _replication_columns(cols, name, m, rem, significant, confidence)
+            replicated = _replication_columns(cols, name, m, rem, significant, confidence, others_significant)
         # ---- bootstrap intervals for the slices looked at
         cols[f"{name}_boot_low"] = np.full(n_items, np.nan)
         cols[f"{name}_boot_high"] = np.full(n_items, np.nan)
@@ -319,13 +327,13 @@ def _slices_to_bootstrap(table, cols, name, top_k, sort_by) -> np.ndarray:
     return wanted
 
 
-def _replication_columns(cols, name, m, rem, significant, confidence) -> np.ndarray:
+def _replication_columns(cols, name, m, rem, significant, confidence, others_significant=0) -> np.ndarray:
     n, s, q = rem.n[name], rem.s[name], rem.q[name]
     with np.errstate(invalid="ignore", divide="ignore"):
         value = np.where(n > 0, m.shift + s / np.where(n > 0, n, 1), np.nan)
     overall = value[0]
     # the bar scales with the slices being confirmed: Bonferroni over the significant ones
-    n_confirm = max(int(significant[1:].sum()), 1)
+    n_confirm = max(int(significant[1:].sum()) + int(others_significant), 1)
     level = 1.0 - (1.0 - confidence) / n_confirm
     if m.binary:
         low, high = wilson_interval(np.rint(s), n, level)

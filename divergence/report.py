@@ -17,6 +17,9 @@ import numpy as np
 import pandas as pd
 
 from .errors import DivergenceInputError
+from .formats import (CORRECTION_NAMES, column_help, format_count, format_divergence, format_interval, format_p,
+                      format_percent, format_threshold, format_value, verdict_color, verdict_ink, verdict_label,
+                      verdict_legend)
 from .plan import SlicePlan, plan_hash
 from .table import SliceTable
 
@@ -101,32 +104,6 @@ def _esc(x: object) -> str:
     return html.escape(str(x), quote=True)
 
 
-def _num(x: object, binary: bool = False, digits: int = 3) -> str:
-    try:
-        v = float(x)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return _esc(x)
-    if math.isnan(v):
-        return "—"
-    if math.isinf(v):
-        return "∞" if v > 0 else "−∞"
-    if binary:
-        return f"{100 * v:.{max(digits - 2, 1)}f}%"
-    if v != 0 and (abs(v) >= 1e5 or abs(v) < 1e-3):
-        return f"{v:.{digits}g}"
-    return f"{v:,.{digits}g}" if abs(v) >= 1000 else f"{v:.{digits}g}"
-
-
-def _p(x: object) -> str:
-    try:
-        v = float(x)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return "—"
-    if math.isnan(v):
-        return "—"
-    return "<1e-300" if v == 0 else (f"{v:.2g}" if v < 0.001 else f"{v:.3f}")
-
-
 def _sort_value(x: object) -> str:
     if isinstance(x, (bool, np.bool_)):
         return "1" if x else "0"
@@ -136,9 +113,6 @@ def _sort_value(x: object) -> str:
     except (TypeError, ValueError):
         return _esc(x)
 
-
-_VERDICT_COLOURS = {"defect": "#c92a2a", "hard cohort": "#e67700", "above": "#c92a2a", "below": "#1971c2",
-                    "better": "#2b8a3e", "not replicated": "#868e96", "noise": "#adb5bd", "too small": "#adb5bd"}
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1200px;
@@ -162,6 +136,11 @@ table.slices tr:hover td{background:#f8f9fa}
 .note{font-size:.88rem;color:#495057;background:#f8f9fa;border-left:3px solid #adb5bd;padding:.5rem .8rem}
 .findings{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr));gap:1rem}
 footer{margin-top:3rem;font-size:.8rem;color:#868e96}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(330px,1fr));gap:.8rem;margin:.6rem 0}
+.card{border:1px solid #dee2e6;border-left:5px solid #868e96;border-radius:.4rem;padding:.55rem .8rem;font-size:.88rem}
+.card p{margin:.3rem 0}.small{font-size:.85rem;color:#495057}
+.legend{display:grid;grid-template-columns:max-content 1fr;gap:.35rem 1rem;font-size:.9rem}.legend dd{margin:0}
+table.slices th[title]{text-decoration:underline dotted #adb5bd}
 """
 
 _SORT_JS = """
@@ -205,18 +184,20 @@ def _sorted_rows(table: SliceTable, metric: str) -> pd.DataFrame:
 
 
 def _slice_table_html(table: SliceTable, metric: str, rows: pd.DataFrame, previous: SliceTable | None) -> str:
+    from .views import metric_label
+
     info = table.metric(metric)
     m, b = metric, info.binary
     cols: list[tuple[str, str, object]] = [
-        ("Slice", "itemset", None), ("Rows", "count", "n"), (f"{m} rows", f"{m}_count", "n"),
-        (info.description or m, m, "v"), ("Interval", f"{m}_ci_low", "ci"), ("Divergence", f"{m}_divergence", "v"),
-        ("q", f"{m}_q", "p"), ("Min size", f"{m}_meets_min_size", "bool"),
+        ("Slice", "itemset", None), ("Rows", "count", "n"), ("Measured", f"{m}_count", "n"),
+        (metric_label(m), m, "v"), ("Interval", f"{m}_ci_low", "ci"), ("Divergence", f"{m}_divergence", "d"),
+        ("q", f"{m}_q", "p"),
     ]
     if f"{m}_baseline" in rows.columns:
-        cols += [("Baseline", f"{m}_baseline", "v"), ("Lift", f"{m}_lift", "x"),
-                 ("Lift shortfall", f"{m}_lift_shortfall", "x")]
+        cols += [("Baseline", f"{m}_baseline", "v"), ("Lift", f"{m}_lift", "pct"),
+                 ("Lift shortfall", f"{m}_lift_shortfall", "pp")]
     if f"{m}_replicated" in rows.columns:
-        cols += [("Replication value", f"{m}_replicated_value", "v"), ("Replicated", f"{m}_replicated", "bool")]
+        cols += [("Replication", f"{m}_replicated_value", "v"), ("Replicated", f"{m}_replicated", "bool")]
     if previous is not None:
         cols += [("Previous cycle", "__previous", None)]
     cols += [("Verdict", f"{m}_verdict", None)]
@@ -224,8 +205,11 @@ def _slice_table_html(table: SliceTable, metric: str, rows: pd.DataFrame, previo
     if previous is not None and f"{m}_verdict" in previous.frame.columns:
         pf = previous.frame
         prev_verdict = dict(zip(pf["itemset"], pf[f"{m}_verdict"]))
-    head = "".join(f"<th>{_esc(c[0])}</th>" for c in cols)
-    out = [f'<table class="slices" data-metric="{_esc(m)}"><thead><tr>{head}</tr></thead><tbody>']
+    heads = []
+    for c in cols:
+        tip = "The verdict on the slice in the previous cycle's data." if c[1] == "__previous" else column_help(c[0])
+        heads.append(f"<th title=\"{_esc(tip)}\">{_esc(c[0])}</th>")
+    out = [f'<table class="slices" data-metric="{_esc(m)}"><thead><tr>{"".join(heads)}</tr></thead><tbody>']
     for _, r in rows.iterrows():
         cells = []
         for label, col, kind in cols:
@@ -237,26 +221,26 @@ def _slice_table_html(table: SliceTable, metric: str, rows: pd.DataFrame, previo
             v = r[col]
             if kind == "ci":
                 lo, hi = r[f"{m}_ci_low"], r[f"{m}_ci_high"]
-                text = f"{_num(lo, b)} – {_num(hi, b)}"
-                cells.append(f'<td class="n" data-v="{_sort_value(lo)}">{text}</td>')
+                cells.append(f'<td class="n" data-v="{_sort_value(lo)}">{format_interval(lo, hi, b)}</td>')
             elif kind == "n":
-                cells.append(f'<td class="n" data-v="{_sort_value(v)}">{int(v):,}</td>')
+                cells.append(f'<td class="n" data-v="{_sort_value(v)}">{format_count(v)}</td>')
             elif kind == "v":
-                if col.endswith("_divergence") and b:
-                    text = ("+" if float(v) > 0 else "") + _num(v, True)
-                else:
-                    text = _num(v, b)
-                cells.append(f'<td class="n" data-v="{_sort_value(v)}">{text}</td>')
-            elif kind == "x":
-                cells.append(f'<td class="n" data-v="{_sort_value(v)}">{_num(v)}</td>')
+                cells.append(f'<td class="n" data-v="{_sort_value(v)}">{format_value(v, b)}</td>')
+            elif kind == "d":
+                cells.append(f'<td class="n" data-v="{_sort_value(v)}">{format_divergence(v, b)}</td>')
+            elif kind == "pct":
+                cells.append(f'<td class="n" data-v="{_sort_value(v)}">{format_percent(v)}</td>')
+            elif kind == "pp":
+                cells.append(f'<td class="n" data-v="{_sort_value(v)}">{format_divergence(v, True)}</td>')
             elif kind == "p":
-                cells.append(f'<td class="n" data-v="{_sort_value(v)}">{_p(v)}</td>')
+                cells.append(f'<td class="n" data-v="{_sort_value(v)}">{format_p(v)}</td>')
             elif kind == "bool":
                 cells.append(f'<td data-v="{_sort_value(v)}">{"yes" if bool(v) else "no"}</td>')
             elif col.endswith("_verdict"):
-                colour = _VERDICT_COLOURS.get(str(v), "#495057")
-                cells.append(f'<td data-v="{_esc(v)}"><span class="badge" style="background:{colour}">'
-                             f"{_esc(v)}</span></td>")
+                text = verdict_label(v, r[f"{m}_divergence"], r.get(f"{m}_q"))
+                cells.append(f'<td data-v="{_esc(v)}"><span class="badge" style="background:{verdict_color(v)};'
+                             f'color:{verdict_ink(v)}">'
+                             f"{_esc(text)}</span></td>")
             else:
                 cells.append(f'<td data-v="{_esc(v)}">{_esc(v)}</td>')
         out.append("<tr>" + "".join(cells) + "</tr>")
@@ -264,12 +248,43 @@ def _slice_table_html(table: SliceTable, metric: str, rows: pd.DataFrame, previo
     return "".join(out)
 
 
+def _findings_html(table: SliceTable, metric: str) -> tuple[str, list[str]]:
+    """The findings summary of a metric as cards (the app's cards, same words), and their slices."""
+    from .views import FINDING_CARDS, findings
+
+    cards, total = findings(table, metric, top=FINDING_CARDS)
+    if not cards:
+        return ("<p class='note'><b>No finding</b>: no slice survives the correction and the minimum size for "
+                f"{_esc(metric)}.</p>"), []
+    out = ["<div class='cards'>"]
+    for c in cards:
+        out.append(f"<div class='card' style='border-left-color:{c.color}'>"
+                   f"<div><span class='badge' style='background:{c.color};color:{verdict_ink(c.verdict)}'>"
+                   f"{_esc(c.verdict)}</span> "
+                   f"<b>{_esc(c.itemset)}</b></div>"
+                   f"<p><b>Who.</b> {_esc(c.who)}.</p><p><b>What.</b> {_esc(c.what)}.</p>"
+                   f"<p><b>How sure.</b> {_esc(c.sure)}.</p><p><b>What to do.</b> {_esc(c.todo)}</p></div>")
+    out.append("</div>")
+    if total > len(cards):
+        out.append(f"<p class='small'>{total:,} findings in all; the others refine these or share most of their "
+                   "rows with them (the overlap below).</p>")
+    return "".join(out), [c.itemset for c in cards]
+
+
+def _legend_html() -> str:
+    items = "".join(f"<dt><span class='badge' style='background:{colour};color:{verdict_ink(v)}'>{_esc(v)}</span></dt>"
+                    f"<dd>{_esc(text)}</dd>"
+                    for v, colour, text in verdict_legend())
+    return f"<dl class='legend'>{items}</dl>"
+
+
 def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label: str | None = None,
                  data_label: str | None = None, data_modified: float | None = None,
                  previous: SliceTable | None = None, previous_label: str | None = None,
                  top: int = 200, findings: int = 6, title: str | None = None) -> str:
     """The report as one self-contained HTML page (every script and style inline)."""
-    from .figures import contribution_figure
+    from .adhoc import overlap
+    from .figures import contribution_figure, overlap_figure
     from .shapley import item_contributions
     from .views import interval_figure
 
@@ -295,7 +310,8 @@ def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label
             ("Data", data_label or "—"), ("Rows", f"{table.n_rows:,}"),
             ("Minimum support", f"{table.min_support:g} ({math.ceil(table.min_support * table.n_rows):,} rows)"),
             ("Attributes", ", ".join(table.attributes)),
-            ("Confidence", f"{a.get('confidence', 0.95):.0%}; correction {a.get('correction', 'bh')}"),
+            ("Confidence", f"{a.get('confidence', 0.95):.0%}; correction for the slices tested: "
+                           f"{CORRECTION_NAMES.get(a.get('correction', 'bh'), a.get('correction', 'bh'))}"),
             ("Intervals", a.get("intervals", "analytic")),
             ("Replication", a.get("replication") or (previous_label and f"previous cycle: {previous_label}") or "none"),
             ("Generated", now.isoformat())]
@@ -316,18 +332,19 @@ def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label
         verdicts = f[f"{m}_verdict"].iloc[1:].value_counts() if f"{m}_verdict" in f else pd.Series(dtype=int)
         lo, hi = table.overall_interval(m) if f"{m}_ci_low" in f else (float("nan"), float("nan"))
         parts.append(f"<h2>{_esc(info.description or m)} <small>({_esc(m)})</small></h2>")
-        kpis = [(f"{_num(table.overall(m), info.binary)}", f"whole dataset ({_num(lo, info.binary)} – "
-                                                              f"{_num(hi, info.binary)})"),
-                (f"{len(table) - 1:,}", "slices mined"), (f"{tested:,}", "slices tested"),
-                (f"{sig:,}", "significant after correction")]
-        kpis += [(f"{int(verdicts.get(v, 0)):,}", v) for v in ("defect", "hard cohort", "above", "below",
-                                                                "better", "not replicated", "too small")
-                 if int(verdicts.get(v, 0))]
+        kpis = [(format_value(table.overall(m), info.binary), f"whole dataset {format_interval(lo, hi, info.binary)}"),
+                (format_count(len(table) - 1), "slices mined"), (format_count(tested), "slices tested"),
+                (format_count(sig), "significant after correction")]
+        kpis += [(format_count(verdicts.get(v, 0)), v) for v, _, _ in verdict_legend()
+                 if v != "noise" and int(verdicts.get(v, 0))]
         parts.append("<div class='kpis'>" + "".join(f"<div class='kpi'><b>{k}</b><span>{_esc(t)}</span></div>"
                                                     for k, t in kpis) + "</div>")
         ms = a.get("min_size", {}).get(m)
         if ms:
             parts.append(f"<p class='note'><b>Minimum slice size.</b> {_esc(ms['text'])}</p>")
+        if f"{m}_verdict" in f:
+            cards_html, _ = _findings_html(table, m)
+            parts.append("<h3>Findings</h3>" + cards_html)
         rows = _sorted_rows(table, m)
         sort_name = "lift shortfall" if f"{m}_lift_shortfall" in f else "divergence"
         parts.append(f"<h3>Slices, by {sort_name} (top {min(top, len(rows)):,} of {len(rows):,}; "
@@ -348,6 +365,11 @@ def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label
                 fig = interval_figure(table, big.head(25), m, level_label=level)
                 parts.append(f"<h3>Intervals against the whole dataset: the top {min(25, len(big))} slices "
                              f"of at least the minimum size</h3>" + _figure_div(fig))
+        top_found = rows[rows[f"{m}_verdict"].isin(FINDINGS)].head(10) if f"{m}_verdict" in f else rows.head(0)
+        if len(top_found) >= 2:
+            parts.append(f"<h3>Rows the top {len(top_found)} findings share</h3><p class='small'>Ten findings may be "
+                         "one cohort described ten ways: a dark block is one cohort.</p>"
+                         + _figure_div(overlap_figure(overlap(table, list(top_found["itemset"])))))
         found = rows[rows[f"{m}_verdict"].isin(FINDINGS)].head(findings) if f"{m}_verdict" in f else rows.head(0)
         listed = [s for s in (getattr(plan, "slices", None) or [])]
         shown = list(found["itemset"]) + [table.frame.iloc[table.lookup(s)]["itemset"] for s in listed]
@@ -357,11 +379,14 @@ def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label
                          "<div class='findings'>")
             for s in shown:
                 contrib = item_contributions(table, s, metric=m)
-                parts.append("<div>" + _figure_div(contribution_figure(contrib)) + "</div>")
+                parts.append("<div>" + _figure_div(contribution_figure(contrib, binary=info.binary)) + "</div>")
             parts.append("</div>")
-    parts.append("<footer>Made by divergence. Verdicts, in order: too small (defined rows below n_min), "
-                 "noise (not significant after correction), not replicated, then defect / hard cohort / "
-                 "better for error metrics with a slice baseline, above / below otherwise.</footer>")
+    parts.append("<h2>Verdicts</h2>" + _legend_html()
+                 + "<p class='small'>Checked in this order: too small (measured rows below n_min), noise (not "
+                   "significant after correction), not replicated, then defect / hard cohort / better for error "
+                   "metrics with a slice baseline, above / below otherwise. Hover a column's name for its "
+                   "meaning.</p>")
+    parts.append("<footer>Made by divergence.</footer>")
     parts.append(f"<script>{_SORT_JS}</script></body></html>")
     return "".join(parts)
 

@@ -7,6 +7,7 @@ pictures from them. Nothing here computes a statistic; it reads the table's colu
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -21,88 +22,14 @@ from .table import SliceTable
 __all__ = [
     "format_count", "format_number", "format_percent", "format_value", "format_divergence",
     "format_interval", "format_p", "COLUMN_LABELS", "VERDICT_COLORS", "SliceView",
-    "slice_view", "sort_options", "metric_label", "display_frame", "headline", "guess_positive",
+    "slice_view", "sort_options", "metric_label", "display_frame", "display_sort_columns", "redundancy_epsilon",
+    "headline", "findings", "Finding", "FINDING_CARDS", "guess_positive",
     "distinct_values", "describe_columns", "parse_bin_spec", "split_rows",
-    "slice_table_figure", "interval_figure", "table_csv", "figure_html", "figure_png", "png_supported",
+    "slice_table_figure", "interval_figure", "table_csv", "figure_html", "figure_png", "png_supported", "warm_png_exporter", "PNG_EXPORTER",
 ]
 
-DASH = "–"
-
-# ----------------------------------------------------------------------------- formatting
-
-
-def _bad(x: object) -> bool:
-    try:
-        return x is None or not math.isfinite(float(x))  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return True
-
-
-def format_count(n: object) -> str:
-    """A row count with thousands separators: 12345 -> '12,345'."""
-    return DASH if _bad(n) else f"{int(round(float(n))):,}"  # type: ignore[arg-type]
-
-
-def format_number(x: object, digits: int = 3) -> str:
-    """3 significant digits, thousands separators from 1,000 up: 0.0123456 -> '0.0123'."""
-    if _bad(x):
-        return DASH
-    x = float(x)  # type: ignore[arg-type]
-    if x == 0:
-        return "0"
-    if abs(x) >= 10 ** digits:
-        return f"{x:,.0f}"
-    if abs(x) < 1e-4:
-        return f"{x:.{digits - 1}e}".replace("e-0", "e-")
-    decimals = max(digits - 1 - int(math.floor(math.log10(abs(x)))), 0)
-    text = f"{x:,.{decimals}f}"
-    # 9.996 -> '10.00' has one digit too many after rounding up
-    if decimals and len(text.replace("-", "").replace(",", "").replace(".", "").lstrip("0")) > digits:
-        text = f"{x:,.{decimals - 1}f}"
-    return text
-
-
-def format_percent(x: object, digits: int = 3) -> str:
-    """A share as a percentage with 3 significant digits: 0.08831 -> '8.83%'."""
-    if _bad(x):
-        return DASH
-    return format_number(100 * float(x), digits) + "%"  # type: ignore[arg-type]
-
-
-def format_value(x: object, binary: bool) -> str:
-    """A metric value: a rate as a percentage, anything else with 3 significant digits."""
-    return format_percent(x) if binary else format_number(x)
-
-
-def format_divergence(x: object, binary: bool) -> str:
-    """A signed difference: percentage points for a rate ('+23.4 pp'), else '+1.23'."""
-    if _bad(x):
-        return DASH
-    x = float(x)  # type: ignore[arg-type]
-    sign = "+" if x > 0 else ("-" if x < 0 else "")
-    body = format_number(abs(100 * x if binary else x))
-    return f"{sign}{body} pp" if binary else f"{sign}{body}"
-
-
-def format_interval(low: object, high: object, binary: bool) -> str:
-    """An interval as '[27.1%, 35.6%]'."""
-    if _bad(low) or _bad(high):
-        return DASH
-    return f"[{format_value(low, binary)}, {format_value(high, binary)}]"
-
-
-def format_p(p: object) -> str:
-    """A p- or q-value: 3 significant digits, scientific below 0.0001 ('1.1e-7')."""
-    if _bad(p):
-        return DASH
-    p = float(p)  # type: ignore[arg-type]
-    if p == 0:
-        return "<1e-300"
-    if p < 1e-4:
-        mantissa, exp = f"{p:.1e}".split("e")
-        return f"{mantissa}e{int(exp)}"
-    return format_number(p)
-
+from .formats import (DASH, VERDICT_COLORS, _bad, format_count, format_divergence, format_interval,  # noqa: F401
+                      format_number, format_p, format_percent, format_value, rgba, verdict_color, verdict_label)
 
 # ----------------------------------------------------------------------------- the slice view
 
@@ -113,13 +40,6 @@ COLUMN_LABELS = {
     "t": "t", "p": "p", "q": "q", "meets_min_size": "Min size", "baseline": "Slice baseline",
     "lift": "Lift", "lift_shortfall": "Lift shortfall", "boot": "Bootstrap interval",
     "replicated": "Replicated", "replicated_value": "Replication value", "verdict": "Verdict",
-}
-
-#: Colours of the verdicts, readable on light and dark backgrounds.
-VERDICT_COLORS = {
-    "defect": "#e03131", "hard cohort": "#f08c00", "above": "#d9480f", "below": "#1c7ed6",
-    "better": "#2f9e44", "not replicated": "#ae3ec9", "noise": "#868e96", "too small": "#adb5bd",
-    "": "#868e96",
 }
 
 
@@ -149,8 +69,8 @@ def sort_options(table: SliceTable, metric: str) -> dict[str, str]:
     for suffix, label in [("t", "t"), ("p", "p"), ("q", "q"), ("ci_low", "Interval low"),
                           ("ci_high", "Interval high"), ("divergence_ci_low", "Divergence interval low"),
                           ("baseline", "Slice baseline"), ("lift", "Lift"), ("boot_low", "Bootstrap low"),
-                          ("replicated_value", "Replication value"), ("verdict", "Verdict"),
-                          ("count", "Rows measured")]:
+                          ("replicated_value", "Replication value"), ("replicated", "Replicated"),
+                          ("meets_min_size", "Min size"), ("verdict", "Verdict"), ("count", "Rows measured")]:
         if _has(table, f"{m}_{suffix}"):
             opts[label] = f"{m}_{suffix}"
     opts["Rows"] = "count"
@@ -248,12 +168,14 @@ def _metric_label(table: SliceTable, m: str) -> str:
 
 def display_frame(table: SliceTable, rows: pd.DataFrame, metric: str | None = None, *,
                   also: Sequence[str] = ()) -> pd.DataFrame:
-    """The rows as text for people: the slice, its rows, the metric with its interval, the
-    divergence, p and q, and every statistics column the table has for the metric
-    (minimum size, slice baseline, lift, bootstrap interval, replication, verdict).
+    """The rows as text for people (formats from :mod:`divergence.formats`): the slice, its
+    rows, the metric with its interval, the divergence, q, and every statistics column the
+    table has for the metric (slice baseline, lift, bootstrap interval, replication, verdict).
+    A slice below the minimum size keeps its direction and evidence in the verdict cell
+    ('too small · above, q = 1e-16').
 
-    Support, length and t are left out (the CSV has them) unless named in ``also``
-    (e.g. the column the rows are sorted by).
+    Support, length, t, p and the min-size flag are left out (the CSV and the slice detail
+    have them) unless named in ``also`` (e.g. the column the rows are sorted by).
     """
     info = table.metric(metric)
     m, binary = info.name, info.binary
@@ -272,10 +194,11 @@ def display_frame(table: SliceTable, rows: pd.DataFrame, metric: str | None = No
     out["Divergence"] = f[f"{m}_divergence"].map(lambda x: format_divergence(x, binary))
     if f"{m}_t" in also:
         out["t"] = f[f"{m}_t"].map(lambda x: format_number(x))
-    out["p"] = f[f"{m}_p"].map(format_p)
+    if f"{m}_p" in also or f"{m}_q" not in f:
+        out["p"] = f[f"{m}_p"].map(format_p)
     if f"{m}_q" in f:
         out["q"] = f[f"{m}_q"].map(format_p)
-    if f"{m}_meets_min_size" in f:
+    if f"{m}_meets_min_size" in f and f"{m}_meets_min_size" in also:
         out["Min size"] = f[f"{m}_meets_min_size"].map(lambda b: "yes" if bool(b) else "no")
     if f"{m}_baseline" in f:
         out["Baseline"] = f[f"{m}_baseline"].map(lambda x: format_value(x, binary))
@@ -293,8 +216,30 @@ def display_frame(table: SliceTable, rows: pd.DataFrame, metric: str | None = No
                                f[f"{m}_replicated_ci_high"])]
         out["Replicated"] = f[f"{m}_replicated"].map(lambda b: "yes" if bool(b) else "no")
     if f"{m}_verdict" in f:
-        out["Verdict"] = f[f"{m}_verdict"].astype(str)
+        q = f[f"{m}_q"] if f"{m}_q" in f else f[f"{m}_p"]
+        out["Verdict"] = [verdict_label(v, d, p) for v, d, p in zip(f[f"{m}_verdict"], f[f"{m}_divergence"], q)]
     return pd.DataFrame({k: list(v) for k, v in out.items()}, index=f.index)
+
+
+def display_sort_columns(table: SliceTable, metric: str | None = None) -> dict[str, str]:
+    """The frame column each column of :func:`display_frame` sorts by (a click on its header)."""
+    m = table.metric(metric).name
+    cols = {"Slice": "itemset", "Items": "length", "Rows": "count", "Support": "support", "Measured": f"{m}_count",
+            _metric_label(table, m): m, "Interval": f"{m}_ci_low", "Divergence": f"{m}_divergence", "t": f"{m}_t",
+            "p": f"{m}_p", "q": f"{m}_q", "Min size": f"{m}_meets_min_size", "Baseline": f"{m}_baseline",
+            "Lift": f"{m}_lift", "Lift shortfall": f"{m}_lift_shortfall", "Bootstrap": f"{m}_boot_low",
+            "Replication": f"{m}_replicated_value", "Replicated": f"{m}_replicated", "Verdict": f"{m}_verdict"}
+    return {k: v for k, v in cols.items() if _has(table, v)}
+
+
+def redundancy_epsilon(table: SliceTable, metric: str | None, eps: float) -> float:
+    """ε for redundancy in the metric's units: ``eps`` standard deviations of the outcome over
+    the whole dataset (σ = √(p(1−p)) for a rate), so one setting means as much for a rate, an
+    absolute error or a ranking's gain. Without statistics, ``eps`` as it is."""
+    info = ((table.assessment or {}).get("min_size") or {}).get(table.metric(metric).name)
+    if not info:
+        return float(eps)
+    return float(eps) * float(info.get("sigma") or 0.0)
 
 
 def headline(table: SliceTable, metric: str | None = None) -> dict:
@@ -325,6 +270,101 @@ def headline(table: SliceTable, metric: str | None = None) -> dict:
                 overall=table.overall(m), overall_low=float(low), overall_high=float(high),
                 n_slices=len(table) - 1, n_tested=int(tested), n_significant=significant,
                 verdicts=verdicts, min_size=(assessment.get("min_size") or {}).get(m))
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One finding in plain words: who (the slice, its rows), what (the metric against the
+    whole dataset), how sure (q over the slices tested, replication) and what to do."""
+
+    index: int
+    itemset: str
+    verdict: str
+    color: str
+    who: str
+    what: str
+    sure: str
+    todo: str
+
+
+#: findings summarised as cards, in the app and in the report
+FINDING_CARDS = 3
+#: the verdicts summarised as findings
+_FINDING_ORDER = ("defect", "hard cohort", "above", "below")
+
+
+def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING_CARDS,
+             exclude: np.ndarray | None = None, max_shared: float = 0.5) -> tuple[list[Finding], int]:
+    """The findings to show first, as cards, and how many findings there are in all.
+
+    A finding is a slice whose verdict is a defect, a hard cohort, or above or below the whole
+    dataset (``better`` needs no action). They are taken by the strength of their evidence
+    (smallest q first, then the largest divergence); a slice that refines one already taken (it
+    holds all its items), that one refines, or that shares more than ``max_shared`` of its rows
+    with one is skipped: ten findings that are one cohort described ten ways make one card. ``exclude``: slices to leave out (e.g.
+    redundant ones).
+    """
+    from .formats import ACTIONS, CORRECTION_NAMES, verdict_color
+
+    info = table.metric(metric)
+    m, binary = info.name, info.binary
+    f = table.frame
+    if f"{m}_verdict" not in f.columns:
+        return [], 0
+    verdict = f[f"{m}_verdict"].to_numpy().astype(str)
+    keep = np.isin(verdict, _FINDING_ORDER)
+    keep[0] = False
+    if exclude is not None:
+        keep &= ~np.asarray(exclude, dtype=bool)
+    candidates = np.nonzero(keep)[0]
+    rank = np.array([_FINDING_ORDER.index(v) for v in verdict[candidates]])
+    size = np.abs(f[f"{m}_divergence"].to_numpy()[candidates])
+    qcol = f[f"{m}_q"] if f"{m}_q" in f.columns else f[f"{m}_p"]
+    evidence = np.nan_to_num(qcol.to_numpy(dtype=float)[candidates], nan=1.0)
+    order = candidates[np.lexsort((rank, -size, evidence))]
+    a = table.assessment or {}
+    tested = (a.get("n_tested") or {}).get(m, int(np.isfinite(f[f"{m}_p"].to_numpy()[1:]).sum()))
+    correction = CORRECTION_NAMES.get(a.get("correction", "bh"), a.get("correction", ""))
+    overall = table.overall(m)
+    first = f.iloc[0]
+    label = _metric_label(table, m)
+    taken: list[int] = []
+    rows_of: dict[int, np.ndarray] = {}
+    cards: list[Finding] = []
+    for i in order:
+        if len(cards) >= top:
+            break
+        codes = table.codes[i]
+        if any(np.all((table.codes[j] < 0) | (table.codes[j] == codes))
+               or np.all((codes < 0) | (codes == table.codes[j])) for j in taken):
+            continue  # a refinement of a finding already shown, or a wider slice holding it
+        if table.row_codes is not None:
+            mine = rows_of.setdefault(i, table.rows_of(i))
+            if any((mine & rows_of[j]).sum() > max_shared * max(mine.sum(), 1) for j in taken):
+                continue
+        taken.append(i)
+        r = f.iloc[i]
+        who = f"{format_count(r['count'])} rows ({format_percent(r['support'])} of all)"
+        if r[f"{m}_count"] != r["count"]:
+            who += f"; {label} measured on {format_count(r[f'{m}_count'])}"
+        what = (f"{label} {format_value(r[m], binary)} {format_interval(r.get(f'{m}_ci_low'), r.get(f'{m}_ci_high'), binary)}"
+                f" against {format_value(overall, binary)} for the whole dataset "
+                f"({format_divergence(r[f'{m}_divergence'], binary)})")
+        if f"{m}_baseline" in f.columns and not _bad(r[f"{m}_baseline"]):
+            what += (f"; the best constant guess from its own rows errs {format_value(r[f'{m}_baseline'], binary)} "
+                     f"(whole dataset {format_value(first[f'{m}_baseline'], binary)})")
+        sure = f"q = {format_p(r.get(f'{m}_q'))} over {format_count(tested)} slices tested ({correction})"
+        if f"{m}_replicated" in f.columns:
+            sure += (f"; {'replicated' if bool(r[f'{m}_replicated']) else 'not replicated'} on "
+                     f"{a.get('replication') or 'the replication rows'}: "
+                     f"{format_value(r[f'{m}_replicated_value'], binary)} "
+                     f"{format_interval(r[f'{m}_replicated_ci_low'], r[f'{m}_replicated_ci_high'], binary)}")
+        else:
+            sure += "; not checked on other rows (no replication data)"
+        cards.append(Finding(index=int(i), itemset=str(r["itemset"]), verdict=str(r[f"{m}_verdict"]),
+                             color=verdict_color(r[f"{m}_verdict"]), who=who, what=what, sure=sure,
+                             todo=ACTIONS.get(str(r[f"{m}_verdict"]), "")))
+    return cards, int(candidates.size)
 
 
 # ----------------------------------------------------------------------------- roles of a new file
@@ -414,7 +454,7 @@ def slice_table_figure(display: pd.DataFrame, *, verdict_column: str = "Verdict"
     fills = []
     for c in cols:
         if c == verdict_column:
-            fills.append([_rgba(VERDICT_COLORS.get(v, "#868e96"), 0.28) for v in display[c]])
+            fills.append([rgba(verdict_color(v), 0.28) for v in display[c]])
         else:
             fills.append(["rgba(134,142,150,0.08)" if i % 2 else "rgba(0,0,0,0)" for i in range(n)])
     fig = go.Figure(go.Table(
@@ -427,12 +467,6 @@ def slice_table_figure(display: pd.DataFrame, *, verdict_column: str = "Verdict"
     fig.update_layout(margin=dict(l=0, r=0, t=4, b=0),
                       height=height or min(80 + 27 * max(n, 1), 760))
     return fig
-
-
-def _rgba(hex_color: str, alpha: float) -> str:
-    h = hex_color.lstrip("#")
-    r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
-    return f"rgba({r},{g},{b},{alpha})"
 
 
 def interval_figure(table: SliceTable, rows: pd.DataFrame, metric: str | None = None, *,
@@ -472,7 +506,7 @@ def interval_figure(table: SliceTable, rows: pd.DataFrame, metric: str | None = 
             value = r[m].to_numpy() * scale
             lo = r[f"{m}_ci_low"].to_numpy() * scale
             hi = r[f"{m}_ci_high"].to_numpy() * scale
-            color = VERDICT_COLORS.get(verdict, "#868e96")
+            color = verdict_color(verdict)
             name = (verdict or "slice") + (" (indicative: below minimum size)" if indicative else "")
             text = [f"{s}<br>{format_value(v / scale, binary)} {format_interval(a / scale, b / scale, binary)}"
                     f"<br>{format_count(c)} rows · {verdict or '–'}"
@@ -554,13 +588,61 @@ def png_supported() -> bool:
                 or shutil.which("chromium") or shutil.which("google-chrome"))
 
 
-def figure_png(fig: go.Figure, *, width: int = 1280, height: int | None = None, scale: float = 2.0) -> bytes:
-    """A figure as PNG bytes through kaleido and the machine's Chromium (never a download)."""
+#: kaleido's persistent Chromium serves one image at a time: calls from several sessions queue here
+_PNG_LOCK = threading.Lock()
+#: guards the exporter's state (never held while an image is drawn)
+_STATE_LOCK = threading.Lock()
+#: the exporter's state in this process: 'cold', 'warming', 'ready', 'failed' (then also 'error')
+PNG_EXPORTER: dict = {"state": "cold"}
+
+
+def _use_machine_chromium() -> None:
     import os
+
+    if not os.environ.get("BROWSER_PATH") and os.path.exists(CHROMIUM):
+        os.environ["BROWSER_PATH"] = CHROMIUM
+
+
+def warm_png_exporter() -> str:
+    """Start kaleido's Chromium in a background thread, once per process, and draw a first tiny
+    image with it: the first PNG a person asks for then takes about a second instead of the
+    10-15 s of a cold start. Returns the exporter's state ('unsupported' without kaleido or
+    Chromium)."""
+    if not png_supported():
+        return "unsupported"
+    with _STATE_LOCK:
+        if PNG_EXPORTER["state"] != "cold":
+            return PNG_EXPORTER["state"]
+        PNG_EXPORTER["state"] = "warming"
+
+    def work() -> None:
+        import warnings
+
+        import kaleido
+
+        try:
+            with _PNG_LOCK, warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                _use_machine_chromium()
+                kaleido.start_sync_server(silence_warnings=True)
+                go.Figure().to_image(format="png", width=16, height=16)
+            PNG_EXPORTER["state"] = "ready"
+        except Exception as exc:  # noqa: BLE001 - reported beside the PNG buttons
+            PNG_EXPORTER.update(state="failed", error=str(exc))
+
+    threading.Thread(target=work, name="png-exporter-warm-up", daemon=True).start()
+    return "warming"
+
+
+def figure_png(fig: go.Figure, *, width: int = 1280, height: int | None = None, scale: float = 2.0) -> bytes:
+    """A figure as PNG bytes through kaleido and the machine's Chromium (never a download);
+    the persistent exporter when :func:`warm_png_exporter` started it."""
+    import warnings
 
     if not png_supported():
         raise DivergenceInputError("PNG export needs the kaleido package and Chromium (/usr/bin/chromium).")
-    if not os.environ.get("BROWSER_PATH") and os.path.exists(CHROMIUM):
-        os.environ["BROWSER_PATH"] = CHROMIUM
+    _use_machine_chromium()
     h = height or int(fig.layout.height or 600)
-    return fig.to_image(format="png", width=width, height=h, scale=scale)
+    with _PNG_LOCK, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # kaleido's server ignores per-call browser options, and says so
+        return fig.to_image(format="png", width=width, height=h, scale=scale)

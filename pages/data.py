@@ -40,6 +40,8 @@ data_key = ui.state(K.DATA_KEY)
 st.markdown(ui.data_caption())
 for note in ui.state(K.DATA_NOTES) or []:  # what the reader decided: encoding, delimiter, renamed columns
     st.info(note, icon=":material/info:")
+if ui.state(K.DATA_NAME) == ui.BUILT_IN:  # what the demo is for: say what was planted
+    st.caption(ui.DEMO_STORY + " The Slices page opens each of them in one click.")
 
 large = ui.is_large()
 preview, types = st.tabs(["Preview", "Column types"])

@@ -5,10 +5,10 @@ import streamlit as st
 
 import ui_support as ui
 from divergence import DivergenceInputError
-from divergence.figures import contribution_figure, item_values_figure, lattice_figure
+from divergence.figures import LATTICE_MAX_ITEMS, contribution_figure, item_values_figure, lattice_figure
 from divergence.plan import dump_plan
-from divergence.views import (display_frame, figure_html, figure_png, format_count, interval_figure,
-                              png_supported, slice_table_figure, table_csv)
+from divergence.views import (PNG_EXPORTER, display_frame, figure_html, figure_png, format_count, interval_figure,
+                              png_supported, slice_table_figure, table_csv, warm_png_exporter)
 from ui_support import K
 
 ui.page_setup()
@@ -25,6 +25,7 @@ def results_section(res: dict) -> None:
     table, rid = res["table"], res["id"]
     metric = ui.state(K.VIEW_METRIC) if ui.state(K.VIEW_METRIC) in table.metric_names else table.metric_names[0]
     view = ui.current_view(table, rid)
+    st.caption(ui.result_caption(table, res))
 
     # ---------------------------------------------------------------- tables
     st.subheader("Slice table")
@@ -37,51 +38,66 @@ def results_section(res: dict) -> None:
 
     # ---------------------------------------------------------------- report
     st.subheader("Report")
-    try:
-        plan_text = dump_plan(ui.current_plan(), stamp=True)
-    except DivergenceInputError:
-        plan_text = None
-    if plan_text is not None:
-        label = ui.data_label()  # read the session now: the button's callback runs outside this script
-        st.download_button("Slice report (HTML, works offline)",
-                           lambda: ui.report_html(rid, plan_text, label, table),
-                           file_name="slice_report.html", mime="text/html", icon=":material/summarize:")
-        st.caption("One self-contained page: the settings and their hash, the whole-dataset intervals, the "
-                   "minimum-size derivation, the slice table (sortable by clicking a column), the interval "
-                   "plot and the Shapley chart of each finding. The command line writes the same report: "
-                   "`python -m divergence report PLAN DATA --output report.html`.")
+    # the report states the data and settings the result came from (not the settings as they are now),
+    # so it is the same report for the same result: built once, then cached
+    report_args = (rid, ui.result_plan_text(res), res.get("data_label", ""), table)
+    st.download_button("Slice report (HTML, works offline)", lambda args=report_args: ui.report_html(*args),
+                       file_name="slice_report.html", mime="text/html", icon=":material/summarize:")
+    st.caption("One self-contained page, stating the data and settings these results came from (and their hash): "
+               "the findings in plain words (who, what, how sure, what to do), the whole-dataset intervals, the "
+               "minimum-size derivation, the slice table (sortable by clicking a column; hover a column for its "
+               "meaning), the interval plot, the rows the findings share, the Shapley chart of each finding and the "
+               "verdict legend. The command line writes the same report: "
+               "`python -m divergence report PLAN DATA --output report.html`.")
 
     # ---------------------------------------------------------------- figures
     st.subheader("Figures")
+    binary = table.metric(metric).binary
+    rows = ui.mined_rows(res)
+    items, _ = ui.open_slice(table, view, metric,
+                             known=set(ui.item_options(rid + f"|{rows is not None}", table, rows)["item"]))
     figures = {"slice_table": ("The slice table (as shown)",
                                lambda: slice_table_figure(display_frame(table, view.rows, metric), height=None)),
                "intervals": ("Interval plot",
                              lambda: interval_figure(table, view.rows.head(100), metric,
                                                      level_label=ui.interval_level(table)))}
-    selected = ui.state(K.SELECTED)
-    if selected:
-        figures["contributions"] = (f"Shapley contributions of {selected}",
-                                    lambda: contribution_figure(ui.contributions(rid, selected, metric, 0, table)))
-        figures["lattice"] = (f"Lattice of {selected}", lambda: lattice_figure(table, selected, metric=metric))
+    if items:
+        try:
+            ms = ui.measured(rid, tuple(items), table, rows, ui.replication_rows(),
+                             (table.assessment or {}).get("replication"))
+        except DivergenceInputError as exc:
+            st.caption(f"The open slice: {exc}")
+        else:
+            delta = ((table.assessment or {}).get("min_size") or {}).get(metric, {}).get("delta")
+            figures["contributions"] = (
+                f"Shapley contributions of {ms.itemset}",
+                lambda: contribution_figure(ui.slice_contributions(rid, tuple(items), metric, ms), binary=binary))
+            if len(items) <= LATTICE_MAX_ITEMS:
+                figures["lattice"] = (f"Lattice of {ms.itemset}",
+                                      lambda: lattice_figure(ms.table, ms.itemset, metric=metric, threshold=delta))
     values = ui.item_values(rid, metric, table)
     figures["individual_items"] = ("Individual item divergence",
-                                   lambda: item_values_figure(values, value="individual", metric=metric))
+                                   lambda: item_values_figure(values, value="individual", metric=metric,
+                                                              binary=binary))
     figures["global_items"] = ("Global item divergence (Shapley)",
-                               lambda: item_values_figure(values, value="global", metric=metric))
+                               lambda: item_values_figure(values, value="global", metric=metric, binary=binary))
     can_png = png_supported()
     if not can_png:
         st.caption("PNG export needs kaleido and Chromium (/usr/bin/chromium); HTML works everywhere.")
-    for name, (label, build) in figures.items():
-        try:
-            fig = build()
-        except DivergenceInputError as exc:
-            st.caption(f"{label}: {exc}")
-            continue
+    elif not ui.in_app_test():
+        exporter = warm_png_exporter()  # Chromium starts in the background: the first PNG needs no wait
+        st.caption({"warming": "PNG: the image maker is starting in the background (a few seconds, once); a PNG "
+                               "asked for meanwhile is drawn as soon as it is ready.",
+                    "ready": "PNG: ready (about a second per figure).",
+                    "failed": f"PNG: the image maker did not start ({PNG_EXPORTER.get('error', '')}); HTML works."}
+                   .get(exporter, ""))
+    for name, (title, build) in figures.items():
         c1, c2, c3 = st.columns([3, 1, 1])
-        c1.markdown(label)
-        c2.download_button("HTML", lambda fig=fig, label=label: figure_html(fig, title=label),
+        c1.markdown(title)
+        # built when the button is pressed: a page visit draws no figure it does not show
+        c2.download_button("HTML", lambda build=build, title=title: figure_html(build(), title=title),
                            file_name=f"{name}.html", mime="text/html", key=f"html-{name}", icon=":material/code:")
-        c3.download_button("PNG", lambda fig=fig: figure_png(fig), file_name=f"{name}.png", mime="image/png",
+        c3.download_button("PNG", lambda build=build: figure_png(build()), file_name=f"{name}.png", mime="image/png",
                            key=f"png-{name}", disabled=not can_png, icon=":material/image:")
 
 
@@ -101,10 +117,11 @@ except DivergenceInputError as exc:
     plan = None
 p1, p2, p3 = st.columns([1, 1, 2])
 if plan is not None:
-    p1.download_button("Slice plan (YAML)", dump_plan(plan, stamp=True), file_name="slice_plan.yaml",
+    # written when the button is pressed: the plan's creation time is the time it is saved
+    p1.download_button("Slice plan (YAML)", lambda: dump_plan(plan, stamp=True), file_name="slice_plan.yaml",
                        mime="application/x-yaml", icon=":material/description:")
-    p2.download_button("Slice plan (JSON)", dump_plan(plan, format="json", stamp=True), file_name="slice_plan.json",
-                       mime="application/json", icon=":material/data_object:")
+    p2.download_button("Slice plan (JSON)", lambda: dump_plan(plan, format="json", stamp=True),
+                       file_name="slice_plan.json", mime="application/json", icon=":material/data_object:")
 with p3:
     st.file_uploader("Load a slice plan", type=["yaml", "yml", "json"], key="w:plan_upload",
                      on_change=ui.on_plan_upload)
@@ -113,4 +130,4 @@ with p3:
         st.caption("Every setting is unchanged.")
 if plan is not None:
     with st.expander("The plan as it stands"):
-        st.code(dump_plan(plan), language="yaml")
+        st.code(ui.plan_yaml(ui.plan_key(plan)), language="yaml")

@@ -1,24 +1,28 @@
-"""Step 4: the interval overlap plot of the top slices under the Slices page's sort and filters."""
+"""Step 4: the interval overlap plot of the top slices under the Slices page's sort and filters,
+and the rows the findings among them share."""
 from __future__ import annotations
 
 import streamlit as st
 
 import ui_support as ui
 from divergence import DivergenceInputError
-from divergence.views import format_count, interval_figure
+from divergence.figures import overlap_figure
+from divergence.formats import FINDING_VERDICTS, GLOSSARY, format_count, format_percent
+from divergence.views import interval_figure
 from ui_support import K
 
 ui.page_setup()
 
 st.title("Intervals")
 table, rid = ui.result_or_stop("intervals")
+st.caption(ui.result_caption(table))
 metric = ui.metric_choice(table)
 st.caption("Compare intervals, not points: a slice whose interval overlaps the whole-dataset band is not a "
-           "finding. Open dots are indicative (below the minimum size). Click a slice to open its detail.")
+           "finding. Open dots are indicative (below the minimum size). Click a slice to open it on the Slices page.")
 c1, _ = st.columns([1, 4])
 with c1:
-    n = ui.bound(st.selectbox, "Slices drawn", K.TOP_N, options=[10, 25, 50, 100, 250, 500],
-                 format_func=lambda k: f"top {k}")
+    ui.bound(st.selectbox, "Slices drawn", K.TOP_N, options=[10, 25, 50, 100, 250, 500],
+             format_func=lambda k: f"top {k}")
 try:
     view = ui.current_view(table, rid)
     fig = interval_figure(table, view.rows.head(100), metric, level_label=ui.interval_level(table))
@@ -35,5 +39,29 @@ if points:
     if isinstance(row_index, list):
         row_index = row_index[0]
     if row_index is not None:
-        ui.set_settings(**{K.SELECTED: str(table.itemsets[int(row_index)])})
+        ui.choose(metric, str(table.itemsets[int(row_index)]))
         st.switch_page("pages/slices.py")
+
+# ---------------------------------------------------------------- overlap of the findings
+st.subheader("Rows the findings share")
+found = view.rows[view.rows[f"{metric}_verdict"].isin(FINDING_VERDICTS)] if f"{metric}_verdict" in view.rows else view.rows
+o1, _ = st.columns([1, 4])
+with o1:
+    k = st.selectbox("Findings compared", [5, 10, 15, 20], index=1, key="w:overlap_n",
+                     format_func=lambda n: f"top {n}")
+found = found.head(k)
+if len(found) < 2:
+    st.info("Fewer than two findings in this view: nothing to compare.")
+else:
+    itemsets = found["itemset"].tolist()
+    shared = ui.shared_rows(rid, tuple(itemsets), table)
+    covered = ui.covered_rows(rid, tuple(itemsets), table)
+    largest = int(shared.to_numpy().diagonal().max())
+    if covered is not None:
+        st.markdown(f"These {len(itemsets)} findings hold **{format_count(covered)} distinct rows** "
+                    f"({format_percent(covered / table.n_rows)} of all); the largest alone holds {format_count(largest)}. "
+                    "A dark block is one cohort described several ways.")
+    st.plotly_chart(ui.themed(overlap_figure(shared, template=None)), key="overlap_chart",
+                    config={"displayModeBar": False})
+    st.caption(f"{GLOSSARY['overlap']} The findings are the top {len(itemsets)} of the Slices page's table "
+               "(verdicts defect, hard cohort, above, below, better).")

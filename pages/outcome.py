@@ -73,10 +73,11 @@ with c2:
                   "search. On: every itemset above the support, as DivExplorer lists them: the same rows may "
                   "appear under several descriptions, and a wide table takes much longer.")
 with c3:
-    ui.bound(st.number_input, "Redundancy threshold ε (0: keep every slice)", K.REDUNDANCY, min_value=0.0,
-             max_value=1.0, step=0.005, format="%.3f",
-             help="A slice whose divergence differs from one of its subsets' by less than ε adds nothing: "
-                  "the Slices page can hide it.")
+    ui.bound(st.number_input, "Redundancy threshold ε, in standard deviations σ of the metric (0: keep every "
+             "slice)", K.REDUNDANCY, min_value=0.0, max_value=1.0, step=0.01, format="%.3f",
+             help="A slice whose divergence differs from one of its subsets' by less than ε·σ adds nothing: the "
+                  "Slices page can hide it. In units of the metric's spread (σ = √(p(1−p)) for a rate), so one "
+                  "setting hides as much for a rate, an error in euros or a ranking's gain.")
 
 # a fixed label: an expander whose label changes is drawn anew, closed
 with st.expander("Budget of a scan (most slices, seconds of mining)", expanded=False):

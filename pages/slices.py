@@ -1,79 +1,88 @@
-"""Step 3: the headline, the slice table (sorted, filtered, top N) and the detail of one slice."""
+"""Step 3: the headline, the findings in plain words, the slice table (click a header to sort,
+a row to open) and the open slice, which can be edited item by item."""
 from __future__ import annotations
+
+from html import escape
 
 import streamlit as st
 
 import ui_support as ui
 from divergence import VERDICTS, DivergenceInputError
-from divergence.figures import contribution_figure, lattice_figure
-from divergence.views import (display_frame, format_count, format_divergence, format_interval, format_p,
-                              format_number, format_percent, format_value, headline, slice_table_figure,
-                              sort_options)
+from divergence.formats import (CORRECTION_NAMES, GLOSSARY, VERDICT_TEXT, direction, format_count,
+                                format_divergence, format_interval, format_number, format_p, format_percent,
+                                format_threshold, format_value, verdict_ink)
+from divergence.views import headline, redundancy_epsilon, sort_options
 from ui_support import K
 
 ui.page_setup()
 
 st.title("Slices")
 table, rid = ui.result_or_stop("slices")
-st.caption(ui.data_caption() + " " + ui.result_caption(table))
+res = ui.result()
+st.caption(ui.result_caption(table, res))
+ui.demo_strip()
 
 metric = ui.metric_choice(table)
 info = table.metric(metric)
+b = info.binary
+ui.read_table_click(table, metric)  # a click on the table's previous run: sort, or open a slice
 
 # ---------------------------------------------------------------- headline
 h = headline(table, metric)
 n_min = h["min_size"]["n_min"] if h["min_size"] else None
+correction = CORRECTION_NAMES.get(table.assessment["correction"], "")
 cols = st.columns(6)
-cols[0].metric(f"{h['label']}, whole dataset", format_value(h["overall"], h["binary"]),
+cols[0].metric(f"{h['label']}, whole dataset", format_value(h["overall"], b),
                help=f"{h['description']} over every row, with its interval")
-cols[0].caption(format_interval(h["overall_low"], h["overall_high"], h["binary"]))
+cols[0].caption(format_interval(h["overall_low"], h["overall_high"], b))
 cols[1].metric("Slices tested", format_count(h["n_tested"]), help="Slices with a p-value: the count the correction uses.")
 cols[2].metric("Significant", format_count(h["n_significant"]),
-               help=f"After correction: {ui.CORRECTIONS[table.assessment['correction']]}, "
-                    f"q ≤ {1 - table.assessment['confidence']:.2g}.")
+               help=f"{GLOSSARY['q']} Here: {correction}, q ≤ {1 - table.assessment['confidence']:.2g}.")
 cols[2].caption("after correction")
 if info.baseline:
-    tiles = [("Defects", "defect", "error high, slice baseline normal: the model fails here"),
-             ("Hard cohorts", "hard cohort", "error high, but the slice's own baseline is high too")]
+    tiles = [("Defects", "defect"), ("Hard cohorts", "hard cohort")]
 else:
-    tiles = [("Above", "above", f"significantly above the whole dataset's {h['label']}"),
-             ("Below", "below", f"significantly below the whole dataset's {h['label']}")]
-for col, (label, verdict, caption) in zip(cols[3:5], tiles):
-    col.metric(label, format_count(h["verdicts"].get(verdict, 0)), help=caption)
-    col.caption(caption.split(":")[0] if info.baseline else "the whole dataset")
+    tiles = [("Above", "above"), ("Below", "below")]
+for col, (label, verdict) in zip(cols[3:5], tiles):
+    col.metric(label, format_count(h["verdicts"].get(verdict, 0)), help=VERDICT_TEXT[verdict])
+    col.caption("the model fails here" if verdict == "defect" else "harder to predict" if verdict == "hard cohort"
+                else "the whole dataset")
 cols[5].metric("Too small", format_count(h["verdicts"].get("too small", 0)),
                help=h["min_size"]["text"] if h["min_size"] else None)
 cols[5].caption(f"below n_min = {format_count(n_min)} rows" if n_min else "")
 
-# ---------------------------------------------------------------- the view under the current sort and filters
+# ---------------------------------------------------------------- findings in plain words
+cards, n_findings = ui.card_findings(rid, metric, table)
+if cards:
+    st.markdown(f"**Findings** · the {len(cards)} with the strongest evidence, each a different cohort"
+                + (f" ({format_count(n_findings)} slices are findings in all; the others refine or overlap these: "
+                   "Intervals page)" if n_findings > len(cards) else ""))
+    for col, card in zip(st.columns(len(cards)), cards):
+        with col.container(border=True):
+            st.markdown(f"<span style='background:{card.color};color:{verdict_ink(card.verdict)};border-radius:.6em;padding:0 .5em;"
+                        f"font-size:.8em;font-weight:600'>{card.verdict}</span> `{card.itemset}`",
+                        unsafe_allow_html=True)
+            st.markdown(f"<div style='font-size:.88em;line-height:1.4'><b>Who:</b> {escape(card.who)}.<br><b>What:</b> "
+                        f"{escape(card.what)}.<br><b>How sure:</b> {escape(card.sure)}.<br><b>What to do:</b> "
+                        f"{escape(card.todo)}</div>", unsafe_allow_html=True)
+            st.button("Open this slice", key=f"card-{card.index}", on_click=ui.type_slice,
+                      args=(ui.items_of(table, card.itemset),))
+else:
+    st.info(f"No finding for {h['label']}: no slice survives the correction for the {format_count(h['n_tested'])} "
+            "slices tested and the minimum size.")
+
+# ---------------------------------------------------------------- sort and filters
 options = sort_options(table, metric)
 present = [v for v in VERDICTS if v in h["verdicts"]]
 if ui.state(K.F_VERDICTS) and not set(ui.state(K.F_VERDICTS)) <= set(present):
     ui.set_settings(**{K.F_VERDICTS: [v for v in ui.state(K.F_VERDICTS) if v in present]})
+if ui.state(K.F_ATTRIBUTES) and not set(ui.state(K.F_ATTRIBUTES)) <= set(table.attributes):
+    # a filter on columns another result had (a new data set): it no longer applies
+    ui.set_settings(**{K.F_ATTRIBUTES: [a for a in ui.state(K.F_ATTRIBUTES) if a in table.attributes]})
 if ui.state(K.SORT_BY) not in options:
     ui.set_settings(**{K.SORT_BY: next(iter(options))})
 longest = int(table.lengths.max()) if len(table) > 1 else 1
-lengths = ui.state(K.F_LENGTHS) or (1, longest)
-ui.set_settings(**{K.F_LENGTHS: (max(1, min(lengths[0], longest)), max(1, min(lengths[1], longest)))})
 eps = float(ui.state(K.REDUNDANCY))
-try:
-    view = ui.current_view(table, rid)
-except DivergenceInputError as exc:
-    st.error(str(exc))
-    st.stop()
-
-findings = view.rows[view.rows[f"{metric}_verdict"].isin(["defect", "hard cohort", "above", "below", "better"])]
-if len(findings):
-    r = findings.iloc[0]
-    st.success(
-        f"**Top finding under this sort:** `{r['itemset']}`: {h['label']} "
-        f"{format_value(r[metric], info.binary)} {format_interval(r[metric + '_ci_low'], r[metric + '_ci_high'], info.binary)} "
-        f"against {format_value(h['overall'], info.binary)} for the whole dataset "
-        f"({format_divergence(r[metric + '_divergence'], info.binary)}), {format_count(r[metric + '_count'])} rows "
-        f"measured, q = {format_p(r[metric + '_q'])}: **{r[metric + '_verdict']}**.",
-        icon=":material/flag:")
-elif len(view.rows):
-    st.info("No slice in this view survives the correction and the minimum size: nothing here is a finding.")
 
 
 def _sort_changed() -> None:
@@ -81,10 +90,10 @@ def _sort_changed() -> None:
     ui.set_settings(**{K.SORT_ASC: bool(col and col.endswith(("_p", "_q")))})
 
 
-# ---------------------------------------------------------------- controls
 c1, c2, c3, c4, c5, c6 = st.columns([2, 1.6, 2.6, 1.7, 2, 1.2])
 with c1:
-    ui.bound(st.selectbox, "Sort by", K.SORT_BY, options=list(options), after=_sort_changed)
+    ui.bound(st.selectbox, "Sort by", K.SORT_BY, options=list(options), after=_sort_changed,
+             help="Or click a column's header in the table (again: the other way).")
 with c2:
     ui.bound(st.selectbox, "Order", K.SORT_ASC, options=[False, True],
              format_func=lambda a: "smallest first" if a else "largest first")
@@ -92,74 +101,118 @@ with c3:
     ui.bound(st.multiselect, "Verdicts", K.F_VERDICTS, options=present, placeholder="all verdicts")
 with c4:
     ui.bound(st.selectbox, "Minimum size", K.F_MIN_SIZE, options=["all", "meets", "below"],
-             format_func={"all": "all slices", "meets": "meets it", "below": "below it"}.get)
+             format_func={"all": "all slices", "meets": "meets it", "below": "below it"}.get,
+             help=GLOSSARY["n_min"])
 with c5:
     ui.bound(st.multiselect, "Involving", K.F_ATTRIBUTES, options=list(table.attributes),
              placeholder="any attribute")
 with c6:
     ui.bound(st.selectbox, "Show", K.TOP_N, options=[10, 25, 50, 100, 250, 500],
              format_func=lambda n: f"top {n}")
-e1, e2, _ = st.columns([3, 3, 2])
+e1, e2, _ = st.columns([3, 3.4, 1.6])
 with e1:
     if longest > 1:
-        ui.bound(st.slider, "Items per slice", K.F_LENGTHS, min_value=1, max_value=longest, step=1)
+        ui.length_slider(longest)
 with e2:
     if eps > 0:
         st.write("")
-        ui.bound(st.checkbox, f"Hide redundant slices (a subset's divergence within ε = {eps:g})", K.F_PRUNE)
+        scaled = redundancy_epsilon(table, metric, eps)
+        ui.bound(st.checkbox, f"Hide redundant slices (a subset's divergence within ε = {eps:g}σ = "
+                              f"{format_divergence(scaled, b).lstrip('+')})", K.F_PRUNE, help=GLOSSARY["ε"])
 
-# ---------------------------------------------------------------- the table
-shown = display_frame(table, view.rows, metric, also=[view.sort_by])
-order = "smallest first" if view.ascending else "largest first"
-label_of = {v: k for k, v in options.items()}
-st.caption(f"Showing {format_count(len(view.rows))} of {format_count(view.n_matching)} matching slices "
-           f"({format_count(view.n_slices)} mined), sorted by {label_of.get(view.sort_by, view.sort_by)}, {order}.")
-if not len(view.rows):
-    st.warning("No slice matches these filters.")
-    st.stop()
-st.plotly_chart(slice_table_figure(shown, height=min(90 + 27 * len(shown), 560)), key="slice_table",
-                config={"displayModeBar": False})
-
-# ---------------------------------------------------------------- slice detail
-st.subheader("Slice detail")
-itemsets = view.rows["itemset"].tolist()
-selected = ui.state(K.SELECTED)
-if selected not in itemsets:
-    if selected is not None:
-        itemsets = [selected] + itemsets
-    else:
-        ui.set_settings(**{K.SELECTED: itemsets[0]})
-ui.bound(st.selectbox, "Open a slice (the first row of the table unless you choose)", K.SELECTED, options=itemsets)
-selected = ui.state(K.SELECTED)
 try:
-    idx = table.lookup(selected)
+    view = ui.current_view(table, rid)
 except DivergenceInputError as exc:
     st.error(str(exc))
     st.stop()
-row = table.frame.iloc[idx]
-b = info.binary
+
+# ---------------------------------------------------------------- the table and its legend
+label_of = {v: k for k, v in options.items()}
+order = "smallest first" if view.ascending else "largest first"
+st.caption(f"Showing {format_count(len(view.rows))} of {format_count(view.n_matching)} matching slices "
+           f"({format_count(view.n_slices)} mined), sorted by {label_of.get(view.sort_by, view.sort_by)}, {order}. "
+           "Click a header to sort by it, a row to open its slice; hover a header for its meaning.")
+res_rows = ui.mined_rows(res)
+catalog = ui.item_options(rid + f"|{res_rows is not None}", table, res_rows)
+items, source = ui.open_slice(table, view, metric, known=set(catalog["item"]))
+try:
+    open_itemset = str(table.itemsets[table.lookup(items)]) if items else None
+except DivergenceInputError:
+    open_itemset = None  # a typed slice that was not mined: no row of the table
+if len(view.rows):
+    ui.slice_grid(table, view, metric, open_itemset)
+    ui.verdict_legend_row(present)
+    with st.expander("What the words mean (every column and number on this page)"):
+        st.markdown("  \n".join(f"**{term}**: {text}" for term, text in GLOSSARY.items()))
+else:
+    st.warning("No slice matches these filters.")
+
+# ---------------------------------------------------------------- the open slice
+st.subheader("The open slice")
+left_out = set(catalog.loc[~catalog["scanned"], "item"])
+
+
+def _edited() -> None:
+    ui.type_slice(st.session_state["w:slice_items"])
+
+
+st.session_state["w:slice_items"] = [i for i in items if i in set(catalog["item"])]
+t1, t2 = st.columns([5, 1.2])
+with t1:
+    st.multiselect("Its items: type to find any item, add or remove one, and the numbers follow (an item the scan "
+                   "did not mine is measured from the rows)", list(catalog["item"]), key="w:slice_items",
+                   on_change=_edited, placeholder="type an item, e.g. channel=App",
+                   format_func=lambda i: f"{i} · not scanned" if i in left_out else i)
+with t2:
+    st.write("")
+    if source == "typed":
+        st.button("Back to the table's slice", on_click=ui.type_slice, args=(None,), key="back-to-table")
+if not items:
+    st.info("Choose at least one item to open a slice.")
+    st.stop()
+try:
+    ms = ui.measured(rid, tuple(items), table, res_rows, ui.replication_rows(),
+                     (table.assessment or {}).get("replication"))
+except DivergenceInputError as exc:
+    st.error(str(exc))
+    st.stop()
+row = ms.row
+tested = ms.n_family.get(metric, h["n_tested"])
+if ms.same_rows_as:
+    st.info(f"These items hold on exactly the rows of the listed slice `{ms.same_rows_as}` (the result lists each "
+            "distinct set of rows once, by its shortest description): its numbers are shown.",
+            icon=":material/join_inner:")
+if not ms.mined:
+    st.info(f"**Not mined**: {ms.why_not_mined}. Measured now from the rows with the result's settings; its q "
+            f"counts it as one more slice tested ({format_count(tested)} in the family, the "
+            f"{format_count(h['n_tested'])} mined ones included).", icon=":material/edit_note:")
+verdict = str(row[f"{metric}_verdict"] or "")
 d = st.columns(5)
-d[0].metric("Rows", format_count(row["count"]))
+d[0].metric("Rows", format_count(row["count"]), help=f"{GLOSSARY['support']} {GLOSSARY['measured']}")
 d[0].caption(f"support {format_percent(row['support'])}; {format_count(row[metric + '_count'])} measured")
-d[1].metric(h["label"], format_value(row[metric], b))
+d[1].metric(h["label"], format_value(row[metric], b), help=f"{GLOSSARY['interval']} {GLOSSARY['bootstrap']}")
 boot = row.get(metric + "_boot_low")
 d[1].caption(f"interval {format_interval(row[metric + '_ci_low'], row[metric + '_ci_high'], b)}"
              + (f"; bootstrap {format_interval(boot, row[metric + '_boot_high'], b)}" if boot == boot and boot is not None
                 else "")
              + ("; analytic (a DuckDB scan keeps no rows to bootstrap)" if table.engine == "duckdb" else ""))
-d[2].metric("Divergence", format_divergence(row[metric + "_divergence"], b))
-d[2].caption(f"against {format_value(h['overall'], b)} overall; t = {format_number(row[metric + '_t'])}")
-d[3].metric("q", format_p(row[metric + "_q"]))
-d[3].caption(f"p = {format_p(row[metric + '_p'])}; {format_count(h['n_tested'])} slices tested")
-d[4].metric("Verdict", row[metric + "_verdict"] or "–")
-d[4].caption(("meets" if row[metric + "_meets_min_size"] else "below") + f" n_min = {format_count(n_min)}")
+d[2].metric("Divergence", format_divergence(row[metric + "_divergence"], b), help=GLOSSARY["divergence"])
+d[2].caption(f"against {format_value(h['overall'], b)} overall; t = {format_number(row[metric + '_t'])}",
+             help=GLOSSARY["t"])
+d[3].metric("q", format_p(row[metric + "_q"]), help=GLOSSARY["q"])
+d[3].caption(f"p = {format_p(row[metric + '_p'])}; {correction} over {format_count(tested)} slices tested",
+             help=GLOSSARY["p"])
+d[4].metric("Verdict", verdict or "–", help=VERDICT_TEXT.get(verdict, GLOSSARY["verdict"]))
+meets = "meets" if row[metric + "_meets_min_size"] else "below"
+d[4].caption((f"{direction(row[metric + '_divergence'])} the whole dataset; " if verdict == "too small" else "")
+             + f"{meets} n_min = {format_count(n_min)}", help=f"{GLOSSARY['n_min']} {GLOSSARY['indicative']}")
 
 if f"{metric}_baseline" in row:
     base, lift, short = row[metric + "_baseline"], row[metric + "_lift"], row[metric + "_lift_shortfall"]
     first = table.frame.iloc[0]
     st.markdown(
         f"**Model error against the slice baseline.** The model's {h['label']} here is "
-        f"{format_value(row[metric], b)}; the best constant prediction from this slice's own rows would score "
+        f"{format_value(row[metric], b)}; the best constant guess from this slice's own rows would score "
         f"{format_value(base, b)} (whole dataset: {format_value(first[metric + '_baseline'], b)}). "
         f"Lift over that baseline: {format_percent(lift)} here, {format_percent(first[metric + '_lift'])} overall "
         f"(shortfall {format_divergence(short, True)}).")
@@ -169,19 +222,23 @@ if f"{metric}_replicated_value" in row:
         f"{format_value(row[metric + '_replicated_value'], b)} "
         f"{format_interval(row[metric + '_replicated_ci_low'], row[metric + '_replicated_ci_high'], b)}: "
         + ("replicated." if bool(row[metric + "_replicated"]) else "**not replicated**."))
+elif table.assessment.get("replication") and not ms.mined:
+    st.caption("Replication: not re-measured for this slice (the held-out rows are not kept; the result's other "
+               "slices were).")
 else:
     st.caption("Replication: none chosen (Data page: " + ("a second file)." if table.engine == "duckdb" else
                "a split or period column, a second file, or a held-out share)."))
 
 left, right = st.columns(2)
+delta = (h["min_size"] or {}).get("delta")
+bars, lattice, why_no_lattice = ui.slice_figures(rid, tuple(items), metric, delta, ms)
 with left:
-    contrib = ui.contributions(rid, selected, metric, 0, table)
-    st.plotly_chart(ui.themed(contribution_figure(contrib)), key="contribution_chart")
-    st.caption("Shapley contributions: how much each item adds to the slice's divergence; they sum to it.")
+    st.plotly_chart(bars, key="contribution_chart")
+    st.caption(f"Shapley contributions: {GLOSSARY['shapley']}")
 with right:
-    try:
-        lattice = lattice_figure(table, selected, metric=metric, threshold=(h["min_size"] or {}).get("delta"))
-    except DivergenceInputError as exc:
-        st.info(str(exc))
+    if lattice is None:
+        st.info(why_no_lattice)
     else:
-        st.plotly_chart(ui.themed(lattice), key="lattice_chart")
+        st.plotly_chart(lattice, key="lattice_chart")
+        st.caption(f"Every subset of the slice, the whole dataset on top. Squares: |Δ| ≥ δ = "
+                   f"{format_threshold(delta, b)}; diamonds: {GLOSSARY['corrective'].lower()}")

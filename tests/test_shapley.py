@@ -432,16 +432,16 @@ def test_lattice_figure_marks_threshold_and_corrective_nodes(compas):
     nodes = {tr.name: tr for tr in fig.data if tr.mode == "markers+text"}
     n_nodes = sum(len(tr.x) for tr in nodes.values())
     assert n_nodes == 8
-    names = {tr.name: [cd[0] for cd in tr.customdata] for tr in nodes.values()}
-    # |Δ| >= 0.05: race=Afr-Am (0.051) and race=Afr-Am, sex=Male (0.062)
-    assert sorted(names["|Δ| ≥ 0.05"]) == ["race=Afr-Am", "race=Afr-Am, sex=Male"]
+    names = {tr.name.split(" (")[0]: [cd[0] for cd in tr.customdata] for tr in nodes.values()}
+    # |Δ| >= δ = 5 pp: race=Afr-Am (0.051) and race=Afr-Am, sex=Male (0.062)
+    assert sorted(names["|Δ| ≥ δ = 5 pp"]) == ["race=Afr-Am", "race=Afr-Am, sex=Male"]
     # corrective: adding #prior=0 to race=Afr-Am (and more) lowers |Δ|
     assert "race=Afr-Am, sex=Male, #prior=0" in names["corrective"]
     assert "race=Afr-Am, #prior=0" in names["corrective"]
     colors = [c for tr in nodes.values() for c in tr.marker.color]
     div = divergences(t, "fpr")
-    assert sorted(colors) == pytest.approx(sorted(
-        div[frozenset(s)] for r in range(4) for s in itertools.combinations(itemset.split(", "), r)))
+    assert sorted(colors) == pytest.approx(sorted(  # a rate's divergences in percentage points
+        100 * div[frozenset(s)] for r in range(4) for s in itertools.combinations(itemset.split(", "), r)))
     with pytest.raises(DivergenceInputError, match="draw itemsets of at most 8 items"):
         wide = random_frame(0, n=50).assign(e="e", f="f", g="g", h="h", i="i")
         big = scan(wide, target="y", prediction="p", positive=1, metrics=["fpr"], min_support=0.02,

@@ -31,7 +31,11 @@ def charts(at: AppTest) -> list[dict]:
 
 
 def table_cells(at: AppTest) -> dict:
-    """The slice table drawn with Plotly: {header: [cells]}."""
+    """The slice table (st.dataframe with a 'Slice' column, or a Plotly table): {header: [cells]}."""
+    for df in at.dataframe:
+        value = df.value
+        if "Slice" in value.columns:
+            return {c: value[c].tolist() for c in value.columns}
     for spec in charts(at):
         trace = spec["data"][0]
         if trace["type"] == "table":
@@ -62,3 +66,30 @@ def left_out(at: AppTest) -> dict:
         if list(d.value.columns) == ["column", "left out as", "why"]:
             return dict(zip(d.value["column"], d.value["left out as"]))
     return {}
+
+
+def _grid_selection(at: AppTest) -> dict:
+    """The slice table's selection as the browser holds it (what the app last set)."""
+    try:
+        sel = at.session_state["slice_grid"]["selection"]
+    except (KeyError, TypeError):
+        sel = {}
+    return {k: list(sel.get(k) or []) for k in ("rows", "columns", "cells")}
+
+
+def open_row(at: AppTest, itemset: str) -> AppTest:
+    """Click a slice's row in the slice table: the browser sends its selection with that row."""
+    slices = table_cells(at)["Slice"]
+    sel = _grid_selection(at)
+    sel["rows"] = [slices.index(itemset)]
+    at.session_state["slice_grid"] = {"selection": sel}
+    return at.run()
+
+
+def click_header(at: AppTest, column: str) -> AppTest:
+    """Click a column's header in the slice table: it becomes the selected column (a click on the
+    selected column deselects it), as in the browser."""
+    sel = _grid_selection(at)
+    sel["columns"] = [] if sel["columns"] == [column] else [column]
+    at.session_state["slice_grid"] = {"selection": sel}
+    return at.run()

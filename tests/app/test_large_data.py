@@ -20,7 +20,7 @@ from apptest_readers import charts, decode, left_out, metrics, run_scan, table_c
 from conftest import ROOT
 from divergence import assess, redundant_itemsets, scan, scan_duckdb
 from divergence.datasets import load_demo
-from divergence.views import format_count, format_percent, headline, slice_view
+from divergence.views import format_count, format_percent, headline, redundancy_epsilon, slice_view
 
 APP = str(ROOT / "app.py")
 STATS = dict(confidence=0.95, correction="bh", bootstrap=200, seed=0, exploratory=True)
@@ -82,7 +82,8 @@ def _captions(at: AppTest) -> list[str]:
 _metrics, _decode, _charts, _table_cells = metrics, decode, charts, table_cells
 
 
-def _view(table, metric="fpr", eps=0.01):
+def _view(table, metric="fpr", eps=0.05):
+    eps = redundancy_epsilon(table, metric, eps)  # the default ε: 0.05 standard deviations of the metric
     return slice_view(table, metric=metric, exclude=redundant_itemsets(table, eps, metric=metric), top_n=25)
 
 
@@ -307,12 +308,12 @@ def test_slice_detail_shapley_without_bootstrap(app, parquet_file):
     at = _run(_choose_path(app, parquet_file))
     at = _go(at, "slices")
     table = _reference(parquet_file)
-    selected = at.session_state["selected"]
-    assert selected == _view(table).rows["itemset"].iloc[0]
+    selected = _view(table).rows["itemset"].iloc[0]  # the table's first row is open
+    assert at.multiselect(key="w:slice_items").value == selected.split(", ")
     spec = next(s for s in _charts(at) if s["data"][0]["type"] == "bar")
     drawn = {y: x for tr in spec["data"] for x, y in zip(tr["x"], tr["y"])}
     expected = divergence.item_contributions(table, selected, metric="fpr")
-    assert drawn == pytest.approx(dict(zip(expected["item"], expected["contribution"])))
+    assert drawn == pytest.approx(dict(zip(expected["item"], 100 * expected["contribution"])))  # pp
     assert "contribution_low" not in expected.columns
     row = table.row(selected)
     interval = next(c for c in _captions(at) if c.startswith("interval "))
@@ -328,9 +329,9 @@ def test_every_page_works_on_a_duckdb_result(app, parquet_file):
     specs = _charts(at)
     drawn = {y: x for tr in specs[1]["data"] for x, y in zip(tr["x"], tr["y"])}
     top = values.loc[values["global"].abs().sort_values(ascending=False, kind="stable").index[:15]]
-    assert drawn == pytest.approx(dict(zip(top["item"], top["global"])))
+    assert drawn == pytest.approx(dict(zip(top["item"], 100 * top["global"])))  # a rate: in pp
     drawn = {y: x for tr in specs[0]["data"] for x, y in zip(tr["x"], tr["y"])}
-    assert drawn["region=South"] == pytest.approx(table.row("region=South")["fpr_divergence"])
+    assert drawn["region=South"] == pytest.approx(100 * table.row("region=South")["fpr_divergence"])
     at = _go(at, "intervals")
     assert not _errors(at)
     at = _go(at, "export")

@@ -2,7 +2,7 @@
 
 The references are computed with the engine directly, with the dashboard's default settings
 (built-in dataset, FPR and FNR, support 0.02, 95% confidence, BH, 200 bootstrap replicates,
-redundancy ε = 0.01).
+redundancy ε = 0.05 standard deviations of the metric).
 """
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import divergence
-from apptest_readers import charts, decode, left_out, metrics, run_scan, table_cells
+from apptest_readers import charts, decode, left_out, metrics, open_row, run_scan, table_cells
 from conftest import ROOT
 from divergence import assess, redundant_itemsets, scan
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
 from divergence.plan import parse_plan
 from divergence.views import (display_frame, format_count, format_percent, format_value, headline,
-                              slice_view)
+                              redundancy_epsilon, slice_view)
 
 APP = str(ROOT / "app.py")
 STATS = dict(confidence=0.95, correction="bh", bootstrap=200, seed=0, exploratory=True)
@@ -57,7 +57,8 @@ def _errors(at: AppTest) -> list[str]:
     return [e.value for e in at.error]
 
 
-def _expected_view(table, metric="fpr", eps=0.01, **kw):
+def _expected_view(table, metric="fpr", eps=0.05, **kw):
+    eps = redundancy_epsilon(table, metric, eps)
     exclude = redundant_itemsets(table, eps, metric=metric) if eps else None
     return slice_view(table, metric=metric, exclude=exclude, top_n=kw.pop("top_n", 25), **kw)
 
@@ -74,11 +75,13 @@ def test_opens_on_the_built_in_data_with_a_finding(app, reference):
     assert m["Above"] == format_count(h["verdicts"]["above"])
     assert m["Below"] == format_count(h["verdicts"]["below"])
     assert m["Too small"] == format_count(h["verdicts"]["too small"])
-    # the first finding is the planted slice, with its numbers
+    # the first finding card is the planted slice, with its numbers in plain words
     planted = reference.row(DEMO_TRUTH["elevated_fpr"])
-    finding = at.success[0].value
-    assert "`region=South, education=Primary`" in finding
-    assert format_percent(planted["fpr"]) in finding and format_count(planted["fpr_count"]) in finding
+    cards = [md.value for md in at.markdown if "<b>Who:</b>" in md.value]
+    heads = [md.value for md in at.markdown if md.value.endswith("`") and "</span> `" in md.value]
+    assert heads[0].endswith("`region=South, education=Primary`") and len(cards) == 3
+    assert format_percent(planted["fpr"]) in cards[0] and format_count(planted["fpr_count"]) in cards[0]
+    assert "What to do:" in cards[0]
     # the table is the engine's view: redundant slices hidden, top 25 by divergence
     cells = _table_cells(at)
     view = _expected_view(reference)
@@ -86,20 +89,21 @@ def test_opens_on_the_built_in_data_with_a_finding(app, reference):
     assert cells["FPR"] == [format_percent(x) for x in view.rows["fpr"]]
     assert cells["q"][0] == display_frame(reference, view.rows, "fpr")["q"].iloc[0]
     caption = next(c.value for c in at.caption if c.value.startswith("Showing"))
-    assert caption == (f"Showing 25 of {format_count(view.n_matching)} matching slices "
-                       f"({format_count(len(reference) - 1)} mined), sorted by Divergence, largest first.")
+    assert caption.startswith(f"Showing 25 of {format_count(view.n_matching)} matching slices "
+                              f"({format_count(len(reference) - 1)} mined), sorted by Divergence, largest first.")
 
 
 def test_slice_detail_shows_its_shapley_contributions(app, reference):
     at = app
-    assert at.session_state["selected"] == "region=South, education=Primary"
+    assert at.multiselect(key="w:slice_items").value == ["region=South", "education=Primary"]
     spec = next(s for s in _charts(at) if s["data"][0]["type"] == "bar")
     drawn = {y: x for tr in spec["data"] for x, y in zip(tr["x"], tr["y"])}
     expected = divergence.item_contributions(reference, DEMO_TRUTH["elevated_fpr"], metric="fpr")
-    assert drawn == pytest.approx(dict(zip(expected["item"], expected["contribution"])))
-    # open another slice
+    # a rate's contributions are drawn in percentage points
+    assert drawn == pytest.approx(dict(zip(expected["item"], 100 * expected["contribution"])))
+    # open another slice: click its row
     other = _expected_view(reference).rows["itemset"].iloc[3]
-    at.selectbox(key="w:selected").set_value(other).run()
+    at = open_row(at, other)
     spec = next(s for s in _charts(at) if s["data"][0]["type"] == "bar")
     assert sorted(y for tr in spec["data"] for y in tr["y"]) == sorted(other.split(", "))
     assert _metrics(at)["Rows"] == format_count(reference.row(other)["count"])
@@ -325,9 +329,9 @@ def test_attributes_page(app, reference):
     values = divergence.global_divergence(reference, metric="fpr")
     drawn = {y: x for tr in specs[1]["data"] for x, y in zip(tr["x"], tr["y"])}
     top = values.loc[values["global"].abs().sort_values(ascending=False, kind="stable").index[:15]]
-    assert drawn == pytest.approx(dict(zip(top["item"], top["global"])))
+    assert drawn == pytest.approx(dict(zip(top["item"], 100 * top["global"])))  # a rate: in pp
     drawn = {y: x for tr in specs[0]["data"] for x, y in zip(tr["x"], tr["y"])}
-    assert drawn["education=Primary"] == pytest.approx(reference.row("education=Primary")["fpr_divergence"])
+    assert drawn["education=Primary"] == pytest.approx(100 * reference.row("education=Primary")["fpr_divergence"])
 
 
 # ---------------------------------------------------------------- Export page
@@ -337,7 +341,7 @@ def test_export_plan_and_load_it_back(app):
     plan = parse_plan(at.code[0].value)
     assert plan.scan["target"] == "defaulted" and plan.scan["min_support"] == 0.02
     assert plan.scan["attributes"] == DEMO_ATTRIBUTES and plan.statistics["correction"] == "bh"
-    assert plan.explain == {"redundancy": 0.01} and plan.kind == "exploratory"
+    assert plan.explain == {"redundancy": 0.05} and plan.kind == "exploratory"
     labels = [b.proto.label for b in at.get("download_button")]
     assert "Slice plan (YAML)" in labels and any(l.startswith("Every slice (1,338 rows") for l in labels)
     # a later visit loads a changed plan

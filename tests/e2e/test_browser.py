@@ -28,7 +28,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 ARTIFACTS = Path(os.environ.get("DIVERGENCE_ARTIFACTS") or Path(__file__).parent / "artifacts")
 PAGES = [("1 · Data", "data", "Column roles"), ("2 · Outcome and thresholds", "outcome", "Run the scan"),
-         ("3 · Slices", "slices", "Slice detail"), ("4 · Intervals", "intervals", "Slices drawn"),
+         ("3 · Slices", "slices", "The open slice"), ("4 · Intervals", "intervals", "Rows the findings share"),
          ("5 · Attributes", "attributes", "Global divergence"), ("6 · Export", "export", "Slice plan")]
 
 
@@ -65,7 +65,7 @@ def start_app():
             cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         started.append((proc, log))
         url = f"http://127.0.0.1:{port}"
-        deadline = time.time() + 60
+        deadline = time.time() + 180  # a loaded machine starts slowly
         while time.time() < deadline:
             try:
                 if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
@@ -81,11 +81,17 @@ def start_app():
         log.close()
 
 
+_IDLE = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    return app !== null && app.getAttribute('data-test-script-state') === 'notRunning'
+        && document.querySelector('[data-testid="stStatusWidget"]') === null;
+}"""
+
+
 def _settle(page) -> None:
-    """Wait until the script run triggered by the last action has finished."""
-    page.wait_for_timeout(300)
-    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=60_000)
-    page.wait_for_timeout(200)
+    """Wait until no script run is going on (no fixed sleep). A run an action has not started
+    yet is not waited for: callers then wait for the exact condition they expect."""
+    page.wait_for_function(_IDLE, timeout=120_000)
 
 
 def _goto(page, title: str) -> None:
@@ -107,8 +113,42 @@ def _choose(page, label: str, option) -> str:
         item = page.get_by_role("option", name=option, exact=True)
     text = item.inner_text().strip()
     item.click()
+    # the box shows the choice once the rerun it started has drawn the page again
+    page.wait_for_function("([label, text]) => [...document.querySelectorAll('[data-testid=stSelectbox] input')]"
+                           ".some(b => b.getAttribute('aria-label') === label && b.value === text)",
+                           arg=[label, text], timeout=120_000)
     _settle(page)
     return text
+
+
+# the slice table's geometry (st.dataframe): row markers, then the Slice column (350 px, set by the app)
+_MARKER_W, _SLICE_W, _HEADER_H, _ROW_H = 33, 350, 36, 35
+
+
+def click_grid_row(page, grid, row: int) -> str:
+    """Click a cell of the slice table's row ``row`` (0 = first) and wait until its slice is open:
+    the row is selected and the slice editor holds its items. Returns the slice."""
+    grid.scroll_into_view_if_needed()
+    itemset = grid.locator("tbody tr").nth(row).locator("td").first.inner_text().strip()
+    box = grid.bounding_box()
+    page.mouse.click(box["x"] + _MARKER_W + 60, box["y"] + _HEADER_H + _ROW_H * row + _ROW_H / 2)
+    page.wait_for_function(
+        "([slice]) => [...document.querySelectorAll('[data-testid=stDataFrame] tr[aria-selected=true] td:first-child')]"
+        ".some(td => td.textContent.trim() === slice)", arg=[itemset], timeout=120_000)
+    for item in itemset.split(", "):
+        page.locator('[data-testid="stMultiSelect"]').filter(has_text=item).first.wait_for(timeout=60_000)
+    _settle(page)
+    return itemset
+
+
+def click_grid_header(page, grid, x_offset: float, expect: str) -> None:
+    """Click the slice table's header at ``x_offset`` px from its left edge; wait until a header
+    reads ``expect`` (its name and the sort arrow)."""
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    page.mouse.click(box["x"] + x_offset, box["y"] + _HEADER_H / 2)
+    grid.locator("thead th", has_text=expect).first.wait_for(state="attached", timeout=120_000)
+    _settle(page)
 
 
 def _no_exception(page) -> None:
@@ -131,8 +171,8 @@ def test_journey_upload_choose_run_sort_open(browser, start_app, tmp_path):
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     page.goto(url)
     # the landing page shows a first finding on the built-in dataset, no setting touched
-    page.get_by_text("Top finding under this sort").wait_for(timeout=90_000)
-    page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot .main-svg').first.wait_for()
+    page.get_by_text("What to do:").first.wait_for(timeout=120_000)
+    page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot .main-svg').first.wait_for(timeout=60_000)
     _no_exception(page)
     page.screenshot(path=ARTIFACTS / "journey_1_first_finding.png")
 
@@ -156,14 +196,19 @@ def test_journey_upload_choose_run_sort_open(browser, start_app, tmp_path):
     page.screenshot(path=ARTIFACTS / "journey_3_run.png")
 
     _goto(page, "3 · Slices")
-    page.get_by_text("Top finding under this sort").wait_for()
+    page.get_by_text("What to do:").first.wait_for(timeout=60_000)
     _choose(page, "Sort by", "Rows")
-    page.get_by_text("sorted by Rows, largest first").wait_for()
-    opened = _choose(page, "Open a slice", lambda text: ", " in text)  # the first slice of 2+ items
+    page.get_by_text("sorted by Rows, largest first").wait_for(timeout=60_000)
+    grid = page.locator('[data-testid="stDataFrame"]').filter(has_text="Verdict").first
+    grid.locator("thead th", has_text="Rows ▼").first.wait_for(state="attached", timeout=60_000)  # the table re-sorted
+    slices = grid.locator("tbody tr td:first-child").all_inner_texts()
+    row = next(k for k, text in enumerate(slices) if ", " in text)  # the first slice of 2+ items
+    opened = click_grid_row(page, grid, row)
     assert len(opened.split(", ")) >= 2
     chart = page.locator('[data-testid="stPlotlyChart"]').filter(has_text="contribution to the fpr divergence")
     chart.locator(".main-svg").first.wait_for(timeout=30_000)
     for item in opened.split(", "):  # one bar per item of the slice opened
+        chart.locator(".ytick text", has_text=item).first.wait_for(timeout=30_000)
         assert chart.locator(".ytick text", has_text=item).count() == 1
     _no_exception(page)
     chart.scroll_into_view_if_needed()
@@ -201,16 +246,16 @@ def test_every_page_renders(browser, start_app, theme):
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     # a bookmarked page as the first request after the server starts: app.py still runs
     page.goto(f"{url}/intervals")
-    page.get_by_text("Top finding under this sort").wait_for(timeout=90_000)
+    page.get_by_text("What to do:").first.wait_for(timeout=120_000)
     _no_exception(page)
     for title, name, landmark in PAGES:
         _goto(page, title)
         page.get_by_text(landmark).first.wait_for(timeout=30_000)
         if name in ("slices", "intervals", "attributes"):
             page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot .main-svg').first.wait_for()
-        if name == "data":  # the preview grid draws on a canvas a moment after the page
+        if name in ("data", "slices"):  # the grid draws on a canvas a moment after the page
             page.locator('[data-testid="stDataFrame"] canvas').first.wait_for()
-            page.wait_for_timeout(1000)
+            page.locator('[data-testid="stDataFrame"] tbody td').first.wait_for(state="attached")
         _no_exception(page)
         page.screenshot(path=ARTIFACTS / f"{theme}_{name}.png")
     page.close()

@@ -38,7 +38,7 @@ def test_local_path_journey(browser, start_app, tmp_path):  # noqa: F811 (fixtur
     url = start_app("light")
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     page.goto(url)
-    page.get_by_text("Top finding under this sort").wait_for(timeout=90_000)
+    page.get_by_text("What to do:").first.wait_for(timeout=120_000)
     _goto(page, "1 · Data")
     page.get_by_text("Local path (large data: DuckDB)").click()
     _settle(page)
@@ -51,7 +51,7 @@ def test_local_path_journey(browser, start_app, tmp_path):  # noqa: F811 (fixtur
     page.get_by_text("6,000 rows × 7 columns").first.wait_for(timeout=30_000)
     page.locator('[data-testid="stDataFrame"] canvas').first.wait_for()
     page.get_by_text("Measured on the first 1,000 rows").first.wait_for()
-    page.wait_for_timeout(1000)  # the preview grid draws on a canvas a moment after the page
+    page.locator('[data-testid="stDataFrame"] tbody td').first.wait_for(state="attached")  # the grid has drawn
     _no_exception(page)
     page.screenshot(path=ARTIFACTS / "large_data_1_data_page.png")
     page.get_by_text("A local path is scanned without loading its rows").scroll_into_view_if_needed()

@@ -1,0 +1,267 @@
+"""How numbers, verdicts and terms read to people: ONE module for the dashboard and the
+HTML report, so both show ``8.83%``, ``+28.9 pp``, ``1,235`` and ``q = 2.2e-56`` alike and
+colour a verdict the same way.
+
+Pure functions and constants (no Streamlit, no Plotly). Nothing here computes a statistic.
+"""
+from __future__ import annotations
+
+import math
+
+from .assess import VERDICTS
+
+__all__ = [
+    "DASH", "format_count", "format_number", "format_percent", "format_value", "format_divergence",
+    "format_interval", "format_p", "format_threshold", "divergence_unit",
+    "VERDICT_COLORS", "VERDICT_TEXT", "FINDING_VERDICTS", "ACTIONS", "CORRECTION_NAMES", "verdict_color", "verdict_ink", "verdict_legend",
+    "verdict_label", "direction", "GLOSSARY", "COLUMN_HELP", "column_help", "rgba",
+]
+
+DASH = "–"
+
+
+def _bad(x: object) -> bool:
+    try:
+        return x is None or not math.isfinite(float(x))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return True
+
+
+# ----------------------------------------------------------------------------- numbers
+
+
+def format_count(n: object) -> str:
+    """A row count with thousands separators: 12345 -> '12,345'."""
+    return DASH if _bad(n) else f"{int(round(float(n))):,}"  # type: ignore[arg-type]
+
+
+def format_number(x: object, digits: int = 3) -> str:
+    """3 significant digits, thousands separators from 1,000 up: 0.0123456 -> '0.0123'."""
+    if _bad(x):
+        return DASH
+    x = float(x)  # type: ignore[arg-type]
+    if x == 0:
+        return "0"
+    if abs(x) >= 10 ** digits:
+        return f"{x:,.0f}"
+    if abs(x) < 1e-4:
+        return f"{x:.{digits - 1}e}".replace("e-0", "e-")
+    decimals = max(digits - 1 - int(math.floor(math.log10(abs(x)))), 0)
+    text = f"{x:,.{decimals}f}"
+    # 9.996 -> '10.00' has one digit too many after rounding up
+    if decimals and len(text.replace("-", "").replace(",", "").replace(".", "").lstrip("0")) > digits:
+        text = f"{x:,.{decimals - 1}f}"
+    return text
+
+
+def format_percent(x: object, digits: int = 3) -> str:
+    """A share as a percentage with 3 significant digits: 0.08831 -> '8.83%'."""
+    if _bad(x):
+        return DASH
+    return format_number(100 * float(x), digits) + "%"  # type: ignore[arg-type]
+
+
+def format_value(x: object, binary: bool) -> str:
+    """A metric value: a rate as a percentage, anything else with 3 significant digits."""
+    return format_percent(x) if binary else format_number(x)
+
+
+def divergence_unit(binary: bool) -> str:
+    """The unit of a divergence: percentage points for a rate, the metric's own unit otherwise."""
+    return "pp" if binary else ""
+
+
+def format_divergence(x: object, binary: bool, digits: int = 3) -> str:
+    """A signed difference of metric values: percentage points for a rate ('+23.4 pp'), else '+1.23'."""
+    if _bad(x):
+        return DASH
+    x = float(x)  # type: ignore[arg-type]
+    sign = "+" if x > 0 else ("-" if x < 0 else "")
+    body = format_number(abs(100 * x if binary else x), digits)
+    return f"{sign}{body} pp" if binary else f"{sign}{body}"
+
+
+def format_interval(low: object, high: object, binary: bool) -> str:
+    """An interval as '[27.1%, 35.6%]'."""
+    if _bad(low) or _bad(high):
+        return DASH
+    return f"[{format_value(low, binary)}, {format_value(high, binary)}]"
+
+
+def format_p(p: object) -> str:
+    """A p- or q-value: 3 significant digits, scientific below 0.0001 ('1.1e-7')."""
+    if _bad(p):
+        return DASH
+    p = float(p)  # type: ignore[arg-type]
+    if p == 0:
+        return "<1e-300"
+    if p < 1e-4:
+        mantissa, exp = f"{p:.1e}".split("e")
+        return f"{mantissa}e{int(exp)}"
+    return format_number(p)
+
+
+def format_threshold(x: object, binary: bool = False) -> str:
+    """A threshold for a title, rounded to 2 significant digits: δ = 0.05 of a rate -> '5 pp',
+    7.15186 -> '7.2'."""
+    if _bad(x):
+        return DASH
+    x = float(x)  # type: ignore[arg-type]
+    text = format_number(100 * x if binary else x, 2)
+    if "." in text and "e" not in text:
+        text = text.rstrip("0").rstrip(".")
+    return f"{text} pp" if binary else text
+
+
+# ----------------------------------------------------------------------------- verdicts
+
+#: colours of the verdicts, readable on light and dark backgrounds (app, figures, report)
+VERDICT_COLORS = {
+    "defect": "#e03131", "hard cohort": "#f08c00", "above": "#d9480f", "below": "#1c7ed6",
+    "better": "#2f9e44", "not replicated": "#ae3ec9", "noise": "#868e96", "too small": "#adb5bd",
+    "undetermined": "#748ffc", "": "#868e96",
+}
+_OTHER_COLOR = "#868e96"
+
+#: what each verdict means, in a sentence for people who are not statisticians
+VERDICT_TEXT = {
+    "defect": "Error above the whole dataset's, and the slice is no harder to predict: the model fails "
+              "here.",
+    "hard cohort": "Error above the whole dataset's, but the slice's own best constant guess errs more too: "
+                   "these rows are harder to predict.",
+    "better": "Error significantly below the whole dataset's.",
+    "above": "Significantly above the whole dataset's value.",
+    "below": "Significantly below the whole dataset's value.",
+    "not replicated": "Significant here, but not confirmed on the replication rows.",
+    "noise": "Not significant once corrected for the number of slices tested.",
+    "too small": "Fewer measured rows than the minimum size n_min: indicative only (its direction and q are "
+                 "still shown).",
+    "undetermined": "The evidence cannot tell a model defect from a hard cohort here.",
+}
+
+#: the corrections for the number of slices tested, by name
+CORRECTION_NAMES = {"bh": "Benjamini–Hochberg", "bonferroni": "Bonferroni", "holm": "Holm"}
+
+#: verdicts that make a slice a finding
+FINDING_VERDICTS = ("defect", "hard cohort", "above", "below", "better")
+
+#: what to do about a finding, by verdict
+ACTIONS = {
+    "defect": "Investigate the model on these rows: it does worse here than the data explain.",
+    "hard cohort": "Set expectations: these rows are harder to predict for any model; more or better "
+                   "features, not a fix, would help.",
+    "better": "No action: the model does better here than overall.",
+    "above": "Review these rows: the metric is reliably higher here than overall.",
+    "below": "Review these rows: the metric is reliably lower here than overall.",
+    "undetermined": "Look closer before acting: the data cannot yet tell a defect from a hard cohort.",
+}
+
+
+def verdict_color(verdict: object) -> str:
+    """The colour of a verdict (grey for one not listed)."""
+    return VERDICT_COLORS.get(str(verdict), _OTHER_COLOR)
+
+
+def verdict_ink(verdict: object) -> str:
+    """Text colour on a verdict's colour: dark on the light ones (too small), white otherwise."""
+    h = verdict_color(verdict).lstrip("#")
+    r, g, b = (int(h[i:i + 2], 16) / 255 for i in (0, 2, 4))
+    return "#212529" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.6 else "#ffffff"
+
+
+def _all_verdicts() -> list[str]:
+    extra = [v for v in VERDICT_TEXT if v not in VERDICTS]
+    return list(VERDICTS) + extra
+
+
+def verdict_legend(present: object = None) -> list[tuple[str, str, str]]:
+    """(verdict, colour, sentence) for every verdict the engine gives (those in ``present``
+    only, when given), in the engine's order."""
+    keep = None if present is None else {str(v) for v in present}  # type: ignore[union-attr]
+    return [(v, verdict_color(v), VERDICT_TEXT.get(v, v)) for v in _all_verdicts()
+            if keep is None or v in keep]
+
+
+def direction(divergence: object) -> str:
+    """'above', 'below' or 'level with' the whole dataset, from a divergence's sign."""
+    if _bad(divergence):
+        return DASH
+    d = float(divergence)  # type: ignore[arg-type]
+    return "above" if d > 0 else ("below" if d < 0 else "level with")
+
+
+def verdict_label(verdict: object, divergence: object = None, q: object = None) -> str:
+    """A verdict as the table shows it. A slice below the minimum size keeps its direction
+    and evidence: 'too small · above, q = 1e-16'."""
+    v = "" if verdict is None or (isinstance(verdict, float) and math.isnan(verdict)) else str(verdict)
+    if v == "too small" and not _bad(divergence):
+        return f"too small · {direction(divergence)}, q = {format_p(q)}"
+    return v or DASH
+
+
+def rgba(hex_color: str, alpha: float) -> str:
+    """'#e03131', 0.3 -> 'rgba(224,49,49,0.3)'."""
+    h = hex_color.lstrip("#")
+    r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+# ----------------------------------------------------------------------------- glossary
+
+#: plain-language meaning of every term the tables, charts and report use
+GLOSSARY = {
+    "slice": "A subgroup of rows: every row matching all of its items (attribute=value).",
+    "item": "One attribute=value choice; numeric columns are cut into ranges first.",
+    "rows": "Rows in the slice.",
+    "support": "The slice's share of all rows. Slices below the minimum support are not mined.",
+    "measured": "Rows where the metric is defined (a false-positive rate counts only the true negatives).",
+    "value": "The metric over the slice's measured rows.",
+    "interval": "Confidence interval of the slice's value (Wilson for a rate, Student t otherwise): where "
+                "the true value plausibly lies. Compare intervals, not points.",
+    "divergence": "The slice's value minus the whole dataset's: percentage points (pp) for a rate, the "
+                  "metric's own unit otherwise.",
+    "t": "The divergence paper's t-value: the distance between slice and whole dataset in units of their "
+         "combined uncertainty. A score to compare with the literature, not a test.",
+    "p": "How likely a difference this large would be if the slice were like the rest of the rows "
+         "(Fisher's exact test for a rate, Welch's t-test otherwise), before correcting for the number of "
+         "slices tested.",
+    "q": "The p-value corrected for the number of slices tested (Benjamini–Hochberg by default: among "
+         "slices with q below 0.05, about 5% are false findings). The family is every slice tested.",
+    "n_min": "The minimum slice size: the measured rows at which the slice's interval is narrower than δ. "
+             "Smaller slices are kept but marked too small (indicative).",
+    "min size": "Whether the slice has at least n_min measured rows (see n_min).",
+    "δ": "The smallest divergence worth acting on; it sets the minimum slice size n_min.",
+    "ε": "Redundancy threshold, in units of the metric's standard deviation σ: a slice is hidden as "
+         "redundant when dropping one of its items changes its divergence by less than ε·σ.",
+    "bootstrap": "An interval from re-drawing the slice's rows with replacement a few hundred times: checks "
+                 "the analytic interval without its assumptions.",
+    "baseline": "The error of the best constant guess made from the slice's own rows: how hard the slice "
+                "is to predict at all.",
+    "lift": "1 − model error ÷ baseline error: how much better than that constant guess the model does.",
+    "lift shortfall": "The whole dataset's lift minus the slice's: how much less the model adds here. A "
+                      "reliable shortfall makes a defect.",
+    "replication": "The slice re-measured on other rows (a second file, a split or period, or a held-out "
+                   "share), with its interval.",
+    "replicated": "Same direction on the other rows, and their interval excludes the other rows' "
+                  "whole-dataset value.",
+    "verdict": "What the statistics say about the slice; see the legend.",
+    "shapley": "How much each item adds to the slice's divergence, averaged over every order in which the "
+               "items could be added; the contributions sum to the divergence.",
+    "corrective": "An item that brings a slice's divergence closer to zero when it is added.",
+    "indicative": "Below the minimum size: direction and evidence are shown, but there are too few rows "
+                  "to act on.",
+    "overlap": "Rows two findings share: ten findings may be one cohort described ten ways.",
+}
+
+#: the glossary entry of each column of the slice table
+COLUMN_HELP = {
+    "Slice": "slice", "Items": "item", "Rows": "rows", "Support": "support", "Measured": "measured",
+    "Interval": "interval", "Divergence": "divergence", "t": "t", "p": "p", "q": "q", "Min size": "min size",
+    "Baseline": "baseline", "Lift": "lift", "Lift shortfall": "lift shortfall", "Bootstrap": "bootstrap",
+    "Replication": "replication", "Replicated": "replicated", "Verdict": "verdict",
+}
+
+
+def column_help(column: str) -> str:
+    """The glossary text of a slice-table column (the metric's own column: 'value')."""
+    return GLOSSARY[COLUMN_HELP.get(column, "value")]

@@ -1,0 +1,172 @@
+"""AppTest of the Slices page's direct manipulation and plain language (issue 13): sort by a
+header click, open by a row click, the selection kept across reruns, any slice found or edited
+by typing items (its statistics from the engine), the planted findings of the built-in data in
+one click, findings as cards, the verdict legend. Numbers are checked against the engine."""
+from __future__ import annotations
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+import divergence
+from apptest_readers import charts, click_header, metrics, open_row, run_scan, table_cells
+from conftest import ROOT
+from divergence import assess, redundant_itemsets, scan
+from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
+from divergence.formats import VERDICT_TEXT, format_count, format_divergence, format_p, format_value
+from divergence.views import redundancy_epsilon, slice_view
+
+APP = str(ROOT / "app.py")
+STATS = dict(confidence=0.95, correction="bh", bootstrap=200, seed=0, exploratory=True)
+
+
+@pytest.fixture(scope="module")
+def reference():
+    table = scan(load_demo(), attributes=DEMO_ATTRIBUTES, min_support=0.02, **DEMO_ROLES["classification"])
+    return assess(table, **STATS)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _fresh_caches():
+    """Caches cleared once per module: each test's app then finds the built-in scan cached (the
+    tests here read results, they do not count scans), which keeps the module quick under load."""
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+@pytest.fixture
+def app():
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def _view(table, metric="fpr", **kw):
+    eps = redundancy_epsilon(table, metric, 0.05)
+    return slice_view(table, metric=metric, exclude=redundant_itemsets(table, eps, metric=metric),
+                      top_n=kw.pop("top_n", 25), **kw)
+
+
+def _bar_items(at) -> list[str]:
+    spec = next(s for s in charts(at) if s["data"] and s["data"][0]["type"] == "bar")
+    return sorted(y for tr in spec["data"] for y in tr["y"])
+
+
+def _type_items(at: AppTest, items: list[str]) -> AppTest:
+    at.multiselect(key="w:slice_items").set_value(items).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_header_click_sorts_every_slice_and_again_reverses(app, reference):
+    at = click_header(app, "Rows")
+    assert not at.exception
+    assert table_cells(at)["Slice"] == _view(reference, sort_by="count", ascending=False).rows["itemset"].tolist()
+    assert at.selectbox(key="w:sort_by").value == "Rows"
+    at = click_header(at, "Rows")  # the sorted column again: the other way
+    assert table_cells(at)["Slice"] == _view(reference, sort_by="count", ascending=True).rows["itemset"].tolist()
+    assert any("sorted by Rows, smallest first" in c.value for c in at.caption)
+    at = click_header(at, "q")
+    assert table_cells(at)["Slice"] == _view(reference, sort_by="fpr_q", ascending=True).rows["itemset"].tolist()
+
+
+def test_row_click_opens_and_the_selection_survives_reruns(app, reference):
+    view = _view(reference)
+    chosen = view.rows["itemset"].iloc[4]
+    at = open_row(app, chosen)
+    assert _bar_items(at) == sorted(chosen.split(", "))
+    assert metrics(at)["Rows"] == format_count(reference.row(chosen)["count"])
+    # another widget reruns the page: the same row stays selected, the same slice open
+    at.selectbox(key="w:top_n").set_value(50).run()
+    sel = at.session_state["slice_grid"]["selection"]
+    assert table_cells(at)["Slice"][sel["rows"][0]] == chosen
+    assert _bar_items(at) == sorted(chosen.split(", "))
+
+
+def test_find_a_mined_slice_by_typing_its_items(app, reference):
+    # channel=App is mined but not in the top 25 by FPR divergence
+    assert "channel=App" not in _view(reference).rows["itemset"].tolist()
+    at = _type_items(app, ["channel=App"])
+    row = reference.row("channel=App")
+    m = metrics(at)
+    assert m["Rows"] == format_count(row["count"]) and m["FPR"] == format_value(row["fpr"], True)
+    assert m["q"] == format_p(row["fpr_q"]) and m["Verdict"] == row["fpr_verdict"]
+    assert not any("Not mined" in i.value for i in at.info)
+    # back to the table's slice
+    at.button(key="back-to-table").click().run()
+    assert _bar_items(at) == sorted(_view(reference).rows["itemset"].iloc[0].split(", "))
+
+
+def test_edit_a_slice_below_the_support(app, reference):
+    items = ["sex=Female", "region=South", "education=Primary", "channel=App"]
+    at = _type_items(app, items)
+    expected = divergence.measure_slice(reference, items)
+    assert not expected.mined
+    row = expected.row
+    m = metrics(at)
+    assert m["Rows"] == format_count(row["count"]) == "60"
+    assert m["FPR"] == format_value(row["fpr"], True) and m["Divergence"] == format_divergence(row["fpr_divergence"], True)
+    assert m["q"] == format_p(row["fpr_q"]) and m["Verdict"] == "too small"
+    note = next(i.value for i in at.info if "Not mined" in i.value)
+    assert "below the minimum support 0.02" in note and f"{expected.n_family['fpr']:,} in the family" in note
+    family = next(c.value for c in at.caption if c.value.startswith("p = "))
+    assert f"over {expected.n_family['fpr']:,} slices tested" in family
+    assert any(c.value.startswith("above the whole dataset;") for c in at.caption)  # too small, with its direction
+    assert _bar_items(at) == sorted(items)
+    lattice = next(s for s in charts(at) if any(tr.get("mode") == "markers+text" for tr in s["data"]))
+    assert "Lattice of sex=Female, region=South, education=Primary, channel=App" in lattice["layout"]["title"]["text"]
+
+
+def test_edit_with_a_column_left_out_of_the_scan(app):
+    at = app
+    at.switch_page("pages/data.py").run()
+    at.multiselect(key="w:attributes_pick").set_value(["age", "sex", "region", "education", "employment"]).run()
+    at.switch_page("pages/outcome.py").run()
+    run_scan(at)
+    at.switch_page("pages/slices.py").run()
+    options = at.multiselect(key="w:slice_items").options
+    assert "channel=App · not scanned" in options and "applicant_id" not in " ".join(options)
+    at = _type_items(at, ["region=South", "channel=App"])
+    table = at.session_state["result"]["table"]
+    expected = divergence.measure_slice(table, ["region=South", "channel=App"], data=load_demo())
+    assert metrics(at)["Rows"] == format_count(expected.row["count"])
+    assert metrics(at)["FPR"] == format_value(expected.row["fpr"], True)
+    assert any("'channel' was left out of the scan's attributes" in i.value for i in at.info)
+
+
+def test_bad_edit_is_named_and_the_page_stays(app):
+    at = _type_items(app, ["region=South", "region=North"])
+    assert any("one item per attribute: 'region' appears twice" in e.value for e in at.error)
+    assert table_cells(at)["Slice"]  # the table is still there
+
+
+@pytest.mark.parametrize("case, metric, verdict", [("defect", "abs_error", "defect"),
+                                                   ("hard_cohort", "abs_error", "hard cohort"),
+                                                   ("elevated_fpr", "fpr", "above")])
+def test_planted_findings_in_one_click(app, case, metric, verdict):
+    at = app
+    at.button(key=f"demo-{case}").click().run()
+    assert not at.exception
+    itemset = DEMO_TRUTH[case]
+    assert _bar_items(at) == sorted(itemset.split(", "))
+    assert metrics(at)["Verdict"] == verdict
+    assert at.session_state["view_metric"] == metric
+    table = at.session_state["result"]["table"]
+    assert metrics(at)["Rows"] == format_count(table.row(itemset)["count"])
+
+
+def test_finding_cards_open_their_slice_and_the_legend_explains_verdicts(app, reference):
+    at = app
+    heads = [md.value for md in at.markdown if md.value.endswith("`") and "</span> `" in md.value]
+    second = heads[1].rsplit("`", 2)[1]
+    card_buttons = [b for b in at.button if b.key and b.key.startswith("card-")]
+    card_buttons[1].click().run()
+    assert _bar_items(at) == sorted(second.split(", "))
+    legend = " ".join(c.value for c in at.caption)
+    for verdict in ("above", "below", "too small", "noise"):
+        assert VERDICT_TEXT[verdict] in legend
+    # a slice below the minimum size shows its direction and q in the table
+    cells = table_cells(at)
+    small = [v for v in cells["Verdict"] if v.startswith("too small")]
+    assert small and all(" · above, q = " in v or " · below, q = " in v for v in small)

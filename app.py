@@ -26,6 +26,7 @@ PAGES = [
     st.Page("pages/intervals.py", title="4 · Intervals", icon=":material/align_horizontal_center:"),
     st.Page("pages/attributes.py", title="5 · Attributes", icon=":material/bar_chart:"),
     st.Page("pages/export.py", title="6 · Export", icon=":material/download:"),
+    st.Page("pages/compare.py", title="7 · Compare models", icon=":material/compare_arrows:"),
 ]
 # navigation along the top: the full width stays for the tables (a 1280x800 projector)
 page = st.navigation(PAGES, position="top")

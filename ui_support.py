@@ -479,6 +479,7 @@ def used_columns() -> list[str]:
                            ("target", "prediction", "score", "outcome", "rank", "rank_by")})
     if state(K.REPLICATION) == "split" and state(K.SPLIT_COLUMN):
         cols.append(state(K.SPLIT_COLUMN))
+    cols += [c for c in reference_columns() if c not in cols]  # a reference model (Compare models)
     return cols
 
 
@@ -578,7 +579,8 @@ def current_plan() -> SlicePlan:
     data["rows"] = n_rows()
     explain = {"redundancy": float(state(K.REDUNDANCY))} if state(K.REDUNDANCY) else {}
     return SlicePlan(scan=scan_kwargs(), statistics=statistics_kwargs(), explain=explain,
-                     replication=replication_settings(), data=data, kind=state(K.PLAN_KIND))
+                     replication=replication_settings(), data=data, kind=state(K.PLAN_KIND),
+                     compare=compare_section_settings())
 
 
 def apply_plan(plan: SlicePlan) -> None:
@@ -618,7 +620,14 @@ def apply_plan(plan: SlicePlan) -> None:
         upd.update({K.SPLIT_COLUMN: rep.get("column"), K.SPLIT_VALUES: list(rep.get("confirm_values") or [])})
     elif kind == "holdout":
         upd[K.HOLDOUT] = float(rep.get("share", 0.3))
+    cmp = dict(getattr(plan, "compare", None) or {})  # a comparison with a reference model
+    if cmp:
+        upd.update({KC.ON: True, KC.REF_KIND: "score" if cmp.get("reference_score") else "labels",
+                    KC.REFERENCE: cmp.get("reference"), KC.REF_SCORE: cmp.get("reference_score"),
+                    KC.REF_THRESHOLD: float(cmp.get("reference_threshold", 0.5))})
     set_settings(**upd)
+    if cmp:
+        on_compare_toggle()  # the built-in data: its previous models
 
 
 def load_plan_text(text: bytes | str) -> None:
@@ -639,7 +648,10 @@ def on_plan_upload() -> None:
 
 
 def plan_key(plan: SlicePlan) -> str:
-    return dump_plan(plan, format="json")
+    import dataclasses
+
+    # the comparison (Compare page) does not change the scan: it has its own result and key
+    return dump_plan(dataclasses.replace(plan, compare={}), format="json")
 
 
 # ----------------------------------------------------------------------------- cached engine calls
@@ -1596,3 +1608,232 @@ def in_app_test() -> bool:
     from streamlit import config
 
     return bool(config.get_option("global.appTest"))
+
+
+# ----------------------------------------------------------------------------- comparing two models
+# (divergence.compare: the model in the roles above against a reference model on the same rows)
+
+
+class KC:
+    """Plain session-state keys of the comparison (settings, result, view)."""
+
+    ON = "compare_on"                  # compare the model with a reference model
+    REF_KIND = "compare_ref_kind"      # "labels" or "score" (classification)
+    REFERENCE = "compare_reference"    # the reference's predicted labels or values
+    REF_SCORE = "compare_ref_score"
+    REF_THRESHOLD = "compare_ref_threshold"
+    RESULT = "compare_result"          # dict(comparison, key, data_key, seconds, id)
+    RUN_ERROR = "compare_run_error"
+    METRIC = "compare_metric"
+    VERDICTS = "compare_verdicts"
+    TOP_N = "compare_top_n"
+    SELECTED = "compare_selected"
+
+
+COMPARE_ROLE_DEFAULTS: dict[str, Any] = {KC.ON: False, KC.REF_KIND: "labels", KC.REFERENCE: None,
+                                         KC.REF_SCORE: None, KC.REF_THRESHOLD: 0.5}
+ROLE_DEFAULTS.update(COMPARE_ROLE_DEFAULTS)  # new data: no comparison until one is chosen
+DEFAULTS.update(COMPARE_ROLE_DEFAULTS)
+DEFAULTS.update({KC.RESULT: None, KC.RUN_ERROR: None, KC.METRIC: None, KC.VERDICTS: [], KC.TOP_N: 25,
+                 KC.SELECTED: None})
+
+
+@st.cache_data(show_spinner=False)
+def demo_models_frame() -> pd.DataFrame:
+    """The built-in dataset with the previous models' predictions, for comparisons."""
+    from divergence.datasets import load_demo_models
+
+    return load_demo_models()
+
+
+def comparing() -> bool:
+    """Whether a comparison is set up (classification or regression on rows in memory)."""
+    return bool(state(KC.ON)) and state(K.TASK) in ("classification", "regression") and not is_large()
+
+
+def reference_columns() -> list[str]:
+    """The reference model's columns (never attributes)."""
+    if not comparing():
+        return []
+    if state(K.TASK) == "classification" and state(KC.REF_KIND) == "score":
+        return [c for c in [state(KC.REF_SCORE)] if c]
+    return [c for c in [state(KC.REFERENCE)] if c]
+
+
+def on_compare_toggle() -> None:
+    """Turning the comparison on for the built-in data brings in its previous models."""
+    if not state(KC.ON) or state(K.DATA_NAME) != BUILT_IN:
+        return
+    ss = st.session_state
+    if "previous_default" not in state(K.FRAME).columns:
+        # the same rows and columns plus three: every result cached on the built-in data stays valid
+        ss[K.FRAME] = demo_models_frame()
+        column_summary.clear()
+    if not state(KC.REFERENCE) and not state(KC.REF_SCORE):
+        task = state(K.TASK)
+        ss[KC.REFERENCE] = {"classification": "previous_default", "regression": "previous_spend"}.get(task)
+        ss[KC.REF_SCORE] = "previous_score"
+
+
+def compare_section(df: pd.DataFrame) -> None:
+    """The Data page's choice of a reference model to compare with (drawn under the roles)."""
+    st.subheader("Compare models")
+    if is_large():
+        st.caption("Comparing two models needs the rows in memory: not offered for a local path scanned by DuckDB.")
+        return
+    task = state(K.TASK)
+    if task not in ("classification", "regression"):
+        st.caption("A comparison needs a classifier or a regressor (choose the task above).")
+        return
+    bound(st.toggle, "Compare the model with a reference model (e.g. the one in production) on the same rows",
+          KC.ON, after=on_compare_toggle)
+    if not state(KC.ON):
+        st.caption("Where is the model worse than the one it replaces? Each slice's change is tested as a paired "
+                   "comparison: both models are scored on the same rows.")
+        return
+    columns = list(df.columns)
+    taken = {state(K.TARGET), state(K.PREDICTION), state(K.SCORE)}
+    candidates = [c for c in columns if c not in taken]
+    c1, c2 = st.columns(2)
+    if task == "classification":
+        with c1:
+            bound(st.radio, "The reference's output", KC.REF_KIND, options=["labels", "score"], horizontal=True,
+                  format_func={"labels": "Predicted labels", "score": "A score and a threshold"}.get)
+        with c2:
+            if state(KC.REF_KIND) == "score":
+                bound(st.selectbox, "Reference score column", KC.REF_SCORE, options=candidates, index=None,
+                      placeholder="Choose a column")
+                bound(st.number_input, "Reference threshold (score ≥ threshold predicts positive)", KC.REF_THRESHOLD,
+                      step=0.05, format="%.3f")
+            else:
+                bound(st.selectbox, "Reference prediction column", KC.REFERENCE, options=candidates, index=None,
+                      placeholder="Choose a column")
+    else:
+        with c1:
+            bound(st.selectbox, "Reference prediction column", KC.REFERENCE, options=candidates, index=None,
+                  placeholder="Choose a column")
+    try:
+        checked = check_comparison(state(K.DATA_KEY), compare_key(), df)
+    except DivergenceInputError as exc:
+        st.error(str(exc))
+        return
+    st.caption(f"Compared on the Compare page: {', '.join(checked['metrics'])}, model '{checked['model']}' against "
+               f"reference '{checked['reference']}' on {format_count(checked['rows_compared'])} rows"
+               + (f" ({format_count(checked['rows_left_out'])} left out: a prediction or the target is missing)"
+                  if checked["rows_left_out"] else "") + ".")
+    st.page_link("pages/compare.py", label="Compare the models", icon=":material/compare_arrows:")
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def check_comparison(data_key: str, compare_json: str, _df: pd.DataFrame) -> dict:
+    """The models' columns checked without mining (``divergence.compare.check_models``)."""
+    from divergence.compare import check_models
+
+    return check_models(_df, **json.loads(compare_json))
+
+
+def compare_metrics() -> list[str]:
+    """The Outcome page's metrics that a comparison measures, else the comparison's defaults."""
+    from divergence.compare import COMPARE_CLASSIFICATION_METRICS, COMPARE_REGRESSION_METRICS
+
+    regression = state(K.TASK) == "regression"
+    allowed = COMPARE_REGRESSION_METRICS if regression else COMPARE_CLASSIFICATION_METRICS
+    if not regression and state(KC.REF_KIND) == "score" and state(K.PRED_KIND) == "score":
+        pass  # Brier is comparable with two scores
+    else:
+        allowed = tuple(m for m in allowed if m != "brier")
+    chosen = [m for m in (state(K.METRICS) or []) if m in allowed]
+    return chosen or (["abs_error"] if regression else ["error", "fpr", "fnr"])
+
+
+def compare_section_settings() -> dict:
+    """The plan's compare section from the settings (empty when no comparison is set up)."""
+    if not comparing():
+        return {}
+    if state(K.TASK) == "classification" and state(KC.REF_KIND) == "score":
+        return {"reference_score": state(KC.REF_SCORE), "reference_threshold": float(state(KC.REF_THRESHOLD))}
+    return {"reference": state(KC.REFERENCE)}
+
+
+def compare_kwargs() -> dict:
+    """Every keyword argument of ``divergence.compare`` from the settings."""
+    section = compare_section_settings()
+    if not section or not (section.get("reference") or section.get("reference_score")):
+        raise DivergenceInputError("Choose the reference model's column (Data page, Compare models).")
+    kw = {k: v for k, v in scan_kwargs().items() if k != "metrics"}
+    kw.update(section, metrics=compare_metrics())
+    stats = statistics_kwargs()
+    kw.update({k: stats[k] for k in ("delta", "confidence", "correction") if k in stats})
+    return kw
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def compare_cached(data_key: str, compare_json: str, _df: pd.DataFrame):
+    """``divergence.compare`` cached on the data and the settings."""
+    c = divergence.compare(_df, **json.loads(compare_json))
+    c.frame  # build the readable frame once, inside the cache
+    return c
+
+
+def compare_key() -> str:
+    return json.dumps(compare_kwargs(), sort_keys=True, default=str)
+
+
+def run_comparison() -> None:
+    """Compare the models with the current settings, with a progress bar; store the result
+    (a DivergenceInputError is kept for the page to show; the previous result stays)."""
+    ss = st.session_state
+    bar = st.progress(0, text="Checking the settings…")
+    t0 = time.perf_counter()
+    try:
+        key = compare_key()
+        bar.progress(10, text=f"Mining every slice with support ≥ {float(state(K.MIN_SUPPORT)):g} with both "
+                              "models' tallies, then testing each slice's change…")
+        c = compare_cached(state(K.DATA_KEY), key, state(K.FRAME))
+        bar.progress(100, text="Done.")
+    except DivergenceInputError as exc:
+        bar.empty()
+        ss[KC.RUN_ERROR] = str(exc)
+        return
+    bar.empty()
+    ss[KC.RUN_ERROR] = None
+    ss[KC.RESULT] = dict(comparison=c, key=key, data_key=state(K.DATA_KEY), seconds=time.perf_counter() - t0,
+                         id=hashlib.blake2b((state(K.DATA_KEY) + key).encode(), digest_size=8).hexdigest())
+    if state(KC.METRIC) not in c.metric_names:
+        ss[KC.METRIC] = c.metric_names[0]
+    if state(KC.SELECTED) is not None:
+        try:
+            c.lookup(state(KC.SELECTED))
+        except DivergenceInputError:
+            ss[KC.SELECTED] = None
+
+
+def comparison_result() -> dict | None:
+    return st.session_state.get(KC.RESULT)
+
+
+def comparison_is_stale() -> bool:
+    res = comparison_result()
+    if res is None:
+        return True
+    try:
+        return res["key"] != compare_key() or res["data_key"] != state(K.DATA_KEY)
+    except DivergenceInputError:
+        return True
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def change_contributions(result_id: str, itemset: str, metric: str, _comparison) -> pd.DataFrame:
+    """Shapley contributions of a slice's items to its change beyond the whole dataset's."""
+    return _comparison.contributions(itemset, metric)
+
+
+@st.cache_data(show_spinner="Writing the report…", max_entries=4)
+def comparison_report_html(result_id: str, scan_id: str, plan_text: str, data_label: str, _comparison,
+                           _table: SliceTable) -> str:
+    """The standing report with the comparison first (the same HTML as `python -m divergence report`)."""
+    from divergence.plan import parse_plan
+    from divergence.report import build_report
+
+    return build_report(_table, plan=parse_plan(plan_text), plan_label="the dashboard's settings",
+                        data_label=data_label, comparison=_comparison)

@@ -10,6 +10,7 @@ __version__ = "0.9.0"
 from .adhoc import MeasuredSlice, measure_slice, overlap
 from .assess import VERDICTS, assess, support_for_min_size
 from .columns import AttributeScreen, screen_attributes
+from .compare import COMPARE_VERDICTS, Comparison, compare
 from .discretize import AttributeBins, Discretized, discretize
 from .duckdb_engine import scan_duckdb
 from .errors import DivergenceBudgetError, DivergenceInputError
@@ -31,6 +32,9 @@ from .table import MetricInfo, SliceTable
 
 __all__ = [
     "scan",
+    "compare",
+    "Comparison",
+    "COMPARE_VERDICTS",
     "scan_duckdb",
     "scan_spark",
     "SlicePlan",

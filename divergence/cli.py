@@ -117,6 +117,9 @@ def add_scan_options(p: argparse.ArgumentParser, data: bool = True) -> None:
     stats.add_argument("--confidence", type=_float, default=0.95, help="confidence level (default 0.95)")
     stats.add_argument("--correction", default="bh", choices=["bh", "bonferroni", "holm"],
                        help="multiple-testing correction over the slices tested (default bh)")
+    stats.add_argument("--family", default="scan", choices=["scan", "metric"],
+                       help="tests corrected together: every slice of every metric (scan, default) "
+                            "or each metric's slices on their own (metric)")
     stats.add_argument("--bootstrap", type=int, default=0, help="bootstrap replicates (0: analytic intervals only)")
     stats.add_argument("--seed", type=int, default=0, help="random seed for bootstrap and holdout")
     stats.add_argument("--top-k", type=int, default=None, help="slices bootstrapped per metric (default: all where cheap)")
@@ -143,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "(YAML, or JSON by the name) that `report` and the dashboard can load")
     _add_explain_parser(sub)
     _add_plan_parsers(sub)
+    _add_compare_parser(sub)
     return parser
 
 
@@ -163,7 +167,8 @@ def plan_from_args(args: argparse.Namespace, kind: str = "exploratory"):
     if isinstance(scan_kw.get("outcome"), list) and len(scan_kw["outcome"]) == 1:
         scan_kw["outcome"] = scan_kw["outcome"][0]
     statistics = dict(delta=_parse_delta(args.delta), confidence=args.confidence, correction=args.correction,
-                      bootstrap=args.bootstrap, seed=args.seed, top_k=args.top_k, sort_by=args.sort_by)
+                      bootstrap=args.bootstrap, seed=args.seed, top_k=args.top_k, sort_by=args.sort_by,
+                      family=None if args.family == "scan" else args.family)
     statistics = {k: v for k, v in statistics.items() if v is not None}
     replication = {"kind": "holdout", "share": args.holdout} if args.holdout else {}
     return SlicePlan(scan=scan_kw, statistics=statistics, replication=replication, kind=kind,
@@ -185,8 +190,8 @@ def scan_from_args(args: argparse.Namespace):
         attributes=_split(args.attributes), bins=_parse_bins(args.bins),
         quantile_bins=args.quantile_bins, binning=args.binning, min_support=args.min_support,
         max_length=args.max_length, engine=args.engine, delta=_parse_delta(args.delta),
-        confidence=args.confidence, correction=args.correction, bootstrap=args.bootstrap, seed=args.seed,
-        top_k=args.top_k, sort_by=args.sort_by,
+        confidence=args.confidence, correction=args.correction, family=args.family, bootstrap=args.bootstrap,
+        seed=args.seed, top_k=args.top_k, sort_by=args.sort_by,
         replicate=read_table(args.replicate) if args.replicate else None, holdout=args.holdout,
         **_budget_args(args),
     )
@@ -207,7 +212,7 @@ def _engine_scan(args: argparse.Namespace):
         attributes=_split(args.attributes), bins=_parse_bins(args.bins), quantile_bins=args.quantile_bins,
         binning=args.binning, quantiles=args.quantiles, min_support=args.min_support,
         max_length=args.max_length, delta=_parse_delta(args.delta), confidence=args.confidence,
-        correction=args.correction, bootstrap=args.bootstrap, seed=args.seed, top_k=args.top_k,
+        correction=args.correction, family=args.family, bootstrap=args.bootstrap, seed=args.seed, top_k=args.top_k,
         sort_by=args.sort_by, replicate=read_table(args.replicate) if args.replicate else None,
         holdout=args.holdout, **_budget_args(args),
     )
@@ -300,7 +305,9 @@ def _cmd_scan(args: argparse.Namespace) -> int:
         print(f"attributes: {', '.join(table.attributes)}", file=sys.stderr)
         a = table.assessment
         for m in table.metric_names:
-            print(f"{m}: {a['n_tested'][m]:,} slices tested, correction {a['correction']}", file=sys.stderr)
+            family = ("every metric of the scan" if a.get("family", "scan") == "scan" else "this metric alone")
+            print(f"{m}: {a['n_tested'][m]:,} slices tested; q-values corrected ({a['correction']}) over "
+                  f"{a.get('family_size', {}).get(m, a['n_tested'][m]):,} tests ({family})", file=sys.stderr)
             print(f"{m}: {a['min_size'][m]['text']}", file=sys.stderr)
         if a.get("replication"):
             print(f"replication: {a['replication']}", file=sys.stderr)
@@ -400,6 +407,11 @@ def _add_plan_parsers(sub) -> None:
                    help="mark the plan as written before the data was looked at")
     p.add_argument("--slice", action="append", metavar="ITEMSET",
                    help='a slice always reported, e.g. "age=<25, sex=Male" (repeatable)')
+    cmp = p.add_argument_group("comparison (a standing pre-release check: the report also compares the model "
+                               "with a reference)")
+    cmp.add_argument("--reference", help="the reference model's predicted labels or values")
+    cmp.add_argument("--reference-score", help="the reference model's score")
+    cmp.add_argument("--reference-threshold", type=_float, default=None, help="the reference's score threshold")
     r = sub.add_parser("report", help="run a slice plan on a data file and write a self-contained HTML report")
     r.add_argument("plan", help="slice plan file (YAML or JSON)")
     r.add_argument("data", help="CSV or Parquet file to report on")
@@ -408,12 +420,24 @@ def _add_plan_parsers(sub) -> None:
     r.add_argument("--output", "-o", required=True, help="the HTML file to write")
     r.add_argument("--title", default=None, help="report title")
     r.add_argument("--top", type=int, default=200, help="slices listed per metric (default 200)")
+    r.add_argument("--sort", default=None, choices=["lift_shortfall", "divergence", "divergence_shrunk",
+                                                     "divergence_bound"],
+                   help="what each slice table is sorted by (default: lift shortfall for error metrics, "
+                        "else divergence)")
+    r.add_argument("--fail-on-worse", action="store_true",
+                   help="with a comparison in the plan: exit with status 1 when a slice (or the whole dataset) is "
+                        "worse than the reference (the report is written first)")
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
     from .plan import save_plan
 
     plan = plan_from_args(args, kind="pre-registered" if args.pre_registered else "exploratory")
+    section = compare_section(args)
+    if section:
+        import dataclasses
+
+        plan = dataclasses.replace(plan, compare=section)
     path = save_plan(plan, args.output)
     print(f"wrote the slice plan to {path}", file=sys.stderr)
     return 0
@@ -423,23 +447,163 @@ def _cmd_report(args: argparse.Namespace) -> int:
     import os
 
     from .plan import load_plan
-    from .report import build_report, run_plan, write_report
+    from .report import build_report, run_comparison, run_plan, write_report
 
     plan = load_plan(args.plan)
     df = read_table(args.data)
     previous_df = read_table(args.previous) if args.previous else None
     table = run_plan(plan, df, previous=previous_df)
+    comparison = run_comparison(plan, df)
+    if args.fail_on_worse and comparison is None:
+        raise DivergenceInputError("--fail-on-worse needs a comparison: the plan has no compare section.")
     previous = run_plan(plan, previous_df) if previous_df is not None else None
     text = build_report(table, plan=plan, plan_label=str(args.plan), data_label=str(args.data),
                         data_modified=os.path.getmtime(args.data), previous=previous,
                         previous_label=str(args.previous) if args.previous else None,
-                        top=args.top, title=args.title)
+                        top=args.top, title=args.title, sort_by=args.sort, comparison=comparison)
     write_report(text, args.output)
     print(f"wrote the report to {args.output}", file=sys.stderr)
+    if comparison is not None:
+        worse = {m: int((comparison.frame[f"{m}_verdict"] == "worse").sum()) for m in comparison.metric_names}
+        print("comparison: " + ", ".join(f"{m}: {n:,} worse" for m, n in worse.items()), file=sys.stderr)
+        if args.fail_on_worse and any(worse.values()):
+            return 1
     return 0
 
 
-COMMANDS = {"scan": _cmd_scan, "explain": _cmd_explain, "plan": _cmd_plan, "report": _cmd_report}
+# ----------------------------------------------------------------------------- compare
+
+def _add_compare_parser(sub) -> None:
+    p = sub.add_parser("compare", help="compare two models slice by slice: where is the model worse "
+                                       "than the reference?")
+    p.add_argument("data", help="CSV or Parquet file with both models' predictions")
+    roles = p.add_argument_group("the models")
+    roles.add_argument("--target", required=True, help="true label (classification) or true value (regression)")
+    roles.add_argument("--prediction", help="the model's predicted label or value")
+    roles.add_argument("--reference", help="the reference model's (e.g. the one in production) predicted label or value")
+    roles.add_argument("--score", help="the model's score, predicted positive when score >= --threshold")
+    roles.add_argument("--threshold", type=_float, default=0.5, help="the model's score threshold (default 0.5)")
+    roles.add_argument("--reference-score", help="the reference model's score")
+    roles.add_argument("--reference-threshold", type=_float, default=None,
+                       help="the reference's score threshold (default: --threshold)")
+    roles.add_argument("--positive", help="the positive label of the target (text or number)")
+    roles.add_argument("--metric", help="comma-separated: error,fpr,fnr,accuracy,tpr,tnr,brier; with "
+                                        "--regression abs_error,squared_error")
+    roles.add_argument("--regression", action="store_true", help="target and predictions are numbers")
+    slicing = p.add_argument_group("slicing")
+    slicing.add_argument("--attributes", help="comma-separated columns to slice by (default: all others)")
+    slicing.add_argument("--bins", action="append", metavar="COL=e1,e2,...",
+                         help="explicit bin edges for a numeric column (repeatable)")
+    slicing.add_argument("--quantile-bins", type=int, default=3, help="bins per numeric column (default 3)")
+    slicing.add_argument("--binning", choices=["quantile", "uniform"], default="quantile")
+    slicing.add_argument("--min-support", type=_float, default=0.05, help="minimum support in (0, 1]")
+    slicing.add_argument("--max-length", type=int, default=None, help="most items in a slice")
+    slicing.add_argument("--exhaustive", action="store_true",
+                         help="list every itemset above the support (default: each distinct set of rows once, "
+                              "by its shortest description, as scan)")
+    slicing.add_argument("--max-slices", type=int, default=MAX_SLICES, metavar="N",
+                         help=f"budget: at most N slices (default {MAX_SLICES:,})")
+    slicing.add_argument("--time-limit", type=_seconds, default=TIME_LIMIT, metavar="SECONDS",
+                         help=f"budget: seconds of mining (default {TIME_LIMIT:g}; 0 for no limit)")
+    stats = p.add_argument_group("statistics")
+    stats.add_argument("--delta", help="smallest change worth acting on: a number, or M=D,M=D per metric "
+                                       "(default 0.05 for a rate, 0.2 standard deviations of the reference's "
+                                       "outcome otherwise)")
+    stats.add_argument("--confidence", type=_float, default=0.95, help="confidence level (default 0.95)")
+    stats.add_argument("--correction", default="bh", choices=["bh", "bonferroni", "holm"],
+                       help="multiple-testing correction over every slice and metric (default bh)")
+    p.add_argument("--output", "-o", help="write the comparison to this CSV file")
+    p.add_argument("--top", type=int, default=10, help="slices shown per metric without --output")
+    p.add_argument("--verbose", "-v", action="store_true", help="print what was decided and measured")
+    p.add_argument("--save-plan", metavar="FILE", help="also save these settings as a slice plan with a compare "
+                   "section, so `report` re-runs the comparison every cycle (a standing pre-release check)")
+
+
+def compare_section(args: argparse.Namespace) -> dict:
+    """The compare section of a slice plan from --reference, --reference-score, --reference-threshold."""
+    section = {k: getattr(args, k, None) for k in ("reference", "reference_score", "reference_threshold")}
+    return {k: v for k, v in section.items() if v is not None}
+
+
+def compare_from_args(args: argparse.Namespace):
+    """Read the data and run the comparison the options describe."""
+    from .compare import compare
+
+    if args.prediction is None and args.score is None:
+        raise DivergenceInputError("compare needs the model: --prediction COL, or --score COL --threshold T.")
+    if args.reference is None and args.reference_score is None:
+        raise DivergenceInputError("compare needs the reference model: --reference COL, or --reference-score COL "
+                                   "--reference-threshold T.")
+    df = read_table(args.data)
+    return compare(
+        df, target=args.target, prediction=args.prediction, reference=args.reference, score=args.score,
+        threshold=args.threshold, reference_score=args.reference_score,
+        reference_threshold=args.reference_threshold, positive=args.positive, metrics=_split(args.metric),
+        regression=args.regression, attributes=_split(args.attributes), bins=_parse_bins(args.bins),
+        quantile_bins=args.quantile_bins, binning=args.binning, min_support=args.min_support,
+        max_length=args.max_length, delta=_parse_delta(args.delta), confidence=args.confidence,
+        correction=args.correction, **_budget_args(args),
+    )
+
+
+def _compare_summary(c, top: int) -> str:
+    a = c.assessment
+    lines = [f"{c.n_rows:,} rows ({a['rows_compared']:,} compared), {len(c) - 1:,} slices with support >= "
+             f"{c.table.min_support:g}; model '{a['model']}' against reference '{a['reference']}'; "
+             f"{c.n_tested:,} tests ({a['family']}), correction {a['correction']}"]
+    with pd.option_context("display.width", 160, "display.max_colwidth", 60):
+        for m in c.metrics:
+            whole = c.frame.iloc[0]
+            lines.append("")
+            lines.append(f"{m.name} ({m.description}; {m.worse_when} is worse): model {whole[m.name]:.4g}, "
+                         f"reference {whole[f'{m.name}_reference']:.4g}, change {whole[f'{m.name}_change']:+.4g} "
+                         f"[{whole[f'{m.name}_change_ci_low']:+.4g}, {whole[f'{m.name}_change_ci_high']:+.4g}], "
+                         f"whole dataset: {whole[f'{m.name}_verdict']}")
+            counts = c.frame[f"{m.name}_verdict"].iloc[1:].value_counts()
+            lines.append("slices: " + ", ".join(f"{int(counts.get(v, 0)):,} {v}" for v in
+                                                ("worse", "better", "no change", "noise", "too small")))
+            cols = ["itemset", "count", m.name, f"{m.name}_reference", f"{m.name}_change",
+                    f"{m.name}_change_q", f"{m.name}_verdict"]
+            rows = c.top(top, metric=m.name, min_length=1, verdict=("worse", "better", "no change", "noise"))
+            lines.append(f"the {len(rows)} slices of at least n_min = {a['min_size'][m.name]['n_min']:,} rows where "
+                         f"the model is worst against the reference:")
+            lines.append(rows[cols].to_string(index=False) if len(rows) else "(none)")
+    return "\n".join(lines)
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    c = compare_from_args(args)
+    if args.verbose or not args.output:
+        for note in c.notes:
+            print(f"note: {note}", file=sys.stderr)
+    if args.verbose:
+        a = c.assessment
+        print(f"attributes: {', '.join(c.table.attributes)}", file=sys.stderr)
+        print(f"{c.n_tested:,} tests in one family ({a['family']}), correction {a['correction']}", file=sys.stderr)
+        for m in c.metric_names:
+            print(f"{m}: {a['test'][m]}; interval: {a['interval'][m]}", file=sys.stderr)
+            print(f"{m}: {a['min_size'][m]['text']}", file=sys.stderr)
+    if args.save_plan:
+        from .plan import SlicePlan, save_plan
+
+        params = {k: v for k, v in c.params.items() if v is not None and k not in
+                  ("reference", "reference_score", "reference_threshold")}
+        defaults = dict(threshold=0.5, regression=False, quantile_bins=3, binning="quantile", bins={})
+        scan_kw = {k: v for k, v in params.items() if defaults.get(k, object()) != v}
+        statistics = {k: v for k, v in dict(delta=_parse_delta(args.delta), confidence=args.confidence,
+                                            correction=args.correction).items() if v is not None}
+        save_plan(SlicePlan(scan=scan_kw, statistics=statistics, compare=compare_section(args)), args.save_plan)
+        print(f"saved the settings as a slice plan in {args.save_plan}", file=sys.stderr)
+    if args.output:
+        write_csv_atomically(c.frame, args.output)
+        print(f"wrote {len(c.frame):,} rows to {args.output}", file=sys.stderr)
+    else:
+        print(_compare_summary(c, args.top))
+    return 0
+
+
+COMMANDS = {"scan": _cmd_scan, "explain": _cmd_explain, "plan": _cmd_plan, "report": _cmd_report,
+            "compare": _cmd_compare}
 
 
 def _quick_numba_start() -> None:

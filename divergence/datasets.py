@@ -19,7 +19,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["load_demo", "DEMO_ROLES", "DEMO_TRUTH", "DEMO_ATTRIBUTES"]
+__all__ = ["load_demo", "DEMO_ROLES", "DEMO_TRUTH", "DEMO_ATTRIBUTES", "load_demo_models",
+           "DEMO_COMPARE", "DEMO_COMPARE_TRUTH"]
 
 #: The columns to slice the demo table by.
 DEMO_ATTRIBUTES = ["age", "sex", "region", "education", "employment", "channel", "income"]
@@ -96,3 +97,44 @@ def load_demo(n_rows: int = 10_000, seed: int = 7) -> pd.DataFrame:
         "spend": np.round(spend, 2),
         "predicted_spend": np.round(predicted_spend, 2),
     })
+
+
+#: The built-in comparison: the models above against the previous ones of load_demo_models.
+DEMO_COMPARE = {
+    "classification": dict(target="defaulted", prediction="predicted_default", reference="previous_default",
+                           positive="yes", metrics=["error", "fpr", "fnr"]),
+    "regression": dict(target="spend", prediction="predicted_spend", reference="previous_spend",
+                       regression=True, metrics=["abs_error"]),
+}
+
+#: What was planted in the comparison (the new model against the previous one).
+DEMO_COMPARE_TRUTH = {
+    "worse_fpr": "region=South, education=Primary",   # the new classifier's elevated FPR is new
+    "better_fnr": "channel=App",                      # the previous classifier missed defaults there
+    "worse_abs_error": "channel=App",                 # the new regressor's unit bug is new
+}
+
+
+def load_demo_models(n_rows: int = 10_000, seed: int = 7) -> pd.DataFrame:
+    """The built-in table with the previous version of both models scored on the same rows
+    (``previous_default``, ``previous_score``, ``previous_spend``), for comparisons.
+
+    The previous classifier's false-positive rate is 0.10 everywhere (the new one: 0.35 in
+    ``region=South, education=Primary``, 0.08 elsewhere: worse there, a little better
+    elsewhere); its false-negative rate is 0.25, but 0.40 for ``channel=App`` (where the new
+    one is better). The previous regressor has no unit bug for app applicants (the new one
+    is worse there) and noisier predictions elsewhere (the new one is a little better).
+    The columns of :func:`load_demo` are the same, row for row.
+    """
+    df = load_demo(n_rows, seed)
+    rng = np.random.default_rng([seed, 1])  # a stream of its own: load_demo's rows are unchanged
+    n = len(df)
+    defaulted = (df["defaulted"] == "yes").to_numpy()
+    app = (df["channel"] == "App").to_numpy()
+    flip = np.where(defaulted, rng.random(n) < np.where(app, 0.40, 0.25), rng.random(n) < 0.10)
+    previous = defaulted ^ flip
+    score = np.where(previous, 0.5 + 0.5 * rng.beta(2, 2, n), 0.5 * rng.beta(2, 2, n))
+    truth_signal = df["predicted_spend"].to_numpy() - np.where(app, 70.0, 0.0)
+    previous_spend = truth_signal + rng.normal(0, 12, n)
+    return df.assign(previous_default=np.where(previous, "yes", "no"), previous_score=np.round(score, 4),
+                     previous_spend=np.round(previous_spend, 2))

@@ -114,6 +114,7 @@ class _OutcomePlan:
     binary: bool = False
     shift: float = 0.0
     target_shift: float = 0.0
+    skew: float = 0.0
     bound: float = math.inf  # at least max |value - shift|, for exact sums (Spark)
     target_bound: float = math.inf
 
@@ -308,7 +309,8 @@ def _profile_sql(plan: _Plan, candidates: list[Column], outcomes: list[_OutcomeP
                 parts.append(f"MIN(CASE WHEN {val} IS NULL OR ({val} % {d.double(1.0)}) = 0 THEN 1 ELSE 0 END) AS int{j}")
     for k, o in enumerate(outcomes):
         parts += [f"COUNT({o.value}) AS od{k}", f"AVG({o.value}) AS om{k}", f"MAX(abs({o.value})) AS oa{k}",
-                  f"MIN(CASE WHEN {o.value} IS NULL OR {o.value} = 0 OR {o.value} = 1 THEN 1 ELSE 0 END) AS ob{k}"]
+                  f"MIN(CASE WHEN {o.value} IS NULL OR {o.value} = 0 OR {o.value} = 1 THEN 1 ELSE 0 END) AS ob{k}",
+                  f"skewness({o.value}) AS osk{k}"]  # the skew guard's side (stats.mean_difference_test)
         if o.baseline in ("mean", "majority", "base_rate") and o.target is not None:
             parts.append(f"AVG(CASE WHEN {o.value} IS NOT NULL THEN {o.target} END) AS oy{k}")
             parts.append(f"MAX(CASE WHEN {o.value} IS NOT NULL THEN abs({o.target}) END) AS oya{k}")
@@ -316,6 +318,17 @@ def _profile_sql(plan: _Plan, candidates: list[Column], outcomes: list[_OutcomeP
             parts += [f"MIN({o.score_range}) AS slo{k}", f"MAX({o.score_range}) AS shi{k}"]
     parts += [f"{sql} AS {alias}" for alias, sql, _ in plan.checks]
     return f"SELECT {', '.join(parts)} FROM {source}"
+
+
+def _population_skewness(value, n: int, dialect: str) -> float:
+    """The outcome's skewness as pandas' scan computes it (population moments): DuckDB's
+    ``skewness`` is the sample-adjusted one, Spark's the population one; a constant is 0."""
+    if value is None or not math.isfinite(float(value)):
+        return 0.0
+    g = float(value)
+    if dialect == "duckdb" and n > 2:
+        g *= (n - 2) / math.sqrt(n * (n - 1.0))
+    return g
 
 
 def _check_profile(plan: _Plan, row: dict) -> None:
@@ -647,6 +660,7 @@ def scan_engine(
     delta: float | Mapping[str, float] | None = None,
     confidence: float = 0.95,
     correction: str = "bh",
+    family: str = "scan",
     bootstrap: int = 0,
     seed: int = 0,
     top_k: int | None = None,
@@ -664,7 +678,7 @@ def scan_engine(
     from .assess import _check as _check_assess
     from .assess import assess
 
-    _check_assess(confidence, correction, bootstrap, holdout, top_k)
+    _check_assess(confidence, correction, bootstrap, holdout, top_k, family, delta)
     check_budget(max_slices, time_limit)
     if progress is not None:
         progress({"stage": "reading", "slices": 0, "length": None, "fraction": None})
@@ -749,6 +763,7 @@ def scan_engine(
         o.target_bound = 2 * float(row.get(f"oya{k}") or 0.0)
         o.binary = bool(row[f"ob{k}"])
         o.shift = 0.0 if o.binary else float(row[f"om{k}"])
+        o.skew = 0.0 if o.binary else _population_skewness(row[f"osk{k}"], int(row[f"od{k}"]), d.name)
         if f"oy{k}" in row:
             o.target_shift = float(row[f"oy{k}"]) if row[f"oy{k}"] is not None else 0.0
     notes: list[str] = []
@@ -786,6 +801,12 @@ def scan_engine(
             y = f"(CASE WHEN {o.value} IS NOT NULL THEN {o.target} - {d.double(o.target_shift)} END)"
             b = o.target_bound
             aux += [f"COALESCE({d.fsum(y, b, n_rows)}, 0)", f"COALESCE({d.fsum(f'{y} * {y}', b * b, n_rows)}, 0)"]
+    for o in outcomes:  # real outcomes: the cubed shifted value, for the skew guard (MetricInfo.cube)
+        if not o.binary:
+            x = f"({o.value} - {d.double(o.shift)})"
+            b3 = o.bound ** 3
+            aux += [f"COALESCE({d.fsum(f'{x} * {x} * {x}', b3, n_rows)}, 0)",
+                    f"COALESCE({d.fsum(f'{x} * {x} * {x} * {x} * {x} * {x}', b3 * b3, n_rows)}, 0)"]
     select = keys + [f"{t} AS {_P}t{i}" for i, t in enumerate(tallies + aux)]
     group = ", ".join(str(j + 1) for j in range(len(keys)))
     sql = f"SELECT {', '.join(select)} FROM {source} GROUP BY {group}"
@@ -807,11 +828,16 @@ def scan_engine(
         final_bins.append(ab)
     infos, aux_at = [], 1 + 3 * len(outcomes)
     for o in outcomes:
-        info = MetricInfo(name=o.name, description=o.description, binary=o.binary, shift=o.shift, baseline=o.baseline)
+        info = MetricInfo(name=o.name, description=o.description, binary=o.binary, shift=o.shift, baseline=o.baseline,
+                          skew=o.skew)
         if o.baseline in ("mean", "majority", "base_rate") and o.target is not None:
             info = dataclasses.replace(info, aux=aux_at, target_shift=o.target_shift)
             aux_at += 2
         infos.append(info)
+    for k, o in enumerate(outcomes):
+        if not o.binary:
+            infos[k] = dataclasses.replace(infos[k], cube=aux_at)
+            aux_at += 2
     notes.append(ENGINE_NOTE.format(engine={"duckdb": "DuckDB", "spark": "Spark"}.get(backend.name, backend.name)))
     params = dict(target=target, prediction=prediction, score=score, threshold=threshold,
                   positive=positive, metrics=[o.name for o in outcomes], outcome=outcome, rank=rank,
@@ -826,8 +852,9 @@ def scan_engine(
     if progress is not None:
         progress({"stage": "statistics", "slices": len(table) - 1, "length": None, "fraction": None})
     table = dataclasses.replace(table, engine=backend.name)
-    out = assess(table, delta=delta, confidence=confidence, correction=correction, bootstrap=bootstrap,
-                 seed=seed, top_k=top_k, sort_by=sort_by, replicate=replicate, exploratory=exploratory)
+    out = assess(table, delta=delta, confidence=confidence, correction=correction, family=family,
+                 bootstrap=bootstrap, seed=seed, top_k=top_k, sort_by=sort_by, replicate=replicate,
+                 exploratory=exploratory)
     if progress is not None:
         progress({"stage": "done", "slices": len(out) - 1, "length": None, "fraction": 1.0})
     return out

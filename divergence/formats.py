@@ -223,8 +223,8 @@ GLOSSARY = {
     "t": "The divergence paper's t-value: the distance between slice and whole dataset in units of their "
          "combined uncertainty. A score to compare with the literature, not a test.",
     "p": "How likely a difference this large would be if the slice were like the rest of the rows "
-         "(Fisher's exact test for a rate, Welch's t-test otherwise), before correcting for the number of "
-         "slices tested.",
+         "(Fisher's exact test for a rate, Welch's t-test with a guard for skewed outcomes otherwise), "
+         "before correcting for the number of slices tested.",
     "q": "The p-value corrected for the number of slices tested (Benjamini–Hochberg by default: among "
          "slices with q below 0.05, about 5% are false findings). The family is every slice tested.",
     "n_min": "The minimum slice size: the measured rows at which the slice's interval is narrower than δ. "
@@ -239,11 +239,24 @@ GLOSSARY = {
                 "is to predict at all.",
     "lift": "1 − model error ÷ baseline error: how much better than that constant guess the model does.",
     "lift shortfall": "The whole dataset's lift minus the slice's: how much less the model adds here. A "
-                      "reliable shortfall makes a defect.",
+                      "reliable shortfall makes a defect when the model is also reliably worse than the "
+                      "achievable error there.",
+    "achievable": "The achievable error: the least error of simple references fitted within the slice "
+                  "(its constant, the model with the slice's own offset removed, a constant per item of "
+                  "another attribute), each row predicted from the others. Error high but no better "
+                  "achievable: a hard cohort.",
+    "shrunk divergence": "The divergence with the winner's curse removed: shrunk towards zero by how "
+                         "precisely it is measured and how large divergences are across all slices "
+                         "(empirical Bayes). The largest raw divergence of thousands is inflated; this one "
+                         "is not.",
+    "bound": "The corrected interval's end nearest zero (0 when the interval holds 0): a divergence the "
+             "data guarantee after correcting for the slices tested.",
+    "replicated divergence": "The slice's divergence re-measured on the other rows: an estimate free of "
+                             "the winner's curse.",
     "replication": "The slice re-measured on other rows (a second file, a split or period, or a held-out "
                    "share), with its interval.",
-    "replicated": "Same direction on the other rows, and their interval excludes the other rows' "
-                  "whole-dataset value.",
+    "replicated": "Same direction on the other rows, and the slice differs from the rest of them there "
+                  "(corrected for the slices being confirmed).",
     "verdict": "What the statistics say about the slice; see the legend.",
     "shapley": "How much each item adds to the slice's divergence, averaged over every order in which the "
                "items could be added; the contributions sum to the divergence.",
@@ -259,6 +272,8 @@ COLUMN_HELP = {
     "Interval": "interval", "Divergence": "divergence", "t": "t", "p": "p", "q": "q", "Min size": "min size",
     "Baseline": "baseline", "Lift": "lift", "Lift shortfall": "lift shortfall", "Bootstrap": "bootstrap",
     "Replication": "replication", "Replicated": "replicated", "Verdict": "verdict",
+    "Achievable": "achievable", "Shrunk divergence": "shrunk divergence", "Bound nearest zero": "bound",
+    "Divergence bound nearest zero": "bound", "Replicated divergence": "replicated divergence",
 }
 
 

@@ -16,6 +16,8 @@ Format (YAML shown; JSON holds the same mapping)::
     statistics: {delta: 0.05, confidence: 0.95, correction: bh, bootstrap: 200}
     explain: {redundancy: 0.01}
     replication: {kind: holdout, share: 0.3}     # or split (column, confirm_values), file (name)
+    compare: {reference: previous_default}       # optional: also compare with a reference model
+                                                 # (or reference_score, reference_threshold; metrics)
 """
 from __future__ import annotations
 
@@ -39,13 +41,15 @@ PlanKind = Literal["exploratory", "pre-registered"]
 PLAN_KINDS = ("exploratory", "pre-registered")
 
 #: keys of each section (scan: the keyword arguments of divergence.scan that a file can hold)
-STATISTICS_KEYS = ("delta", "confidence", "correction", "bootstrap", "seed", "top_k", "sort_by")
+STATISTICS_KEYS = ("delta", "confidence", "correction", "family", "bootstrap", "seed", "top_k", "sort_by")
 EXPLAIN_KEYS = ("redundancy",)
 REPLICATION_KEYS = {"none": (), "split": ("column", "confirm_values"), "file": ("name",),
                     "holdout": ("share",)}
 DATA_KEYS = ("source", "file", "rows")
+#: a comparison with a reference model (divergence.compare), run beside the scan
+COMPARE_KEYS = ("reference", "reference_score", "reference_threshold", "metrics")
 _TOP_KEYS = ("divergence_plan", "kind", "created", "hash", "data", "scan", "statistics", "explain",
-             "replication", "slices")
+             "replication", "slices", "compare")
 
 
 def _scan_keys() -> tuple[str, ...]:
@@ -70,12 +74,18 @@ class SlicePlan:
     slices: list = field(default_factory=list)
     #: the content hash the file stated when it was read (None for a new plan)
     saved_hash: str | None = field(default=None, compare=False)
+    #: a comparison with a reference model (keys COMPARE_KEYS); empty: none
+    compare: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         _check_section("scan", self.scan, _scan_keys())
         _check_section("statistics", self.statistics, STATISTICS_KEYS)
         _check_section("explain", self.explain, EXPLAIN_KEYS)
         _check_section("data", self.data, DATA_KEYS)
+        _check_section("compare", self.compare, COMPARE_KEYS)
+        if self.compare and not (self.compare.get("reference") or self.compare.get("reference_score")):
+            raise DivergenceInputError("The plan's compare section names no reference model (reference or "
+                                       "reference_score).")
         rep_kind = self.replication.get("kind", "none") if self.replication else "none"
         if rep_kind not in REPLICATION_KEYS:
             raise DivergenceInputError(
@@ -93,7 +103,7 @@ class SlicePlan:
         out: dict = {"divergence_plan": PLAN_VERSION, "kind": self.kind}
         if self.created:
             out["created"] = self.created
-        for name in ("data", "scan", "statistics", "explain", "replication"):
+        for name in ("data", "scan", "statistics", "explain", "replication", "compare"):
             section = getattr(self, name)
             if section:
                 out[name] = _plain(section)
@@ -117,7 +127,7 @@ class SlicePlan:
         if "scan" not in d:
             raise DivergenceInputError("The plan has no 'scan' section (the columns and thresholds).")
         sections = {}
-        for name in ("scan", "statistics", "explain", "replication", "data"):
+        for name in ("scan", "statistics", "explain", "replication", "data", "compare"):
             value = d.get(name) or {}
             if not isinstance(value, Mapping):
                 raise DivergenceInputError(f"Section {name!r} of the plan must be a mapping; got {value!r}.")

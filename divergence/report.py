@@ -23,7 +23,7 @@ from .formats import (CORRECTION_NAMES, column_help, format_count, format_diverg
 from .plan import SlicePlan, plan_hash
 from .table import SliceTable
 
-__all__ = ["run_plan", "build_report", "write_report", "check_plan_fits", "FINDINGS"]
+__all__ = ["run_plan", "run_comparison", "build_report", "write_report", "check_plan_fits", "FINDINGS"]
 
 #: verdicts that make a slice a finding (reported with its Shapley chart)
 FINDINGS = ("defect", "hard cohort", "above", "below", "better")
@@ -96,6 +96,38 @@ def run_plan(plan: SlicePlan, data: pd.DataFrame, *, previous: pd.DataFrame | No
         except DivergenceInputError as exc:
             raise DivergenceInputError(f"The plan's pre-listed slice {itemset!r}: {exc}") from None
     return table
+
+
+def run_comparison(plan: SlicePlan, data: pd.DataFrame):
+    """The plan's comparison with its reference model (its ``compare`` section), on the same
+    slices, statistics settings and rows as the scan; None when the plan has no comparison.
+
+    The metrics are the section's own, else the scan's metrics that a comparison can measure
+    (error rates, accuracy, TPR, TNR, Brier; regression errors), else the comparison's defaults.
+    """
+    from .compare import COMPARE_CLASSIFICATION_METRICS, COMPARE_REGRESSION_METRICS, compare
+
+    section = dict(plan.compare or {})
+    if not section:
+        return None
+    check_plan_fits(plan, data)
+    for role in ("reference", "reference_score"):
+        col = section.get(role)
+        if col is not None and col not in data.columns:
+            raise DivergenceInputError(f"The plan's {role.replace('_', ' ')} column '{col}' is not in the data.")
+    s = dict(plan.scan)
+    regression = bool(s.get("regression"))
+    metrics = section.pop("metrics", None)
+    if metrics is None:
+        wanted = s.get("metrics") or []
+        wanted = [wanted] if isinstance(wanted, str) else list(wanted)
+        allowed = COMPARE_REGRESSION_METRICS if regression else COMPARE_CLASSIFICATION_METRICS
+        metrics = [m for m in wanted if m in allowed] or None
+    kwargs = {k: s[k] for k in ("target", "prediction", "score", "threshold", "positive", "regression",
+                                 "attributes", "bins", "quantile_bins", "binning", "min_support", "max_length")
+              if k in s}
+    kwargs.update({k: plan.statistics[k] for k in ("delta", "confidence", "correction") if k in plan.statistics})
+    return compare(data, metrics=metrics, **section, **kwargs)
 
 
 # ----------------------------------------------------------------------------- formatting
@@ -175,9 +207,25 @@ def _figure_div(fig) -> str:
                                                                          "responsive": True})
 
 
-def _sorted_rows(table: SliceTable, metric: str) -> pd.DataFrame:
+#: what the report's slice tables can be sorted by (a metric's column suffix), and their names
+REPORT_SORTS = {"lift_shortfall": "lift shortfall", "divergence": "divergence",
+                "divergence_shrunk": "shrunk divergence", "divergence_bound": "divergence bound nearest zero"}
+
+
+def _sort_key(table: SliceTable, metric: str, sort_by: str | None) -> str:
+    """The column suffix the metric's table is sorted by: ``sort_by`` when the table has it,
+    else the lift shortfall (error metrics) or the divergence."""
+    if sort_by is not None and sort_by not in REPORT_SORTS:
+        raise DivergenceInputError(f"The report sorts by one of {', '.join(REPORT_SORTS)}; got {sort_by!r}.")
+    f = table.frame
+    if sort_by and f"{metric}_{sort_by}" in f.columns:
+        return sort_by
+    return "lift_shortfall" if f"{metric}_lift_shortfall" in f.columns else "divergence"
+
+
+def _sorted_rows(table: SliceTable, metric: str, sort_by: str | None = None) -> pd.DataFrame:
     f = table.frame.iloc[1:]
-    key = f"{metric}_lift_shortfall" if f"{metric}_lift_shortfall" in f.columns else f"{metric}_divergence"
+    key = f"{metric}_{_sort_key(table, metric, sort_by)}"
     values = f[key].to_numpy(dtype=float)
     order = np.lexsort((-f["support"].to_numpy(), np.where(np.isnan(values), np.inf, -values)))
     return f.iloc[order]
@@ -193,11 +241,19 @@ def _slice_table_html(table: SliceTable, metric: str, rows: pd.DataFrame, previo
         (metric_label(m), m, "v"), ("Interval", f"{m}_ci_low", "ci"), ("Divergence", f"{m}_divergence", "d"),
         ("q", f"{m}_q", "p"),
     ]
+    if f"{m}_divergence_shrunk" in rows.columns:
+        cols += [("Shrunk divergence", f"{m}_divergence_shrunk", "d"),
+                 ("Bound nearest zero", f"{m}_divergence_bound", "d")]
     if f"{m}_baseline" in rows.columns:
-        cols += [("Baseline", f"{m}_baseline", "v"), ("Lift", f"{m}_lift", "pct"),
-                 ("Lift shortfall", f"{m}_lift_shortfall", "pp")]
+        cols += [("Baseline", f"{m}_baseline", "v")]
+        if f"{m}_reference" in rows.columns:
+            cols += [("Achievable", f"{m}_reference", "v")]
+        cols += [("Lift", f"{m}_lift", "pct"), ("Lift shortfall", f"{m}_lift_shortfall", "pp")]
     if f"{m}_replicated" in rows.columns:
-        cols += [("Replication", f"{m}_replicated_value", "v"), ("Replicated", f"{m}_replicated", "bool")]
+        cols += [("Replication", f"{m}_replicated_value", "v")]
+        if f"{m}_replicated_divergence" in rows.columns:
+            cols += [("Replicated divergence", f"{m}_replicated_divergence", "d")]
+        cols += [("Replicated", f"{m}_replicated", "bool")]
     if previous is not None:
         cols += [("Previous cycle", "__previous", None)]
     cols += [("Verdict", f"{m}_verdict", None)]
@@ -281,8 +337,11 @@ def _legend_html() -> str:
 def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label: str | None = None,
                  data_label: str | None = None, data_modified: float | None = None,
                  previous: SliceTable | None = None, previous_label: str | None = None,
-                 top: int = 200, findings: int = 6, title: str | None = None) -> str:
-    """The report as one self-contained HTML page (every script and style inline)."""
+                 top: int = 200, findings: int = 6, title: str | None = None, sort_by: str | None = None,
+                 comparison=None) -> str:
+    """The report as one self-contained HTML page (every script and style inline); with a
+    ``comparison`` (:func:`run_comparison`), a section comparing the model with its reference
+    comes first: the pre-release check."""
     from .adhoc import overlap
     from .figures import contribution_figure, overlap_figure
     from .shapley import item_contributions
@@ -311,7 +370,9 @@ def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label
             ("Minimum support", f"{table.min_support:g} ({math.ceil(table.min_support * table.n_rows):,} rows)"),
             ("Attributes", ", ".join(table.attributes)),
             ("Confidence", f"{a.get('confidence', 0.95):.0%}; correction for the slices tested: "
-                           f"{CORRECTION_NAMES.get(a.get('correction', 'bh'), a.get('correction', 'bh'))}"),
+                           f"{CORRECTION_NAMES.get(a.get('correction', 'bh'), a.get('correction', 'bh'))}, over "
+                           + ("every metric's slices together" if a.get("family", "scan") == "scan"
+                              else "each metric's slices")),
             ("Intervals", a.get("intervals", "analytic")),
             ("Replication", a.get("replication") or (previous_label and f"previous cycle: {previous_label}") or "none"),
             ("Generated", now.isoformat())]
@@ -323,6 +384,8 @@ def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label
     parts.append("<dl class='meta'>" + "".join(f"<dt>{_esc(k)}</dt><dd>{_esc(v)}</dd>" for k, v in meta) + "</dl>")
     for note in table.notes:
         parts.append(f"<p class='note'>{_esc(note)}</p>")
+    if comparison is not None:
+        parts.append(_comparison_html(comparison, top=top, findings=findings))
     for m in table.metric_names:
         info = table.metric(m)
         f = table.frame
@@ -345,8 +408,8 @@ def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label
         if f"{m}_verdict" in f:
             cards_html, _ = _findings_html(table, m)
             parts.append("<h3>Findings</h3>" + cards_html)
-        rows = _sorted_rows(table, m)
-        sort_name = "lift shortfall" if f"{m}_lift_shortfall" in f else "divergence"
+        rows = _sorted_rows(table, m, sort_by)
+        sort_name = REPORT_SORTS[_sort_key(table, m, sort_by)]
         parts.append(f"<h3>Slices, by {sort_name} (top {min(top, len(rows)):,} of {len(rows):,}; "
                      f"click a column to sort)</h3>")
         parts.append(_slice_table_html(table, m, rows.head(top), previous))
@@ -384,11 +447,86 @@ def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label
     parts.append("<h2>Verdicts</h2>" + _legend_html()
                  + "<p class='small'>Checked in this order: too small (measured rows below n_min), noise (not "
                    "significant after correction), not replicated, then defect / hard cohort / better for error "
-                   "metrics with a slice baseline, above / below otherwise. Hover a column's name for its "
-                   "meaning.</p>")
+                   "metrics with a slice baseline (undetermined where the rows needed to tell a defect from a "
+                   "hard cohort were not kept), above / below otherwise. The shrunk divergence is the "
+                   "empirical-Bayes estimate free of the winner's curse; the bound nearest zero is the corrected "
+                   "interval's. Hover a column's name for its meaning.</p>")
     parts.append("<footer>Made by divergence.</footer>")
     parts.append(f"<script>{_SORT_JS}</script></body></html>")
     return "".join(parts)
+
+
+_COMPARE_COLOURS = {"worse": "#c92a2a", "better": "#2b8a3e", "no change": "#1971c2", "noise": "#adb5bd",
+                    "too small": "#adb5bd"}
+
+
+def _comparison_html(c, *, top: int, findings: int) -> str:
+    """The comparison section: per metric the whole dataset's change and verdict, the count of
+    slices per verdict, the slices sorted worst first, the change intervals against zero and
+    the Shapley chart of the worst slices' change."""
+    from .compare_views import (change_contribution_figure, change_interval_figure, compare_display_frame,
+                                compare_headline, compare_view)
+
+    a = c.assessment
+    out = [f"<h2>Comparison with the reference model <small>(model '{_esc(a.get('model'))}' against reference "
+           f"'{_esc(a.get('reference'))}')</small></h2>",
+           f"<p class='note'>Both models on the same {a['rows_compared']:,} rows; {c.n_tested:,} paired tests in one "
+           f"family (every slice × every metric), correction {_esc(a['correction'])}. A slice is <b>worse</b> or "
+           f"<b>better</b> when its change is significant after correction and its {a['confidence']:.0%} interval "
+           "excludes 0; <b>no change</b> when the interval lies within ±δ; <b>too small</b> below n_min; "
+           "<b>noise</b> otherwise.</p>"]
+    worse_any = False
+    for m in c.metric_names:
+        h = compare_headline(c, m)
+        b = h["binary"]
+        worse_any |= h["verdicts"]["worse"] > 0 or h["verdict"] == "worse"
+        out.append(f"<h3>{_esc(h['description'])} ({_esc(m)}; {h['worse_when']} is worse)</h3>")
+        kpis = [(f"{_num(h['model'], b)}", "model, whole dataset"), (f"{_num(h['reference'], b)}", "reference"),
+                (f"{'+' if h['change'] > 0 else ''}{_num(h['change'], b)}",
+                 f"change [{_num(h['change_low'], b)}, {_num(h['change_high'], b)}]: {h['verdict']}")]
+        kpis += [(f"{h['verdicts'][v]:,}", f"slices {v}") for v in ("worse", "better", "no change", "too small")]
+        out.append("<div class='kpis'>" + "".join(f"<div class='kpi'><b>{k}</b><span>{_esc(t)}</span></div>"
+                                                  for k, t in kpis) + "</div>")
+        out.append(f"<p class='note'><b>Minimum slice size.</b> {_esc(h['min_size']['text'])}</p>")
+        rows = compare_view(c, m, top_n=top)
+        shown = compare_display_frame(c, rows, m)
+        head = "".join(f"<th>{_esc(col)}</th>" for col in shown.columns)
+        body = []
+        for idx, r in shown.iterrows():
+            raw = c.frame.loc[idx]
+            cells = []
+            for col in shown.columns:
+                text = r[col]
+                if col == "Verdict":
+                    colour = _COMPARE_COLOURS.get(text, "#495057")
+                    cells.append(f'<td data-v="{_esc(text)}"><span class="badge" style="background:{colour}">'
+                                 f"{_esc(text)}</span></td>")
+                    continue
+                key = {"Rows": raw["count"], "Change": raw[f"{m}_change"], "q": raw[f"{m}_change_q"],
+                       f"Model {h['label']}": raw[m], f"Reference {h['label']}": raw[f"{m}_reference"],
+                       "Change interval": raw[f"{m}_change_ci_low"]}.get(col, text)
+                cls = "" if col in ("Slice", "Min size") else " class='n'"
+                cells.append(f"<td{cls} data-v=\"{_sort_value(key)}\">{_esc(text)}</td>")
+            body.append("<tr>" + "".join(cells) + "</tr>")
+        out.append(f"<h3>Slices, worst first (top {len(rows):,} of {len(c) - 1:,}; click a column to sort)</h3>")
+        out.append(f'<table class="slices" data-metric="{_esc(m)}_change"><thead><tr>{head}</tr></thead><tbody>'
+                   + "".join(body) + "</tbody></table>")
+        big = rows[rows[f"{m}_meets_min_size"].astype(bool)].head(25)
+        if len(big):
+            out.append(f"<h3>The change against zero: the worst {len(big)} slices of at least the minimum size</h3>"
+                       + _figure_div(change_interval_figure(c, big, m)))
+        worst = rows[rows[f"{m}_verdict"] == "worse"].head(findings)
+        if len(worst):
+            out.append("<h3>What drives each worse slice (Shapley contributions of its items to the change)</h3>"
+                       "<div class='findings'>")
+            for s in worst["itemset"]:
+                fig = change_contribution_figure(c.contributions(s, m), binary=b)
+                out.append("<div>" + _figure_div(fig) + "</div>")
+            out.append("</div>")
+    verdict = ("<b>Pre-release check: the model is worse than the reference in at least one slice.</b>"
+               if worse_any else "<b>Pre-release check: no slice is worse than the reference.</b>")
+    out.insert(1, f"<p class='note'>{verdict}</p>")
+    return "".join(out)
 
 
 def write_report(text: str, path: str | os.PathLike) -> Path:

@@ -31,7 +31,7 @@ from .outcomes import (
     regression_outcomes,
     _canonical,
 )
-from .stats import beta_t, fisher_exact_p, slice_means, welch_p, welch_t
+from .stats import beta_t, fisher_exact_p, mean_difference_test, outcome_skewness, rest_skew, slice_means, welch_t
 from .table import MetricInfo, SliceTable
 
 __all__ = ["scan", "build_outcomes", "default_attributes", "role_columns", "NEAR_UNIQUE_SHARE"]
@@ -151,7 +151,7 @@ def metric_infos(outcomes: Sequence[Outcome]) -> list[MetricInfo]:
         defined = ~np.isnan(v)
         shift = 0.0 if o.binary else float(np.mean(v[defined]))
         infos.append(MetricInfo(name=o.name, description=o.description, binary=o.binary, shift=shift,
-                                baseline=o.baseline))
+                                baseline=o.baseline, skew=0.0 if o.binary else outcome_skewness(v)))
     aux = 1 + 3 * len(outcomes)
     for k, o in enumerate(outcomes):
         if o.baseline in ("mean", "majority", "base_rate") and o.target is not None:
@@ -160,7 +160,27 @@ def metric_infos(outcomes: Sequence[Outcome]) -> list[MetricInfo]:
             ys = float(np.mean(y[d])) if d.any() else 0.0
             infos[k] = dataclasses.replace(infos[k], aux=aux, target_shift=ys)
             aux += 2
+    for k, o in enumerate(outcomes):
+        if not infos[k].binary:
+            infos[k] = dataclasses.replace(infos[k], cube=aux)
+            aux += 2
     return infos
+
+
+def aux_columns(outcomes: Sequence[Outcome], infos: Sequence[MetricInfo]) -> tuple[list[np.ndarray], list[float]]:
+    """The per-row columns tallied after the metrics' own, each as a sum and a sum of squares,
+    with their shifts, in tally order: the targets of additive baselines (``MetricInfo.aux``),
+    then each real outcome's cubed shifted value (``MetricInfo.cube``; NaN where undefined)."""
+    cols, shifts = [], []
+    for o, m in zip(outcomes, infos):
+        if m.aux >= 0:
+            cols.append(_aux_target(o))
+            shifts.append(m.target_shift)
+    for o, m in zip(outcomes, infos):
+        if m.cube >= 0:
+            cols.append((np.asarray(o.values, dtype=float) - m.shift) ** 3)
+            shifts.append(0.0)
+    return cols, shifts
 
 
 def _aux_target(o: Outcome) -> np.ndarray:
@@ -183,11 +203,9 @@ def outcome_weights(outcomes: Sequence[Outcome]) -> tuple[list[np.ndarray], list
         d = ~np.isnan(o.values)
         x = np.where(d, o.values - m.shift, 0.0)
         cols += [d.astype(np.float64), x, x * x]
-    for o, m in zip(outcomes, infos):
-        if m.aux >= 0:
-            y = _aux_target(o)
-            yc = np.where(np.isnan(y), 0.0, y - m.target_shift)
-            cols += [yc, yc * yc]
+    for y, shift in zip(*aux_columns(outcomes, infos)):
+        yc = np.where(np.isnan(y), 0.0, y - shift)
+        cols += [yc, yc * yc]
     return cols, infos
 
 
@@ -207,7 +225,8 @@ def metric_columns(tallies: np.ndarray, metrics: Sequence[MetricInfo], n_rows: i
             p = fisher_exact_p(ones, n, ones[0], n_all)
         else:
             t = welch_t(n, s, q, n_all, s_all, q_all)
-            p = welch_p(n, s, q, n_all, s_all, q_all)
+            # the slice against the rest of the rows, valid on skewed outcomes (stats.mean_difference_test)
+            p = mean_difference_test(n, s, q, n_all - n, s_all - s, q_all - q, rest_skew(tallies, k, m)).p_value()
         div[0], t[0], p[0] = 0.0, 0.0, np.nan
         cols[m.name] = mean
         cols[f"{m.name}_count"] = np.rint(n).astype(np.int64)
@@ -243,6 +262,7 @@ def scan(
     delta: float | Mapping[str, float] | None = None,
     confidence: float = 0.95,
     correction: str = "bh",
+    family: str = "scan",
     bootstrap: int = 0,
     seed: int = 0,
     top_k: int | None = None,
@@ -278,7 +298,7 @@ def scan(
     min_support : the smallest share of rows a slice may hold, in (0, 1].
     max_length : the most items in an itemset (default: no limit).
     engine : ``"fast"`` (the default miner) or ``"mlxtend"`` (FP-growth, slow, reference).
-    delta, confidence, correction, bootstrap, seed, top_k, sort_by, replicate, exploratory :
+    delta, confidence, correction, family, bootstrap, seed, top_k, sort_by, replicate, exploratory :
         the worst-slice statistics, see :func:`divergence.assess`.
     holdout : a share of the rows (seeded by ``seed``) held out of mining and used to
         replicate every slice: estimates free of the winner's curse.
@@ -300,7 +320,7 @@ def scan(
 
     max_slices, time_limit = check_budget(max_slices, time_limit)
     _tell(progress, "discretizing")
-    _check_assess(confidence, correction, bootstrap, holdout, top_k)
+    _check_assess(confidence, correction, bootstrap, holdout, top_k, family, delta)
     if holdout is not None and replicate is not None:
         raise DivergenceInputError("Give either a replication table or a holdout share, not both.")
     held_out = None
@@ -367,12 +387,11 @@ def scan(
     if engine == "mlxtend":  # FP-growth counts rows itself: it needs every row, one by one
         codes_in, weights_in = disc.codes, np.column_stack(outcome_weights(found)[0])
     else:
-        aux = [(o, m) for o, m in zip(found, infos) if m.aux >= 0]
+        aux, aux_shift = aux_columns(found, infos)
         comp = compress_outcomes(
             disc.codes, n_values, min_count_for(s, len(df)),
             np.column_stack([o.values for o in found]), np.array([m.shift for m in infos]),
-            np.column_stack([_aux_target(o) for o, _ in aux]) if aux else np.empty((len(df), 0)),
-            np.array([m.target_shift for _, m in aux]))
+            np.column_stack(aux) if aux else np.empty((len(df), 0)), np.array(aux_shift, dtype=float))
         codes_in, weights_in = comp.codes, comp.weights
     table = scan_compressed(codes_in, weights_in, bins=disc.bins, metrics=infos,
                             n_rows=len(df), min_support=s, max_length=max_length, engine=engine,
@@ -386,9 +405,9 @@ def scan(
     if held_out is not None:
         replicate = held_out
         label = f"held-out {holdout:.0%} of the rows ({len(held_out):,})"
-    out = assess(table, delta=delta, confidence=confidence, correction=correction, bootstrap=bootstrap,
-                 seed=seed, top_k=top_k, sort_by=sort_by, replicate=replicate, replication_label=label,
-                 holdout=holdout, exploratory=exploratory)
+    out = assess(table, delta=delta, confidence=confidence, correction=correction, family=family,
+                 bootstrap=bootstrap, seed=seed, top_k=top_k, sort_by=sort_by, replicate=replicate,
+                 replication_label=label, holdout=holdout, exploratory=exploratory)
     _tell(progress, "done", len(out) - 1)
     return out
 

@@ -342,3 +342,189 @@ def min_slice_size(delta: float, confidence: float, sigma: float) -> int:
     """Smallest defined-row count whose interval half-width is below delta: ceil((z*sigma/delta)^2)."""
     z = z_value(confidence)
     return int(math.ceil((z * sigma / delta) ** 2 - 1e-9))
+
+
+# ---------------------------------------------------------------- slice against the rest, valid on skewed data
+
+#: |skewness| of an outcome above which the skew guard applies (see :func:`mean_difference_test`)
+SKEW_GUARD = 0.1
+
+
+def outcome_skewness(values: np.ndarray) -> float:
+    """Skewness (third standardized central moment) of the defined values; 0 for a constant."""
+    v = np.asarray(values, dtype=float)
+    v = v[~np.isnan(v)]
+    if v.size < 3:
+        return 0.0
+    c = v - v.mean()
+    m2 = float(np.mean(c * c))
+    if m2 <= 0:
+        return 0.0
+    return float(np.mean(c * c * c) / m2 ** 1.5)
+
+
+def skewness_from_sums(n, s1, s2, s3) -> np.ndarray:
+    """Skewness from a count and the sums of x, x^2, x^3 (x shifted near the mean); NaN below
+    3 values, 0 for a constant."""
+    n, s1, s2, s3 = (np.asarray(x, dtype=float) for x in (n, s1, s2, s3))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m = s1 / n
+        c2 = s2 / n - m * m
+        c3 = s3 / n - 3.0 * m * s2 / n + 2.0 * m ** 3
+        g = np.where(c2 > 1e-14 * np.maximum(s2 / n, 1e-300), c3 / np.maximum(c2, 1e-300) ** 1.5, 0.0)
+    return np.where(n >= 3, g, np.nan)
+
+
+def rest_skew(tallies: np.ndarray, k: int, m) -> np.ndarray:
+    """Per slice, the skewness of the metric's outcome on the rows outside it (from the cube
+    tallies, ``MetricInfo.cube``); the whole dataset's (``MetricInfo.skew``) without them."""
+    if getattr(m, "cube", -1) < 0:
+        return np.full(tallies.shape[0], getattr(m, "skew", np.nan))
+    t0 = tallies[0]
+    n, s, q, c = (t0[j] - tallies[:, j] for j in (1 + 3 * k, 2 + 3 * k, 3 + 3 * k, m.cube))
+    return skewness_from_sums(n, s, q, c)
+
+
+class MeanDifference:
+    """Slice minus rest, the difference of two means, with a standard error for each direction.
+
+    ``se_low`` and ``df_low`` bound the difference from below (the test that the true
+    difference is smaller than observed), ``se_high`` and ``df_high`` from above. They differ
+    only under the skew guard (see :func:`mean_difference_test`). :meth:`p_value` is the
+    two-sided test of a zero difference and :meth:`interval` the interval at any level; the
+    p-value is below ``1 - level`` exactly when that interval excludes 0.
+    """
+
+    def __init__(self, diff, se_low, se_high, df_low, df_high):
+        self.diff, self.se_low, self.se_high = diff, se_low, se_high
+        self.df_low, self.df_high = df_low, df_high
+
+    def p_value(self) -> np.ndarray:
+        from scipy import special as _sp
+
+        d = self.diff
+        up = d > 0
+        se = np.where(up, self.se_low, self.se_high)
+        df = np.where(up, self.df_low, self.df_high)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            t = np.abs(d) / np.where(se > 0, se, 1.0)
+            p = 2.0 * _sp.stdtr(np.where(np.isfinite(df) & (df > 0), df, 1.0), -t)
+        p = np.where(se > 0, p, np.where(d != 0, 0.0, 1.0))
+        p = np.where(d == 0, 1.0, p)
+        return np.where(np.isfinite(d) & np.isfinite(se), np.minimum(p, 1.0), np.nan)
+
+    def interval(self, level) -> tuple[np.ndarray, np.ndarray]:
+        """Two-sided interval of the difference at ``level`` (a number or one per slice)."""
+        from scipy import special as _sp
+
+        a = (1.0 + np.asarray(level, dtype=float)) / 2.0
+        with np.errstate(invalid="ignore"):
+            t_lo = _sp.stdtrit(np.where(np.isfinite(self.df_low) & (self.df_low > 0), self.df_low, 1.0), a)
+            t_hi = _sp.stdtrit(np.where(np.isfinite(self.df_high) & (self.df_high > 0), self.df_high, 1.0), a)
+            return self.diff - t_lo * self.se_low, self.diff + t_hi * self.se_high
+
+
+def mean_difference_test(n1, s1, q1, n2, s2, q2, skew=0.0) -> MeanDifference:
+    """Mean of group 1 minus mean of group 2 (a slice and the rest of the rows), from counts,
+    sums and sums of squares (both groups' values may be shifted by one common constant),
+    valid for skewed outcomes at any group size.
+
+    Welch's statistic with one guard. For a right-skewed outcome, a small group that missed
+    the long tail has both a low mean and a low variance (their covariance is the third
+    central moment over n), so Welch's t runs far into its lower tail: the false findings
+    of a plain Welch test on absolute or squared errors and on lognormal columns. On that
+    side (the short tail: below for right skew, above for left skew) the group's variance
+    is taken as at least the other group's, as if the group were drawn like the rest; the
+    long-tail side keeps Welch's own variance, where the same covariance makes Welch
+    conservative. The guard applies when ``|skew|`` (the skewness of the outcome's
+    distribution the group is compared with: group 2's, one number or one per entry)
+    exceeds :data:`SKEW_GUARD`; an unknown skewness (NaN) guards both sides. A
+    group with a single row takes the other group's variance. Degrees of freedom are
+    Welch-Satterthwaite's, the guarded variance counting with the other group's.
+    """
+    n1, s1, q1 = (np.asarray(x, dtype=float) for x in (n1, s1, q1))
+    n2, s2, q2 = (np.asarray(x, dtype=float) for x in (n2, s2, q2))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        a1, a2 = np.where(n1 > 0, n1, 1.0), np.where(n2 > 0, n2, 1.0)
+        m1, m2 = s1 / a1, s2 / a2
+        var1 = np.maximum(q1 - s1 * m1, 0.0) / np.maximum(a1 - 1.0, 1.0)
+        var2 = np.maximum(q2 - s2 * m2, 0.0) / np.maximum(a2 - 1.0, 1.0)
+        one1, one2 = n1 < 2, n2 < 2
+        # a single row has no variance of its own: it takes the other group's
+        var1, var2 = np.where(one1, var2, var1), np.where(one2 & ~one1, var1, var2)
+        df1 = np.where(one1, np.maximum(a2 - 1.0, 1.0), a1 - 1.0)
+        df2 = np.where(one2, np.maximum(a1 - 1.0, 1.0), a2 - 1.0)
+        v1, v2 = var1 / a1, var2 / a2
+        floor = var2 / a1  # group 1 drawn like group 2
+        guarded = v1 < floor
+        v1g = np.where(guarded, floor, v1)
+        df1g = np.where(guarded, np.maximum(a2 - 1.0, 1.0), df1)
+
+        def _se_df(va, dfa):
+            se = np.sqrt(va + v2)
+            den = va * va / np.maximum(dfa, 1.0) + v2 * v2 / np.maximum(df2, 1.0)
+            df = np.where(den > 0, (va + v2) ** 2 / np.where(den > 0, den, 1.0), np.inf)
+            return se, df
+
+        se_w, df_w = _se_df(v1, df1)
+        se_g, df_g = _se_df(v1g, df1g)
+    skew = np.broadcast_to(np.asarray(skew, dtype=float), np.shape(m1 - m2))
+    unknown = np.isnan(skew)
+    guard_high = unknown | (skew > SKEW_GUARD)  # right skew (or unknown): the upper end
+    guard_low = unknown | (skew < -SKEW_GUARD)  # left skew (or unknown): the lower end
+    se_low, df_low = np.where(guard_low, se_g, se_w), np.where(guard_low, df_g, df_w)
+    se_high, df_high = np.where(guard_high, se_g, se_w), np.where(guard_high, df_g, df_w)
+    bad = (n1 <= 0) | (n2 <= 0) | ((n1 + n2) < 3)
+    diff = np.where(bad, np.nan, m1 - m2)
+    return MeanDifference(diff, np.where(bad, np.nan, se_low), np.where(bad, np.nan, se_high),
+                          df_low, df_high)
+
+
+def _wilson_z(k: np.ndarray, n: np.ndarray, z) -> tuple[np.ndarray, np.ndarray]:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = k / n
+        z2 = z * z
+        denom = 1.0 + z2 / n
+        center = (p + z2 / (2.0 * n)) / denom
+        half = z / denom * np.sqrt(np.maximum(p * (1.0 - p) / n + z2 / (4.0 * n * n), 0.0))
+        return np.clip(center - half, 0.0, 1.0), np.clip(center + half, 0.0, 1.0)
+
+
+def rate_difference_interval(k1, n1, k2, n2, level) -> tuple[np.ndarray, np.ndarray]:
+    """Newcombe's hybrid score interval of rate 1 minus rate 2 (his method 10), from the two
+    Wilson intervals: good coverage near rates of 0 and 1, never degenerate for a group with
+    no event. ``level`` is a number or one per entry. NaN where a group is empty."""
+    from scipy import special as _sp
+
+    k1, n1, k2, n2 = (np.asarray(x, dtype=float) for x in (k1, n1, k2, n2))
+    z = _sp.ndtri((1.0 + np.asarray(level, dtype=float)) / 2.0)
+    l1, u1 = _wilson_z(k1, n1, z)
+    l2, u2 = _wilson_z(k2, n2, z)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p1, p2 = k1 / n1, k2 / n2
+        d = p1 - p2
+        low = d - np.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)
+        high = d + np.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
+    bad = ~((n1 > 0) & (n2 > 0))
+    return np.where(bad, np.nan, low), np.where(bad, np.nan, high)
+
+
+def corrected_level(p: np.ndarray, alpha: float, method: str) -> float:
+    """The confidence level of the corrected intervals: a test's interval at this level excludes
+    0 exactly when its corrected p-value is at most ``alpha`` (for tests that are inversions of
+    their intervals). Bonferroni: ``1 - alpha/m``; Benjamini-Hochberg: ``1 - alpha*R/m`` with R
+    the discoveries (Benjamini & Yekutieli's false-coverage-rate intervals, R at least 1);
+    Holm: ``1 - alpha/(m - R)`` (the R smallest p-values pass, the next fails)."""
+    p = np.asarray(p, dtype=float)
+    p = p[np.isfinite(p)]
+    m = p.size
+    if m == 0:
+        return 1.0 - alpha
+    r = int((adjust_p(p, method) <= alpha).sum())
+    if method == "bonferroni":
+        return 1.0 - alpha / m
+    if method == "bh":
+        return 1.0 - alpha * max(r, 1) / m
+    if method == "holm":
+        return 1.0 - alpha / max(m - r, 1)
+    raise ValueError(f"unknown correction {method!r}")

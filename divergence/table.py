@@ -29,6 +29,12 @@ class MetricInfo:
     aux: int = -1
     #: the target is stored shifted by this value in those columns
     target_shift: float = 0.0
+    #: the outcome's skewness over the whole dataset (NaN: unknown); real outcomes only, it
+    #: decides the side of the skew guard in :func:`divergence.stats.mean_difference_test`
+    skew: float = float("nan")
+    #: tally column of the sum of the cubed shifted outcome over defined rows (then the sum of
+    #: its square), or -1: real outcomes, for the skewness of the rows outside each slice
+    cube: int = -1
 
 
 @dataclass(frozen=True, eq=False)
@@ -129,8 +135,19 @@ class SliceTable:
 
     @property
     def n_tested(self) -> dict:
-        """Slices tested per metric (those with a p-value), after :func:`divergence.assess`."""
+        """Slices tested per metric (those with a p-value), after :func:`divergence.assess`.
+        Which tests the q-values were corrected over is :attr:`family`."""
         return dict(self.assessment["n_tested"]) if self.assessment else {}
+
+    @property
+    def family(self) -> tuple[str, dict]:
+        """How the q-values were corrected: ``("scan", {metric: tests})`` when every slice of
+        every metric is one family (each metric's count is then the total), ``("metric", ...)``
+        when each metric's slices were corrected on their own."""
+        if not self.assessment:
+            return ("", {})
+        a = self.assessment
+        return (a.get("family", "metric"), dict(a.get("family_size") or a["n_tested"]))
 
     @cached_property
     def item_labels(self) -> list[list[str]]:

@@ -40,6 +40,8 @@ COLUMN_LABELS = {
     "t": "t", "p": "p", "q": "q", "meets_min_size": "Min size", "baseline": "Slice baseline",
     "lift": "Lift", "lift_shortfall": "Lift shortfall", "boot": "Bootstrap interval",
     "replicated": "Replicated", "replicated_value": "Replication value", "verdict": "Verdict",
+    "divergence_shrunk": "Shrunk divergence", "divergence_bound": "Divergence bound nearest zero",
+    "reference": "Achievable error", "replicated_divergence": "Replicated divergence",
 }
 
 
@@ -65,11 +67,16 @@ def sort_options(table: SliceTable, metric: str) -> dict[str, str]:
     if _has(table, f"{m}_lift_shortfall"):
         opts["Lift shortfall"] = f"{m}_lift_shortfall"
     opts["Divergence"] = f"{m}_divergence"
+    if _has(table, f"{m}_divergence_shrunk"):
+        opts["Shrunk divergence"] = f"{m}_divergence_shrunk"
+    if _has(table, f"{m}_divergence_bound"):
+        opts["Divergence bound nearest zero"] = f"{m}_divergence_bound"
     opts[m.upper() if len(m) <= 4 else m] = m
     for suffix, label in [("t", "t"), ("p", "p"), ("q", "q"), ("ci_low", "Interval low"),
                           ("ci_high", "Interval high"), ("divergence_ci_low", "Divergence interval low"),
                           ("baseline", "Slice baseline"), ("lift", "Lift"), ("boot_low", "Bootstrap low"),
-                          ("replicated_value", "Replication value"), ("replicated", "Replicated"),
+                          ("reference", "Achievable error"), ("replicated_value", "Replication value"),
+                          ("replicated_divergence", "Replicated divergence"), ("replicated", "Replicated"),
                           ("meets_min_size", "Min size"), ("verdict", "Verdict"), ("count", "Rows measured")]:
         if _has(table, f"{m}_{suffix}"):
             opts[label] = f"{m}_{suffix}"
@@ -192,6 +199,10 @@ def display_frame(table: SliceTable, rows: pd.DataFrame, metric: str | None = No
     if f"{m}_ci_low" in f:
         out["Interval"] = [format_interval(a, b, binary) for a, b in zip(f[f"{m}_ci_low"], f[f"{m}_ci_high"])]
     out["Divergence"] = f[f"{m}_divergence"].map(lambda x: format_divergence(x, binary))
+    for col, label in ((f"{m}_divergence_shrunk", "Shrunk divergence"),
+                       (f"{m}_divergence_bound", "Divergence bound nearest zero")):
+        if col in also and col in f:  # shown when the rows are sorted by it
+            out[label] = f[col].map(lambda x: format_divergence(x, binary))
     if f"{m}_t" in also:
         out["t"] = f[f"{m}_t"].map(lambda x: format_number(x))
     if f"{m}_p" in also or f"{m}_q" not in f:
@@ -202,6 +213,8 @@ def display_frame(table: SliceTable, rows: pd.DataFrame, metric: str | None = No
         out["Min size"] = f[f"{m}_meets_min_size"].map(lambda b: "yes" if bool(b) else "no")
     if f"{m}_baseline" in f:
         out["Baseline"] = f[f"{m}_baseline"].map(lambda x: format_value(x, binary))
+    if f"{m}_reference" in f:
+        out["Achievable"] = f[f"{m}_reference"].map(lambda x: format_value(x, binary))
     if f"{m}_lift" in f:
         out["Lift"] = f[f"{m}_lift"].map(format_percent)
     if f"{m}_lift_shortfall" in f:
@@ -214,6 +227,8 @@ def display_frame(table: SliceTable, rows: pd.DataFrame, metric: str | None = No
             DASH if _bad(v) else f"{format_value(v, binary)} {format_interval(a, b, binary)}"
             for v, a, b in zip(f[f"{m}_replicated_value"], f[f"{m}_replicated_ci_low"],
                                f[f"{m}_replicated_ci_high"])]
+        if f"{m}_replicated_divergence" in f:
+            out["Replicated divergence"] = f[f"{m}_replicated_divergence"].map(lambda x: format_divergence(x, binary))
         out["Replicated"] = f[f"{m}_replicated"].map(lambda b: "yes" if bool(b) else "no")
     if f"{m}_verdict" in f:
         q = f[f"{m}_q"] if f"{m}_q" in f else f[f"{m}_p"]
@@ -248,7 +263,9 @@ def headline(table: SliceTable, metric: str | None = None) -> dict:
 
     Keys: ``metric``, ``label``, ``binary``, ``overall``, ``overall_low``, ``overall_high``
     (NaN without statistics), ``n_slices``, ``n_tested``, ``n_significant`` (None without
-    statistics), ``verdicts`` ({verdict: count}), ``min_size`` (the assessment's entry or None).
+    statistics), ``verdicts`` ({verdict: count}), ``min_size`` (the assessment's entry or None),
+    ``family`` ("scan": q-values corrected over every metric's slices, "metric": this metric's)
+    and ``n_family`` (the tests the q-values were corrected over).
     """
     info = table.metric(metric)
     m, f = info.name, table.frame
@@ -262,14 +279,19 @@ def headline(table: SliceTable, metric: str | None = None) -> dict:
     significant = None
     if f"{m}_q" in f.columns:
         alpha = 1.0 - float(assessment.get("confidence", 0.95))
-        significant = int((f[f"{m}_q"].iloc[1:] <= alpha).sum())
+        sig = f[f"{m}_q"].iloc[1:] <= alpha
+        if f"{m}_divergence_adj_low" in f.columns:  # a finding's corrected interval excludes 0 too
+            sig &= (f[f"{m}_divergence_adj_low"].iloc[1:] > 0) | (f[f"{m}_divergence_adj_high"].iloc[1:] < 0)
+        significant = int(sig.sum())
     verdicts: dict[str, int] = {}
     if f"{m}_verdict" in f.columns:
         verdicts = {str(k): int(v) for k, v in f[f"{m}_verdict"].iloc[1:].value_counts().items() if k}
     return dict(metric=m, label=_metric_label(table, m), binary=info.binary, description=info.description,
                 overall=table.overall(m), overall_low=float(low), overall_high=float(high),
                 n_slices=len(table) - 1, n_tested=int(tested), n_significant=significant,
-                verdicts=verdicts, min_size=(assessment.get("min_size") or {}).get(m))
+                verdicts=verdicts, min_size=(assessment.get("min_size") or {}).get(m),
+                family=assessment.get("family"),
+                n_family=int((assessment.get("family_size") or {}).get(m, tested)))
 
 
 @dataclass(frozen=True)
@@ -324,6 +346,9 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
     order = candidates[np.lexsort((rank, -size, evidence))]
     a = table.assessment or {}
     tested = (a.get("n_tested") or {}).get(m, int(np.isfinite(f[f"{m}_p"].to_numpy()[1:]).sum()))
+    # the q-values' family: every metric's slices (the default) or this metric's
+    family_n = int((a.get("family_size") or {}).get(m, tested))
+    scope = "tests of every metric" if a.get("family") == "scan" and len(table.metrics) > 1 else "slices tested"
     correction = CORRECTION_NAMES.get(a.get("correction", "bh"), a.get("correction", ""))
     overall = table.overall(m)
     first = f.iloc[0]
@@ -353,7 +378,7 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
         if f"{m}_baseline" in f.columns and not _bad(r[f"{m}_baseline"]):
             what += (f"; the best constant guess from its own rows errs {format_value(r[f'{m}_baseline'], binary)} "
                      f"(whole dataset {format_value(first[f'{m}_baseline'], binary)})")
-        sure = f"q = {format_p(r.get(f'{m}_q'))} over {format_count(tested)} slices tested ({correction})"
+        sure = f"q = {format_p(r.get(f'{m}_q'))} over {format_count(family_n)} {scope} ({correction})"
         if f"{m}_replicated" in f.columns:
             sure += (f"; {'replicated' if bool(r[f'{m}_replicated']) else 'not replicated'} on "
                      f"{a.get('replication') or 'the replication rows'}: "

@@ -144,6 +144,8 @@ else:
         st.caption("Measured" + (f" on the first {format_count(len(df))} rows" if large else "") + ": " + "; ".join(
             f"**{name}** ({desc}), defined on {format_count(n)} rows" for name, desc, n, _ in found))
 
+ui.compare_section(df)  # a reference model to compare with (the Compare page)
+
 # ---------------------------------------------------------------- attributes
 st.subheader("Attributes to slice by")
 used = ui.used_columns()

@@ -37,7 +37,19 @@ def test_intervals_match_scipy(demo):
     lo, hi = st.t.interval(0.99, len(south) - 1, loc=south.mean(), scale=st.sem(south))
     row = r.row("region=South")
     assert (row["spend_ci_low"], row["spend_ci_high"]) == pytest.approx((lo, hi), rel=1e-9)
-    assert row["spend_divergence_ci_low"] == pytest.approx(lo - r.overall("spend"), rel=1e-9)
+    # the divergence interval: South against the rest of the rows, times the share outside South
+    # (the whole dataset holds South); spend is right-skewed, so the lower end is Welch's and the
+    # upper end is guarded (South's variance taken as at least the rest's)
+    rest = demo.loc[demo["region"] != "South", "spend"]
+    share = 1 - len(south) / len(demo)
+    welch = st.ttest_ind(south, rest, equal_var=False).confidence_interval(0.99)
+    assert row["spend_divergence_ci_low"] == pytest.approx(share * welch.low, rel=1e-9)
+    v = max(south.var(), rest.var()) / len(south) + rest.var() / len(rest)
+    df = v ** 2 / ((max(south.var(), rest.var()) / len(south)) ** 2 / (len(rest) - 1 if south.var() < rest.var() else len(south) - 1)
+                   + (rest.var() / len(rest)) ** 2 / (len(rest) - 1))
+    high = south.mean() - rest.mean() + st.t.ppf(0.995, df) * math.sqrt(v)
+    assert row["spend_divergence_ci_high"] == pytest.approx(share * high, rel=1e-9)
+    assert row["spend_divergence_ci_low"] <= row["spend_divergence"] <= row["spend_divergence_ci_high"]
 
 
 def test_corrections():
@@ -71,10 +83,14 @@ def test_per_metric_delta_and_bad_settings(demo):
     t = scan(demo, attributes=["region"], min_support=0.05, delta={"fpr": 0.1, "fnr": 0.02},
              **DEMO_ROLES["classification"])
     assert t.assessment["min_size"]["fpr"]["delta"] == 0.1 and t.assessment["min_size"]["fnr"]["delta"] == 0.02
-    for kwargs, msg in [(dict(delta=-1), "delta for 'fpr' must be a positive number"),
-                        (dict(confidence=1.2), r"confidence must be in \[0.5, 1\)"),
+    for kwargs, msg in [(dict(delta=-1), "delta must be a positive number; got -1"),
+                        (dict(delta={"fpr": -0.1}), "delta for 'fpr' must be a positive number; got -0.1"),
+                        (dict(confidence=1.2), r"confidence must be in \(0, 1\); got 1.2"),
+                        (dict(confidence=0), r"confidence must be in \(0, 1\); got 0"),
                         (dict(correction="fdr"), "correction must be one of bh, bonferroni, holm"),
+                        (dict(family="slices"), "family must be one of scan, metric; got 'slices'"),
                         (dict(bootstrap=5), "bootstrap must be 0"),
+                        (dict(bootstrap=-1), "bootstrap must be 0 .* got -1"),
                         (dict(holdout=1.5), r"holdout must be a share in \(0, 1\)")]:
         with pytest.raises(DivergenceInputError, match=msg):
             scan(demo, attributes=["region"], **DEMO_ROLES["classification"], **kwargs)

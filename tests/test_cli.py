@@ -111,6 +111,12 @@ def test_positive_reads_as_text_or_number(tmp_path):
     (["scan", "{demo}", "--outcome", "spend", "--frobnicate"], "unrecognized arguments: --frobnicate"),
     (["scan", "{empty}", "--outcome", "x"], "has a header but no rows"),
     (["scan", "{binary}", "--outcome", "x"], "Could not read"),
+    (["scan", "{demo}", "--outcome", "spend", "--confidence", "1.5"], r"confidence must be in \(0, 1\); got 1.5"),
+    (["scan", "{demo}", "--outcome", "spend", "--confidence", "0"], r"confidence must be in \(0, 1\); got 0.0"),
+    (["scan", "{demo}", "--outcome", "spend", "--delta", "-0.1"], "delta must be a positive number; got -0.1"),
+    (["scan", "{demo}", "--outcome", "spend", "--delta", "spend=-2"], "delta for 'spend' must be a positive number"),
+    (["scan", "{demo}", "--outcome", "spend", "--bootstrap", "-1"], "bootstrap must be 0 .* got -1"),
+    (["scan", "{demo}", "--outcome", "spend", "--family", "slices"], "argument --family: invalid choice: 'slices'"),
 ])
 def test_bad_input_exit_2_one_line(demo_csv, tmp_path, args, message):
     empty = tmp_path / "empty.csv"
@@ -138,3 +144,21 @@ def test_output_is_not_left_half_written(demo_csv, tmp_path):
     out = tmp_path / "nofolder" / "s.csv"
     r = run("scan", str(demo_csv), "--outcome", "spend", "--output", str(out))
     assert r.returncode == 2 and "does not exist" in r.stderr and not out.exists()
+
+
+def test_family_option_and_verbose_say_which_family(demo_csv, tmp_path):
+    out = tmp_path / "t.csv"
+    r = run("scan", str(demo_csv), "--target", "defaulted", "--prediction", "predicted_default", "--positive", "yes",
+            "--metric", "fpr,fnr", "--attributes", "region,education", "--min-support", "0.02", "--verbose",
+            "--output", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "corrected (bh) over" in r.stderr and "every metric of the scan" in r.stderr
+    per = tmp_path / "m.csv"
+    r = run("scan", str(demo_csv), "--target", "defaulted", "--prediction", "predicted_default", "--positive", "yes",
+            "--metric", "fpr,fnr", "--attributes", "region,education", "--min-support", "0.02", "--verbose",
+            "--family", "metric", "--output", str(per))
+    assert r.returncode == 0 and "this metric alone" in r.stderr
+    a, b = pd.read_csv(out), pd.read_csv(per)
+    assert (a["fpr_q"].iloc[1:] >= b["fpr_q"].iloc[1:] - 1e-12).all() and (a["fpr_q"] != b["fpr_q"]).any()
+    for col in ("fpr_divergence_shrunk", "fpr_divergence_bound", "fpr_divergence_adj_low"):
+        assert col in a.columns

@@ -77,7 +77,8 @@ def test_findings_cards_say_who_what_how_sure_and_what_to_do(fpr_table, regressi
     r = fpr_table.row(DEMO_TRUTH["elevated_fpr"])
     assert cards[0].who == f"{r['count']:,} rows (5.90% of all); FPR measured on {r['fpr_count']:,}"
     assert cards[0].what.startswith("FPR 39.0% [34.5%, 43.8%] against 10.2% for the whole dataset (+28.9 pp)")
-    assert cards[0].sure.startswith("q = 2.2e-56 over 1,337 slices tested (Benjamini–Hochberg)")
+    # q over the family: every slice of both metrics (fpr and fnr) by default
+    assert cards[0].sure.startswith("q = 4.5e-56 over 2,674 tests of every metric (Benjamini–Hochberg)")
     assert total == int(fpr_table.frame["fpr_verdict"].isin(["above", "below"]).sum())
     # no card refines another
     items = [set(c.itemset.split(", ")) for c in cards]
@@ -133,7 +134,7 @@ def test_report_draws_from_the_same_formats(fpr_table):
     for c in cards:  # the same words as the app's cards
         assert c.what.replace("&", "&amp;") in html.replace("&#x27;", "'")
     r = fpr_table.row(DEMO_TRUTH["elevated_fpr"])
-    assert ">+28.9 pp</td>" in html and ">2.2e-56</td>" in html and ">39.0%</td>" in html
+    assert ">+28.9 pp</td>" in html and ">4.5e-56</td>" in html and ">39.0%</td>" in html
     assert f">{r['count']:,}</td>" in html
     for v, colour, text in verdict_legend(["above", "too small"]):
         assert f"background:{colour}" in html

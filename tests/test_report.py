@@ -152,3 +152,22 @@ def test_report_renders_offline_and_sorts_in_chromium(tmp_path):
         table.scroll_into_view_if_needed()
         page.screenshot(path=str(ARTIFACTS / "report_sorted.png"))
         browser.close()
+
+
+def test_report_sorts_by_the_shrunk_divergence_and_shows_replication(tmp_path):
+    import html as html_lib
+
+    df = load_demo()
+    table = run_plan(DEMO_PLAN, df, previous=load_demo(seed=99))
+    text = build_report(table, plan=DEMO_PLAN, sort_by="divergence_shrunk")
+    assert "Slices, by shrunk divergence" in text
+    heads = re.findall(r"<th[^>]*>([^<]*)</th>", text)
+    for head in ("Shrunk divergence", "Bound nearest zero", "Achievable", "Replicated divergence"):
+        assert head in heads
+    assert "winner&#x27;s curse" in text or "winner's curse" in text
+    first = text.index('<table class="slices"')
+    rows = re.findall(r"<tr><td data-v=\"([^\"]*)\"", text[first:])
+    f = table.frame.iloc[1:]
+    assert html_lib.unescape(rows[0]) == f.loc[f["abs_error_divergence_shrunk"].idxmax(), "itemset"]
+    with pytest.raises(DivergenceInputError, match="The report sorts by one of"):
+        build_report(table, plan=DEMO_PLAN, sort_by="luck")

@@ -7,7 +7,9 @@ import pytest
 from scipy import stats as st
 
 from divergence import scan
-from divergence.stats import beta_t, fisher_exact_p, welch_p, welch_t
+from divergence.shrinkage import shrink
+from divergence.stats import (adjust_p, beta_t, corrected_level, fisher_exact_p, mean_difference_test,
+                              rate_difference_interval, skewness_from_sums, welch_p, welch_t)
 
 
 def test_fisher_matches_scipy_on_random_tables():
@@ -107,3 +109,102 @@ def test_fisher_on_many_slices_sharing_tallies_equals_one_by_one():
     together = fisher_exact_p(x, n, 300, 1000)
     one_by_one = np.concatenate([fisher_exact_p(x[i:i + 1], n[i:i + 1], 300, 1000) for i in range(len(x))])
     np.testing.assert_array_equal(together, one_by_one)
+
+
+# ---------------------------------------------------------------- the skew-guarded slice-vs-rest test
+
+def _sums(x):
+    x = np.asarray(x, dtype=float)
+    return len(x), x.sum(), (x * x).sum()
+
+
+def test_mean_difference_without_skew_is_welch():
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        x, y = rng.normal(1.0, 2.0, rng.integers(3, 60)), rng.normal(0.5, 0.7, rng.integers(3, 400))
+        md = mean_difference_test(*_sums(x), *_sums(y), 0.0)
+        ref = st.ttest_ind(x, y, equal_var=False)
+        assert md.p_value() == pytest.approx(ref.pvalue, rel=1e-9)
+        ci = ref.confidence_interval(0.9)
+        assert md.interval(0.9) == pytest.approx((ci.low, ci.high), rel=1e-9)
+
+
+def test_skew_guard_widens_the_short_tail_side_only():
+    """Right skew: a slice with less spread than the rest gets the rest's variance for the
+    upper end of its interval (it may have missed the long tail); the lower end stays Welch's.
+    Left skew mirrors it; an unknown skewness guards both ends."""
+    rng = np.random.default_rng(6)
+    x, y = rng.normal(0.0, 0.5, 50), rng.normal(0.0, 2.0, 5000)
+    welch = mean_difference_test(*_sums(x), *_sums(y), 0.0).interval(0.95)
+    right = mean_difference_test(*_sums(x), *_sums(y), 2.0).interval(0.95)
+    left = mean_difference_test(*_sums(x), *_sums(y), -2.0).interval(0.95)
+    both = mean_difference_test(*_sums(x), *_sums(y), np.nan).interval(0.95)
+    d = x.mean() - y.mean()
+    va, vb = y.var(ddof=1) / len(x), y.var(ddof=1) / len(y)  # the slice takes the rest's variance
+    df = (len(y) - 1) * (va + vb) ** 2 / (va ** 2 + vb ** 2)  # Welch-Satterthwaite, both from the rest
+    guarded_half = st.t.ppf(0.975, df) * np.sqrt(va + vb)
+    assert right[0] == pytest.approx(welch[0]) and right[1] == pytest.approx(d + guarded_half, rel=1e-9)
+    assert left[1] == pytest.approx(welch[1]) and left[0] == pytest.approx(d - guarded_half, rel=1e-9)
+    assert both == pytest.approx((left[0], right[1]))
+    # a slice as spread as the rest is unaffected
+    z = rng.normal(0.0, 3.0, 50)
+    assert mean_difference_test(*_sums(z), *_sums(y), 2.0).interval(0.95) == \
+        pytest.approx(mean_difference_test(*_sums(z), *_sums(y), 0.0).interval(0.95))
+
+
+def test_p_value_is_below_one_minus_level_exactly_when_the_interval_excludes_zero():
+    rng = np.random.default_rng(7)
+    n1, n2 = rng.integers(2, 80, 4000).astype(float), rng.integers(2, 3000, 4000).astype(float)
+    m1, m2 = rng.normal(0, 0.4, 4000), rng.normal(0, 0.1, 4000)
+    v1, v2 = rng.uniform(0.1, 3, 4000), rng.uniform(0.1, 3, 4000)
+    s1, s2 = n1 * m1, n2 * m2
+    q1, q2 = v1 * (n1 - 1) + s1 * m1, v2 * (n2 - 1) + s2 * m2
+    for skew in (0.0, 3.0, -3.0, np.nan, rng.normal(0, 1, 4000)):
+        md = mean_difference_test(n1, s1, q1, n2, s2, q2, skew)
+        p = md.p_value()
+        for level in (0.9, 0.95, 0.999, 1 - 1e-6):
+            lo, hi = md.interval(level)
+            excludes = (lo > 0) | (hi < 0)
+            near = np.abs(p - (1 - level)) < 1e-9 * (1 - level)
+            assert np.array_equal(excludes[~near], (p < 1 - level)[~near])
+
+
+def test_skewness_from_sums_matches_scipy():
+    x = np.random.default_rng(8).lognormal(0, 1, 500)
+    c = x - 1.5
+    assert skewness_from_sums(len(c), c.sum(), (c * c).sum(), (c ** 3).sum()) == pytest.approx(st.skew(x), rel=1e-9)
+    assert skewness_from_sums(5, 5.0, 5.0, 5.0) == 0.0 and np.isnan(skewness_from_sums(2, 1.0, 1.0, 1.0))
+
+
+def test_newcombe_interval_reproduces_the_published_example():
+    """Newcombe (1998), Statistics in Medicine 17:873, table II, example (a): 56/70 - 48/80,
+    method 10: 0.0524 to 0.3339."""
+    lo, hi = rate_difference_interval(56, 70, 48, 80, 0.95)
+    assert (round(float(lo), 4), round(float(hi), 4)) == (0.0524, 0.3339)
+    # no event in a group still gives an interval of positive width
+    lo, hi = rate_difference_interval(0, 40, 600, 2000, 0.95)
+    assert lo < -0.3 < hi < 0 and hi - lo > 0.05
+
+
+@pytest.mark.parametrize("method", ["bh", "bonferroni", "holm"])
+def test_corrected_level_agrees_with_the_corrected_p_values(method):
+    rng = np.random.default_rng(9)
+    for _ in range(50):
+        p = np.concatenate([rng.uniform(0, 1, 300), rng.uniform(0, 1e-3, rng.integers(0, 30))])
+        level = corrected_level(p, 0.05, method)
+        assert np.array_equal(adjust_p(p, method) <= 0.05, p < 1 - level)
+
+
+def test_shrinkage_pulls_noise_to_zero_and_keeps_a_precise_effect():
+    rng = np.random.default_rng(10)
+    se = rng.uniform(0.01, 0.05, 3000)
+    noise = rng.normal(0, se)
+    shrunk = shrink(noise, se)
+    assert np.abs(shrunk).max() <= 0.1 * np.abs(noise).max()
+    est = noise.copy()
+    est[:10], se[:10] = 0.2 + rng.normal(0, 0.01, 10), 0.01
+    shrunk = shrink(est, se)
+    assert np.abs(shrunk[:10] - 0.2).max() < 0.03
+    assert np.abs(shrunk[10:]).max() <= 0.5 * np.abs(est[10:]).max()
+    assert np.isnan(shrink(np.array([np.nan, 0.1]), np.array([0.1, np.nan]))).all()
+    assert shrink(np.array([0.3]), np.array([0.0]))[0] == 0.3

@@ -108,6 +108,14 @@ def test_sort_options_default_first(demo_table, regression_table):
     assert next(iter(sort_options(demo_table, "fpr").values())) == "fpr_divergence"
     assert next(iter(sort_options(regression_table, "abs_error").values())) == "abs_error_lift_shortfall"
     assert "fpr_q" in sort_options(demo_table, "fpr").values()
+    # the winner's curse corrected where people look: the shrunk divergence and the corrected
+    # interval's bound nearest zero sort the table too
+    opts = sort_options(demo_table, "fpr")
+    assert opts["Shrunk divergence"] == "fpr_divergence_shrunk"
+    assert opts["Divergence bound nearest zero"] == "fpr_divergence_bound"
+    view = slice_view(demo_table, metric="fpr", sort_by="fpr_divergence_shrunk", top_n=5)
+    shrunk = demo_table.frame["fpr_divergence_shrunk"].iloc[1:]
+    assert list(view.rows["fpr_divergence_shrunk"]) == sorted(shrunk, reverse=True)[:5]
 
 
 def test_display_frame_formats_every_statistics_column(demo_table, regression_table):
@@ -130,7 +138,7 @@ def test_display_frame_formats_every_statistics_column(demo_table, regression_ta
     assert display_frame(demo_table, small, "fpr")["Verdict"].iloc[0] == (
         f"too small · {direction}, q = {format_p(r['fpr_q'])}")
     reg = display_frame(regression_table, regression_table.frame.iloc[1:4], "abs_error")
-    assert {"Baseline", "Lift", "Lift shortfall", "Verdict"} <= set(reg.columns)
+    assert {"Baseline", "Achievable", "Lift", "Lift shortfall", "Verdict"} <= set(reg.columns)
     assert "Measured" not in reg.columns  # every row has an error
 
 
@@ -140,7 +148,11 @@ def test_headline_counts(demo_table):
     assert h["overall"] == demo_table.overall("fpr")
     assert (h["overall_low"], h["overall_high"]) == demo_table.overall_interval("fpr")
     assert h["n_tested"] == f["fpr_p"].notna().sum() == demo_table.n_tested["fpr"]
-    assert h["n_significant"] == (f["fpr_q"] <= 0.05).sum()
+    # significant: corrected p at most alpha and the corrected interval excluding 0 (for a rate,
+    # Fisher's test and Newcombe's interval: a finding needs both)
+    excludes = (f["fpr_divergence_adj_low"] > 0) | (f["fpr_divergence_adj_high"] < 0)
+    assert h["n_significant"] == ((f["fpr_q"] <= 0.05) & excludes).sum()
+    assert h["family"] == "scan" and h["n_family"] == sum(demo_table.n_tested.values())
     assert h["verdicts"] == {k: v for k, v in f["fpr_verdict"].value_counts().items()}
     assert h["min_size"]["n_min"] == demo_table.assessment["min_size"]["fpr"]["n_min"]
 

@@ -1,0 +1,704 @@
+"""Comparing two models slice by slice: where is the model worse than the reference?
+
+Both models are scored on the same rows, so each slice's change is a paired comparison.
+One mining pass carries both models' tallies: for a classifier, the count of rows in each
+of the eight cells (true class, model's label, reference's label), from which every rate of
+both models and the discordant counts follow; for a real-valued outcome (regression errors,
+Brier), per metric the rows where both are defined, the sums of both models' outcomes and
+the sums of the per-row difference d and its square.
+
+Per slice and metric: the model's value ``M``, the reference's ``M_reference`` on the same
+rows, the change ``M_change = M − M_reference``, a paired test and an interval of the change
+(see :mod:`divergence.paired`), q-values over the family (every itemset × every metric), the
+derived minimum size from δ on the change, and the verdict:
+
+1. ``too small``: the rows where M is defined are below n_min = ⌈(z·σ_d/δ)²⌉, σ_d the
+   spread of the per-row difference over the whole dataset.
+2. ``worse`` / ``better``: significant after correction (q ≤ α) and the interval excludes 0,
+   in the metric's bad or good direction (up is worse for error rates and regression
+   errors; down is worse for accuracy, TPR and TNR).
+3. ``no change``: the interval lies within ±δ.
+4. ``noise``: neither.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .discretize import BinSpec, Binning, discretize
+from .errors import DivergenceInputError
+from .mining import MAX_SLICES, TIME_LIMIT
+from .outcomes import (
+    _CLASSIFICATION,
+    _DESCRIPTIONS,
+    _canonical,
+    _numeric,
+    _positive_mask,
+    _show,
+    match_label,
+)
+from .paired import PooledNull, mcnemar_p, paired_proportion_interval, paired_t
+from .stats import CORRECTIONS, adjust_p, z_value
+from .table import MetricInfo, SliceTable, write_csv
+
+__all__ = ["compare", "check_models", "Comparison", "CompareMetric", "COMPARE_VERDICTS", "WORSE_WHEN",
+           "COMPARE_CLASSIFICATION_METRICS", "COMPARE_REGRESSION_METRICS", "compare_columns"]
+
+COMPARE_VERDICTS = ("worse", "better", "no change", "too small", "noise")
+
+#: the direction in which each comparable metric gets worse
+WORSE_WHEN = {"error": "up", "fpr": "up", "fnr": "up", "brier": "up", "abs_error": "up",
+              "squared_error": "up", "accuracy": "down", "tpr": "down", "tnr": "down"}
+COMPARE_CLASSIFICATION_METRICS = ("error", "fpr", "fnr", "accuracy", "tpr", "tnr", "brier")
+COMPARE_REGRESSION_METRICS = ("abs_error", "squared_error")
+_NOT_PAIRED = {
+    "precision": "is measured on each model's own predicted positives",
+    "fdr": "is measured on each model's own predicted positives",
+    "npv": "is measured on each model's own predicted negatives",
+    "for": "is measured on each model's own predicted negatives",
+}
+_NO_DIRECTION = {
+    "positive_rate": "has no better or worse direction",
+    "base_rate": "does not depend on the model",
+    "signed_error": "has no better or worse direction (a bias either way is an error)",
+}
+#: default smallest change worth acting on: for a rate, and in standard deviations of the
+#: reference's outcome for a real-valued one (as for a scan's divergence)
+DEFAULT_DELTA_RATE = 0.05
+DEFAULT_DELTA_SD = 0.2
+
+
+@dataclass(frozen=True)
+class CompareMetric:
+    """One metric of a comparison: its name, what it means, and which way is worse."""
+
+    name: str
+    description: str
+    binary: bool
+    worse_when: str  # 'up' or 'down'
+
+
+def compare_columns(metrics: Sequence[str]) -> list[str]:
+    """The output columns, in order, for these metric names."""
+    cols = ["itemset", "length", "support", "count"]
+    for m in metrics:
+        cols += [m, f"{m}_reference", f"{m}_change", f"{m}_change_ci_low", f"{m}_change_ci_high",
+                 f"{m}_change_p", f"{m}_change_q", f"{m}_meets_min_size", f"{m}_verdict"]
+    return cols
+
+
+@dataclass(frozen=True, eq=False)
+class Comparison:
+    """Every mined slice with both models' values, their change, a paired test and a verdict.
+
+    ``frame`` has one row per itemset (the whole dataset first, its itemset empty) with the
+    columns of :func:`compare_columns`. ``details`` holds per metric the rows where it is
+    defined (``M_count``) and, for 0/1 outcomes, the discordant counts (``M_n10``: the model
+    1 and the reference 0; ``M_n01``); ``assessment`` the settings and derived numbers.
+    """
+
+    table: SliceTable
+    metrics: tuple[CompareMetric, ...]
+    assessment: dict
+    details: dict
+    notes: tuple[str, ...] = ()
+    params: dict = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return (f"Comparison({len(self):,} itemsets incl. the whole dataset, {self.n_rows:,} rows, "
+                f"metrics {', '.join(self.metric_names)}, min_support={self.table.min_support:g})")
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+    @property
+    def n_rows(self) -> int:
+        return self.table.n_rows
+
+    @property
+    def metric_names(self) -> list[str]:
+        return [m.name for m in self.metrics]
+
+    def metric(self, name: str | None = None) -> CompareMetric:
+        """The metric called ``name`` (the first one when None)."""
+        if name is None:
+            return self.metrics[0]
+        for m in self.metrics:
+            if m.name == name:
+                return m
+        raise DivergenceInputError(
+            f"Metric '{name}' is not in this comparison; it has {', '.join(self.metric_names)}."
+        )
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        return self.table.frame
+
+    @property
+    def n_tested(self) -> int:
+        """Tests in the family the q-values are corrected over (itemsets × metrics)."""
+        return int(self.assessment["n_tested"])
+
+    def lookup(self, itemset: str) -> int:
+        return self.table.lookup(itemset)
+
+    def row(self, itemset: str) -> pd.Series:
+        return self.table.row(itemset)
+
+    def overall(self, metric: str | None = None) -> pd.Series:
+        """The whole dataset's row restricted to one metric's columns."""
+        m = self.metric(metric).name
+        return self.frame.iloc[0][[c for c in compare_columns([m]) if c.startswith(m)]]
+
+    def harm(self, metric: str | None = None) -> np.ndarray:
+        """The change signed so that larger is worse (the change itself when up is worse)."""
+        m = self.metric(metric)
+        change = np.asarray(self.table.columns[f"{m.name}_change"], dtype=float)
+        return change if m.worse_when == "up" else -change
+
+    def top(self, k: int = 10, *, metric: str | None = None, verdict: str | Sequence[str] | None = None,
+            min_length: int = 0) -> pd.DataFrame:
+        """The k itemsets where the model is worst against the reference (largest change in the
+        metric's bad direction first; ties to the larger support), optionally of some verdicts."""
+        m = self.metric(metric).name
+        f = self.frame.assign(_harm=self.harm(m))
+        f = f[f["length"] >= min_length]
+        if verdict is not None:
+            f = f[f[f"{m}_verdict"].isin([verdict] if isinstance(verdict, str) else list(verdict))]
+        return f.sort_values(["_harm", "support"], ascending=[False, False], na_position="last",
+                             kind="stable").drop(columns="_harm").head(k)
+
+    def change_table(self, metric: str | None = None) -> SliceTable:
+        """The mined table with the change as its outcome: divergence = change(I) − change(∅),
+        so :mod:`divergence.shapley` explains which items drive a slice's change away from the
+        whole dataset's (the metric is called ``M_change``)."""
+        m = self.metric(metric)
+        change = np.asarray(self.table.columns[f"{m.name}_change"], dtype=float)
+        name = f"{m.name}_change"
+        info = MetricInfo(name=name, description=f"change in {m.description}", binary=False)
+        cols = {"support": self.table.columns["support"], "count": self.table.columns["count"],
+                name: change, f"{name}_divergence": change - change[0]}
+        return dataclasses.replace(self.table, columns=cols, metrics=(info,), outcomes=None,
+                                   assessment=None)
+
+    def contributions(self, itemset: str, metric: str | None = None) -> pd.DataFrame:
+        """Shapley contributions of a slice's items to its change beyond the whole dataset's
+        (they sum to change(I) − change(∅)); columns ``item``, ``contribution``."""
+        from .shapley import item_contributions
+
+        m = self.metric(metric)
+        out = item_contributions(self.change_table(m.name), itemset, metric=f"{m.name}_change")
+        out.attrs.update(metric=m.name, change=float(self.frame.iloc[self.lookup(itemset)][f"{m.name}_change"]),
+                         overall_change=float(self.frame.iloc[0][f"{m.name}_change"]))
+        return out
+
+    def to_csv(self, path) -> None:
+        """Write the table as CSV: floats at full precision, undefined values as empty cells."""
+        write_csv(self.frame, path)
+
+
+# ----------------------------------------------------------------------------- input
+
+def _check_metrics(metrics, regression: bool, has_scores: bool) -> list[str]:
+    if isinstance(metrics, str):
+        metrics = [m for m in metrics.split(",") if m.strip()]
+    names = [_canonical(m) for m in (metrics or [])]
+    if not names:
+        names = ["abs_error"] if regression else ["error", "fpr", "fnr"]
+    seen = set()
+    for m in names:
+        if m in seen:
+            raise DivergenceInputError(f"Metric {m!r} is asked for twice.")
+        seen.add(m)
+        if m in _NOT_PAIRED:
+            raise DivergenceInputError(
+                f"Metric {m!r} {_NOT_PAIRED[m]}, which differ between the two models: its change is "
+                f"not a paired comparison. Compare {', '.join(COMPARE_CLASSIFICATION_METRICS[:6])} instead."
+            )
+        if m in _NO_DIRECTION:
+            raise DivergenceInputError(f"Metric {m!r} {_NO_DIRECTION[m]}: a comparison cannot call it worse or better.")
+        allowed = COMPARE_REGRESSION_METRICS if regression else COMPARE_CLASSIFICATION_METRICS
+        if m not in allowed:
+            kind = "regression" if regression else "classification"
+            hint = ("" if regression or m not in COMPARE_REGRESSION_METRICS
+                    else " (a regression metric: add --regression / regression=True)")
+            raise DivergenceInputError(
+                f"Unknown {kind} metric {m!r} for a comparison{hint}; choose from {', '.join(allowed)}."
+            )
+        if m == "brier" and not has_scores:
+            raise DivergenceInputError("Metric 'brier' needs a score for both models (score and reference_score).")
+    return names
+
+
+def _column(df: pd.DataFrame, col: str | None, role: str) -> pd.Series:
+    if col not in df.columns:
+        raise DivergenceInputError(f"{role.capitalize()} column '{col}' is not in the data.")
+    return df[col]
+
+
+def _labels(df: pd.DataFrame, col: str, role: str, target: str, positive) -> np.ndarray:
+    """A label column as 1.0 (positive), 0.0, NaN (missing); an error naming the column when it
+    is not binary or holds a value the target does not have."""
+    series = _column(df, col, role)
+    y_values = list(pd.unique(df[target].dropna()))
+    stray = [v for v in pd.unique(series.dropna()) if not any(match_label(v, t) for t in y_values)]
+    if stray and len(y_values) == 2:
+        shown = ", ".join(sorted(str(v) for v in y_values))
+        raise DivergenceInputError(
+            f"{role.capitalize()} column '{col}' holds {_show(stray[0])}, which is not a value of "
+            f"target column '{target}' ({shown})."
+        )
+    return _positive_mask(series, positive, col, role)
+
+
+def _scores(df: pd.DataFrame, col: str, role: str, metrics: Sequence[str]) -> np.ndarray:
+    s = _numeric(_column(df, col, role), col, role)
+    if "brier" in metrics:
+        finite = s[~np.isnan(s)]
+        if finite.size and (finite.min() < 0 or finite.max() > 1):
+            raise DivergenceInputError(
+                f"Metric 'brier' needs scores in [0, 1]; {role} column '{col}' ranges "
+                f"{finite.min():g} to {finite.max():g}."
+            )
+    return s
+
+
+def _check_threshold(value, name: str) -> float:
+    try:
+        t = float(value)
+    except (TypeError, ValueError):
+        raise DivergenceInputError(f"{name} must be a number; got {value!r}.") from None
+    if not math.isfinite(t):
+        raise DivergenceInputError(f"{name} must be a finite number; got {value!r}.")
+    return t
+
+
+# ----------------------------------------------------------------------------- compare
+
+def compare(
+    data: pd.DataFrame,
+    *,
+    target: str,
+    prediction: str | None = None,
+    reference: str | None = None,
+    score: str | None = None,
+    threshold: float = 0.5,
+    reference_score: str | None = None,
+    reference_threshold: float | None = None,
+    positive: object = None,
+    metrics: Sequence[str] | str | None = None,
+    regression: bool = False,
+    attributes: Sequence[str] | None = None,
+    bins: Mapping[str, BinSpec] | None = None,
+    quantile_bins: int = 3,
+    binning: Binning = "quantile",
+    min_support: float = 0.05,
+    max_length: int | None = None,
+    delta: float | Mapping[str, float] | None = None,
+    confidence: float = 0.95,
+    correction: str = "bh",
+    exhaustive: bool = False,
+    max_slices: int = MAX_SLICES,
+    time_limit: float | None = TIME_LIMIT,
+    progress=None,
+) -> Comparison:
+    """Compare a model with a reference model on every slice with support >= ``min_support``.
+
+    Parameters
+    ----------
+    data : the table, one row per example, both models' predictions as columns.
+    target : the true label (classification, with ``positive``) or value (regression).
+    prediction, score, threshold : the model: predicted labels, or a score predicted
+        positive at ``score >= threshold``; with ``regression=True`` predicted values.
+    reference, reference_score, reference_threshold : the reference model (the one in
+        production), the same way (``reference_threshold`` defaults to ``threshold``).
+    metrics : for a classifier ``error``, ``fpr``, ``fnr``, ``accuracy``, ``tpr``, ``tnr``,
+        ``brier`` (scores in [0, 1]; default error, fpr, fnr); for a regressor
+        ``abs_error``, ``squared_error`` (default abs_error).
+    attributes, bins, quantile_bins, binning, min_support, max_length : the slices, as
+        for :func:`divergence.scan`.
+    delta : the smallest change worth acting on (one number, or per metric); default 0.05
+        for a rate, 0.2 standard deviations of the reference's outcome otherwise.
+    confidence : of every interval; α = 1 − confidence is the bar for the q-values.
+    correction : ``bh`` (Benjamini–Hochberg q-values), ``bonferroni`` or ``holm``, over the
+        family of every itemset (the whole dataset included) and every metric.
+    exhaustive, max_slices, time_limit, progress : the slices listed and the budget, as for
+        :func:`divergence.scan` (default: each distinct set of rows once, by its shortest
+        description).
+
+    Only rows where the target and both models' predictions are known are compared (the
+    notes say how many were left out), so both values of a slice come from the same rows.
+    """
+    from .assess import _check as _check_assess
+    from .scan import _check_frame, check_min_support, default_attributes, role_columns, scan_compressed
+
+    df = _check_frame(data)
+    _check_assess(confidence, correction, 0, None, None)
+    s = check_min_support(min_support)
+    if max_length is not None and (int(max_length) != max_length or max_length < 1):
+        raise DivergenceInputError(f"max_length must be a positive integer; got {max_length!r}.")
+    prepared = _models(df, target=target, prediction=prediction, reference=reference, score=score,
+                       threshold=threshold, reference_score=reference_score,
+                       reference_threshold=reference_threshold, positive=positive, metrics=metrics,
+                       regression=regression)
+    names, weights, per_metric, diffs = prepared.names, prepared.weights, prepared.per_metric, prepared.diffs
+    usable, left_out, notes = prepared.usable, prepared.left_out, list(prepared.notes)
+    model_col, ref_col, threshold = prepared.model_col, prepared.ref_col, prepared.threshold
+    # ---- slices: attributes, discretize, mine once
+    roles = role_columns(target=target, prediction=prediction, score=score, reference=reference,
+                         reference_score=reference_score)
+    if attributes is None:
+        attrs, more = default_attributes(df, roles, target=target, prediction=prediction, score=score,
+                                         threshold=threshold if prediction is None and score is not None else None)
+        notes += more
+    else:
+        attrs = [attributes] if isinstance(attributes, str) else list(attributes)
+        missing = [a for a in attrs if a not in df.columns]
+        if missing:
+            raise DivergenceInputError(f"Attribute column '{missing[0]}' is not in the data.")
+        if len(set(attrs)) != len(attrs):
+            raise DivergenceInputError("An attribute column is named twice.")
+        clash = [a for a in attrs if a in roles]
+        if clash:
+            raise DivergenceInputError(
+                f"Column '{clash[0]}' is used as a target or a model and cannot also be an attribute."
+            )
+    if not attrs:
+        raise DivergenceInputError("There is no attribute column to slice by.")
+    disc = discretize(df, attrs, bins=bins, quantile_bins=quantile_bins, binning=binning)
+    notes += list(disc.notes)
+    # one mining pass with both models' tallies, as scan() mines (budget, distinct sets of rows)
+    mined = scan_compressed(disc.codes, weights, bins=disc.bins, metrics=(), n_rows=len(df), min_support=s,
+                            max_length=max_length, notes=notes, exhaustive=exhaustive, max_slices=max_slices,
+                            time_limit=time_limit, progress=progress)
+    tallies = mined.tallies
+    notes = list(mined.notes)
+    # ---- statistics
+    columns: dict = {"support": tallies[:, 0] / float(len(df)), "count": np.rint(tallies[:, 0]).astype(np.int64)}
+    details: dict = {}
+    infos: list[CompareMetric] = []
+    pvals: list[np.ndarray] = []
+    min_size: dict = {}
+    for m in names:
+        info = CompareMetric(name=m, description=_DESCRIPTIONS.get(m, m), binary=m != "brier" and not regression,
+                             worse_when=WORSE_WHEN[m])
+        infos.append(info)
+        stats = per_metric[m](tallies)
+        n, value, ref_value, change = stats["n"], stats["value"], stats["reference"], stats["change"]
+        if info.binary:
+            p = mcnemar_p(stats["n10"], stats["n01"])
+            low, high = paired_proportion_interval(stats["n10"], stats["n01"], n, confidence)
+            details[f"{m}_n10"], details[f"{m}_n01"] = stats["n10"].astype(np.int64), stats["n01"].astype(np.int64)
+        else:
+            var = stats["var"]
+            p_t, lo_t, hi_t = paired_t(n, change, var, confidence)
+            pool = PooledNull(diffs[m])
+            p_pool = pool.p_value(n, change)
+            lo_p, hi_p = pool.interval(n, change, confidence)
+            p = np.where(np.isnan(p_t) | np.isnan(p_pool), np.nan, np.fmax(p_t, p_pool))
+            low, high = np.fmin(lo_t, lo_p), np.fmax(hi_t, hi_p)
+            low = np.where(np.isnan(p), np.nan, low)
+            high = np.where(np.isnan(p), np.nan, high)
+            details[f"{m}_p_t"], details[f"{m}_p_pooled"] = p_t, p_pool
+        undefined = ~(n > 0)
+        p = np.where(undefined, np.nan, p)
+        details[f"{m}_count"] = np.rint(n).astype(np.int64)
+        columns[m] = value
+        columns[f"{m}_reference"] = ref_value
+        columns[f"{m}_change"] = change
+        columns[f"{m}_change_ci_low"] = low
+        columns[f"{m}_change_ci_high"] = high
+        columns[f"{m}_change_p"] = p
+        pvals.append(p)
+        min_size[m] = _min_size(info, diffs[m], stats["reference_sd"], _delta_for(delta, m), confidence)
+    # ---- one family: every itemset (the whole dataset included) x every metric
+    allp = np.concatenate(pvals) if pvals else np.zeros(0)
+    allq = adjust_p(allp, correction)
+    alpha = 1.0 - float(confidence)
+    n_items = tallies.shape[0]
+    for k, info in enumerate(infos):
+        m = info.name
+        q = allq[k * n_items:(k + 1) * n_items]
+        columns[f"{m}_change_q"] = q
+        n = details[f"{m}_count"]
+        meets = n >= min_size[m]["n_min"]
+        columns[f"{m}_meets_min_size"] = meets
+        columns[f"{m}_verdict"] = _verdicts(info, columns[f"{m}_change"], columns[f"{m}_change_ci_low"],
+                                            columns[f"{m}_change_ci_high"], q, meets, alpha,
+                                            min_size[m]["delta"])
+    order = compare_columns(names)[2:]
+    columns = {c: columns[c] for c in order}
+    params = dict(target=target, prediction=prediction, reference=reference, score=score, threshold=threshold,
+                  reference_score=reference_score, reference_threshold=reference_threshold, positive=positive,
+                  metrics=names, regression=regression, attributes=list(attrs),
+                  bins={k: (v if isinstance(v, (int, str)) else list(v)) for k, v in (bins or {}).items()},
+                  quantile_bins=quantile_bins, binning=binning, min_support=s, max_length=max_length,
+                  exhaustive=bool(exhaustive))
+    table = dataclasses.replace(
+        mined, columns=columns, notes=tuple(notes), row_codes=disc.codes, params=params,
+        metrics=tuple(MetricInfo(name=i.name, description=i.description, binary=i.binary) for i in infos),
+    )
+    assessment = {
+        "confidence": float(confidence), "correction": correction,
+        "n_tested": int(np.isfinite(allp).sum()), "family": "itemsets x metrics",
+        "min_size": min_size, "rows_compared": int(usable.sum()), "rows_left_out": left_out,
+        "test": {m: ("McNemar's exact test" if i.binary else
+                     "max of the paired t-test and the pooled saddlepoint test") for m, i in zip(names, infos)},
+        "interval": {m: ("Tango's score interval" if i.binary else
+                         "union of the paired t and pooled saddlepoint intervals") for m, i in zip(names, infos)},
+        "model": model_col, "reference": ref_col,
+    }
+    return Comparison(table=table, metrics=tuple(infos), assessment=assessment, details=details,
+                      notes=tuple(notes), params=params)
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    names: list
+    weights: np.ndarray
+    per_metric: dict
+    diffs: dict
+    usable: np.ndarray
+    left_out: int
+    notes: tuple
+    model_col: str
+    ref_col: str
+    threshold: float
+
+
+def _models(df: pd.DataFrame, *, target, prediction, reference, score, threshold, reference_score,
+            reference_threshold, positive, metrics, regression) -> _Prepared:
+    """Both models' per-row outcomes and the tally columns, every input checked."""
+    if target is None:
+        raise DivergenceInputError("A comparison needs a target column (the true label or value).")
+    _column(df, target, "target")
+    if (prediction is None) == (score is None):
+        raise DivergenceInputError("Give the model as a prediction column or as a score column (one of them).")
+    if (reference is None) == (reference_score is None):
+        raise DivergenceInputError(
+            "Give the reference model as a reference column or as a reference score column (one of them)."
+        )
+    if regression and (score is not None or reference_score is not None):
+        raise DivergenceInputError("A regression comparison takes predicted values (prediction and reference), not scores.")
+    names = _check_metrics(metrics, regression, score is not None and reference_score is not None)
+    model_col = prediction if prediction is not None else score
+    ref_col = reference if reference is not None else reference_score
+    threshold = _check_threshold(threshold, "threshold")
+    ref_threshold = threshold if reference_threshold is None else _check_threshold(reference_threshold,
+                                                                                   "reference_threshold")
+    if model_col == ref_col and (prediction is not None or threshold == ref_threshold):
+        raise DivergenceInputError(
+            f"The reference is the model itself (column '{ref_col}'{'' if prediction else ' at the same threshold'}): "
+            "there is nothing to compare."
+        )
+    notes: list[str] = []
+    # ---- per-row values of both models
+    if regression:
+        y = _numeric(df[target], target, "target")
+        pa = _numeric(_column(df, prediction, "prediction"), prediction, "prediction")
+        pb = _numeric(_column(df, reference, "reference"), reference, "reference")
+        usable = ~(np.isnan(y) | np.isnan(pa) | np.isnan(pb))
+    else:
+        if positive is None:
+            raise DivergenceInputError(f"Name the positive label of target column '{target}'.")
+        y = _positive_mask(df[target], positive, target, "target")
+        sa = sb = None
+        if prediction is not None:
+            pa = _labels(df, prediction, "prediction", target, positive)
+        else:
+            sa = _scores(df, score, "score", names)
+            pa = np.where(np.isnan(sa), np.nan, (sa >= threshold).astype(float))
+        if reference is not None:
+            pb = _labels(df, reference, "reference", target, positive)
+        else:
+            sb = _scores(df, reference_score, "reference score", names)
+            pb = np.where(np.isnan(sb), np.nan, (sb >= ref_threshold).astype(float))
+        usable = ~(np.isnan(y) | np.isnan(pa) | np.isnan(pb))
+    if not usable.any():
+        raise DivergenceInputError(
+            f"No row has the target '{target}' and both models' predictions ('{model_col}', '{ref_col}')."
+        )
+    left_out = int((~usable).sum())
+    if left_out:
+        notes.append(f"{left_out:,} of {len(df):,} rows left out of every comparison: the target or a "
+                     "model's prediction is missing there (both models are compared on the same rows).")
+    # ---- per-row tally columns
+    if regression:
+        weights, per_metric, diffs = _regression_weights(names, y, pa, pb, usable)
+    else:
+        weights, per_metric, diffs = _classification_weights(names, y, pa, pb, sa, sb, usable)
+    if all(np.all(d == 0) for d in diffs.values()):
+        raise DivergenceInputError(
+            f"Reference column '{ref_col}' gives the same {', '.join(names)} as "
+            f"{'prediction' if prediction else 'score'} column '{model_col}' on every row: there is nothing to compare."
+        )
+    return _Prepared(names=names, weights=weights, per_metric=per_metric, diffs=diffs, usable=usable,
+                     left_out=left_out, notes=tuple(notes), model_col=model_col, ref_col=ref_col,
+                     threshold=threshold)
+
+
+def check_models(data: pd.DataFrame, *, target: str, prediction: str | None = None, reference: str | None = None,
+                 score: str | None = None, threshold: float = 0.5, reference_score: str | None = None,
+                 reference_threshold: float | None = None, positive: object = None,
+                 metrics: Sequence[str] | str | None = None, regression: bool = False, **_slicing) -> dict:
+    """Check a comparison's models without mining (a form can call it on every change): the
+    errors :func:`compare` would raise about the columns, else what would be compared."""
+    from .scan import _check_frame
+
+    p = _models(_check_frame(data), target=target, prediction=prediction, reference=reference, score=score,
+                threshold=threshold, reference_score=reference_score, reference_threshold=reference_threshold,
+                positive=positive, metrics=metrics, regression=regression)
+    return {"metrics": list(p.names), "rows_compared": int(p.usable.sum()), "rows_left_out": p.left_out,
+            "model": p.model_col, "reference": p.ref_col,
+            "counts": {m: int(p.per_metric[m](p.weights.sum(axis=0)[None, :])["n"][0]) for m in p.names}}
+
+
+def _delta_for(delta, name: str):
+    if isinstance(delta, Mapping):
+        return delta.get(name)
+    return delta
+
+
+def _classification_weights(names, y, pa, pb, sa, sb, usable):
+    """Tally columns: the row count, the eight cells (true class, model, reference) on the
+    compared rows, and for Brier the defined count and sums of both scores' squared errors
+    and of their difference (shifted by its mean) and its square."""
+    n = y.size
+    yb = np.nan_to_num(y).astype(bool)
+    ab = np.nan_to_num(pa).astype(bool)
+    bb = np.nan_to_num(pb).astype(bool)
+    cell = np.where(usable, 4 * yb + 2 * ab + bb, -1)
+    cols = [np.ones(n)] + [(cell == k).astype(np.float64) for k in range(8)]
+    cy = np.array([k >> 2 & 1 for k in range(8)], dtype=bool)
+    ca = np.array([k >> 1 & 1 for k in range(8)], dtype=bool)
+    cb = np.array([k & 1 for k in range(8)], dtype=bool)
+    per_metric, diffs = {}, {}
+    for m in names:
+        if m == "brier":
+            a = np.where(usable, (np.nan_to_num(sa) - yb) ** 2, np.nan)
+            b = np.where(usable, (np.nan_to_num(sb) - yb) ** 2, np.nan)
+            start = len(cols)
+            more, per_metric[m], diffs[m] = _real_columns(a, b, usable, start)
+            cols += more
+            continue
+        _, defined_fn, one_fn = _CLASSIFICATION[m]
+        defined = defined_fn(cy, ca)  # depends on the true class only: the same rows for both models
+        out_a = one_fn(cy, ca).astype(bool) & defined
+        out_b = one_fn(cy, cb).astype(bool) & defined
+        d10 = out_a & ~out_b
+        d01 = ~out_a & out_b
+
+        def stats(t, defined=defined, out_a=out_a, out_b=out_b, d10=d10, d01=d01):
+            c = t[:, 1:9]
+            nn = c[:, defined].sum(axis=1)
+            ones_a, ones_b = c[:, out_a].sum(axis=1), c[:, out_b].sum(axis=1)
+            n10, n01 = c[:, d10].sum(axis=1), c[:, d01].sum(axis=1)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                safe = np.where(nn > 0, nn, 1.0)
+                value = np.where(nn > 0, ones_a / safe, np.nan)
+                ref = np.where(nn > 0, ones_b / safe, np.nan)
+                change = np.where(nn > 0, (n10 - n01) / safe, np.nan)
+            p0 = ref[0]
+            return {"n": nn, "value": value, "reference": ref, "change": change, "n10": n10, "n01": n01,
+                    "reference_sd": math.sqrt(max(p0 * (1 - p0), 0.0)) if np.isfinite(p0) else 0.0}
+
+        per_metric[m] = stats
+        row_defined = usable & defined_fn(yb, ab)
+        oa = one_fn(yb, ab).astype(float)
+        ob = one_fn(yb, bb).astype(float)
+        diffs[m] = (oa - ob)[row_defined]
+    return np.column_stack(cols), per_metric, diffs
+
+
+def _regression_weights(names, y, pa, pb, usable):
+    cols = [np.ones(y.size)]
+    per_metric, diffs = {}, {}
+    for m in names:
+        err_a, err_b = pa - y, pb - y
+        if m == "abs_error":
+            a, b = np.abs(err_a), np.abs(err_b)
+        else:
+            a, b = err_a ** 2, err_b ** 2
+        more, per_metric[m], diffs[m] = _real_columns(np.where(usable, a, np.nan), np.where(usable, b, np.nan),
+                                                      usable, len(cols))
+        cols += more
+    return np.column_stack(cols), per_metric, diffs
+
+
+def _real_columns(a, b, usable, start):
+    """Tally columns of a real outcome of both models: defined count, shifted sums of each
+    model's outcome, shifted sum of the difference and of its square (shifts: whole-dataset
+    means, for numerical care)."""
+    d = a - b
+    sa, sb, sd = (float(np.mean(x[usable])) for x in (a, b, d))
+    ac = np.where(usable, a - sa, 0.0)
+    bc = np.where(usable, b - sb, 0.0)
+    dc = np.where(usable, d - sd, 0.0)
+    cols = [usable.astype(np.float64), ac, bc, dc, dc * dc]
+    ref_sd = float(np.std(b[usable]))
+
+    def stats(t):
+        nn = t[:, start]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            safe = np.where(nn > 0, nn, 1.0)
+            value = np.where(nn > 0, sa + t[:, start + 1] / safe, np.nan)
+            ref = np.where(nn > 0, sb + t[:, start + 2] / safe, np.nan)
+            md = t[:, start + 3] / safe
+            change = np.where(nn > 0, sd + md, np.nan)
+            ss = np.maximum(t[:, start + 4] - t[:, start + 3] * md, 0.0)
+            var = np.where(nn > 1, ss / np.where(nn > 1, nn - 1.0, 1.0), np.nan)
+        return {"n": nn, "value": value, "reference": ref, "change": change, "var": var, "reference_sd": ref_sd}
+
+    return cols, stats, d[usable]
+
+
+def _min_size(info: CompareMetric, diffs: np.ndarray, reference_sd: float, delta, confidence: float) -> dict:
+    """n_min from δ on the change, the confidence and the per-row difference's spread σ_d."""
+    sigma = float(np.std(diffs)) if diffs.size else 0.0
+    if delta is None:
+        if info.binary:
+            delta, source = DEFAULT_DELTA_RATE, "default: 5 points of rate"
+        else:
+            scale = reference_sd if reference_sd > 0 else sigma
+            delta = DEFAULT_DELTA_SD * scale
+            source = (f"default: {DEFAULT_DELTA_SD:g} standard deviations of the reference's {info.name}"
+                      if reference_sd > 0 else f"default: {DEFAULT_DELTA_SD:g} σ_d")
+            if not delta > 0:  # neither model's outcome varies: any change is resolved by one row
+                delta = 1.0
+    else:
+        source = "chosen"
+    try:
+        delta = float(delta)
+    except (TypeError, ValueError):
+        raise DivergenceInputError(f"delta for '{info.name}' must be a positive number; got {delta!r}.") from None
+    if not (delta > 0 and math.isfinite(delta)):
+        raise DivergenceInputError(f"delta for '{info.name}' must be a positive number; got {delta!r}.")
+    z = z_value(confidence)
+    n_min = max(1, int(math.ceil((z * sigma / delta) ** 2 - 1e-9))) if sigma > 0 else 1
+    spread = ("σ_d = √(p₁₀ + p₀₁ − Δ²)" if info.binary else "σ_d") + \
+        f" = {sigma:.4g}, the spread of the per-row difference (model − reference) over the whole dataset"
+    text = (f"To resolve a change of δ = {delta:.4g} ({source}) at {confidence:.0%} confidence (z = {z:.3f}), "
+            f"with {spread}, a slice needs n_min = ⌈(z·σ_d/δ)²⌉ = {n_min:,} rows where {info.name} is "
+            "defined; smaller slices are kept but marked too small.")
+    return {"delta": delta, "confidence": float(confidence), "z": z, "sigma": sigma, "n_min": n_min,
+            "text": text}
+
+
+def _verdicts(info: CompareMetric, change, low, high, q, meets, alpha: float, delta: float) -> np.ndarray:
+    verdict = np.full(change.shape[0], "noise", dtype=object)
+    with np.errstate(invalid="ignore"):
+        significant = np.isfinite(q) & (q <= alpha) & ((low > 0) | (high < 0))
+        up = significant & (change > 0)
+        down = significant & (change < 0)
+        within = np.isfinite(low) & (low >= -delta) & (high <= delta)
+    worse, better = (up, down) if info.worse_when == "up" else (down, up)
+    verdict[within & ~significant] = "no change"
+    verdict[worse] = "worse"
+    verdict[better] = "better"
+    verdict[~meets] = "too small"
+    return verdict

@@ -1,0 +1,224 @@
+"""What a person sees of a model comparison: the headline, the slices sorted worst first, the
+table and the interval figure of the change against zero, the Shapley chart of a slice's change.
+
+Pure functions (no Streamlit): the dashboard and the HTML report draw the same pictures. No
+statistic is computed here; everything is read from a :class:`~divergence.compare.Comparison`.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from .compare import COMPARE_VERDICTS, Comparison
+from .errors import DivergenceInputError
+from .views import format_count, format_divergence, format_interval, format_p, format_value, metric_label
+
+__all__ = ["COMPARE_VERDICT_COLORS", "compare_headline", "compare_view", "compare_display_frame",
+           "compare_table_figure", "change_interval_figure", "change_contribution_figure"]
+
+#: Colours of the comparison's verdicts, readable on light and dark backgrounds.
+COMPARE_VERDICT_COLORS = {"worse": "#e03131", "better": "#2f9e44", "no change": "#1c7ed6", "noise": "#868e96",
+                          "too small": "#adb5bd"}
+
+
+def _bad(x: object) -> bool:
+    try:
+        return x is None or not np.isfinite(float(x))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return True
+
+
+def _rgba(hex_color: str, alpha: float) -> str:
+    h = hex_color.lstrip("#")
+    r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def _wrap(itemset: str, width: int = 60) -> str:
+    """An itemset label broken after a comma when longer than ``width`` characters."""
+    if len(itemset) <= width:
+        return itemset
+    parts, line, out = itemset.split(", "), "", []
+    for p in parts:
+        if line and len(line) + len(p) + 2 > width:
+            out.append(line + ",")
+            line = p
+        else:
+            line = f"{line}, {p}" if line else p
+    out.append(line)
+    return "<br>".join(out)
+
+
+def compare_headline(c: Comparison, metric: str | None = None) -> dict:
+    """The whole dataset's numbers for one metric and the count of slices per verdict."""
+    m = c.metric(metric)
+    whole = c.frame.iloc[0]
+    name = m.name
+    counts = c.frame[f"{name}_verdict"].iloc[1:].value_counts()
+    return {
+        "metric": name, "label": metric_label(name), "description": m.description, "binary": m.binary,
+        "worse_when": m.worse_when, "model": float(whole[name]), "reference": float(whole[f"{name}_reference"]),
+        "change": float(whole[f"{name}_change"]), "change_low": float(whole[f"{name}_change_ci_low"]),
+        "change_high": float(whole[f"{name}_change_ci_high"]), "q": float(whole[f"{name}_change_q"]),
+        "verdict": str(whole[f"{name}_verdict"]), "rows": int(c.details[f"{name}_count"][0]),
+        "verdicts": {v: int(counts.get(v, 0)) for v in COMPARE_VERDICTS},
+        "n_slices": len(c) - 1, "n_tested": c.n_tested, "min_size": c.assessment["min_size"][name],
+        "model_name": c.assessment.get("model"), "reference_name": c.assessment.get("reference"),
+    }
+
+
+def compare_view(c: Comparison, metric: str | None = None, *, verdicts: Sequence[str] | None = None,
+                 top_n: int | None = 25, min_length: int = 1) -> pd.DataFrame:
+    """The slices sorted worst first (the largest change in the metric's bad direction; ties to
+    the larger support), optionally only some verdicts, at most ``top_n`` rows."""
+    m = c.metric(metric).name
+    return c.top(len(c) if top_n is None else int(top_n), metric=m, verdict=verdicts, min_length=min_length)
+
+
+def compare_display_frame(c: Comparison, rows: pd.DataFrame, metric: str | None = None) -> pd.DataFrame:
+    """``rows`` formatted for people: rates as percentages, the change in points."""
+    info = c.metric(metric)
+    m, b = info.name, info.binary
+    label = metric_label(m)
+    counts = c.details[f"{m}_count"][rows.index.to_numpy()]
+    return pd.DataFrame({
+        "Slice": [s or "(whole dataset)" for s in rows["itemset"]],
+        "Rows": [format_count(x) for x in rows["count"]],
+        f"{label} rows": [format_count(x) for x in counts],
+        f"Model {label}": [format_value(x, b) for x in rows[m]],
+        f"Reference {label}": [format_value(x, b) for x in rows[f"{m}_reference"]],
+        "Change": [format_divergence(x, b) for x in rows[f"{m}_change"]],
+        "Change interval": [_signed_interval(lo, hi, b) for lo, hi in zip(rows[f"{m}_change_ci_low"],
+                                                                        rows[f"{m}_change_ci_high"])],
+        "q": [format_p(x) for x in rows[f"{m}_change_q"]],
+        "Min size": ["yes" if x else "no" for x in rows[f"{m}_meets_min_size"]],
+        "Verdict": rows[f"{m}_verdict"].astype(str).tolist(),
+    }, index=rows.index)
+
+
+def _signed_interval(low: object, high: object, binary: bool) -> str:
+    if _bad(low) or _bad(high):
+        return format_interval(low, high, binary)
+    return f"[{format_divergence(low, binary)}, {format_divergence(high, binary)}]"
+
+
+def compare_table_figure(display: pd.DataFrame, *, height: int | None = None) -> go.Figure:
+    """The comparison table (from :func:`compare_display_frame`) as a Plotly table, the verdict
+    cell coloured by verdict."""
+    cols = list(display.columns)
+    widths = []
+    for col in cols:
+        cells = display[col].astype(str).str.len()
+        usual = float(cells.quantile(0.9)) if len(cells) else 0.0
+        widths.append(max(max(len(w) for w in col.split()) + 1, usual, 4) * (0.9 if col == "Slice" else 1.0))
+    align = ["left" if col in ("Slice", "Verdict") else "right" for col in cols]
+    n = len(display)
+    fills = []
+    for col in cols:
+        if col == "Verdict":
+            fills.append([_rgba(COMPARE_VERDICT_COLORS.get(v, "#868e96"), 0.28) for v in display[col]])
+        else:
+            fills.append(["rgba(134,142,150,0.08)" if i % 2 else "rgba(0,0,0,0)" for i in range(n)])
+    fig = go.Figure(go.Table(
+        columnwidth=widths,
+        header=dict(values=[f"<b>{col}</b>" for col in cols], align=align, fill_color="rgba(59,91,219,0.18)",
+                    line_color="rgba(134,142,150,0.35)", height=30),
+        cells=dict(values=[display[col].tolist() for col in cols], align=align, fill_color=fills,
+                   line_color="rgba(134,142,150,0.25)", height=26),
+    ))
+    fig.update_layout(margin=dict(l=0, r=0, t=4, b=0), height=height or min(80 + 27 * max(n, 1), 760))
+    return fig
+
+
+def change_interval_figure(c: Comparison, rows: pd.DataFrame, metric: str | None = None, *,
+                           level_label: str | None = None) -> go.Figure:
+    """Each slice's change (model − reference) with its interval, against zero.
+
+    One line per slice (top to bottom in the order of ``rows``), coloured by verdict; slices
+    below the minimum size as open dots. Zero is a solid line, the band ±δ (no change worth
+    acting on) is shaded, the whole dataset's change is a dashed line. Rates in points.
+    """
+    info = c.metric(metric)
+    m, binary = info.name, info.binary
+    if not len(rows):
+        raise DivergenceInputError("No slice to draw.")
+    scale = 100.0 if binary else 1.0
+    delta = float(c.assessment["min_size"][m]["delta"]) * scale
+    overall = float(c.frame[f"{m}_change"].iloc[0]) * scale
+    labels = [_wrap(s or "(whole dataset)") for s in rows["itemset"]]
+    verdicts = rows[f"{m}_verdict"].astype(str)
+    meets = rows[f"{m}_meets_min_size"].astype(bool)
+    counts = c.details[f"{m}_count"][rows.index.to_numpy()]
+    fig = go.Figure()
+    fig.add_vrect(x0=-delta, x1=delta, fillcolor="rgba(28,126,214,0.10)", line_width=0, layer="below")
+    fig.add_vline(x=0.0, line_color="#495057", line_width=1.5)
+    fig.add_vline(x=overall, line_color="#868e96", line_dash="dash", line_width=1.5)
+    shown = set()
+    unit = " pp" if binary else ""
+    for verdict in dict.fromkeys(verdicts):
+        for indicative in (False, True):
+            sel = (verdicts == verdict).to_numpy() & (~meets.to_numpy() if indicative else meets.to_numpy())
+            if not sel.any():
+                continue
+            r = rows[sel]
+            value = r[f"{m}_change"].to_numpy(dtype=float) * scale
+            lo = r[f"{m}_change_ci_low"].to_numpy(dtype=float) * scale
+            hi = r[f"{m}_change_ci_high"].to_numpy(dtype=float) * scale
+            color = COMPARE_VERDICT_COLORS.get(verdict, "#868e96")
+            name = verdict + (" (below the minimum size)" if indicative else "")
+            text = [f"{s or '(whole dataset)'}<br>model {format_value(a, binary)}, reference {format_value(b, binary)}"
+                    f"<br>change {format_divergence(v / scale, binary)} {_signed_interval(x / scale, y / scale, binary)}"
+                    f"<br>{format_count(k)} rows · {verdict}"
+                    for s, a, b, v, x, y, k in zip(r["itemset"], r[m], r[f"{m}_reference"], value, lo, hi, counts[sel])]
+            fig.add_trace(go.Scatter(
+                x=value, y=np.array(labels, dtype=object)[sel], mode="markers", name=name,
+                marker=dict(color=color, size=9, symbol="circle-open" if indicative else "circle",
+                            line=dict(width=2, color=color)),
+                error_x=dict(type="data", symmetric=False, array=hi - value, arrayminus=value - lo,
+                             color=color, thickness=2, width=4),
+                customdata=r.index.to_numpy(), hovertext=text, hoverinfo="text", showlegend=name not in shown,
+            ))
+            shown.add(name)
+    ends = [0.0, overall, -delta, delta] + list(rows[f"{m}_change_ci_low"] * scale) \
+        + list(rows[f"{m}_change_ci_high"] * scale)
+    ends = [e for e in ends if not _bad(e)]
+    pad = 0.04 * ((max(ends) - min(ends)) or 1.0)
+    fig.update_xaxes(range=[min(ends) - pad, max(ends) + pad], zeroline=False)
+    level = level_label or f"{c.assessment['confidence']:.0%} intervals"
+    worse = "right" if info.worse_when == "up" else "left"
+    fig.update_layout(
+        xaxis_title=(f"change in {metric_label(m)} (model − reference){unit}, {level}; worse to the {worse}. "
+                     f"Band: ±δ = {format_divergence(delta / scale, binary).lstrip('+')}; dashed: whole dataset "
+                     f"{format_divergence(overall / scale, binary)}"),
+        yaxis=dict(autorange="reversed", categoryorder="array", categoryarray=labels, automargin=True),
+        height=max(260, 60 + 30 * len(rows)), margin=dict(l=10, r=10, t=30, b=60),
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0),
+    )
+    return fig
+
+
+def change_contribution_figure(contributions: pd.DataFrame, *, binary: bool = False) -> go.Figure:
+    """The Shapley contributions of a slice's items to its change beyond the whole dataset's
+    (from :meth:`Comparison.contributions`), as bars, largest on top."""
+    from .figures import contribution_figure
+
+    a = contributions.attrs
+    m = a.get("metric", "metric")
+    change, overall = a.get("change", float("nan")), a.get("overall_change", float("nan"))
+    title = (f"{a.get('itemset', '')}<br><sup>change in {metric_label(m)}: "
+             f"{format_divergence(change, binary)} here, {format_divergence(overall, binary)} over the whole dataset "
+             f"(items sum to the difference, {format_divergence(change - overall, binary)})</sup>")
+    shown = contributions.copy()
+    if binary:  # rates in percentage points, as everywhere else
+        for col in ("contribution", "contribution_low", "contribution_high"):
+            if col in shown:
+                shown[col] = 100.0 * shown[col]
+    shown.attrs = dict(a, metric="the change")  # the legend: "raises the change", "lowers the change"
+    fig = contribution_figure(shown, title=title)
+    fig.update_traces(hovertemplate="%{y}: %{x:+.4g}" + (" pp" if binary else "") + "<extra></extra>")
+    fig.update_xaxes(title_text=f"contribution to the change in {metric_label(m)} beyond the whole dataset's"
+                                + (" (pp)" if binary else ""))
+    return fig

@@ -1,0 +1,201 @@
+"""Step 7: the model against a reference model, slice by slice: where is it worse?"""
+from __future__ import annotations
+
+import streamlit as st
+
+import ui_support as ui
+from divergence import COMPARE_VERDICTS, DivergenceInputError
+from divergence.compare_views import (change_contribution_figure, change_interval_figure, compare_display_frame,
+                                      compare_headline, compare_table_figure, compare_view)
+from divergence.plan import dump_plan
+from divergence.views import format_count, format_divergence, format_p, format_percent, format_value, table_csv
+from ui_support import KC
+
+ui.page_setup()
+
+st.title("Compare models")
+st.caption("Before shipping a model: is it worse anywhere than the one it replaces? Both models are scored on the "
+           "same rows, so every slice's change is a paired comparison.")
+
+if not ui.comparing():
+    st.info("No reference model is chosen. On the Data page, under **Compare models**, turn the comparison on and "
+            "choose the reference model's column (the built-in dataset comes with the previous version of its "
+            "models).")
+    st.page_link("pages/data.py", label="Choose the reference model", icon=":material/arrow_back:")
+    st.stop()
+
+if ui.comparison_result() is None and ui.state(KC.RUN_ERROR) is None:
+    ui.run_comparison()
+err = ui.state(KC.RUN_ERROR)
+if err:
+    st.error(err)
+res = ui.comparison_result()
+if res is not None and ui.comparison_is_stale():
+    c1, c2 = st.columns([4, 1])
+    c1.info("The settings changed since this comparison was computed.")
+    if c2.button("Compare again", type="primary", key="compare-again"):
+        ui.run_comparison()
+        st.rerun()
+if res is None:
+    st.stop()
+c = res["comparison"]
+rid = res["id"]
+a = c.assessment
+st.caption(f"{ui.data_caption()} Model `{a['model']}` against reference `{a['reference']}` on "
+           f"{format_count(a['rows_compared'])} rows; {format_count(len(c) - 1)} slices with support ≥ "
+           f"{c.table.min_support:g}; {format_count(c.n_tested)} paired tests in one family (every slice × every "
+           f"metric), {ui.CORRECTIONS.get(a['correction'], a['correction'])}; computed in {res['seconds']:.2f} s.")
+for note in c.notes:
+    st.caption(note)
+
+metrics = c.metric_names
+if len(metrics) > 1:
+    ui.bound(st.radio, "Metric", KC.METRIC, options=metrics, horizontal=True, format_func=ui.metric_name,
+             after=lambda: st.session_state.update({KC.SELECTED: None}))
+metric = ui.state(KC.METRIC) if ui.state(KC.METRIC) in metrics else metrics[0]
+h = compare_headline(c, metric)
+b = h["binary"]
+
+# ---------------------------------------------------------------- headline
+cols = st.columns(6)
+cols[0].metric(f"Model {h['label']}", format_value(h["model"], b), help=f"{h['description']} of the model over "
+               f"every compared row ({format_count(h['rows'])} where it is defined)")
+cols[0].caption(f"reference {format_value(h['reference'], b)}")
+cols[1].metric("Change, whole dataset", format_divergence(h["change"], b),
+               help=f"model − reference; {h['worse_when']} is worse for {h['label']}")
+cols[1].caption(f"[{format_divergence(h['change_low'], b)}, {format_divergence(h['change_high'], b)}]: "
+                f"**{h['verdict']}**")
+for col, verdict, text in zip(cols[2:], ("worse", "better", "no change", "too small"),
+                              ("significantly worse than the reference", "significantly better",
+                               "interval within ±δ", f"below n_min = {format_count(h['min_size']['n_min'])} rows")):
+    col.metric(f"Slices {verdict}", format_count(h["verdicts"][verdict]), help=text)
+    col.caption(text)
+with st.expander("How the verdicts and the minimum size are decided"):
+    st.markdown(
+        f"**Test.** {a['test'][metric]}; **interval**: {a['interval'][metric]}. **worse / better**: significant "
+        f"after correction (q ≤ {1 - a['confidence']:.2g}) and the {a['confidence']:.0%} interval of the change "
+        "excludes 0, in the metric's bad or good direction; **no change**: the interval lies within ±δ; "
+        "**too small**: below the minimum size; **noise**: neither.")
+    st.markdown(f"**Minimum size.** {h['min_size']['text']}")
+
+# ---------------------------------------------------------------- the worst slice
+worst = compare_view(c, metric, verdicts=["worse"], top_n=1)
+if len(worst):
+    r = worst.iloc[0]
+    st.error(f"**Worse than the reference:** `{r['itemset']}`: {h['label']} {format_value(r[metric], b)} against "
+             f"{format_value(r[metric + '_reference'], b)} for the reference on the same "
+             f"{format_count(c.details[metric + '_count'][worst.index[0]])} rows "
+             f"({format_divergence(r[metric + '_change'], b)}, q = {format_p(r[metric + '_change_q'])}); "
+             f"{format_count(h['verdicts']['worse'])} slices are worse.", icon=":material/warning:")
+elif h["verdict"] == "worse":
+    st.error(f"**The model is worse than the reference over the whole dataset** "
+             f"({format_divergence(h['change'], b)}), though no single slice is.", icon=":material/warning:")
+else:
+    st.success(f"No slice is significantly worse than the reference in {h['label']} "
+               f"({format_count(h['verdicts']['too small'])} slices are too small to tell).", icon=":material/check:")
+
+# ---------------------------------------------------------------- table
+present = [v for v in COMPARE_VERDICTS if h["verdicts"][v] or v == "worse"]
+if ui.state(KC.VERDICTS) and not set(ui.state(KC.VERDICTS)) <= set(present):
+    ui.set_settings(**{KC.VERDICTS: [v for v in ui.state(KC.VERDICTS) if v in present]})
+f1, f2, _ = st.columns([3, 1.2, 3])
+with f1:
+    ui.bound(st.multiselect, "Verdicts", KC.VERDICTS, options=present, placeholder="all verdicts")
+with f2:
+    ui.bound(st.selectbox, "Show", KC.TOP_N, options=[10, 25, 50, 100, 250, 500], format_func=lambda n: f"top {n}")
+chosen = ui.state(KC.VERDICTS) or None
+rows = compare_view(c, metric, verdicts=chosen, top_n=int(ui.state(KC.TOP_N)))
+matching = len(compare_view(c, metric, verdicts=chosen, top_n=None))
+st.caption(f"Showing {format_count(len(rows))} of {format_count(matching)} matching slices, worst first (the largest "
+           f"change in the bad direction: {'up' if h['worse_when'] == 'up' else 'down'} for {h['label']}).")
+if not len(rows):
+    st.warning("No slice matches these filters.")
+    st.stop()
+shown = compare_display_frame(c, rows, metric)
+st.plotly_chart(compare_table_figure(shown, height=min(90 + 27 * len(shown), 560)), key="compare_table",
+                config={"displayModeBar": False})
+
+# ---------------------------------------------------------------- intervals of the change
+st.subheader("The change against zero")
+drawn = rows.head(50)
+try:
+    fig = change_interval_figure(c, drawn, metric)
+except DivergenceInputError as exc:
+    st.info(str(exc))
+else:
+    st.caption(f"The top {format_count(len(drawn))} slices of the table: each change with its "
+               f"{a['confidence']:.0%} interval. An interval clear of 0 (and of the shaded ±δ band) is a change "
+               "worth acting on; open dots are below the minimum size. Click a slice to open it below.")
+    event = st.plotly_chart(ui.themed(fig), key="change_intervals", on_select="rerun", selection_mode="points",
+                            config={"displayModeBar": False})
+    points = (event or {}).get("selection", {}).get("points", []) if event else []
+    index = points[0].get("customdata") if points else None
+    if isinstance(index, list):
+        index = index[0]
+    clicked = None if index is None else str(c.table.itemsets[int(index)])
+    # a click opens its slice once: the chart keeps its selection, the slice box may change after it
+    if clicked != st.session_state.get("compare_clicked"):
+        st.session_state["compare_clicked"] = clicked
+        if clicked:
+            ui.set_settings(**{KC.SELECTED: clicked})
+
+# ---------------------------------------------------------------- one slice
+st.subheader("What drives a slice's change")
+itemsets = [s for s in rows["itemset"].tolist() if s]
+selected = ui.state(KC.SELECTED)
+if selected not in itemsets:
+    if selected:
+        itemsets = [selected] + itemsets
+    elif itemsets:  # the worst slice called worse, else the first row
+        worse = [s for s, v in zip(rows["itemset"], rows[f"{metric}_verdict"]) if s and v == "worse"]
+        ui.set_settings(**{KC.SELECTED: (worse or itemsets)[0]})
+if itemsets:
+    ui.bound(st.selectbox, "Open a slice (the worst slice called worse unless you choose)", KC.SELECTED,
+             options=itemsets)
+    selected = ui.state(KC.SELECTED)
+    try:
+        idx = c.lookup(selected)
+    except DivergenceInputError as exc:
+        st.error(str(exc))
+        st.stop()
+    row = c.frame.iloc[idx]
+    d = st.columns(5)
+    d[0].metric("Slice rows", format_count(row["count"]))
+    d[0].caption(f"support {format_percent(row['support'])}; {format_count(c.details[metric + '_count'][idx])} "
+                 f"where {h['label']} is defined")
+    d[1].metric(f"Model {h['label']} here", format_value(row[metric], b))
+    d[1].caption(f"reference {format_value(row[metric + '_reference'], b)}")
+    d[2].metric("Change here", format_divergence(row[metric + "_change"], b))
+    d[2].caption(f"[{format_divergence(row[metric + '_change_ci_low'], b)}, "
+                 f"{format_divergence(row[metric + '_change_ci_high'], b)}]")
+    d[3].metric("q", format_p(row[metric + "_change_q"]))
+    d[3].caption(f"p = {format_p(row[metric + '_change_p'])}; {format_count(c.n_tested)} tests")
+    d[4].metric("Verdict", row[metric + "_verdict"])
+    d[4].caption(("meets" if row[metric + "_meets_min_size"] else "below") +
+                 f" n_min = {format_count(h['min_size']['n_min'])}")
+    contrib = ui.change_contributions(rid, selected, metric, c)
+    st.plotly_chart(ui.themed(change_contribution_figure(contrib, binary=b)), key="change_contributions")
+    st.caption("Shapley contributions: how much each item moves the slice's change away from the whole dataset's "
+               "change; they sum to the difference. The largest bar is the item that drives the regression.")
+
+# ---------------------------------------------------------------- export
+st.subheader("Export")
+e1, e2 = st.columns(2)
+e1.download_button(f"The comparison ({format_count(len(c))} rows, CSV)", table_csv(c.frame), file_name="comparison.csv",
+                   mime="text/csv", icon=":material/table:")
+e1.caption("The columns of `python -m divergence compare`: the whole dataset first, every slice after it.")
+scan_res = ui.result()
+try:
+    plan_text = dump_plan(ui.current_plan(), stamp=True)
+except DivergenceInputError:
+    plan_text = None
+if scan_res is not None and plan_text is not None and not ui.is_stale():
+    label = ui.data_label()
+    e2.download_button("Pre-release report (HTML, works offline)",
+                       lambda: ui.comparison_report_html(rid, scan_res["id"], plan_text, label, c, scan_res["table"]),
+                       file_name="prerelease_report.html", mime="text/html", icon=":material/summarize:")
+    e2.caption("The slice report with this comparison first. Save the settings as a slice plan (Export page; it "
+               "carries the reference model) and `python -m divergence report PLAN DATA --fail-on-worse` re-runs "
+               "it every cycle as a standing check.")
+else:
+    e2.caption("The pre-release report needs the scan of the current settings: run it on the Outcome page.")

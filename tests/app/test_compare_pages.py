@@ -1,0 +1,139 @@
+"""AppTest of the comparison: the Data page's reference model, the Compare page's numbers
+against the engine, bad choices named beside the widget, the plan carrying the comparison."""
+from __future__ import annotations
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from apptest_readers import charts, metrics, table_cells
+from conftest import ROOT
+from divergence import compare
+from divergence.compare_views import compare_display_frame, compare_headline, compare_view
+from divergence.datasets import DEMO_ATTRIBUTES, DEMO_COMPARE_TRUTH, load_demo_models
+from divergence.plan import parse_plan
+from divergence.views import format_count, format_divergence, format_value
+
+APP = str(ROOT / "app.py")
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """The comparison the app runs by default (the Outcome page's FPR and FNR)."""
+    return compare(load_demo_models(), target="defaulted", prediction="predicted_default",
+                   reference="previous_default", positive="yes", metrics=["fpr", "fnr"],
+                   attributes=DEMO_ATTRIBUTES, min_support=0.02, confidence=0.95, correction="bh")
+
+
+@pytest.fixture
+def app():
+    st.cache_data.clear()
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def _go(at: AppTest, page: str) -> AppTest:
+    at.switch_page(f"pages/{page}.py")
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _turn_on(at: AppTest) -> AppTest:
+    at = _go(at, "data")
+    at.toggle(key="w:compare_on").set_value(True).run()
+    assert not at.exception
+    return at
+
+
+def test_compare_page_says_where_to_choose_the_reference(app):
+    at = _go(app, "compare")
+    assert any("No reference model is chosen" in i.value for i in at.info)
+    assert not at.get("plotly_chart")
+
+
+def test_the_built_in_comparison_against_the_engine(app, reference):
+    at = _turn_on(app)
+    assert at.selectbox(key="w:compare_reference").value == "previous_default"
+    assert "Compared on the Compare page: fpr, fnr" in " ".join(c.value for c in at.caption)
+    # the reference column is no attribute
+    assert "previous_default" not in at.multiselect(key="w:attributes_pick").options
+    at = _go(at, "compare")
+    h = compare_headline(reference, "fpr")
+    m = metrics(at)
+    assert m["Model FPR"] == format_value(h["model"], True)
+    assert m["Change, whole dataset"] == format_divergence(h["change"], True)
+    for verdict in ("worse", "better", "no change", "too small"):
+        assert m[f"Slices {verdict}"] == format_count(h["verdicts"][verdict])
+    assert h["verdicts"]["worse"] > 0
+    warning = at.error[0].value
+    assert f"`{DEMO_COMPARE_TRUTH['worse_fpr']}`" in warning  # the planted regression, named first
+    # the table: the slices worst first, as the engine formats them
+    cells = table_cells(at)
+    want = compare_display_frame(reference, compare_view(reference, "fpr", top_n=25), "fpr")
+    assert cells["Slice"] == want["Slice"].tolist()
+    assert cells["Change"] == want["Change"].tolist() and cells["Verdict"] == want["Verdict"].tolist()
+    # the change intervals against zero and the Shapley contributions of the opened slice
+    specs = charts(at)
+    def x_title(spec):
+        return spec["layout"].get("xaxis", {}).get("title", {}).get("text", "")
+
+    intervals = next(s for s in specs if "change in FPR" in x_title(s))
+    drawn = {y: x for tr in intervals["data"] for x, y in zip(tr["x"], tr["y"])}
+    row = reference.row(DEMO_COMPARE_TRUTH["worse_fpr"])
+    assert drawn[DEMO_COMPARE_TRUTH["worse_fpr"]] == pytest.approx(100 * row["fpr_change"])
+    assert at.selectbox(key="w:compare_selected").value == DEMO_COMPARE_TRUTH["worse_fpr"]
+    shapley = next(s for s in specs if "contribution to the change" in x_title(s))
+    bars = {y: x for tr in shapley["data"] for x, y in zip(tr["x"], tr["y"])}
+    assert sum(bars.values()) == pytest.approx(100 * (row["fpr_change"] - reference.frame["fpr_change"].iloc[0]))
+    # the other metric
+    at.radio(key="w:compare_metric").set_value("fnr").run()
+    assert metrics(at)["Model FNR"] == format_value(reference.frame["fnr"].iloc[0], True)
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert any(label.startswith("The comparison (1,338 rows") for label in labels)
+
+
+def test_a_bad_reference_is_named_and_settings_are_kept(app):
+    at = _turn_on(app)
+    at.selectbox(key="w:compare_reference").set_value("previous_score").run()
+    errors = [e.value for e in at.error]
+    assert any("Reference column 'previous_score' holds" in e and "not a value of target column 'defaulted'" in e
+               for e in errors), errors
+    assert at.selectbox(key="w:target").value == "defaulted"  # every other setting kept
+    at = _go(at, "compare")
+    assert any("Reference column 'previous_score' holds" in e.value for e in at.error)
+    assert not at.exception
+
+
+def test_regression_comparison(app):
+    at = _go(app, "data")
+    at.radio(key="w:task").set_value("regression").run()
+    at.selectbox(key="w:target").set_value("spend").run()
+    at.selectbox(key="w:prediction").set_value("predicted_spend").run()
+    at.toggle(key="w:compare_on").set_value(True).run()
+    assert at.selectbox(key="w:compare_reference").value == "previous_spend"
+    at = _go(at, "compare")
+    c = compare(load_demo_models(), target="spend", prediction="predicted_spend", reference="previous_spend",
+                regression=True, metrics=["abs_error"], attributes=DEMO_ATTRIBUTES, min_support=0.02)
+    h = compare_headline(c, "abs_error")
+    assert metrics(at)["Change, whole dataset"] == format_divergence(h["change"], False)
+    assert c.row(DEMO_COMPARE_TRUTH["worse_abs_error"])["abs_error_verdict"] == "worse"
+
+
+def test_the_plan_carries_the_comparison(app):
+    at = _turn_on(app)
+    at = _go(at, "export")
+    plan = parse_plan(at.code[0].value)
+    assert plan.compare == {"reference": "previous_default"}
+    # a later visit loads it back, comparison included
+    fresh = AppTest.from_file(APP, default_timeout=120)
+    fresh.run()
+    fresh = _go(fresh, "export")
+    fresh.file_uploader(key="w:plan_upload").set_value(("plan.yaml", at.code[0].value.encode(),
+                                                        "application/x-yaml")).run()
+    assert not fresh.exception
+    assert fresh.session_state["compare_on"] and fresh.session_state["compare_reference"] == "previous_default"
+    fresh = _go(fresh, "compare")
+    assert any(f"`{DEMO_COMPARE_TRUTH['worse_fpr']}`" in e.value for e in fresh.error)

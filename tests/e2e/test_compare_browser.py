@@ -1,0 +1,150 @@
+"""End to end in headless Chromium (Debian's /usr/bin/chromium driven by Playwright; never a
+browser download): turn on the comparison on the Data page, read the Compare page, open a
+slice, download the comparison and the pre-release report. Screenshots compare_*.png go to
+$DIVERGENCE_ARTIFACTS, or tests/e2e/artifacts (ignored by git).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+pytestmark = pytest.mark.e2e
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARTIFACTS = Path(os.environ.get("DIVERGENCE_ARTIFACTS") or Path(__file__).parent / "artifacts")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (make browser) to run the browser tests")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (Python) is not installed")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    """`streamlit run app.py` in its own process group, stopped at the end of the module."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = open(ARTIFACTS / "server_compare.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
+         "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none", "--theme.base", "light"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
+                    break
+            except OSError:
+                time.sleep(0.2)
+        else:
+            pytest.fail(f"the app did not start; see {ARTIFACTS / 'server_compare.log'}")
+        yield url
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=20)
+        log.close()
+
+
+def _settle(page) -> None:
+    page.wait_for_timeout(300)
+    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=90_000)
+    page.wait_for_timeout(200)
+
+
+def _goto(page, title: str) -> None:
+    page.get_by_role("link", name=title).first.click()
+    _settle(page)
+
+
+def _no_exception(page) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0, "a traceback is on screen"
+
+
+def test_compare_journey(browser, app_url):
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(app_url)
+    page.get_by_text("Top finding under this sort").wait_for(timeout=120_000)
+
+    # the Compare page before a reference is chosen says where to choose it
+    _goto(page, "7 · Compare models")
+    page.get_by_text("No reference model is chosen").wait_for(timeout=30_000)
+    _no_exception(page)
+
+    _goto(page, "1 · Data")
+    toggle = page.get_by_text("Compare the model with a reference model")
+    toggle.wait_for(timeout=30_000)
+    toggle.click()
+    _settle(page)
+    page.get_by_text("Compared on the Compare page").wait_for(timeout=30_000)
+    page.get_by_text("Compare models", exact=True).first.scroll_into_view_if_needed()
+    _no_exception(page)
+    page.screenshot(path=ARTIFACTS / "compare_1_data_page.png")
+
+    _goto(page, "7 · Compare models")
+    page.get_by_text("Worse than the reference:").wait_for(timeout=120_000)
+    page.get_by_text("region=South, education=Primary").first.wait_for()
+    page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot .main-svg').first.wait_for(timeout=60_000)
+    _no_exception(page)
+    page.screenshot(path=ARTIFACTS / "compare_2_headline_table.png")
+
+    chart = page.locator('[data-testid="stPlotlyChart"]').filter(has_text="change in FPR (model − reference)")
+    chart.locator(".main-svg").first.wait_for(timeout=60_000)
+    chart.scroll_into_view_if_needed()
+    page.wait_for_timeout(500)
+    page.screenshot(path=ARTIFACTS / "compare_3_intervals.png")
+    # a click on a slice's interval opens it below (the top row: a slice of 3 items)
+    point = chart.locator(".scatterlayer .point").first.bounding_box()
+    page.mouse.click(point["x"] + point["width"] / 2, point["y"] + point["height"] / 2)
+    _settle(page)
+    from playwright.sync_api import expect
+
+    title = page.locator('[data-testid="stPlotlyChart"]').filter(has_text="contribution to the change")
+    # the clicked slice (the top row: region=South, education=Primary, channel=Web): three bars
+    expect(title.locator(".ytick text")).to_have_count(3, timeout=60_000)
+    expect(title.locator(".ytick text", has_text="channel=Web")).to_have_count(1)
+    _no_exception(page)
+
+    shapley = page.locator('[data-testid="stPlotlyChart"]').filter(has_text="contribution to the change")
+    shapley.locator(".main-svg").first.wait_for(timeout=60_000)
+    shapley.scroll_into_view_if_needed()
+    page.wait_for_timeout(500)
+    assert shapley.locator(".ytick text", has_text="region=South").count() == 1
+    assert shapley.locator(".ytick text", has_text="education=Primary").count() == 1
+    _no_exception(page)
+    page.screenshot(path=ARTIFACTS / "compare_4_shapley.png")
+
+    with page.expect_download(timeout=60_000) as csv_download:
+        page.get_by_role("button", name="The comparison").click()
+    header = Path(csv_download.value.path()).read_text().splitlines()[0]
+    assert header.startswith('"itemset","length","support","count","fpr","fpr_reference","fpr_change"')
+    with page.expect_download(timeout=120_000) as report_download:
+        page.get_by_role("button", name="Pre-release report").click()
+    report = Path(report_download.value.path()).read_text()
+    assert "Comparison with the reference model" in report and "Pre-release check" in report
+    report_path = ARTIFACTS / "compare_report.html"
+    report_path.write_text(report)
+    _no_exception(page)
+    page.close()

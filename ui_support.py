@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import threading
+import time
 from collections import OrderedDict
 from typing import Any, Callable
 

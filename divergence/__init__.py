@@ -16,6 +16,7 @@ from .duckdb_engine import scan_duckdb
 from .errors import DivergenceBudgetError, DivergenceInputError
 from .outcomes import Outcome
 from .plan import SlicePlan, load_plan, save_plan
+from .roles import RoleGuess, guess_roles
 from .scan import build_outcomes, scan
 from .spark_engine import scan_spark
 from .shapley import (
@@ -53,6 +54,8 @@ __all__ = [
     "DivergenceBudgetError",
     "screen_attributes",
     "AttributeScreen",
+    "guess_roles",
+    "RoleGuess",
     "item_contributions",
     "shapley_matrix",
     "individual_divergence",

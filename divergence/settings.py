@@ -33,7 +33,7 @@ PERIODS = ("month", "quarter", "year")
 # ----------------------------------------------------------------------------- messages
 MSG_UNKNOWN_KEY = "Unknown key {key!r}{where}; known keys: {known}."
 MSG_UNKNOWN_SETTING = "Unknown setting {key!r}; known settings: {known}."
-MSG_NOT_MAPPING = "Section {name!r} of the settings must be a mapping; got {value!r}."
+MSG_NOT_MAPPING = "Section {name!r} of the plan must be a mapping; got {value!r}."
 MSG_MIN_SUPPORT_NUMBER = "min_support must be a number in (0, 1]; got {value!r}."
 MSG_MIN_SUPPORT_RANGE = "min_support must be in (0, 1]; got {value!r}."
 MSG_MAX_LENGTH = "max_length must be a positive integer; got {value!r}."
@@ -62,7 +62,7 @@ MSG_REPLICATION_KEY = "Replication of kind {kind!r} takes no {key!r}; it takes {
 MSG_REPLICATION_NEEDS = "Replication of kind {kind!r} needs {key!r}."
 MSG_REDUNDANCY = "redundancy must be a number of 0 or more; got {value!r}."
 MSG_BOOL = "{name} must be true or false; got {value!r}."
-MSG_NO_REFERENCE = "The compare settings name no reference model (reference or reference_score)."
+MSG_NO_REFERENCE = "The compare section names no reference model (reference or reference_score)."
 
 
 def _fail(msg: str, **kw: Any) -> DivergenceInputError:
@@ -499,7 +499,10 @@ class Settings:
             parts[name] = {k: v for k, v in scan.items() if k in section_keys(name)}
         parts["statistics"] = _section(sections, "statistics", section_keys("statistics"))
         parts["explain"] = _section(sections, "explain", section_keys("explain"))
-        parts["replication"] = _section(sections, "replication", section_keys("replication"))
+        rep = sections.get("replication") or {}
+        kind = rep.get("kind", "none") if isinstance(rep, Mapping) else "none"
+        rep_keys = ("kind",) + _REPLICATION_FIELDS[kind] if kind in _REPLICATION_FIELDS else section_keys("replication")
+        parts["replication"] = _section(sections, "replication", rep_keys)
         parts["compare"] = _section(sections, "compare", section_keys("compare"))
         return cls(**{name: _SECTIONS[name](**values) for name, values in parts.items()})
 

@@ -88,7 +88,7 @@ def test_replication_messages(kw, message):
 
 
 def test_compare_needs_a_reference():
-    assert _msg(Compare, metrics=["error"]) == ("The compare settings name no reference model "
+    assert _msg(Compare, metrics=["error"]) == ("The compare section names no reference model "
                                                 "(reference or reference_score).")
     assert Compare(reference="old").enabled and not Compare().enabled
 
@@ -117,7 +117,7 @@ def test_plan_sections_refuse_what_they_do_not_hold():
         message = _msg(Settings.from_sections, sections={section: {key: 1}})
         assert message.startswith(f"Unknown key {key!r} in the plan's {section} section; known keys: ")
     assert _msg(Settings.from_sections, sections={"scan": ["target"]}) == (
-        "Section 'scan' of the settings must be a mapping; got ['target'].")
+        "Section 'scan' of the plan must be a mapping; got ['target'].")
 
 
 def test_the_plan_schema_is_the_model():

@@ -77,16 +77,12 @@ def run_plan(plan: SlicePlan, data: pd.DataFrame, *, previous: pd.DataFrame | No
     elif kind == "holdout":
         kwargs["holdout"] = float(rep["share"])
     elif kind == "split":
-        column, values = rep["column"], list(rep["confirm_values"])
+        from .views import split_rows
+
+        column = rep["column"]
         if column not in data.columns:
             raise DivergenceInputError(f"The plan's replication column '{column}' is not in the data.")
-        confirm = data[column].astype(str).isin([str(v) for v in values])
-        if confirm.all() or not confirm.any():
-            raise DivergenceInputError(
-                f"Replication split on '{column}' = {', '.join(map(str, values))} leaves no rows on one side."
-            )
-        kwargs["replicate"] = data[confirm].reset_index(drop=True)
-        data = data[~confirm].reset_index(drop=True)
+        data, kwargs["replicate"] = split_rows(data, column, list(rep.get("confirm_values") or []))
     kwargs["exploratory"] = plan.kind != "pre-registered"
     table = scan(data, **kwargs)
     listed = plan.slices if hasattr(plan, "slices") else []

@@ -29,6 +29,9 @@ FAMILIES = ("scan", "metric")
 REPLICATION_KINDS = ("none", "split", "file", "holdout")
 BINNINGS = ("quantile", "uniform")
 PERIODS = ("month", "quarter", "year")
+#: the default budget of one scan (2 cores, a few GiB): most slices, seconds of mining
+MAX_SLICES = 500_000
+TIME_LIMIT = 60.0
 
 # ----------------------------------------------------------------------------- messages
 MSG_UNKNOWN_KEY = "Unknown key {key!r}{where}; known keys: {known}."
@@ -257,8 +260,9 @@ class Mining:
     min_support: float = 0.05
     max_length: int | None = None
     exhaustive: bool = False
-    max_slices: int | None = None
-    time_limit: float | None = None
+    max_slices: int = MAX_SLICES
+    #: seconds of mining; None: no time limit
+    time_limit: float | None = TIME_LIMIT
 
     def __post_init__(self) -> None:
         s = _number(self.min_support, MSG_MIN_SUPPORT_NUMBER)
@@ -271,11 +275,10 @@ class Mining:
                 raise _fail(MSG_MAX_LENGTH, value=self.max_length)
             _set(self, "max_length", k)
         _set(self, "exhaustive", _flag(self.exhaustive, "exhaustive"))
-        if self.max_slices is not None:
-            k = _integer(self.max_slices, MSG_POSITIVE_INT, name="max_slices")
-            if k < 1:
-                raise _fail(MSG_POSITIVE_INT, name="max_slices", value=self.max_slices)
-            _set(self, "max_slices", k)
+        k = _integer(self.max_slices, MSG_POSITIVE_INT, name="max_slices")
+        if k < 1:
+            raise _fail(MSG_POSITIVE_INT, name="max_slices", value=self.max_slices)
+        _set(self, "max_slices", k)
         if self.time_limit is not None:
             t = _number(self.time_limit, MSG_POSITIVE_NUMBER, name="time_limit")
             if not t > 0:

@@ -31,3 +31,5 @@ PAGES = [
 # navigation along the top: the full width stays for the tables (a 1280x800 projector)
 page = st.navigation(PAGES, position="top")
 page.run()
+# a running scan's progress (and its Cancel button) on a page that did not draw it
+ui.show_scan_status()

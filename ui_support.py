@@ -14,9 +14,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
+import threading
 import time
-from pathlib import Path
+from collections import OrderedDict
 from typing import Any, Callable
 
 import pandas as pd
@@ -26,12 +26,16 @@ import divergence
 from divergence import DivergenceInputError, SliceTable
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
 from divergence.duckdb_engine import preview_source, resolve_files
-from divergence.io import PARQUET_SUFFIXES, read_table
+from divergence.io import LoadedTable, load_table
 from divergence.assess import min_size_derivation
 from divergence.plan import SlicePlan, dump_plan, parse_plan
-from divergence.scan import default_attributes, role_columns
-from divergence.views import (describe_columns, format_count, metric_label, distinct_values, guess_positive,
-                              guess_roles, parse_bin_spec, slice_view, sort_options, split_rows, table_csv, SliceView)
+from divergence.columns import AttributeScreen
+from divergence.mining import MAX_SLICES, TIME_LIMIT
+from divergence.scan import role_columns
+from ui import run as worker
+from divergence.roles import RoleGuess, guess_positive, guess_roles
+from divergence.views import (describe_columns, format_count, format_percent, metric_label, distinct_values,
+                              parse_bin_spec, slice_view, sort_options, split_rows, table_csv, SliceView)
 from divergence.formats import column_help, rgba, verdict_color, verdict_legend
 from divergence.views import default_ascending, display_frame, display_sort_columns, findings, redundancy_epsilon
 import divergence.adhoc
@@ -65,6 +69,7 @@ class K:
     DATA_NAME = "data_name"          # file name or BUILT_IN
     DATA_KEY = "data_key"            # identifies the data's content (cache key)
     UPLOAD_ERROR = "upload_error"
+    DATA_NOTES = "data_notes"        # what the reader decided (encoding, delimiter, renamed columns)
     # column roles
     TASK = "task"
     TARGET = "target"
@@ -83,6 +88,9 @@ class K:
     BINS = "bins"                    # {column: int or [edges]}
     BIN_TEXTS = "bin_texts"          # {column: the text typed} (kept when it does not parse)
     BIN_ERRORS = "bin_errors"        # {column: message}
+    ROLE_NOTES = "role_notes"        # how a new file's roles were guessed (sentences)
+    ROLE_GUESS = "role_guess"        # the roles guessed ({key: column})
+    ADDED = "attributes_added"       # columns the default choice left out, added back by the user
     QUANTILE_BINS = "quantile_bins"
     BINNING = "binning"
     REPLICATION = "replication"      # "none", "split", "file", "holdout"
@@ -92,12 +100,16 @@ class K:
     REPLICATE_FRAME = "replicate_frame"
     REPLICATE_NAME = "replicate_name"
     REPLICATE_ERROR = "replicate_error"
+    REPLICATE_NOTES = "replicate_notes"
     REPLICATE_KEY = "replicate_key"  # the replication file's content (cache key)
     # outcome and thresholds
     METRICS = "metrics"
     MIN_SUPPORT = "min_support"
     SUPPORT_MODE = "support_mode"    # the minimum support typed as a "share" or as "rows"
     MAX_LENGTH = "max_length"        # 0: no limit
+    EXHAUSTIVE = "exhaustive"        # every itemset (DivExplorer's listing) instead of each set of rows once
+    MAX_SLICES = "max_slices"        # the budget: most slices a scan may list
+    TIME_LIMIT = "time_limit"        # the budget: seconds of mining
     DELTA = "delta"                  # None: the engine's default
     CONFIDENCE = "confidence"
     CORRECTION = "correction"
@@ -107,6 +119,8 @@ class K:
     # results and view
     RESULT = "result"                # dict(table, plan, data_key, seconds, redundant)
     RUN_ERROR = "run_error"
+    RUN_NOTICE = "run_notice"        # e.g. a scan cancelled (no automatic run after it)
+    JOB = "scan_job"                 # the running scan (ui.run.Job), or None
     VIEW_METRIC = "view_metric"
     SORT_BY = "sort_by"              # people's label of the sort column
     SORT_ASC = "sort_asc"
@@ -126,18 +140,21 @@ ROLE_DEFAULTS: dict[str, Any] = {
     K.TASK: "classification", K.TARGET: None, K.PRED_KIND: "labels", K.PREDICTION: None, K.SCORE: None,
     K.THRESHOLD: 0.5, K.POSITIVE: None, K.RANK_KIND: "score", K.RANK: None, K.RANK_BY: None,
     K.ASCENDING: False, K.GAMMA: "dcg", K.OUTCOME: [], K.ATTRIBUTES: None, K.BINS: {}, K.BIN_TEXTS: {},
+    K.ROLE_NOTES: [], K.ROLE_GUESS: {}, K.ADDED: [],
     K.BIN_ERRORS: {},
     K.QUANTILE_BINS: 3, K.BINNING: "quantile", K.REPLICATION: "none", K.SPLIT_COLUMN: None,
     K.SPLIT_VALUES: [], K.HOLDOUT: 0.3, K.METRICS: ["fpr", "fnr"],
 }
 DEFAULTS: dict[str, Any] = {
-    K.SOURCE: BUILT_IN, K.DATA_NAME: BUILT_IN, K.DATA_KEY: BUILT_IN, K.UPLOAD_ERROR: None,
+    K.SOURCE: BUILT_IN, K.DATA_NAME: BUILT_IN, K.DATA_KEY: BUILT_IN, K.UPLOAD_ERROR: None, K.DATA_NOTES: [],
     K.PATH: None, K.PATH_ROWS: None, K.PATH_TEXT: "", K.PATH_ERROR: None,
     **ROLE_DEFAULTS,
-    K.REPLICATE_FRAME: None, K.REPLICATE_NAME: None, K.REPLICATE_ERROR: None, K.REPLICATE_KEY: "",
-    K.MIN_SUPPORT: 0.02, K.SUPPORT_MODE: "share", K.MAX_LENGTH: 0, K.DELTA: None, K.CONFIDENCE: 0.95, K.CORRECTION: "bh",
+    K.REPLICATE_FRAME: None, K.REPLICATE_NAME: None, K.REPLICATE_ERROR: None, K.REPLICATE_NOTES: [], K.REPLICATE_KEY: "",
+    K.MIN_SUPPORT: 0.02, K.SUPPORT_MODE: "share", K.MAX_LENGTH: 0, K.EXHAUSTIVE: False,
+    K.MAX_SLICES: MAX_SLICES, K.TIME_LIMIT: TIME_LIMIT, K.DELTA: None, K.CONFIDENCE: 0.95, K.CORRECTION: "bh",
     K.BOOTSTRAP: 200, K.REDUNDANCY: 0.05, K.PLAN_KIND: "exploratory",
-    K.RESULT: None, K.RUN_ERROR: None, K.VIEW_METRIC: None, K.SORT_BY: None, K.SORT_ASC: False,
+    K.RESULT: None, K.RUN_ERROR: None, K.RUN_NOTICE: None, K.JOB: None, K.VIEW_METRIC: None, K.SORT_BY: None,
+    K.SORT_ASC: False,
     K.F_VERDICTS: [], K.F_MIN_SIZE: "all", K.F_LENGTHS: None, K.F_ATTRIBUTES: [], K.F_PRUNE: True,
     K.TOP_N: 25, K.SELECTED: None, K.TYPED: None, K.GRID_SHOWN: None, K.PLAN_ERROR: None,
 }
@@ -168,9 +185,15 @@ def init_state() -> None:
 def page_setup() -> None:
     """First line of every page. A page opened by its URL as the first request after the
     server starts runs without app.py (Streamlit's legacy pages/ mode, until app.py calls
-    st.navigation once): send it through app.py instead of failing."""
+    st.navigation once): send it through app.py instead of failing.
+
+    Takes a scan that finished into the session, and keeps a place at the top of the page for
+    the progress of a running one."""
     if K.FRAME not in st.session_state:
         st.switch_page("app.py")
+    collect_scan()
+    st.session_state["_scan_status_drawn"] = False
+    st.session_state["_scan_slot"] = st.empty()
 
 
 def state(key: str) -> Any:
@@ -231,24 +254,12 @@ def demo_frame() -> pd.DataFrame:
     return load_demo()
 
 
-def read_uploaded(name: str, buffer) -> pd.DataFrame:
-    """Read an uploaded CSV or Parquet file (by its name's suffix) through the engine's reader.
-
-    Not cached: the frame is kept in session state, and a cached copy of a 1 GB file
-    would double the memory.
-    """
-    suffix = Path(name).suffix.lower()
-    suffix = suffix if suffix in PARQUET_SUFFIXES else ".csv"
-    fd, tmp = tempfile.mkstemp(suffix=suffix)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(buffer)
-        try:
-            return read_table(tmp)
-        except DivergenceInputError as exc:
-            raise DivergenceInputError(str(exc).replace(tmp, name)) from None
-    finally:
-        os.unlink(tmp)
+def read_uploaded(name: str, buffer) -> LoadedTable:
+    """Read an uploaded CSV or Parquet file with the engine's one reader (the command line's and
+    DuckDB's too): delimiter, encoding, byte-order mark and repeated column names, each said in
+    its notes. Not cached: the frame is kept in session state, and a cached copy of a 1 GB file
+    would double the memory."""
+    return load_table(bytes(buffer), name=name)
 
 
 def content_key(name: str, buffer) -> str:
@@ -258,33 +269,97 @@ def content_key(name: str, buffer) -> str:
 
 def use_built_in() -> None:
     """Switch to the built-in dataset with its column roles."""
+    cancel_scan(quiet=True)
     ss = st.session_state
     ss[K.FRAME] = demo_frame()
     ss.update({K.SOURCE: BUILT_IN, K.DATA_NAME: BUILT_IN, K.DATA_KEY: BUILT_IN, K.UPLOAD_ERROR: None,
-               K.PATH: None, K.PATH_ROWS: None, K.RUN_ERROR: None})
+               K.PATH: None, K.PATH_ROWS: None, K.DATA_NOTES: [], K.RUN_ERROR: None, K.RUN_NOTICE: None})
     ss.update(ROLE_DEFAULTS)
     ss.update(DEMO_SETTINGS)
     ss.update({K.SELECTED: None, K.TYPED: None})
 
 
-def use_frame(df: pd.DataFrame, name: str, key: str, *, path: str | None = None, rows: int | None = None) -> None:
+def use_frame(df: pd.DataFrame, name: str, key: str, *, path: str | None = None, rows: int | None = None,
+              notes: list[str] | None = None) -> None:
     """Analyse a new table: guess its roles (the user confirms them), default attributes.
 
-    With ``path``, ``df`` is the first rows of that local path and ``rows`` its row count.
+    With ``path``, ``df`` is the first rows of that local path and ``rows`` its row count;
+    ``notes`` are the reader's (shown on the Data page).
     """
+    cancel_scan(quiet=True)
     ss = st.session_state
     ss[K.FRAME] = df
     ss.update({K.SOURCE: LOCAL_PATH if path is not None else "upload", K.DATA_NAME: name, K.DATA_KEY: key,
                K.UPLOAD_ERROR: None, K.PATH: path, K.PATH_ROWS: rows, K.PATH_ERROR: None,
-               K.RUN_ERROR: None})  # the previous data's run error says nothing about this data
+               K.DATA_NOTES: list(notes or []),
+               K.RUN_ERROR: None, K.RUN_NOTICE: None})  # the previous data's run error says nothing about this data
     ss.update(ROLE_DEFAULTS)
-    guess = guess_roles(df)
-    ss[K.TASK] = guess["task"]
-    ss[K.TARGET], ss[K.PREDICTION], ss[K.POSITIVE] = guess["target"], guess["prediction"], guess["positive"]
-    ss[K.OUTCOME] = [guess["outcome"]] if guess["outcome"] else []
-    ss[K.METRICS] = ["fpr", "fnr"] if guess["task"] == "classification" else []
+    apply_role_guess(guess_roles(df))
     ss.update({K.SELECTED: None, K.TYPED: None})
     ss[K.VIEW_METRIC] = None
+
+
+def apply_role_guess(guess: RoleGuess) -> None:
+    """Set the column roles from a guess; a role the guess left empty stays empty (the Data page asks)."""
+    labels = guess.prediction is not None or (guess.score is None and "score" not in guess.candidates)
+    set_settings(**{
+        K.TASK: guess.task, K.TARGET: guess.target, K.PREDICTION: guess.prediction, K.SCORE: guess.score,
+        K.PRED_KIND: "labels" if labels else "score", K.THRESHOLD: guess.threshold, K.POSITIVE: guess.positive,
+        K.OUTCOME: [guess.outcome] if guess.outcome else [],
+        K.METRICS: {"classification": ["fpr", "fnr"], "regression": ["abs_error"]}.get(guess.task, []),
+        K.ROLE_NOTES: guess.notes(),
+        K.ROLE_GUESS: {K.TASK: guess.task, K.TARGET: guess.target, K.PREDICTION: guess.prediction, K.SCORE: guess.score},
+    })
+
+
+def role_notes() -> list[str]:
+    """How the roles were guessed, while that still describes the page: a role is missing, or the
+    roles are the ones guessed (once the user has chosen others, the guess is history)."""
+    guessed = state(K.ROLE_GUESS) or {}
+    if missing_roles() or all(state(k) == v for k, v in guessed.items()):
+        return list(state(K.ROLE_NOTES) or [])
+    return []
+
+
+def missing_roles() -> list[str]:
+    """The roles still to choose for the task (a new file's guess may leave some empty)."""
+    task, out = state(K.TASK), []
+    if task in ("classification", "regression"):
+        if state(K.TARGET) is None:
+            out.append("the target")
+        if task == "classification" and state(K.PRED_KIND) == "score":
+            if state(K.SCORE) is None:
+                out.append("the score column")
+            if state(K.THRESHOLD) is None:
+                out.append("the threshold")
+        elif state(K.PREDICTION) is None:
+            out.append("the prediction column")
+        if task == "classification" and state(K.POSITIVE) in (None, ""):
+            out.append("the positive label")
+    elif task == "ranking":
+        if state(K.RANK if state(K.RANK_KIND) == "rank" else K.RANK_BY) is None:
+            out.append("the rank column" if state(K.RANK_KIND) == "rank" else "the score to rank by")
+    elif not state(K.OUTCOME):
+        out.append("the outcome column(s)")
+    return out
+
+
+def and_list(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def score_note(df: pd.DataFrame, column: str | None, threshold: float | None) -> str | None:
+    """A score column's range, and the share of rows the threshold predicts positive."""
+    if column is None or column not in df.columns or not pd.api.types.is_numeric_dtype(df[column]):
+        return None
+    values = df[column].dropna()
+    if not len(values):
+        return None
+    text = f"`{column}` ranges from {values.min():g} to {values.max():g}"
+    if threshold is None:
+        return text + ": set the threshold (a score at or above it predicts positive)."
+    share = float((values >= threshold).mean())
+    return text + f"; at {threshold:g}, {format_percent(share)} of the rows are predicted positive."
 
 
 def on_upload() -> None:
@@ -294,11 +369,11 @@ def on_upload() -> None:
         return
     buffer = up.getbuffer()
     try:
-        df = read_uploaded(up.name, buffer)
+        loaded = read_uploaded(up.name, buffer)
     except DivergenceInputError as exc:
         st.session_state[K.UPLOAD_ERROR] = str(exc)
         return
-    use_frame(df, up.name, content_key(up.name, buffer))
+    use_frame(loaded.frame, up.name, content_key(up.name, buffer), notes=loaded.notes)
 
 
 def is_large() -> bool:
@@ -367,12 +442,12 @@ def on_replicate_upload() -> None:
     if up is None:
         return
     try:
-        df = read_uploaded(up.name, up.getbuffer())
+        loaded = read_uploaded(up.name, up.getbuffer())
     except DivergenceInputError as exc:
         st.session_state[K.REPLICATE_ERROR] = str(exc)
         return
-    st.session_state.update({K.REPLICATE_FRAME: df, K.REPLICATE_NAME: up.name, K.REPLICATE_ERROR: None,
-                             K.REPLICATE_KEY: content_key(up.name, up.getbuffer())})
+    st.session_state.update({K.REPLICATE_FRAME: loaded.frame, K.REPLICATE_NAME: up.name, K.REPLICATE_ERROR: None,
+                             K.REPLICATE_NOTES: loaded.notes, K.REPLICATE_KEY: content_key(up.name, up.getbuffer())})
 
 
 # ----------------------------------------------------------------------------- settings -> engine arguments
@@ -384,7 +459,8 @@ def role_kwargs() -> dict:
     if task == "classification":
         kw: dict = dict(target=state(K.TARGET), positive=state(K.POSITIVE), metrics=list(state(K.METRICS)))
         if state(K.PRED_KIND) == "score":
-            kw.update(score=state(K.SCORE), threshold=float(state(K.THRESHOLD)))
+            threshold = state(K.THRESHOLD)
+            kw.update(score=state(K.SCORE), threshold=None if threshold is None else float(threshold))
         else:
             kw.update(prediction=state(K.PREDICTION))
         return kw
@@ -408,13 +484,54 @@ def used_columns() -> list[str]:
     return cols
 
 
+@st.cache_data(show_spinner=False, max_entries=32)
+def _screen(data_key: str, roles_json: str, _df: pd.DataFrame) -> AttributeScreen:
+    r = json.loads(roles_json)
+    return divergence.screen_attributes(_df, r.pop("used"), **r)
+
+
+def attribute_screen(df: pd.DataFrame) -> AttributeScreen:
+    """The engine's default attributes for the roles chosen, and the columns left out with why
+    (leakage is checked against the target, the prediction and the score)."""
+    roles = role_kwargs()
+    r = dict(used=used_columns(), target=roles.get("target"), prediction=roles.get("prediction"),
+             score=roles.get("score"))
+    if roles.get("score") is not None and roles.get("threshold") is not None:
+        r["threshold"] = roles["threshold"]
+    return _screen(state(K.DATA_KEY), json.dumps(r, sort_keys=True, default=str), df)
+
+
 def attribute_choice(df: pd.DataFrame) -> tuple[list[str], list[str]]:
-    """The attributes to slice by (explicit, or the engine's default) and why some were left out."""
+    """The attributes to slice by (explicit, or the engine's default plus the columns added back)
+    and the engine's notes on what the default left out."""
     used = used_columns()
     chosen = state(K.ATTRIBUTES)
     if chosen is None:
-        return default_attributes(df, used)
+        screen = attribute_screen(df)
+        added = set(state(K.ADDED) or ()) & set(screen.left_out)
+        return [c for c in df.columns if c in screen.attributes or c in added], list(screen.notes)
     return [a for a in chosen if a in df.columns and a not in used], []
+
+
+def on_add_back(left_out: list[str]) -> None:
+    """Callback of the 'add back' choice: left-out columns the user slices by after all."""
+    picked = list(st.session_state["w:add_back"])
+    chosen = state(K.ATTRIBUTES)
+    if chosen is None:
+        set_settings(**{K.ADDED: picked})
+    else:
+        set_settings(**{K.ATTRIBUTES: [a for a in chosen if a not in left_out] + picked})
+
+
+def on_period(column: str) -> None:
+    """Callback of a date attribute's period: month, quarter, year, or the engine's choice."""
+    period = st.session_state[f"w:period:{column}"]
+    bins = dict(state(K.BINS) or {})
+    if period == "auto":
+        bins.pop(column, None)
+    else:
+        bins[column] = period
+    set_settings(**{K.BINS: bins})
 
 
 def scan_kwargs() -> dict:
@@ -423,9 +540,18 @@ def scan_kwargs() -> dict:
     attrs, _ = attribute_choice(df)
     bins = {c: v for c, v in (state(K.BINS) or {}).items() if c in attrs}
     max_length = int(state(K.MAX_LENGTH) or 0)
-    return dict(role_kwargs(), attributes=attrs, bins=bins, quantile_bins=int(state(K.QUANTILE_BINS)),
-                binning=state(K.BINNING), min_support=float(state(K.MIN_SUPPORT)),
-                max_length=max_length or None)
+    if is_large() and state(K.ATTRIBUTES) is None and not state(K.ADDED):
+        # a local path's default attributes are screened on every row by the engine, not on the preview
+        attrs = None
+    kw = dict(role_kwargs(), attributes=attrs, bins=bins, quantile_bins=int(state(K.QUANTILE_BINS)),
+              binning=state(K.BINNING), min_support=float(state(K.MIN_SUPPORT)), max_length=max_length or None)
+    if state(K.EXHAUSTIVE):  # only when asked: the default leaves the plan as it was
+        kw["exhaustive"] = True
+    if int(state(K.MAX_SLICES)) != MAX_SLICES:  # the budget, when it is not the engine's
+        kw["max_slices"] = int(state(K.MAX_SLICES))
+    if float(state(K.TIME_LIMIT)) != TIME_LIMIT:
+        kw["time_limit"] = float(state(K.TIME_LIMIT))
+    return kw
 
 
 def statistics_kwargs() -> dict:
@@ -481,7 +607,9 @@ def apply_plan(plan: SlicePlan) -> None:
     upd.update({K.ATTRIBUTES: s.get("attributes"), K.BINS: dict(s.get("bins") or {}), K.BIN_TEXTS: {},
                 K.BIN_ERRORS: {},
                 K.QUANTILE_BINS: int(s.get("quantile_bins", 3)), K.BINNING: s.get("binning", "quantile"),
-                K.MIN_SUPPORT: float(s.get("min_support", 0.05)), K.MAX_LENGTH: int(s.get("max_length") or 0)})
+                K.MIN_SUPPORT: float(s.get("min_support", 0.05)), K.MAX_LENGTH: int(s.get("max_length") or 0),
+                K.EXHAUSTIVE: bool(s.get("exhaustive", False)), K.MAX_SLICES: int(s.get("max_slices") or MAX_SLICES),
+                K.TIME_LIMIT: float(s.get("time_limit") or TIME_LIMIT)})
     st_ = plan.statistics
     upd.update({K.DELTA: st_.get("delta"), K.CONFIDENCE: float(st_.get("confidence", 0.95)),
                 K.CORRECTION: st_.get("correction", "bh"), K.BOOTSTRAP: int(st_.get("bootstrap", 0)),
@@ -597,119 +725,309 @@ def bins_of(data_key: str, attributes: tuple[str, ...], bins_json: str, quantile
                                  quantile_bins=quantile_bins, binning=binning).bins
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def mine(data_key: str, scan_json: str, _df: pd.DataFrame) -> SliceTable:
-    """``divergence.scan`` (mining, with the default statistics), cached on the data and the
-    scan settings: changing a statistics setting re-assesses without re-mining."""
-    table = divergence.scan(_df, **json.loads(scan_json))
-    table.frame  # build the readable frame once, inside the cache
-    return table
+# ----------------------------------------------------------------------------- running a scan (a worker process)
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
-def mine_duckdb(data_key: str, scan_json: str, path: str) -> SliceTable:
-    """``divergence.scan_duckdb`` on a local path (file, folder or glob), cached on the files'
-    names, sizes and modification times (``data_key``) and the scan settings."""
-    table = divergence.scan_duckdb(os.path.expanduser(path), **json.loads(scan_json))
-    table.frame
-    return table
+class _LRU:
+    """Finished results shared by the sessions of this server, the least recently used dropped
+    first: at most ``size`` of them and ``max_bytes`` together (the newest is always kept)."""
+
+    def __init__(self, size: int, max_bytes: int) -> None:
+        self.size, self.max_bytes, self._items, self._lock = size, max_bytes, OrderedDict(), threading.Lock()
+
+    def get(self, key: tuple):
+        with self._lock:
+            item = self._items.get(key)
+            if item is None:
+                return None
+            self._items.move_to_end(key)
+            return item[0]
+
+    def put(self, key: tuple, value, nbytes: int = 0) -> None:
+        with self._lock:
+            self._items[key] = (value, int(nbytes))
+            self._items.move_to_end(key)
+            while len(self._items) > 1 and (len(self._items) > self.size
+                                            or sum(n for _, n in self._items.values()) > self.max_bytes):
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def mine_holdout(data_key: str, scan_json: str, stats_json: str, holdout: float, _df: pd.DataFrame) -> SliceTable:
-    """``divergence.scan`` with a held-out share (the engine splits the rows, then assesses)."""
-    table = divergence.scan(_df, **json.loads(scan_json), **json.loads(stats_json), holdout=holdout)
-    table.frame
-    return table
+#: memory for the results kept by the server (each kind), in MiB
+RESULTS_MIB = int(os.environ.get("DIVERGENCE_RESULTS_MIB", "1024"))
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def assess_cached(data_key: str, scan_json: str, stats_json: str, replication_label: str,
-                  _table: SliceTable, _replicate: pd.DataFrame | None) -> SliceTable:
-    """``divergence.assess``: intervals, q-values, minimum size, baselines, verdicts."""
-    kwargs = json.loads(stats_json)
-    if _replicate is not None:
-        kwargs.update(replicate=_replicate, replication_label=replication_label)
-    table = divergence.assess(_table, **kwargs)
-    table.frame
-    return table
+@st.cache_resource(show_spinner=False)
+def _mined_cache() -> _LRU:
+    """Mining results by (data, scan settings): a statistics setting changed re-assesses only."""
+    return _LRU(8, RESULTS_MIB << 20)
 
 
-def run_analysis() -> None:
-    """Mine and assess with the current settings, with a progress bar; store the result.
+@st.cache_resource(show_spinner=False)
+def _result_cache() -> _LRU:
+    """Assessed results by (data, scan settings, statistics, replication): a sort, a filter or a
+    page change never re-mines, and a setting changed back is answered at once."""
+    return _LRU(16, RESULTS_MIB << 20)
 
-    A DivergenceInputError is kept for the pages to show beside the run button; the
-    previous result stays.
+
+def clear_results() -> None:
+    """Forget every cached result (tests)."""
+    _mined_cache().clear()
+    _result_cache().clear()
+
+
+def _session_alive() -> Callable[[], bool] | None:
+    """Whether the browser session starting a scan is still connected (a closed tab's scan is
+    stopped after a grace period); None outside a server (AppTest)."""
+    from streamlit.runtime import Runtime
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None or not Runtime.exists():
+        return None
+    runtime, session = Runtime.instance(), ctx.session_id
+    return lambda: runtime.is_active_session(session)
+
+
+def _scan_spec() -> dict:
+    """The current settings as a worker request with its cache keys (raises DivergenceInputError)."""
+    missing = missing_roles()
+    if missing:
+        raise DivergenceInputError(f"Choose {and_list(missing)} on the Data page first.")
+    path = state(K.PATH)
+    if path is not None and path_fingerprint(path) != state(K.DATA_KEY):
+        # the files changed since they were read: read them again, keeping the roles
+        if not load_path(path, keep_roles=True):
+            raise DivergenceInputError(f"The columns of {path} changed since it was read: check the column "
+                                       "roles on the Data page, then run again.")
+    plan = current_plan()
+    df = state(K.FRAME)
+    scan_json = json.dumps(plan.scan, sort_keys=True, default=str)
+    stats = dict(plan.statistics, exploratory=plan.kind == "exploratory")
+    stats_json = json.dumps(stats, sort_keys=True)
+    data_key = state(K.DATA_KEY)
+    replicate, label = None, ""
+    kind = state(K.REPLICATION)
+    if path is not None and kind in ("split", "holdout"):
+        raise DivergenceInputError(
+            f"Replication on {'a split column' if kind == 'split' else 'a held-out share'} needs the rows in "
+            "memory, and a local path is scanned by DuckDB without loading them: confirm on a second file "
+            "(Data page), or choose none.")
+    if kind == "split":
+        column, values = state(K.SPLIT_COLUMN), list(state(K.SPLIT_VALUES))
+        df, replicate = split_rows(df, column, values)
+        label = f"rows with {column} in {', '.join(map(str, values))} ({len(replicate):,})"
+        data_key += f"|split:{label}"
+    elif kind == "file":
+        replicate = state(K.REPLICATE_FRAME)
+        if replicate is None:
+            raise DivergenceInputError("Replication: upload the second file on the Data page, or choose none.")
+        label = f"second file {state(K.REPLICATE_NAME)} ({len(replicate):,} rows)"
+    holdout = float(state(K.HOLDOUT)) if kind == "holdout" else None
+    # a corrected replication file of the same name and length is another file
+    assess_key = data_key + (f"|replicate:{replicate_key()}" if kind == "file" else "")
+    scan = json.loads(scan_json)
+    request = worker.ScanRequest(scan=scan, statistics=stats, frame=None if path else df, path=path,
+                                 replicate=replicate, replication_label=label, holdout=holdout)
+    mined_key = None if holdout is not None else (data_key, "duckdb" if path else "pandas", scan_json)
+    what = ("every slice" if path is None else
+            f"{format_count(n_rows())} rows of {path} with DuckDB (binning, measuring, grouping identical rows), "
+            "then every slice")
+    return dict(request=request, mined_key=mined_key, plan_key=plan_key(plan), data_key=state(K.DATA_KEY),
+                replicate_key=replicate_key(), labels=result_labels(),
+                key=(assess_key, scan_json, stats_json, label, holdout, path is not None),
+                what=f"{what} with support ≥ {plan.scan['min_support']:g}")
+
+
+def start_scan(auto: bool = False) -> None:
+    """Mine and assess with the current settings in a worker process (returns at once; the pages
+    follow its progress). A result computed before with the same settings is taken at once.
+
+    A bad setting is kept in ``K.RUN_ERROR`` and shown beside the run button; the previous
+    result and every setting stay.
     """
     ss = st.session_state
-    bar = st.progress(0, text="Checking the settings…")
-    t0 = time.perf_counter()
-    reread = False
+    cancel_scan(quiet=True)
+    ss[K.RUN_ERROR] = ss[K.RUN_NOTICE] = None
     try:
-        path = state(K.PATH)
-        if path is not None and path_fingerprint(path) != state(K.DATA_KEY):
-            reread = True
-            bar.progress(5, text=f"The files under {path} changed: reading them again…")
-            if not load_path(path, keep_roles=True):
-                raise DivergenceInputError(f"The columns of {path} changed since it was read: check the column "
-                                           "roles on the Data page, then run again.")
-        plan = current_plan()
-        df = state(K.FRAME)
-        scan_json = json.dumps(plan.scan, sort_keys=True, default=str)
-        stats = dict(plan.statistics, exploratory=plan.kind == "exploratory")
-        stats_json = json.dumps(stats, sort_keys=True)
-        data_key = state(K.DATA_KEY)
-        replicate, label = None, ""
-        kind = state(K.REPLICATION)
-        if path is not None and kind in ("split", "holdout"):
-            raise DivergenceInputError(
-                f"Replication on {'a split column' if kind == 'split' else 'a held-out share'} needs the rows in "
-                "memory, and a local path is scanned by DuckDB without loading them: confirm on a second file "
-                "(Data page), or choose none.")
-        if kind == "split":
-            column, values = state(K.SPLIT_COLUMN), list(state(K.SPLIT_VALUES))
-            df, replicate = split_rows(df, column, values)
-            label = f"rows with {column} in {', '.join(map(str, values))} ({len(replicate):,})"
-            data_key += f"|split:{label}"
-        elif kind == "file":
-            replicate = state(K.REPLICATE_FRAME)
-            if replicate is None:
-                raise DivergenceInputError("Replication: upload the second file on the Data page, or choose none.")
-            label = f"second file {state(K.REPLICATE_NAME)} ({len(replicate):,} rows)"
-        what = "Mining" if path is None else (f"Scanning {format_count(n_rows())} rows of {path} with DuckDB "
-                                              "(binning, measuring, grouping identical rows), then mining")
-        bar.progress(10, text=f"{what} every slice with support ≥ {plan.scan['min_support']:g}…")
-        if kind == "holdout":
-            table = mine_holdout(data_key, scan_json, stats_json, float(state(K.HOLDOUT)), df)
-        else:
-            if path is not None:
-                table = mine_duckdb(data_key, scan_json, path)
-            else:
-                table = mine(data_key, scan_json, df)
-            bar.progress(60, text=f"{len(table) - 1:,} slices mined; computing their statistics…")
-            # a corrected replication file of the same name and length is another file
-            table = assess_cached(data_key + (f"|replicate:{replicate_key()}" if kind == "file" else ""),
-                                  scan_json, stats_json, label, table, replicate)
-        bar.progress(100, text="Done.")
+        spec = _scan_spec()
     except DivergenceInputError as exc:
-        bar.empty()
         ss[K.RUN_ERROR] = str(exc)
-        if reread:
-            st.rerun()
         return
-    seconds = time.perf_counter() - t0
-    bar.empty()
-    key = plan_key(plan)
+    cached = _result_cache().get(spec["key"])
+    if cached is not None:
+        _store_result(cached, spec, seconds=0.0, cached=True)
+        return
+    request = spec.pop("request")
+    mined = _mined_cache().get(spec["mined_key"]) if spec["mined_key"] else None
+    if mined is not None:  # only the statistics changed: assess the cached mining result
+        request.mined, request.frame, request.path = mined, None, None
+    ss[K.JOB] = worker.start(request, label=spec["what"], auto=auto, owner_alive=_session_alive(), meta=spec)
+
+
+def scan_job() -> worker.Job | None:
+    """The scan this session is running, if any."""
+    return st.session_state.get(K.JOB)
+
+
+def scan_running() -> bool:
+    job = scan_job()
+    return job is not None and job.running
+
+
+def cancel_scan(quiet: bool = False) -> None:
+    """Stop this session's running scan (its worker is terminated); the previous result and every
+    setting stay. A scan that has just finished is collected instead."""
+    ss = st.session_state
+    job = scan_job()
+    if job is None:
+        return
+    if not job.running:
+        collect_scan()
+        return
+    job.cancel()
+    ss[K.JOB] = None
+    if not quiet:
+        kept = "the previous result and every setting are kept" if result() is not None else "every setting is kept"
+        ss[K.RUN_NOTICE] = f"Scan cancelled after {job.elapsed:.0f} s; {kept}."
+
+
+def collect_scan() -> None:
+    """Take a finished scan into the session: its result (cached), or its error beside Run."""
+    ss = st.session_state
+    job = scan_job()
+    if job is None or job.running:
+        return
+    ss[K.JOB] = None
+    if job.state == "done":
+        mined, table = job.result
+        spec = job.meta
+        if mined is not None:  # the two share most of their arrays: half the size each
+            _mined_cache().put(spec["mined_key"], mined, job.result_bytes // 2)
+        _result_cache().put(spec["key"], table, job.result_bytes // (2 if mined is not None else 1))
+        _store_result(table, spec, seconds=job.elapsed)
+    elif job.state == "error":
+        ss[K.RUN_ERROR] = job.error
+
+
+def _store_result(table: SliceTable, spec: dict, seconds: float, cached: bool = False) -> None:
+    ss = st.session_state
+    key = spec["plan_key"]
     ss[K.RUN_ERROR] = None
-    ss[K.RESULT] = dict(table=table, plan=key, data_key=state(K.DATA_KEY), seconds=seconds,
-                        id=hashlib.blake2b((state(K.DATA_KEY) + key + replicate_key()).encode(),
+    ss[K.RESULT] = dict(table=table, plan=key, data_key=spec["data_key"], seconds=seconds, cached=cached,
+                        id=hashlib.blake2b((spec["data_key"] + key + spec["replicate_key"]).encode(),
                                            digest_size=8).hexdigest(),
-                        **result_labels())
+                        **spec["labels"])
     if state(K.VIEW_METRIC) not in table.metric_names:
         # other metrics: the view starts again from their default sort, every verdict
         ss.update({K.VIEW_METRIC: table.metric_names[0], K.SORT_BY: None, K.F_VERDICTS: []})
-    if reread:  # the page above the run button showed the old preview and row count
-        st.rerun()
+
+
+def progress_text(job: worker.Job) -> tuple[float | None, str]:
+    """A running scan's progress in words (what the engine reported), with the share done when known."""
+    p = job.progress or {}
+    stage = str(p.get("stage") or "working")
+    slices, length, fraction = p.get("slices"), p.get("length"), p.get("fraction")
+    if stage == "starting the worker":
+        text = f"Starting: mining {job.label}…"
+    elif stage == "statistics":
+        text = f"{format_count(slices or 0)} slices mined; computing their statistics…"
+    elif stage in ("done", "sending the result"):
+        text = f"{format_count(slices or 0)} slices: receiving the result…"
+    else:
+        parts = [stage[:1].upper() + stage[1:]]
+        if slices is not None:
+            parts.append(f"{format_count(slices)} slices so far")
+        if length is not None:
+            parts.append(f"slices of up to {length} item{'s' if length != 1 else ''}")
+        text = ": ".join([parts[0], ", ".join(parts[1:])]) if len(parts) > 1 else parts[0] + "…"
+    text += f" ({job.elapsed:.0f} s)"
+    if fraction is not None:
+        fraction = min(max(float(fraction), 0.0), 1.0)
+    return fraction, text
+
+
+def _draw_progress(job: worker.Job, where) -> None:
+    fraction, text = progress_text(job)
+    if fraction is None:
+        where.info(text, icon=":material/hourglass_top:")
+    else:
+        where.progress(fraction, text=text)
+
+
+def _cancel_button() -> None:
+    st.button("Cancel", key="cancel-scan", icon=":material/stop:", on_click=cancel_scan, width="stretch",
+              help="Stops the scan at once; the previous result and every setting are kept.")
+
+
+@st.fragment(run_every=0.5)
+def _scan_status() -> None:
+    """A running scan's progress and its Cancel button, redrawn twice a second; the whole page
+    is drawn again when the scan ends."""
+    job = scan_job()
+    if job is None or not job.running:
+        st.rerun(scope="app")
+    c1, c2 = st.columns([5, 1], vertical_alignment="center")
+    _draw_progress(job, c1)
+    with c2:
+        _cancel_button()
+
+
+def _slot():
+    return st.session_state.get("_scan_slot")
+
+
+def show_scan_status(here: bool = False) -> None:
+    """Draw the running scan's progress once per run: ``here`` (the run button's column), else at
+    the top of the page."""
+    ss = st.session_state
+    if ss.get("_scan_status_drawn") or not scan_running():
+        return
+    ss["_scan_status_drawn"] = True
+    if here or _slot() is None:
+        _scan_status()
+    else:
+        with _slot().container():
+            _scan_status()
+
+
+def wait_for_scan() -> None:
+    """Follow the running scan here until it ends (the first visit: nothing to show before it)."""
+    ss = st.session_state
+    job = scan_job()
+    if job is None:
+        return
+    slot = _slot() or st.empty()
+    ss["_scan_status_drawn"] = True
+    with slot.container():
+        c1, c2 = st.columns([5, 1], vertical_alignment="center")
+        bar = c1.empty()
+        with c2:
+            _cancel_button()
+    seen = -1
+    while job.running:
+        seen = job.updates
+        _draw_progress(job, bar)  # also where a click (Cancel) interrupts this run
+        job.wait(0.25, seen=seen)
+    slot.empty()
+    collect_scan()
+
+
+def run_analysis() -> None:
+    """Mine and assess with the current settings and wait here for the result, its progress and
+    Cancel at the top of the page (a one-click view that needs the result at once)."""
+    start_scan()
+    wait_for_scan()
+
+
+def budget_notes(table: SliceTable) -> list[str]:
+    """The result's note that the budget cut the scan short ("complete up to k items; …")."""
+    if getattr(table, "complete_length", None) is None:
+        return []
+    return [n for n in table.notes if "budget" in n]
 
 
 def result() -> dict | None:
@@ -762,9 +1080,15 @@ def is_stale() -> bool:
 
 
 def ensure_result() -> dict | None:
-    """The result to show: the first visit runs the defaults (a finding with no setting touched)."""
-    if result() is None and state(K.RUN_ERROR) is None:
-        run_analysis()
+    """The result to show: the first visit runs the defaults (a finding with no setting touched)
+    and waits for them; a scan started by a click is followed without blocking the page."""
+    if result() is None and scan_job() is None and state(K.RUN_ERROR) is None and state(K.RUN_NOTICE) is None:
+        start_scan(auto=True)
+    job = scan_job()
+    if job is not None and job.auto and result() is None:
+        wait_for_scan()
+    else:
+        show_scan_status()
     return result()
 
 
@@ -855,13 +1179,19 @@ def length_slider(longest: int) -> None:
 
 
 def show_run_status(where: str = "page") -> None:
-    """The last run's error, and a notice (with a run button) when the data or the settings in
-    use are not those the results came from: results never pass for another data set's."""
+    """The last run's error or notice (a budget's note too), and a notice (with a run button) when the
+    data or the settings in use are not those the results came from: results never pass for another
+    data set's."""
     err = state(K.RUN_ERROR)
     if err:
         st.error(err)
+    if state(K.RUN_NOTICE):
+        st.info(state(K.RUN_NOTICE))
     res = result()
-    if res is not None and is_stale():
+    if res is not None:
+        for note in budget_notes(res["table"]):
+            st.warning(note, icon=":material/speed:")
+    if res is not None and is_stale() and not scan_running():
         c1, c2 = st.columns([4, 1])
         if data_changed():
             c1.warning(f"These results are from {res.get('data_label', 'the previous data')}. The data now in use is "
@@ -869,9 +1199,7 @@ def show_run_status(where: str = "page") -> None:
         else:
             c1.info("The settings changed since these results were computed: they show the settings of the last "
                     "run (Export page: the report states them).")
-        if c2.button("Run again", key=f"rerun-{where}", type="primary"):
-            run_analysis()
-            st.rerun()
+        c2.button("Run again", key=f"rerun-{where}", type="primary", on_click=start_scan)
 
 
 @st.cache_data(show_spinner="Writing the report…", max_entries=8)

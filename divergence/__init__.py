@@ -42,6 +42,8 @@ _EXPORTS = {
     "DivergenceBudgetError": "errors",
     "screen_attributes": "columns",
     "AttributeScreen": "columns",
+    "guess_roles": "roles",
+    "RoleGuess": "roles",
     "item_contributions": "shapley",
     "shapley_matrix": "shapley",
     "individual_divergence": "shapley",
@@ -66,6 +68,7 @@ if TYPE_CHECKING:  # what type checkers and editors see
     from .errors import DivergenceBudgetError, DivergenceInputError
     from .outcomes import Outcome, build_outcomes
     from .plan import SlicePlan, load_plan, save_plan
+    from .roles import RoleGuess, guess_roles
     from .scan import scan
     from .shapley import (corrective_items, global_divergence, individual_divergence, item_contributions,
                           prune_redundant, redundant_itemsets, shapley_matrix)

@@ -47,17 +47,23 @@ def walk_order(parent: np.ndarray, codes: np.ndarray) -> Walk:
     return Walk(order, last_attr.astype(np.int64), last_val.astype(np.int64), length.astype(np.int64))
 
 
-def _walk(step, walk: Walk, row_codes: np.ndarray, *args) -> None:
-    """Run a resumable walk kernel over every itemset, a quota of work per call; the kernel
-    writes its results into the arrays in ``args``."""
-    row_codes = np.asfortranarray(row_codes, dtype=np.int32)  # a row's attribute codes, column by column
+def _arena(row_codes: np.ndarray, walk: Walk) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows of each depth's itemset (``arena[f_lo[d]:f_hi[d]]``), the root (every row) at depth 0."""
     n_rows = row_codes.shape[0]
     max_len = int(walk.length.max(initial=0))
-    arena = np.empty(n_rows * (max_len + 1), dtype=np.int32)  # the rows of each depth's itemset
+    arena = np.empty(n_rows * (max_len + 1), dtype=np.int32)
     arena[:n_rows] = np.arange(n_rows, dtype=np.int32)
     f_lo = np.zeros(max_len + 2, dtype=np.int64)
     f_hi = np.zeros(max_len + 2, dtype=np.int64)
     f_hi[0] = n_rows
+    return arena, f_lo, f_hi
+
+
+def _walk(step, walk: Walk, row_codes: np.ndarray, *args) -> None:
+    """Run a resumable walk kernel over every itemset, a quota of work per call; the kernel
+    writes its results into the arrays in ``args``."""
+    row_codes = np.asfortranarray(row_codes, dtype=np.int32)  # a row's attribute codes, column by column
+    arena, f_lo, f_hi = _arena(row_codes, walk)
     k, n = 0, len(walk.order)
     while k < n:
         k = step(k, QUOTA, walk.order, walk.last_attr, walk.last_val, walk.length, row_codes, arena, f_lo, f_hi,
@@ -93,10 +99,53 @@ def walk_verdict(walk: Walk, row_codes: np.ndarray, item_codes: np.ndarray, n_va
     majority class for 0/1 error); the sum and sum of squares of err - r (r: the chosen
     reference's per-row error), the sum of squares of r, and which reference was chosen (-2
     constant, -1 offset, else the attribute).
+
+    Rows with an undefined error take no part, so they are dropped first. A 0/1 error walks
+    the distinct rows (codes, class, predicted class) with their counts: every number it
+    gives is a count, so the walk is exact (the two influence sums up to rounding). The
+    other kinds walk the rows, every sum in the rows' order, as one pass per reference did.
     """
+    err = np.asarray(err, dtype=np.float64)
+    target = np.asarray(target, dtype=np.float64)
+    pred = np.asarray(pred, dtype=np.float64)
+    psi0 = np.asarray(psi0, dtype=np.float64)
+    defined = ~np.isnan(err)
+    if not defined.all():
+        row_codes, err, target, pred, psi0 = (row_codes[defined], err[defined], target[defined], pred[defined],
+                                              psi0[defined])
+    row_codes = np.asfortranarray(row_codes, dtype=np.int32)
+    item_codes = np.ascontiguousarray(item_codes, dtype=np.int64)
+    n_values = np.ascontiguousarray(n_values, dtype=np.int64)
     out = np.full((len(walk.order), len(VERDICT_COLUMNS)), np.nan)
-    _walk(_verdict_step, walk, row_codes, item_codes, n_values, err, target, pred, psi0, int(kind), out)
+    grouped = _distinct_01_rows(row_codes, err, target, pred) if int(kind) == 3 else None
+    if grouped is not None:
+        codes, weight, ye, pc, row_ye = grouped
+        _walk(_verdict_counts_step, walk, codes, item_codes, n_values, weight, ye, pc, row_codes,
+              *_arena(row_codes, walk), row_ye, np.ascontiguousarray(psi0), out)
+    else:
+        _walk(_verdict_rows_step, walk, row_codes, item_codes, n_values, np.ascontiguousarray(err),
+              np.ascontiguousarray(target), np.ascontiguousarray(pred), np.ascontiguousarray(psi0), int(kind), out)
     return out
+
+
+def _distinct_01_rows(row_codes, err, target, pred):
+    """Distinct rows of a 0/1 error: (codes, count, class * 2 + error, predicted class), and
+    each row's class * 2 + error; None where the rows are not 0/1."""
+    n, n_attr = row_codes.shape
+    if n == 0 or not (np.isin(err, (0.0, 1.0)).all() and np.isin(target, (0.0, 1.0)).all()):
+        return None
+    ye = (2 * target + err).astype(np.int64)
+    pc = ((pred - target) + target > 0.5).astype(np.int64)  # the offset reference's class, as per row
+    radix = row_codes.max(axis=0).astype(np.int64) + 2 if n_attr else np.zeros(0, np.int64)
+    if float(np.prod(radix.astype(float))) * 8.0 >= 2.0 ** 62:
+        return None
+    key = ye * 2 + pc
+    for a in range(n_attr):
+        key = key * radix[a] + (row_codes[:, a].astype(np.int64) + 1)
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    weight = np.bincount(inverse.reshape(-1), minlength=len(first)).astype(np.float64)
+    return (np.asfortranarray(row_codes[first]), weight, np.ascontiguousarray(ye[first]),
+            np.ascontiguousarray(pc[first]), ye.astype(np.int32))
 
 
 def walk_boot_means(walk: Walk, row_codes: np.ndarray, wanted: np.ndarray, weights: np.ndarray, replicates: int,
@@ -200,36 +249,123 @@ def _tallies_step(start, quota, order, last_attr, last_val, length, row_codes, a
 
 
 @kernel
-def _sorted_median(x):
-    m = x.shape[0]
-    if m % 2 == 1:
-        return x[m // 2]
-    return 0.5 * (x[m // 2 - 1] + x[m // 2])
+def _descend_rows(i, last_attr, last_val, length, row_codes, arena, f_lo, f_hi):
+    """:func:`_descend` without a branch per row (the test's outcome is a coin flip to the
+    CPU's branch predictor): every row is written, the end advances on a match."""
+    d = length[i]
+    if d > 0:
+        attr = last_attr[i]
+        val = last_val[i]
+        k = f_hi[d - 1]
+        f_lo[d] = k
+        for j in range(f_lo[d - 1], f_hi[d - 1]):
+            r = arena[j]
+            arena[k] = r
+            k += row_codes[r, attr] == val
+        f_hi[d] = k
+    return d
 
 
 @kernel
-def _median_without(x, j):
-    """Median of sorted ``x`` without its element at position ``j``."""
-    m = x.shape[0] - 1
-    if m <= 0:
-        return np.nan
-    k = m // 2
-    a = x[k] if k < j else x[k + 1]
+def _cell_offsets(n_values):
+    """Start of each attribute's cells (its items, then one for rows without an item)."""
+    n_attr = n_values.shape[0]
+    offs = np.zeros(n_attr + 1, dtype=np.int64)
+    for a in range(n_attr):
+        offs[a + 1] = offs[a] + n_values[a] + 1
+    return offs
+
+
+@kernel
+def _free_attributes(item_codes, i, free):
+    """The attributes itemset i does not fix, into ``free``; returns their count."""
+    nf = 0
+    for a in range(item_codes.shape[1]):
+        if item_codes[i, a] < 0:
+            free[nf] = a
+            nf += 1
+    return nf
+
+
+@kernel
+def _middle(x, m):
+    """(x[h-1], x[h], x[h+1]) of sorted x[:m], h = m // 2 (NaN outside): all a median, with
+    or without one row, needs."""
+    h = m // 2
+    s = np.partition(x[:m], h)
+    lo = np.nan
+    hi = np.nan
+    if h > 0:
+        lo = s[0]
+        for j in range(1, h):
+            if s[j] > lo:
+                lo = s[j]
+    if h + 1 < m:
+        hi = s[h + 1]
+        for j in range(h + 2, m):
+            if s[j] < hi:
+                hi = s[j]
+    return lo, s[h], hi
+
+
+@kernel
+def _median_of(m, lo, mid):
+    """Median of m values from :func:`_middle`'s pieces."""
     if m % 2 == 1:
-        return a
-    k0 = k - 1
-    b = x[k0] if k0 < j else x[k0 + 1]
+        return mid
+    return 0.5 * (lo + mid)
+
+
+@kernel
+def _loo_median(v, m, lo, mid, hi):
+    """Median of m values (pieces from :func:`_middle`) without one row of value v (m >= 2):
+    the same whichever tied row is left out, so the value decides."""
+    if m % 2 == 0:  # m - 1 odd: the middle of the rest is sorted position h - 1 or h
+        return lo if v > lo else mid
+    a = mid if v > mid else hi
+    b = lo if v > lo else mid
     return 0.5 * (a + b)
 
 
 @kernel
-def _loo_median_errors(x, out):
-    """out[j] = |x[j] - median of x without x[j]| for every j (x in any order)."""
-    m = x.shape[0]
-    order = np.argsort(x)
-    xs = x[order]
-    for jj in range(m):
-        out[order[jj]] = abs(xs[jj] - _median_without(xs, jj))
+def _row_reference(which, kind, y, rr, e, cell, cell_n, cell_s, ysum, m, c, rsum, n1, o1, n0, o0,
+                   ylo, ymid, yhi, rlo, rmid, rhi):
+    """A row's leave-one-out error under reference ``which`` (-2 constant, -1 offset, else a
+    cell of an attribute); the formulas of the per-reference passes, term for term."""
+    if which == -2:
+        if kind == 2:
+            return abs(y - _loo_median(y, m, ylo, ymid, yhi))
+        if kind == 3:
+            p = _loo_majority(ysum, m - ysum, y, c)
+            return 1.0 if p != y else 0.0
+        p = (ysum - y) / (m - 1.0)
+        return (y - p) * (y - p)
+    if which == -1:
+        if kind == 2:
+            return abs(rr - _loo_median(rr, m, rlo, rmid, rhi))
+        if kind == 3:
+            if rr + y > 0.5:
+                p = _loo_majority(o1, n1 - o1, y, 1.0)
+            else:
+                p = _loo_majority(o0, n0 - o0, y, 0.0)
+            return 1.0 if p != y else 0.0
+        off = (rsum - rr) / (m - 1.0)
+        return (rr - off) * (rr - off)
+    if cell_n[cell] > 1.0:
+        if kind == 3:
+            p = _loo_majority(cell_s[cell], cell_n[cell] - cell_s[cell], y, c)
+        else:
+            p = (cell_s[cell] - y) / (cell_n[cell] - 1.0)
+    else:
+        if kind == 3:
+            p = _loo_majority(ysum, m - ysum, y, c)
+        else:
+            p = (ysum - y) / (m - 1.0)
+    if kind == 3:
+        return 1.0 if p != y else 0.0
+    if kind == 2:
+        return abs(y - p)
+    return (y - p) * (y - p)
 
 
 @kernel
@@ -246,198 +382,335 @@ def _loo_majority(ones, zeros, y, tie):
 
 @kernel(i8, i8, i8[::1], i8[::1], i8[::1], i8[::1], i4[::1, :], i4[::1], i8[::1], i8[::1], i8[:, ::1], i8[::1],
         f8[::1], f8[::1], f8[::1], f8[::1], i8, f8[:, ::1])
-def _verdict_step(start, quota, order, last_attr, last_val, length, row_codes, arena, f_lo, f_hi, item_codes, n_values,
-                  err, target, pred, psi0, kind, out):
-    """:func:`walk_verdict` from the ``start``-th itemset of the walk until ``quota`` units of work
-    are done; returns where to resume (the walk's length when done)."""
+def _verdict_rows_step(start, quota, order, last_attr, last_val, length, row_codes, arena, f_lo, f_hi, item_codes,
+                       n_values, err, target, pred, psi0, kind, out):
+    """:func:`walk_verdict` over the rows, from the ``start``-th itemset of the walk until ``quota``
+    units of work are done; returns where to resume (the walk's length when done). Three passes
+    over a slice's rows: its tallies (and each row's cell per attribute the slice does not fix),
+    every reference's leave-one-out error, the chosen reference's differences."""
     n_rows = row_codes.shape[0]
-    n_items = order.shape[0]
     n_attr = row_codes.shape[1]
+    n_items = order.shape[0]
     ys = np.empty(n_rows)
     rs = np.empty(n_rows)
     es = np.empty(n_rows)
     ps = np.empty(n_rows)
-    rows = np.empty(n_rows, dtype=np.int64)
-    cand = np.empty(n_rows)
-    best = np.empty(n_rows)
-    max_k = 1
-    for a in range(n_attr):
-        max_k = max(max_k, n_values[a] + 1)
-    cell_n = np.zeros(max_k)
-    cell_s = np.zeros(max_k)
+    scratch = np.empty(n_rows)
+    cells = np.empty(n_rows * max(n_attr, 1), dtype=np.int32)
+    offs = _cell_offsets(n_values)
+    cell_n = np.zeros(offs[n_attr])
+    cell_s = np.zeros(offs[n_attr])
+    free = np.empty(max(n_attr, 1), dtype=np.int64)
+    tots = np.empty(max(n_attr, 1))
     work = 0
     for k in range(start, n_items):
         if work >= quota:
             return k
         i = order[k]
-        d = _descend(i, last_attr, last_val, length, row_codes, arena, f_lo, f_hi)
-        work += _rows_visited(d, f_lo, f_hi) * (n_attr + 4)
+        d = _descend_rows(i, last_attr, last_val, length, row_codes, arena, f_lo, f_hi)
+        nf = _free_attributes(item_codes, i, free)
+        work += _rows_visited(d, f_lo, f_hi) + (f_hi[d] - f_lo[d]) * (3 + nf)
+        for t in range(nf):
+            a = free[t]
+            for v in range(offs[a], offs[a + 1]):
+                cell_n[v] = 0.0
+                cell_s[v] = 0.0
+        # ---- pass 1: the rows' values, sums in row order, each row's cells
         m = 0
+        ysum = 0.0
+        e_sum = 0.0
+        rsum = 0.0
+        n1 = 0.0
+        o1 = 0.0
+        n0 = 0.0
+        o0 = 0.0
         for j in range(f_lo[d], f_hi[d]):
             r = arena[j]
             e = err[r]
             if np.isnan(e):
                 continue
-            ys[m] = target[r]
-            rs[m] = pred[r] - target[r]
+            y = target[r]
+            rr = pred[r] - y
+            ys[m] = y
+            rs[m] = rr
             es[m] = e
             ps[m] = psi0[r]
-            rows[m] = r
+            ysum += y
+            e_sum += e
+            rsum += rr
+            if rr + y > 0.5:
+                n1 += 1.0
+                o1 += y
+            else:
+                n0 += 1.0
+                o0 += y
+            base = m * nf
+            for t in range(nf):
+                a = free[t]
+                v = row_codes[r, a]
+                if v < 0:
+                    v = n_values[a]
+                cell = offs[a] + v
+                cells[base + t] = cell
+                cell_n[cell] += 1.0
+                cell_s[cell] += y
             m += 1
         if m == 0:
             out[i, 0] = 0.0
             continue
-        y = ys[:m]
-        # ---- the slice's best constant (in the slice, as the baseline column) and the lift's influence
-        ysum = 0.0
-        for j in range(m):
-            ysum += y[j]
         ymean = ysum / m
+        ylo = ymid = yhi = rlo = rmid = rhi = np.nan
         if kind == 2:
-            c = _sorted_median(np.sort(y))
+            for j in range(m):
+                scratch[j] = ys[j]
+            ylo, ymid, yhi = _middle(scratch, m)
+            c = _median_of(m, ylo, ymid)
+            if m >= 2:
+                for j in range(m):
+                    scratch[j] = rs[j]
+                rlo, rmid, rhi = _middle(scratch, m)
         elif kind == 3:
             c = 1.0 if ymean > 0.5 else 0.0
         else:
             c = ymean
-        e_sum = 0.0
+        # ---- pass 2: the baseline's error and every reference's leave-one-out error
         b_sum = 0.0
+        tot_c = 0.0
+        tot_o = 0.0
+        for t in range(nf):
+            tots[t] = 0.0
         for j in range(m):
-            e_sum += es[j]
+            y = ys[j]
             if kind == 2:
-                b_sum += abs(y[j] - c)
+                b_sum += abs(y - c)
             elif kind == 3:
-                b_sum += 1.0 if y[j] != c else 0.0
+                b_sum += 1.0 if y != c else 0.0
             else:
-                b_sum += (y[j] - c) * (y[j] - c)
+                b_sum += (y - c) * (y - c)
+            if m < 2:
+                continue
+            tot_c += _row_reference(-2, kind, y, rs[j], es[j], 0, cell_n, cell_s, ysum, m, c, rsum, n1, o1, n0,
+                                    o0, ylo, ymid, yhi, rlo, rmid, rhi)
+            tot_o += _row_reference(-1, kind, y, rs[j], es[j], 0, cell_n, cell_s, ysum, m, c, rsum, n1, o1, n0,
+                                    o0, ylo, ymid, yhi, rlo, rmid, rhi)
+            base = j * nf
+            for t in range(nf):
+                tots[t] += _row_reference(0, kind, y, rs[j], es[j], cells[base + t], cell_n, cell_s, ysum, m, c,
+                                          rsum, n1, o1, n0, o0, ylo, ymid, yhi, rlo, rmid, rhi)
         big_e = e_sum / m
         big_b = min(ymean, 1.0 - ymean) if kind == 3 else b_sum / m
         out[i, 0] = m
         out[i, 1] = big_e
         out[i, 2] = big_b
-        if big_b > 0:
-            ratio = big_e / big_b
-            s2 = 0.0
-            s0 = 0.0
-            for j in range(m):
-                if kind == 2:
-                    beta = abs(y[j] - c)
-                elif kind == 3:
-                    beta = 1.0 if y[j] != c else 0.0
-                else:
-                    beta = (y[j] - c) * (y[j] - c)
-                psi = (es[j] - ratio * beta) / big_b
-                s2 += psi * psi
-                s0 += psi * ps[j]
-            out[i, 3] = s2
-            out[i, 4] = s0
-        if m < 2:
-            continue
-        # ---- the achievable error: references fitted within the slice, leave-one-out
+        # the reference with the least error; on a tie the first (constant, offset, attributes)
         best_mean = np.inf
         which = -3
-        # (1) the best constant
-        if kind == 2:
-            _loo_median_errors(y, cand)
-        else:
-            for j in range(m):
-                if kind == 3:
-                    p = _loo_majority(ysum, m - ysum, y[j], c)
-                    cand[j] = 1.0 if p != y[j] else 0.0
-                else:
-                    p = (ysum - y[j]) / (m - 1.0)
-                    cand[j] = (y[j] - p) * (y[j] - p)
-        tot = 0.0
-        for j in range(m):
-            tot += cand[j]
-        if tot / m < best_mean:
-            best_mean = tot / m
-            which = -2
-            for j in range(m):
-                best[j] = cand[j]
-        # (2) the model with the slice's own offset removed
-        if kind == 2:
-            _loo_median_errors(rs[:m], cand)
-        elif kind == 3:
-            n1 = 0.0
-            o1 = 0.0
-            n0 = 0.0
-            o0 = 0.0
-            for j in range(m):
-                if rs[j] + y[j] > 0.5:
-                    n1 += 1.0
-                    o1 += y[j]
-                else:
-                    n0 += 1.0
-                    o0 += y[j]
-            for j in range(m):
-                if rs[j] + y[j] > 0.5:
-                    p = _loo_majority(o1, n1 - o1, y[j], 1.0)
-                else:
-                    p = _loo_majority(o0, n0 - o0, y[j], 0.0)
-                cand[j] = 1.0 if p != y[j] else 0.0
-        else:
-            rsum = 0.0
-            for j in range(m):
-                rsum += rs[j]
-            for j in range(m):
-                off = (rsum - rs[j]) / (m - 1.0)
-                cand[j] = (rs[j] - off) * (rs[j] - off)
-        tot = 0.0
-        for j in range(m):
-            tot += cand[j]
-        if tot / m < best_mean:
-            best_mean = tot / m
-            which = -1
-            for j in range(m):
-                best[j] = cand[j]
-        # (3) one constant per item of each attribute the slice does not fix
-        for a in range(n_attr):
-            if item_codes[i, a] >= 0:
-                continue
-            for v in range(n_values[a] + 1):
-                cell_n[v] = 0.0
-                cell_s[v] = 0.0
-            for j in range(m):
-                v = row_codes[rows[j], a]
-                if v < 0:
-                    v = n_values[a]
-                cell_n[v] += 1.0
-                cell_s[v] += y[j]
-            tot = 0.0
-            for j in range(m):
-                v = row_codes[rows[j], a]
-                if v < 0:
-                    v = n_values[a]
-                if cell_n[v] > 1.0:
-                    if kind == 3:
-                        p = _loo_majority(cell_s[v], cell_n[v] - cell_s[v], y[j], c)
-                    else:
-                        p = (cell_s[v] - y[j]) / (cell_n[v] - 1.0)
-                else:
-                    if kind == 3:
-                        p = _loo_majority(ysum, m - ysum, y[j], c)
-                    else:
-                        p = (ysum - y[j]) / (m - 1.0)
-                if kind == 3:
-                    cand[j] = 1.0 if p != y[j] else 0.0
-                elif kind == 2:
-                    cand[j] = abs(y[j] - p)
-                else:
-                    cand[j] = (y[j] - p) * (y[j] - p)
-                tot += cand[j]
-            if tot / m < best_mean:
-                best_mean = tot / m
-                which = a
-                for j in range(m):
-                    best[j] = cand[j]
+        pick = -1
+        if m >= 2:
+            if tot_c / m < best_mean:
+                best_mean = tot_c / m
+                which = -2
+            if tot_o / m < best_mean:
+                best_mean = tot_o / m
+                which = -1
+            for t in range(nf):
+                if tots[t] / m < best_mean:
+                    best_mean = tots[t] / m
+                    which = free[t]
+                    pick = t
+        # ---- pass 3: the lift's influence sums and the chosen reference's differences
+        ratio = big_e / big_b if big_b > 0 else 0.0
+        s2 = 0.0
+        s0 = 0.0
         g1 = 0.0
         g2 = 0.0
         r2 = 0.0
         for j in range(m):
-            dj = es[j] - best[j]
-            g1 += dj
-            g2 += dj * dj
-            r2 += best[j] * best[j]
+            y = ys[j]
+            if big_b > 0:
+                if kind == 2:
+                    beta = abs(y - c)
+                elif kind == 3:
+                    beta = 1.0 if y != c else 0.0
+                else:
+                    beta = (y - c) * (y - c)
+                psi = (es[j] - ratio * beta) / big_b
+                s2 += psi * psi
+                s0 += psi * ps[j]
+            if which != -3:
+                cell = cells[j * nf + pick] if pick >= 0 else 0
+                b = _row_reference(which if pick < 0 else 0, kind, y, rs[j], es[j], cell, cell_n, cell_s, ysum, m,
+                                   c, rsum, n1, o1, n0, o0, ylo, ymid, yhi, rlo, rmid, rhi)
+                dj = es[j] - b
+                g1 += dj
+                g2 += dj * dj
+                r2 += b * b
+        if big_b > 0:
+            out[i, 3] = s2
+            out[i, 4] = s0
+        if m < 2:
+            continue
+        out[i, 5] = best_mean
+        out[i, 9] = which
+        if which != -3:  # else every reference's error overflowed
+            out[i, 6] = g1
+            out[i, 7] = g2
+            out[i, 8] = r2
+    return n_items
+
+
+@kernel
+def _majority_error(ones, zeros, y, tie):
+    """1 when the leave-one-out majority of a cell (``ones``, ``zeros``) misses class y, else 0."""
+    return 1.0 if _loo_majority(ones, zeros, y, tie) != y else 0.0
+
+
+@kernel(i8, i8, i8[::1], i8[::1], i8[::1], i8[::1], i4[::1, :], i4[::1], i8[::1], i8[::1], i8[:, ::1], i8[::1],
+        f8[::1], i8[::1], i8[::1], i4[::1, :], i4[::1], i8[::1], i8[::1], i4[::1], f8[::1], f8[:, ::1])
+def _verdict_counts_step(start, quota, order, last_attr, last_val, length, codes, arena, f_lo, f_hi, item_codes,
+                         n_values, weight, ye, pc, row_codes, row_arena, r_lo, r_hi, row_ye, psi0, out):
+    """:func:`walk_verdict` of a 0/1 error over distinct rows (``codes``, ``weight`` rows of
+    class * 2 + error ``ye``, predicted class ``pc``), from the ``start``-th itemset of the walk
+    until ``quota`` units of work are done; returns where to resume. The rows themselves walk
+    alongside in their own arena (``row_arena``, ``r_lo``, ``r_hi``). One pass over a slice's distinct rows counts them per (class, error), per
+    predicted class and per cell of each attribute the slice does not fix; every reference's
+    error, and the chosen one's differences, follow from those counts. The two influence sums
+    are real-valued: summed over the rows themselves (``row_codes``, ``row_ye``, ``psi0``) in
+    their order, as the walk over rows does, so they round alike."""
+    n_attr = codes.shape[1]
+    n_items = order.shape[0]
+    offs = _cell_offsets(n_values)
+    cc = np.zeros((offs[n_attr], 4))  # per cell, rows per (class, error)
+    cnt = np.zeros(8)  # rows per (predicted class, class, error)
+    n_ye = np.zeros(4)  # rows per (class, error)
+    psi_q = np.zeros(4)
+    n_o = np.zeros(2)  # rows per predicted class
+    ones_o = np.zeros(2)  # ... of class 1
+    free = np.empty(max(n_attr, 1), dtype=np.int64)
+    work = 0
+    for k in range(start, n_items):
+        if work >= quota:
+            return k
+        i = order[k]
+        d = _descend_rows(i, last_attr, last_val, length, codes, arena, f_lo, f_hi)
+        _descend_rows(i, last_attr, last_val, length, row_codes, row_arena, r_lo, r_hi)
+        nf = _free_attributes(item_codes, i, free)
+        work += _rows_visited(d, f_lo, f_hi) * (1 + nf) + _rows_visited(d, r_lo, r_hi)
+        for t in range(nf):
+            a = free[t]
+            for v in range(offs[a], offs[a + 1]):
+                for q in range(4):
+                    cc[v, q] = 0.0
+        cnt[:] = 0.0
+        for j in range(f_lo[d], f_hi[d]):
+            g = arena[j]
+            w = weight[g]
+            q = ye[g]
+            cnt[pc[g] * 4 + q] += w
+            for t in range(nf):
+                a = free[t]
+                v = codes[g, a]
+                if v < 0:
+                    v = n_values[a]
+                cc[offs[a] + v, q] += w
+        for q in range(4):
+            n_ye[q] = cnt[q] + cnt[4 + q]
+        m = n_ye[0] + n_ye[1] + n_ye[2] + n_ye[3]
+        if m == 0:
+            out[i, 0] = 0.0
+            continue
+        ysum = n_ye[2] + n_ye[3]
+        ymean = ysum / m
+        c = 1.0 if ymean > 0.5 else 0.0
+        big_e = (n_ye[1] + n_ye[3]) / m
+        big_b = min(ymean, 1.0 - ymean)
+        out[i, 0] = m
+        out[i, 1] = big_e
+        out[i, 2] = big_b
+        if big_b > 0:
+            ratio = big_e / big_b
+            for q in range(4):  # a row's influence, by its (class, error)
+                beta = 1.0 if (1.0 if q >= 2 else 0.0) != c else 0.0
+                psi_q[q] = ((q % 2) - ratio * beta) / big_b
+            s2 = 0.0
+            s0 = 0.0
+            for j in range(r_lo[d], r_hi[d]):
+                r = row_arena[j]
+                psi = psi_q[row_ye[r]]
+                s2 += psi * psi
+                s0 += psi * psi0[r]
+            out[i, 3] = s2
+            out[i, 4] = s0
+        if m < 2:
+            continue
+        # (1) the constant, (2) the offset: each predicted class relabelled to its majority
+        tot_c = 0.0
+        tot_o = 0.0
+        for p in range(2):
+            n_o[p] = cnt[p * 4] + cnt[p * 4 + 1] + cnt[p * 4 + 2] + cnt[p * 4 + 3]
+            ones_o[p] = cnt[p * 4 + 2] + cnt[p * 4 + 3]
+        for q in range(4):
+            y = 1.0 if q >= 2 else 0.0
+            tot_c += n_ye[q] * _majority_error(ysum, m - ysum, y, c)
+            for p in range(2):
+                tot_o += cnt[p * 4 + q] * _majority_error(ones_o[p], n_o[p] - ones_o[p], y, float(p))
+        best_mean = np.inf
+        which = -3
+        if tot_c / m < best_mean:
+            best_mean = tot_c / m
+            which = -2
+        if tot_o / m < best_mean:
+            best_mean = tot_o / m
+            which = -1
+        # (3) one majority class per item of each attribute the slice does not fix
+        for t in range(nf):
+            a = free[t]
+            tot = 0.0
+            for v in range(offs[a], offs[a + 1]):
+                cn = cc[v, 0] + cc[v, 1] + cc[v, 2] + cc[v, 3]
+                if cn == 0.0:
+                    continue
+                cs = cc[v, 2] + cc[v, 3]
+                for q in range(4):
+                    y = 1.0 if q >= 2 else 0.0
+                    if cn > 1.0:
+                        tot += cc[v, q] * _majority_error(cs, cn - cs, y, c)
+                    else:
+                        tot += cc[v, q] * _majority_error(ysum, m - ysum, y, c)
+            if tot / m < best_mean:
+                best_mean = tot / m
+                which = a
+        # the chosen reference's differences err - r, r in {0, 1}: sums of counts
+        g1 = 0.0
+        g2 = 0.0
+        r2 = 0.0
+        for q in range(4):
+            y = 1.0 if q >= 2 else 0.0
+            e = float(q % 2)
+            if which == -2:
+                b = _majority_error(ysum, m - ysum, y, c)
+                g1 += n_ye[q] * (e - b)
+                g2 += n_ye[q] * ((e - b) * (e - b))
+                r2 += n_ye[q] * b
+            elif which == -1:
+                for p in range(2):
+                    b = _majority_error(ones_o[p], n_o[p] - ones_o[p], y, float(p))
+                    g1 += cnt[p * 4 + q] * (e - b)
+                    g2 += cnt[p * 4 + q] * ((e - b) * (e - b))
+                    r2 += cnt[p * 4 + q] * b
+            else:
+                for v in range(offs[which], offs[which + 1]):
+                    cn = cc[v, 0] + cc[v, 1] + cc[v, 2] + cc[v, 3]
+                    if cc[v, q] == 0.0:
+                        continue
+                    cs = cc[v, 2] + cc[v, 3]
+                    if cn > 1.0:
+                        b = _majority_error(cs, cn - cs, y, c)
+                    else:
+                        b = _majority_error(ysum, m - ysum, y, c)
+                    g1 += cc[v, q] * (e - b)
+                    g2 += cc[v, q] * ((e - b) * (e - b))
+                    r2 += cc[v, q] * b
         out[i, 5] = best_mean
         out[i, 6] = g1
         out[i, 7] = g2

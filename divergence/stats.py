@@ -313,14 +313,9 @@ def rate_difference_interval(k1, n1, k2, n2, level) -> tuple[np.ndarray, np.ndar
     Wilson intervals: good coverage near rates of 0 and 1, never degenerate for a group with
     no event. ``level`` is a number or one per entry. NaN where a group is empty."""
     k1, n1, k2, n2 = (np.asarray(x, dtype=float) for x in (k1, n1, k2, n2))
-    if np.ndim(level) == 0:  # one level: the standard library's quantile (importing scipy costs more)
-        from statistics import NormalDist
+    from scipy import special as _sp
 
-        z = NormalDist().inv_cdf((1.0 + float(level)) / 2.0)
-    else:
-        from scipy import special as _sp
-
-        z = _sp.ndtri((1.0 + np.asarray(level, dtype=float)) / 2.0)
+    z = _sp.ndtri((1.0 + np.asarray(level, dtype=float)) / 2.0)
     l1, u1 = _wilson_z(k1, n1, z)
     l2, u2 = _wilson_z(k2, n2, z)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -16,13 +16,14 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .errors import DivergenceInputError
+from .roles import guess_positive
 from .table import SliceTable
 
 __all__ = [
     "format_count", "format_number", "format_percent", "format_value", "format_divergence",
     "format_interval", "format_p", "COLUMN_LABELS", "VERDICT_COLORS", "SliceView",
     "slice_view", "sort_options", "metric_label", "display_frame", "display_sort_columns", "redundancy_epsilon",
-    "headline", "findings", "Finding", "FINDING_CARDS", "guess_roles", "guess_positive",
+    "headline", "findings", "Finding", "FINDING_CARDS", "guess_positive",
     "distinct_values", "describe_columns", "parse_bin_spec", "split_rows",
     "slice_table_figure", "interval_figure", "table_csv", "figure_html", "figure_png", "png_supported", "warm_png_exporter", "PNG_EXPORTER",
 ]
@@ -392,45 +393,7 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
 
 
 # ----------------------------------------------------------------------------- roles of a new file
-
-_TARGET_HINTS = ("target", "label", "class", "y", "actual", "truth", "outcome", "two_year_recid",
-                 "defaulted", "income")
-_PREDICTION_HINTS = ("pred", "predicted", "prediction", "yhat", "y_pred")
-_POSITIVE_HINTS = ("1", "1.0", "yes", "true", "y", "positive", "pos", ">50k")
-
-
-def _binary_columns(df: pd.DataFrame) -> list[str]:
-    return [c for c in df.columns if df[c].nunique(dropna=True) == 2]
-
-
-def guess_roles(df: pd.DataFrame) -> dict:
-    """A first guess of a classifier's columns in a new file (the user confirms them).
-
-    Returns ``task`` ('classification' when two binary columns are found, else 'outcome'),
-    ``target``, ``prediction``, ``positive`` and, for the 'outcome' task, ``outcome``
-    (the last numeric column). Any of them may be None.
-    """
-    binary = _binary_columns(df)
-    lower = {c: str(c).lower() for c in df.columns}
-    pred = [c for c in binary if any(h in lower[c] for h in _PREDICTION_HINTS)]
-    targets = [c for c in binary if c not in pred]
-    hinted = [c for c in targets if lower[c] in _TARGET_HINTS or lower[c].startswith(_TARGET_HINTS[:4])]
-    target = (hinted or targets or [None])[0]
-    prediction = (pred or [c for c in binary if c != target] or [None])[0]
-    if target is not None and prediction is not None:
-        return dict(task="classification", target=target, prediction=prediction,
-                    positive=guess_positive(df[target]), outcome=None)
-    numeric = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])
-               and df[c].nunique(dropna=True) > 1]
-    return dict(task="outcome", target=None, prediction=None, positive=None,
-                outcome=numeric[-1] if numeric else None)
-
-
-def guess_positive(series: pd.Series) -> object:
-    """The likely positive label of a binary column: 1, 'yes', 'true'… else the last value."""
-    values = distinct_values(series) or []
-    hits = [v for v in values if str(v).strip().lower() in _POSITIVE_HINTS]
-    return hits[0] if hits else (values[-1] if values else None)
+# guessed by divergence.roles (guess_roles, guess_positive)
 
 
 def distinct_values(series: pd.Series, limit: int = 50) -> list | None:
@@ -481,12 +444,19 @@ def parse_bin_spec(text: str | None, column: str) -> int | list[float] | None:
 
 
 def split_rows(df: pd.DataFrame, column: str, confirm_values: Sequence[object]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Split a table on a split or period column: rows to mine, rows to confirm on."""
+    """Split a table on a split or period column: rows to mine, rows to confirm on (the one
+    rule for the dashboard and plans)."""
     if column not in df.columns:
         raise DivergenceInputError(f"Split column '{column}' is not in the data.")
     if not len(confirm_values):
         raise DivergenceInputError(f"Choose the values of split column '{column}' to confirm on.")
-    confirm = df[column].isin(list(confirm_values)).to_numpy()
+    from .outcomes import match_label
+
+    # a value matches as text or as a number (2024 matches 2024, 2024.0 and "2024"), as a
+    # positive label does: a plan's values read from YAML may be typed otherwise than the column
+    wanted = list(confirm_values)
+    hits = [v for v in pd.unique(df[column].dropna()) if any(match_label(v, w) for w in wanted)]
+    confirm = df[column].isin(hits).to_numpy()
     if confirm.all() or not confirm.any():
         raise DivergenceInputError(
             f"Split column '{column}' leaves no rows to {'mine' if confirm.all() else 'confirm'} on."

@@ -28,7 +28,8 @@ if ui.state(K.SOURCE) == ui.LOCAL_PATH:
         st.error(ui.state(K.PATH_ERROR))
         st.caption("The data and settings in use are unchanged.")
 elif ui.state(K.SOURCE) == "upload":
-    st.file_uploader("CSV or Parquet file", type=["csv", "txt", "parquet", "pq", "parq"], key="w:upload",
+    st.file_uploader("CSV (any delimiter) or Parquet file", type=["csv", "tsv", "txt", "parquet", "pq", "parq"],
+                     key="w:upload",
                      on_change=ui.on_upload, help="Up to 2 GB (set in .streamlit/config.toml).")
     if ui.state(K.UPLOAD_ERROR):
         st.error(ui.state(K.UPLOAD_ERROR))
@@ -37,6 +38,8 @@ elif ui.state(K.SOURCE) == "upload":
 df: pd.DataFrame = ui.state(K.FRAME)
 data_key = ui.state(K.DATA_KEY)
 st.markdown(ui.data_caption())
+for note in ui.state(K.DATA_NOTES) or []:  # what the reader decided: encoding, delimiter, renamed columns
+    st.info(note, icon=":material/info:")
 if ui.state(K.DATA_NAME) == ui.BUILT_IN:  # what the demo is for: say what was planted
     st.caption(ui.DEMO_STORY + " The Slices page opens each of them in one click.")
 
@@ -90,7 +93,10 @@ if task in ("classification", "regression"):
                 ui.bound(st.selectbox, "Score column", K.SCORE, options=columns, index=None,
                          placeholder="Choose a column")
                 ui.bound(st.number_input, "Threshold (score ≥ threshold predicts positive)", K.THRESHOLD,
-                         step=0.05, format="%.3f")
+                         step=0.05, format="%.3f", placeholder="Set the threshold")
+                note = ui.score_note(df, ui.state(K.SCORE), ui.state(K.THRESHOLD))
+                if note:
+                    st.caption(note)
         with c3:
             labels = ui.target_values(data_key, ui.state(K.TARGET), df)
             if labels is not None and len(labels) <= 50:
@@ -121,13 +127,22 @@ else:
         ui.bound(st.multiselect, "Outcome column(s): measured as they are", K.OUTCOME, options=numeric)
 
 roles = ui.role_kwargs()
-try:
-    found = ui.check_roles(data_key, json.dumps(roles, default=str), df)
-except DivergenceInputError as exc:
-    st.error(str(exc))
+missing = ui.missing_roles()
+role_notes = ui.role_notes()
+if role_notes:
+    with st.expander("How the roles were guessed from the column names and values", expanded=bool(missing)):
+        for note in role_notes:
+            st.markdown(f"- {note}")
+if missing:
+    st.info(f"Choose {ui.and_list(missing)} to measure the model.", icon=":material/arrow_upward:")
 else:
-    st.caption("Measured" + (f" on the first {format_count(len(df))} rows" if large else "") + ": " + "; ".join(
-        f"**{name}** ({desc}), defined on {format_count(n)} rows" for name, desc, n, _ in found))
+    try:
+        found = ui.check_roles(data_key, json.dumps(roles, default=str), df)
+    except DivergenceInputError as exc:
+        st.error(str(exc))
+    else:
+        st.caption("Measured" + (f" on the first {format_count(len(df))} rows" if large else "") + ": " + "; ".join(
+            f"**{name}** ({desc}), defined on {format_count(n)} rows" for name, desc, n, _ in found))
 
 ui.compare_section(df)  # a reference model to compare with (the Compare page)
 
@@ -135,7 +150,7 @@ ui.compare_section(df)  # a reference model to compare with (the Compare page)
 st.subheader("Attributes to slice by")
 used = ui.used_columns()
 options = [c for c in columns if c not in used]
-chosen, notes = ui.attribute_choice(df)
+chosen, _ = ui.attribute_choice(df)
 
 
 def _attributes_changed() -> None:
@@ -145,14 +160,44 @@ def _attributes_changed() -> None:
 st.session_state["w:attributes_pick"] = [a for a in chosen if a in options]
 st.multiselect("Attributes", options, key="w:attributes_pick", on_change=_attributes_changed,
                label_visibility="collapsed")
+default = ui.state(K.ATTRIBUTES) is None
 if not chosen:
     st.error("Choose at least one attribute column to slice by.")
-for note in notes:
-    st.caption(note)
-if ui.state(K.ATTRIBUTES) is not None and st.button("Use the default choice (every column not used above, "
-                                                    "less identifiers)"):
-    ui.set_settings(**{K.ATTRIBUTES: None})
+screen = ui.attribute_screen(df)
+left = {c: reason for c, reason in screen.left_out.items() if c in options}
+if default:
+    st.caption(f"{len(chosen)} attributes: every column not used above, less the {len(left)} a careful analyst "
+               "would not slice by (below)." if left else f"{len(chosen)} attributes: every column not used above.")
+    if large:
+        st.caption(f"Listed from the first {format_count(len(df))} rows; the scan decides the default attributes "
+                   "on every row (identifiers and leakage are judged on all of them).")
+elif st.button("Use the default choice (every column not used above, less the columns below)"):
+    ui.set_settings(**{K.ATTRIBUTES: None, K.ADDED: []})
     st.rerun()
+if left:
+    with st.expander(f"Left out of the default attributes: {len(left)} column{'s' if len(left) != 1 else ''}, "
+                     "each with the reason", expanded=default):
+        st.dataframe(pd.DataFrame({"column": list(left), "left out as": [screen.kinds.get(c, "") for c in left],
+                                   "why": list(left.values())}),
+                     hide_index=True, height=min(38 + 35 * len(left), 300),
+                     column_config={"column": st.column_config.TextColumn(width="medium"),
+                                    "left out as": st.column_config.TextColumn(width="small"),
+                                    "why": st.column_config.TextColumn(width="large")})
+        st.session_state["w:add_back"] = [c for c in left if c in chosen]
+        st.multiselect("Add back (slice by these after all)", list(left), key="w:add_back", on_change=ui.on_add_back,
+                       args=(list(left),), placeholder="Columns to slice by after all",
+                       help="A date column is binned by the period you choose; an identifier or a leaking column "
+                            "makes slices of one row or slices that restate the outcome.")
+dates = [c for c in chosen if screen.kinds.get(c) == "date"]
+if dates:
+    grid = st.columns(min(len(dates), 3))
+    periods = {"auto": "automatic (the finest with at most 12 periods)", "month": "month", "quarter": "quarter",
+               "year": "year"}
+    for i, c in enumerate(dates):
+        spec = (ui.state(K.BINS) or {}).get(c)
+        st.session_state[f"w:period:{c}"] = spec if spec in periods else "auto"
+        grid[i % 3].selectbox(f"`{c}`: dates binned by", list(periods), format_func=periods.get,
+                              key=f"w:period:{c}", on_change=ui.on_period, args=(c,))
 
 with st.expander(f"Binning of numeric attributes ({ui.state(K.BINNING)}, {ui.state(K.QUANTILE_BINS)} bins unless "
                  "set per column)", expanded=False):
@@ -169,7 +214,7 @@ with st.expander(f"Binning of numeric attributes ({ui.state(K.BINNING)}, {ui.sta
     except DivergenceInputError as exc:
         st.error(str(exc))
         described = ()
-    binned = [b for b in described if b.kind != "categorical"]
+    binned = [b for b in described if b.kind not in ("categorical", "date")]  # dates: their period above
     if large:
         st.caption(f"Bins shown from the first {format_count(len(df))} rows; the scan computes its quantile "
                    "edges on every row (explicit edges are used as typed).")
@@ -209,13 +254,14 @@ if kind == "split":
             ui.bound(st.multiselect, "Rows with these values confirm; the others are mined", K.SPLIT_VALUES,
                      options=values, format_func=str)
 elif kind == "file":
-    st.file_uploader("Second file (same columns)", type=["csv", "txt", "parquet", "pq", "parq"],
+    st.file_uploader("Second file (same columns)", type=["csv", "tsv", "txt", "parquet", "pq", "parq"],
                      key="w:replicate_upload", on_change=ui.on_replicate_upload)
     if ui.state(K.REPLICATE_ERROR):
         st.error(ui.state(K.REPLICATE_ERROR))
     if ui.state(K.REPLICATE_FRAME) is not None:
         st.caption(f"Replication file: `{ui.state(K.REPLICATE_NAME)}`, "
-                   f"{format_count(len(ui.state(K.REPLICATE_FRAME)))} rows.")
+                   f"{format_count(len(ui.state(K.REPLICATE_FRAME)))} rows."
+                   + "".join(f" {n}" for n in ui.state(K.REPLICATE_NOTES) or []))
 elif kind == "holdout":
     ui.bound(st.slider, "Share of rows held out to confirm on", K.HOLDOUT, min_value=0.1, max_value=0.5, step=0.05)
 

@@ -130,4 +130,4 @@ with p3:
         st.caption("Every setting is unchanged.")
 if plan is not None:
     with st.expander("The plan as it stands"):
-        st.code(ui.plan_yaml(ui.plan_key(plan)), language="yaml")
+        st.code(ui.plan_yaml(dump_plan(plan, format="json")), language="yaml")

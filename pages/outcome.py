@@ -67,12 +67,29 @@ with c1:
 with c2:
     ui.bound(st.selectbox, "Maximum items per slice", K.MAX_LENGTH, options=[0, 1, 2, 3, 4, 5, 6],
              format_func=lambda k: "no limit" if k == 0 else str(k))
+    ui.bound(st.checkbox, "Every itemset (exhaustive, as DivExplorer lists them)", K.EXHAUSTIVE,
+             help="Off (the default): each distinct set of rows is mined once, as one slice; items that add "
+                  "nothing (the same rows as another item, or every row of the slice) do not multiply the "
+                  "search. On: every itemset above the support, as DivExplorer lists them: the same rows may "
+                  "appear under several descriptions, and a wide table takes much longer.")
 with c3:
     ui.bound(st.number_input, "Redundancy threshold ε, in standard deviations σ of the metric (0: keep every "
              "slice)", K.REDUNDANCY, min_value=0.0, max_value=1.0, step=0.01, format="%.3f",
              help="A slice whose divergence differs from one of its subsets' by less than ε·σ adds nothing: the "
                   "Slices page can hide it. In units of the metric's spread (σ = √(p(1−p)) for a rate), so one "
                   "setting hides as much for a rate, an error in euros or a ranking's gain.")
+
+# a fixed label: an expander whose label changes is drawn anew, closed
+with st.expander("Budget of a scan (most slices, seconds of mining)", expanded=False):
+    st.caption(f"At most {format_count(ui.state(K.MAX_SLICES))} slices and {ui.state(K.TIME_LIMIT):g} s of mining. A "
+               "scan that would go past the budget lists every slice up to the longest length that fits, and says "
+               "so; if not even single items fit, it stops with what to change. The defaults fit a machine of 2 "
+               "cores and a few GB.")
+    e1, e2 = st.columns(2)
+    with e1:
+        ui.bound(st.number_input, "Most slices", K.MAX_SLICES, min_value=1000, step=100_000)
+    with e2:
+        ui.bound(st.number_input, "Seconds of mining", K.TIME_LIMIT, min_value=1.0, step=30.0, format="%g")
 
 st.subheader("Statistics")
 d1, d2, d3, d4 = st.columns(4)
@@ -102,9 +119,10 @@ ui.bound(st.radio, "This analysis is", K.PLAN_KIND, options=["exploratory", "pre
          format_func={"exploratory": "an exploratory search",
                       "pre-registered": "a pre-registered slice plan (settings fixed before looking)"}.get)
 
-for sentence in ui.min_size_sentences():
-    st.info(sentence, icon=":material/straighten:")
 res = ui.result()
+if res is not None and res["data_key"] == ui.state(K.DATA_KEY):  # derived from the last scan of this data
+    for sentence in ui.min_size_sentences():
+        st.info(sentence, icon=":material/straighten:")
 if res is not None and not ui.is_stale():
     offers = ui.support_offers(res["table"])
     cols = st.columns(max(len(offers), 1) + 1)
@@ -116,23 +134,24 @@ if res is not None and not ui.is_stale():
 
 # ---------------------------------------------------------------- run
 st.divider()
-r1, r2 = st.columns([1, 3])
+r1, r2 = st.columns([1, 3], vertical_alignment="center")
+running = ui.scan_running()
 with r1:
-    run = st.button("Run the scan", type="primary", icon=":material/play_arrow:", key="run")
+    st.button("Run the scan", type="primary", icon=":material/play_arrow:", key="run", on_click=ui.start_scan,
+              disabled=running, help="Cancel the running scan first." if running else None)
 with r2:
-    progress_area = st.container()
-if run:
-    with progress_area:
-        ui.run_analysis()
-    st.rerun()  # the n_min boxes above the button are derived from the new result
+    ui.show_scan_status(here=True)
 err = ui.state(K.RUN_ERROR)
 if err:
     st.error(err)
+if ui.state(K.RUN_NOTICE):
+    st.info(ui.state(K.RUN_NOTICE))
 res = ui.result()
-if res is not None and not err:
+if res is not None and not err and not running:
     table = res["table"]
     if ui.is_stale():
         st.warning("The settings changed since the last run: run again to see their results.")
     else:
-        st.success(f"{len(table) - 1:,} slices mined in {res['seconds']:.2f} s.")
+        how = "taken from the cache" if res.get("cached") else f"mined in {res['seconds']:.1f} s"
+        st.success(f"{len(table) - 1:,} slices {how}.")
         st.page_link("pages/slices.py", label="See the slices", icon=":material/arrow_forward:")

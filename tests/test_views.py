@@ -12,7 +12,7 @@ from divergence import DivergenceInputError, scan
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
 from divergence.views import (display_frame, figure_html, figure_png, format_count, format_divergence,
                               format_interval, format_number, format_p, format_percent, guess_positive,
-                              guess_roles, headline, interval_figure, parse_bin_spec, png_supported,
+                              headline, interval_figure, parse_bin_spec, png_supported,
                               slice_table_figure, slice_view, sort_options, split_rows, table_csv)
 
 
@@ -157,12 +157,7 @@ def test_headline_counts(demo_table):
     assert h["min_size"]["n_min"] == demo_table.assessment["min_size"]["fpr"]["n_min"]
 
 
-def test_guess_roles():
-    g = guess_roles(load_demo(300))
-    assert (g["task"], g["target"], g["prediction"], g["positive"]) == (
-        "classification", "defaulted", "predicted_default", "yes")
-    df = pd.DataFrame({"x": [1.5, 2.5, 3.5], "y": [0.1, 0.2, 0.3], "g": ["a", "b", "c"]})
-    assert guess_roles(df) == dict(task="outcome", target=None, prediction=None, positive=None, outcome="y")
+def test_guess_positive():  # the roles themselves: tests/test_roles.py
     assert guess_positive(pd.Series([0, 1, 1, 0])) == 1
     assert guess_positive(pd.Series(["<=50K", ">50K"])) == ">50K"
     assert guess_positive(pd.Series(["b", "a", None])) == "b"
@@ -191,6 +186,12 @@ def test_split_rows():
         split_rows(df, "period", ["z"])
     with pytest.raises(DivergenceInputError, match="Split column 'nope' is not in the data"):
         split_rows(df, "nope", ["a"])
+    # a year read as a number matches the same year written as text (a plan from YAML), and back
+    years = pd.DataFrame({"year": [2023, 2024, 2024, 2025], "x": [1, 2, 3, 4]})
+    for wanted in (["2024"], [2024.0], [2024]):
+        assert split_rows(years, "year", wanted)[1]["x"].tolist() == [2, 3]
+    text = years.astype({"year": str})
+    assert split_rows(text, "year", [2024])[1]["x"].tolist() == [2, 3]
 
 
 def test_slice_table_figure_draws_the_display(demo_table):

@@ -44,6 +44,30 @@ def table_cells(at: AppTest) -> dict:
     raise AssertionError("no slice table drawn")
 
 
+def finish_scan(at: AppTest, timeout: float = 600) -> AppTest:
+    """Wait for the scan the app runs in its worker process (if any), then run the app once more
+    so the page shows its result (a browser's page is redrawn by the progress fragment)."""
+    job = at.session_state["scan_job"] if "scan_job" in at.session_state else None
+    if job is not None:
+        assert job.wait(timeout) != "running", f"the scan did not finish within {timeout} s"
+        at.run()
+    return at
+
+
+def run_scan(at: AppTest, timeout: float = 600) -> AppTest:
+    """Click "Run the scan" on the Outcome page and wait for its result."""
+    at.button(key="run").click().run()
+    return finish_scan(at, timeout)
+
+
+def left_out(at: AppTest) -> dict:
+    """The Data page's list of columns left out of the default attributes: {column: kind}."""
+    for d in at.dataframe:
+        if list(d.value.columns) == ["column", "left out as", "why"]:
+            return dict(zip(d.value["column"], d.value["left out as"]))
+    return {}
+
+
 def _grid_selection(at: AppTest) -> dict:
     """The slice table's selection as the browser holds it (what the app last set)."""
     try:

@@ -6,6 +6,7 @@ are written to ``tmp_path``.
 """
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
@@ -15,7 +16,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import divergence
-from apptest_readers import charts, decode, metrics, table_cells
+from apptest_readers import charts, decode, left_out, metrics, run_scan, table_cells
 from conftest import ROOT
 from divergence import assess, redundant_itemsets, scan, scan_duckdb
 from divergence.datasets import load_demo
@@ -56,6 +57,7 @@ def parquet_folder(tmp_path):
 @pytest.fixture
 def app():
     st.cache_data.clear()
+    st.cache_resource.clear()
     at = AppTest.from_file(APP, default_timeout=90)
     at.run()
     assert not at.exception
@@ -95,7 +97,7 @@ def _choose_path(at: AppTest, path) -> AppTest:
 
 def _run(at: AppTest) -> AppTest:
     at = _go(at, "outcome")
-    at.button(key="run").click().run()
+    run_scan(at)
     assert not at.exception, at.exception
     return at
 
@@ -137,7 +139,7 @@ def test_local_parquet_file_preview_roles_and_run(app, parquet_file):
     assert (at.selectbox(key="w:target").value, at.selectbox(key="w:prediction").value,
             at.selectbox(key="w:positive").value) == ("label", "pred", 1)
     assert at.multiselect(key="w:attributes_pick").value == ATTRIBUTES
-    assert any("Left out column 'row'" in c for c in _captions(at))
+    assert list(left_out(at)) == ["row"] and left_out(at)["row"] in ("row index", "identifier")
     preview = pd.read_parquet(parquet_file).head(1000)
     measured = next(c for c in _captions(at) if c.startswith("Measured"))
     assert measured.startswith("Measured on the first 1,000 rows:")
@@ -149,7 +151,7 @@ def test_local_parquet_file_preview_roles_and_run(app, parquet_file):
     assert at.number_input(key="w:bootstrap").proto.disabled
     assert any(c.startswith("Intervals are analytic for DuckDB scans") for c in _captions(at))
     assert "6,000 rows" in at.caption[0].value
-    at.button(key="run").click().run()
+    run_scan(at)
     assert not at.exception and not _errors(at)
     table = _reference(parquet_file)
     assert table.assessment["intervals"] == "analytic" and table.row_codes is None
@@ -157,6 +159,9 @@ def test_local_parquet_file_preview_roles_and_run(app, parquet_file):
     res = at.session_state["result"]["table"]
     assert res.engine == "duckdb" and res.row_codes is None
     np.testing.assert_array_equal(res.tallies, table.tallies)
+    # the default attributes were screened by the engine on every row, not on the preview
+    assert json.loads(at.session_state["result"]["plan"])["scan"]["attributes"] is None
+    assert list(res.attributes) == ATTRIBUTES
     _assert_slices_page_shows(at, table)
 
 
@@ -250,20 +255,23 @@ def test_errors_only_the_full_scan_sees_are_shown_beside_the_run_button(app, tmp
 # ---------------------------------------------------------------- cache, replication, per-row pages
 
 def test_a_changed_file_is_scanned_again(app, tmp_path, monkeypatch):
-    calls = []
-    original = divergence.scan_duckdb
-    monkeypatch.setattr(divergence, "scan_duckdb", lambda *a, **k: calls.append(a[0]) or original(*a, **k))
+    import ui.run as worker
+
+    calls = []  # the paths the scan workers mined (a request without a mining result mines)
+    original = worker.start
+    monkeypatch.setattr(worker, "start", lambda request, **kw: (request.mined is None and calls.append(request.path))
+                        or original(request, **kw))
     path = tmp_path / "evals.parquet"
     _frame(6000).to_parquet(path, index=False)
     at = _choose_path(app, path)
     at = _run(at)
     assert calls == [str(path)]
     # the same run again is the cached result; a changed file is scanned again
-    at.button(key="run").click().run()
+    run_scan(at)
     assert calls == [str(path)]
     _frame(5000, seed=3).to_parquet(path, index=False)
     os.utime(path, ns=(os.stat(path).st_atime_ns, os.stat(path).st_mtime_ns + 10**9))
-    at.button(key="run").click().run()
+    run_scan(at)
     assert not at.exception and not _errors(at)
     assert calls == [str(path)] * 2
     table = _reference(path)

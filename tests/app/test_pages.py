@@ -14,7 +14,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import divergence
-from apptest_readers import charts, decode, metrics, open_row, table_cells
+from apptest_readers import charts, decode, left_out, metrics, open_row, run_scan, table_cells
 from conftest import ROOT
 from divergence import assess, redundant_itemsets, scan
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
@@ -36,6 +36,7 @@ def reference():
 @pytest.fixture
 def app():
     st.cache_data.clear()
+    st.cache_resource.clear()
     at = AppTest.from_file(APP, default_timeout=90)
     at.run()
     assert not at.exception
@@ -109,16 +110,18 @@ def test_slice_detail_shows_its_shapley_contributions(app, reference):
 
 
 def test_sort_and_filter_never_remine(app, reference, monkeypatch):
-    calls = []
-    original = divergence.scan
-    monkeypatch.setattr(divergence, "scan", lambda *a, **k: calls.append(1) or original(*a, **k))
+    import ui.run as worker
+
+    requests = []
+    original = worker.start
+    monkeypatch.setattr(worker, "start", lambda request, **kw: requests.append(request) or original(request, **kw))
     at = app
     at.selectbox(key="w:sort_by").set_value("Rows").run()
     at.selectbox(key="w:sort_asc").set_value(True).run()
     at.multiselect(key="w:f_verdicts").set_value(["noise", "above"]).run()
     at.multiselect(key="w:f_attributes").set_value(["channel"]).run()
     at.selectbox(key="w:top_n").set_value(10).run()
-    assert not at.exception and calls == []
+    assert not at.exception and requests == []
     view = _expected_view(reference, sort_by="count", ascending=True, verdicts=["noise", "above"],
                           attributes=["channel"], top_n=10)
     assert _table_cells(at)["Slice"] == view.rows["itemset"].tolist()
@@ -127,7 +130,22 @@ def test_sort_and_filter_never_remine(app, reference, monkeypatch):
     at.checkbox(key="w:f_prune").uncheck().run()
     view = _expected_view(reference, eps=0, sort_by="count", ascending=True, verdicts=["noise", "above"],
                           attributes=["channel"], top_n=10)
-    assert _table_cells(at)["Slice"] == view.rows["itemset"].tolist() and calls == []
+    assert _table_cells(at)["Slice"] == view.rows["itemset"].tolist() and requests == []
+    # a statistics setting re-assesses the mining result kept in the server; a scan setting mines again
+    at = _go(at, "outcome")
+    at.selectbox(key="w:confidence").set_value(0.9).run()
+    run_scan(at)
+    assert len(requests) == 1 and requests[0].mined is not None and requests[0].frame is None
+    assert at.session_state["result"]["table"].assessment["confidence"] == 0.9
+    at.number_input(key="w:min_support").set_value(0.05).run()
+    run_scan(at)
+    assert len(requests) == 2 and requests[1].mined is None
+    # settings changed back: the stored result at once, no worker
+    at.number_input(key="w:min_support").set_value(0.02).run()
+    at.selectbox(key="w:confidence").set_value(0.95).run()
+    run_scan(at)
+    assert len(requests) == 2 and "taken from the cache" in at.success[0].value
+    assert at.session_state["result"]["table"].frame.equals(reference.frame)
 
 
 def test_second_metric(app, reference):
@@ -168,7 +186,7 @@ def test_non_binary_target_is_named_and_everything_else_kept(app):
     assert after == dict(before, target="income")
     # running anyway keeps the previous result and says why beside the run button
     at = _go(at, "outcome")
-    at.button(key="run").click().run()
+    run_scan(at)
     assert any("Target column 'income' is not binary" in e for e in _errors(at))
     at.switch_page("pages/slices.py").run()
     assert not at.exception and _metrics(at)["FPR, whole dataset"] == "10.2%"
@@ -192,7 +210,7 @@ def test_empty_attribute_list(app):
     assert "Choose at least one attribute column to slice by." in _errors(at)
     assert at.session_state["attributes"] == [] and at.session_state["target"] == "defaulted"
     at = _go(at, "outcome")
-    at.button(key="run").click().run()
+    run_scan(at)
     assert "There is no attribute column to slice by." in _errors(at)
 
 
@@ -225,11 +243,11 @@ def test_upload_a_csv_choose_columns_and_run(app):
     assert (at.selectbox(key="w:target").value, at.selectbox(key="w:prediction").value,
             at.selectbox(key="w:positive").value) == ("label", "pred", 1)
     assert at.multiselect(key="w:attributes_pick").value == ["age", "region", "education", "channel"]
-    assert any("Left out column 'row'" in c.value for c in at.caption)
+    assert list(left_out(at)) == ["row"] and left_out(at)["row"] in ("row index", "identifier")
     at.multiselect(key="w:attributes_pick").set_value(["age", "region", "education"]).run()
     at = _go(at, "outcome")
     at.number_input(key="w:min_support").set_value(0.05).run()
-    at.button(key="run").click().run()
+    run_scan(at)
     assert not _errors(at)
     table = assess(scan(df, target="label", prediction="pred", positive=1, metrics=["fpr", "fnr"],
                         attributes=["age", "region", "education"], min_support=0.05), **STATS)
@@ -262,7 +280,7 @@ def test_thresholds_min_size_and_persistence(app, reference):
     assert at.number_input(key="w:delta").value == 0.1
     assert at.selectbox(key="w:confidence").value == 0.99
     assert at.session_state["min_support"] == pytest.approx(0.05)
-    at.button(key="run").click().run()
+    run_scan(at)
     expected = assess(scan(load_demo(), attributes=DEMO_ATTRIBUTES, min_support=0.05,
                            **DEMO_ROLES["classification"]), **dict(STATS, confidence=0.99, delta=0.1))
     at = _go(at, "slices")
@@ -275,7 +293,7 @@ def test_holdout_replication(app):
     at = _go(app, "data")
     at.radio(key="w:replication").set_value("holdout").run()
     at = _go(at, "outcome")
-    at.button(key="run").click().run()
+    run_scan(at)
     assert not _errors(at)
     at = _go(at, "slices")
     cells = _table_cells(at)
@@ -354,7 +372,7 @@ def test_regression_task_headline_names_defects_and_hard_cohorts(app):
     at.selectbox(key="w:prediction").set_value("predicted_spend").run()
     assert at.session_state["metrics"] == ["abs_error"] and not _errors(at)
     at = _go(at, "outcome")
-    at.button(key="run").click().run()
+    run_scan(at)
     at = _go(at, "slices")
     expected = assess(scan(load_demo(), attributes=DEMO_ATTRIBUTES, min_support=0.02,
                            **DEMO_ROLES["regression"]), **STATS)
@@ -374,7 +392,7 @@ def test_numeric_outcome_task(app):
     at.multiselect(key="w:outcome").set_value(["spend"]).run()
     assert not _errors(at)
     at = _go(at, "outcome")
-    at.button(key="run").click().run()
+    run_scan(at)
     at = _go(at, "slices")
     # the attributes chosen before (the built-in dataset's) are kept when the task changes
     assert at.session_state["attributes"] == DEMO_ATTRIBUTES
@@ -391,7 +409,7 @@ def test_split_column_replication(app):
     at.multiselect(key="w:split_values").set_value(["Female"]).run()
     assert "sex" not in at.multiselect(key="w:attributes_pick").value  # the split column is not an attribute
     at = _go(at, "outcome")
-    at.button(key="run").click().run()
+    run_scan(at)
     assert not _errors(at)
     at = _go(at, "slices")
     attrs = [a for a in DEMO_ATTRIBUTES if a != "sex"]
@@ -413,7 +431,7 @@ def test_second_file_replication(app):
         ("next_month.csv", df.to_csv(index=False).encode(), "text/csv")).run()
     assert "Replication file: `next_month.csv`, 6,000 rows." in [c.value for c in at.caption]
     at = _go(at, "outcome")
-    at.button(key="run").click().run()
+    run_scan(at)
     at = _go(at, "slices")
     expected = assess(scan(load_demo(), attributes=DEMO_ATTRIBUTES, min_support=0.02,
                            **DEMO_ROLES["classification"]), replicate=df, **STATS)
@@ -425,7 +443,7 @@ def test_second_file_missing_is_an_error_beside_the_run_button(app):
     at = _go(app, "data")
     at.radio(key="w:replication").set_value("file").run()
     at = _go(at, "outcome")
-    at.button(key="run").click().run()
+    run_scan(at)
     assert "Replication: upload the second file on the Data page, or choose none." in _errors(at)
 
 
@@ -445,7 +463,7 @@ def test_binning_a_numeric_attribute(app):
     assert any(e.startswith("Bins of 'income': write a number of bins") for e in _errors(at))
     assert at.session_state["bins"] == {"age": [30.0, 50.0]}
     at = _go(at, "outcome")
-    at.button(key="run").click().run()
+    run_scan(at)
     at = _go(at, "slices")
     expected = assess(scan(load_demo(), attributes=DEMO_ATTRIBUTES, bins={"age": [30.0, 50.0]}, min_support=0.02,
                            **DEMO_ROLES["classification"]), **STATS)
@@ -461,7 +479,7 @@ def test_ranking_task(app):
     at.radio(key="w:gamma_kind").set_value("topk").run()
     at.number_input(key="w:gamma_k").set_value(1000).run()
     assert at.session_state["gamma"] == "topk:1000"
-    at.button(key="run").click().run()
+    run_scan(at)
     assert not _errors(at)
     at = _go(at, "slices")
     expected = assess(scan(load_demo(), rank_by="default_score", gamma="topk:1000", attributes=DEMO_ATTRIBUTES,

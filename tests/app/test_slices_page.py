@@ -9,7 +9,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import divergence
-from apptest_readers import charts, click_header, metrics, open_row, table_cells
+from apptest_readers import charts, click_header, metrics, open_row, run_scan, table_cells
 from conftest import ROOT
 from divergence import assess, redundant_itemsets, scan
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
@@ -123,7 +123,7 @@ def test_edit_with_a_column_left_out_of_the_scan(app):
     at.switch_page("pages/data.py").run()
     at.multiselect(key="w:attributes_pick").set_value(["age", "sex", "region", "education", "employment"]).run()
     at.switch_page("pages/outcome.py").run()
-    at.button(key="run").click().run()
+    run_scan(at)
     at.switch_page("pages/slices.py").run()
     options = at.multiselect(key="w:slice_items").options
     assert "channel=App · not scanned" in options and "applicant_id" not in " ".join(options)

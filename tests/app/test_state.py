@@ -16,7 +16,7 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 import ui_support
-from apptest_readers import charts, metrics, open_row
+from apptest_readers import charts, metrics, open_row, run_scan
 from conftest import ROOT
 from divergence import assess, redundant_itemsets, scan
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
@@ -29,6 +29,7 @@ STATS = dict(confidence=0.95, correction="bh", bootstrap=200, seed=0, explorator
 @pytest.fixture
 def app():
     st.cache_data.clear()
+    st.cache_resource.clear()  # the results the server keeps
     at = AppTest.from_file(APP, default_timeout=90)
     at.run()
     assert not at.exception
@@ -58,7 +59,7 @@ def _go(at: AppTest, page: str) -> AppTest:
 
 def _run(at: AppTest) -> AppTest:
     at = _go(at, "outcome")
-    at.button(key="run").click().run()
+    run_scan(at)
     assert not at.exception, at.exception
     return at
 
@@ -129,7 +130,7 @@ def test_outcome_page_drops_the_previous_data_error_and_n_min(app):
     assert not any("'income' is not binary" in e.value for e in at.error)
     # n_min boxes are derived from a result; the only result is the built-in dataset's
     assert not any("n_min" in i.value for i in at.info), [i.value for i in at.info]
-    at.button(key="run").click().run()
+    run_scan(at)
     table = assess(scan(_loans(), target="label", prediction="pred", positive=1, metrics=["fpr", "fnr"],
                         attributes=["age", "region", "education", "channel"], min_support=0.02), **STATS)
     assert any(f"{table.assessment['min_size']['fpr']['n_min']:,} rows" in i.value for i in at.info)
@@ -144,7 +145,7 @@ def test_items_per_slice_widens_again_after_a_longer_result(app):
     at = _go(at, "slices")
     at = _go(at, "outcome")
     at.selectbox(key="w:max_length").set_value(0).run()
-    at.button(key="run").click().run()
+    run_scan(at)
     at = _go(at, "slices")
     view = _view(_demo())
     caption = next(c.value for c in at.caption if c.value.startswith("Showing"))

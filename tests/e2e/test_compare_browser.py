@@ -86,7 +86,7 @@ def _no_exception(page) -> None:
 def test_compare_journey(browser, app_url):
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     page.goto(app_url)
-    page.get_by_text("Top finding under this sort").wait_for(timeout=120_000)
+    page.get_by_text("What to do:").first.wait_for(timeout=120_000)
 
     # the Compare page before a reference is chosen says where to choose it
     _goto(page, "7 · Compare models")

@@ -1,0 +1,154 @@
+"""Speed of a scan whose error metric gets a verdict (defect or hard cohort): prints a table
+(data, metric, support, slices, seconds of scan() here and, with --before, in an older
+checkout, and the seconds of the verdict's walk alone).
+
+    python benchmarks/bench_verdict.py                      # this checkout
+    python benchmarks/bench_verdict.py --before /path/to/an/older/checkout
+    python benchmarks/bench_verdict.py --quick              # without the 200,000-row table
+
+Each case runs in a fresh process per checkout, with the kernels that checkout's ordinary runs
+use (its ahead-of-time build when fresh: build it there with ``python -m divergence._aot
+--host``; the first line of each checkout says which); "scan s" is the best of three scan()
+calls after a warm-up, "walk s" the time spent in the verdict's walk (lattice.walk_verdict)
+during the best call. Adult comes from ../shared/data (DIVERGENCE_DATA), skipped when absent;
+the synthetic table is 200,000 rows of 12 correlated attributes with a 0/1 and a real target.
+A checkout before the verdict's walk existed has no walk column ("-").
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("DIVERGENCE_DATA", ROOT.parent / "shared" / "data"))
+
+CHILD = r'''
+import importlib, json, sys, time
+sys.path.insert(0, sys.argv[1])
+import numpy as np, pandas as pd
+from divergence import scan, _aot
+spec = json.loads(sys.argv[2])
+if spec["data"] == "demo":
+    from divergence.datasets import load_demo, DEMO_ATTRIBUTES, DEMO_ROLES
+    df = load_demo()
+    role = "regression" if spec["metric"] in ("abs_error", "squared_error") else "classification"
+    kw = dict(DEMO_ROLES[role], attributes=DEMO_ATTRIBUTES)
+elif spec["data"] == "synthetic":
+    # 12 attributes (2 to 6 values) drawn from 6 latent segments, each with its own skewed
+    # distribution per attribute (correlated, like real tables); a 0/1 target with a classifier
+    # that errs more in some segments, and a real target with a regressor
+    n = spec["rows"]
+    rng = np.random.default_rng(0)
+    seg = rng.choice(6, n, p=[0.3, 0.25, 0.18, 0.12, 0.1, 0.05])
+    cols = {}
+    for j, k in enumerate([2, 3, 4, 5, 3, 4, 6, 2, 3, 5, 4, 3]):
+        cdf = np.cumsum(rng.dirichlet(np.full(k, 0.6), size=6), axis=1)
+        u = rng.random(n)
+        col = np.zeros(n, dtype=np.int8)
+        for v in range(k - 1):
+            col += (u > cdf[seg, v]).astype(np.int8)
+        cols[f"a{j}"] = col
+    df = pd.DataFrame(cols)
+    attributes = list(df.columns)
+    logit = -1.0 + 0.4 * (df["a0"] == 0) + 0.3 * (df["a3"] == 1)
+    y = rng.random(n) < 1 / (1 + np.exp(-logit.to_numpy()))
+    flip = rng.random(n) < np.where(y, 0.3, 0.1) + 0.1 * (seg == 5)
+    df["class"] = y.astype(np.int8)
+    df["predicted"] = (y ^ flip).astype(np.int8)
+    df["amount"] = np.exp(rng.normal(3 + 0.2 * seg, 0.5))
+    df["forecast"] = df["amount"] * np.exp(rng.normal(0, 0.3 + 0.1 * (seg == 4), n))
+    if spec["metric"] in ("abs_error", "squared_error"):
+        kw = dict(target="amount", prediction="forecast", regression=True, attributes=attributes)
+    else:
+        kw = dict(target="class", prediction="predicted", positive=1, attributes=attributes)
+else:
+    df = pd.read_csv(spec["data"])
+    kw = dict(target="class", prediction="predicted", positive=1)
+kw.update(metrics=[spec["metric"]], min_support=spec["support"])
+lattice = importlib.import_module("divergence.lattice")
+walk = getattr(lattice, "walk_verdict", None)
+spent = [0.0]
+if walk is not None:  # the walk's own time, wherever the engine calls it from
+    def timed(*args):
+        t0 = time.perf_counter()
+        try:
+            return walk(*args)
+        finally:
+            spent[0] += time.perf_counter() - t0
+    for name in ("divergence.assess", "divergence.lattice"):
+        mod = importlib.import_module(name)
+        if getattr(mod, "walk_verdict", None) is walk:
+            setattr(mod, "walk_verdict", timed)
+t = scan(df, **kw)  # warm-up: kernels loaded
+best, best_walk = float("inf"), None
+for _ in range(3):
+    spent[0] = 0.0
+    t0 = time.perf_counter()
+    t = scan(df, **kw)
+    s = time.perf_counter() - t0
+    if s < best:
+        best, best_walk = s, (spent[0] if walk is not None else None)
+print(json.dumps({"seconds": best, "walk": best_walk, "slices": len(t) - 1, "kernels": _aot.status()}))
+'''
+
+
+def cases(quick: bool) -> list[tuple[str, dict]]:
+    out = []
+    adult = DATA / "adult_discretized.csv"
+    if adult.exists():
+        out += [("Adult", dict(data=str(adult), metric="error", support=s)) for s in (0.05, 0.01)]
+    else:
+        print(f"(Adult skipped: {adult} not found)", file=sys.stderr)
+    for metric in ("error", "abs_error", "squared_error"):
+        out += [("built-in", dict(data="demo", metric=metric, support=s)) for s in (0.02, 0.005)]
+    if not quick:
+        out += [("synthetic 200,000 rows", dict(data="synthetic", rows=200_000, metric=m, support=0.01))
+                for m in ("error", "squared_error")]
+    return out
+
+
+def run(root: str, spec: dict) -> dict:
+    r = subprocess.run([sys.executable, "-c", CHILD, root, json.dumps(spec)], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"{root}: {spec}\n{r.stderr}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--before", default=None, help="a checkout of the code before, to compare")
+    p.add_argument("--quick", action="store_true", help="skip the 200,000-row synthetic table")
+    args = p.parse_args(argv)
+    roots = [("after", str(ROOT))] + ([("before", args.before)] if args.before else [])
+    head = "| data | metric | support | slices |"
+    rule = "|---|---|---:|---:|"
+    for code, _ in roots:
+        head += f" scan s ({code}) | walk s ({code}) |"
+        rule += "---:|---:|"
+    if args.before:
+        head += " speed-up |"
+        rule += "---:|"
+    print(head)
+    print(rule, flush=True)
+    kernels = {}
+    for label, spec in cases(args.quick):
+        res = {code: run(root, spec) for code, root in roots}
+        for code in res:
+            kernels.setdefault(code, res[code]["kernels"])
+        line = f"| {label} | {spec['metric']} | {spec['support']} | {res['after']['slices']:,} |"
+        for code, _ in roots:
+            w = res[code]["walk"]
+            line += f" {res[code]['seconds']:.2f} | {'-' if w is None else f'{w:.2f}'} |"
+        if args.before:
+            line += f" {res['before']['seconds'] / res['after']['seconds']:.1f}× |"
+        print(line, flush=True)
+    for code, status in kernels.items():
+        print(f"\n{code}: {status}")
+
+
+if __name__ == "__main__":
+    main()

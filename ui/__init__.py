@@ -1,0 +1,1 @@
+"""The dashboard's support that needs no Streamlit (the worker process imports it)."""

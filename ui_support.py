@@ -32,7 +32,7 @@ from divergence.plan import SlicePlan, dump_plan, parse_plan
 from divergence.columns import AttributeScreen
 from divergence.mining import MAX_SLICES, TIME_LIMIT
 from divergence.scan import role_columns
-from ui import run as worker
+from ui import worker
 from divergence.roles import RoleGuess, guess_positive, guess_roles
 from divergence.views import (describe_columns, format_count, format_percent, metric_label, distinct_values,
                               parse_bin_spec, slice_view, sort_options, split_rows, table_csv, SliceView)

@@ -1,4 +1,4 @@
-"""The dashboard's scan worker (ui/run.py): the engine in another process, its progress, its
+"""The dashboard's scan worker (ui/worker.py): the engine in another process, its progress, its
 errors in one line, and Cancel. The pages' side is tested in test_pages.py and the browser tests."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import ui.run as worker
+import ui.worker as worker
 from divergence import assess, scan
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
 

@@ -1,0 +1,134 @@
+"""Running a scan with the current settings: the worker request and its cache keys, a result the
+server keeps taken at once, a scan started in a worker process (``ui.worker``; followed and
+collected by ``ui.job``), and the result to show (the first visit waits for its scan).
+"""
+from __future__ import annotations
+
+import datetime
+import json
+from typing import Callable
+
+import streamlit as st
+
+from divergence import DivergenceInputError
+from divergence.views import format_count
+from ui import cache, data, job, settings, state, worker
+from ui.state import K
+
+
+def _session_alive() -> Callable[[], bool] | None:
+    """Whether the browser session starting a scan is still connected (a closed tab's scan is
+    stopped after a grace period); None outside a server (AppTest)."""
+    from streamlit.runtime import Runtime
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None or not Runtime.exists():
+        return None
+    runtime, session = Runtime.instance(), ctx.session_id
+    return lambda: runtime.is_active_session(session)
+
+
+def _result_labels() -> dict:
+    """What a result must carry to be labelled with the data and settings it came from, read
+    when it is computed: the data in words (for captions and reports) and the time."""
+    now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    return dict(data_label=data.data_label(), data_caption=data.data_caption(), data_name=state.get(K.DATA_NAME),
+                created=now.isoformat().replace("+00:00", "Z"))
+
+
+def _scan_spec() -> dict:
+    """The current settings as a worker request with its cache keys (raises DivergenceInputError)."""
+    missing = settings.missing_roles()
+    if missing:
+        raise DivergenceInputError(f"Choose {settings.and_list(missing)} on the Data page first.")
+    path = state.get(K.PATH)
+    if path is not None and data.path_fingerprint(path) != state.get(K.DATA_KEY):
+        # the files changed since they were read: read them again, keeping the roles
+        if not data.load_path(path, keep_roles=True):
+            raise DivergenceInputError(f"The columns of {path} changed since it was read: check the column "
+                                       "roles on the Data page, then run again.")
+    plan = settings.current_plan()
+    df = state.get(K.FRAME)
+    scan_json = json.dumps(plan.scan, sort_keys=True, default=str)
+    stats = dict(plan.statistics, exploratory=plan.kind == "exploratory")
+    stats_json = json.dumps(stats, sort_keys=True)
+    data_key = state.get(K.DATA_KEY)
+    replicate, label = None, ""
+    kind = state.get(K.REPLICATION)
+    if path is not None and kind in ("split", "holdout"):
+        raise DivergenceInputError(
+            f"Replication on {'a split column' if kind == 'split' else 'a held-out share'} needs the rows in "
+            "memory, and a local path is scanned by DuckDB without loading them: confirm on a second file "
+            "(Data page), or choose none.")
+    if kind == "split":
+        column, values = state.get(K.SPLIT_COLUMN), list(state.get(K.SPLIT_VALUES))
+        df, replicate = settings.split_frames()
+        label = f"rows with {column} in {', '.join(map(str, values))} ({len(replicate):,})"
+        data_key += f"|split:{label}"
+    elif kind == "file":
+        replicate = state.get(K.REPLICATE_FRAME)
+        if replicate is None:
+            raise DivergenceInputError("Replication: upload the second file on the Data page, or choose none.")
+        label = f"second file {state.get(K.REPLICATE_NAME)} ({len(replicate):,} rows)"
+    holdout = float(state.get(K.HOLDOUT)) if kind == "holdout" else None
+    # a corrected replication file of the same name and length is another file
+    assess_key = data_key + (f"|replicate:{data.replicate_key()}" if kind == "file" else "")
+    scan = json.loads(scan_json)
+    request = worker.ScanRequest(scan=scan, statistics=stats, frame=None if path else df, path=path,
+                                 replicate=replicate, replication_label=label, holdout=holdout)
+    mined_key = None if holdout is not None else (data_key, "duckdb" if path else "pandas", scan_json)
+    what = ("every slice" if path is None else
+            f"{format_count(state.n_rows())} rows of {path} with DuckDB (binning, measuring, grouping identical "
+            "rows), then every slice")
+    return dict(request=request, mined_key=mined_key, plan_key=settings.plan_key(plan),
+                data_key=state.get(K.DATA_KEY), replicate_key=data.replicate_key(), labels=_result_labels(),
+                key=(assess_key, scan_json, stats_json, label, holdout, path is not None),
+                what=f"{what} with support ≥ {plan.scan['min_support']:g}")
+
+
+def start_scan(auto: bool = False) -> None:
+    """Mine and assess with the current settings in a worker process (returns at once; the pages
+    follow its progress). A result computed before with the same settings is taken at once.
+
+    A bad setting is kept in ``K.RUN_ERROR`` and shown beside the run button; the previous
+    result and every setting stay.
+    """
+    ss = st.session_state
+    job.cancel_scan(quiet=True)
+    ss[K.RUN_ERROR] = ss[K.RUN_NOTICE] = None
+    try:
+        spec = _scan_spec()
+    except DivergenceInputError as exc:
+        ss[K.RUN_ERROR] = str(exc)
+        return
+    cached = cache.assessed_results().get(spec["key"])
+    if cached is not None:
+        job.store_result(cached, spec, seconds=0.0, cached=True)
+        return
+    request = spec.pop("request")
+    mined = cache.mined_results().get(spec["mined_key"]) if spec["mined_key"] else None
+    if mined is not None:  # only the statistics changed: assess the cached mining result
+        request.mined, request.frame, request.path = mined, None, None
+    ss[K.JOB] = worker.start(request, label=spec["what"], auto=auto, owner_alive=_session_alive(), meta=spec)
+
+
+def run_analysis() -> None:
+    """Mine and assess with the current settings and wait here for the result, its progress and
+    Cancel at the top of the page (a one-click view that needs the result at once)."""
+    start_scan()
+    job.wait_for_scan()
+
+
+def ensure_result() -> dict | None:
+    """The result to show: the first visit runs the defaults (a finding with no setting touched)
+    and waits for them; a scan started by a click is followed without blocking the page."""
+    if (state.result() is None and job.scan_job() is None and state.get(K.RUN_ERROR) is None
+            and state.get(K.RUN_NOTICE) is None):
+        start_scan(auto=True)
+    running = job.scan_job()
+    if running is not None and running.auto and state.result() is None:
+        job.wait_for_scan()
+    else:
+        job.show_scan_status()
+    return state.result()

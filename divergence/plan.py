@@ -21,7 +21,6 @@ Format (YAML shown; JSON holds the same mapping)::
 """
 from __future__ import annotations
 
-import inspect
 import json
 import math
 import os
@@ -40,27 +39,18 @@ PLAN_VERSION = 1
 PlanKind = Literal["exploratory", "pre-registered"]
 PLAN_KINDS = ("exploratory", "pre-registered")
 
-#: keys of each section (scan: the keyword arguments of divergence.scan that a file can hold)
-STATISTICS_KEYS = ("delta", "confidence", "correction", "family", "bootstrap", "seed", "top_k", "sort_by")
-EXPLAIN_KEYS = ("redundancy",)
-REPLICATION_KEYS = {"none": (), "split": ("column", "confirm_values"), "file": ("name",),
-                    "holdout": ("share",)}
 DATA_KEYS = ("source", "file", "rows")
-#: a comparison with a reference model (divergence.compare), run beside the scan
-COMPARE_KEYS = ("reference", "reference_score", "reference_threshold", "metrics")
 _TOP_KEYS = ("divergence_plan", "kind", "created", "hash", "data", "scan", "statistics", "explain",
              "replication", "slices", "compare")
-
-
-def _scan_keys() -> tuple[str, ...]:
-    from .scan import scan
-
-    return tuple(p for p in inspect.signature(scan).parameters if p not in ("data", "outcomes"))
+#: the sections that hold settings (their keys are the fields of divergence.settings.Settings)
+SETTINGS_SECTIONS = ("scan", "statistics", "explain", "replication", "compare")
 
 
 @dataclass(frozen=True)
 class SlicePlan:
-    """The settings of one analysis: scan arguments, statistics, explanation, replication."""
+    """The settings of one analysis (scan, statistics, explanation, replication, comparison:
+    the sections of :class:`divergence.settings.Settings`, validated by it), where the data
+    came from, the plan's kind and the slices always reported."""
 
     scan: dict
     statistics: dict = field(default_factory=dict)
@@ -74,29 +64,33 @@ class SlicePlan:
     slices: list = field(default_factory=list)
     #: the content hash the file stated when it was read (None for a new plan)
     saved_hash: str | None = field(default=None, compare=False)
-    #: a comparison with a reference model (keys COMPARE_KEYS); empty: none
+    #: a comparison with a reference model (reference, reference_score, reference_threshold,
+    #: metrics); empty: none
     compare: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        _check_section("scan", self.scan, _scan_keys())
-        _check_section("statistics", self.statistics, STATISTICS_KEYS)
-        _check_section("explain", self.explain, EXPLAIN_KEYS)
+        from .settings import Settings
+
         _check_section("data", self.data, DATA_KEYS)
-        _check_section("compare", self.compare, COMPARE_KEYS)
-        if self.compare and not (self.compare.get("reference") or self.compare.get("reference_score")):
-            raise DivergenceInputError("The plan's compare section names no reference model (reference or "
-                                       "reference_score).")
-        rep_kind = self.replication.get("kind", "none") if self.replication else "none"
-        if rep_kind not in REPLICATION_KEYS:
-            raise DivergenceInputError(
-                f"Unknown replication kind {rep_kind!r} in the plan; choose from {', '.join(REPLICATION_KEYS)}."
-            )
-        _check_section("replication", {k: v for k, v in self.replication.items() if k != "kind"},
-                       REPLICATION_KEYS[rep_kind])
+        settings = Settings.from_sections({name: getattr(self, name) for name in SETTINGS_SECTIONS})
+        object.__setattr__(self, "_settings", settings)
         if self.kind not in PLAN_KINDS:
             raise DivergenceInputError(
                 f"Plan kind must be {' or '.join(PLAN_KINDS)}; got {self.kind!r}."
             )
+
+    @property
+    def settings(self):
+        """The plan's settings as one validated :class:`divergence.settings.Settings`."""
+        return self._settings  # type: ignore[attr-defined]
+
+    @classmethod
+    def from_settings(cls, settings, *, data: Mapping | None = None, kind: PlanKind = "exploratory",
+                      slices: list | None = None, created: str | None = None) -> "SlicePlan":
+        """The plan of these settings: each section holds what differs from the defaults."""
+        sections = settings.sections()
+        return cls(data=dict(data or {}), kind=kind, slices=list(slices or []), created=created,
+                   **{name: sections.get(name, {}) for name in SETTINGS_SECTIONS})
 
     def to_dict(self) -> dict:
         """The plan as plain data (numbers, text, lists, mappings), ready for YAML or JSON."""

@@ -67,30 +67,23 @@ def run_plan(plan: SlicePlan, data: pd.DataFrame, *, previous: pd.DataFrame | No
     from .scan import scan
 
     check_plan_fits(plan, data)
-    kwargs = dict(plan.scan)
-    kwargs.update(plan.statistics)
-    rep = plan.replication or {}
-    kind = rep.get("kind", "none")
+    settings = plan.settings
+    kwargs = settings.keywords("roles", "slicing", "mining", "statistics")
+    rep = settings.replication
     if previous is not None:
         check_plan_fits(plan, previous)
         kwargs["replicate"] = previous
-    elif kind == "holdout":
-        kwargs["holdout"] = float(rep["share"])
-    elif kind == "split":
-        column, values = rep["column"], list(rep["confirm_values"])
-        if column not in data.columns:
-            raise DivergenceInputError(f"The plan's replication column '{column}' is not in the data.")
-        confirm = data[column].astype(str).isin([str(v) for v in values])
-        if confirm.all() or not confirm.any():
-            raise DivergenceInputError(
-                f"Replication split on '{column}' = {', '.join(map(str, values))} leaves no rows on one side."
-            )
-        kwargs["replicate"] = data[confirm].reset_index(drop=True)
-        data = data[~confirm].reset_index(drop=True)
+    elif rep.kind == "holdout":
+        kwargs["holdout"] = rep.share
+    elif rep.kind == "split":
+        from .views import split_rows
+
+        if rep.column not in data.columns:
+            raise DivergenceInputError(f"The plan's replication column '{rep.column}' is not in the data.")
+        data, kwargs["replicate"] = split_rows(data, rep.column, list(rep.confirm_values or []))
     kwargs["exploratory"] = plan.kind != "pre-registered"
     table = scan(data, **kwargs)
-    listed = plan.slices if hasattr(plan, "slices") else []
-    for itemset in listed or []:
+    for itemset in plan.slices or []:
         try:
             table.lookup(itemset)
         except DivergenceInputError as exc:
@@ -107,27 +100,28 @@ def run_comparison(plan: SlicePlan, data: pd.DataFrame):
     """
     from .compare import COMPARE_CLASSIFICATION_METRICS, COMPARE_REGRESSION_METRICS, compare
 
-    section = dict(plan.compare or {})
-    if not section:
+    settings = plan.settings
+    ref = settings.compare
+    if not ref.enabled:
         return None
     check_plan_fits(plan, data)
     for role in ("reference", "reference_score"):
-        col = section.get(role)
+        col = getattr(ref, role)
         if col is not None and col not in data.columns:
             raise DivergenceInputError(f"The plan's {role.replace('_', ' ')} column '{col}' is not in the data.")
-    s = dict(plan.scan)
-    regression = bool(s.get("regression"))
-    metrics = section.pop("metrics", None)
+    roles = settings.roles
+    metrics = list(ref.metrics) or None
     if metrics is None:
-        wanted = s.get("metrics") or []
-        wanted = [wanted] if isinstance(wanted, str) else list(wanted)
-        allowed = COMPARE_REGRESSION_METRICS if regression else COMPARE_CLASSIFICATION_METRICS
-        metrics = [m for m in wanted if m in allowed] or None
-    kwargs = {k: s[k] for k in ("target", "prediction", "score", "threshold", "positive", "regression",
-                                 "attributes", "bins", "quantile_bins", "binning", "min_support", "max_length")
-              if k in s}
-    kwargs.update({k: plan.statistics[k] for k in ("delta", "confidence", "correction") if k in plan.statistics})
-    return compare(data, metrics=metrics, **section, **kwargs)
+        allowed = COMPARE_REGRESSION_METRICS if roles.regression else COMPARE_CLASSIFICATION_METRICS
+        metrics = [m for m in roles.metrics if m in allowed] or None
+    kwargs = {k: v for k, v in settings.keywords("roles", "slicing", "mining").items()
+              if k in ("target", "prediction", "score", "threshold", "positive", "regression", "attributes",
+                       "bins", "quantile_bins", "binning", "min_support", "max_length", "exhaustive",
+                       "max_slices", "time_limit")}
+    stats = settings.statistics
+    return compare(data, metrics=metrics, reference=ref.reference, reference_score=ref.reference_score,
+                   reference_threshold=ref.reference_threshold, delta=stats.delta,
+                   confidence=stats.confidence, correction=stats.correction, **kwargs)
 
 
 # ----------------------------------------------------------------------------- formatting

@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 from .errors import DivergenceInputError
 
 __all__ = [
-    "Roles", "Slicing", "Mining", "Statistics", "Replication", "Explain", "Settings",
+    "Roles", "Slicing", "Mining", "Statistics", "Replication", "Explain", "Compare", "Settings",
     "TASKS", "CORRECTIONS", "FAMILIES", "REPLICATION_KINDS", "BINNINGS", "PERIODS",
 ]
 
@@ -29,18 +29,24 @@ FAMILIES = ("scan", "metric")
 REPLICATION_KINDS = ("none", "split", "file", "holdout")
 BINNINGS = ("quantile", "uniform")
 PERIODS = ("month", "quarter", "year")
+#: the default budget of one scan (2 cores, a few GiB): most slices, seconds of mining
+MAX_SLICES = 500_000
+TIME_LIMIT = 60.0
 
 # ----------------------------------------------------------------------------- messages
-MSG_UNKNOWN_KEY = "Unknown setting {key!r}{where}; known settings: {known}."
-MSG_NOT_MAPPING = "Section {name!r} of the settings must be a mapping; got {value!r}."
+MSG_UNKNOWN_KEY = "Unknown key {key!r}{where}; known keys: {known}."
+MSG_UNKNOWN_SETTING = "Unknown setting {key!r}; known settings: {known}."
+MSG_NOT_MAPPING = "Section {name!r} of the plan must be a mapping; got {value!r}."
 MSG_MIN_SUPPORT_NUMBER = "min_support must be a number in (0, 1]; got {value!r}."
 MSG_MIN_SUPPORT_RANGE = "min_support must be in (0, 1]; got {value!r}."
 MSG_MAX_LENGTH = "max_length must be a positive integer; got {value!r}."
 MSG_POSITIVE_INT = "{name} must be a positive integer; got {value!r}."
 MSG_POSITIVE_NUMBER = "{name} must be a positive number; got {value!r}."
-MSG_CONFIDENCE = "confidence must be in [0.5, 1); got {value!r}."
+MSG_CONFIDENCE_NUMBER = "confidence must be a number in (0, 1); got {value!r}."
+MSG_CONFIDENCE = "confidence must be in (0, 1); got {value!r}."
 MSG_CORRECTION = "correction must be one of {choices}; got {value!r}."
 MSG_FAMILY = "family must be one of {choices}; got {value!r}."
+MSG_BOOTSTRAP_NUMBER = "bootstrap must be a whole number of replicates; got {value!r}."
 MSG_BOOTSTRAP = "bootstrap must be 0 (none) or at least 20 replicates; got {value!r}."
 MSG_SEED = "seed must be a non-negative integer; got {value!r}."
 MSG_DELTA = "delta for '{name}' must be a positive number; got {value!r}."
@@ -59,6 +65,7 @@ MSG_REPLICATION_KEY = "Replication of kind {kind!r} takes no {key!r}; it takes {
 MSG_REPLICATION_NEEDS = "Replication of kind {kind!r} needs {key!r}."
 MSG_REDUNDANCY = "redundancy must be a number of 0 or more; got {value!r}."
 MSG_BOOL = "{name} must be true or false; got {value!r}."
+MSG_NO_REFERENCE = "The compare section names no reference model (reference or reference_score)."
 
 
 def _fail(msg: str, **kw: Any) -> DivergenceInputError:
@@ -117,6 +124,16 @@ def _flag(value: Any, name: str) -> bool:
     raise _fail(MSG_BOOL, name=name, value=value)
 
 
+def _metric_names(value: Any) -> tuple[str, ...]:
+    """Metric names from a list or comma-separated text, lower case, blanks dropped."""
+    if value is None:
+        return ()
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)) or not all(isinstance(m, str) for m in items):
+        raise _fail(MSG_COLUMN_LIST, role="metrics", value=value)
+    return tuple(m.strip().lower() for m in items if m.strip())
+
+
 def _set(obj: Any, name: str, value: Any) -> None:
     object.__setattr__(obj, name, value)
 
@@ -143,14 +160,7 @@ class Roles:
         for name in ("target", "prediction", "score", "rank", "rank_by"):
             _set(self, name, _column(getattr(self, name), name))
         _set(self, "outcome", _columns(self.outcome, "outcome"))
-        metrics = self.metrics
-        if metrics is None:
-            metrics = ()
-        if isinstance(metrics, str):
-            metrics = [m for m in metrics.split(",")]
-        if not isinstance(metrics, (list, tuple)) or not all(isinstance(m, str) for m in metrics):
-            raise _fail(MSG_COLUMN_LIST, role="metrics", value=self.metrics)
-        _set(self, "metrics", tuple(m.strip().lower() for m in metrics if m.strip()))
+        _set(self, "metrics", _metric_names(self.metrics))
         t = _number(self.threshold, MSG_THRESHOLD)
         if not math.isfinite(t):
             raise _fail(MSG_THRESHOLD, value=self.threshold)
@@ -250,8 +260,9 @@ class Mining:
     min_support: float = 0.05
     max_length: int | None = None
     exhaustive: bool = False
-    max_slices: int | None = None
-    time_limit: float | None = None
+    max_slices: int = MAX_SLICES
+    #: seconds of mining; None: no time limit
+    time_limit: float | None = TIME_LIMIT
 
     def __post_init__(self) -> None:
         s = _number(self.min_support, MSG_MIN_SUPPORT_NUMBER)
@@ -264,11 +275,10 @@ class Mining:
                 raise _fail(MSG_MAX_LENGTH, value=self.max_length)
             _set(self, "max_length", k)
         _set(self, "exhaustive", _flag(self.exhaustive, "exhaustive"))
-        if self.max_slices is not None:
-            k = _integer(self.max_slices, MSG_POSITIVE_INT, name="max_slices")
-            if k < 1:
-                raise _fail(MSG_POSITIVE_INT, name="max_slices", value=self.max_slices)
-            _set(self, "max_slices", k)
+        k = _integer(self.max_slices, MSG_POSITIVE_INT, name="max_slices")
+        if k < 1:
+            raise _fail(MSG_POSITIVE_INT, name="max_slices", value=self.max_slices)
+        _set(self, "max_slices", k)
         if self.time_limit is not None:
             t = _number(self.time_limit, MSG_POSITIVE_NUMBER, name="time_limit")
             if not t > 0:
@@ -290,15 +300,15 @@ class Statistics:
     sort_by: str | None = None
 
     def __post_init__(self) -> None:
-        c = _number(self.confidence, MSG_CONFIDENCE)
-        if not (0.5 <= c < 1.0):
+        c = _number(self.confidence, MSG_CONFIDENCE_NUMBER)
+        if not (0.0 < c < 1.0):
             raise _fail(MSG_CONFIDENCE, value=self.confidence)
         _set(self, "confidence", c)
         if self.correction not in CORRECTIONS:
             raise _fail(MSG_CORRECTION, choices=", ".join(CORRECTIONS), value=self.correction)
         if self.family not in FAMILIES:
             raise _fail(MSG_FAMILY, choices=", ".join(FAMILIES), value=self.family)
-        b = _integer(self.bootstrap, MSG_BOOTSTRAP)
+        b = _integer(self.bootstrap, MSG_BOOTSTRAP_NUMBER)
         if b < 0 or 0 < b < 20:
             raise _fail(MSG_BOOTSTRAP, value=self.bootstrap)
         _set(self, "bootstrap", b)
@@ -398,8 +408,35 @@ class Explain:
         _set(self, "redundancy", x)
 
 
+@dataclass(frozen=True)
+class Compare:
+    """A reference model compared with the model in the roles on the same rows
+    (``divergence.compare``); none when neither ``reference`` nor ``reference_score`` is set."""
+
+    reference: str | None = None
+    reference_score: str | None = None
+    reference_threshold: float | None = None
+    metrics: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        _set(self, "reference", _column(self.reference, "reference"))
+        _set(self, "reference_score", _column(self.reference_score, "reference_score"))
+        if self.reference_threshold is not None:
+            t = _number(self.reference_threshold, MSG_THRESHOLD)
+            if not math.isfinite(t):
+                raise _fail(MSG_THRESHOLD, value=self.reference_threshold)
+            _set(self, "reference_threshold", t)
+        _set(self, "metrics", _metric_names(self.metrics))
+        if (self.reference_threshold is not None or self.metrics) and not self.enabled:
+            raise _fail(MSG_NO_REFERENCE)
+
+    @property
+    def enabled(self) -> bool:
+        return self.reference is not None or self.reference_score is not None
+
+
 _SECTIONS = {"roles": Roles, "slicing": Slicing, "mining": Mining, "statistics": Statistics,
-             "replication": Replication, "explain": Explain}
+             "replication": Replication, "explain": Explain, "compare": Compare}
 #: the plan's ``scan`` section holds these three sections' fields, flat
 SCAN_SECTIONS = ("roles", "slicing", "mining")
 
@@ -434,19 +471,22 @@ class Settings:
     statistics: Statistics = field(default_factory=Statistics)
     replication: Replication = field(default_factory=Replication)
     explain: Explain = field(default_factory=Explain)
+    compare: Compare = field(default_factory=Compare)
 
     @classmethod
-    def from_keywords(cls, where: str = "", **kw: Any) -> "Settings":
+    def from_keywords(cls, **kw: Any) -> "Settings":
         """Settings from flat keywords (``scan()``'s); ``holdout=share`` is replication by holdout.
         An unknown keyword is refused by name."""
         kw = dict(kw)
         holdout = kw.pop("holdout", None)
         parts: dict[str, dict] = {name: {} for name in _SECTIONS}
-        owner = {k: name for name in _SECTIONS for k in section_keys(name) if name != "replication"}
+        owner = {k: name for name in _SECTIONS if name not in ("replication", "compare")
+                 for k in section_keys(name)}
+        owner.update({k: "compare" for k in ("reference", "reference_score", "reference_threshold")})
         for key, value in kw.items():
             if key not in owner:
                 known = ", ".join(sorted(owner) + ["holdout"])
-                raise _fail(MSG_UNKNOWN_KEY, key=key, where=where, known=known)
+                raise _fail(MSG_UNKNOWN_SETTING, key=key, known=known)
             parts[owner[key]][key] = value
         if holdout is not None:
             parts["replication"] = {"kind": "holdout", "share": holdout}
@@ -462,7 +502,11 @@ class Settings:
             parts[name] = {k: v for k, v in scan.items() if k in section_keys(name)}
         parts["statistics"] = _section(sections, "statistics", section_keys("statistics"))
         parts["explain"] = _section(sections, "explain", section_keys("explain"))
-        parts["replication"] = _section(sections, "replication", section_keys("replication"))
+        rep = sections.get("replication") or {}
+        kind = rep.get("kind", "none") if isinstance(rep, Mapping) else "none"
+        rep_keys = ("kind",) + _REPLICATION_FIELDS[kind] if kind in _REPLICATION_FIELDS else section_keys("replication")
+        parts["replication"] = _section(sections, "replication", rep_keys)
+        parts["compare"] = _section(sections, "compare", section_keys("compare"))
         return cls(**{name: _SECTIONS[name](**values) for name, values in parts.items()})
 
     def keywords(self, *sections: str) -> dict:
@@ -484,7 +528,8 @@ class Settings:
     def sections(self) -> dict:
         """The plan's sections (each empty one left out), as plain data."""
         out = {"scan": self.scan_section(), "statistics": _changed(self.statistics),
-               "explain": _changed(self.explain), "replication": self.replication.to_dict()}
+               "explain": _changed(self.explain), "replication": self.replication.to_dict(),
+               "compare": _changed(self.compare)}
         return {k: v for k, v in out.items() if v or k == "scan"}
 
     def replace(self, **kw: Any) -> "Settings":
@@ -493,7 +538,7 @@ class Settings:
         base.update(kw)
         new = Settings.from_keywords(**base)
         return dataclasses.replace(new, replication=self.replication if "holdout" not in kw else new.replication,
-                                   explain=self.explain)
+                                   explain=self.explain, compare=self.compare)
 
 
 def _section(sections: Mapping[str, Any], name: str, known: Sequence[str]) -> dict:

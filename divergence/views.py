@@ -444,12 +444,19 @@ def parse_bin_spec(text: str | None, column: str) -> int | list[float] | None:
 
 
 def split_rows(df: pd.DataFrame, column: str, confirm_values: Sequence[object]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Split a table on a split or period column: rows to mine, rows to confirm on."""
+    """Split a table on a split or period column: rows to mine, rows to confirm on (the one
+    rule for the dashboard and plans)."""
     if column not in df.columns:
         raise DivergenceInputError(f"Split column '{column}' is not in the data.")
     if not len(confirm_values):
         raise DivergenceInputError(f"Choose the values of split column '{column}' to confirm on.")
-    confirm = df[column].isin(list(confirm_values)).to_numpy()
+    from .outcomes import match_label
+
+    # a value matches as text or as a number (2024 matches 2024, 2024.0 and "2024"), as a
+    # positive label does: a plan's values read from YAML may be typed otherwise than the column
+    wanted = list(confirm_values)
+    hits = [v for v in pd.unique(df[column].dropna()) if any(match_label(v, w) for w in wanted)]
+    confirm = df[column].isin(hits).to_numpy()
     if confirm.all() or not confirm.any():
         raise DivergenceInputError(
             f"Split column '{column}' leaves no rows to {'mine' if confirm.all() else 'confirm'} on."

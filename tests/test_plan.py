@@ -59,6 +59,14 @@ def test_the_plan_reruns_the_same_scan():
     ("scan: {outcome: x}\nkind: final", "Plan kind must be exploratory or pre-registered; got 'final'"),
     ("divergence_plan: 2\nscan: {outcome: x}", "Plan version 2 is not supported"),
     ("scan: 3", "Section 'scan' of the plan must be a mapping; got 3"),
+    # what only a scan() call may hold, or another section holds, is refused by name (issue 12)
+    ("scan: {outcome: x, replicate: prev.csv}", "Unknown key 'replicate' in the plan's scan section"),
+    ("scan: {outcome: x, engine: duckdb}", "Unknown key 'engine' in the plan's scan section"),
+    ("scan: {outcome: x, confidence: 0.9}\nstatistics: {confidence: 0.95}",
+     "Unknown key 'confidence' in the plan's scan section"),
+    ("scan: {outcome: x, holdout: 0.5}", "Unknown key 'holdout' in the plan's scan section"),
+    ("scan: {outcome: x}\nstatistics: {confidence: 2}", r"confidence must be in \(0, 1\); got 2"),
+    ("scan: {outcome: x, min_support: 0}", r"min_support must be in \(0, 1\]; got 0"),
 ])
 def test_bad_plans_are_named(text, message):
     with pytest.raises(DivergenceInputError, match=message):
@@ -70,3 +78,21 @@ def test_missing_file_and_bad_bytes(tmp_path):
         load_plan(tmp_path / "nope.yaml")
     with pytest.raises(DivergenceInputError, match="not UTF-8 text"):
         parse_plan(b"\xff\xfe\x00scan")
+
+
+def test_one_attribute_named_as_text_is_one_column():
+    plan = parse_plan("scan: {outcome: x, attributes: region}")
+    assert plan.settings.slicing.attributes == ("region",)
+
+
+def test_a_plan_round_trips_through_the_settings():
+    from divergence.settings import Settings
+
+    plan = parse_plan("scan: {target: y, prediction: p, positive: 1, metrics: [fpr], min_support: 0.02}\n"
+                      "statistics: {bootstrap: 200, family: metric}\nreplication: {kind: holdout, share: 0.3}\n"
+                      "compare: {reference: old}")
+    again = SlicePlan.from_settings(plan.settings)
+    assert again == plan and again.settings == plan.settings
+    assert plan.settings == Settings.from_keywords(target="y", prediction="p", positive=1, metrics=["fpr"],
+                                                   min_support=0.02, bootstrap=200, family="metric",
+                                                   holdout=0.3, reference="old")

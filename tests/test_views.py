@@ -186,6 +186,12 @@ def test_split_rows():
         split_rows(df, "period", ["z"])
     with pytest.raises(DivergenceInputError, match="Split column 'nope' is not in the data"):
         split_rows(df, "nope", ["a"])
+    # a year read as a number matches the same year written as text (a plan from YAML), and back
+    years = pd.DataFrame({"year": [2023, 2024, 2024, 2025], "x": [1, 2, 3, 4]})
+    for wanted in (["2024"], [2024.0], [2024]):
+        assert split_rows(years, "year", wanted)[1]["x"].tolist() == [2, 3]
+    text = years.astype({"year": str})
+    assert split_rows(text, "year", [2024])[1]["x"].tolist() == [2, 3]
 
 
 def test_slice_table_figure_draws_the_display(demo_table):

@@ -1,0 +1,128 @@
+"""The settings model: validated once, with exact messages; plan sections derived from it."""
+from __future__ import annotations
+
+import pytest
+
+from divergence.errors import DivergenceInputError
+from divergence.settings import (Compare, Mining, Replication, Roles, Settings, Slicing, Statistics,
+                                 scan_keys, section_keys)
+
+
+def _msg(fn, **kw) -> str:
+    with pytest.raises(DivergenceInputError) as exc:
+        fn(**kw)
+    return str(exc.value)
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(min_support=0), "min_support must be in (0, 1]; got 0."),
+    (dict(min_support="a lot"), "min_support must be a number in (0, 1]; got 'a lot'."),
+    (dict(max_length=0), "max_length must be a positive integer; got 0."),
+    (dict(max_length=2.5), "max_length must be a positive integer; got 2.5."),
+    (dict(confidence=1.0), "confidence must be in (0, 1); got 1.0."),
+    (dict(confidence=0), "confidence must be in (0, 1); got 0."),
+    (dict(confidence="high"), "confidence must be a number in (0, 1); got 'high'."),
+    (dict(correction="fdr"), "correction must be one of bh, bonferroni, holm; got 'fdr'."),
+    (dict(family="everything"), "family must be one of scan, metric; got 'everything'."),
+    (dict(bootstrap=-1), "bootstrap must be 0 (none) or at least 20 replicates; got -1."),
+    (dict(bootstrap=5), "bootstrap must be 0 (none) or at least 20 replicates; got 5."),
+    (dict(bootstrap="many"), "bootstrap must be a whole number of replicates; got 'many'."),
+    (dict(delta=-0.1), "delta for 'every metric' must be a positive number; got -0.1."),
+    (dict(delta={"fpr": 0}), "delta for 'fpr' must be a positive number; got 0."),
+    (dict(top_k=0), "top_k must be a positive integer; got 0."),
+    (dict(holdout=1.0), "holdout must be a share in (0, 1); got 1.0."),
+    (dict(threshold=float("inf")), "threshold must be a finite number; got inf."),
+    (dict(quantile_bins=0), "quantile_bins must be at least 1; got 0."),
+    (dict(binning="log"), "binning must be 'quantile' or 'uniform'; got 'log'."),
+    (dict(bins={"age": "fortnight"}), "bins for 'age' must be a bin count, a list of edges or a period "
+                                      "(month, quarter, year); got 'fortnight'."),
+    (dict(attributes=["age", "age"]), "attributes names column 'age' twice."),
+    (dict(attributes=[1, 2]), "attributes must be a list of column names; got [1, 2]."),
+    (dict(target=3), "target must be a column name; got 3."),
+    (dict(max_slices=0), "max_slices must be a positive integer; got 0."),
+    (dict(time_limit=-5), "time_limit must be a positive number; got -5."),
+    (dict(exhaustive="yes"), "exhaustive must be true or false; got 'yes'."),
+])
+def test_each_bad_setting_has_one_exact_message(kw, message):
+    assert _msg(Settings.from_keywords, **kw) == message
+
+
+def test_an_unknown_keyword_is_named():
+    message = _msg(Settings.from_keywords, replicate="prev.csv")
+    assert message.startswith("Unknown setting 'replicate'; known settings: ")
+    assert "min_support" in message and "holdout" in message
+
+
+def test_values_are_normalised():
+    s = Settings.from_keywords(target="y", prediction="p", metrics="FPR, fnr", attributes="region",
+                               bins={"age": (30, 50), "visit": "Quarter", "income": 4.0}, min_support="0.02",
+                               bootstrap=200.0, confidence="0.9")
+    assert s.roles.metrics == ("fpr", "fnr")
+    assert s.slicing.attributes == ("region",)  # one name is a list of one, not its characters
+    assert s.slicing.bins == {"age": [30.0, 50.0], "visit": "quarter", "income": 4}
+    assert s.mining.min_support == 0.02 and s.statistics.bootstrap == 200 and s.statistics.confidence == 0.9
+    assert s.roles.task == "classification" and s.roles.columns() == ["y", "p"]
+
+
+def test_tasks():
+    assert Roles(rank_by="score").task == "ranking"
+    assert Roles(outcome="grade").task == "outcome" and Roles(outcome="grade").outcome == ("grade",)
+    assert Roles(target="y", prediction="p", metrics=["abs_error"]).task == "regression"
+    assert Roles(target="y", prediction="p", regression=True).task == "regression"
+
+
+def test_holdout_is_replication_by_holdout():
+    s = Settings.from_keywords(holdout=0.3)
+    assert s.replication == Replication(kind="holdout", share=0.3)
+    assert s.sections()["replication"] == {"kind": "holdout", "share": 0.3}
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(kind="bogus"), "Unknown replication kind 'bogus'; choose from none, split, file, holdout."),
+    (dict(kind="file", share=0.3), "Replication of kind 'file' takes no 'share'; it takes name."),
+    (dict(kind="holdout"), "Replication of kind 'holdout' needs 'share'."),
+    (dict(kind="split"), "Replication of kind 'split' needs 'column'."),
+])
+def test_replication_messages(kw, message):
+    assert _msg(Replication, **kw) == message
+
+
+def test_compare_needs_a_reference():
+    assert _msg(Compare, metrics=["error"]) == ("The compare section names no reference model "
+                                                "(reference or reference_score).")
+    assert Compare(reference="old").enabled and not Compare().enabled
+
+
+def test_plan_sections_round_trip():
+    s = Settings.from_keywords(target="class", prediction="predicted", positive=1, metrics=["fpr", "fnr"],
+                               attributes=["age", "sex"], bins={"age": [30, 50]}, min_support=0.02,
+                               max_length=3, exhaustive=True, bootstrap=200, family="metric",
+                               delta={"fpr": 0.05}, holdout=0.25, reference="old_model")
+    sections = s.sections()
+    assert sections["scan"] == {"target": "class", "prediction": "predicted", "positive": 1,
+                                "metrics": ["fpr", "fnr"], "attributes": ["age", "sex"],
+                                "bins": {"age": [30.0, 50.0]}, "min_support": 0.02, "max_length": 3,
+                                "exhaustive": True}
+    assert sections["statistics"] == {"delta": {"fpr": 0.05}, "family": "metric", "bootstrap": 200}
+    assert sections["compare"] == {"reference": "old_model"}
+    assert Settings.from_sections(sections) == s
+    # defaults are left out: the smallest plan holds only what was chosen
+    assert Settings().sections() == {"scan": {}}
+
+
+def test_plan_sections_refuse_what_they_do_not_hold():
+    # replicate (data, not a setting), engine (how to run, not what), confidence in the wrong section
+    for section, key in [("scan", "replicate"), ("scan", "engine"), ("scan", "confidence"),
+                         ("statistics", "min_support"), ("compare", "target")]:
+        message = _msg(Settings.from_sections, sections={section: {key: 1}})
+        assert message.startswith(f"Unknown key {key!r} in the plan's {section} section; known keys: ")
+    assert _msg(Settings.from_sections, sections={"scan": ["target"]}) == (
+        "Section 'scan' of the plan must be a mapping; got ['target'].")
+
+
+def test_the_plan_schema_is_the_model():
+    assert scan_keys() == section_keys("roles") + section_keys("slicing") + section_keys("mining")
+    assert "family" in section_keys("statistics") and "exhaustive" in section_keys("mining")
+    for cls in (Roles, Slicing, Mining, Statistics, Replication, Compare):
+        assert cls() == cls()  # every section has defaults and compares by value
+    assert hash(Settings.from_keywords(bins={"a": 3}, delta={"fpr": 0.1})) is not None

@@ -84,8 +84,8 @@ if task in ("classification", "regression"):
                     placeholder="Choose a column", after=_reset_positive if task == "classification" else None)
     if task == "classification":
         with c2:
-            state.bound(st.radio, "The model's output", K.PRED_KIND, options=["labels", "score"], horizontal=True,
-                        format_func={"labels": "Predicted labels", "score": "A score and a threshold"}.get)
+            state.bound(st.radio, "The model's output", K.PRED_KIND, options=list(settings.OUTPUT_KINDS),
+                        horizontal=True, format_func=settings.OUTPUT_KINDS.get)
             if state.get(K.PRED_KIND) == "labels":
                 state.bound(st.selectbox, "Prediction column", K.PREDICTION, options=columns, index=None,
                             placeholder="Choose a column")

@@ -38,8 +38,8 @@ def compare_section(df: pd.DataFrame) -> None:
     c1, c2 = st.columns(2)
     if task == "classification":
         with c1:
-            state.bound(st.radio, "The reference's output", KC.REF_KIND, options=["labels", "score"], horizontal=True,
-                        format_func={"labels": "Predicted labels", "score": "A score and a threshold"}.get)
+            state.bound(st.radio, "The reference's output", KC.REF_KIND, options=list(settings.OUTPUT_KINDS),
+                        horizontal=True, format_func=settings.OUTPUT_KINDS.get)
         with c2:
             if state.get(KC.REF_KIND) == "score":
                 state.bound(st.selectbox, "Reference score column", KC.REF_SCORE, options=candidates, index=None,

@@ -131,32 +131,36 @@ def on_source() -> None:
         on_path()
 
 
-def on_upload() -> None:
-    """Callback of the file uploader: read the file, keep every setting when it fails."""
-    up = st.session_state.get("w:upload")
+def _read_upload(widget: str, error_key: str) -> tuple[str, str, LoadedTable] | None:
+    """The file in an uploader: (its name, its content key, the table read); None when there is
+    none or it cannot be read (the message is kept in ``error_key``, every setting stays)."""
+    up = st.session_state.get(widget)
     if up is None:
-        return
+        return None
     buffer = up.getbuffer()
     try:
         loaded = read_uploaded(up.name, buffer)
     except DivergenceInputError as exc:
-        st.session_state[K.UPLOAD_ERROR] = str(exc)
-        return
-    use_frame(loaded.frame, up.name, content_key(up.name, buffer), notes=loaded.notes)
+        st.session_state[error_key] = str(exc)
+        return None
+    return up.name, content_key(up.name, buffer), loaded
+
+
+def on_upload() -> None:
+    """Callback of the file uploader: read the file, keep every setting when it fails."""
+    upload = _read_upload("w:upload", K.UPLOAD_ERROR)
+    if upload is not None:
+        name, key, loaded = upload
+        use_frame(loaded.frame, name, key, notes=loaded.notes)
 
 
 def on_replicate_upload() -> None:
     """Callback of the second-file uploader (replication data)."""
-    up = st.session_state.get("w:replicate_upload")
-    if up is None:
-        return
-    try:
-        loaded = read_uploaded(up.name, up.getbuffer())
-    except DivergenceInputError as exc:
-        st.session_state[K.REPLICATE_ERROR] = str(exc)
-        return
-    st.session_state.update({K.REPLICATE_FRAME: loaded.frame, K.REPLICATE_NAME: up.name, K.REPLICATE_ERROR: None,
-                             K.REPLICATE_NOTES: loaded.notes, K.REPLICATE_KEY: content_key(up.name, up.getbuffer())})
+    upload = _read_upload("w:replicate_upload", K.REPLICATE_ERROR)
+    if upload is not None:
+        name, key, loaded = upload
+        st.session_state.update({K.REPLICATE_FRAME: loaded.frame, K.REPLICATE_NAME: name, K.REPLICATE_ERROR: None,
+                                 K.REPLICATE_NOTES: loaded.notes, K.REPLICATE_KEY: key})
 
 
 def on_compare_toggle() -> None:

@@ -27,6 +27,8 @@ TASKS = {"classification": "Classification", "regression": "Regression", "rankin
          "outcome": "A numeric outcome"}
 CORRECTIONS = {"bh": "Benjamini–Hochberg (q-values)", "bonferroni": "Bonferroni", "holm": "Holm"}
 CORRECTION_SHORT = {"bh": "BH-adjusted", "bonferroni": "Bonferroni-adjusted", "holm": "Holm-adjusted"}
+#: what a model's output is (classification): predicted labels, or a score cut at a threshold
+OUTPUT_KINDS = {"labels": "Predicted labels", "score": "A score and a threshold"}
 REPLICATION_KINDS = {"none": "None", "split": "A split or period column", "file": "A second file",
                      "holdout": "A held-out share of the rows"}
 #: metrics offered per task

@@ -8,14 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import streamlit as st
+from ui import job, state
 
-import ui_support as ui
 
 # the icon is served by the app itself: a material icon here made the browser fetch it from a Google font host
 # (fails offline; a meeting room may be offline)
 st.set_page_config(page_title="Divergence", page_icon=str(Path(__file__).parent / ".streamlit" / "favicon.png"),
                    layout="wide")
-ui.init_state()
+state.init_state()
 # less empty space above the title: a projector has 800 rows of pixels
 st.markdown("<style>[data-testid='stMainBlockContainer']{padding-top:3.5rem}</style>", unsafe_allow_html=True)
 
@@ -32,4 +32,4 @@ PAGES = [
 page = st.navigation(PAGES, position="top")
 page.run()
 # a running scan's progress (and its Cancel button) on a page that did not draw it
-ui.show_scan_status()
+job.show_scan_status()

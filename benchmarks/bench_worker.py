@@ -1,9 +1,9 @@
-"""The dashboard's scan worker (ui/run.py): start-up cost, overhead against the engine run in
+"""The dashboard's scan worker (ui/worker.py): start-up cost, overhead against the engine run in
 process, and how fast Cancel stops a scan. Prints a table; rerun it to compare.
 
     python benchmarks/bench_worker.py
 
-- "start-up": from ``ui.run.start()`` until the worker has its data and begins computing, for
+- "start-up": from ``ui.worker.start()`` until the worker has its data and begins computing, for
   the start methods ``spawn`` (a fresh interpreter per scan) and ``forkserver`` (what the app
   uses: the first scan starts the fork server, which imports the engine once; later workers are
   forked from it). The request is the built-in dataset's default scan (10,000 rows).
@@ -28,7 +28,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import ui.run as worker  # noqa: E402
+import ui.worker as worker  # noqa: E402
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo  # noqa: E402
 
 STATS = dict(confidence=0.95, correction="bh", bootstrap=200, seed=0, exploratory=True)

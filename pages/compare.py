@@ -3,56 +3,53 @@ from __future__ import annotations
 
 import streamlit as st
 
-import ui_support as ui
 from divergence import COMPARE_VERDICTS, DivergenceInputError
 from divergence.compare_views import (change_contribution_figure, change_interval_figure, compare_display_frame,
                                       compare_headline, compare_table_figure, compare_view)
 from divergence.plan import dump_plan
 from divergence.views import format_count, format_divergence, format_p, format_percent, format_value, table_csv
-from ui_support import KC
+from ui import cache, compare, data, render, settings, state
+from ui.state import KC
 
-ui.page_setup()
+render.page_setup()
 
 st.title("Compare models")
 st.caption("Before shipping a model: is it worse anywhere than the one it replaces? Both models are scored on the "
            "same rows, so every slice's change is a paired comparison.")
 
-if not ui.comparing():
+if not settings.comparing():
     st.info("No reference model is chosen. On the Data page, under **Compare models**, turn the comparison on and "
             "choose the reference model's column (the built-in dataset comes with the previous version of its "
             "models).")
     st.page_link("pages/data.py", label="Choose the reference model", icon=":material/arrow_back:")
     st.stop()
 
-if ui.comparison_result() is None and ui.state(KC.RUN_ERROR) is None:
-    ui.run_comparison()
-err = ui.state(KC.RUN_ERROR)
+if compare.comparison_result() is None and state.get(KC.RUN_ERROR) is None:
+    compare.run_comparison()
+err = state.get(KC.RUN_ERROR)
 if err:
     st.error(err)
-res = ui.comparison_result()
-if res is not None and ui.comparison_is_stale():
+res = compare.comparison_result()
+if res is not None and compare.comparison_is_stale():
     c1, c2 = st.columns([4, 1])
     c1.info("The settings changed since this comparison was computed.")
     if c2.button("Compare again", type="primary", key="compare-again"):
-        ui.run_comparison()
+        compare.run_comparison()
         st.rerun()
 if res is None:
     st.stop()
 c = res["comparison"]
 rid = res["id"]
 a = c.assessment
-st.caption(f"{ui.data_caption()} Model `{a['model']}` against reference `{a['reference']}` on "
+st.caption(f"{data.data_caption()} Model `{a['model']}` against reference `{a['reference']}` on "
            f"{format_count(a['rows_compared'])} rows; {format_count(len(c) - 1)} slices with support ≥ "
            f"{c.table.min_support:g}; {format_count(c.n_tested)} paired tests in one family (every slice × every "
-           f"metric), {ui.CORRECTIONS.get(a['correction'], a['correction'])}; computed in {res['seconds']:.2f} s.")
+           f"metric), {settings.CORRECTIONS.get(a['correction'], a['correction'])}; "
+           f"computed in {res['seconds']:.2f} s.")
 for note in c.notes:
     st.caption(note)
 
-metrics = c.metric_names
-if len(metrics) > 1:
-    ui.bound(st.radio, "Metric", KC.METRIC, options=metrics, horizontal=True, format_func=ui.metric_name,
-             after=lambda: st.session_state.update({KC.SELECTED: None}))
-metric = ui.state(KC.METRIC) if ui.state(KC.METRIC) in metrics else metrics[0]
+metric = render.metric_radio(c.metric_names, KC.METRIC, after=lambda: st.session_state.update({KC.SELECTED: None}))
 h = compare_headline(c, metric)
 b = h["binary"]
 
@@ -96,15 +93,15 @@ else:
 
 # ---------------------------------------------------------------- table
 present = [v for v in COMPARE_VERDICTS if h["verdicts"][v] or v == "worse"]
-if ui.state(KC.VERDICTS) and not set(ui.state(KC.VERDICTS)) <= set(present):
-    ui.set_settings(**{KC.VERDICTS: [v for v in ui.state(KC.VERDICTS) if v in present]})
+if state.get(KC.VERDICTS) and not set(state.get(KC.VERDICTS)) <= set(present):
+    state.update(**{KC.VERDICTS: [v for v in state.get(KC.VERDICTS) if v in present]})
 f1, f2, _ = st.columns([3, 1.2, 3])
 with f1:
-    ui.bound(st.multiselect, "Verdicts", KC.VERDICTS, options=present, placeholder="all verdicts")
+    state.bound(st.multiselect, "Verdicts", KC.VERDICTS, options=present, placeholder="all verdicts")
 with f2:
-    ui.bound(st.selectbox, "Show", KC.TOP_N, options=[10, 25, 50, 100, 250, 500], format_func=lambda n: f"top {n}")
-chosen = ui.state(KC.VERDICTS) or None
-rows = compare_view(c, metric, verdicts=chosen, top_n=int(ui.state(KC.TOP_N)))
+    state.bound(st.selectbox, "Show", KC.TOP_N, options=[10, 25, 50, 100, 250, 500], format_func=lambda n: f"top {n}")
+chosen = state.get(KC.VERDICTS) or None
+rows = compare_view(c, metric, verdicts=chosen, top_n=int(state.get(KC.TOP_N)))
 matching = len(compare_view(c, metric, verdicts=chosen, top_n=None))
 st.caption(f"Showing {format_count(len(rows))} of {format_count(matching)} matching slices, worst first (the largest "
            f"change in the bad direction: {'up' if h['worse_when'] == 'up' else 'down'} for {h['label']}).")
@@ -126,33 +123,30 @@ else:
     st.caption(f"The top {format_count(len(drawn))} slices of the table: each change with its "
                f"{a['confidence']:.0%} interval. An interval clear of 0 (and of the shaded ±δ band) is a change "
                "worth acting on; open dots are below the minimum size. Click a slice to open it below.")
-    event = st.plotly_chart(ui.themed(fig), key="change_intervals", on_select="rerun", selection_mode="points",
+    event = st.plotly_chart(render.themed(fig), key="change_intervals", on_select="rerun", selection_mode="points",
                             config={"displayModeBar": False})
-    points = (event or {}).get("selection", {}).get("points", []) if event else []
-    index = points[0].get("customdata") if points else None
-    if isinstance(index, list):
-        index = index[0]
+    index = render.clicked_point(event)
     clicked = None if index is None else str(c.table.itemsets[int(index)])
     # a click opens its slice once: the chart keeps its selection, the slice box may change after it
     if clicked != st.session_state.get("compare_clicked"):
         st.session_state["compare_clicked"] = clicked
         if clicked:
-            ui.set_settings(**{KC.SELECTED: clicked})
+            state.update(**{KC.SELECTED: clicked})
 
 # ---------------------------------------------------------------- one slice
 st.subheader("What drives a slice's change")
 itemsets = [s for s in rows["itemset"].tolist() if s]
-selected = ui.state(KC.SELECTED)
+selected = state.get(KC.SELECTED)
 if selected not in itemsets:
     if selected:
         itemsets = [selected] + itemsets
     elif itemsets:  # the worst slice called worse, else the first row
         worse = [s for s, v in zip(rows["itemset"], rows[f"{metric}_verdict"]) if s and v == "worse"]
-        ui.set_settings(**{KC.SELECTED: (worse or itemsets)[0]})
+        state.update(**{KC.SELECTED: (worse or itemsets)[0]})
 if itemsets:
-    ui.bound(st.selectbox, "Open a slice (the worst slice called worse unless you choose)", KC.SELECTED,
-             options=itemsets)
-    selected = ui.state(KC.SELECTED)
+    state.bound(st.selectbox, "Open a slice (the worst slice called worse unless you choose)", KC.SELECTED,
+                options=itemsets)
+    selected = state.get(KC.SELECTED)
     try:
         idx = c.lookup(selected)
     except DivergenceInputError as exc:
@@ -173,8 +167,8 @@ if itemsets:
     d[4].metric("Verdict", row[metric + "_verdict"])
     d[4].caption(("meets" if row[metric + "_meets_min_size"] else "below") +
                  f" n_min = {format_count(h['min_size']['n_min'])}")
-    contrib = ui.change_contributions(rid, selected, metric, c)
-    st.plotly_chart(ui.themed(change_contribution_figure(contrib, binary=b)), key="change_contributions")
+    contrib = cache.change_contributions(rid, selected, metric, c)
+    st.plotly_chart(render.themed(change_contribution_figure(contrib, binary=b)), key="change_contributions")
     st.caption("Shapley contributions: how much each item moves the slice's change away from the whole dataset's "
                "change; they sum to the difference. The largest bar is the item that drives the regression.")
 
@@ -184,15 +178,16 @@ e1, e2 = st.columns(2)
 e1.download_button(f"The comparison ({format_count(len(c))} rows, CSV)", table_csv(c.frame), file_name="comparison.csv",
                    mime="text/csv", icon=":material/table:")
 e1.caption("The columns of `python -m divergence compare`: the whole dataset first, every slice after it.")
-scan_res = ui.result()
+scan_res = state.result()
 try:
-    plan_text = dump_plan(ui.current_plan(), stamp=True)
+    plan_text = dump_plan(settings.current_plan(), stamp=True)
 except DivergenceInputError:
     plan_text = None
-if scan_res is not None and plan_text is not None and not ui.is_stale():
-    label = ui.data_label()
+if scan_res is not None and plan_text is not None and not settings.is_stale():
+    label = data.data_label()
     e2.download_button("Pre-release report (HTML, works offline)",
-                       lambda: ui.comparison_report_html(rid, scan_res["id"], plan_text, label, c, scan_res["table"]),
+                       lambda: cache.comparison_report_html(rid, scan_res["id"], plan_text, label, c,
+                                                            scan_res["table"]),
                        file_name="prerelease_report.html", mime="text/html", icon=":material/summarize:")
     e2.caption("The slice report with this comparison first. Save the settings as a slice plan (Export page; it "
                "carries the reference model) and `python -m divergence report PLAN DATA --fail-on-worse` re-runs "

@@ -3,34 +3,34 @@ from __future__ import annotations
 
 import streamlit as st
 
-import ui_support as ui
 from divergence import DivergenceInputError
 from divergence.figures import LATTICE_MAX_ITEMS, contribution_figure, item_values_figure, lattice_figure
 from divergence.plan import dump_plan
 from divergence.views import (PNG_EXPORTER, display_frame, figure_html, figure_png, format_count, interval_figure,
                               png_supported, slice_table_figure, table_csv, warm_png_exporter)
-from ui_support import K
+from ui import cache, data, render, run, settings, state
+from ui.state import K
 
-ui.page_setup()
+render.page_setup()
 
 st.title("Export")
 st.caption("The slice table, every figure and the settings, to share, to archive, or to re-run later.")
 
-res = ui.ensure_result()
-ui.show_run_status("export")
+res = run.ensure_result()
+render.show_run_status("export")
 
 
 def results_section(res: dict) -> None:
     """The slice table and every figure of the result."""
     table, rid = res["table"], res["id"]
-    metric = ui.state(K.VIEW_METRIC) if ui.state(K.VIEW_METRIC) in table.metric_names else table.metric_names[0]
-    view = ui.current_view(table, rid)
-    st.caption(ui.result_caption(table, res))
+    metric = render.shown_metric(table.metric_names)
+    view = render.current_view(table, rid)
+    st.caption(render.result_caption(table, res))
 
     # ---------------------------------------------------------------- tables
     st.subheader("Slice table")
     t1, t2 = st.columns(2)
-    t1.download_button(f"Every slice ({format_count(len(table))} rows, CSV)", lambda: ui.full_csv(rid, table),
+    t1.download_button(f"Every slice ({format_count(len(table))} rows, CSV)", lambda: cache.full_csv(rid, table),
                        file_name="slices.csv", mime="text/csv", icon=":material/table:")
     t2.download_button(f"The {format_count(len(view.rows))} slices shown (CSV)", table_csv(view.rows),
                        file_name="slices_shown.csv", mime="text/csv", icon=":material/filter_list:")
@@ -40,8 +40,8 @@ def results_section(res: dict) -> None:
     st.subheader("Report")
     # the report states the data and settings the result came from (not the settings as they are now),
     # so it is the same report for the same result: built once, then cached
-    report_args = (rid, ui.result_plan_text(res), res.get("data_label", ""), table)
-    st.download_button("Slice report (HTML, works offline)", lambda args=report_args: ui.report_html(*args),
+    report_args = (rid, render.result_plan_text(res), res.get("data_label", ""), table)
+    st.download_button("Slice report (HTML, works offline)", lambda args=report_args: cache.report_html(*args),
                        file_name="slice_report.html", mime="text/html", icon=":material/summarize:")
     st.caption("One self-contained page, stating the data and settings these results came from (and their hash): "
                "the findings in plain words (who, what, how sure, what to do), the whole-dataset intervals, the "
@@ -53,29 +53,29 @@ def results_section(res: dict) -> None:
     # ---------------------------------------------------------------- figures
     st.subheader("Figures")
     binary = table.metric(metric).binary
-    rows = ui.mined_rows(res)
-    items, _ = ui.open_slice(table, view, metric,
-                             known=set(ui.item_options(rid + f"|{rows is not None}", table, rows)["item"]))
+    rows = render.mined_rows(res)
+    items, _ = render.open_slice(table, view, metric,
+                                 known=set(cache.item_options(rid + f"|{rows is not None}", table, rows)["item"]))
     figures = {"slice_table": ("The slice table (as shown)",
                                lambda: slice_table_figure(display_frame(table, view.rows, metric), height=None)),
                "intervals": ("Interval plot",
                              lambda: interval_figure(table, view.rows.head(100), metric,
-                                                     level_label=ui.interval_level(table)))}
+                                                     level_label=render.interval_level(table)))}
     if items:
         try:
-            ms = ui.measured(rid, tuple(items), table, rows, ui.replication_rows(),
-                             (table.assessment or {}).get("replication"))
+            ms = cache.measured(rid, tuple(items), table, rows, render.replication_rows(),
+                                (table.assessment or {}).get("replication"))
         except DivergenceInputError as exc:
             st.caption(f"The open slice: {exc}")
         else:
             delta = ((table.assessment or {}).get("min_size") or {}).get(metric, {}).get("delta")
             figures["contributions"] = (
                 f"Shapley contributions of {ms.itemset}",
-                lambda: contribution_figure(ui.slice_contributions(rid, tuple(items), metric, ms), binary=binary))
+                lambda: contribution_figure(cache.slice_contributions(rid, tuple(items), metric, ms), binary=binary))
             if len(items) <= LATTICE_MAX_ITEMS:
                 figures["lattice"] = (f"Lattice of {ms.itemset}",
                                       lambda: lattice_figure(ms.table, ms.itemset, metric=metric, threshold=delta))
-    values = ui.item_values(rid, metric, table)
+    values = cache.item_values(rid, metric, table)
     figures["individual_items"] = ("Individual item divergence",
                                    lambda: item_values_figure(values, value="individual", metric=metric,
                                                               binary=binary))
@@ -84,7 +84,7 @@ def results_section(res: dict) -> None:
     can_png = png_supported()
     if not can_png:
         st.caption("PNG export needs kaleido and Chromium (/usr/bin/chromium); HTML works everywhere.")
-    elif not ui.in_app_test():
+    elif not render.in_app_test():
         exporter = warm_png_exporter()  # Chromium starts in the background: the first PNG needs no wait
         st.caption({"warming": "PNG: the image maker is starting in the background (a few seconds, once); a PNG "
                                "asked for meanwhile is drawn as soon as it is ready.",
@@ -111,7 +111,7 @@ st.subheader("Slice plan")
 st.caption("The settings (column roles, attributes and bins, thresholds, statistics, replication) as a file: "
            "load it here on a later visit to re-run the same analysis on the next evaluation file.")
 try:
-    plan = ui.current_plan()
+    plan = settings.current_plan()
 except DivergenceInputError as exc:
     st.error(str(exc))
     plan = None
@@ -124,10 +124,10 @@ if plan is not None:
                        file_name="slice_plan.json", mime="application/json", icon=":material/data_object:")
 with p3:
     st.file_uploader("Load a slice plan", type=["yaml", "yml", "json"], key="w:plan_upload",
-                     on_change=ui.on_plan_upload)
-    if ui.state(K.PLAN_ERROR):
-        st.error(ui.state(K.PLAN_ERROR))
+                     on_change=data.on_plan_upload)
+    if state.get(K.PLAN_ERROR):
+        st.error(state.get(K.PLAN_ERROR))
         st.caption("Every setting is unchanged.")
 if plan is not None:
     with st.expander("The plan as it stands"):
-        st.code(ui.plan_yaml(dump_plan(plan, format="json")), language="yaml")
+        st.code(cache.plan_yaml(dump_plan(plan, format="json")), language="yaml")

@@ -4,28 +4,28 @@ from __future__ import annotations
 
 import streamlit as st
 
-import ui_support as ui
 from divergence import DivergenceInputError
 from divergence.figures import overlap_figure
 from divergence.formats import FINDING_VERDICTS, GLOSSARY, format_count, format_percent
 from divergence.views import interval_figure
-from ui_support import K
+from ui import cache, render, state
+from ui.state import K
 
-ui.page_setup()
+render.page_setup()
 
 st.title("Intervals")
-table, rid = ui.result_or_stop("intervals")
-st.caption(ui.result_caption(table))
-metric = ui.metric_choice(table)
+table, rid = render.result_or_stop("intervals")
+st.caption(render.result_caption(table))
+metric = render.metric_choice(table)
 st.caption("Compare intervals, not points: a slice whose interval overlaps the whole-dataset band is not a "
            "finding. Open dots are indicative (below the minimum size). Click a slice to open it on the Slices page.")
 c1, _ = st.columns([1, 4])
 with c1:
-    ui.bound(st.selectbox, "Slices drawn", K.TOP_N, options=[10, 25, 50, 100, 250, 500],
-             format_func=lambda k: f"top {k}")
+    state.bound(st.selectbox, "Slices drawn", K.TOP_N, options=[10, 25, 50, 100, 250, 500],
+                format_func=lambda k: f"top {k}")
 try:
-    view = ui.current_view(table, rid)
-    fig = interval_figure(table, view.rows.head(100), metric, level_label=ui.interval_level(table))
+    view = render.current_view(table, rid)
+    fig = interval_figure(table, view.rows.head(100), metric, level_label=render.interval_level(table))
 except DivergenceInputError as exc:
     st.error(str(exc))
     st.stop()
@@ -33,14 +33,10 @@ st.caption(f"The top {format_count(min(len(view.rows), 100))} of {format_count(v
            "Slices page's sort and filters" + (" (at most 100 drawn)." if len(view.rows) > 100 else "."))
 event = st.plotly_chart(fig, key="interval_plot", on_select="rerun", selection_mode="points",
                         config={"displayModeBar": False})
-points = (event or {}).get("selection", {}).get("points", []) if event else []
-if points:
-    row_index = points[0].get("customdata")
-    if isinstance(row_index, list):
-        row_index = row_index[0]
-    if row_index is not None:
-        ui.choose(metric, str(table.itemsets[int(row_index)]))
-        st.switch_page("pages/slices.py")
+row_index = render.clicked_point(event)
+if row_index is not None:
+    render.choose(metric, str(table.itemsets[int(row_index)]))
+    st.switch_page("pages/slices.py")
 
 # ---------------------------------------------------------------- overlap of the findings
 st.subheader("Rows the findings share")
@@ -54,14 +50,14 @@ if len(found) < 2:
     st.info("Fewer than two findings in this view: nothing to compare.")
 else:
     itemsets = found["itemset"].tolist()
-    shared = ui.shared_rows(rid, tuple(itemsets), table)
-    covered = ui.covered_rows(rid, tuple(itemsets), table)
+    shared = cache.shared_rows(rid, tuple(itemsets), table)
+    covered = cache.covered_rows(rid, tuple(itemsets), table)
     largest = int(shared.to_numpy().diagonal().max())
     if covered is not None:
         st.markdown(f"These {len(itemsets)} findings hold **{format_count(covered)} distinct rows** "
                     f"({format_percent(covered / table.n_rows)} of all); the largest alone holds {format_count(largest)}. "
                     "A dark block is one cohort described several ways.")
-    st.plotly_chart(ui.themed(overlap_figure(shared, template=None)), key="overlap_chart",
+    st.plotly_chart(render.themed(overlap_figure(shared, template=None)), key="overlap_chart",
                     config={"displayModeBar": False})
     st.caption(f"{GLOSSARY['overlap']} The findings are the top {len(itemsets)} of the Slices page's table "
                "(verdicts defect, hard cohort, above, below, better).")

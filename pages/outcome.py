@@ -5,26 +5,28 @@ import math
 
 import streamlit as st
 
-import ui_support as ui
 from divergence.views import format_count, format_percent
-from ui_support import K
+from ui import data, job, render, run, settings, state
+from ui.state import K
 
-ui.page_setup()
+render.page_setup()
 
 st.title("Outcome and thresholds")
-st.caption(ui.data_caption())
-n_rows = ui.n_rows()  # a local path: every row, not its preview's
-task = ui.state(K.TASK)
+st.caption(data.data_caption())
+n_rows = state.n_rows()  # a local path: every row, not its preview's
+task = state.get(K.TASK)
 
 # ---------------------------------------------------------------- metrics
 st.subheader("What to measure")
 if task == "classification":
-    ui.bound(st.multiselect, "Metrics", K.METRICS, options=ui.CLASSIFICATION_METRICS, format_func=ui.metric_name)
+    state.bound(st.multiselect, "Metrics", K.METRICS, options=settings.CLASSIFICATION_METRICS,
+                format_func=render.metric_name)
 elif task == "regression":
-    ui.bound(st.multiselect, "Metrics", K.METRICS, options=ui.REGRESSION_METRICS, format_func=ui.metric_name)
+    state.bound(st.multiselect, "Metrics", K.METRICS, options=settings.REGRESSION_METRICS,
+                format_func=render.metric_name)
 elif task == "ranking":
     g1, g2 = st.columns(2)
-    kind, param = ui.gamma_parts(ui.state(K.GAMMA))
+    kind, param = settings.gamma_parts(state.get(K.GAMMA))
     with g1:
         new_kind = st.radio("Value of a rank (gamma)", ["dcg", "topk", "power"], index=["dcg", "topk", "power"].index(kind),
                             format_func={"dcg": "DCG: 1/log2(1+rank)", "topk": "Top k: 1 in the first k",
@@ -37,119 +39,115 @@ elif task == "ranking":
         else:
             new_param = None
     gamma = new_kind if new_param is None else f"{new_kind}:{new_param:g}"
-    if gamma != ui.state(K.GAMMA):
-        ui.set_settings(**{K.GAMMA: gamma})
+    if gamma != state.get(K.GAMMA):
+        state.update(**{K.GAMMA: gamma})
         st.rerun()
 else:
-    chosen = ui.state(K.OUTCOME) or []
+    chosen = state.get(K.OUTCOME) or []
     st.markdown("Measured as they are: " + (", ".join(f"`{c}`" for c in chosen) or "no column yet (Data page)."))
-if task in ("classification", "regression") and not ui.state(K.METRICS):
+if task in ("classification", "regression") and not state.get(K.METRICS):
     st.error("Choose at least one metric.")
 
 # ---------------------------------------------------------------- thresholds
 st.subheader("Thresholds")
 c1, c2, c3 = st.columns(3)
 with c1:
-    ui.bound(st.radio, "Minimum support given as", K.SUPPORT_MODE, options=["share", "rows"], horizontal=True,
-             format_func={"share": "a share of rows", "rows": "a number of rows"}.get)
-    if ui.state(K.SUPPORT_MODE) == "share":
-        ui.bound(st.number_input, "Minimum support (share of rows)", K.MIN_SUPPORT, min_value=0.0001, max_value=1.0,
-                 step=0.005, format="%.4f")
+    state.bound(st.radio, "Minimum support given as", K.SUPPORT_MODE, options=["share", "rows"], horizontal=True,
+                format_func={"share": "a share of rows", "rows": "a number of rows"}.get)
+    if state.get(K.SUPPORT_MODE) == "share":
+        state.bound(st.number_input, "Minimum support (share of rows)", K.MIN_SUPPORT, min_value=0.0001, max_value=1.0,
+                    step=0.005, format="%.4f")
     else:
         rows = st.number_input("Minimum support (rows)", min_value=1, max_value=n_rows, key="w:support_rows",
-                               value=max(1, math.ceil(ui.state(K.MIN_SUPPORT) * n_rows - 1e-9)), step=10)
-        if abs(rows / n_rows - ui.state(K.MIN_SUPPORT)) > 0.5 / n_rows:
-            ui.set_settings(**{K.MIN_SUPPORT: rows / n_rows})
+                               value=max(1, math.ceil(state.get(K.MIN_SUPPORT) * n_rows - 1e-9)), step=10)
+        if abs(rows / n_rows - state.get(K.MIN_SUPPORT)) > 0.5 / n_rows:
+            state.update(**{K.MIN_SUPPORT: rows / n_rows})
             st.rerun()
-    s = ui.state(K.MIN_SUPPORT)
+    s = state.get(K.MIN_SUPPORT)
     st.caption(f"{format_percent(s)} of {format_count(n_rows)} rows: slices of at least "
                f"{format_count(math.ceil(s * n_rows - 1e-9))} rows are mined.")
 with c2:
-    ui.bound(st.selectbox, "Maximum items per slice", K.MAX_LENGTH, options=[0, 1, 2, 3, 4, 5, 6],
-             format_func=lambda k: "no limit" if k == 0 else str(k))
-    ui.bound(st.checkbox, "Every itemset (exhaustive, as DivExplorer lists them)", K.EXHAUSTIVE,
-             help="Off (the default): each distinct set of rows is mined once, as one slice; items that add "
-                  "nothing (the same rows as another item, or every row of the slice) do not multiply the "
-                  "search. On: every itemset above the support, as DivExplorer lists them: the same rows may "
-                  "appear under several descriptions, and a wide table takes much longer.")
+    state.bound(st.selectbox, "Maximum items per slice", K.MAX_LENGTH, options=[0, 1, 2, 3, 4, 5, 6],
+                format_func=lambda k: "no limit" if k == 0 else str(k))
+    state.bound(st.checkbox, "Every itemset (exhaustive, as DivExplorer lists them)", K.EXHAUSTIVE,
+                help="Off (the default): each distinct set of rows is mined once, as one slice; items that add "
+                     "nothing (the same rows as another item, or every row of the slice) do not multiply the "
+                     "search. On: every itemset above the support, as DivExplorer lists them: the same rows may "
+                     "appear under several descriptions, and a wide table takes much longer.")
 with c3:
-    ui.bound(st.number_input, "Redundancy threshold ε, in standard deviations σ of the metric (0: keep every "
-             "slice)", K.REDUNDANCY, min_value=0.0, max_value=1.0, step=0.01, format="%.3f",
-             help="A slice whose divergence differs from one of its subsets' by less than ε·σ adds nothing: the "
-                  "Slices page can hide it. In units of the metric's spread (σ = √(p(1−p)) for a rate), so one "
-                  "setting hides as much for a rate, an error in euros or a ranking's gain.")
+    state.bound(st.number_input, "Redundancy threshold ε, in standard deviations σ of the metric (0: keep every "
+                "slice)", K.REDUNDANCY, min_value=0.0, max_value=1.0, step=0.01, format="%.3f",
+                help="A slice whose divergence differs from one of its subsets' by less than ε·σ adds nothing: the "
+                     "Slices page can hide it. In units of the metric's spread (σ = √(p(1−p)) for a rate), so one "
+                     "setting hides as much for a rate, an error in euros or a ranking's gain.")
 
 # a fixed label: an expander whose label changes is drawn anew, closed
 with st.expander("Budget of a scan (most slices, seconds of mining)", expanded=False):
-    st.caption(f"At most {format_count(ui.state(K.MAX_SLICES))} slices and {ui.state(K.TIME_LIMIT):g} s of mining. A "
+    st.caption(f"At most {format_count(state.get(K.MAX_SLICES))} slices and {state.get(K.TIME_LIMIT):g} s of mining. A "
                "scan that would go past the budget lists every slice up to the longest length that fits, and says "
                "so; if not even single items fit, it stops with what to change. The defaults fit a machine of 2 "
                "cores and a few GB.")
     e1, e2 = st.columns(2)
     with e1:
-        ui.bound(st.number_input, "Most slices", K.MAX_SLICES, min_value=1000, step=100_000)
+        state.bound(st.number_input, "Most slices", K.MAX_SLICES, min_value=1000, step=100_000)
     with e2:
-        ui.bound(st.number_input, "Seconds of mining", K.TIME_LIMIT, min_value=1.0, step=30.0, format="%g")
+        state.bound(st.number_input, "Seconds of mining", K.TIME_LIMIT, min_value=1.0, step=30.0, format="%g")
 
 st.subheader("Statistics")
 d1, d2, d3, d4 = st.columns(4)
 with d1:
-    use_default = ui.state(K.DELTA) is None
+    use_default = state.get(K.DELTA) is None
     default_delta = st.checkbox("Default δ", value=use_default, key="w:default_delta",
                                 help="δ is the smallest divergence worth acting on. Default: 5 points of rate; "
                                      "0.2 standard deviations of a real-valued outcome.")
     if default_delta != use_default:
-        ui.set_settings(**{K.DELTA: None if default_delta else 0.05})
+        state.update(**{K.DELTA: None if default_delta else 0.05})
         st.rerun()
     if not default_delta:
-        ui.bound(st.number_input, "Smallest divergence worth acting on (δ, in the metric's units)", K.DELTA,
-                 min_value=0.0001, step=0.01, format="%.4f")
+        state.bound(st.number_input, "Smallest divergence worth acting on (δ, in the metric's units)", K.DELTA,
+                    min_value=0.0001, step=0.01, format="%.4f")
 with d2:
-    ui.bound(st.selectbox, "Confidence", K.CONFIDENCE, options=[0.8, 0.9, 0.95, 0.99, 0.999],
-             format_func=lambda c: f"{c:.1%}".replace(".0%", "%"))
+    state.bound(st.selectbox, "Confidence", K.CONFIDENCE, options=[0.8, 0.9, 0.95, 0.99, 0.999],
+                format_func=lambda c: f"{c:.1%}".replace(".0%", "%"))
 with d3:
-    ui.bound(st.selectbox, "Correction for the slices tested", K.CORRECTION, options=list(ui.CORRECTIONS),
-             format_func=ui.CORRECTIONS.get)
+    state.bound(st.selectbox, "Correction for the slices tested", K.CORRECTION, options=list(settings.CORRECTIONS),
+                format_func=settings.CORRECTIONS.get)
 with d4:
-    ui.bound(st.number_input, "Bootstrap replicates (0: none)", K.BOOTSTRAP, min_value=0, max_value=2000, step=50,
-             disabled=ui.is_large())
-    if ui.is_large():
-        st.caption(ui.ANALYTIC_NOTE)
-ui.bound(st.radio, "This analysis is", K.PLAN_KIND, options=["exploratory", "pre-registered"], horizontal=True,
-         format_func={"exploratory": "an exploratory search",
-                      "pre-registered": "a pre-registered slice plan (settings fixed before looking)"}.get)
+    state.bound(st.number_input, "Bootstrap replicates (0: none)", K.BOOTSTRAP, min_value=0, max_value=2000, step=50,
+                disabled=state.is_large())
+    if state.is_large():
+        st.caption(data.ANALYTIC_NOTE)
+state.bound(st.radio, "This analysis is", K.PLAN_KIND, options=["exploratory", "pre-registered"], horizontal=True,
+            format_func={"exploratory": "an exploratory search",
+                         "pre-registered": "a pre-registered slice plan (settings fixed before looking)"}.get)
 
-res = ui.result()
-if res is not None and res["data_key"] == ui.state(K.DATA_KEY):  # derived from the last scan of this data
-    for sentence in ui.min_size_sentences():
+res = state.result()
+if res is not None and res["data_key"] == state.get(K.DATA_KEY):  # derived from the last scan of this data
+    for sentence in render.min_size_sentences():
         st.info(sentence, icon=":material/straighten:")
-if res is not None and not ui.is_stale():
-    offers = ui.support_offers(res["table"])
+if res is not None and not settings.is_stale():
+    offers = render.support_offers(res["table"])
     cols = st.columns(max(len(offers), 1) + 1)
     for col, (metric, share) in zip(cols, offers):
         if col.button(f"Set the minimum support from n_min of {metric}: {format_percent(share)}",
                       key=f"support-from-{metric}"):
-            ui.set_settings(**{K.MIN_SUPPORT: round(share, 6), K.SUPPORT_MODE: "share"})
+            state.update(**{K.MIN_SUPPORT: round(share, 6), K.SUPPORT_MODE: "share"})
             st.rerun()
 
 # ---------------------------------------------------------------- run
 st.divider()
 r1, r2 = st.columns([1, 3], vertical_alignment="center")
-running = ui.scan_running()
+running = job.scan_running()
 with r1:
-    st.button("Run the scan", type="primary", icon=":material/play_arrow:", key="run", on_click=ui.start_scan,
+    st.button("Run the scan", type="primary", icon=":material/play_arrow:", key="run", on_click=run.start_scan,
               disabled=running, help="Cancel the running scan first." if running else None)
 with r2:
-    ui.show_scan_status(here=True)
-err = ui.state(K.RUN_ERROR)
-if err:
-    st.error(err)
-if ui.state(K.RUN_NOTICE):
-    st.info(ui.state(K.RUN_NOTICE))
-res = ui.result()
-if res is not None and not err and not running:
+    job.show_scan_status(here=True)
+render.run_messages()
+res = state.result()
+if res is not None and not state.get(K.RUN_ERROR) and not running:
     table = res["table"]
-    if ui.is_stale():
+    if settings.is_stale():
         st.warning("The settings changed since the last run: run again to see their results.")
     else:
         how = "taken from the cache" if res.get("cached") else f"mined in {res['seconds']:.1f} s"

@@ -6,26 +6,26 @@ from html import escape
 
 import streamlit as st
 
-import ui_support as ui
 from divergence import VERDICTS, DivergenceInputError
 from divergence.formats import (CORRECTION_NAMES, GLOSSARY, VERDICT_TEXT, direction, format_count,
                                 format_divergence, format_interval, format_number, format_p, format_percent,
                                 format_threshold, format_value, verdict_ink)
 from divergence.views import headline, redundancy_epsilon, sort_options
-from ui_support import K
+from ui import cache, render, state
+from ui.state import K
 
-ui.page_setup()
+render.page_setup()
 
 st.title("Slices")
-table, rid = ui.result_or_stop("slices")
-res = ui.result()
-st.caption(ui.result_caption(table, res))
-ui.demo_strip()
+table, rid = render.result_or_stop("slices")
+res = state.result()
+st.caption(render.result_caption(table, res))
+render.demo_strip()
 
-metric = ui.metric_choice(table)
+metric = render.metric_choice(table)
 info = table.metric(metric)
 b = info.binary
-ui.read_table_click(table, metric)  # a click on the table's previous run: sort, or open a slice
+render.read_table_click(table, metric)  # a click on the table's previous run: sort, or open a slice
 
 # ---------------------------------------------------------------- headline
 h = headline(table, metric)
@@ -52,7 +52,7 @@ cols[5].metric("Too small", format_count(h["verdicts"].get("too small", 0)),
 cols[5].caption(f"below n_min = {format_count(n_min)} rows" if n_min else "")
 
 # ---------------------------------------------------------------- findings in plain words
-cards, n_findings = ui.card_findings(rid, metric, table)
+cards, n_findings = cache.card_findings(rid, metric, table)
 if cards:
     st.markdown(f"**Findings** · the {len(cards)} with the strongest evidence, each a different cohort"
                 + (f" ({format_count(n_findings)} slices are findings in all; the others refine or overlap these: "
@@ -65,8 +65,8 @@ if cards:
             st.markdown(f"<div style='font-size:.88em;line-height:1.4'><b>Who:</b> {escape(card.who)}.<br><b>What:</b> "
                         f"{escape(card.what)}.<br><b>How sure:</b> {escape(card.sure)}.<br><b>What to do:</b> "
                         f"{escape(card.todo)}</div>", unsafe_allow_html=True)
-            st.button("Open this slice", key=f"card-{card.index}", on_click=ui.type_slice,
-                      args=(ui.items_of(table, card.itemset),))
+            st.button("Open this slice", key=f"card-{card.index}", on_click=render.type_slice,
+                      args=(render.items_of(table, card.itemset),))
 else:
     st.info(f"No finding for {h['label']}: no slice survives the correction for the {format_count(h['n_tested'])} "
             "slices tested and the minimum size.")
@@ -74,54 +74,54 @@ else:
 # ---------------------------------------------------------------- sort and filters
 options = sort_options(table, metric)
 present = [v for v in VERDICTS if v in h["verdicts"]]
-if ui.state(K.F_VERDICTS) and not set(ui.state(K.F_VERDICTS)) <= set(present):
-    ui.set_settings(**{K.F_VERDICTS: [v for v in ui.state(K.F_VERDICTS) if v in present]})
-if ui.state(K.F_ATTRIBUTES) and not set(ui.state(K.F_ATTRIBUTES)) <= set(table.attributes):
+if state.get(K.F_VERDICTS) and not set(state.get(K.F_VERDICTS)) <= set(present):
+    state.update(**{K.F_VERDICTS: [v for v in state.get(K.F_VERDICTS) if v in present]})
+if state.get(K.F_ATTRIBUTES) and not set(state.get(K.F_ATTRIBUTES)) <= set(table.attributes):
     # a filter on columns another result had (a new data set): it no longer applies
-    ui.set_settings(**{K.F_ATTRIBUTES: [a for a in ui.state(K.F_ATTRIBUTES) if a in table.attributes]})
-if ui.state(K.SORT_BY) not in options:
-    ui.set_settings(**{K.SORT_BY: next(iter(options))})
+    state.update(**{K.F_ATTRIBUTES: [a for a in state.get(K.F_ATTRIBUTES) if a in table.attributes]})
+if state.get(K.SORT_BY) not in options:
+    state.update(**{K.SORT_BY: next(iter(options))})
 longest = int(table.lengths.max()) if len(table) > 1 else 1
-eps = float(ui.state(K.REDUNDANCY))
+eps = float(state.get(K.REDUNDANCY))
 
 
 def _sort_changed() -> None:
-    col = options.get(ui.state(K.SORT_BY))
-    ui.set_settings(**{K.SORT_ASC: bool(col and col.endswith(("_p", "_q")))})
+    col = options.get(state.get(K.SORT_BY))
+    state.update(**{K.SORT_ASC: bool(col and col.endswith(("_p", "_q")))})
 
 
 c1, c2, c3, c4, c5, c6 = st.columns([2, 1.6, 2.6, 1.7, 2, 1.2])
 with c1:
-    ui.bound(st.selectbox, "Sort by", K.SORT_BY, options=list(options), after=_sort_changed,
-             help="Or click a column's header in the table (again: the other way).")
+    state.bound(st.selectbox, "Sort by", K.SORT_BY, options=list(options), after=_sort_changed,
+                help="Or click a column's header in the table (again: the other way).")
 with c2:
-    ui.bound(st.selectbox, "Order", K.SORT_ASC, options=[False, True],
-             format_func=lambda a: "smallest first" if a else "largest first")
+    state.bound(st.selectbox, "Order", K.SORT_ASC, options=[False, True],
+                format_func=lambda a: "smallest first" if a else "largest first")
 with c3:
-    ui.bound(st.multiselect, "Verdicts", K.F_VERDICTS, options=present, placeholder="all verdicts")
+    state.bound(st.multiselect, "Verdicts", K.F_VERDICTS, options=present, placeholder="all verdicts")
 with c4:
-    ui.bound(st.selectbox, "Minimum size", K.F_MIN_SIZE, options=["all", "meets", "below"],
-             format_func={"all": "all slices", "meets": "meets it", "below": "below it"}.get,
-             help=GLOSSARY["n_min"])
+    state.bound(st.selectbox, "Minimum size", K.F_MIN_SIZE, options=["all", "meets", "below"],
+                format_func={"all": "all slices", "meets": "meets it", "below": "below it"}.get,
+                help=GLOSSARY["n_min"])
 with c5:
-    ui.bound(st.multiselect, "Involving", K.F_ATTRIBUTES, options=list(table.attributes),
-             placeholder="any attribute")
+    state.bound(st.multiselect, "Involving", K.F_ATTRIBUTES, options=list(table.attributes),
+                placeholder="any attribute")
 with c6:
-    ui.bound(st.selectbox, "Show", K.TOP_N, options=[10, 25, 50, 100, 250, 500],
-             format_func=lambda n: f"top {n}")
+    state.bound(st.selectbox, "Show", K.TOP_N, options=[10, 25, 50, 100, 250, 500],
+                format_func=lambda n: f"top {n}")
 e1, e2, _ = st.columns([3, 3.4, 1.6])
 with e1:
     if longest > 1:
-        ui.length_slider(longest)
+        render.length_slider(longest)
 with e2:
     if eps > 0:
         st.write("")
         scaled = redundancy_epsilon(table, metric, eps)
-        ui.bound(st.checkbox, f"Hide redundant slices (a subset's divergence within ε = {eps:g}σ = "
-                              f"{format_divergence(scaled, b).lstrip('+')})", K.F_PRUNE, help=GLOSSARY["ε"])
+        state.bound(st.checkbox, f"Hide redundant slices (a subset's divergence within ε = {eps:g}σ = "
+                                 f"{format_divergence(scaled, b).lstrip('+')})", K.F_PRUNE, help=GLOSSARY["ε"])
 
 try:
-    view = ui.current_view(table, rid)
+    view = render.current_view(table, rid)
 except DivergenceInputError as exc:
     st.error(str(exc))
     st.stop()
@@ -132,16 +132,16 @@ order = "smallest first" if view.ascending else "largest first"
 st.caption(f"Showing {format_count(len(view.rows))} of {format_count(view.n_matching)} matching slices "
            f"({format_count(view.n_slices)} mined), sorted by {label_of.get(view.sort_by, view.sort_by)}, {order}. "
            "Click a header to sort by it, a row to open its slice; hover a header for its meaning.")
-res_rows = ui.mined_rows(res)
-catalog = ui.item_options(rid + f"|{res_rows is not None}", table, res_rows)
-items, source = ui.open_slice(table, view, metric, known=set(catalog["item"]))
+res_rows = render.mined_rows(res)
+catalog = cache.item_options(rid + f"|{res_rows is not None}", table, res_rows)
+items, source = render.open_slice(table, view, metric, known=set(catalog["item"]))
 try:
     open_itemset = str(table.itemsets[table.lookup(items)]) if items else None
 except DivergenceInputError:
     open_itemset = None  # a typed slice that was not mined: no row of the table
 if len(view.rows):
-    ui.slice_grid(table, view, metric, open_itemset)
-    ui.verdict_legend_row(present)
+    render.slice_grid(table, view, metric, open_itemset)
+    render.verdict_legend_row(present)
     with st.expander("What the words mean (every column and number on this page)"):
         st.markdown("  \n".join(f"**{term}**: {text}" for term, text in GLOSSARY.items()))
 else:
@@ -153,7 +153,7 @@ left_out = set(catalog.loc[~catalog["scanned"], "item"])
 
 
 def _edited() -> None:
-    ui.type_slice(st.session_state["w:slice_items"])
+    render.type_slice(st.session_state["w:slice_items"])
 
 
 st.session_state["w:slice_items"] = [i for i in items if i in set(catalog["item"])]
@@ -166,13 +166,13 @@ with t1:
 with t2:
     st.write("")
     if source == "typed":
-        st.button("Back to the table's slice", on_click=ui.type_slice, args=(None,), key="back-to-table")
+        st.button("Back to the table's slice", on_click=render.type_slice, args=(None,), key="back-to-table")
 if not items:
     st.info("Choose at least one item to open a slice.")
     st.stop()
 try:
-    ms = ui.measured(rid, tuple(items), table, res_rows, ui.replication_rows(),
-                     (table.assessment or {}).get("replication"))
+    ms = cache.measured(rid, tuple(items), table, res_rows, render.replication_rows(),
+                        (table.assessment or {}).get("replication"))
 except DivergenceInputError as exc:
     st.error(str(exc))
     st.stop()
@@ -231,7 +231,7 @@ else:
 
 left, right = st.columns(2)
 delta = (h["min_size"] or {}).get("delta")
-bars, lattice, why_no_lattice = ui.slice_figures(rid, tuple(items), metric, delta, ms)
+bars, lattice, why_no_lattice = render.slice_figures(rid, tuple(items), metric, delta, ms)
 with left:
     st.plotly_chart(bars, key="contribution_chart")
     st.caption(f"Shapley contributions: {GLOSSARY['shapley']}")

@@ -255,7 +255,7 @@ def test_errors_only_the_full_scan_sees_are_shown_beside_the_run_button(app, tmp
 # ---------------------------------------------------------------- cache, replication, per-row pages
 
 def test_a_changed_file_is_scanned_again(app, tmp_path, monkeypatch):
-    import ui.run as worker
+    import ui.worker as worker
 
     calls = []  # the paths the scan workers mined (a request without a mining result mines)
     original = worker.start

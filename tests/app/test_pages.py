@@ -110,7 +110,7 @@ def test_slice_detail_shows_its_shapley_contributions(app, reference):
 
 
 def test_sort_and_filter_never_remine(app, reference, monkeypatch):
-    import ui.run as worker
+    import ui.worker as worker
 
     requests = []
     original = worker.start

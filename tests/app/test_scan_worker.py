@@ -1,4 +1,4 @@
-"""The dashboard's scan worker (ui/run.py): the engine in another process, its progress, its
+"""The dashboard's scan worker (ui/worker.py): the engine in another process, its progress, its
 errors in one line, and Cancel. The pages' side is tested in test_pages.py and the browser tests."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import ui.run as worker
+import ui.worker as worker
 from divergence import assess, scan
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
 
@@ -118,7 +118,7 @@ def test_workers_never_run_the_parents_main_script():
 
 
 def test_the_servers_results_are_bounded_by_count_and_memory():
-    from ui_support import _LRU
+    from ui.cache import LRU as _LRU
 
     lru = _LRU(3, 100)
     for k in "abc":
@@ -134,7 +134,7 @@ def test_the_servers_results_are_bounded_by_count_and_memory():
 def test_progress_in_words():
     from types import SimpleNamespace
 
-    from ui_support import progress_text
+    from ui.job import progress_text
 
     def job(**p):
         return SimpleNamespace(label="every slice with support ≥ 0.02", elapsed=12.3,

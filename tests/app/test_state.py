@@ -15,7 +15,7 @@ import streamlit as st
 from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
-import ui_support
+import ui.state  # noqa: F401  (the dashboard's support imports)
 from apptest_readers import charts, metrics, open_row, run_scan
 from conftest import ROOT
 from divergence import assess, redundant_itemsets, scan

@@ -1,0 +1,219 @@
+"""The data in use: the built-in dataset, an upload, a local path read by DuckDB, a second file for
+replication, a slice plan loaded from a file; switching between them (the running scan of the
+old data is stopped, the new table's roles guessed); and the data in plain words.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+
+import pandas as pd
+import streamlit as st
+
+from divergence import DivergenceInputError
+from divergence.duckdb_engine import preview_source, resolve_files
+from divergence.io import LoadedTable, load_table
+from divergence.plan import parse_plan
+from divergence.roles import guess_roles
+from ui import cache, job, settings, state
+from ui.state import BUILT_IN, DEMO_SETTINGS, KC, LOCAL_PATH, ROLE_DEFAULTS, K
+
+SOURCES = {BUILT_IN: "Built-in dataset (credit applications)", "upload": "Upload a file",
+           LOCAL_PATH: "Local path (large data: DuckDB)"}
+#: the files an uploader takes (CSV with any delimiter, or Parquet)
+UPLOAD_TYPES = ["csv", "tsv", "txt", "parquet", "pq", "parq"]
+#: rows read for the preview of a local path (column types, role guesses, the checks on this page)
+PREVIEW_ROWS = 1000
+ANALYTIC_NOTE = ("Intervals are analytic for DuckDB scans: the scan keeps no rows, so there is nothing to "
+                 "bootstrap (and median baselines are not computed).")
+
+
+def read_uploaded(name: str, buffer) -> LoadedTable:
+    """Read an uploaded CSV or Parquet file with the engine's one reader (the command line's and
+    DuckDB's too): delimiter, encoding, byte-order mark and repeated column names, each said in
+    its notes. Not cached: the frame is kept in session state, and a cached copy of a 1 GB file
+    would double the memory."""
+    return load_table(bytes(buffer), name=name)
+
+
+def content_key(name: str, buffer) -> str:
+    """A cache key naming the file and its content."""
+    return f"{name}:{len(buffer)}:{hashlib.blake2b(buffer, digest_size=12).hexdigest()}"
+
+
+def path_fingerprint(path: str) -> str:
+    """A cache key for a local path: the files it names with their sizes and modification
+    times, so a changed, added or removed file gives a new key (and a new scan)."""
+    files, _ = resolve_files(os.path.expanduser(path))
+    parts = []
+    for f in files:
+        st_ = os.stat(f)
+        parts.append(f"{f}:{st_.st_size}:{st_.st_mtime_ns}")
+    digest = hashlib.blake2b("\n".join(parts).encode(), digest_size=12).hexdigest()
+    return f"path:{path}:{len(files)} files:{digest}"
+
+
+def replicate_key() -> str:
+    """The replication file's content key ('' when none was uploaded)."""
+    return str(state.get(K.REPLICATE_KEY) or "") if state.get(K.REPLICATION) == "file" else ""
+
+
+# ----------------------------------------------------------------------------- switching the data
+
+
+def use_built_in() -> None:
+    """Switch to the built-in dataset with its column roles."""
+    job.cancel_scan(quiet=True)
+    ss = st.session_state
+    ss[K.FRAME] = cache.demo_frame()
+    ss.update({K.SOURCE: BUILT_IN, K.DATA_NAME: BUILT_IN, K.DATA_KEY: BUILT_IN, K.UPLOAD_ERROR: None,
+               K.PATH: None, K.PATH_ROWS: None, K.DATA_NOTES: [], K.RUN_ERROR: None, K.RUN_NOTICE: None})
+    ss.update(ROLE_DEFAULTS)
+    ss.update(DEMO_SETTINGS)
+    ss.update({K.SELECTED: None, K.TYPED: None})
+
+
+def use_frame(df: pd.DataFrame, name: str, key: str, *, path: str | None = None, rows: int | None = None,
+              notes: list[str] | None = None) -> None:
+    """Analyse a new table: guess its roles (the user confirms them), default attributes.
+
+    With ``path``, ``df`` is the first rows of that local path and ``rows`` its row count;
+    ``notes`` are the reader's (shown on the Data page).
+    """
+    job.cancel_scan(quiet=True)
+    ss = st.session_state
+    ss[K.FRAME] = df
+    ss.update({K.SOURCE: LOCAL_PATH if path is not None else "upload", K.DATA_NAME: name, K.DATA_KEY: key,
+               K.UPLOAD_ERROR: None, K.PATH: path, K.PATH_ROWS: rows, K.PATH_ERROR: None,
+               K.DATA_NOTES: list(notes or []),
+               K.RUN_ERROR: None, K.RUN_NOTICE: None})  # the previous data's run error says nothing about this data
+    ss.update(ROLE_DEFAULTS)
+    settings.apply_role_guess(guess_roles(df))
+    ss.update({K.SELECTED: None, K.TYPED: None})
+    ss[K.VIEW_METRIC] = None
+
+
+def load_path(text: str, *, keep_roles: bool = False) -> bool:
+    """Preview a local path (first rows and row count, read by DuckDB) and analyse it.
+
+    A bad path raises DivergenceInputError naming the problem; nothing is changed then.
+    ``keep_roles`` keeps the settings when the columns are unchanged (the same path re-read);
+    the return value says whether they were kept.
+    """
+    text = text.strip()
+    if not text:
+        raise DivergenceInputError("Type the path of a CSV or Parquet file, a folder of them, or a glob.")
+    key = path_fingerprint(text)
+    head, total = preview_source(os.path.expanduser(text), rows=PREVIEW_ROWS)
+    old = state.get(K.FRAME)
+    if keep_roles and old is not None and list(old.columns) == list(head.columns):
+        st.session_state.update({K.FRAME: head, K.DATA_KEY: key, K.PATH_ROWS: total, K.PATH_ERROR: None})
+        return True
+    use_frame(head, text, key, path=text, rows=total)
+    return False
+
+
+def on_path() -> None:
+    """Callback of the local-path box: preview the path; keep every setting when it fails."""
+    text = state.get(K.PATH_TEXT) or ""
+    try:
+        load_path(text, keep_roles=text.strip() == state.get(K.PATH))
+    except DivergenceInputError as exc:
+        st.session_state[K.PATH_ERROR] = str(exc)
+
+
+def on_source() -> None:
+    """Callback of the source radio: the built-in data at once; a path typed before is re-read."""
+    source = state.get(K.SOURCE)
+    if source == BUILT_IN:
+        use_built_in()
+    elif source == LOCAL_PATH and state.get(K.PATH_TEXT) and not state.is_large():
+        on_path()
+
+
+def _read_upload(widget: str, error_key: str) -> tuple[str, str, LoadedTable] | None:
+    """The file in an uploader: (its name, its content key, the table read); None when there is
+    none or it cannot be read (the message is kept in ``error_key``, every setting stays)."""
+    up = st.session_state.get(widget)
+    if up is None:
+        return None
+    buffer = up.getbuffer()
+    try:
+        loaded = read_uploaded(up.name, buffer)
+    except DivergenceInputError as exc:
+        st.session_state[error_key] = str(exc)
+        return None
+    return up.name, content_key(up.name, buffer), loaded
+
+
+def on_upload() -> None:
+    """Callback of the file uploader: read the file, keep every setting when it fails."""
+    upload = _read_upload("w:upload", K.UPLOAD_ERROR)
+    if upload is not None:
+        name, key, loaded = upload
+        use_frame(loaded.frame, name, key, notes=loaded.notes)
+
+
+def on_replicate_upload() -> None:
+    """Callback of the second-file uploader (replication data)."""
+    upload = _read_upload("w:replicate_upload", K.REPLICATE_ERROR)
+    if upload is not None:
+        name, key, loaded = upload
+        st.session_state.update({K.REPLICATE_FRAME: loaded.frame, K.REPLICATE_NAME: name, K.REPLICATE_ERROR: None,
+                                 K.REPLICATE_NOTES: loaded.notes, K.REPLICATE_KEY: key})
+
+
+def on_compare_toggle() -> None:
+    """Turning the comparison on for the built-in data brings in its previous models."""
+    if not state.get(KC.ON) or state.get(K.DATA_NAME) != BUILT_IN:
+        return
+    ss = st.session_state
+    if "previous_default" not in state.get(K.FRAME).columns:
+        # the same rows and columns plus three: every result cached on the built-in data stays valid
+        ss[K.FRAME] = cache.demo_models_frame()
+        cache.column_summary.clear()
+    if not state.get(KC.REFERENCE) and not state.get(KC.REF_SCORE):
+        task = state.get(K.TASK)
+        ss[KC.REFERENCE] = {"classification": "previous_default", "regression": "previous_spend"}.get(task)
+        ss[KC.REF_SCORE] = "previous_score"
+
+
+def load_plan_text(text: bytes | str) -> None:
+    """Read a plan file's text and apply it; a bad file leaves every setting as it was."""
+    try:
+        plan = parse_plan(text)
+    except DivergenceInputError as exc:
+        st.session_state[K.PLAN_ERROR] = str(exc)
+        return
+    st.session_state[K.PLAN_ERROR] = None
+    settings.apply_plan(plan)
+    on_compare_toggle()  # a plan comparing with the built-in data's previous models: they come in
+
+
+def on_plan_upload() -> None:
+    """Callback of the slice-plan uploader (Export page)."""
+    up = st.session_state.get("w:plan_upload")
+    if up is not None:
+        load_plan_text(up.getvalue())
+
+
+# ----------------------------------------------------------------------------- the data in words
+
+
+def _data_name(quoted: bool) -> str:
+    name = state.get(K.DATA_NAME)
+    if name == BUILT_IN:
+        return "the built-in dataset (credit applications)"
+    return f"`{name}`" if quoted else str(name)
+
+
+def data_label() -> str:
+    """The data in use in plain words (for reports and notices)."""
+    return f"{_data_name(False)}, {state.n_rows():,} rows" + (" (scanned by DuckDB)" if state.is_large() else "")
+
+
+def data_caption() -> str:
+    """The data in use, with its size, for the top of a page."""
+    # the data in use, not the source radio (which may point at a source not read yet)
+    where = " (a local path, scanned by DuckDB)" if state.is_large() else ""
+    return f"Data: {_data_name(True)}{where}, {state.n_rows():,} rows × {state.get(K.FRAME).shape[1]} columns."

@@ -1,0 +1,487 @@
+"""What the pages draw alike: each page's frame (the run's status, the result or a stop), captions,
+the metric shown, the Slices page's view (sort, filters) and its slice table, the open slice and
+its figures, and the built-in data's planted findings in one click.
+"""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+import divergence
+from divergence import DivergenceInputError, SliceTable
+from divergence.assess import min_size_derivation
+from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH
+from divergence.formats import column_help, rgba, verdict_color, verdict_legend
+from divergence.views import (SliceView, default_ascending, display_frame, display_sort_columns, format_percent,
+                              metric_label, redundancy_epsilon, sort_options)
+from ui import cache, data, job, run, settings, state
+from ui.state import BUILT_IN, DEMO_SETTINGS, ROLE_DEFAULTS, K
+
+# ----------------------------------------------------------------------------- each page's frame
+
+
+def page_setup() -> None:
+    """First line of every page. A page opened by its URL as the first request after the
+    server starts runs without app.py (Streamlit's legacy pages/ mode, until app.py calls
+    st.navigation once): send it through app.py instead of failing.
+
+    Takes a scan that finished into the session, and keeps a place at the top of the page for
+    the progress of a running one."""
+    if K.FRAME not in st.session_state:
+        st.switch_page("app.py")
+    job.collect_scan()
+    job.keep_status_slot()
+
+
+def in_app_test() -> bool:
+    """Whether the script runs under AppTest (no browser: nothing to warm for it)."""
+    from streamlit import config
+
+    return bool(config.get_option("global.appTest"))
+
+
+def budget_notes(table: SliceTable) -> list[str]:
+    """The result's note that the budget cut the scan short ("complete up to k items; …")."""
+    if getattr(table, "complete_length", None) is None:
+        return []
+    return [n for n in table.notes if "budget" in n]
+
+
+def run_messages() -> None:
+    """The last run's error, or its notice (a scan cancelled)."""
+    err = state.get(K.RUN_ERROR)
+    if err:
+        st.error(err)
+    if state.get(K.RUN_NOTICE):
+        st.info(state.get(K.RUN_NOTICE))
+
+
+def show_run_status(where: str = "page") -> None:
+    """The last run's error or notice (a budget's note too), and a notice (with a run button) when the
+    data or the settings in use are not those the results came from: results never pass for another
+    data set's."""
+    run_messages()
+    res = state.result()
+    if res is not None:
+        for note in budget_notes(res["table"]):
+            st.warning(note, icon=":material/speed:")
+    if res is not None and settings.is_stale() and not job.scan_running():
+        c1, c2 = st.columns([4, 1])
+        if state.data_changed():
+            c1.warning(f"These results are from {res.get('data_label', 'the previous data')}. The data now in use is "
+                       f"{data.data_label()}: run the scan to see its slices.", icon=":material/history:")
+        else:
+            c1.info("The settings changed since these results were computed: they show the settings of the last "
+                    "run (Export page: the report states them).")
+        c2.button("Run again", key=f"rerun-{where}", type="primary", on_click=run.start_scan)
+
+
+def result_or_stop(where: str):
+    """The stored result's table and id, the run status shown, or a note and a stop."""
+    res = run.ensure_result()
+    show_run_status(where)
+    if res is None:
+        st.info("No results yet: check the settings on the Data and Outcome pages, then run the scan.")
+        st.stop()
+    return res["table"], res["id"]
+
+
+def result_plan_text(res: dict) -> str:
+    """The settings a result came from, as slice-plan text stamped with the time of the run."""
+    return cache.plan_yaml(res["plan"], res.get("created"))
+
+
+# ----------------------------------------------------------------------------- words and figures
+
+
+def metric_name(m: str) -> str:
+    """A metric as people read it: 'fpr' -> 'FPR: false-positive rate'."""
+    return metric_label(m, long=True)
+
+
+def metric_radio(metrics: list[str], key: str, after=None) -> str:
+    """The metric chosen among ``metrics``, kept in ``key`` (a radio when there are several; ``after``
+    runs when another is chosen)."""
+    if len(metrics) > 1:
+        state.bound(st.radio, "Metric", key, options=metrics, horizontal=True, format_func=metric_name, after=after)
+    return shown_metric(metrics, key)
+
+
+def shown_metric(metrics: list[str], key: str = K.VIEW_METRIC) -> str:
+    """The metric chosen in ``key`` when the result has it, else its first."""
+    return state.get(key) if state.get(key) in metrics else metrics[0]
+
+
+def metric_choice(table: SliceTable) -> str:
+    """The metric shown (a radio when there are several); a new one resets the sort."""
+    # another metric starts from its default sort; the slice chosen for each metric is kept
+    return metric_radio(table.metric_names, K.VIEW_METRIC, after=lambda: st.session_state.update({K.SORT_BY: None}))
+
+
+def result_caption(table: SliceTable, res: dict | None = None) -> str:
+    """One line on what the result came from: its data (as it was when the scan ran), the kind
+    of search, the support, confidence, correction and replication."""
+    a = table.assessment or {}
+    res = res if res is not None else state.result()
+    kind = "an exploratory search" if a.get("exploratory", True) else "a pre-registered slice plan"
+    rep = f"; replicated on {a['replication']}" if a.get("replication") else "; no replication data"
+    engine = "; scanned by DuckDB, intervals analytic" if table.engine == "duckdb" else ""
+    caption = (res or {}).get("data_caption", "").removeprefix("Data: ").rstrip(".")
+    where = f"Results of {caption}: " if caption else ""
+    return (f"{where}{kind}, {len(table) - 1:,} slices with support ≥ {table.min_support:g}; "
+            f"{a.get('confidence', 0.95):.0%} confidence, {settings.CORRECTIONS.get(a.get('correction'), '')}{rep}"
+            f"{engine}.")
+
+
+def interval_level(table: SliceTable) -> str:
+    """The level of the intervals drawn, named for the axis of the interval plot."""
+    a = table.assessment or {}
+    label = a.get("interval_label")
+    if label:
+        return label
+    return (f"{a.get('confidence', 0.95):.0%} intervals per slice (not adjusted); significance uses "
+            f"{settings.CORRECTION_SHORT.get(a.get('correction'), '')} q-values")
+
+
+def score_note(df: pd.DataFrame, column: str | None, threshold: float | None) -> str | None:
+    """A score column's range, and the share of rows the threshold predicts positive."""
+    if column is None or column not in df.columns or not pd.api.types.is_numeric_dtype(df[column]):
+        return None
+    values = df[column].dropna()
+    if not len(values):
+        return None
+    text = f"`{column}` ranges from {values.min():g} to {values.max():g}"
+    if threshold is None:
+        return text + ": set the threshold (a score at or above it predicts positive)."
+    share = float((values >= threshold).mean())
+    return text + f"; at {threshold:g}, {format_percent(share)} of the rows are predicted positive."
+
+
+def min_size_sentences() -> list[str]:
+    """How the minimum slice size follows from δ and the confidence, for each metric of the
+    last result, under the settings as they are now (the engine's derivation)."""
+    res = state.result()
+    if res is None or state.data_changed():  # n_min is derived from a result of the data in use
+        return []
+    table = res["table"]
+    out = []
+    for m in table.metrics:
+        info = (table.assessment or {}).get("min_size", {}).get(m.name)
+        if info is None:
+            continue
+        try:
+            now = min_size_derivation(table.overall(m.name), info["sigma"], m.binary, state.get(K.DELTA),
+                                      float(state.get(K.CONFIDENCE)), m.name)
+        except DivergenceInputError as exc:
+            out.append(str(exc))
+            continue
+        out.append(f"**{m.name}**: {now['text']}")
+    return out
+
+
+def support_offers(table: SliceTable) -> list[tuple[str, float]]:
+    """Per metric, the support at which a typical slice holds n_min measured rows (engine's rule)."""
+    out = []
+    for name in table.metric_names:
+        try:
+            out.append((name, divergence.support_for_min_size(table, name)))
+        except (KeyError, TypeError, DivergenceInputError):
+            continue
+    return out
+
+
+def themed(fig):
+    """Drop a figure's fixed template so Streamlit's light or dark theme styles it."""
+    fig.update_layout(template=None)
+    return fig
+
+
+def clicked_point(event) -> int | None:
+    """The row index (a point's customdata) of the point clicked on a chart drawn with
+    ``on_select="rerun"``, or None."""
+    points = (event or {}).get("selection", {}).get("points", []) if event else []
+    index = points[0].get("customdata") if points else None
+    if isinstance(index, list):
+        index = index[0]
+    return index
+
+
+# ----------------------------------------------------------------------------- the view: sort, filters, top N
+
+
+def current_view(table: SliceTable, result_id: str, top_n: int | None = None) -> SliceView:
+    """The Slices page's view (sort, filters, top N) of a result, as the settings say."""
+    metric = state.get(K.VIEW_METRIC) or table.metric_names[0]
+    options = sort_options(table, metric)
+    column = options.get(state.get(K.SORT_BY)) or next(iter(options.values()))
+    lengths = length_filter()
+    # filters naming verdicts or columns this result does not have (set on another result) do not apply
+    present = cache.verdicts_in(result_id, metric, table)
+    verdicts = [v for v in (state.get(K.F_VERDICTS) or []) if v in present] or None  # none: every verdict
+    attributes = tuple(a for a in (state.get(K.F_ATTRIBUTES) or ()) if a in table.attributes)
+    meets = {"meets": True, "below": False}.get(state.get(K.F_MIN_SIZE))
+    # ε is set in units of the metric's spread: the same setting hides as much for any metric
+    eps = redundancy_epsilon(table, metric, float(state.get(K.REDUNDANCY))) if state.get(K.F_PRUNE) else 0.0
+    return cache.view_of(result_id, metric, column, bool(state.get(K.SORT_ASC)),
+                         tuple(verdicts) if verdicts is not None else None, meets,
+                         tuple(lengths) if lengths else None, attributes,
+                         int(top_n or state.get(K.TOP_N)), eps, table)
+
+
+def length_filter() -> tuple[int, int] | None:
+    """The items-per-slice filter as (fewest, most), or None for every length. The most is
+    stored as None when the user left the slider at its right end: a later result with longer
+    slices shows them all (the slider never shrinks a filter to the longest slice seen)."""
+    lengths = state.get(K.F_LENGTHS)
+    if not lengths:
+        return None
+    lo, hi = lengths
+    if int(lo) <= 1 and hi is None:
+        return None
+    return int(lo), int(hi) if hi is not None else 10 ** 6
+
+
+def length_slider(longest: int) -> None:
+    """The items-per-slice slider over 1..longest of this result (the filter stays open-ended at its right end)."""
+    lo, hi = state.get(K.F_LENGTHS) or (1, None)
+    lo = max(1, min(int(lo), longest))
+    hi = longest if hi is None else max(lo, min(int(hi), longest))
+    wkey = "w:f_lengths"
+    st.session_state[wkey] = (lo, hi)
+
+    def changed() -> None:
+        a, b = st.session_state[wkey]
+        st.session_state[K.F_LENGTHS] = (int(a), None if int(b) >= longest else int(b))
+
+    st.slider("Items per slice", min_value=1, max_value=longest, step=1, key=wkey, on_change=changed)
+
+
+# ----------------------------------------------------------------------------- the slice table and the open slice
+
+#: widget key of the slice table: its selection state says which row or header was clicked
+GRID = "slice_grid"
+
+
+def chosen(metric: str) -> str | None:
+    """The slice last clicked in the table for ``metric`` (kept when another metric is shown)."""
+    sel = state.get(K.SELECTED)
+    return sel.get(metric) if isinstance(sel, dict) else None
+
+
+def choose(metric: str, itemset: str | None) -> None:
+    """Open a slice from the table (or a page that shows the table's slices); the editor follows."""
+    sel = dict(state.get(K.SELECTED)) if isinstance(state.get(K.SELECTED), dict) else {}
+    sel[metric] = itemset
+    st.session_state.update({K.SELECTED: sel, K.TYPED: None})
+
+
+def type_slice(items: list[str] | None) -> None:
+    """Open a slice typed by hand (a list of 'attr=value'); None: back to the table's slice."""
+    st.session_state[K.TYPED] = list(items) if items else None
+
+
+def _selection(value) -> dict:
+    """A slice-table selection as plain lists: {'rows': [...], 'columns': [...], 'cells': [...]}."""
+    sel = (value["selection"] if value is not None and "selection" in value else {}) or {}
+    return {k: [list(c) if isinstance(c, (list, tuple)) else c for c in (sel.get(k) or [])]
+            for k in ("rows", "columns", "cells")}
+
+
+def read_table_click(table: SliceTable, metric: str) -> None:
+    """Apply the last click on the slice table, before anything is drawn: a cell or a row opens
+    that slice; a column header sorts every slice of the result by that column (a click on the
+    sorted column reverses the order). A click is what changed since the selection the table had."""
+    ss = st.session_state
+    shown = state.get(K.GRID_SHOWN)
+    if (not shown or GRID not in ss or shown.get("metric") != metric
+            or shown.get("result") != (state.result() or {}).get("id")):
+        return
+    now, seen = _selection(ss[GRID]), shown.get("seen") or _selection(None)
+    if now["columns"] != seen["columns"]:
+        clicked = (now["columns"] or seen["columns"])[0]  # a click on a selected header deselects it
+        frame_col = display_sort_columns(table, metric).get(clicked)
+        label = {v: k for k, v in sort_options(table, metric).items()}.get(frame_col)
+        if label is not None:
+            if label == state.get(K.SORT_BY):
+                ss[K.SORT_ASC] = not bool(state.get(K.SORT_ASC))
+            else:
+                ss.update({K.SORT_BY: label, K.SORT_ASC: default_ascending(frame_col)})
+        return
+    r = None
+    if now["cells"] and now["cells"] != seen["cells"]:
+        r = now["cells"][-1][0]
+    elif now["rows"] and now["rows"] != seen["rows"]:
+        r = now["rows"][0]
+    itemsets = shown.get("itemsets", [])
+    if r is not None and 0 <= int(r) < len(itemsets):
+        choose(metric, itemsets[int(r)])
+
+
+def items_of(table: SliceTable, itemset: str) -> list[str]:
+    """A slice's items ('attr=value'), read with the result's own parser (values may hold commas)."""
+    codes = table.parse_itemset(itemset)
+    return [table.item_labels[a][v] for a, v in enumerate(codes) if v >= 0]
+
+
+def open_slice(table: SliceTable, view: SliceView, metric: str, known: set[str] | None = None
+               ) -> tuple[list[str], str]:
+    """The slice the detail shows, as items, and where it comes from: 'typed' (the slice editor,
+    whatever the table shows) or 'table': the row clicked for this metric while the table still
+    shows it, else the table's first row (a sort, a filter or a new scan never leaves a slice
+    open that the table no longer holds). ``known``: the items a slice may use (default: the
+    result's); a typed slice using any other (a new scan of other columns) is dropped."""
+    typed = state.get(K.TYPED)
+    if typed:
+        if known is None:
+            known = {f"{b.name}={lab}" for b in table.bins for lab in b.labels}
+        if all(i in known for i in typed):
+            return list(typed), "typed"
+        type_slice(None)  # items the new result does not have
+    itemsets = view.rows["itemset"].tolist()
+    pick = chosen(metric)
+    if pick not in itemsets:
+        pick = itemsets[0] if itemsets else None
+    return (items_of(table, pick) if pick else []), "table"
+
+
+def _split_side(side: int) -> pd.DataFrame | None:
+    try:
+        return settings.split_frames()[side]
+    except DivergenceInputError:
+        return None
+
+
+def mined_rows(res: dict) -> pd.DataFrame | None:
+    """The rows the result mined (for items of columns left out of the scan), when the data in
+    use is still the result's: every row, or the mined side of a split; None for a held-out
+    share or a local path."""
+    if state.data_changed() or state.is_large() or settings.is_stale():
+        return None
+    kind = state.get(K.REPLICATION)
+    if kind == "holdout":
+        return None
+    if kind == "split":
+        return _split_side(0)
+    return state.get(K.FRAME)
+
+
+def replication_rows() -> pd.DataFrame | None:
+    """The rows the result's slices were confirmed on (a second file or a split), when known."""
+    if state.data_changed() or settings.is_stale():
+        return None
+    kind = state.get(K.REPLICATION)
+    if kind == "file":
+        return state.get(K.REPLICATE_FRAME)
+    if kind == "split":
+        return _split_side(1)
+    return None
+
+
+def slice_grid(table: SliceTable, view: SliceView, metric: str, open_itemset: str | None, *,
+               height: int | None = None) -> None:
+    """The slice table: click a header to sort every slice by it, click a row to open it. The
+    open slice's row stays selected across reruns; headers explain their column on hover."""
+    shown = display_frame(table, view.rows, metric, also=[view.sort_by])
+    itemsets = view.rows["itemset"].tolist()
+    sorted_col = next((c for c, f in display_sort_columns(table, metric).items() if f == view.sort_by), None)
+    arrow = " ▲" if view.ascending else " ▼"
+    widths = {"Slice": 350, "Verdict": 200, "Interval": 112, "Bootstrap": 112, "Replication": 160}
+    config = {c: st.column_config.TextColumn(c + (arrow if c == sorted_col else ""), help=column_help(c),
+                                             width=widths.get(c), pinned=c == "Slice",
+                                             alignment="left" if c in ("Slice", "Verdict") else "right")
+              for c in shown.columns}
+    # the verdict beside the slice: what a reader needs first, never scrolled out of view
+    order = ["Slice"] + (["Verdict"] if "Verdict" in shown.columns else []) + [
+        c for c in shown.columns if c not in ("Slice", "Verdict")]
+    # the open slice's row selected, the sorted column highlighted. The table takes a selection from here
+    # only when it differs from the one sent before; otherwise it keeps its own (what the browser reported)
+    desired = {"rows": [itemsets.index(open_itemset)] if open_itemset in itemsets else [],
+               "columns": [sorted_col] if sorted_col in shown.columns else [], "cells": []}
+    previous = state.get(K.GRID_SHOWN) or {}
+    reported = _selection(st.session_state.get(GRID)) if GRID in st.session_state else desired
+    seen = reported if desired == previous.get("sent") else desired
+    st.session_state[GRID] = {"selection": desired}
+    st.session_state[K.GRID_SHOWN] = dict(itemsets=itemsets, sent=desired, seen=seen, metric=metric,
+                                          result=(state.result() or {}).get("id"))
+    styled = shown.style.map(lambda v: f"background-color: {rgba(verdict_color(str(v).split(' ·')[0]), 0.28)}",
+                             subset=["Verdict"]) if "Verdict" in shown.columns else shown
+    st.dataframe(styled, key=GRID, on_select="rerun", selection_mode=["single-row", "single-column", "single-cell"],
+                 hide_index=True, column_config=config, column_order=order,
+                 height=height or min(38 + 35 * max(len(shown), 1), 460), placeholder="–")
+
+
+def verdict_legend_row(present) -> None:
+    """The verdicts of the result, right under the table: a colour chip and a sentence each."""
+    legend = verdict_legend(present)
+    if not legend:
+        return
+    for col, (v, colour, text) in zip(st.columns(len(legend)), legend):
+        col.caption(f"<span style='display:inline-block;width:.8em;height:.8em;border-radius:.2em;"
+                    f"background:{colour};margin-right:.35em'></span>**{v}**: {text}", unsafe_allow_html=True)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def slice_figures(result_id: str, items: tuple[str, ...], metric: str, delta: float | None, _measured):
+    """The open slice's Shapley chart and lattice (the lattice None with the reason when it cannot be
+    drawn), built once per slice and metric: a sort or a filter that keeps the slice open redraws nothing."""
+    from divergence.figures import contribution_figure, lattice_figure
+
+    binary = _measured.table.metric(metric).binary
+    contrib = cache.slice_contributions(result_id, items, metric, _measured)
+    bars = themed(contribution_figure(contrib, binary=binary, template=None))
+    try:
+        lattice = themed(lattice_figure(_measured.table, _measured.itemset, metric=metric, threshold=delta,
+                                        template=None))
+    except DivergenceInputError as exc:
+        return bars, None, str(exc)
+    return bars, lattice, ""
+
+
+# ----------------------------------------------------------------------------- the built-in data's planted findings
+
+#: what was planted in the built-in dataset (divergence.datasets), each reachable in one click
+DEMO_CASES = {
+    "elevated_fpr": dict(task="classification", metric="fpr", itemset=DEMO_TRUTH["elevated_fpr"],
+                         label="FPR: region=South, education=Primary"),
+    "defect": dict(task="regression", metric="abs_error", itemset=DEMO_TRUTH["defect"],
+                   label="Defect: channel=App"),
+    "hard_cohort": dict(task="regression", metric="abs_error", itemset=DEMO_TRUTH["hard_cohort"],
+                        label="Hard cohort: employment=Self-employed"),
+}
+DEMO_STORY = ("The built-in data (10,000 credit applications) has three planted effects: the classifier's "
+              "false-positive rate is 35% for region=South, education=Primary (8% elsewhere); the spend "
+              "regressor's predictions for channel=App carry a unit bug (+70: a model defect); and the spend of "
+              "the self-employed varies three times as much (a hard cohort: the error is high, and so is the best "
+              "constant guess).")
+_DEMO_REGRESSION = {K.TASK: "regression", K.TARGET: DEMO_ROLES["regression"]["target"],
+                    K.PREDICTION: DEMO_ROLES["regression"]["prediction"], K.PRED_KIND: "labels",
+                    K.METRICS: list(DEMO_ROLES["regression"]["metrics"]), K.ATTRIBUTES: list(DEMO_ATTRIBUTES)}
+
+
+def open_demo_case(case: str) -> None:
+    """Show one planted finding of the built-in data: its task's settings (scanned if the result
+    is not of them), its metric, every filter off, and the slice open."""
+    c = DEMO_CASES[case]
+    ss = st.session_state
+    if state.get(K.TASK) != c["task"] or c["metric"] not in (state.get(K.METRICS) or []):
+        ss.update(dict(ROLE_DEFAULTS))
+        ss.update(DEMO_SETTINGS if c["task"] == "classification" else _DEMO_REGRESSION)
+    if settings.is_stale():
+        run.run_analysis()
+    if state.result() is None or c["metric"] not in state.result()["table"].metric_names:
+        return  # the run failed: its error shows on the page
+    ss.update({K.VIEW_METRIC: c["metric"], K.SORT_BY: None, K.F_VERDICTS: [], K.F_ATTRIBUTES: [],
+               K.F_MIN_SIZE: "all", K.F_LENGTHS: None})
+    type_slice(c["itemset"].split(", "))
+    st.rerun()
+
+
+def demo_strip() -> None:
+    """On the built-in data: one button per planted finding (what was planted on hover)."""
+    if state.get(K.DATA_NAME) != BUILT_IN or (state.result() or {}).get("data_name", BUILT_IN) != BUILT_IN:
+        return
+    cols = st.columns([1, 2.2, 1.5, 2.1])
+    cols[0].markdown("**Planted findings**", help=DEMO_STORY)
+    for col, (case, c) in zip(cols[1:], DEMO_CASES.items()):
+        if col.button(c["label"], key=f"demo-{case}", width="stretch", help=DEMO_STORY):
+            open_demo_case(case)

@@ -1,0 +1,232 @@
+"""Session state: the plain keys of every setting, result and view (``K``, ``KC``), their defaults,
+widgets bound to them, and the few facts read straight from them (the data's size, the result).
+
+Settings live in plain session-state keys, never only in widget keys: a keyed widget's state is
+dropped when another page runs. Each settings widget is drawn through :func:`bound`, which copies
+the plain value into the widget before it is drawn and back on change (Streamlit's documented
+pattern for widgets that must survive page changes).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import streamlit as st
+
+from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES
+from divergence.mining import MAX_SLICES, TIME_LIMIT
+from ui import cache
+
+BUILT_IN = "built-in"
+LOCAL_PATH = "path"                 # a local file, folder or glob scanned by DuckDB (large data)
+
+
+class K:
+    """Plain session-state keys (settings, data, results, view state)."""
+
+    # data
+    SOURCE = "source"                # BUILT_IN, "upload" or LOCAL_PATH (the radio's choice)
+    FRAME = "frame"                  # the DataFrame being analysed (a local path: its first rows)
+    PATH = "local_path"              # the local path being analysed (None: FRAME holds every row)
+    PATH_ROWS = "local_path_rows"    # its total row count
+    PATH_TEXT = "local_path_text"    # the path as typed (kept when it is wrong)
+    PATH_ERROR = "local_path_error"
+    DATA_NAME = "data_name"          # file name or BUILT_IN
+    DATA_KEY = "data_key"            # identifies the data's content (cache key)
+    UPLOAD_ERROR = "upload_error"
+    DATA_NOTES = "data_notes"        # what the reader decided (encoding, delimiter, renamed columns)
+    # column roles
+    TASK = "task"
+    TARGET = "target"
+    PRED_KIND = "pred_kind"          # "labels" or "score"
+    PREDICTION = "prediction"
+    SCORE = "score"
+    THRESHOLD = "threshold"
+    POSITIVE = "positive"
+    RANK_KIND = "rank_kind"          # "rank" or "score"
+    RANK = "rank"
+    RANK_BY = "rank_by"
+    ASCENDING = "ascending"
+    GAMMA = "gamma"
+    OUTCOME = "outcome"              # list of numeric columns
+    ATTRIBUTES = "attributes"        # None: the engine's default choice
+    BINS = "bins"                    # {column: int or [edges]}
+    BIN_TEXTS = "bin_texts"          # {column: the text typed} (kept when it does not parse)
+    BIN_ERRORS = "bin_errors"        # {column: message}
+    ROLE_NOTES = "role_notes"        # how a new file's roles were guessed (sentences)
+    ROLE_GUESS = "role_guess"        # the roles guessed ({key: column})
+    ADDED = "attributes_added"       # columns the default choice left out, added back by the user
+    QUANTILE_BINS = "quantile_bins"
+    BINNING = "binning"
+    REPLICATION = "replication"      # "none", "split", "file", "holdout"
+    SPLIT_COLUMN = "split_column"
+    SPLIT_VALUES = "split_values"
+    HOLDOUT = "holdout"
+    REPLICATE_FRAME = "replicate_frame"
+    REPLICATE_NAME = "replicate_name"
+    REPLICATE_ERROR = "replicate_error"
+    REPLICATE_NOTES = "replicate_notes"
+    REPLICATE_KEY = "replicate_key"  # the replication file's content (cache key)
+    # outcome and thresholds
+    METRICS = "metrics"
+    MIN_SUPPORT = "min_support"
+    SUPPORT_MODE = "support_mode"    # the minimum support typed as a "share" or as "rows"
+    MAX_LENGTH = "max_length"        # 0: no limit
+    EXHAUSTIVE = "exhaustive"        # every itemset (DivExplorer's listing) instead of each set of rows once
+    MAX_SLICES = "max_slices"        # the budget: most slices a scan may list
+    TIME_LIMIT = "time_limit"        # the budget: seconds of mining
+    DELTA = "delta"                  # None: the engine's default
+    CONFIDENCE = "confidence"
+    CORRECTION = "correction"
+    BOOTSTRAP = "bootstrap"
+    REDUNDANCY = "redundancy"
+    PLAN_KIND = "plan_kind"
+    # results and view
+    RESULT = "result"                # dict(table, plan, data_key, seconds, redundant)
+    RUN_ERROR = "run_error"
+    RUN_NOTICE = "run_notice"        # e.g. a scan cancelled (no automatic run after it)
+    JOB = "scan_job"                 # the running scan (ui.worker.Job), or None
+    VIEW_METRIC = "view_metric"
+    SORT_BY = "sort_by"              # people's label of the sort column
+    SORT_ASC = "sort_asc"
+    F_VERDICTS = "f_verdicts"
+    F_MIN_SIZE = "f_min_size"        # "all", "meets", "below"
+    F_LENGTHS = "f_lengths"
+    F_ATTRIBUTES = "f_attributes"
+    F_PRUNE = "f_prune"
+    TOP_N = "top_n"
+    SELECTED = "selected"            # {metric: itemset} of the row last clicked in the slice table
+    TYPED = "typed"                  # items of a slice typed in the slice editor (None: the table's slice)
+    GRID_SHOWN = "grid_shown"        # what the slice table showed: its slices and columns (to read a click)
+    PLAN_ERROR = "plan_error"
+
+
+class KC:
+    """Plain session-state keys of the comparison of two models (settings, result, view)."""
+
+    ON = "compare_on"                  # compare the model with a reference model
+    REF_KIND = "compare_ref_kind"      # "labels" or "score" (classification)
+    REFERENCE = "compare_reference"    # the reference's predicted labels or values
+    REF_SCORE = "compare_ref_score"
+    REF_THRESHOLD = "compare_ref_threshold"
+    RESULT = "compare_result"          # dict(comparison, key, data_key, seconds, id)
+    RUN_ERROR = "compare_run_error"
+    METRIC = "compare_metric"
+    VERDICTS = "compare_verdicts"
+    TOP_N = "compare_top_n"
+    SELECTED = "compare_selected"
+
+
+#: the column roles and what depends on them: reset for new data (no comparison until one is chosen)
+ROLE_DEFAULTS: dict[str, Any] = {
+    K.TASK: "classification", K.TARGET: None, K.PRED_KIND: "labels", K.PREDICTION: None, K.SCORE: None,
+    K.THRESHOLD: 0.5, K.POSITIVE: None, K.RANK_KIND: "score", K.RANK: None, K.RANK_BY: None,
+    K.ASCENDING: False, K.GAMMA: "dcg", K.OUTCOME: [], K.ATTRIBUTES: None, K.BINS: {}, K.BIN_TEXTS: {},
+    K.ROLE_NOTES: [], K.ROLE_GUESS: {}, K.ADDED: [],
+    K.BIN_ERRORS: {},
+    K.QUANTILE_BINS: 3, K.BINNING: "quantile", K.REPLICATION: "none", K.SPLIT_COLUMN: None,
+    K.SPLIT_VALUES: [], K.HOLDOUT: 0.3, K.METRICS: ["fpr", "fnr"],
+    KC.ON: False, KC.REF_KIND: "labels", KC.REFERENCE: None, KC.REF_SCORE: None, KC.REF_THRESHOLD: 0.5,
+}
+DEFAULTS: dict[str, Any] = {
+    K.SOURCE: BUILT_IN, K.DATA_NAME: BUILT_IN, K.DATA_KEY: BUILT_IN, K.UPLOAD_ERROR: None, K.DATA_NOTES: [],
+    K.PATH: None, K.PATH_ROWS: None, K.PATH_TEXT: "", K.PATH_ERROR: None,
+    **ROLE_DEFAULTS,
+    K.REPLICATE_FRAME: None, K.REPLICATE_NAME: None, K.REPLICATE_ERROR: None, K.REPLICATE_NOTES: [], K.REPLICATE_KEY: "",
+    K.MIN_SUPPORT: 0.02, K.SUPPORT_MODE: "share", K.MAX_LENGTH: 0, K.EXHAUSTIVE: False,
+    K.MAX_SLICES: MAX_SLICES, K.TIME_LIMIT: TIME_LIMIT, K.DELTA: None, K.CONFIDENCE: 0.95, K.CORRECTION: "bh",
+    K.BOOTSTRAP: 200, K.REDUNDANCY: 0.05, K.PLAN_KIND: "exploratory",
+    K.RESULT: None, K.RUN_ERROR: None, K.RUN_NOTICE: None, K.JOB: None, K.VIEW_METRIC: None, K.SORT_BY: None,
+    K.SORT_ASC: False,
+    K.F_VERDICTS: [], K.F_MIN_SIZE: "all", K.F_LENGTHS: None, K.F_ATTRIBUTES: [], K.F_PRUNE: True,
+    K.TOP_N: 25, K.SELECTED: None, K.TYPED: None, K.GRID_SHOWN: None, K.PLAN_ERROR: None,
+    KC.RESULT: None, KC.RUN_ERROR: None, KC.METRIC: None, KC.VERDICTS: [], KC.TOP_N: 25, KC.SELECTED: None,
+}
+#: the built-in dataset's column roles (its classification task)
+DEMO_SETTINGS = {
+    K.TASK: "classification", K.TARGET: "defaulted", K.PREDICTION: "predicted_default",
+    K.POSITIVE: "yes", K.METRICS: ["fpr", "fnr"], K.ATTRIBUTES: list(DEMO_ATTRIBUTES),
+}
+assert DEMO_ROLES["classification"]["target"] == DEMO_SETTINGS[K.TARGET]
+
+
+def init_state() -> None:
+    """Put every setting's default in session state (first run), on the built-in dataset."""
+    ss = st.session_state
+    if K.FRAME not in ss:
+        ss[K.FRAME] = cache.demo_frame()
+        for k, v in DEFAULTS.items():
+            ss.setdefault(k, v)
+        ss.update(DEMO_SETTINGS)
+    for k, v in DEFAULTS.items():
+        ss.setdefault(k, v)
+
+
+def get(key: str) -> Any:
+    """A setting's (or result's) value: session state, else its default."""
+    return st.session_state.get(key, DEFAULTS.get(key))
+
+
+def update(**values: Any) -> None:
+    """Change settings from code (a callback, a plan): plain keys are the truth."""
+    for k, v in values.items():
+        st.session_state[k] = v
+
+
+def is_large() -> bool:
+    """Whether the data in use is a local path scanned by DuckDB (no rows in memory)."""
+    return get(K.PATH) is not None
+
+
+def n_rows() -> int:
+    """Rows of the data in use (a local path: all its rows, not the preview's)."""
+    return int(get(K.PATH_ROWS)) if is_large() else len(get(K.FRAME))
+
+
+def result() -> dict | None:
+    """The stored result, or None."""
+    return st.session_state.get(K.RESULT)
+
+
+def data_changed() -> bool:
+    """Whether the data in use is not the data the stored result came from."""
+    res = result()
+    return res is not None and res["data_key"] != get(K.DATA_KEY)
+
+
+# ----------------------------------------------------------------------------- widgets bound to plain keys
+
+
+def _widget_key(key: str) -> str:
+    return f"w:{key}"
+
+
+def _copy_back(key: str, after: Callable[[], None] | None) -> None:
+    st.session_state[key] = st.session_state[_widget_key(key)]
+    if after is not None:
+        after()
+
+
+def bound(widget: Callable, label: str, key: str, *, after: Callable[[], None] | None = None,
+          options=None, **kwargs):
+    """Draw ``widget`` with its value kept in the plain key ``key`` (survives page changes).
+
+    For widgets with ``options``, a stored value that is not an option (a column a plan or
+    an earlier file named) is dropped from the widget and reported beside it.
+    """
+    wkey = _widget_key(key)
+    value = st.session_state.get(key)
+    if value is None and widget is st.multiselect:
+        value = []
+    if options is not None:
+        options = list(options)
+        if isinstance(value, list):
+            stray = [v for v in value if v not in options]
+            value = [v for v in value if v in options]
+        else:
+            stray = [value] if value is not None and value not in options else []
+            value = None if stray else value
+        if stray:
+            st.error(f"{label}: {', '.join(map(repr, stray))} is not available in this data; choose again.")
+        kwargs["options"] = options
+    st.session_state[wkey] = value
+    return widget(label, key=wkey, on_change=_copy_back, args=(key, after), **kwargs)

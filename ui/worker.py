@@ -1,0 +1,384 @@
+"""Scans run in a worker process, so the dashboard's server never waits on the engine.
+
+Mining holds the GIL for long stretches: run inside the server it froze every session and the
+health endpoint. Here the engine runs in another process; the server keeps answering, the scan
+reports its progress through a pipe, and Cancel terminates the process.
+
+Start method: ``forkserver``. ``fork`` from Streamlit's threaded server could copy a lock held
+by another thread into the child (a deadlock there); ``spawn`` starts a fresh interpreter for
+every scan (about a second of imports on these machines). The fork server is one clean,
+single-threaded process, started on the first scan, that has imported this module and the
+engine; each worker is forked from it in milliseconds (``benchmarks/bench_worker.py``).
+
+No Streamlit import here: the worker imports only this module and ``divergence``.
+"""
+from __future__ import annotations
+
+import ctypes
+import multiprocessing as mp
+import os
+import pickle
+import signal
+import sys
+import threading
+import time
+import traceback
+import uuid
+from dataclasses import dataclass, field
+from multiprocessing import spawn
+from typing import Any, Callable
+
+import pandas as pd
+
+import divergence
+from divergence import DivergenceInputError, SliceTable
+
+__all__ = ["ScanRequest", "Job", "compute", "start", "START_METHOD"]
+
+START_METHOD = "forkserver"
+#: seconds between two progress messages of a worker (stage changes are always sent)
+PROGRESS_INTERVAL = 0.2
+#: seconds a worker gets to stop on SIGTERM before it is killed
+CANCEL_GRACE = 2.0
+#: seconds a job may outlive the browser session that started it (a closed tab) before it is stopped
+ORPHAN_GRACE = 60.0
+MEMORY_MESSAGE = ("The scan ran out of memory: raise the minimum support, limit the items per slice, "
+                  "or choose fewer attributes.")
+
+
+@dataclass
+class ScanRequest:
+    """What a worker computes: mine (unless ``mined`` is given), then assess.
+
+    ``scan`` holds keyword arguments of :func:`divergence.scan` (or ``scan_duckdb`` with ``path``),
+    ``statistics`` those of :func:`divergence.assess`.
+    """
+
+    scan: dict
+    statistics: dict
+    frame: pd.DataFrame | None = None
+    path: str | None = None
+    mined: SliceTable | None = None
+    replicate: pd.DataFrame | None = None
+    replication_label: str = ""
+    holdout: float | None = None
+
+
+def _accepts(fn: Callable, name: str) -> bool:
+    import inspect
+
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def compute(request: ScanRequest, progress: Callable[[dict], None] | None = None
+            ) -> tuple[SliceTable | None, SliceTable]:
+    """Mine and assess as the request says: (the mined table or None, the assessed table).
+
+    Runs in the worker; callable in-process too (tests, benchmarks).
+    """
+    def report(**info: Any) -> None:
+        if progress is not None:
+            progress({"stage": info.pop("stage"), "slices": None, "length": None, "fraction": None, **info})
+
+    if request.holdout is not None:
+        kw = dict(progress=progress) if progress is not None and _accepts(divergence.scan, "progress") else {}
+        table = divergence.scan(request.frame, **request.scan, **request.statistics, holdout=request.holdout, **kw)
+        table.frame  # the readable frame is built here, not in the server
+        return None, table
+    mined = request.mined
+    if mined is None:
+        if request.path is not None:
+            fn, data = divergence.scan_duckdb, os.path.expanduser(request.path)
+        else:
+            fn, data = divergence.scan, request.frame
+        kw = dict(progress=progress) if progress is not None and _accepts(fn, "progress") else {}
+        mined = fn(data, **request.scan, **kw)
+        mined.frame
+    report(stage="statistics", slices=len(mined) - 1)
+    kwargs = dict(request.statistics)
+    if request.replicate is not None:
+        kwargs.update(replicate=request.replicate, replication_label=request.replication_label)
+    table = divergence.assess(mined, **kwargs)
+    table.frame
+    return mined, table
+
+
+# ----------------------------------------------------------------------------- the worker process
+
+
+def _die_with_parent() -> None:
+    """Linux: the worker is killed when its parent (the fork server, which lives exactly as long
+    as the dashboard's server) dies, so a killed server leaves no scan running."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    parent = mp.parent_process()
+    if parent is not None and not parent.is_alive():
+        os._exit(1)
+
+
+def _send_result(conn, payload) -> None:
+    """The result with its arrays out of band (pickle protocol 5): the server then unpickles only
+    the small rest while holding the GIL, and wraps the arrays' bytes as they come."""
+    buffers: list = []
+    data = pickle.dumps(payload, protocol=5, buffer_callback=buffers.append)
+    conn.send(("done", len(buffers), len(data) + sum(b.raw().nbytes for b in buffers)))
+    conn.send_bytes(data)
+    for buffer in buffers:
+        conn.send_bytes(buffer.raw())
+
+
+def _receive_result(conn, n_buffers: int):
+    data = conn.recv_bytes()
+    buffers = [conn.recv_bytes() for _ in range(n_buffers)]
+    return pickle.loads(data, buffers=buffers)
+
+
+def _work(request: ScanRequest, conn, forked_by_server: bool) -> None:
+    """The worker's body: compute, sending progress, then the result or a one-line error."""
+    if forked_by_server:  # with spawn, the parent thread is a script run's: it ends before the scan
+        _die_with_parent()
+    last = [0.0, None]
+
+    def progress(info: dict) -> None:
+        now = time.monotonic()
+        if info.get("stage") != last[1] or now - last[0] >= PROGRESS_INTERVAL:
+            last[0], last[1] = now, info.get("stage")
+            conn.send(("progress", dict(info)))
+
+    try:
+        conn.send(("started", None))
+        mined, table = compute(request, progress)
+        progress({"stage": "sending the result", "slices": len(table) - 1, "length": None, "fraction": None})
+        _send_result(conn, (mined, table))
+    except DivergenceInputError as exc:  # the project's errors (a budget too) are meant for people
+        conn.send(("error", str(exc)))
+    except MemoryError:
+        conn.send(("error", MEMORY_MESSAGE))
+    except BaseException as exc:  # noqa: BLE001 - reported to the server's log, one line to the user
+        conn.send(("crash", f"{type(exc).__name__}: {exc}".splitlines()[0], traceback.format_exc()))
+    finally:
+        conn.close()
+
+
+_contexts: dict[str, Any] = {}
+_contexts_lock = threading.Lock()
+_starting = threading.local()
+
+
+def _preparation_data(name: str, _original=spawn.get_preparation_data) -> dict:
+    """multiprocessing's data for a new worker, less the main module while a scan worker starts.
+
+    multiprocessing re-imports the parent's ``__main__`` in every spawned or fork-server child.
+    Under Streamlit ``__main__`` is the app script itself (Streamlit swaps it in for each run), so
+    every worker would run the whole app. The worker needs nothing from ``__main__``: its target
+    and arguments are importable by name.
+    """
+    data = _original(name)
+    if getattr(_starting, "worker", False):
+        data.pop("init_main_from_path", None)
+        data.pop("init_main_from_name", None)
+    return data
+
+
+if not getattr(spawn.get_preparation_data, "_divergence", False):
+    _preparation_data._divergence = True
+    spawn.get_preparation_data = _preparation_data
+
+
+def context(method: str | None = None):
+    """The multiprocessing context of the workers (the fork server preloads the engine)."""
+    method = method or START_METHOD
+    with _contexts_lock:
+        if method not in _contexts:
+            ctx = mp.get_context(method)
+            if method == "forkserver":
+                ctx.set_forkserver_preload([__name__])
+            _contexts[method] = ctx
+        return _contexts[method]
+
+
+# ----------------------------------------------------------------------------- jobs (in the server)
+
+
+@dataclass
+class Job:
+    """One scan running in a worker process, followed by a thread of the server.
+
+    ``state`` is ``running``, ``done`` (``result`` holds (mined, assessed)), ``error`` (``error``
+    holds a one-line message), or ``cancelled``. ``progress`` is the worker's last report:
+    ``{"stage", "slices", "length", "fraction"}``.
+    """
+
+    request: ScanRequest
+    label: str = ""
+    auto: bool = False
+    owner_alive: Callable[[], bool] | None = None
+    method: str | None = None
+    #: the caller's bookkeeping (cache keys, the settings it ran with)
+    meta: dict = field(default_factory=dict)
+    id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    state: str = "running"
+    progress: dict = field(default_factory=lambda: {"stage": "starting the worker", "slices": None,
+                                                    "length": None, "fraction": None})
+    result: tuple | None = None
+    #: the result's size as sent (bytes): what keeping it costs
+    result_bytes: int = 0
+    error: str | None = None
+    detail: str | None = None
+    started: float = field(default_factory=time.monotonic)
+    finished: float | None = None
+    start_seconds: float | None = None
+    #: when the worker began computing (its data received): the start-up cost is this minus ``started``
+    worker_started: float | None = None
+    updates: int = 0
+
+    def __post_init__(self) -> None:
+        self._cond = threading.Condition()
+        method = self.method or START_METHOD
+        ctx = context(method)
+        reader, writer = ctx.Pipe(duplex=False)
+        self.process = ctx.Process(target=_work, args=(self.request, writer, method == "forkserver"), daemon=True,
+                                   name=f"divergence-scan-{self.id}")
+        t0 = time.monotonic()
+        _starting.worker = True
+        try:
+            self.process.start()
+        finally:
+            _starting.worker = False
+        self.start_seconds = time.monotonic() - t0
+        writer.close()
+        self.request = None  # the worker has its copy; the server keeps no second reference
+        self._conn = reader
+        self._pump = threading.Thread(target=self._follow, name=f"divergence-follow-{self.id}", daemon=True)
+        self._pump.start()
+
+    # ---- state, shared between the follower thread and the sessions' script threads
+    def _set(self, **values: Any) -> None:
+        with self._cond:
+            for k, v in values.items():
+                setattr(self, k, v)
+            self.updates += 1
+            self._cond.notify_all()
+
+    @property
+    def running(self) -> bool:
+        return self.state == "running"
+
+    @property
+    def elapsed(self) -> float:
+        return (self.finished or time.monotonic()) - self.started
+
+    def wait(self, timeout: float | None = None, *, seen: int | None = None) -> str:
+        """Wait until the job ends, or (given ``seen``, the ``updates`` count last seen) until it
+        reports anything new; at most ``timeout`` seconds. Returns the state."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while self.state == "running" and (seen is None or self.updates == seen):
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    break
+                self._cond.wait(left)
+            return self.state
+
+    def cancel(self) -> float:
+        """Stop the worker (SIGTERM, then SIGKILL after a grace period). Seconds it took."""
+        t0 = time.monotonic()
+        with self._cond:
+            if self.state != "running":
+                return 0.0
+            self.state = "cancelled"
+            self.finished = time.monotonic()
+            self.updates += 1
+            self._cond.notify_all()
+        _stop(self.process)
+        return time.monotonic() - t0
+
+    # ---- the follower thread: reads the worker's pipe so the worker never blocks on it
+    def _follow(self) -> None:
+        gone_since = None
+        try:
+            while True:
+                if self._conn.poll(0.25):
+                    try:
+                        msg = self._conn.recv()
+                    except (EOFError, OSError):
+                        break
+                    kind = msg[0]
+                    if kind == "progress":
+                        self._set(progress=msg[1])
+                        continue
+                    if kind == "started":
+                        self._set(worker_started=time.monotonic())
+                        continue
+                    if kind == "done":
+                        try:
+                            result = _receive_result(self._conn, msg[1])
+                        except (EOFError, OSError):
+                            break
+                        self._finish(state="done", result=result, result_bytes=msg[2])
+                    elif kind == "error":
+                        self._finish(state="error", error=msg[1])
+                    else:
+                        print(f"divergence: the scan worker failed:\n{msg[2]}", file=sys.stderr, flush=True)
+                        self._finish(state="error", error=f"The scan failed: {msg[1]}", detail=msg[2])
+                    break
+                if not self.running:
+                    break
+                if self.owner_alive is not None:
+                    if self.owner_alive():
+                        gone_since = None
+                    elif gone_since is None:
+                        gone_since = time.monotonic()
+                    elif time.monotonic() - gone_since > ORPHAN_GRACE:
+                        self.cancel()
+                        break
+        finally:
+            self._conn.close()
+            self.process.join(timeout=CANCEL_GRACE + 5)
+            if self.running:
+                code = self.process.exitcode
+                self._finish(state="error", error=_exit_message(code))
+
+    def _finish(self, **values: Any) -> None:
+        with self._cond:
+            if self.state != "running":  # cancelled meanwhile: the result is dropped
+                return
+        self._set(finished=time.monotonic(), **values)
+
+
+def _exit_message(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        if -code == signal.SIGKILL:
+            return (f"The scan stopped unexpectedly (its worker was killed, {name}: most likely the machine ran "
+                    "out of memory). Raise the minimum support, limit the items per slice, or choose fewer "
+                    "attributes.")
+        return f"The scan stopped unexpectedly (its worker ended on {name})."
+    return f"The scan stopped unexpectedly (its worker exited with status {code})."
+
+
+def _stop(process) -> None:
+    if process.is_alive():
+        process.terminate()
+        process.join(CANCEL_GRACE)
+    if process.is_alive():
+        process.kill()
+        process.join(5)
+
+
+def start(request: ScanRequest, *, label: str = "", auto: bool = False,
+          owner_alive: Callable[[], bool] | None = None, method: str | None = None,
+          meta: dict | None = None) -> Job:
+    """Start a worker process computing ``request``; returns at once."""
+    return Job(request, label=label, auto=auto, owner_alive=owner_alive, method=method, meta=dict(meta or {}))

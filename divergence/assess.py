@@ -30,25 +30,23 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Literal, Mapping
+from typing import Mapping
 
 import numpy as np
 import pandas as pd
 
 from .errors import DivergenceInputError
 from .lattice import walk_boot_means, walk_order, walk_verdict
+from .settings import FAMILIES, Replication, Statistics, section
 from .shrinkage import shrink
-from .stats import (CORRECTIONS, adjust_p, corrected_level, mean_difference_test, min_slice_size,
+from .stats import (adjust_p, corrected_level, mean_difference_test, min_slice_size,
                     rate_difference_interval, rest_skew, t_interval, wilson_interval, z_value)
 from .tallies import boot_columns, metric_tallies
 
-__all__ = ["assess", "support_for_min_size", "VERDICTS", "FAMILIES", "DEFAULT_DELTA_RATE", "DEFAULT_DELTA_SD",
-           "check_statistics"]
+__all__ = ["assess", "support_for_min_size", "VERDICTS", "FAMILIES", "DEFAULT_DELTA_RATE", "DEFAULT_DELTA_SD"]
 
 VERDICTS = ("too small", "noise", "not replicated", "defect", "hard cohort", "undetermined", "better",
             "above", "below")
-#: which tests the q-values are corrected over: every test of the scan, or each metric's own
-FAMILIES = ("scan", "metric")
 #: default smallest divergence worth acting on, for a rate
 DEFAULT_DELTA_RATE = 0.05
 #: default for a real-valued outcome, in units of its standard deviation
@@ -68,44 +66,6 @@ def _delta_for(delta, name: str):
     if isinstance(delta, Mapping):
         return delta.get(name)
     return delta
-
-
-def _positive(value) -> bool:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        return False
-    return x > 0 and math.isfinite(x)
-
-
-def check_statistics(confidence: float, correction: str, bootstrap: int, holdout, top_k, family: str = "scan",
-           delta=None) -> None:
-    try:
-        c = float(confidence)
-    except (TypeError, ValueError):
-        raise DivergenceInputError(f"confidence must be a number in (0, 1); got {confidence!r}.") from None
-    if not (0.0 < c < 1.0):
-        raise DivergenceInputError(f"confidence must be in (0, 1); got {confidence!r}.")
-    if correction not in CORRECTIONS:
-        raise DivergenceInputError(f"correction must be one of {', '.join(CORRECTIONS)}; got {correction!r}.")
-    if family not in FAMILIES:
-        raise DivergenceInputError(f"family must be one of {', '.join(FAMILIES)}; got {family!r}.")
-    try:
-        b = int(bootstrap)
-    except (TypeError, ValueError):
-        raise DivergenceInputError(f"bootstrap must be a whole number of replicates; got {bootstrap!r}.") from None
-    if b < 0 or (0 < b < 20):
-        raise DivergenceInputError(f"bootstrap must be 0 (none) or at least 20 replicates; got {bootstrap!r}.")
-    if holdout is not None and not (0.0 < float(holdout) < 1.0):
-        raise DivergenceInputError(f"holdout must be a share in (0, 1); got {holdout!r}.")
-    if top_k is not None and int(top_k) < 1:
-        raise DivergenceInputError(f"top_k must be a positive integer; got {top_k!r}.")
-    if isinstance(delta, Mapping):
-        for name, value in delta.items():
-            if value is not None and not _positive(value):
-                raise DivergenceInputError(f"delta for '{name}' must be a positive number; got {value!r}.")
-    elif delta is not None and not _positive(delta):
-        raise DivergenceInputError(f"delta must be a positive number; got {delta!r}.")
 
 
 def min_size_derivation(overall: float, sigma: float, binary: bool, delta: float | None,
@@ -144,25 +104,20 @@ def support_for_min_size(table, metric: str | None = None) -> float:
 
 def assess(
     table,
+    statistics: Statistics | None = None,
     *,
-    delta: float | Mapping[str, float] | None = None,
-    confidence: float = 0.95,
-    correction: Literal["bh", "bonferroni", "holm"] = "bh",
-    family: Literal["scan", "metric"] = "scan",
-    bootstrap: int = 0,
-    seed: int = 0,
-    top_k: int | None = None,
-    sort_by: str | None = None,
     replicate: pd.DataFrame | None = None,
     replication_label: str | None = None,
     holdout: float | None = None,
     exploratory: bool = True,
     family_p: Mapping[str, np.ndarray] | None = None,
+    **keywords,
 ):
     """Add the worst-slice statistics to a scan result (a new SliceTable; nothing is re-mined).
 
-    Parameters
-    ----------
+    The statistics' settings are a :class:`~divergence.settings.Statistics` (``statistics``),
+    its fields as keywords, or both (the keywords change those fields):
+
     delta : the smallest divergence worth acting on (one number, or per metric); default
         0.05 for a rate, 0.2 standard deviations for a real-valued outcome.
     confidence : the confidence level of every interval and of the significance bar, in (0, 1).
@@ -179,8 +134,11 @@ def assess(
         slices, when a slice typed by hand is measured): the correction and the replication bar
         count them as members of the same family.
     """
-    check_statistics(confidence, correction, bootstrap, holdout, top_k, family, delta)
-    confidence = float(confidence)
+    st = section(Statistics, statistics, keywords)
+    if holdout is not None:
+        holdout = Replication(kind="holdout", share=holdout).share
+    delta, confidence, correction, family = st.delta, st.confidence, st.correction, st.family
+    bootstrap, seed, top_k, sort_by = st.bootstrap, st.seed, st.top_k, st.sort_by
     alpha = 1.0 - confidence
     # the mined columns only: a table assessed before is assessed afresh
     mined = {"support", "count"} | {f"{m.name}{suffix}" for m in table.metrics

@@ -30,9 +30,9 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .discretize import BinSpec, Binning, discretize
+from .discretize import discretize
 from .errors import DivergenceInputError
-from .budget import MAX_SLICES, TIME_LIMIT
+from .settings import Settings
 from .outcomes import (
     CLASSIFICATION_RULES,
     DESCRIPTIONS,
@@ -280,37 +280,19 @@ def _check_threshold(value, name: str) -> float:
 
 # ----------------------------------------------------------------------------- compare
 
-def compare(
-    data: pd.DataFrame,
-    *,
-    target: str,
-    prediction: str | None = None,
-    reference: str | None = None,
-    score: str | None = None,
-    threshold: float = 0.5,
-    reference_score: str | None = None,
-    reference_threshold: float | None = None,
-    positive: object = None,
-    metrics: Sequence[str] | str | None = None,
-    regression: bool = False,
-    attributes: Sequence[str] | None = None,
-    bins: Mapping[str, BinSpec] | None = None,
-    quantile_bins: int = 3,
-    binning: Binning = "quantile",
-    min_support: float = 0.05,
-    max_length: int | None = None,
-    delta: float | Mapping[str, float] | None = None,
-    confidence: float = 0.95,
-    correction: str = "bh",
-    exhaustive: bool = False,
-    max_slices: int = MAX_SLICES,
-    time_limit: float | None = TIME_LIMIT,
-    progress=None,
-) -> Comparison:
+#: the settings compare() takes (the rest of Settings has no meaning for a comparison)
+COMPARE_KEYWORDS = ("target", "prediction", "score", "threshold", "positive", "metrics", "regression",
+                    "reference", "reference_score", "reference_threshold", "attributes", "bins", "quantile_bins",
+                    "binning", "min_support", "max_length", "exhaustive", "max_slices", "time_limit", "delta",
+                    "confidence", "correction")
+
+
+def compare(data: pd.DataFrame, settings: Settings | None = None, *, progress=None, **keywords) -> Comparison:
     """Compare a model with a reference model on every slice with support >= ``min_support``.
 
-    Parameters
-    ----------
+    The comparison is described by a :class:`~divergence.settings.Settings` (its roles name the
+    model, its compare section the reference), by these keywords, or both:
+
     data : the table, one row per example, both models' predictions as columns.
     target : the true label (classification, with ``positive``) or value (regression).
     prediction, score, threshold : the model: predicted labels, or a score predicted
@@ -334,14 +316,22 @@ def compare(
     Only rows where the target and both models' predictions are known are compared (the
     notes say how many were left out), so both values of a slice come from the same rows.
     """
-    from .assess import check_statistics
-    from .scan import check_frame, check_min_support, default_attributes, role_columns, scan_compressed
+    from .scan import check_frame, default_attributes, scan_compressed
 
+    unknown = [k for k in keywords if k not in COMPARE_KEYWORDS]
+    if unknown:
+        raise DivergenceInputError(f"compare takes no {unknown[0]!r}; it takes {', '.join(COMPARE_KEYWORDS)}.")
+    st = Settings.resolve(settings, keywords)
+    r, sl, mi, cp = st.roles, st.slicing, st.mining, st.compare
+    target, prediction, score, threshold, positive = r.target, r.prediction, r.score, r.threshold, r.positive
+    regression, metrics = r.regression, list(cp.metrics or r.metrics) or None
+    reference, reference_score, reference_threshold = cp.reference, cp.reference_score, cp.reference_threshold
+    attributes, bins, quantile_bins, binning = sl.attributes, sl.bins, sl.quantile_bins, sl.binning
+    s, max_length, exhaustive = mi.min_support, mi.max_length, mi.exhaustive
+    delta, confidence, correction = st.statistics.delta, st.statistics.confidence, st.statistics.correction
+    if target is None:
+        raise DivergenceInputError("compare needs the target column (target=...).")
     df = check_frame(data)
-    check_statistics(confidence, correction, 0, None, None)
-    s = check_min_support(min_support)
-    if max_length is not None and (int(max_length) != max_length or max_length < 1):
-        raise DivergenceInputError(f"max_length must be a positive integer; got {max_length!r}.")
     prepared = _models(df, target=target, prediction=prediction, reference=reference, score=score,
                        threshold=threshold, reference_score=reference_score,
                        reference_threshold=reference_threshold, positive=positive, metrics=metrics,
@@ -350,19 +340,15 @@ def compare(
     usable, left_out, notes = prepared.usable, prepared.left_out, list(prepared.notes)
     model_col, ref_col, threshold = prepared.model_col, prepared.ref_col, prepared.threshold
     # ---- slices: attributes, discretize, mine once
-    roles = role_columns(target=target, prediction=prediction, score=score, reference=reference,
-                         reference_score=reference_score)
+    roles = r.columns() + [c for c in (reference, reference_score) if c is not None]
     if attributes is None:
-        attrs, more = default_attributes(df, roles, target=target, prediction=prediction, score=score,
-                                         threshold=threshold if prediction is None and score is not None else None)
+        attrs, more = default_attributes(df, roles, **r.screen_keywords())
         notes += more
     else:
-        attrs = [attributes] if isinstance(attributes, str) else list(attributes)
+        attrs = list(attributes)
         missing = [a for a in attrs if a not in df.columns]
         if missing:
             raise DivergenceInputError(f"Attribute column '{missing[0]}' is not in the data.")
-        if len(set(attrs)) != len(attrs):
-            raise DivergenceInputError("An attribute column is named twice.")
         clash = [a for a in attrs if a in roles]
         if clash:
             raise DivergenceInputError(
@@ -374,8 +360,8 @@ def compare(
     notes += list(disc.notes)
     # one mining pass with both models' tallies, as scan() mines (budget, distinct sets of rows)
     mined = scan_compressed(disc.codes, weights, bins=disc.bins, metrics=(), n_rows=len(df), min_support=s,
-                            max_length=max_length, notes=notes, exhaustive=exhaustive, max_slices=max_slices,
-                            time_limit=time_limit, progress=progress)
+                            max_length=max_length, notes=notes, exhaustive=exhaustive, max_slices=mi.max_slices,
+                            time_limit=mi.time_limit, progress=progress)
     tallies = mined.tallies
     notes = list(mined.notes)
     # ---- statistics

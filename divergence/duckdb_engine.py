@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Iterator, Sequence
 
 import pandas as pd
 
-from .engine_scan import scan_engine
+from .engine_scan import engine_settings, scan_engine
+from .settings import Settings
 from .errors import DivergenceInputError
 from .io import PARQUET_SUFFIXES, CsvDialect, dialect_notes, duplicate_note, pandas_names, sniff_file
 from .sql import DUCKDB, Column, kind_of
@@ -349,6 +350,7 @@ def preview_source(source, *, rows: int = 200, memory_limit: str | None = None) 
 
 def scan_duckdb(
     source,
+    settings: Settings | None = None,
     *,
     memory_limit: str | None = DEFAULT_MEMORY_LIMIT,
     temp_directory: str | os.PathLike | None = None,
@@ -366,9 +368,9 @@ def scan_duckdb(
         memory, at most 4 GB); beyond it DuckDB spills to ``temp_directory``.
     temp_directory : where DuckDB spills (default: a new temporary folder, removed after).
     threads : DuckDB's worker threads (default: one per core).
-    **kwargs : the keyword arguments of :func:`divergence.scan` (roles, ``attributes``,
-        ``bins``, ``quantile_bins``, ``binning``, ``min_support``, ``max_length``, the
-        statistics' options; not ``holdout``), plus ``quantiles``: ``"exact"`` (numpy's
+    settings, **kwargs : the settings and keyword arguments of :func:`divergence.scan` (roles,
+        ``attributes``, ``bins``, ``quantile_bins``, ``binning``, ``min_support``, ``max_length``,
+        the statistics' options; not ``holdout``), plus ``quantiles``: ``"exact"`` (numpy's
         linear interpolation, from DuckDB's exact order statistics; keeps the column's values
         in memory), ``"approx"`` (DuckDB's approximate quantiles, said in the notes) or
         ``"auto"`` (exact when a column's values fit in a quarter of the memory limit).
@@ -380,6 +382,7 @@ def scan_duckdb(
         import duckdb
     except ImportError as exc:  # pragma: no cover - duckdb is pinned in requirements.txt
         raise DivergenceInputError("The DuckDB engine needs the duckdb package (pip install duckdb).") from exc
+    settings, run = engine_settings(settings, dict(kwargs))
     own_tmp = temp_directory is None
     tmp = tempfile.mkdtemp(prefix="divergence-duckdb-") if own_tmp else os.fspath(temp_directory)
     limit = memory_limit or _default_memory_limit()
@@ -394,7 +397,7 @@ def scan_duckdb(
         con.execute("SET disabled_optimizers = 'statistics_propagation,filter_pushdown'")
         con.execute("SET enable_progress_bar = false")  # a library prints nothing
         backend = duckdb_backend(source, con, workdir=tmp)
-        table = scan_engine(backend, **kwargs)
+        table = scan_engine(backend, settings, **run)
         return table
     finally:
         con.close()

@@ -34,11 +34,11 @@ from .discretize import (
     summary_edges,
 )
 from .errors import DivergenceInputError
-from .budget import MAX_SLICES, TIME_LIMIT, check_budget
 from .outcomes import BASELINE_KIND, CLASSIFICATION_METRICS, REGRESSION_METRICS, DESCRIPTIONS
-from .outcomes import canonical_metric, show_value, match_label, parse_gamma, positive_labels
+from .outcomes import canonical_metric, check_names, measures, show_value, match_label, parse_gamma, positive_labels
 from .columns import NEAR_UNIQUE_SHARE
-from .scan import check_min_support, role_columns, scan_compressed
+from .scan import scan_compressed, table_params
+from .settings import Roles, Settings
 from .sql import Column, Dialect, average_ranks, classification_value, gamma_value, label_flag
 from .sql import threshold_flag
 from .row_weights import place_aux
@@ -47,7 +47,7 @@ from .table import MetricInfo, SliceTable
 if TYPE_CHECKING:  # pyarrow is imported when a scan runs, not with the package
     import pyarrow as pa
 
-__all__ = ["Backend", "scan_engine", "numpy_quantile", "QuantileMode", "ENGINE_NOTE"]
+__all__ = ["engine_settings", "RUN_KEYWORDS", "Backend", "scan_engine", "numpy_quantile", "QuantileMode", "ENGINE_NOTE"]
 
 QuantileMode = Literal["auto", "exact", "approx"]
 
@@ -248,49 +248,21 @@ def _ranking(plan: _Plan, *, rank, rank_by, ascending, gamma) -> _OutcomePlan:
     return _OutcomePlan("gamma", desc, gamma_value(r, kind, a, plan.d))
 
 
-def plan_outcomes(plan: _Plan, *, target=None, prediction=None, score=None, threshold=0.5, positive=None,
-                  metrics=None, outcome=None, rank=None, rank_by=None, ascending=False, gamma=None,
-                  regression=False) -> list[_OutcomePlan]:
-    """The outcomes as SQL, from the column roles: :func:`divergence.scan.build_outcomes`' rules."""
-    if isinstance(metrics, str):
-        metrics = [m for m in metrics.split(",") if m.strip()]
-    metrics = [canonical_metric(m) for m in (metrics or [])]
+def plan_outcomes(plan: _Plan, roles: Roles) -> list[_OutcomePlan]:
+    """The outcomes as SQL, from the column roles (:func:`divergence.outcomes.measures`)."""
     out: list[_OutcomePlan] = []
-    if outcome is not None:
-        for col in ([outcome] if isinstance(outcome, str) else list(outcome)):
-            out.append(_OutcomePlan(col, f"mean of {col}", plan.number(col, "outcome")))
-    if rank is not None or rank_by is not None:
-        out.append(_ranking(plan, rank=rank, rank_by=rank_by, ascending=ascending, gamma=gamma or "dcg"))
-    if target is not None or prediction is not None or metrics:
-        reg = [m for m in metrics if m in REGRESSION_METRICS]
-        cls = [m for m in metrics if m not in REGRESSION_METRICS]
-        if regression or (reg and not cls):
-            if cls:
-                raise DivergenceInputError(
-                    f"Metric {cls[0]!r} is not a regression metric; choose from {', '.join(REGRESSION_METRICS)}."
-                )
-            if target is None or prediction is None:
-                raise DivergenceInputError("Regression metrics need a target and a prediction column.")
-            out += _regression(plan, target=target, prediction=prediction, metrics=reg or ["abs_error"])
+    for m in measures(roles):
+        if m.kind == "outcome":
+            out.append(_OutcomePlan(m.column, f"mean of {m.column}", plan.number(m.column, "outcome")))
+        elif m.kind == "ranking":
+            out.append(_ranking(plan, rank=roles.rank, rank_by=roles.rank_by, ascending=roles.ascending,
+                                gamma=roles.gamma or "dcg"))
+        elif m.kind == "regression":
+            out += _regression(plan, target=roles.target, prediction=roles.prediction, metrics=list(m.metrics))
         else:
-            if reg:
-                raise DivergenceInputError(
-                    f"Metric {reg[0]!r} is a regression metric; mixing it with classification "
-                    f"metrics ({', '.join(cls)}) needs two scans."
-                )
-            if target is None:
-                raise DivergenceInputError("Classification metrics need a target column.")
-            out += _classification(plan, target=target, positive=positive, prediction=prediction, score=score,
-                                   threshold=threshold, metrics=cls or ["fpr", "fnr"])
-    if not out:
-        raise DivergenceInputError(
-            "Nothing to measure: give a target and a prediction (classification or regression), "
-            "an outcome column, or a rank or score to rank by."
-        )
-    names = [o.name for o in out]
-    dup = {n for n in names if names.count(n) > 1}
-    if dup:
-        raise DivergenceInputError(f"Metric {sorted(dup)[0]!r} is asked for twice.")
+            out += _classification(plan, target=roles.target, positive=roles.positive, prediction=roles.prediction,
+                                   score=roles.score, threshold=roles.threshold, metrics=list(m.metrics))
+    check_names([o.name for o in out])
     return out
 
 
@@ -636,90 +608,58 @@ def _category_codes(name: str, keys: pa.ChunkedArray) -> tuple[np.ndarray, Attri
     return lookup[idx], ab
 
 
+#: keywords of scan_duckdb and scan_spark that are not settings: how this run reads and reports
+RUN_KEYWORDS = ("replicate", "engine", "exploratory", "quantiles", "progress")
+
+
+def engine_settings(settings: Settings | None, keywords: dict) -> tuple[Settings, dict]:
+    """(the settings, the run's other keywords) of a ``scan_duckdb`` or ``scan_spark`` call,
+    validated before any data is read."""
+    run = {k: keywords.pop(k) for k in RUN_KEYWORDS if k in keywords}
+    return Settings.resolve(settings, keywords), run
+
+
 def scan_engine(
     backend: Backend,
+    settings: Settings,
     *,
-    target: str | None = None,
-    prediction: str | None = None,
-    score: str | None = None,
-    threshold: float = 0.5,
-    positive: object = None,
-    metrics: Sequence[str] | str | None = None,
-    outcome: str | Sequence[str] | None = None,
-    rank: str | None = None,
-    rank_by: str | None = None,
-    ascending: bool = False,
-    gamma: str | None = None,
-    regression: bool = False,
-    attributes: Sequence[str] | None = None,
-    bins: Mapping[str, BinSpec] | None = None,
-    quantile_bins: int = 3,
-    binning: Binning = "quantile",
-    quantiles: QuantileMode = "auto",
-    min_support: float = 0.05,
-    max_length: int | None = None,
-    engine: str = "fast",
-    delta: float | Mapping[str, float] | None = None,
-    confidence: float = 0.95,
-    correction: str = "bh",
-    family: str = "scan",
-    bootstrap: int = 0,
-    seed: int = 0,
-    top_k: int | None = None,
-    sort_by: str | None = None,
     replicate=None,
-    holdout: float | None = None,
+    engine: str = "fast",
     exploratory: bool = True,
-    exhaustive: bool = False,
-    max_slices: int = MAX_SLICES,
-    time_limit: float | None = TIME_LIMIT,
+    quantiles: QuantileMode = "auto",
     progress: Callable[[dict], None] | None = None,
 ) -> SliceTable:
     """The slice table of :func:`divergence.scan`, with binning, outcomes and compression run
     by ``backend``; see :func:`divergence.scan_duckdb` and :func:`divergence.scan_spark`."""
-    from .assess import check_statistics
     from .assess import assess
 
-    check_statistics(confidence, correction, bootstrap, holdout, top_k, family, delta)
-    check_budget(max_slices, time_limit)
+    roles, slicing, mining = settings.roles, settings.slicing, settings.mining
     if progress is not None:
         progress({"stage": "reading", "slices": 0, "length": None, "fraction": None})
-    if holdout is not None:
+    if settings.replication.kind == "holdout":
         raise DivergenceInputError(
             f"holdout is not available with the {backend.name} engine (it splits rows in memory); "
             "give a second table to replicate on instead."
         )
-    s = check_min_support(min_support)
     if engine not in ("fast", "mlxtend"):
         raise DivergenceInputError(f"Unknown miner {engine!r}; choose from fast, mlxtend.")
-    if max_length is not None and (int(max_length) != max_length or max_length < 1):
-        raise DivergenceInputError(f"max_length must be a positive integer; got {max_length!r}.")
     if quantiles not in ("auto", "exact", "approx"):
         raise DivergenceInputError(f"quantiles must be 'auto', 'exact' or 'approx'; got {quantiles!r}.")
-    if binning not in ("quantile", "uniform"):
-        raise DivergenceInputError(f"binning must be 'quantile' or 'uniform'; got {binning!r}.")
-    if int(quantile_bins) < 1:
-        raise DivergenceInputError(f"quantile_bins must be at least 1; got {quantile_bins!r}.")
     if not backend.columns:
         raise DivergenceInputError("The table has no columns.")
     plan = _Plan(backend)
     d = plan.d
-    outcomes = plan_outcomes(plan, target=target, prediction=prediction, score=score, threshold=threshold,
-                             positive=positive, metrics=metrics, outcome=outcome, rank=rank, rank_by=rank_by,
-                             ascending=ascending, gamma=gamma, regression=regression)
-    roles = role_columns(target=target, prediction=prediction, score=score, outcome=outcome,
-                         rank=rank, rank_by=rank_by)
-    bins = dict(bins or {})
-    if attributes is None:
-        candidates = [c for c in backend.columns if c.name not in roles]
+    outcomes = plan_outcomes(plan, roles)
+    taken = roles.columns()
+    bins = dict(slicing.bins)
+    if slicing.attributes is None:
+        candidates = [c for c in backend.columns if c.name not in taken]
     else:
-        attrs = [attributes] if isinstance(attributes, str) else list(attributes)
+        attrs = list(slicing.attributes)
         missing = [a for a in attrs if a not in plan.by_name]
         if missing:
             raise DivergenceInputError(f"Attribute column '{missing[0]}' is not in the data.")
-        if len(set(attrs)) != len(attrs):
-            raise DivergenceInputError("An attribute column is named twice.")
-        clash = [a for a in attrs if a in roles]
+        clash = [a for a in attrs if a in taken]
         if clash:
             raise DivergenceInputError(
                 f"Column '{clash[0]}' is used as an outcome role and cannot also be an attribute."
@@ -758,7 +698,7 @@ def scan_engine(
             )
         if o.score_range is not None and row[f"slo{k}"] is not None and (row[f"slo{k}"] < 0 or row[f"shi{k}"] > 1):
             raise DivergenceInputError(
-                f"Metric 'brier' needs scores in [0, 1]; score column '{score}' ranges "
+                f"Metric 'brier' needs scores in [0, 1]; score column '{roles.score}' ranges "
                 f"{row[f'slo{k}']:g} to {row[f'shi{k}']:g}."
             )
         o.bound = 2 * float(row[f"oa{k}"] or 0.0)  # |value - shift| <= 2 max |value|
@@ -769,14 +709,8 @@ def scan_engine(
         if f"oy{k}" in row:
             o.target_shift = float(row[f"oy{k}"]) if row[f"oy{k}"] is not None else 0.0
     notes: list[str] = []
-    if attributes is None:
-        single = outcome if isinstance(outcome, str) else (outcome[0] if outcome is not None and len(outcome) == 1
-                                                            else None)
-        attrs, notes = _default_attributes(plan, roles, n_rows, stats,
-                                           target=target if target is not None else single,
-                                           prediction=prediction,
-                                           score=score if score is not None else (rank_by or rank),
-                                           threshold=threshold if score is not None else None)
+    if slicing.attributes is None:
+        attrs, notes = _default_attributes(plan, taken, n_rows, stats, **roles.screen_keywords())
     else:
         attrs = [c.name for c in candidates]
     notes = list(getattr(backend, "notes", [])) + notes
@@ -789,7 +723,8 @@ def scan_engine(
             f"{'is not an attribute' if len(unknown) == 1 else 'are not attributes'} of this scan."
         )
     # ---- pass 3: value counts and quantiles
-    attr_bins = _attribute_bins(plan, attrs, stats, n_rows, bins, quantile_bins, binning, quantiles, notes)
+    attr_bins = _attribute_bins(plan, attrs, stats, n_rows, bins, slicing.quantile_bins, slicing.binning, quantiles,
+                                notes)
     # ---- pass 4: the GROUP BY, streamed
     keys = [f"{sql} AS {_P}a{j}" for j, (_, sql, _) in enumerate(attr_bins)]
     tallies = ["COUNT(*)"]
@@ -832,22 +767,16 @@ def scan_engine(
                                   baseline=o.baseline, skew=o.skew) for o in outcomes],
                       [o.target_shift if o.target is not None else None for o in outcomes])
     notes.append(ENGINE_NOTE.format(engine={"duckdb": "DuckDB", "spark": "Spark"}.get(backend.name, backend.name)))
-    params = dict(target=target, prediction=prediction, score=score, threshold=threshold,
-                  positive=positive, metrics=[o.name for o in outcomes], outcome=outcome, rank=rank,
-                  rank_by=rank_by, ascending=ascending, gamma=gamma, regression=regression,
-                  attributes=list(attrs), bins={k: (v if isinstance(v, (int, str)) else list(v)) for k, v in bins.items()},
-                  quantile_bins=quantile_bins, binning=binning, min_support=s, max_length=max_length,
-                  engine=backend.name, quantiles=quantiles, exhaustive=bool(exhaustive))
-    table = scan_compressed(codes, weights, bins=final_bins, metrics=infos, n_rows=n_rows, min_support=s,
-                            max_length=max_length, engine=engine, notes=notes, params=params,
-                            exhaustive=exhaustive, max_slices=max_slices, time_limit=time_limit,
-                            progress=progress)
+    params = table_params(settings, metrics=[o.name for o in outcomes], attributes=attrs, engine=backend.name,
+                          quantiles=quantiles)
+    table = scan_compressed(codes, weights, bins=final_bins, metrics=infos, n_rows=n_rows,
+                            min_support=mining.min_support, max_length=mining.max_length, engine=engine, notes=notes,
+                            params=params, exhaustive=mining.exhaustive, max_slices=mining.max_slices,
+                            time_limit=mining.time_limit, progress=progress)
     if progress is not None:
         progress({"stage": "statistics", "slices": len(table) - 1, "length": None, "fraction": None})
     table = dataclasses.replace(table, engine=backend.name)
-    out = assess(table, delta=delta, confidence=confidence, correction=correction, family=family,
-                 bootstrap=bootstrap, seed=seed, top_k=top_k, sort_by=sort_by, replicate=replicate,
-                 exploratory=exploratory)
+    out = assess(table, settings.statistics, replicate=replicate, exploratory=exploratory)
     if progress is not None:
         progress({"stage": "done", "slices": len(out) - 1, "length": None, "fraction": 1.0})
     return out

@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Sequence
 
 import numpy as np
 import pandas as pd
 
 from .errors import DivergenceInputError
 
+if TYPE_CHECKING:
+    from .settings import Roles
+
 __all__ = ["Outcome", "CLASSIFICATION_METRICS", "REGRESSION_METRICS", "classification_outcomes",
            "regression_outcomes", "ranking_outcome", "column_outcome", "parse_gamma", "match_label",
-           "BASELINE_KIND", "CLASSIFICATION_RULES", "DESCRIPTIONS", "build_outcomes", "canonical_metric",
+           "BASELINE_KIND", "CLASSIFICATION_RULES", "DESCRIPTIONS", "build_outcomes", "measures", "Measure", "check_names", "canonical_metric",
            "numeric_column", "positive_labels", "positive_mask", "show_value"]
 
 # name -> (rows where defined, rows where the outcome is 1), as functions of
@@ -346,62 +349,75 @@ def column_outcome(df: pd.DataFrame, column: str) -> Outcome:
     return _finish(column, values, f"mean of {column}")
 
 
-def build_outcomes(
-    df: pd.DataFrame,
-    *,
-    target: str | None = None,
-    prediction: str | None = None,
-    score: str | None = None,
-    threshold: float = 0.5,
-    positive: object = None,
-    metrics: Sequence[str] | str | None = None,
-    outcome: str | Sequence[str] | None = None,
-    rank: str | None = None,
-    rank_by: str | None = None,
-    ascending: bool = False,
-    gamma: str | None = None,
-    regression: bool = False,
-) -> list[Outcome]:
-    """The outcomes a scan measures, from the column roles (see :func:`scan`)."""
-    if isinstance(metrics, str):
-        metrics = [m for m in metrics.split(",") if m.strip()]
-    metrics = [canonical_metric(m) for m in (metrics or [])]
-    out: list[Outcome] = []
-    if outcome is not None:
-        for col in ([outcome] if isinstance(outcome, str) else list(outcome)):
-            out.append(column_outcome(df, col))
-    if rank is not None or rank_by is not None:
-        out.append(ranking_outcome(df, rank=rank, rank_by=rank_by, ascending=ascending,
-                                   gamma=gamma or "dcg"))
-    if target is not None or prediction is not None or metrics:
+@dataclass(frozen=True)
+class Measure:
+    """One thing the roles ask a scan to measure: ``kind`` "outcome" (``column`` as it is),
+    "ranking", "regression" or "classification" (``metrics``)."""
+
+    kind: str
+    column: str | None = None
+    metrics: tuple[str, ...] = ()
+
+
+def measures(roles: "Roles") -> list[Measure]:
+    """What the roles ask to measure, checked: the one rule the pandas scan
+    (:func:`build_outcomes`) and the SQL engines (``engine_scan.plan_outcomes``) both follow."""
+    metrics = [canonical_metric(m) for m in roles.metrics]
+    out = [Measure("outcome", column=col) for col in (roles.outcome or ())]
+    if roles.rank is not None or roles.rank_by is not None:
+        out.append(Measure("ranking"))
+    if roles.target is not None or roles.prediction is not None or metrics:
         reg = [m for m in metrics if m in REGRESSION_METRICS]
         cls = [m for m in metrics if m not in REGRESSION_METRICS]
-        if regression or (reg and not cls):
+        if roles.regression or (reg and not cls):
             if cls:
                 raise DivergenceInputError(
                     f"Metric {cls[0]!r} is not a regression metric; choose from {', '.join(REGRESSION_METRICS)}."
                 )
-            if target is None or prediction is None:
+            if roles.target is None or roles.prediction is None:
                 raise DivergenceInputError("Regression metrics need a target and a prediction column.")
-            out += regression_outcomes(df, target=target, prediction=prediction,
-                                       metrics=reg or ["abs_error"])
+            out.append(Measure("regression", metrics=tuple(reg or ["abs_error"])))
         else:
             if reg:
                 raise DivergenceInputError(
                     f"Metric {reg[0]!r} is a regression metric; mixing it with classification "
                     f"metrics ({', '.join(cls)}) needs two scans."
                 )
-            if target is None:
+            if roles.target is None:
                 raise DivergenceInputError("Classification metrics need a target column.")
-            out += classification_outcomes(df, target=target, positive=positive, prediction=prediction,
-                                           score=score, threshold=threshold, metrics=cls or ["fpr", "fnr"])
+            out.append(Measure("classification", metrics=tuple(cls or ["fpr", "fnr"])))
     if not out:
         raise DivergenceInputError(
             "Nothing to measure: give a target and a prediction (classification or regression), "
             "an outcome column, or a rank or score to rank by."
         )
-    names = [o.name for o in out]
-    dup = {n for n in names if names.count(n) > 1}
+    return out
+
+
+def check_names(names: Sequence[str]) -> None:
+    """Each metric once."""
+    dup = {n for n in names if list(names).count(n) > 1}
     if dup:
         raise DivergenceInputError(f"Metric {sorted(dup)[0]!r} is asked for twice.")
+
+
+def build_outcomes(df: pd.DataFrame, roles: "Roles | None" = None, **keywords: Any) -> list[Outcome]:
+    """The outcomes a scan measures, from the column roles (a :class:`~divergence.settings.Roles`,
+    its fields as keywords, or both; see :func:`divergence.scan`)."""
+    from .settings import Roles, section
+
+    r = section(Roles, roles, keywords)
+    out: list[Outcome] = []
+    for m in measures(r):
+        if m.kind == "outcome":
+            out.append(column_outcome(df, m.column))
+        elif m.kind == "ranking":
+            out.append(ranking_outcome(df, rank=r.rank, rank_by=r.rank_by, ascending=r.ascending,
+                                       gamma=r.gamma or "dcg"))
+        elif m.kind == "regression":
+            out += regression_outcomes(df, target=r.target, prediction=r.prediction, metrics=list(m.metrics))
+        else:
+            out += classification_outcomes(df, target=r.target, positive=r.positive, prediction=r.prediction,
+                                           score=r.score, threshold=r.threshold, metrics=list(m.metrics))
+    check_names([o.name for o in out])
     return out

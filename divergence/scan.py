@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -15,12 +15,13 @@ from .discretize import AttributeBins, BinSpec, Binning, discretize
 from .errors import DivergenceInputError
 from .mining import ENGINES, min_count_for, mine
 from .outcomes import Outcome, build_outcomes
+from .settings import Settings, check_min_support
 from .row_weights import aux_columns, metric_infos, outcome_weights
 from .stats import beta_t, fisher_exact_p, mean_difference_test, rest_skew, slice_means, welch_t
 from .table import MetricInfo, SliceTable
 from .tallies import COUNT, metric_tallies
 
-__all__ = ["scan", "default_attributes", "role_columns", "NEAR_UNIQUE_SHARE", "check_frame", "check_min_support",
+__all__ = ["scan", "table_params", "default_attributes", "role_columns", "NEAR_UNIQUE_SHARE", "check_frame", "check_min_support",
            "metric_columns", "scan_compressed"]
 
 
@@ -59,17 +60,6 @@ def check_frame(df: object) -> pd.DataFrame:
     return df
 
 
-def check_min_support(min_support: object) -> float:
-    """min_support as a float in (0, 1], or a clear error."""
-    try:
-        s = float(min_support)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise DivergenceInputError(f"min_support must be a number in (0, 1]; got {min_support!r}.") from None
-    if not (0.0 < s <= 1.0):
-        raise DivergenceInputError(f"min_support must be in (0, 1]; got {min_support!r}.")
-    return s
-
-
 def metric_columns(tallies: np.ndarray, metrics: Sequence[MetricInfo], n_rows: int) -> dict:
     """Support, count and each metric's outcome, divergence, t and p from the tallies."""
     count = tallies[:, COUNT]
@@ -99,48 +89,23 @@ def metric_columns(tallies: np.ndarray, metrics: Sequence[MetricInfo], n_rows: i
 
 def scan(
     data: pd.DataFrame,
+    settings: Settings | None = None,
     *,
-    target: str | None = None,
-    prediction: str | None = None,
-    score: str | None = None,
-    threshold: float = 0.5,
-    positive: object = None,
-    metrics: Sequence[str] | str | None = None,
-    outcome: str | Sequence[str] | None = None,
-    rank: str | None = None,
-    rank_by: str | None = None,
-    ascending: bool = False,
-    gamma: str | None = None,
-    regression: bool = False,
     outcomes: Sequence[Outcome] | None = None,
-    attributes: Sequence[str] | None = None,
-    bins: Mapping[str, BinSpec] | None = None,
-    quantile_bins: int = 3,
-    binning: Binning = "quantile",
-    min_support: float = 0.05,
-    max_length: int | None = None,
-    engine: str = "fast",
-    delta: float | Mapping[str, float] | None = None,
-    confidence: float = 0.95,
-    correction: str = "bh",
-    family: str = "scan",
-    bootstrap: int = 0,
-    seed: int = 0,
-    top_k: int | None = None,
-    sort_by: str | None = None,
     replicate: pd.DataFrame | None = None,
-    holdout: float | None = None,
+    engine: str = "fast",
     exploratory: bool = True,
-    exhaustive: bool = False,
-    max_slices: int = MAX_SLICES,
-    time_limit: float | None = TIME_LIMIT,
     progress: Callable[[dict], None] | None = None,
+    **keywords: Any,
 ) -> SliceTable:
     """Every slice with support >= ``min_support``, with its outcome, divergence, t and p.
 
-    Parameters
-    ----------
-    data : the table, one row per example.
+    The analysis is described by a :class:`~divergence.settings.Settings` (``settings``), by
+    its fields as keywords, or both (the keywords then change those fields); it is validated
+    once, there, and an unknown keyword is refused by name.
+
+    Keywords (the fields of ``Settings``' roles, slicing, mining and statistics)
+    ----------------------------------------------------------------------------
     target, prediction, score, threshold, positive : a binary classifier (``positive``
         names the positive label; predictions as labels, or a score and a threshold) or,
         with ``regression=True`` or regression metrics, a regressor.
@@ -149,20 +114,14 @@ def scan(
     rank, rank_by, ascending, gamma : a ranking, from a rank column (1 = best) or from
         a score (higher is better unless ``ascending``), valued by ``gamma``
         (``topk:K``, ``power:A`` or ``dcg``); the metric is called ``gamma``.
-    outcomes : ready-made :class:`Outcome` objects (added to the above).
     attributes : the columns to slice by; default every column not used above, less row
         numbers, identifiers, person names, dates, free text, constant and all-missing columns
         and columns that leak the target, prediction or score (see
         :func:`divergence.columns.screen_attributes`; the result's notes say which and why).
     bins, quantile_bins, binning : how numeric attributes are binned (see
         :func:`divergence.discretize.discretize`).
-    min_support : the smallest share of rows a slice may hold, in (0, 1].
+    min_support : the smallest share of rows a slice may hold, in (0, 1] (default 0.05).
     max_length : the most items in an itemset (default: no limit).
-    engine : ``"fast"`` (the default miner) or ``"mlxtend"`` (FP-growth, slow, reference).
-    delta, confidence, correction, family, bootstrap, seed, top_k, sort_by, replicate, exploratory :
-        the worst-slice statistics, see :func:`divergence.assess`.
-    holdout : a share of the rows (seeded by ``seed``) held out of mining and used to
-        replicate every slice: estimates free of the winner's curse.
     exhaustive : False (default): each distinct set of rows is one slice, described by its
         shortest itemset (ties: the first in column order); an item with the same rows as
         another, or on every row of its parent, adds nothing. True: every itemset above the
@@ -171,80 +130,71 @@ def scan(
         statistics would pass 2 GiB, and 60 seconds of mining). Past it the table is complete
         up to the longest length that fits and its notes say so (``complete_length``); when
         not even single items fit, :class:`~divergence.errors.DivergenceBudgetError`.
+    delta, confidence, correction, family, bootstrap, seed, top_k, sort_by :
+        the worst-slice statistics, see :func:`divergence.assess`.
+    holdout : a share of the rows (seeded by ``seed``) held out of mining and used to
+        replicate every slice: estimates free of the winner's curse.
+
+    Other parameters
+    ----------------
+    data : the table, one row per example.
+    outcomes : ready-made :class:`Outcome` objects (added to those of the roles).
+    replicate : a second table with the same columns, on which every slice is measured again.
+    engine : ``"fast"`` (the default miner) or ``"mlxtend"`` (FP-growth, slow, reference).
+    exploratory : False for a scan from a pre-registered slice plan.
     progress : called with a dict ``{"stage", "slices", "length", "fraction"}`` at each
         stage ("discretizing", "mining", "statistics", "done") and every quarter second of
         mining (``slices`` mined so far, ``length`` the longest being completed or None,
         ``fraction`` an estimate of the mining done or None).
     """
+    st = Settings.resolve(settings, keywords)
+    roles, slicing, mining, stats = st.roles, st.slicing, st.mining, st.statistics
     df = check_frame(data)
-    from .assess import check_statistics
-
-    max_slices, time_limit = check_budget(max_slices, time_limit)
     _tell(progress, "discretizing")
-    check_statistics(confidence, correction, bootstrap, holdout, top_k, family, delta)
+    holdout = st.replication.share if st.replication.kind == "holdout" else None
     if holdout is not None and replicate is not None:
         raise DivergenceInputError("Give either a replication table or a holdout share, not both.")
+    if engine not in ENGINES:
+        raise DivergenceInputError(f"Unknown engine {engine!r}; choose from {', '.join(ENGINES)}.")
     held_out = None
     if holdout is not None:
-        rng = np.random.default_rng(seed)
-        mask = rng.random(len(df)) < float(holdout)
+        rng = np.random.default_rng(stats.seed)
+        mask = rng.random(len(df)) < holdout
         if mask.all() or not mask.any():
             raise DivergenceInputError(f"A holdout of {holdout:g} leaves no rows on one side of {len(df)}.")
         held_out = df[mask].reset_index(drop=True)
         df = df[~mask].reset_index(drop=True)
-    s = check_min_support(min_support)
-    if engine not in ENGINES:
-        raise DivergenceInputError(f"Unknown engine {engine!r}; choose from {', '.join(ENGINES)}.")
-    if max_length is not None and (int(max_length) != max_length or max_length < 1):
-        raise DivergenceInputError(f"max_length must be a positive integer; got {max_length!r}.")
-    roles_given = any(x is not None for x in (target, prediction, outcome, rank, rank_by)) or bool(metrics)
     found: list[Outcome] = []
-    if outcomes is None or roles_given:
-        found = build_outcomes(df, target=target, prediction=prediction, score=score, threshold=threshold,
-                               positive=positive, metrics=metrics, outcome=outcome, rank=rank,
-                               rank_by=rank_by, ascending=ascending, gamma=gamma, regression=regression)
+    if outcomes is None or roles.given():
+        found = build_outcomes(df, **roles.keywords())
     found += list(outcomes or [])
     for o in found:
         if len(o.values) != len(df):
             raise DivergenceInputError(
                 f"Outcome '{o.name}' has {len(o.values)} values for {len(df)} rows."
             )
-    roles = role_columns(target=target, prediction=prediction, score=score, outcome=outcome,
-                         rank=rank, rank_by=rank_by)
+    taken = roles.columns()
     notes: list[str] = []
-    if attributes is None:
-        # an outcome column is checked for leakage as a target is, a score to rank by as a score
-        single = outcome if isinstance(outcome, str) else (outcome[0] if outcome is not None and len(outcome) == 1
-                                                            else None)
-        attrs, notes = default_attributes(df, roles, target=target if target is not None else single,
-                                          prediction=prediction,
-                                          score=score if score is not None else (rank_by or rank),
-                                          threshold=threshold if prediction is None and score is not None else None)
+    if slicing.attributes is None:
+        attrs, notes = default_attributes(df, taken, **roles.screen_keywords())
     else:
-        attrs = [attributes] if isinstance(attributes, str) else list(attributes)
+        attrs = list(slicing.attributes)
         missing = [a for a in attrs if a not in df.columns]
         if missing:
             raise DivergenceInputError(f"Attribute column '{missing[0]}' is not in the data.")
-        if len(set(attrs)) != len(attrs):
-            raise DivergenceInputError("An attribute column is named twice.")
-        clash = [a for a in attrs if a in roles]
+        clash = [a for a in attrs if a in taken]
         if clash:
             raise DivergenceInputError(
                 f"Column '{clash[0]}' is used as an outcome role and cannot also be an attribute."
             )
     if not attrs:
         raise DivergenceInputError("There is no attribute column to slice by.")
-    disc = discretize(df, attrs, bins=bins, quantile_bins=quantile_bins, binning=binning)
+    disc = discretize(df, attrs, bins=slicing.bins, quantile_bins=slicing.quantile_bins, binning=slicing.binning)
     notes += list(disc.notes)
     infos = metric_infos(found)
-    params = dict(target=target, prediction=prediction, score=score, threshold=threshold,
-                  positive=positive, metrics=[o.name for o in found], outcome=outcome, rank=rank,
-                  rank_by=rank_by, ascending=ascending, gamma=gamma, regression=regression,
-                  attributes=list(attrs), bins={k: (v if isinstance(v, (int, str)) else list(v))
-                                                for k, v in (bins or {}).items()},
-                  quantile_bins=quantile_bins, binning=binning, min_support=s,
-                  max_length=max_length, engine=engine, exhaustive=bool(exhaustive))
+    params = table_params(st, metrics=[o.name for o in found], attributes=attrs, engine=engine)
     n_values = np.array([b.n_items for b in disc.bins], dtype=np.int64)
+    s = mining.min_support
     if engine == "mlxtend":  # FP-growth counts rows itself: it needs every row, one by one
         codes_in, weights_in = disc.codes, np.column_stack(outcome_weights(found)[0])
     else:
@@ -255,9 +205,9 @@ def scan(
             np.column_stack(aux) if aux else np.empty((len(df), 0)), np.array(aux_shift, dtype=float))
         codes_in, weights_in = comp.codes, comp.weights
     table = scan_compressed(codes_in, weights_in, bins=disc.bins, metrics=infos,
-                            n_rows=len(df), min_support=s, max_length=max_length, engine=engine,
-                            notes=notes, params=params, exhaustive=exhaustive, max_slices=max_slices,
-                            time_limit=time_limit, progress=progress)
+                            n_rows=len(df), min_support=s, max_length=mining.max_length, engine=engine,
+                            notes=notes, params=params, exhaustive=mining.exhaustive,
+                            max_slices=mining.max_slices, time_limit=mining.time_limit, progress=progress)
     table = dataclasses.replace(table, row_codes=disc.codes, outcomes=tuple(found))
     from .assess import assess
 
@@ -266,11 +216,26 @@ def scan(
     if held_out is not None:
         replicate = held_out
         label = f"held-out {holdout:.0%} of the rows ({len(held_out):,})"
-    out = assess(table, delta=delta, confidence=confidence, correction=correction, family=family,
-                 bootstrap=bootstrap, seed=seed, top_k=top_k, sort_by=sort_by, replicate=replicate,
-                 replication_label=label, holdout=holdout, exploratory=exploratory)
+    out = assess(table, stats, replicate=replicate, replication_label=label, holdout=holdout,
+                 exploratory=exploratory)
     _tell(progress, "done", len(out) - 1)
     return out
+
+
+def table_params(settings: Settings, *, metrics: Sequence[str], attributes: Sequence[str], engine: str,
+                 **extra: Any) -> dict:
+    """What a slice table records of the settings that made it (``SliceTable.params``)."""
+    roles, slicing, mining = settings.roles, settings.slicing, settings.mining
+    outcome = roles.outcome
+    return dict(target=roles.target, prediction=roles.prediction, score=roles.score, threshold=roles.threshold,
+                positive=roles.positive, metrics=list(metrics),
+                outcome=(outcome[0] if outcome is not None and len(outcome) == 1 else
+                         (list(outcome) if outcome is not None else None)),
+                rank=roles.rank, rank_by=roles.rank_by, ascending=roles.ascending, gamma=roles.gamma,
+                regression=roles.regression, attributes=list(attributes),
+                bins={k: (v if isinstance(v, (int, str)) else list(v)) for k, v in slicing.bins.items()},
+                quantile_bins=slicing.quantile_bins, binning=slicing.binning, min_support=mining.min_support,
+                max_length=mining.max_length, engine=engine, **extra, exhaustive=mining.exhaustive)
 
 
 def _tell(progress: Callable[[dict], None] | None, stage: str, slices: int = 0) -> None:

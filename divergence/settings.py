@@ -16,11 +16,12 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping, Sequence
 
+from .budget import MAX_SLICES, TIME_LIMIT, check_budget
 from .errors import DivergenceInputError
 
 __all__ = [
     "Roles", "Slicing", "Mining", "Statistics", "Replication", "Explain", "Compare", "Settings",
-    "TASKS", "CORRECTIONS", "FAMILIES", "REPLICATION_KINDS", "BINNINGS", "PERIODS",
+    "check_min_support", "section", "TASKS", "CORRECTIONS", "FAMILIES", "REPLICATION_KINDS", "BINNINGS", "PERIODS",
 ]
 
 TASKS = ("classification", "regression", "ranking", "outcome")
@@ -29,9 +30,6 @@ FAMILIES = ("scan", "metric")
 REPLICATION_KINDS = ("none", "split", "file", "holdout")
 BINNINGS = ("quantile", "uniform")
 PERIODS = ("month", "quarter", "year")
-#: the default budget of one scan (2 cores, a few GiB): most slices, seconds of mining
-MAX_SLICES = 500_000
-TIME_LIMIT = 60.0
 
 # ----------------------------------------------------------------------------- messages
 MSG_UNKNOWN_KEY = "Unknown key {key!r}{where}; known keys: {known}."
@@ -40,8 +38,6 @@ MSG_NOT_MAPPING = "Section {name!r} of the plan must be a mapping; got {value!r}
 MSG_MIN_SUPPORT_NUMBER = "min_support must be a number in (0, 1]; got {value!r}."
 MSG_MIN_SUPPORT_RANGE = "min_support must be in (0, 1]; got {value!r}."
 MSG_MAX_LENGTH = "max_length must be a positive integer; got {value!r}."
-MSG_POSITIVE_INT = "{name} must be a positive integer; got {value!r}."
-MSG_POSITIVE_NUMBER = "{name} must be a positive number; got {value!r}."
 MSG_CONFIDENCE_NUMBER = "confidence must be a number in (0, 1); got {value!r}."
 MSG_CONFIDENCE = "confidence must be in (0, 1); got {value!r}."
 MSG_CORRECTION = "correction must be one of {choices}; got {value!r}."
@@ -50,6 +46,8 @@ MSG_BOOTSTRAP_NUMBER = "bootstrap must be a whole number of replicates; got {val
 MSG_BOOTSTRAP = "bootstrap must be 0 (none) or at least 20 replicates; got {value!r}."
 MSG_SEED = "seed must be a non-negative integer; got {value!r}."
 MSG_DELTA = "delta for '{name}' must be a positive number; got {value!r}."
+MSG_DELTA_ALL = "delta must be a positive number; got {value!r}."
+MSG_BINS = "bins must be a mapping of column name to bins; got {value!r}."
 MSG_HOLDOUT = "holdout must be a share in (0, 1); got {value!r}."
 MSG_TOP_K = "top_k must be a positive integer; got {value!r}."
 MSG_THRESHOLD = "threshold must be a finite number; got {value!r}."
@@ -73,6 +71,14 @@ def _fail(msg: str, **kw: Any) -> DivergenceInputError:
 
 
 # ----------------------------------------------------------------------------- coercion helpers
+def check_min_support(value: Any) -> float:
+    """min_support as a float in (0, 1], or a clear error."""
+    s = _number(value, MSG_MIN_SUPPORT_NUMBER)
+    if not (0.0 < s <= 1.0):
+        raise _fail(MSG_MIN_SUPPORT_RANGE, value=value)
+    return s
+
+
 def _column(value: Any, role: str) -> str | None:
     if value is None:
         return None
@@ -198,6 +204,19 @@ class Roles:
         return any(x is not None for x in (self.target, self.prediction, self.outcome, self.rank,
                                            self.rank_by)) or bool(self.metrics)
 
+    def keywords(self) -> dict:
+        """The roles as keywords (``build_outcomes``' and ``scan``'s)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def screen_keywords(self) -> dict:
+        """What the default attributes are screened against for leakage
+        (:func:`divergence.columns.screen_attributes`): an outcome column is checked as a target
+        is, a score to rank by as a score; the threshold when the prediction is a score's."""
+        single = self.outcome[0] if self.outcome is not None and len(self.outcome) == 1 else None
+        return dict(target=self.target if self.target is not None else single, prediction=self.prediction,
+                    score=self.score if self.score is not None else (self.rank_by or self.rank),
+                    threshold=self.threshold if self.prediction is None and self.score is not None else None)
+
 
 @dataclass(frozen=True)
 class Slicing:
@@ -210,8 +229,10 @@ class Slicing:
 
     def __post_init__(self) -> None:
         _set(self, "attributes", _columns(self.attributes, "attributes"))
+        if self.bins is None:
+            _set(self, "bins", {})
         if not isinstance(self.bins, Mapping):
-            raise _fail(MSG_NOT_MAPPING, name="bins", value=self.bins)
+            raise _fail(MSG_BINS, value=self.bins)
         bins: dict = {}
         for col, spec in self.bins.items():
             bins[str(col)] = _bin_spec(str(col), spec)
@@ -265,25 +286,16 @@ class Mining:
     time_limit: float | None = TIME_LIMIT
 
     def __post_init__(self) -> None:
-        s = _number(self.min_support, MSG_MIN_SUPPORT_NUMBER)
-        if not (0.0 < s <= 1.0):
-            raise _fail(MSG_MIN_SUPPORT_RANGE, value=self.min_support)
-        _set(self, "min_support", s)
+        _set(self, "min_support", check_min_support(self.min_support))
         if self.max_length is not None:
             k = _integer(self.max_length, MSG_MAX_LENGTH)
             if k < 1:
                 raise _fail(MSG_MAX_LENGTH, value=self.max_length)
             _set(self, "max_length", k)
         _set(self, "exhaustive", _flag(self.exhaustive, "exhaustive"))
-        k = _integer(self.max_slices, MSG_POSITIVE_INT, name="max_slices")
-        if k < 1:
-            raise _fail(MSG_POSITIVE_INT, name="max_slices", value=self.max_slices)
-        _set(self, "max_slices", k)
-        if self.time_limit is not None:
-            t = _number(self.time_limit, MSG_POSITIVE_NUMBER, name="time_limit")
-            if not t > 0:
-                raise _fail(MSG_POSITIVE_NUMBER, name="time_limit", value=self.time_limit)
-            _set(self, "time_limit", t)
+        max_slices, time_limit = check_budget(self.max_slices, self.time_limit)
+        _set(self, "max_slices", max_slices)
+        _set(self, "time_limit", time_limit)
 
 
 @dataclass(frozen=True)
@@ -325,7 +337,7 @@ class Statistics:
             if isinstance(self.delta, Mapping):
                 _set(self, "delta", {str(k): _delta(v, str(k)) for k, v in self.delta.items()})
             else:
-                _set(self, "delta", _delta(self.delta, "every metric"))
+                _set(self, "delta", _delta(self.delta, None))
 
     def delta_for(self, metric: str) -> float | None:
         """δ of one metric (None: the default from the outcome's spread)."""
@@ -339,10 +351,12 @@ class Statistics:
                      self.top_k, self.sort_by))
 
 
-def _delta(value: Any, name: str) -> float:
-    x = _number(value, MSG_DELTA, name=name)
+def _delta(value: Any, name: str | None) -> float:
+    """δ of one metric (``name``) or of every metric (None)."""
+    msg, kw = (MSG_DELTA_ALL, {}) if name is None else (MSG_DELTA, {"name": name})
+    x = _number(value, msg, **kw)
     if not (x > 0 and math.isfinite(x)):
-        raise _fail(MSG_DELTA, name=name, value=value)
+        raise _fail(msg, value=value, **kw)
     return x
 
 
@@ -441,6 +455,21 @@ _SECTIONS = {"roles": Roles, "slicing": Slicing, "mining": Mining, "statistics":
 SCAN_SECTIONS = ("roles", "slicing", "mining")
 
 
+def section(cls: type, base: Any = None, keywords: Mapping[str, Any] | None = None) -> Any:
+    """One section (e.g. :class:`Statistics`) from ``base`` (or its defaults) with ``keywords``
+    changed, validated; an unknown keyword is refused by name."""
+    keywords = dict(keywords or {})
+    known = [f.name for f in fields(cls)]
+    for key in keywords:
+        if key not in known:
+            raise _fail(MSG_UNKNOWN_SETTING, key=key, known=", ".join(sorted(known)))
+    if base is None:
+        return cls(**keywords)
+    if not isinstance(base, cls):
+        raise DivergenceInputError(f"Expected {cls.__name__} settings; got {type(base).__name__}.")
+    return dataclasses.replace(base, **keywords) if keywords else base
+
+
 def section_keys(name: str) -> tuple[str, ...]:
     """The keys a section accepts (its fields, in order)."""
     return tuple(f.name for f in fields(_SECTIONS[name]))
@@ -508,6 +537,16 @@ class Settings:
         parts["replication"] = _section(sections, "replication", rep_keys)
         parts["compare"] = _section(sections, "compare", section_keys("compare"))
         return cls(**{name: _SECTIONS[name](**values) for name, values in parts.items()})
+
+    @classmethod
+    def resolve(cls, settings: "Settings | None", keywords: Mapping[str, Any]) -> "Settings":
+        """The settings of a call that takes a ``Settings``, its fields as keywords, or both (the
+        keywords change those fields): how ``scan``, ``scan_duckdb`` and ``compare`` read theirs."""
+        if settings is None:
+            return cls.from_keywords(**keywords)
+        if not isinstance(settings, Settings):
+            raise DivergenceInputError(f"settings must be a divergence Settings; got {type(settings).__name__}.")
+        return settings.replace(**keywords) if keywords else settings
 
     def keywords(self, *sections: str) -> dict:
         """Flat keywords of the given sections (default roles, slicing, mining, statistics)."""

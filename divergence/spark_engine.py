@@ -15,7 +15,8 @@ import itertools
 import os
 from typing import TYPE_CHECKING, Iterator, Sequence
 
-from .engine_scan import scan_engine
+from .engine_scan import engine_settings, scan_engine
+from .settings import Settings
 from .errors import DivergenceInputError
 from .sql import SPARK, Column, kind_of
 from .table import SliceTable
@@ -131,7 +132,8 @@ def read_spark(source: str, *, master: str = "local[*]", spark=None):
     return _guard(lambda: session.read.csv(files, header=True, inferSchema=True), f"'{text}'")
 
 
-def scan_spark(data, *, spark=None, master: str = "local[*]", **kwargs) -> SliceTable:
+def scan_spark(data, settings: Settings | None = None, *, spark=None, master: str = "local[*]",
+               **kwargs) -> SliceTable:
     """Every slice with support >= ``min_support``, binned, measured and compressed by Spark.
 
     Parameters
@@ -139,7 +141,7 @@ def scan_spark(data, *, spark=None, master: str = "local[*]", **kwargs) -> Slice
     data : a Spark DataFrame, or the name of a table or view in the session's catalog.
     spark : the Spark session (default: the active one, else a new one on ``master``).
     master : where a new session runs (``local[*]``: this machine; a cluster URL otherwise).
-    **kwargs : the keyword arguments of :func:`divergence.scan` (roles, ``attributes``,
+    settings, **kwargs : the settings and keyword arguments of :func:`divergence.scan` (roles, ``attributes``,
         ``bins``, ``quantile_bins``, ``binning``, ``min_support``, ``max_length``, the
         statistics' options; not ``holdout``), plus ``quantiles``: ``"auto"`` or
         ``"approx"`` (Spark's ``percentile_approx``, relative rank error 1e-4, said in the
@@ -148,6 +150,7 @@ def scan_spark(data, *, spark=None, master: str = "local[*]", **kwargs) -> Slice
     The result holds no rows: bootstrap intervals and median baselines (``abs_error``) are
     not computed, ``table.assessment["intervals"]`` is ``"analytic"`` and the notes say so.
     """
+    settings, run = engine_settings(settings, dict(kwargs))
     DataFrame, _ = _pyspark()
     if isinstance(data, str):
         session = spark or spark_session(master)
@@ -171,6 +174,6 @@ def scan_spark(data, *, spark=None, master: str = "local[*]", **kwargs) -> Slice
     view = f"divergence_scan_{os.getpid()}_{next(_views)}"
     frame.createOrReplaceTempView(view)
     try:
-        return scan_engine(SparkBackend(session, view, columns, label), **kwargs)
+        return scan_engine(SparkBackend(session, view, columns, label), settings, **run)
     finally:
         session.catalog.dropTempView(view)

@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from .fisher import fisher_exact_p
+from .settings import CORRECTIONS
 from .tallies import metric_columns
 
 __all__ = ["beta_t", "welch_t", "fisher_exact_p", "welch_p", "slice_means", "CORRECTIONS", "adjust_p",
@@ -126,7 +127,6 @@ def t_interval(n: np.ndarray, s: np.ndarray, q: np.ndarray, shift: float,
     return np.where(ok, shift + mean - half, np.nan), np.where(ok, shift + mean + half, np.nan)
 
 
-CORRECTIONS = ("bh", "bonferroni", "holm")
 
 
 def adjust_p(p: np.ndarray, method: str = "bh") -> np.ndarray:

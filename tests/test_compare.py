@@ -337,7 +337,7 @@ def test_shapley_contributions_of_the_change_sum_to_it(two_models):
     (dict(metrics=["abs_error"]), "add --regression"),
     (dict(confidence=1.5), "confidence must be in"),
     (dict(correction="fdr"), "correction must be one of"),
-    (dict(delta=-0.1), "delta for 'error' must be a positive number"),
+    (dict(delta=-0.1), "delta must be a positive number; got -0.1"),
     (dict(min_support=0), "min_support must be in"),
     (dict(attributes=["label"]), "cannot also be an attribute"),
 ])

@@ -87,7 +87,7 @@ def test_engines_agree_on_the_result_table(small):
     (dict(min_support=1.5), r"min_support must be in \(0, 1\]; got 1.5"),
     (dict(min_support="x"), r"min_support must be a number"),
     (dict(attributes=["nope"]), "Attribute column 'nope' is not in the data"),
-    (dict(attributes=["num", "num"]), "named twice"),
+    (dict(attributes=["num", "num"]), "attributes names column 'num' twice"),
     (dict(attributes=["y"]), "Column 'y' is used as an outcome role"),
     (dict(attributes=[]), "no attribute column"),
     (dict(max_length=0), "max_length must be a positive integer"),

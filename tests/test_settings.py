@@ -27,7 +27,7 @@ def _msg(fn, **kw) -> str:
     (dict(bootstrap=-1), "bootstrap must be 0 (none) or at least 20 replicates; got -1."),
     (dict(bootstrap=5), "bootstrap must be 0 (none) or at least 20 replicates; got 5."),
     (dict(bootstrap="many"), "bootstrap must be a whole number of replicates; got 'many'."),
-    (dict(delta=-0.1), "delta for 'every metric' must be a positive number; got -0.1."),
+    (dict(delta=-0.1), "delta must be a positive number; got -0.1."),
     (dict(delta={"fpr": 0}), "delta for 'fpr' must be a positive number; got 0."),
     (dict(top_k=0), "top_k must be a positive integer; got 0."),
     (dict(holdout=1.0), "holdout must be a share in (0, 1); got 1.0."),
@@ -40,7 +40,7 @@ def _msg(fn, **kw) -> str:
     (dict(attributes=[1, 2]), "attributes must be a list of column names; got [1, 2]."),
     (dict(target=3), "target must be a column name; got 3."),
     (dict(max_slices=0), "max_slices must be a positive integer; got 0."),
-    (dict(time_limit=-5), "time_limit must be a positive number; got -5."),
+    (dict(time_limit=-5), "time_limit must be a positive number of seconds (or None); got -5."),
     (dict(exhaustive="yes"), "exhaustive must be true or false; got 'yes'."),
 ])
 def test_each_bad_setting_has_one_exact_message(kw, message):

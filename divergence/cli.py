@@ -149,29 +149,36 @@ def build_parser(prog: str = "divergence") -> argparse.ArgumentParser:
     return parser
 
 
+#: option (its argparse dest) -> the settings keyword it sets, where the names differ
+_OPTION_KEYWORDS = {"metric": "metrics"}
+#: how an option's text becomes the setting's value
+_OPTION_PARSERS = {"metric": lambda v: _split(v) or (), "outcome": lambda v: _split(v),
+                   "attributes": lambda v: _split(v), "bins": lambda v: _parse_bins(v),
+                   "delta": lambda v: _parse_delta(v)}
+
+
+def settings_from_args(args: argparse.Namespace):
+    """The command's options read once into the one settings model
+    (:class:`divergence.settings.Settings`), validated there."""
+    from .settings import Settings, scan_keys, section_keys
+
+    known = set(scan_keys()) | set(section_keys("statistics")) | {"holdout", "reference", "reference_score",
+                                                                   "reference_threshold"}
+    kw = {}
+    for dest, value in vars(args).items():
+        key = _OPTION_KEYWORDS.get(dest, dest)
+        if key not in known:
+            continue
+        kw[key] = _OPTION_PARSERS[dest](value) if dest in _OPTION_PARSERS else value
+    return Settings.from_keywords(**kw)
+
+
 def plan_from_args(args: argparse.Namespace, kind: str = "exploratory"):
-    """The settings of the scan options as a slice plan."""
+    """The settings of the options as a slice plan."""
     from .plan import SlicePlan
 
-    scan_kw = dict(target=args.target, prediction=args.prediction, score=args.score,
-                   threshold=args.threshold, positive=args.positive, metrics=_split(args.metric),
-                   outcome=_split(args.outcome), rank=args.rank, rank_by=args.rank_by,
-                   ascending=args.ascending, gamma=args.gamma, regression=args.regression,
-                   attributes=_split(args.attributes), bins=_parse_bins(args.bins) or None,
-                   quantile_bins=args.quantile_bins, binning=args.binning, min_support=args.min_support,
-                   max_length=args.max_length, exhaustive=getattr(args, "exhaustive", False))
-    defaults = dict(threshold=0.5, ascending=False, regression=False, quantile_bins=3, binning="quantile",
-                    exhaustive=False)
-    scan_kw = {k: v for k, v in scan_kw.items() if v is not None and defaults.get(k, object()) != v}
-    if isinstance(scan_kw.get("outcome"), list) and len(scan_kw["outcome"]) == 1:
-        scan_kw["outcome"] = scan_kw["outcome"][0]
-    statistics = dict(delta=_parse_delta(args.delta), confidence=args.confidence, correction=args.correction,
-                      bootstrap=args.bootstrap, seed=args.seed, top_k=args.top_k, sort_by=args.sort_by,
-                      family=None if args.family == "scan" else args.family)
-    statistics = {k: v for k, v in statistics.items() if v is not None}
-    replication = {"kind": "holdout", "share": args.holdout} if args.holdout else {}
-    return SlicePlan(scan=scan_kw, statistics=statistics, replication=replication, kind=kind,
-                     slices=list(getattr(args, "slice", None) or []))
+    return SlicePlan.from_settings(settings_from_args(args), kind=kind,
+                                   slices=list(getattr(args, "slice", None) or []))
 
 
 def scan_from_args(args: argparse.Namespace):
@@ -184,19 +191,8 @@ def scan_from_args(args: argparse.Namespace):
 
     loaded = load_table(args.data)
     df = loaded.frame
-    table = scan(
-        df, target=args.target, prediction=args.prediction, score=args.score,
-        threshold=args.threshold, positive=args.positive, metrics=_split(args.metric),
-        outcome=_split(args.outcome), rank=args.rank, rank_by=args.rank_by,
-        ascending=args.ascending, gamma=args.gamma, regression=args.regression,
-        attributes=_split(args.attributes), bins=_parse_bins(args.bins),
-        quantile_bins=args.quantile_bins, binning=args.binning, min_support=args.min_support,
-        max_length=args.max_length, engine=args.engine, delta=_parse_delta(args.delta),
-        confidence=args.confidence, correction=args.correction, family=args.family, bootstrap=args.bootstrap,
-        seed=args.seed, top_k=args.top_k, sort_by=args.sort_by,
-        replicate=read_table(args.replicate) if args.replicate else None, holdout=args.holdout,
-        **_budget_args(args),
-    )
+    table = scan(df, settings_from_args(args), engine=args.engine,
+                 replicate=read_table(args.replicate) if args.replicate else None, **_progress_args(args))
     args.reader_notes = list(loaded.notes)
     if loaded.notes:  # how the file was read (delimiter, encoding, renamed columns) comes first
         import dataclasses
@@ -209,33 +205,21 @@ def _engine_scan(args: argparse.Namespace):
     """The scan with binning, outcomes and compression in DuckDB or Spark."""
     from .io import read_table
 
-    kw = dict(
-        target=args.target, prediction=args.prediction, score=args.score, threshold=args.threshold,
-        positive=args.positive, metrics=_split(args.metric), outcome=_split(args.outcome), rank=args.rank,
-        rank_by=args.rank_by, ascending=args.ascending, gamma=args.gamma, regression=args.regression,
-        attributes=_split(args.attributes), bins=_parse_bins(args.bins), quantile_bins=args.quantile_bins,
-        binning=args.binning, quantiles=args.quantiles, min_support=args.min_support,
-        max_length=args.max_length, delta=_parse_delta(args.delta), confidence=args.confidence,
-        correction=args.correction, family=args.family, bootstrap=args.bootstrap, seed=args.seed, top_k=args.top_k,
-        sort_by=args.sort_by, replicate=read_table(args.replicate) if args.replicate else None,
-        holdout=args.holdout, **_budget_args(args),
-    )
+    settings = settings_from_args(args)
+    kw = dict(quantiles=args.quantiles, replicate=read_table(args.replicate) if args.replicate else None,
+              **_progress_args(args))
     if args.engine == "duckdb":
         from .duckdb_engine import scan_duckdb
 
-        return scan_duckdb(args.data, memory_limit=args.memory_limit, **kw)
+        return scan_duckdb(args.data, settings, memory_limit=args.memory_limit, **kw)
     from .spark_engine import read_spark, scan_spark
 
-    return scan_spark(read_spark(args.data, master=args.spark_master), **kw)
+    return scan_spark(read_spark(args.data, master=args.spark_master), settings, **kw)
 
 
-def _budget_args(args: argparse.Namespace) -> dict:
-    """The redundancy handling, the budget and (with --verbose) progress on standard error."""
-    out = dict(exhaustive=bool(getattr(args, "exhaustive", False)),
-               max_slices=getattr(args, "max_slices", MAX_SLICES), time_limit=getattr(args, "time_limit", TIME_LIMIT))
-    if getattr(args, "verbose", False):
-        out["progress"] = _Progress()
-    return out
+def _progress_args(args: argparse.Namespace) -> dict:
+    """With --verbose, progress on standard error."""
+    return {"progress": _Progress()} if getattr(args, "verbose", False) else {}
 
 
 class _Progress:
@@ -446,11 +430,6 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     from .plan import save_plan
 
     plan = plan_from_args(args, kind="pre-registered" if args.pre_registered else "exploratory")
-    section = compare_section(args)
-    if section:
-        import dataclasses
-
-        plan = dataclasses.replace(plan, compare=section)
     path = save_plan(plan, args.output)
     print(f"wrote the slice plan to {path}", file=sys.stderr)
     return 0
@@ -531,12 +510,6 @@ def _add_compare_parser(sub) -> None:
                    "section, so `report` re-runs the comparison every cycle (a standing pre-release check)")
 
 
-def compare_section(args: argparse.Namespace) -> dict:
-    """The compare section of a slice plan from --reference, --reference-score, --reference-threshold."""
-    section = {k: getattr(args, k, None) for k in ("reference", "reference_score", "reference_threshold")}
-    return {k: v for k, v in section.items() if v is not None}
-
-
 def compare_from_args(args: argparse.Namespace):
     """Read the data and run the comparison the options describe."""
     from .compare import compare
@@ -547,16 +520,8 @@ def compare_from_args(args: argparse.Namespace):
     if args.reference is None and args.reference_score is None:
         raise DivergenceInputError("compare needs the reference model: --reference COL, or --reference-score COL "
                                    "--reference-threshold T.")
-    df = read_table(args.data)
-    return compare(
-        df, target=args.target, prediction=args.prediction, reference=args.reference, score=args.score,
-        threshold=args.threshold, reference_score=args.reference_score,
-        reference_threshold=args.reference_threshold, positive=args.positive, metrics=_split(args.metric),
-        regression=args.regression, attributes=_split(args.attributes), bins=_parse_bins(args.bins),
-        quantile_bins=args.quantile_bins, binning=args.binning, min_support=args.min_support,
-        max_length=args.max_length, delta=_parse_delta(args.delta), confidence=args.confidence,
-        correction=args.correction, **_budget_args(args),
-    )
+    settings = settings_from_args(args)  # checked before the data is read
+    return compare(read_table(args.data), settings, **_progress_args(args))
 
 
 def _compare_summary(c, top: int) -> str:
@@ -599,15 +564,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             print(f"{m}: {a['test'][m]}; interval: {a['interval'][m]}", file=sys.stderr)
             print(f"{m}: {a['min_size'][m]['text']}", file=sys.stderr)
     if args.save_plan:
-        from .plan import SlicePlan, save_plan
+        from .plan import save_plan
 
-        params = {k: v for k, v in c.params.items() if v is not None and k not in
-                  ("reference", "reference_score", "reference_threshold")}
-        defaults = dict(threshold=0.5, regression=False, quantile_bins=3, binning="quantile", bins={})
-        scan_kw = {k: v for k, v in params.items() if defaults.get(k, object()) != v}
-        statistics = {k: v for k, v in dict(delta=_parse_delta(args.delta), confidence=args.confidence,
-                                            correction=args.correction).items() if v is not None}
-        save_plan(SlicePlan(scan=scan_kw, statistics=statistics, compare=compare_section(args)), args.save_plan)
+        save_plan(plan_from_args(args), args.save_plan)
         print(f"saved the settings as a slice plan in {args.save_plan}", file=sys.stderr)
     if args.output:
         write_csv_atomically(c.frame, args.output)

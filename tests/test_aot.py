@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import numpy as np
@@ -84,7 +85,7 @@ def test_long_kernels_return_to_python_often(monkeypatch):
     monkeypatch.setattr(mining_driver, "QUOTA", 2_000)
     monkeypatch.setattr(mining_driver, "mine_step", counted("mine", mining_driver.mine_step))
     monkeypatch.setattr(lattice, "QUOTA", 2_000)
-    for step in ("_tallies_step", "_verdict_step", "_boot_step"):
+    for step in ("_tallies_step", "_verdict_rows_step", "_verdict_counts_step", "_boot_step"):
         monkeypatch.setattr(lattice, step, counted("walk", getattr(lattice, step)))
     monkeypatch.setattr(fisher, "CHUNK", 100)
     monkeypatch.setattr(fisher, "_fisher_many", counted("fisher", fisher._fisher_many))
@@ -132,6 +133,8 @@ def test_stale_when_sources_or_versions_differ(tmp_path, monkeypatch):
         shutil.copy(ROOT / "divergence" / f"{name}.py", folder)
     (folder / "_kernels.cpython-311-x86_64-linux-gnu.so").write_bytes(b"")
     monkeypatch.setattr(compiled, "HERE", folder)
+    # the empty file stands for a build: loading it is not what this test is about
+    monkeypatch.setattr(compiled, "importlib", types.SimpleNamespace(import_module=types.ModuleType))
     now = compiled.build_identity()
     (folder / compiled.STAMP).write_text(json.dumps(dict(now, target="host")))
     assert "is fresh" in compiled._find_build()[1]

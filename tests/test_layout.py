@@ -89,13 +89,26 @@ def test_no_private_name_crosses_modules():
     assert not bad, f"private names imported from another module: {bad}"
 
 
+def _all_names(tree: ast.Module, value: ast.expr) -> list:
+    """``__all__``'s names: a literal list, or ``list(_EXPORTS)`` of a literal mapping (the
+    package's lazy exports)."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "list" \
+            and len(value.args) == 1 and isinstance(value.args[0], ast.Name):
+        source = value.args[0].id
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == source
+                                                    for t in node.targets):
+                return list(ast.literal_eval(node.value))
+    return list(ast.literal_eval(value))
+
+
 def test_what_a_module_takes_is_in_its_all():
     declared = {}
     for name, tree in MODULES.items():
         for node in tree.body:
             if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__"
                                                     for t in node.targets):
-                declared[name] = set(ast.literal_eval(node.value))
+                declared[name] = set(_all_names(tree, node.value))
     assert set(MODULES) - set(declared) <= {"__main__"}, "every module says what it offers"
     missing = sorted({(mod, n, name) for name, tree in MODULES.items() for mod, names in _imports(tree)
                       for n in names if mod in declared and n not in declared[mod]})

@@ -84,7 +84,7 @@ def _scan_spec() -> dict:
     return dict(request=request, mined_key=mined_key, plan_key=settings.plan_key(plan),
                 data_key=state.get(K.DATA_KEY), replicate_key=data.replicate_key(), labels=_result_labels(),
                 key=(assess_key, scan_json, stats_json, label, holdout, path is not None),
-                what=f"{what} with support ≥ {plan.scan['min_support']:g}")
+                what=f"{what} with support ≥ {plan.settings.mining.min_support:g}")
 
 
 def start_scan(auto: bool = False) -> None:

@@ -15,8 +15,8 @@ import streamlit as st
 
 from divergence import DivergenceInputError
 from divergence.columns import AttributeScreen
-from divergence.mining import MAX_SLICES, TIME_LIMIT
 from divergence.plan import SlicePlan, dump_plan
+from divergence.settings import MAX_SLICES, TIME_LIMIT, Settings
 from divergence.roles import RoleGuess, guess_positive
 from divergence.scan import role_columns
 from divergence.views import parse_bin_spec, split_rows
@@ -278,60 +278,53 @@ def split_frames() -> tuple[pd.DataFrame, pd.DataFrame]:
 # ----------------------------------------------------------------------------- the slice plan
 
 
+def current_settings() -> Settings:
+    """The dashboard's settings as the one settings model, validated (DivergenceInputError names
+    the setting at fault)."""
+    explain = {"redundancy": float(state.get(K.REDUNDANCY))} if state.get(K.REDUNDANCY) else {}
+    return Settings.from_sections({"scan": scan_kwargs(), "statistics": statistics_kwargs(), "explain": explain,
+                                   "replication": replication_settings(), "compare": compare_section_settings()})
+
+
 def current_plan() -> SlicePlan:
     """The settings as a slice plan (what the Export page saves and a later visit loads)."""
     data = {"source": BUILT_IN} if state.get(K.DATA_NAME) == BUILT_IN else {"file": state.get(K.DATA_NAME)}
     data["rows"] = state.n_rows()
-    explain = {"redundancy": float(state.get(K.REDUNDANCY))} if state.get(K.REDUNDANCY) else {}
-    return SlicePlan(scan=scan_kwargs(), statistics=statistics_kwargs(), explain=explain,
-                     replication=replication_settings(), data=data, kind=state.get(K.PLAN_KIND),
-                     compare=compare_section_settings())
+    return SlicePlan.from_settings(current_settings(), data=data, kind=state.get(K.PLAN_KIND))
 
 
 def apply_plan(plan: SlicePlan) -> None:
-    """Set every setting from a plan (on the data loaded now; columns it lacks are reported).
-    The built-in data's previous models, for a plan comparing with them, come from
+    """Set every setting from a plan's settings (on the data loaded now; columns it lacks are
+    reported). The built-in data's previous models, for a plan comparing with them, come from
     ``ui.data.on_compare_toggle``."""
-    s = dict(plan.scan)
+    cfg = plan.settings
+    r, sl, mi, stats, rep, cmp = cfg.roles, cfg.slicing, cfg.mining, cfg.statistics, cfg.replication, cfg.compare
     upd: dict = dict(ROLE_DEFAULTS)
-    if s.get("rank") is not None or s.get("rank_by") is not None:
-        upd.update({K.TASK: "ranking", K.RANK_KIND: "rank" if s.get("rank") else "score",
-                    K.RANK: s.get("rank"), K.RANK_BY: s.get("rank_by"),
-                    K.ASCENDING: bool(s.get("ascending", False)), K.GAMMA: s.get("gamma") or "dcg"})
-    elif s.get("outcome") is not None:
-        out = s["outcome"]
-        upd.update({K.TASK: "outcome", K.OUTCOME: [out] if isinstance(out, str) else list(out)})
+    task = r.task
+    if task == "ranking":
+        upd.update({K.TASK: "ranking", K.RANK_KIND: "rank" if r.rank else "score", K.RANK: r.rank,
+                    K.RANK_BY: r.rank_by, K.ASCENDING: r.ascending, K.GAMMA: r.gamma or "dcg"})
+    elif task == "outcome":
+        upd.update({K.TASK: "outcome", K.OUTCOME: list(r.outcome)})
     else:
-        metrics = s.get("metrics") or []
-        metrics = [metrics] if isinstance(metrics, str) else list(metrics)
-        regression = bool(s.get("regression")) or (metrics and all(m in REGRESSION_METRICS for m in metrics))
-        upd.update({K.TASK: "regression" if regression else "classification", K.TARGET: s.get("target"),
-                    K.PREDICTION: s.get("prediction"), K.SCORE: s.get("score"),
-                    K.PRED_KIND: "score" if s.get("score") and not s.get("prediction") else "labels",
-                    K.THRESHOLD: float(s.get("threshold", 0.5)), K.POSITIVE: s.get("positive"),
-                    K.METRICS: metrics})
-    upd.update({K.ATTRIBUTES: s.get("attributes"), K.BINS: dict(s.get("bins") or {}), K.BIN_TEXTS: {},
-                K.BIN_ERRORS: {},
-                K.QUANTILE_BINS: int(s.get("quantile_bins", 3)), K.BINNING: s.get("binning", "quantile"),
-                K.MIN_SUPPORT: float(s.get("min_support", 0.05)), K.MAX_LENGTH: int(s.get("max_length") or 0),
-                K.EXHAUSTIVE: bool(s.get("exhaustive", False)), K.MAX_SLICES: int(s.get("max_slices") or MAX_SLICES),
-                K.TIME_LIMIT: float(s.get("time_limit") or TIME_LIMIT)})
-    st_ = plan.statistics
-    upd.update({K.DELTA: st_.get("delta"), K.CONFIDENCE: float(st_.get("confidence", 0.95)),
-                K.CORRECTION: st_.get("correction", "bh"), K.BOOTSTRAP: int(st_.get("bootstrap", 0)),
-                K.REDUNDANCY: float(plan.explain.get("redundancy", 0.0)), K.PLAN_KIND: plan.kind})
-    rep = plan.replication or {}
-    kind = rep.get("kind", "none")
-    upd[K.REPLICATION] = kind
-    if kind == "split":
-        upd.update({K.SPLIT_COLUMN: rep.get("column"), K.SPLIT_VALUES: list(rep.get("confirm_values") or [])})
-    elif kind == "holdout":
-        upd[K.HOLDOUT] = float(rep.get("share", 0.3))
-    cmp = dict(getattr(plan, "compare", None) or {})  # a comparison with a reference model
-    if cmp:
-        upd.update({KC.ON: True, KC.REF_KIND: "score" if cmp.get("reference_score") else "labels",
-                    KC.REFERENCE: cmp.get("reference"), KC.REF_SCORE: cmp.get("reference_score"),
-                    KC.REF_THRESHOLD: float(cmp.get("reference_threshold", 0.5))})
+        upd.update({K.TASK: task, K.TARGET: r.target, K.PREDICTION: r.prediction, K.SCORE: r.score,
+                    K.PRED_KIND: "score" if r.score and not r.prediction else "labels",
+                    K.THRESHOLD: r.threshold, K.POSITIVE: r.positive, K.METRICS: list(r.metrics)})
+    upd.update({K.ATTRIBUTES: None if sl.attributes is None else list(sl.attributes), K.BINS: dict(sl.bins),
+                K.BIN_TEXTS: {}, K.BIN_ERRORS: {}, K.QUANTILE_BINS: sl.quantile_bins, K.BINNING: sl.binning,
+                K.MIN_SUPPORT: mi.min_support, K.MAX_LENGTH: mi.max_length or 0, K.EXHAUSTIVE: mi.exhaustive,
+                K.MAX_SLICES: mi.max_slices, K.TIME_LIMIT: mi.time_limit or TIME_LIMIT})
+    upd.update({K.DELTA: stats.delta, K.CONFIDENCE: stats.confidence, K.CORRECTION: stats.correction,
+                K.BOOTSTRAP: stats.bootstrap, K.REDUNDANCY: cfg.explain.redundancy, K.PLAN_KIND: plan.kind})
+    upd[K.REPLICATION] = rep.kind
+    if rep.kind == "split":
+        upd.update({K.SPLIT_COLUMN: rep.column, K.SPLIT_VALUES: list(rep.confirm_values or [])})
+    elif rep.kind == "holdout":
+        upd[K.HOLDOUT] = rep.share
+    if cmp.enabled:  # a comparison with a reference model
+        upd.update({KC.ON: True, KC.REF_KIND: "score" if cmp.reference_score else "labels",
+                    KC.REFERENCE: cmp.reference, KC.REF_SCORE: cmp.reference_score,
+                    KC.REF_THRESHOLD: cmp.reference_threshold if cmp.reference_threshold is not None else 0.5})
     state.update(**upd)
 
 

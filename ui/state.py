@@ -13,7 +13,7 @@ from typing import Any, Callable
 import streamlit as st
 
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES
-from divergence.mining import MAX_SLICES, TIME_LIMIT
+from divergence.settings import MAX_SLICES, TIME_LIMIT
 from ui import cache
 
 BUILT_IN = "built-in"

@@ -14,32 +14,50 @@ import numpy as np
 import pandas as pd
 
 from .errors import DivergenceInputError
+from .outcome_rules import CLASSIFICATION, REGRESSION
 
 __all__ = ["Outcome", "CLASSIFICATION_METRICS", "REGRESSION_METRICS", "classification_outcomes",
            "regression_outcomes", "ranking_outcome", "column_outcome", "parse_gamma", "match_label",
            "BASELINE_KIND", "CLASSIFICATION_RULES", "DESCRIPTIONS", "build_outcomes", "canonical_metric",
-           "numeric_column", "positive_labels", "positive_mask", "show_value"]
+           "numeric_column", "positive_labels", "positive_mask", "regression_error", "show_value"]
 
-# name -> (rows where defined, rows where the outcome is 1), as functions of
-# (y = true class is positive, p = predicted positive); everything else is 0.
-CLASSIFICATION_RULES = {
-    "fpr": ("negatives", lambda y, p: ~y, lambda y, p: p),
-    "fnr": ("positives", lambda y, p: y, lambda y, p: ~p),
-    "tpr": ("positives", lambda y, p: y, lambda y, p: p),
-    "tnr": ("negatives", lambda y, p: ~y, lambda y, p: ~p),
-    "error": ("all rows", lambda y, p: np.ones_like(y), lambda y, p: y != p),
-    "accuracy": ("all rows", lambda y, p: np.ones_like(y), lambda y, p: y == p),
-    "precision": ("predicted positives", lambda y, p: p, lambda y, p: y),
-    "fdr": ("predicted positives", lambda y, p: p, lambda y, p: ~y),
-    "npv": ("predicted negatives", lambda y, p: ~p, lambda y, p: ~y),
-    "for": ("predicted negatives", lambda y, p: ~p, lambda y, p: y),
-    "positive_rate": ("all rows", lambda y, p: np.ones_like(y), lambda y, p: p),
-    "base_rate": ("all rows", lambda y, p: np.ones_like(y), lambda y, p: y),
-}
+def _mask(condition: str, y: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """Rows meeting a condition of :mod:`divergence.outcome_rules` (y, p: boolean arrays)."""
+    if condition == "all":
+        return np.ones_like(y)
+    if condition == "y == p":
+        return y == p
+    if condition == "y != p":
+        return y != p
+    negated = condition.startswith("not ")
+    value = y if condition.removeprefix("not ") == "y" else p
+    return ~value if negated else value
+
+
+def _rule(defined: str, one: str):
+    return (lambda y, p: _mask(defined, y, p)), (lambda y, p: _mask(one, y, p))
+
+
+#: name -> (rows where defined, in words; those rows as a function of (y = true class is
+#: positive, p = predicted positive); the rows where the outcome is 1): built from
+#: :data:`divergence.outcome_rules.CLASSIFICATION`, the rules the SQL engines also read.
+CLASSIFICATION_RULES = {name: (r.rows, *_rule(r.defined, r.one)) for name, r in CLASSIFICATION.items()}
+
+
+def regression_error(metric: str, diff: np.ndarray) -> np.ndarray:
+    """A regression error of :data:`divergence.outcome_rules.REGRESSION` from the residuals."""
+    kind = REGRESSION[metric]
+    if kind == "abs":
+        return np.abs(diff)
+    if kind == "square":
+        return diff ** 2
+    return diff
+
+
 #: Metric names for a binary classifier (``brier`` needs a score in [0, 1]).
 CLASSIFICATION_METRICS: tuple[str, ...] = tuple(CLASSIFICATION_RULES) + ("brier",)
 #: Metric names for a regressor.
-REGRESSION_METRICS: tuple[str, ...] = ("abs_error", "squared_error", "signed_error")
+REGRESSION_METRICS: tuple[str, ...] = tuple(REGRESSION)
 _ALIASES = {"ppr": "positive_rate", "acc": "accuracy", "err": "error", "mae": "abs_error",
             "mse": "squared_error", "ae": "abs_error", "se": "squared_error"}
 
@@ -263,16 +281,11 @@ def regression_outcomes(
     out = []
     for metric in metrics:
         m = canonical_metric(metric)
-        if m == "abs_error":
-            values = np.abs(diff)
-        elif m == "squared_error":
-            values = diff ** 2
-        elif m == "signed_error":
-            values = diff
-        else:
+        if m not in REGRESSION:
             raise DivergenceInputError(
                 f"Unknown regression metric {metric!r}; choose from {', '.join(REGRESSION_METRICS)}."
             )
+        values = regression_error(m, diff)
         out.append(_finish(m, values, DESCRIPTIONS[m], baseline=BASELINE_KIND.get(m),
                            target=y, prediction=p))
     return out

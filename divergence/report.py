@@ -9,7 +9,6 @@ import datetime as _dt
 import html
 import math
 import os
-import tempfile
 from pathlib import Path
 from typing import Sequence
 
@@ -526,20 +525,6 @@ def _comparison_html(c, *, top: int, findings: int) -> str:
 
 def write_report(text: str, path: str | os.PathLike) -> Path:
     """Write the report through a temporary file: a failure never leaves half a report."""
-    p = Path(path)
-    directory = p.resolve().parent
-    if not directory.is_dir():
-        raise DivergenceInputError(f"Cannot write '{path}': folder '{directory}' does not exist.")
-    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes the file private; a report is for reading
-        os.replace(tmp, p)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return p
+    from .io import write_atomically
+
+    return write_atomically(path, text)

@@ -210,10 +210,9 @@ def _sort_key(table: SliceTable, metric: str, sort_by: str | None) -> str:
     else the lift shortfall (error metrics) or the divergence."""
     if sort_by is not None and sort_by not in REPORT_SORTS:
         raise DivergenceInputError(f"The report sorts by one of {', '.join(REPORT_SORTS)}; got {sort_by!r}.")
-    f = table.frame
-    if sort_by and f"{metric}_{sort_by}" in f.columns:
+    if sort_by and f"{metric}_{sort_by}" in table.frame.columns:
         return sort_by
-    return "lift_shortfall" if f"{metric}_lift_shortfall" in f.columns else "divergence"
+    return table.default_sort_column(metric).removeprefix(f"{metric}_")
 
 
 def _sorted_rows(table: SliceTable, metric: str, sort_by: str | None = None) -> pd.DataFrame:

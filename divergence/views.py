@@ -60,13 +60,19 @@ def _has(table: SliceTable, col: str) -> bool:
     return col in table.frame.columns
 
 
+#: the columns :meth:`SliceTable.default_sort_column` may choose, by suffix, and their labels
+_SORT_LABELS = {"lift_shortfall": "Lift shortfall", "divergence": "Divergence"}
+
+
 def sort_options(table: SliceTable, metric: str) -> dict[str, str]:
     """Sortable columns of a metric's view: {people's label: frame column}, default first."""
     m = table.metric(metric).name
     opts: dict[str, str] = {}
-    if _has(table, f"{m}_lift_shortfall"):
-        opts["Lift shortfall"] = f"{m}_lift_shortfall"
-    opts["Divergence"] = f"{m}_divergence"
+    default = table.default_sort_column(m)
+    opts[_SORT_LABELS[default.removeprefix(m + "_")]] = default  # the default first
+    for suffix, label in _SORT_LABELS.items():
+        if _has(table, f"{m}_{suffix}"):
+            opts[label] = f"{m}_{suffix}"
     if _has(table, f"{m}_divergence_shrunk"):
         opts["Shrunk divergence"] = f"{m}_divergence_shrunk"
     if _has(table, f"{m}_divergence_bound"):
@@ -115,7 +121,7 @@ def slice_view(
     """
     m = table.metric(metric).name
     frame = table.frame
-    col = sort_by or next(iter(sort_options(table, m).values()))
+    col = sort_by or table.default_sort_column(m)
     if col not in frame.columns:
         raise DivergenceInputError(f"Cannot sort by '{col}': the table has no such column.")
     asc = default_ascending(col) if ascending is None else bool(ascending)

@@ -16,16 +16,16 @@ import numpy as np
 import pandas as pd
 
 from .errors import DivergenceInputError
-from .formats import (CORRECTION_NAMES, column_help, format_count, format_divergence, format_interval, format_p,
-                      format_percent, format_threshold, format_value, verdict_color, verdict_ink, verdict_label,
-                      verdict_legend)
+from .formats import (COMPARE_VERDICT_COLORS, CORRECTION_NAMES, FINDING_VERDICTS, column_help, format_count,
+                      format_divergence, format_interval, format_p, format_percent, format_threshold, format_value,
+                      ink_on, verdict_color, verdict_ink, verdict_label, verdict_legend)
 from .plan import SlicePlan, plan_hash
 from .table import SliceTable
 
 __all__ = ["run_plan", "run_comparison", "build_report", "write_report", "check_plan_fits", "FINDINGS"]
 
 #: verdicts that make a slice a finding (reported with its Shapley chart)
-FINDINGS = ("defect", "hard cohort", "above", "below", "better")
+FINDINGS = FINDING_VERDICTS  # the verdicts that make a slice a finding
 
 
 def check_plan_fits(plan: SlicePlan, df: pd.DataFrame) -> None:
@@ -448,10 +448,6 @@ def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label
     return "".join(parts)
 
 
-_COMPARE_COLOURS = {"worse": "#c92a2a", "better": "#2b8a3e", "no change": "#1971c2", "noise": "#adb5bd",
-                    "too small": "#adb5bd"}
-
-
 def _comparison_html(c, *, top: int, findings: int) -> str:
     """The comparison section: per metric the whole dataset's change and verdict, the count of
     slices per verdict, the slices sorted worst first, the change intervals against zero and
@@ -491,8 +487,9 @@ def _comparison_html(c, *, top: int, findings: int) -> str:
             for col in shown.columns:
                 text = r[col]
                 if col == "Verdict":
-                    colour = _COMPARE_COLOURS.get(text, "#495057")
-                    cells.append(f'<td data-v="{_esc(text)}"><span class="badge" style="background:{colour}">'
+                    colour = COMPARE_VERDICT_COLORS.get(text, "#495057")
+                    cells.append(f'<td data-v="{_esc(text)}"><span class="badge" '
+                                 f'style="background:{colour};color:{ink_on(colour)}">'
                                  f"{_esc(text)}</span></td>")
                     continue
                 key = {"Rows": raw["count"], "Change": raw[f"{m}_change"], "q": raw[f"{m}_change_q"],

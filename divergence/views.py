@@ -28,8 +28,9 @@ __all__ = [
     "slice_table_figure", "interval_figure", "table_csv", "figure_html", "figure_png", "png_supported", "warm_png_exporter", "PNG_EXPORTER",
 ]
 
-from .formats import (DASH, VERDICT_COLORS, is_undefined, format_count, format_divergence, format_interval,  # noqa: F401
-                      format_number, format_p, format_percent, format_value, rgba, verdict_color, verdict_label)
+from .formats import (DASH, FINDING_VERDICTS, VERDICT_COLORS, is_undefined, format_count, format_divergence,  # noqa: F401
+                      format_interval, format_number, format_p, format_percent, format_value, rgba, verdict_color,
+                      verdict_label)
 
 # ----------------------------------------------------------------------------- the slice view
 
@@ -318,7 +319,7 @@ class Finding:
 #: findings summarised as cards, in the app and in the report
 FINDING_CARDS = 3
 #: the verdicts summarised as findings
-_FINDING_ORDER = ("defect", "hard cohort", "above", "below")
+_FINDING_ORDER = tuple(v for v in FINDING_VERDICTS if v != "better")  # better needs no action
 
 
 def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING_CARDS,

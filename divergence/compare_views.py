@@ -14,26 +14,11 @@ import plotly.graph_objects as go
 
 from .compare import COMPARE_VERDICTS, Comparison
 from .errors import DivergenceInputError
-from .formats import COMPARE_VERDICT_COLORS, is_undefined, rgba
+from .formats import COMPARE_VERDICT_COLORS, is_undefined, rgba, wrap_itemset
 from .views import format_count, format_divergence, format_interval, format_p, format_value, metric_label
 
 __all__ = ["COMPARE_VERDICT_COLORS", "compare_headline", "compare_view", "compare_display_frame",
            "compare_table_figure", "change_interval_figure", "change_contribution_figure"]
-
-
-def _wrap(itemset: str, width: int = 60) -> str:
-    """An itemset label broken after a comma when longer than ``width`` characters."""
-    if len(itemset) <= width:
-        return itemset
-    parts, line, out = itemset.split(", "), "", []
-    for p in parts:
-        if line and len(line) + len(p) + 2 > width:
-            out.append(line + ",")
-            line = p
-        else:
-            line = f"{line}, {p}" if line else p
-    out.append(line)
-    return "<br>".join(out)
 
 
 def compare_headline(c: Comparison, metric: str | None = None) -> dict:
@@ -132,7 +117,7 @@ def change_interval_figure(c: Comparison, rows: pd.DataFrame, metric: str | None
     scale = 100.0 if binary else 1.0
     delta = float(c.assessment["min_size"][m]["delta"]) * scale
     overall = float(c.frame[f"{m}_change"].iloc[0]) * scale
-    labels = [_wrap(s or "(whole dataset)") for s in rows["itemset"]]
+    labels = [wrap_itemset(s or "(whole dataset)") for s in rows["itemset"]]
     verdicts = rows[f"{m}_verdict"].astype(str)
     meets = rows[f"{m}_meets_min_size"].astype(bool)
     counts = c.details[f"{m}_count"][rows.index.to_numpy()]

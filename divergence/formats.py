@@ -12,9 +12,9 @@ from .assess import VERDICTS
 
 __all__ = ["DASH", "format_count", "format_number", "format_percent", "format_value", "format_divergence",
            "format_interval", "format_p", "format_threshold", "divergence_unit", "VERDICT_COLORS",
-           "VERDICT_TEXT", "FINDING_VERDICTS", "COMPARE_VERDICT_COLORS", "ink_on", "ACTIONS", "CORRECTION_NAMES", "verdict_color", "verdict_ink",
-           "verdict_legend", "verdict_label", "direction", "GLOSSARY", "COLUMN_HELP", "column_help", "rgba",
-           "is_undefined"]
+           "VERDICT_TEXT", "FINDING_VERDICTS", "COMPARE_VERDICT_COLORS", "ACTIONS", "CORRECTION_NAMES",
+           "verdict_color", "verdict_ink", "ink_on", "verdict_legend", "verdict_label", "direction", "GLOSSARY",
+           "COLUMN_HELP", "column_help", "rgba", "is_undefined", "wrap_itemset"]
 
 DASH = "–"
 
@@ -288,3 +288,19 @@ COLUMN_HELP = {
 def column_help(column: str) -> str:
     """The glossary text of a slice-table column (the metric's own column: 'value')."""
     return GLOSSARY[COLUMN_HELP.get(column, "value")]
+
+
+def wrap_itemset(itemset: str, width: int = 60) -> str:
+    """An itemset label broken after commas (``<br>``) into lines of at most ``width``
+    characters where its items allow (figures' axis labels)."""
+    if len(itemset) <= width:
+        return itemset
+    parts, line, out = itemset.split(", "), "", []
+    for p in parts:
+        if line and len(line) + len(p) + 2 > width:
+            out.append(line + ",")
+            line = p
+        else:
+            line = f"{line}, {p}" if line else p
+    out.append(line)
+    return "<br>".join(out)

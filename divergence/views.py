@@ -30,7 +30,7 @@ __all__ = [
 
 from .formats import (DASH, FINDING_VERDICTS, VERDICT_COLORS, is_undefined, format_count, format_divergence,  # noqa: F401
                       format_interval, format_number, format_p, format_percent, format_value, rgba, verdict_color,
-                      verdict_label)
+                      verdict_label, wrap_itemset)
 
 # ----------------------------------------------------------------------------- the slice view
 
@@ -522,7 +522,7 @@ def interval_figure(table: SliceTable, rows: pd.DataFrame, metric: str | None = 
     m, binary = info.name, info.binary
     if f"{m}_ci_low" not in rows.columns:
         raise DivergenceInputError(f"The interval plot needs the statistics of metric '{m}' (run assess).")
-    labels = [_wrap(s) for s in rows["itemset"]]
+    labels = [wrap_itemset(s) for s in rows["itemset"]]
     verdicts = rows[f"{m}_verdict"].astype(str) if f"{m}_verdict" in rows else pd.Series([""] * len(rows), index=rows.index)
     meets = (rows[f"{m}_meets_min_size"].astype(bool) if f"{m}_meets_min_size" in rows
              else pd.Series([True] * len(rows), index=rows.index))
@@ -575,21 +575,6 @@ def interval_figure(table: SliceTable, rows: pd.DataFrame, metric: str | None = 
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0),
     )
     return fig
-
-
-def _wrap(itemset: str, width: int = 60) -> str:
-    """An itemset label broken after a comma when longer than ``width`` characters."""
-    if len(itemset) <= width:
-        return itemset
-    parts, line, out = itemset.split(", "), "", []
-    for p in parts:
-        if line and len(line) + len(p) + 2 > width:
-            out.append(line + ",")
-            line = p
-        else:
-            line = f"{line}, {p}" if line else p
-    out.append(line)
-    return "<br>".join(out)
 
 
 # ----------------------------------------------------------------------------- export

@@ -326,22 +326,10 @@ def _cmd_scan(args: argparse.Namespace) -> int:
 
 def write_csv_atomically(frame: pd.DataFrame, path: str) -> None:
     """Write a CSV through a temporary file, so a failure never leaves half a file."""
-    import tempfile
-
+    from .io import write_atomically
     from .table import write_csv
 
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise DivergenceInputError(f"Cannot write '{path}': folder '{directory}' does not exist.")
-    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
-    try:
-        os.close(fd)
-        write_csv(frame, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomically(path, lambda tmp: write_csv(frame, tmp))
 
 
 def _add_explain_parser(sub) -> None:

@@ -39,6 +39,7 @@ from .outcomes import (
     canonical_metric,
     numeric_column,
     positive_mask,
+    regression_error,
     show_value,
     match_label,
 )
@@ -605,11 +606,7 @@ def _regression_weights(names, y, pa, pb, usable):
     cols = [np.ones(y.size)]
     per_metric, diffs = {}, {}
     for m in names:
-        err_a, err_b = pa - y, pb - y
-        if m == "abs_error":
-            a, b = np.abs(err_a), np.abs(err_b)
-        else:
-            a, b = err_a ** 2, err_b ** 2
+        a, b = regression_error(m, pa - y), regression_error(m, pb - y)
         more, per_metric[m], diffs[m] = _real_columns(np.where(usable, a, np.nan), np.where(usable, b, np.nan),
                                                       usable, len(cols))
         cols += more

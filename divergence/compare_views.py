@@ -14,42 +14,11 @@ import plotly.graph_objects as go
 
 from .compare import COMPARE_VERDICTS, Comparison
 from .errors import DivergenceInputError
+from .formats import COMPARE_VERDICT_COLORS, is_undefined, rgba, wrap_itemset
 from .views import format_count, format_divergence, format_interval, format_p, format_value, metric_label
 
 __all__ = ["COMPARE_VERDICT_COLORS", "compare_headline", "compare_view", "compare_display_frame",
            "compare_table_figure", "change_interval_figure", "change_contribution_figure"]
-
-#: Colours of the comparison's verdicts, readable on light and dark backgrounds.
-COMPARE_VERDICT_COLORS = {"worse": "#e03131", "better": "#2f9e44", "no change": "#1c7ed6", "noise": "#868e96",
-                          "too small": "#adb5bd"}
-
-
-def _bad(x: object) -> bool:
-    try:
-        return x is None or not np.isfinite(float(x))  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return True
-
-
-def _rgba(hex_color: str, alpha: float) -> str:
-    h = hex_color.lstrip("#")
-    r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
-    return f"rgba({r},{g},{b},{alpha})"
-
-
-def _wrap(itemset: str, width: int = 60) -> str:
-    """An itemset label broken after a comma when longer than ``width`` characters."""
-    if len(itemset) <= width:
-        return itemset
-    parts, line, out = itemset.split(", "), "", []
-    for p in parts:
-        if line and len(line) + len(p) + 2 > width:
-            out.append(line + ",")
-            line = p
-        else:
-            line = f"{line}, {p}" if line else p
-    out.append(line)
-    return "<br>".join(out)
 
 
 def compare_headline(c: Comparison, metric: str | None = None) -> dict:
@@ -100,7 +69,7 @@ def compare_display_frame(c: Comparison, rows: pd.DataFrame, metric: str | None 
 
 
 def _signed_interval(low: object, high: object, binary: bool) -> str:
-    if _bad(low) or _bad(high):
+    if is_undefined(low) or is_undefined(high):
         return format_interval(low, high, binary)
     return f"[{format_divergence(low, binary)}, {format_divergence(high, binary)}]"
 
@@ -119,7 +88,7 @@ def compare_table_figure(display: pd.DataFrame, *, height: int | None = None) ->
     fills = []
     for col in cols:
         if col == "Verdict":
-            fills.append([_rgba(COMPARE_VERDICT_COLORS.get(v, "#868e96"), 0.28) for v in display[col]])
+            fills.append([rgba(COMPARE_VERDICT_COLORS.get(v, "#868e96"), 0.28) for v in display[col]])
         else:
             fills.append(["rgba(134,142,150,0.08)" if i % 2 else "rgba(0,0,0,0)" for i in range(n)])
     fig = go.Figure(go.Table(
@@ -148,7 +117,7 @@ def change_interval_figure(c: Comparison, rows: pd.DataFrame, metric: str | None
     scale = 100.0 if binary else 1.0
     delta = float(c.assessment["min_size"][m]["delta"]) * scale
     overall = float(c.frame[f"{m}_change"].iloc[0]) * scale
-    labels = [_wrap(s or "(whole dataset)") for s in rows["itemset"]]
+    labels = [wrap_itemset(s or "(whole dataset)") for s in rows["itemset"]]
     verdicts = rows[f"{m}_verdict"].astype(str)
     meets = rows[f"{m}_meets_min_size"].astype(bool)
     counts = c.details[f"{m}_count"][rows.index.to_numpy()]
@@ -184,7 +153,7 @@ def change_interval_figure(c: Comparison, rows: pd.DataFrame, metric: str | None
             shown.add(name)
     ends = [0.0, overall, -delta, delta] + list(rows[f"{m}_change_ci_low"] * scale) \
         + list(rows[f"{m}_change_ci_high"] * scale)
-    ends = [e for e in ends if not _bad(e)]
+    ends = [e for e in ends if not is_undefined(e)]
     pad = 0.04 * ((max(ends) - min(ends)) or 1.0)
     fig.update_xaxes(range=[min(ends) - pad, max(ends) + pad], zeroline=False)
     level = level_label or f"{c.assessment['confidence']:.0%} intervals"

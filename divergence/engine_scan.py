@@ -40,7 +40,7 @@ from .columns import NEAR_UNIQUE_SHARE
 from .scan import scan_compressed, table_params
 from .settings import Roles, Settings
 from .sql import Column, Dialect, average_ranks, classification_value, gamma_value, label_flag
-from .sql import threshold_flag
+from .sql import regression_value, threshold_flag
 from .row_weights import place_aux
 from .table import MetricInfo, SliceTable
 
@@ -218,17 +218,11 @@ def _regression(plan: _Plan, *, target, prediction, metrics) -> list[_OutcomePla
     out = []
     for metric in metrics:
         m = canonical_metric(metric)
-        if m == "abs_error":
-            value = f"abs{diff}"
-        elif m == "squared_error":
-            value = f"({diff} * {diff})"
-        elif m == "signed_error":
-            value = diff
-        else:
+        if m not in REGRESSION_METRICS:
             raise DivergenceInputError(
                 f"Unknown regression metric {metric!r}; choose from {', '.join(REGRESSION_METRICS)}."
             )
-        out.append(_OutcomePlan(m, DESCRIPTIONS[m], value, BASELINE_KIND.get(m), y))
+        out.append(_OutcomePlan(m, DESCRIPTIONS[m], regression_value(m, diff), BASELINE_KIND.get(m), y))
     return out
 
 

@@ -14,7 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .errors import DivergenceInputError
-from .formats import format_count, format_divergence, format_threshold, verdict_color
+from .formats import format_count, format_divergence, format_threshold, verdict_color, wrap_itemset
 from .table import SliceTable
 
 __all__ = ["contribution_figure", "item_values_figure", "lattice_figure", "overlap_figure"]
@@ -243,7 +243,7 @@ def overlap_figure(shared: pd.DataFrame, *, title: str | None = None, template: 
     text = [[("?" if np.isnan(c) else f"{format_count(c)}<br>{100 * s:.0f}%") if i != j else f"{format_count(c)} rows"
              for j, (c, s) in enumerate(zip(crow, srow))] for i, (crow, srow) in enumerate(zip(counts, share))]
     numbers = [f"#{i + 1}" for i in range(len(labels))]
-    rows = [f"#{i + 1} · {_short(s)}" for i, s in enumerate(labels)]
+    rows = [f"#{i + 1} · {wrap_itemset(s, 38)}" for i, s in enumerate(labels)]
     fig = go.Figure(go.Heatmap(
         z=share, x=numbers, y=rows, text=text, texttemplate="%{text}", textfont=dict(size=11),
         colorscale=[[0, "rgba(134,142,150,0.06)"], [1, "#3b5bdb"]], zmin=0, zmax=1,
@@ -260,16 +260,3 @@ def overlap_figure(shared: pd.DataFrame, *, title: str | None = None, template: 
     fig.update_yaxes(autorange="reversed", automargin=True, type="category")
     fig.update_xaxes(side="top", automargin=True, type="category")
     return fig
-
-
-def _short(itemset: str, width: int = 38) -> str:
-    """An itemset label broken after commas into lines of at most ``width`` characters."""
-    parts, line, out = itemset.split(", "), "", []
-    for p in parts:
-        if line and len(line) + len(p) + 2 > width:
-            out.append(line + ",")
-            line = p
-        else:
-            line = f"{line}, {p}" if line else p
-    out.append(line)
-    return "<br>".join(out)

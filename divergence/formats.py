@@ -12,9 +12,9 @@ from .assess import VERDICTS
 
 __all__ = ["DASH", "format_count", "format_number", "format_percent", "format_value", "format_divergence",
            "format_interval", "format_p", "format_threshold", "divergence_unit", "VERDICT_COLORS",
-           "VERDICT_TEXT", "FINDING_VERDICTS", "ACTIONS", "CORRECTION_NAMES", "verdict_color", "verdict_ink",
-           "verdict_legend", "verdict_label", "direction", "GLOSSARY", "COLUMN_HELP", "column_help", "rgba",
-           "is_undefined"]
+           "VERDICT_TEXT", "FINDING_VERDICTS", "COMPARE_VERDICT_COLORS", "ACTIONS", "CORRECTION_NAMES",
+           "verdict_color", "verdict_ink", "ink_on", "verdict_legend", "verdict_label", "direction", "GLOSSARY",
+           "COLUMN_HELP", "column_help", "rgba", "is_undefined", "wrap_itemset"]
 
 DASH = "–"
 
@@ -122,6 +122,10 @@ VERDICT_COLORS = {
 }
 _OTHER_COLOR = "#868e96"
 
+#: colours of a model comparison's verdicts (app, figures, report)
+COMPARE_VERDICT_COLORS = {"worse": "#e03131", "better": "#2f9e44", "no change": "#1c7ed6", "noise": "#868e96",
+                          "too small": "#adb5bd"}
+
 #: what each verdict means, in a sentence for people who are not statisticians
 VERDICT_TEXT = {
     "defect": "Error above the whole dataset's, and the slice is no harder to predict: the model fails "
@@ -163,7 +167,12 @@ def verdict_color(verdict: object) -> str:
 
 def verdict_ink(verdict: object) -> str:
     """Text colour on a verdict's colour: dark on the light ones (too small), white otherwise."""
-    h = verdict_color(verdict).lstrip("#")
+    return ink_on(verdict_color(verdict))
+
+
+def ink_on(hex_color: str) -> str:
+    """Text colour on a background colour: dark on light ones, white otherwise."""
+    h = hex_color.lstrip("#")
     r, g, b = (int(h[i:i + 2], 16) / 255 for i in (0, 2, 4))
     return "#212529" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.6 else "#ffffff"
 
@@ -279,3 +288,19 @@ COLUMN_HELP = {
 def column_help(column: str) -> str:
     """The glossary text of a slice-table column (the metric's own column: 'value')."""
     return GLOSSARY[COLUMN_HELP.get(column, "value")]
+
+
+def wrap_itemset(itemset: str, width: int = 60) -> str:
+    """An itemset label broken after commas (``<br>``) into lines of at most ``width``
+    characters where its items allow (figures' axis labels)."""
+    if len(itemset) <= width:
+        return itemset
+    parts, line, out = itemset.split(", "), "", []
+    for p in parts:
+        if line and len(line) + len(p) + 2 > width:
+            out.append(line + ",")
+            line = p
+        else:
+            line = f"{line}, {p}" if line else p
+    out.append(line)
+    return "<br>".join(out)

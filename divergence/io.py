@@ -16,14 +16,14 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Sequence, Union
+from typing import IO, Callable, Sequence, Union
 
 import pandas as pd
 
 from .errors import DivergenceInputError
 
 __all__ = ["read_table", "load_table", "LoadedTable", "sniff_csv", "sniff_file", "CsvDialect",
-           "PARQUET_SUFFIXES", "pandas_names", "dialect_notes", "duplicate_note"]
+           "PARQUET_SUFFIXES", "pandas_names", "dialect_notes", "duplicate_note", "write_atomically"]
 
 PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
 #: delimiters tried, in order of preference when several fit equally
@@ -326,3 +326,34 @@ def _first_line(exc: BaseException) -> str:
 def read_table(path: str | os.PathLike) -> pd.DataFrame:
     """Read a CSV or Parquet file (see :func:`load_table`); the frame only."""
     return load_table(path).frame
+
+
+def write_atomically(path: str | os.PathLike, content: str | bytes | Callable[[str], None]) -> Path:
+    """Write a file through a temporary file in its folder, renamed into place: a failure never
+    leaves half a file, and a reader never sees one.
+
+    ``content``: text (written as UTF-8), bytes, or a function that writes the file at the
+    path it is given. The file gets the usual permissions (0666 less the umask). A missing
+    folder is a :class:`DivergenceInputError` naming it.
+    """
+    import secrets
+
+    p = Path(path)
+    directory = os.path.dirname(os.path.abspath(p))
+    if not os.path.isdir(directory):
+        raise DivergenceInputError(f"Cannot write '{path}': folder '{directory}' does not exist.")
+    tmp = os.path.join(directory, f".{p.name}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as for open()
+    try:
+        if callable(content):
+            os.close(fd)
+            content(tmp)
+        else:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(content.encode("utf-8") if isinstance(content, str) else content)
+        os.replace(tmp, p)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return p

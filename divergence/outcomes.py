@@ -8,43 +8,58 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Sequence
+from typing import Any, Literal, Sequence
 
 import numpy as np
 import pandas as pd
 
 from .errors import DivergenceInputError
+from .outcome_rules import CLASSIFICATION, REGRESSION, GammaKind, canonical_metric, parse_gamma
 
-if TYPE_CHECKING:
-    from .settings import Roles
+from .settings import Roles, section
 
 __all__ = ["Outcome", "CLASSIFICATION_METRICS", "REGRESSION_METRICS", "classification_outcomes",
            "regression_outcomes", "ranking_outcome", "column_outcome", "parse_gamma", "match_label",
            "BASELINE_KIND", "CLASSIFICATION_RULES", "DESCRIPTIONS", "build_outcomes", "measures", "Measure", "check_names", "canonical_metric",
-           "numeric_column", "positive_labels", "positive_mask", "show_value"]
+           "numeric_column", "positive_labels", "positive_mask", "regression_error", "show_value"]
 
-# name -> (rows where defined, rows where the outcome is 1), as functions of
-# (y = true class is positive, p = predicted positive); everything else is 0.
-CLASSIFICATION_RULES = {
-    "fpr": ("negatives", lambda y, p: ~y, lambda y, p: p),
-    "fnr": ("positives", lambda y, p: y, lambda y, p: ~p),
-    "tpr": ("positives", lambda y, p: y, lambda y, p: p),
-    "tnr": ("negatives", lambda y, p: ~y, lambda y, p: ~p),
-    "error": ("all rows", lambda y, p: np.ones_like(y), lambda y, p: y != p),
-    "accuracy": ("all rows", lambda y, p: np.ones_like(y), lambda y, p: y == p),
-    "precision": ("predicted positives", lambda y, p: p, lambda y, p: y),
-    "fdr": ("predicted positives", lambda y, p: p, lambda y, p: ~y),
-    "npv": ("predicted negatives", lambda y, p: ~p, lambda y, p: ~y),
-    "for": ("predicted negatives", lambda y, p: ~p, lambda y, p: y),
-    "positive_rate": ("all rows", lambda y, p: np.ones_like(y), lambda y, p: p),
-    "base_rate": ("all rows", lambda y, p: np.ones_like(y), lambda y, p: y),
-}
+def _mask(condition: str, y: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """Rows meeting a condition of :mod:`divergence.outcome_rules` (y, p: boolean arrays)."""
+    if condition == "all":
+        return np.ones_like(y)
+    if condition == "y == p":
+        return y == p
+    if condition == "y != p":
+        return y != p
+    negated = condition.startswith("not ")
+    value = y if condition.removeprefix("not ") == "y" else p
+    return ~value if negated else value
+
+
+def _rule(defined: str, one: str):
+    return (lambda y, p: _mask(defined, y, p)), (lambda y, p: _mask(one, y, p))
+
+
+#: name -> (rows where defined, in words; those rows as a function of (y = true class is
+#: positive, p = predicted positive); the rows where the outcome is 1): built from
+#: :data:`divergence.outcome_rules.CLASSIFICATION`, the rules the SQL engines also read.
+CLASSIFICATION_RULES = {name: (r.rows, *_rule(r.defined, r.one)) for name, r in CLASSIFICATION.items()}
+
+
+def regression_error(metric: str, diff: np.ndarray) -> np.ndarray:
+    """A regression error of :data:`divergence.outcome_rules.REGRESSION` from the residuals."""
+    kind = REGRESSION[metric]
+    if kind == "abs":
+        return np.abs(diff)
+    if kind == "square":
+        return diff ** 2
+    return diff
+
+
 #: Metric names for a binary classifier (``brier`` needs a score in [0, 1]).
 CLASSIFICATION_METRICS: tuple[str, ...] = tuple(CLASSIFICATION_RULES) + ("brier",)
 #: Metric names for a regressor.
-REGRESSION_METRICS: tuple[str, ...] = ("abs_error", "squared_error", "signed_error")
-_ALIASES = {"ppr": "positive_rate", "acc": "accuracy", "err": "error", "mae": "abs_error",
-            "mse": "squared_error", "ae": "abs_error", "se": "squared_error"}
+REGRESSION_METRICS: tuple[str, ...] = tuple(REGRESSION)
 
 DESCRIPTIONS = {
     "fpr": "false-positive rate", "fnr": "false-negative rate", "tpr": "true-positive rate",
@@ -167,11 +182,6 @@ def numeric_column(series: pd.Series, col: str, role: str) -> np.ndarray:
     return values
 
 
-def canonical_metric(metric: str) -> str:
-    m = metric.strip().lower()
-    return _ALIASES.get(m, m)
-
-
 def _finish(name: str, values: np.ndarray, description: str, **kw) -> Outcome:
     defined = values[~np.isnan(values)]
     if defined.size == 0:
@@ -266,43 +276,14 @@ def regression_outcomes(
     out = []
     for metric in metrics:
         m = canonical_metric(metric)
-        if m == "abs_error":
-            values = np.abs(diff)
-        elif m == "squared_error":
-            values = diff ** 2
-        elif m == "signed_error":
-            values = diff
-        else:
+        if m not in REGRESSION:
             raise DivergenceInputError(
                 f"Unknown regression metric {metric!r}; choose from {', '.join(REGRESSION_METRICS)}."
             )
+        values = regression_error(m, diff)
         out.append(_finish(m, values, DESCRIPTIONS[m], baseline=BASELINE_KIND.get(m),
                            target=y, prediction=p))
     return out
-
-
-GammaKind = Literal["topk", "power", "dcg"]
-
-
-def parse_gamma(spec: str) -> tuple[GammaKind, float]:
-    """Parse ``topk:K``, ``power:A`` or ``dcg`` into (kind, parameter)."""
-    text = str(spec).strip().lower()
-    kind, _, arg = text.partition(":")
-    if kind == "dcg" and not arg:
-        return "dcg", 0.0
-    if kind in ("topk", "power") and arg:
-        try:
-            value = float(arg)
-        except ValueError:
-            value = float("nan")
-        if kind == "topk" and value >= 1 and value == int(value):
-            return "topk", value
-        if kind == "power" and value > 0:
-            return "power", value
-    raise DivergenceInputError(
-        f"Rank-value function {spec!r} is not one of topk:K (K a positive integer), "
-        "power:A (A > 0), dcg."
-    )
 
 
 def ranking_outcome(
@@ -359,7 +340,7 @@ class Measure:
     metrics: tuple[str, ...] = ()
 
 
-def measures(roles: "Roles") -> list[Measure]:
+def measures(roles: Roles) -> list[Measure]:
     """What the roles ask to measure, checked: the one rule the pandas scan
     (:func:`build_outcomes`) and the SQL engines (``engine_scan.plan_outcomes``) both follow."""
     metrics = [canonical_metric(m) for m in roles.metrics]
@@ -401,11 +382,9 @@ def check_names(names: Sequence[str]) -> None:
         raise DivergenceInputError(f"Metric {sorted(dup)[0]!r} is asked for twice.")
 
 
-def build_outcomes(df: pd.DataFrame, roles: "Roles | None" = None, **keywords: Any) -> list[Outcome]:
+def build_outcomes(df: pd.DataFrame, roles: Roles | None = None, **keywords: Any) -> list[Outcome]:
     """The outcomes a scan measures, from the column roles (a :class:`~divergence.settings.Roles`,
     its fields as keywords, or both; see :func:`divergence.scan`)."""
-    from .settings import Roles, section
-
     r = section(Roles, roles, keywords)
     out: list[Outcome] = []
     for m in measures(r):

@@ -207,10 +207,11 @@ def parse_plan(text: str | bytes) -> SlicePlan:
 
 def save_plan(plan: SlicePlan, path: str | os.PathLike) -> Path:
     """Write a plan to ``path``: JSON when the name ends in .json, YAML otherwise."""
+    from .io import write_atomically
+
     p = Path(path)
     fmt = "json" if p.suffix.lower() == ".json" else "yaml"
-    p.write_text(dump_plan(plan, format=fmt, stamp=True), encoding="utf-8")
-    return p
+    return write_atomically(p, dump_plan(plan, format=fmt, stamp=True))
 
 
 def load_plan(path: str | os.PathLike) -> SlicePlan:

@@ -9,7 +9,6 @@ import datetime as _dt
 import html
 import math
 import os
-import tempfile
 from pathlib import Path
 from typing import Sequence
 
@@ -17,16 +16,16 @@ import numpy as np
 import pandas as pd
 
 from .errors import DivergenceInputError
-from .formats import (CORRECTION_NAMES, column_help, format_count, format_divergence, format_interval, format_p,
-                      format_percent, format_threshold, format_value, verdict_color, verdict_ink, verdict_label,
-                      verdict_legend)
+from .formats import (COMPARE_VERDICT_COLORS, CORRECTION_NAMES, FINDING_VERDICTS, column_help, format_count,
+                      format_divergence, format_interval, format_p, format_percent, format_threshold, format_value,
+                      ink_on, verdict_color, verdict_ink, verdict_label, verdict_legend)
 from .plan import SlicePlan, plan_hash
 from .table import SliceTable
 
 __all__ = ["run_plan", "run_comparison", "build_report", "write_report", "check_plan_fits", "FINDINGS"]
 
 #: verdicts that make a slice a finding (reported with its Shapley chart)
-FINDINGS = ("defect", "hard cohort", "above", "below", "better")
+FINDINGS = FINDING_VERDICTS  # the verdicts that make a slice a finding
 
 
 def check_plan_fits(plan: SlicePlan, df: pd.DataFrame) -> None:
@@ -211,10 +210,9 @@ def _sort_key(table: SliceTable, metric: str, sort_by: str | None) -> str:
     else the lift shortfall (error metrics) or the divergence."""
     if sort_by is not None and sort_by not in REPORT_SORTS:
         raise DivergenceInputError(f"The report sorts by one of {', '.join(REPORT_SORTS)}; got {sort_by!r}.")
-    f = table.frame
-    if sort_by and f"{metric}_{sort_by}" in f.columns:
+    if sort_by and f"{metric}_{sort_by}" in table.frame.columns:
         return sort_by
-    return "lift_shortfall" if f"{metric}_lift_shortfall" in f.columns else "divergence"
+    return table.default_sort_column(metric).removeprefix(f"{metric}_")
 
 
 def _sorted_rows(table: SliceTable, metric: str, sort_by: str | None = None) -> pd.DataFrame:
@@ -450,10 +448,6 @@ def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label
     return "".join(parts)
 
 
-_COMPARE_COLOURS = {"worse": "#c92a2a", "better": "#2b8a3e", "no change": "#1971c2", "noise": "#adb5bd",
-                    "too small": "#adb5bd"}
-
-
 def _comparison_html(c, *, top: int, findings: int) -> str:
     """The comparison section: per metric the whole dataset's change and verdict, the count of
     slices per verdict, the slices sorted worst first, the change intervals against zero and
@@ -493,8 +487,9 @@ def _comparison_html(c, *, top: int, findings: int) -> str:
             for col in shown.columns:
                 text = r[col]
                 if col == "Verdict":
-                    colour = _COMPARE_COLOURS.get(text, "#495057")
-                    cells.append(f'<td data-v="{_esc(text)}"><span class="badge" style="background:{colour}">'
+                    colour = COMPARE_VERDICT_COLORS.get(text, "#495057")
+                    cells.append(f'<td data-v="{_esc(text)}"><span class="badge" '
+                                 f'style="background:{colour};color:{ink_on(colour)}">'
                                  f"{_esc(text)}</span></td>")
                     continue
                 key = {"Rows": raw["count"], "Change": raw[f"{m}_change"], "q": raw[f"{m}_change_q"],
@@ -526,20 +521,6 @@ def _comparison_html(c, *, top: int, findings: int) -> str:
 
 def write_report(text: str, path: str | os.PathLike) -> Path:
     """Write the report through a temporary file: a failure never leaves half a report."""
-    p = Path(path)
-    directory = p.resolve().parent
-    if not directory.is_dir():
-        raise DivergenceInputError(f"Cannot write '{path}': folder '{directory}' does not exist.")
-    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes the file private; a report is for reading
-        os.replace(tmp, p)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return p
+    from .io import write_atomically
+
+    return write_atomically(path, text)

@@ -18,10 +18,11 @@ from typing import Any, Mapping, Sequence
 
 from .budget import MAX_SLICES, TIME_LIMIT, check_budget
 from .errors import DivergenceInputError
+from .outcome_rules import REGRESSION, canonical_metric, parse_gamma
 
 __all__ = [
     "Roles", "Slicing", "Mining", "Statistics", "Replication", "Explain", "Compare", "Settings",
-    "check_min_support", "section", "TASKS", "CORRECTIONS", "FAMILIES", "REPLICATION_KINDS", "BINNINGS", "PERIODS",
+    "check_min_support", "section", "scan_keys", "section_keys", "TASKS", "CORRECTIONS", "FAMILIES", "REPLICATION_KINDS", "BINNINGS", "PERIODS",
 ]
 
 TASKS = ("classification", "regression", "ranking", "outcome")
@@ -131,13 +132,14 @@ def _flag(value: Any, name: str) -> bool:
 
 
 def _metric_names(value: Any) -> tuple[str, ...]:
-    """Metric names from a list or comma-separated text, lower case, blanks dropped."""
+    """Metric names from a list or comma-separated text, as the results spell them (aliases
+    resolved), blanks dropped."""
     if value is None:
         return ()
     items = value.split(",") if isinstance(value, str) else value
     if not isinstance(items, (list, tuple)) or not all(isinstance(m, str) for m in items):
         raise _fail(MSG_COLUMN_LIST, role="metrics", value=value)
-    return tuple(m.strip().lower() for m in items if m.strip())
+    return tuple(canonical_metric(m) for m in items if m.strip())
 
 
 def _set(obj: Any, name: str, value: Any) -> None:
@@ -174,20 +176,16 @@ class Roles:
         _set(self, "ascending", _flag(self.ascending, "ascending"))
         _set(self, "regression", _flag(self.regression, "regression"))
         if self.gamma is not None:
-            from .outcomes import parse_gamma
-
             parse_gamma(self.gamma)
 
     @property
     def task(self) -> str:
         """classification, regression, ranking or outcome (the first that the roles give)."""
-        from .outcomes import REGRESSION_METRICS
-
         if self.rank is not None or self.rank_by is not None:
             return "ranking"
         if self.outcome:
             return "outcome"
-        if self.regression or (self.metrics and all(m in REGRESSION_METRICS for m in self.metrics)):
+        if self.regression or (self.metrics and all(m in REGRESSION for m in self.metrics)):
             return "regression"
         return "classification"
 

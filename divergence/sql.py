@@ -14,8 +14,10 @@ import math
 from dataclasses import dataclass
 from typing import Literal, Sequence
 
+from .outcome_rules import CLASSIFICATION, REGRESSION
+
 __all__ = ["Dialect", "DUCKDB", "SPARK", "Column", "kind_of", "CLASSIFICATION_SQL", "average_ranks",
-           "classification_value", "gamma_value", "label_flag", "threshold_flag"]
+           "classification_value", "gamma_value", "label_flag", "regression_value", "threshold_flag"]
 
 ColumnKind = Literal["int", "float", "decimal", "bool", "text"]
 
@@ -153,23 +155,14 @@ class Dialect:
 DUCKDB = Dialect("duckdb")
 SPARK = Dialect("spark")
 
+_CONDITION_SQL = {"y": "{y} = 1", "not y": "{y} = 0", "p": "{p} = 1", "not p": "{p} = 0",
+                  "y == p": "{y} = {p}", "y != p": "{y} <> {p}", "all": "TRUE"}
+
 #: metric -> (rows where defined, rows where the outcome is 1), with y the true class and
-#: p the prediction as 0/1 (NULL rows are undefined for every metric); the SQL twin of
-#: divergence.outcomes._CLASSIFICATION.
-CLASSIFICATION_SQL = {
-    "fpr": ("{y} = 0", "{p} = 1"),
-    "fnr": ("{y} = 1", "{p} = 0"),
-    "tpr": ("{y} = 1", "{p} = 1"),
-    "tnr": ("{y} = 0", "{p} = 0"),
-    "error": ("TRUE", "{y} <> {p}"),
-    "accuracy": ("TRUE", "{y} = {p}"),
-    "precision": ("{p} = 1", "{y} = 1"),
-    "fdr": ("{p} = 1", "{y} = 0"),
-    "npv": ("{p} = 0", "{y} = 0"),
-    "for": ("{p} = 0", "{y} = 1"),
-    "positive_rate": ("TRUE", "{p} = 1"),
-    "base_rate": ("TRUE", "{y} = 1"),
-}
+#: p the prediction as 0/1 (NULL rows are undefined for every metric): generated from
+#: :data:`divergence.outcome_rules.CLASSIFICATION`, the rules the pandas path also reads.
+CLASSIFICATION_SQL = {name: (_CONDITION_SQL[r.defined], _CONDITION_SQL[r.one])
+                      for name, r in CLASSIFICATION.items()}
 
 
 def classification_value(metric: str, y: str, p: str, d: Dialect) -> str:
@@ -178,6 +171,17 @@ def classification_value(metric: str, y: str, p: str, d: Dialect) -> str:
     defined, one = defined.format(y=y, p=p), one.format(y=y, p=p)
     return (f"(CASE WHEN {y} IS NULL OR {p} IS NULL THEN NULL WHEN {defined} THEN "
             f"(CASE WHEN {one} THEN {d.double(1.0)} ELSE {d.double(0.0)} END) ELSE NULL END)")
+
+
+def regression_value(metric: str, diff: str) -> str:
+    """A regression error of :data:`divergence.outcome_rules.REGRESSION` from the residual
+    ``diff`` (a parenthesised SQL expression, NULL where either value is missing)."""
+    kind = REGRESSION[metric]
+    if kind == "abs":
+        return f"abs{diff}"
+    if kind == "square":
+        return f"({diff} * {diff})"
+    return diff
 
 
 def label_flag(col: Column, hits: Sequence[object], d: Dialect) -> str:

@@ -346,12 +346,18 @@ class SliceTable:
         """The result row of one itemset."""
         return self.frame.iloc[self.lookup(itemset)]
 
+    def default_sort_column(self, metric: str | None = None) -> str:
+        """The column a metric's slices are sorted by unless told otherwise, largest first: the
+        lift shortfall where the metric has a slice baseline, the divergence otherwise. The one
+        rule behind :meth:`top`, the dashboard's slice table and the HTML report."""
+        m = self.metric(metric).name
+        return f"{m}_lift_shortfall" if f"{m}_lift_shortfall" in self.columns else f"{m}_divergence"
+
     def top(self, k: int = 10, *, by: str | None = None, metric: str | None = None,
             ascending: bool = False, min_length: int = 1) -> pd.DataFrame:
-        """The k itemsets with the largest ``by`` (default: the metric's lift shortfall where it
-        has a slice baseline, its divergence otherwise); ties go to the larger support."""
-        m = self.metric(metric).name
-        col = by or (f"{m}_lift_shortfall" if f"{m}_lift_shortfall" in self.columns else f"{m}_divergence")
+        """The k itemsets with the largest ``by`` (default: :meth:`default_sort_column`); ties
+        go to the larger support."""
+        col = by or self.default_sort_column(metric)
         f = self.frame
         f = f[f["length"] >= min_length]
         return f.sort_values([col, "support"], ascending=[ascending, False],

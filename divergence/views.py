@@ -28,8 +28,9 @@ __all__ = [
     "slice_table_figure", "interval_figure", "table_csv", "figure_html", "figure_png", "png_supported", "warm_png_exporter", "PNG_EXPORTER",
 ]
 
-from .formats import (DASH, VERDICT_COLORS, is_undefined, format_count, format_divergence, format_interval,  # noqa: F401
-                      format_number, format_p, format_percent, format_value, rgba, verdict_color, verdict_label)
+from .formats import (DASH, FINDING_VERDICTS, VERDICT_COLORS, is_undefined, format_count, format_divergence,  # noqa: F401
+                      format_interval, format_number, format_p, format_percent, format_value, rgba, verdict_color,
+                      verdict_label, wrap_itemset)
 
 # ----------------------------------------------------------------------------- the slice view
 
@@ -60,13 +61,19 @@ def _has(table: SliceTable, col: str) -> bool:
     return col in table.frame.columns
 
 
+#: the columns :meth:`SliceTable.default_sort_column` may choose, by suffix, and their labels
+_SORT_LABELS = {"lift_shortfall": "Lift shortfall", "divergence": "Divergence"}
+
+
 def sort_options(table: SliceTable, metric: str) -> dict[str, str]:
     """Sortable columns of a metric's view: {people's label: frame column}, default first."""
     m = table.metric(metric).name
     opts: dict[str, str] = {}
-    if _has(table, f"{m}_lift_shortfall"):
-        opts["Lift shortfall"] = f"{m}_lift_shortfall"
-    opts["Divergence"] = f"{m}_divergence"
+    default = table.default_sort_column(m)
+    opts[_SORT_LABELS[default.removeprefix(m + "_")]] = default  # the default first
+    for suffix, label in _SORT_LABELS.items():
+        if _has(table, f"{m}_{suffix}"):
+            opts[label] = f"{m}_{suffix}"
     if _has(table, f"{m}_divergence_shrunk"):
         opts["Shrunk divergence"] = f"{m}_divergence_shrunk"
     if _has(table, f"{m}_divergence_bound"):
@@ -115,7 +122,7 @@ def slice_view(
     """
     m = table.metric(metric).name
     frame = table.frame
-    col = sort_by or next(iter(sort_options(table, m).values()))
+    col = sort_by or table.default_sort_column(m)
     if col not in frame.columns:
         raise DivergenceInputError(f"Cannot sort by '{col}': the table has no such column.")
     asc = default_ascending(col) if ascending is None else bool(ascending)
@@ -312,7 +319,7 @@ class Finding:
 #: findings summarised as cards, in the app and in the report
 FINDING_CARDS = 3
 #: the verdicts summarised as findings
-_FINDING_ORDER = ("defect", "hard cohort", "above", "below")
+_FINDING_ORDER = tuple(v for v in FINDING_VERDICTS if v != "better")  # better needs no action
 
 
 def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING_CARDS,
@@ -515,7 +522,7 @@ def interval_figure(table: SliceTable, rows: pd.DataFrame, metric: str | None = 
     m, binary = info.name, info.binary
     if f"{m}_ci_low" not in rows.columns:
         raise DivergenceInputError(f"The interval plot needs the statistics of metric '{m}' (run assess).")
-    labels = [_wrap(s) for s in rows["itemset"]]
+    labels = [wrap_itemset(s) for s in rows["itemset"]]
     verdicts = rows[f"{m}_verdict"].astype(str) if f"{m}_verdict" in rows else pd.Series([""] * len(rows), index=rows.index)
     meets = (rows[f"{m}_meets_min_size"].astype(bool) if f"{m}_meets_min_size" in rows
              else pd.Series([True] * len(rows), index=rows.index))
@@ -568,21 +575,6 @@ def interval_figure(table: SliceTable, rows: pd.DataFrame, metric: str | None = 
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0),
     )
     return fig
-
-
-def _wrap(itemset: str, width: int = 60) -> str:
-    """An itemset label broken after a comma when longer than ``width`` characters."""
-    if len(itemset) <= width:
-        return itemset
-    parts, line, out = itemset.split(", "), "", []
-    for p in parts:
-        if line and len(line) + len(p) + 2 > width:
-            out.append(line + ",")
-            line = p
-        else:
-            line = f"{line}, {p}" if line else p
-    out.append(line)
-    return "<br>".join(out)
 
 
 # ----------------------------------------------------------------------------- export

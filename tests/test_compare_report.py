@@ -48,6 +48,11 @@ def test_report_carries_the_comparison(data):
     html = build_report(run_plan(plan, df), plan=plan, comparison=c)
     assert "Comparison with the reference model" in html and "Pre-release check: the model is worse" in html
     assert DEMO_COMPARE_TRUTH["worse_fpr"] in html
+    # the report colours a comparison's verdicts as the app does (one palette, in formats)
+    from divergence.formats import COMPARE_VERDICT_COLORS, ink_on
+
+    worse = COMPARE_VERDICT_COLORS["worse"]
+    assert f'style="background:{worse};color:{ink_on(worse)}">worse</span>' in html
     assert run_comparison(_plan(), df) is None
 
 

@@ -142,3 +142,26 @@ def test_report_draws_from_the_same_formats(fpr_table):
     assert "rgba(217,72,15" not in html or True
     small = fpr_table.frame[fpr_table.frame["fpr_verdict"] == "too small"]
     assert "too small · " in html and len(small)
+
+
+def test_verdict_lists_and_colours_have_one_home():
+    """The finding verdicts and the comparison's verdict colours are defined in formats only:
+    the report, the views and the comparison views read them from there."""
+    from divergence import compare_views, formats, report, views
+    from divergence.compare import COMPARE_VERDICTS
+
+    assert report.FINDINGS is formats.FINDING_VERDICTS
+    assert compare_views.COMPARE_VERDICT_COLORS is formats.COMPARE_VERDICT_COLORS
+    assert set(formats.COMPARE_VERDICT_COLORS) == set(COMPARE_VERDICTS)
+    # finding cards: the finding verdicts that ask for an action, in the same order
+    assert views._FINDING_ORDER == ("defect", "hard cohort", "above", "below")
+    assert set(views._FINDING_ORDER) < set(formats.FINDING_VERDICTS)
+
+
+def test_wrap_itemset_breaks_after_commas():
+    from divergence.formats import wrap_itemset
+
+    assert wrap_itemset("age=<25, sex=Male") == "age=<25, sex=Male"
+    assert wrap_itemset("age=<25, sex=Male, race=Other", 18) == "age=<25, sex=Male,<br>race=Other"
+    assert wrap_itemset("a=1, b=2, c=3", 4) == "a=1,<br>b=2,<br>c=3"
+    assert wrap_itemset("one-long-item=value", 5) == "one-long-item=value"  # an item is never cut

@@ -3,6 +3,7 @@ the same from a path, bytes, an upload buffer, the command line and DuckDB."""
 from __future__ import annotations
 
 import io
+import os
 
 import numpy as np
 import pandas as pd
@@ -11,7 +12,7 @@ import pytest
 from conftest import data_file
 from divergence import DivergenceInputError, scan, scan_duckdb
 from divergence.cli import main
-from divergence.io import LoadedTable, load_table, read_table, sniff_csv
+from divergence.io import LoadedTable, load_table, read_table, sniff_csv, write_atomically
 
 ROWS = [("Zoë", "1,5", 3, 1), ("Ana", "2,5", 4, 0), ("José", "3,5", 5, 1), ("Li", "4,5", 6, 0)] * 10
 
@@ -188,3 +189,43 @@ def test_raw_compas_reads_the_same_on_every_path():
     assert "decile_score.1" in loaded.frame.columns and "priors_count.1" in loaded.frame.columns
     assert any("'decile_score', 'priors_count' appear more than once" in n for n in loaded.notes)
     pd.testing.assert_frame_equal(loaded.frame, pd.read_csv(path, low_memory=False))
+
+
+# ----------------------------------------------------------------------------- write_atomically
+
+
+@pytest.mark.parametrize("content", ["naïve text\n", b"\x00bytes", "callable"])
+def test_write_atomically_text_bytes_or_a_writer(tmp_path, content):
+    path = tmp_path / "out.txt"
+    path.write_text("old")
+    if content == "callable":
+        got = write_atomically(path, lambda tmp: open(tmp, "w", encoding="utf-8").write("from a writer"))
+        want = b"from a writer"
+    else:
+        got = write_atomically(str(path), content)
+        want = content.encode("utf-8") if isinstance(content, str) else content
+    assert got == path and path.read_bytes() == want
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]  # no temporary file left
+    umask = os.umask(0)
+    os.umask(umask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~umask  # readable as any file, not private
+
+
+def test_write_atomically_failure_keeps_the_old_file(tmp_path):
+    path = tmp_path / "out.csv"
+    path.write_text("old")
+
+    def fail(tmp: str) -> None:
+        open(tmp, "w").write("half")
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError, match="disk full"):
+        write_atomically(path, fail)
+    assert path.read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["out.csv"]
+
+
+def test_write_atomically_names_a_missing_folder(tmp_path):
+    path = tmp_path / "nowhere" / "out.html"
+    with pytest.raises(DivergenceInputError) as err:
+        write_atomically(path, "x")
+    assert str(err.value) == f"Cannot write '{path}': folder '{tmp_path / 'nowhere'}' does not exist."

@@ -252,3 +252,26 @@ def test_figure_png():
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
     assert (width, height) == (400, 300)
+
+
+def test_one_default_sort_for_table_view_report_and_app():
+    """The default sort column is decided once (SliceTable.default_sort_column): the lift
+    shortfall for an error metric with a slice baseline, the divergence otherwise; the view,
+    the sort options, ``top`` and the report all follow it."""
+    from divergence.report import _sorted_rows  # the report's own ordering
+
+    rng = np.random.default_rng(4)
+    n = 600
+    df = pd.DataFrame({"a": rng.choice(["x", "y", "z"], n), "b": rng.choice(["u", "v"], n),
+                       "label": rng.choice(["no", "yes"], n)})
+    df["pred"] = np.where(rng.random(n) < 0.7, df["label"], rng.choice(["no", "yes"], n))
+    table = scan(df, target="label", prediction="pred", positive="yes", metrics=["error", "fpr"],
+                 min_support=0.05)
+    want = {"error": "error_lift_shortfall", "fpr": "fpr_divergence"}
+    for m, col in want.items():
+        assert table.default_sort_column(m) == col
+        assert next(iter(sort_options(table, m).values())) == col
+        view = slice_view(table, metric=m, top_n=len(table))
+        assert view.sort_by == col and not view.ascending
+        assert list(table.top(5, metric=m)["itemset"].astype(str)) == list(view.rows["itemset"].astype(str))[:5]
+        assert list(_sorted_rows(table, m)["itemset"].astype(str)) == list(view.rows["itemset"].astype(str))

@@ -213,7 +213,7 @@ def current_view(table: SliceTable, result_id: str, top_n: int | None = None) ->
     """The Slices page's view (sort, filters, top N) of a result, as the settings say."""
     metric = state.get(K.VIEW_METRIC) or table.metric_names[0]
     options = sort_options(table, metric)
-    column = options.get(state.get(K.SORT_BY)) or next(iter(options.values()))
+    column = options.get(state.get(K.SORT_BY)) or table.default_sort_column(metric)
     lengths = length_filter()
     # filters naming verdicts or columns this result does not have (set on another result) do not apply
     present = cache.verdicts_in(result_id, metric, table)

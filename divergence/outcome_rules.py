@@ -1,0 +1,91 @@
+"""The rule of each classification and regression outcome, written once.
+
+The pandas path (:mod:`divergence.outcomes`) turns these rules into numpy masks and the SQL
+engines (:mod:`divergence.sql`) into SQL text; ``tests/test_rules.py`` checks on random
+tables that both give the same slice table. Pure rules: no numpy, no pandas.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from .errors import DivergenceInputError
+
+__all__ = ["Condition", "ClassificationRule", "CLASSIFICATION", "RegressionError", "REGRESSION", "GammaKind",
+           "parse_gamma", "ALIASES", "canonical_metric"]
+
+#: A condition on a row with a known true class and prediction: ``y`` the true class is the
+#: positive label, ``p`` the prediction is; ``all`` every such row.
+Condition = Literal["y", "not y", "p", "not p", "y == p", "y != p", "all"]
+CONDITIONS: tuple[str, ...] = ("y", "not y", "p", "not p", "y == p", "y != p", "all")
+
+
+@dataclass(frozen=True)
+class ClassificationRule:
+    """A 0/1 outcome: defined on the rows meeting ``defined`` (and with both the true class
+    and the prediction known), 1 on those meeting ``one``, 0 on the others."""
+
+    rows: str  # the defined rows in words
+    defined: Condition
+    one: Condition
+
+
+CLASSIFICATION: dict[str, ClassificationRule] = {
+    "fpr": ClassificationRule("negatives", "not y", "p"),
+    "fnr": ClassificationRule("positives", "y", "not p"),
+    "tpr": ClassificationRule("positives", "y", "p"),
+    "tnr": ClassificationRule("negatives", "not y", "not p"),
+    "error": ClassificationRule("all rows", "all", "y != p"),
+    "accuracy": ClassificationRule("all rows", "all", "y == p"),
+    "precision": ClassificationRule("predicted positives", "p", "y"),
+    "fdr": ClassificationRule("predicted positives", "p", "not y"),
+    "npv": ClassificationRule("predicted negatives", "not p", "not y"),
+    "for": ClassificationRule("predicted negatives", "not p", "y"),
+    "positive_rate": ClassificationRule("all rows", "all", "p"),
+    "base_rate": ClassificationRule("all rows", "all", "y"),
+}
+
+#: A regression error as a function of the residual ``prediction - target``.
+RegressionError = Literal["abs", "square", "identity"]
+
+REGRESSION: dict[str, RegressionError] = {
+    "abs_error": "abs",
+    "squared_error": "square",
+    "signed_error": "identity",
+}
+
+
+#: other spellings of metric names
+ALIASES = {"ppr": "positive_rate", "acc": "accuracy", "err": "error", "mae": "abs_error",
+           "mse": "squared_error", "ae": "abs_error", "se": "squared_error"}
+
+
+def canonical_metric(metric: str) -> str:
+    """A metric's name as the results spell it (``MAE`` -> ``abs_error``)."""
+    m = metric.strip().lower()
+    return ALIASES.get(m, m)
+
+
+#: A ranking's value of a rank: in the top K, a power decay, or the DCG gain.
+GammaKind = Literal["topk", "power", "dcg"]
+
+
+def parse_gamma(spec: str) -> tuple[GammaKind, float]:
+    """Parse ``topk:K``, ``power:A`` or ``dcg`` into (kind, parameter)."""
+    text = str(spec).strip().lower()
+    kind, _, arg = text.partition(":")
+    if kind == "dcg" and not arg:
+        return "dcg", 0.0
+    if kind in ("topk", "power") and arg:
+        try:
+            value = float(arg)
+        except ValueError:
+            value = float("nan")
+        if kind == "topk" and value >= 1 and value == int(value):
+            return "topk", value
+        if kind == "power" and value > 0:
+            return "power", value
+    raise DivergenceInputError(
+        f"Rank-value function {spec!r} is not one of topk:K (K a positive integer), "
+        "power:A (A > 0), dcg."
+    )

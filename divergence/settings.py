@@ -589,19 +589,28 @@ def _section(sections: Mapping[str, Any], name: str, known: Sequence[str]) -> di
     return dict(value)
 
 
+#: settings a plan always writes, default or not: the numbers a reader checks first, and a
+#: plan that keeps its meaning if a default changes
+ALWAYS_WRITTEN = {"Mining": ("min_support",), "Statistics": ("confidence", "correction", "family", "bootstrap", "seed")}
+
+
 def _changed(part: Any) -> dict:
-    """The fields of a section that differ from its defaults, as plain data."""
+    """The fields of a section that differ from its defaults (and those always written), as
+    plain data."""
     defaults = _defaults(type(part))
+    always = ALWAYS_WRITTEN.get(type(part).__name__, ())
     out: dict = {}
     for f in fields(part):
         v = getattr(part, f.name)
-        if f.name in defaults and _same(defaults[f.name], v):
+        if f.name in defaults and f.name not in always and _same(defaults[f.name], v):
             continue
         out[f.name] = _plain(v)
     return out
 
 
 def _same(a: Any, b: Any) -> bool:
+    if a is None or b is None:  # no attributes chosen (None) is not an empty choice
+        return a is None and b is None
     if isinstance(a, tuple) or isinstance(b, tuple):
         return list(a or ()) == list(b or ())
     return a == b

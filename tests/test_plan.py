@@ -92,7 +92,10 @@ def test_a_plan_round_trips_through_the_settings():
                       "statistics: {bootstrap: 200, family: metric}\nreplication: {kind: holdout, share: 0.3}\n"
                       "compare: {reference: old}")
     again = SlicePlan.from_settings(plan.settings)
-    assert again == plan and again.settings == plan.settings
+    assert again.settings == plan.settings and again.scan == plan.scan and again.compare == plan.compare
+    # the statistics' bar is written out even where the plan left it to the defaults
+    assert again.statistics == dict(plan.statistics, confidence=0.95, correction="bh", seed=0)
+    assert SlicePlan.from_settings(again.settings) == again
     assert plan.settings == Settings.from_keywords(target="y", prediction="p", positive=1, metrics=["fpr"],
                                                    min_support=0.02, bootstrap=200, family="metric",
                                                    holdout=0.3, reference="old")

@@ -103,11 +103,15 @@ def test_plan_sections_round_trip():
                                 "metrics": ["fpr", "fnr"], "attributes": ["age", "sex"],
                                 "bins": {"age": [30.0, 50.0]}, "min_support": 0.02, "max_length": 3,
                                 "exhaustive": True}
-    assert sections["statistics"] == {"delta": {"fpr": 0.05}, "family": "metric", "bootstrap": 200}
+    assert sections["statistics"] == {"delta": {"fpr": 0.05}, "family": "metric", "bootstrap": 200,
+                                      "confidence": 0.95, "correction": "bh", "seed": 0}
     assert sections["compare"] == {"reference": "old_model"}
     assert Settings.from_sections(sections) == s
-    # defaults are left out: the smallest plan holds only what was chosen
-    assert Settings().sections() == {"scan": {}}
+    # other defaults are left out: a plan holds what was chosen, and the support and the
+    # statistics' bar always (they keep their meaning if a default changes)
+    assert Settings().sections() == {"scan": {"min_support": 0.05},
+                                     "statistics": {"confidence": 0.95, "correction": "bh", "family": "scan",
+                                                    "bootstrap": 0, "seed": 0}}
 
 
 def test_plan_sections_refuse_what_they_do_not_hold():

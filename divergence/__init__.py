@@ -25,6 +25,7 @@ _EXPORTS = {
     "COMPARE_VERDICTS": "compare",
     "scan_duckdb": "duckdb_engine",
     "scan_spark": "spark_engine",
+    "Settings": "settings",
     "SlicePlan": "plan",
     "save_plan": "plan",
     "load_plan": "plan",
@@ -68,6 +69,7 @@ if TYPE_CHECKING:  # what type checkers and editors see
     from .errors import DivergenceBudgetError, DivergenceInputError
     from .outcomes import Outcome, build_outcomes
     from .plan import SlicePlan, load_plan, save_plan
+    from .settings import Settings
     from .roles import RoleGuess, guess_roles
     from .scan import scan
     from .shapley import (corrective_items, global_divergence, individual_divergence, item_contributions,

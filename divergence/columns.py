@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Container, Sequence
 
 import numpy as np
 import pandas as pd
 
 from .column_kinds import is_date_column, is_datetime, is_row_index, is_text, text_sample
+from .errors import DivergenceInputError
 
-__all__ = ["AttributeScreen", "screen_attributes", "screen", "screen_notes", "shape_kind", "row_index_kind", "KINDS",
+__all__ = ["AttributeScreen", "screen_attributes", "check_attributes", "screen", "screen_notes", "shape_kind", "row_index_kind", "KINDS",
            "DATE_REASON", "MIN_ROWS", "NEAR_UNIQUE_SHARE", "UNIQUE_INT_SHARE"]
 
 #: why a column is left out, in the order the checks run
@@ -489,3 +490,17 @@ def screen(df: pd.DataFrame, roles: Sequence[str], *, target=None, prediction=No
     result = AttributeScreen(attributes=attributes, left_out=left_out,
                              kinds={c: kinds[c] for c in left_out}, notes=screen_notes(left_out, kinds))
     return result, leaks
+
+
+def check_attributes(attributes: Sequence[str], columns: Container[str], taken: Sequence[str],
+                     role: str = "an outcome role") -> list[str]:
+    """Attributes chosen by the user, checked against the data's ``columns`` and the columns
+    ``taken`` by a role (which cannot also be sliced by)."""
+    attrs = list(attributes)
+    missing = [a for a in attrs if a not in columns]
+    if missing:
+        raise DivergenceInputError(f"Attribute column '{missing[0]}' is not in the data.")
+    clash = [a for a in attrs if a in taken]
+    if clash:
+        raise DivergenceInputError(f"Column '{clash[0]}' is used as {role} and cannot also be an attribute.")
+    return attrs

@@ -317,6 +317,7 @@ def compare(data: pd.DataFrame, settings: Settings | None = None, *, progress=No
     Only rows where the target and both models' predictions are known are compared (the
     notes say how many were left out), so both values of a slice come from the same rows.
     """
+    from .columns import check_attributes
     from .scan import check_frame, default_attributes, scan_compressed
 
     unknown = [k for k in keywords if k not in COMPARE_KEYWORDS]
@@ -346,15 +347,7 @@ def compare(data: pd.DataFrame, settings: Settings | None = None, *, progress=No
         attrs, more = default_attributes(df, roles, **r.screen_keywords())
         notes += more
     else:
-        attrs = list(attributes)
-        missing = [a for a in attrs if a not in df.columns]
-        if missing:
-            raise DivergenceInputError(f"Attribute column '{missing[0]}' is not in the data.")
-        clash = [a for a in attrs if a in roles]
-        if clash:
-            raise DivergenceInputError(
-                f"Column '{clash[0]}' is used as a target or a model and cannot also be an attribute."
-            )
+        attrs = check_attributes(attributes, df.columns, roles, role="a target or a model")
     if not attrs:
         raise DivergenceInputError("There is no attribute column to slice by.")
     disc = discretize(df, attrs, bins=bins, quantile_bins=quantile_bins, binning=binning)

@@ -36,7 +36,7 @@ from .discretize import (
 from .errors import DivergenceInputError
 from .outcomes import BASELINE_KIND, CLASSIFICATION_METRICS, REGRESSION_METRICS, DESCRIPTIONS
 from .outcomes import canonical_metric, check_names, measures, show_value, match_label, parse_gamma, positive_labels
-from .columns import NEAR_UNIQUE_SHARE
+from .columns import NEAR_UNIQUE_SHARE, check_attributes
 from .scan import scan_compressed, table_params
 from .settings import Roles, Settings
 from .sql import Column, Dialect, average_ranks, classification_value, gamma_value, label_flag
@@ -649,15 +649,7 @@ def scan_engine(
     if slicing.attributes is None:
         candidates = [c for c in backend.columns if c.name not in taken]
     else:
-        attrs = list(slicing.attributes)
-        missing = [a for a in attrs if a not in plan.by_name]
-        if missing:
-            raise DivergenceInputError(f"Attribute column '{missing[0]}' is not in the data.")
-        clash = [a for a in attrs if a in taken]
-        if clash:
-            raise DivergenceInputError(
-                f"Column '{clash[0]}' is used as an outcome role and cannot also be an attribute."
-            )
+        attrs = check_attributes(slicing.attributes, plan.by_name, taken)
         candidates = [plan.by_name[a] for a in attrs]
     source = f"{backend.source} {_P}src " + " ".join(plan.joins) if plan.joins else backend.source
     # each outcome computed once per row in a projection: the aggregates then refer to short

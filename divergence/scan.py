@@ -9,7 +9,7 @@ import pandas as pd
 
 from .budget import MAX_SLICES, MEMORY_LIMIT, TIME_LIMIT, check_budget, slice_bytes
 from .canonical import canonical_permutation
-from .columns import NEAR_UNIQUE_SHARE, screen_attributes
+from .columns import NEAR_UNIQUE_SHARE, check_attributes, screen_attributes
 from .compression import compress_outcomes
 from .discretize import AttributeBins, BinSpec, Binning, discretize
 from .errors import DivergenceInputError
@@ -178,15 +178,7 @@ def scan(
     if slicing.attributes is None:
         attrs, notes = default_attributes(df, taken, **roles.screen_keywords())
     else:
-        attrs = list(slicing.attributes)
-        missing = [a for a in attrs if a not in df.columns]
-        if missing:
-            raise DivergenceInputError(f"Attribute column '{missing[0]}' is not in the data.")
-        clash = [a for a in attrs if a in taken]
-        if clash:
-            raise DivergenceInputError(
-                f"Column '{clash[0]}' is used as an outcome role and cannot also be an attribute."
-            )
+        attrs = check_attributes(slicing.attributes, df.columns, taken)
     if not attrs:
         raise DivergenceInputError("There is no attribute column to slice by.")
     disc = discretize(df, attrs, bins=slicing.bins, quantile_bins=slicing.quantile_bins, binning=slicing.binning)

@@ -18,6 +18,7 @@ from .lattice import walk_order, walk_tallies
 from .row_weights import row_weights
 from .tallies import COUNT, metric_tallies
 from .outcomes import build_outcomes
+from .settings import Roles
 
 __all__ = ["apply_bins", "remeasure", "Remeasured"]
 
@@ -73,14 +74,19 @@ def remeasure(table, df: pd.DataFrame) -> Remeasured:
     roles = {k: params.get(k) for k in ("target", "prediction", "score", "threshold", "positive", "outcome",
                                          "rank", "rank_by", "ascending", "gamma", "regression")}
     roles["metrics"] = [m for m in params.get("metrics", []) if m != "gamma" and m not in _outcome_names(params)]
-    try:
-        outcomes = build_outcomes(df, **roles)
-    except DivergenceInputError as exc:
-        raise DivergenceInputError(f"Replication data: {exc}") from None
+    outcomes = []
+    if Roles(**dict(roles, metrics=())).given():  # no column role: every metric was a ready-made outcome
+        try:
+            outcomes = build_outcomes(df, **roles)
+        except DivergenceInputError as exc:
+            raise DivergenceInputError(f"Replication data: {exc}") from None
     by_name = {o.name: o for o in outcomes}
     missing = [m for m in table.metric_names if m not in by_name]
     if missing:
-        raise DivergenceInputError(f"Replication data: metric '{missing[0]}' cannot be re-measured.")
+        raise DivergenceInputError(
+            f"Replication data: metric '{missing[0]}' was given as a ready-made outcome, whose values exist only "
+            "for the scanned rows: scan with the column roles (target, prediction, outcome, ...) to re-measure it "
+            "on another table.")
     codes = apply_bins(df, table.bins)
     cols = row_weights([by_name[m.name] for m in table.metrics], table.metrics, with_aux=False)
     tallies = walk_tallies(walk_order(table.parent, table.codes), codes, np.column_stack(cols))

@@ -142,3 +142,21 @@ def test_scan_compressed_equals_scan_on_rows():
         else:
             np.testing.assert_allclose(a[col], b[col], rtol=1e-12)
     assert table.row_codes is None and table.assessment["intervals"] == "analytic"
+
+
+def test_ready_made_outcomes_with_a_replication_table_say_what_to_do():
+    """Ready-made outcomes have values for the scanned rows only: replicating them ends with a
+    line saying so (it said 'Classification metrics need a target column'); with the roles, a
+    replication table works."""
+    from divergence.outcomes import build_outcomes
+
+    rng = np.random.default_rng(0)
+    n = 400
+    df = pd.DataFrame({"a": rng.integers(0, 3, n), "b": rng.integers(0, 2, n), "y": rng.integers(0, 2, n),
+                       "p": rng.integers(0, 2, n)})
+    ready = build_outcomes(df, target="y", prediction="p", positive=1, metrics=["fpr"])
+    with pytest.raises(DivergenceInputError, match="metric 'fpr' was given as a ready-made outcome"):
+        scan(df[["a", "b"]], outcomes=ready, replicate=df, min_support=0.1)
+    table = scan(df[["a", "b", "y", "p"]], target="y", prediction="p", positive=1, metrics=["fpr"],
+                 min_support=0.1, replicate=df.sample(frac=1.0, random_state=1))
+    assert "fpr_replicated_divergence" in table.frame.columns

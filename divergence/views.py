@@ -669,4 +669,46 @@ def figure_png(fig: go.Figure, *, width: int = 1280, height: int | None = None, 
     h = height or int(fig.layout.height or 600)
     with _PNG_LOCK, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # kaleido's server ignores per-call browser options, and says so
-        return fig.to_image(format="png", width=width, height=h, scale=scale)
+        for attempt in range(2):
+            done, png = _within(PNG_TIMEOUT, lambda: fig.to_image(format="png", width=width, height=h, scale=scale))
+            if done:
+                return png
+            # kaleido's persistent Chromium can get stuck on a call (plotly/Kaleido#441): start it again
+            PNG_EXPORTER.update(state="cold")
+            _within(PNG_TIMEOUT, _restart_exporter)
+    raise DivergenceInputError(f"PNG export did not answer within {PNG_TIMEOUT:g} s, twice; try again, or "
+                               "download the figure as HTML.")
+
+
+#: seconds one image may take before the exporter is started again (a cold start takes 10-15 s)
+PNG_TIMEOUT = 45.0
+
+
+def _within(seconds: float, work) -> tuple[bool, object]:
+    """(True, what ``work()`` returned) if it ends within ``seconds``, else (False, None); the
+    work's error is raised. A call that never ends is left behind in a daemon thread."""
+    box: dict = {}
+
+    def run() -> None:
+        try:
+            box["value"] = work()
+        except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
+            box["error"] = exc
+
+    t = threading.Thread(target=run, name="png-export", daemon=True)
+    t.start()
+    t.join(seconds)
+    if t.is_alive():
+        return False, None
+    if "error" in box:
+        raise box["error"]
+    return True, box.get("value")
+
+
+def _restart_exporter() -> None:
+    import kaleido
+
+    try:
+        kaleido.stop_sync_server(silence_warnings=True)
+    finally:
+        kaleido.start_sync_server(silence_warnings=True)

@@ -275,3 +275,38 @@ def test_one_default_sort_for_table_view_report_and_app():
         assert view.sort_by == col and not view.ascending
         assert list(table.top(5, metric=m)["itemset"].astype(str)) == list(view.rows["itemset"].astype(str))[:5]
         assert list(_sorted_rows(table, m)["itemset"].astype(str)) == list(view.rows["itemset"].astype(str))
+
+
+def test_a_stuck_png_export_is_started_again_then_refused(monkeypatch):
+    """kaleido's Chromium can get stuck on a call (plotly/Kaleido#441): after PNG_TIMEOUT the
+    exporter is started again and the image drawn again; stuck twice, a line says so (the
+    download never waits forever)."""
+    import threading
+    import time
+
+    import plotly.graph_objects as go
+
+    from divergence import views
+
+    release = threading.Event()
+    calls, restarts = [], []
+
+    def to_image(self, **kw):
+        calls.append(kw)
+        if len(calls) == 1 or stuck_always:
+            release.wait(5)  # stuck (released at the end of the test)
+        return b"\x89PNG fake"
+
+    monkeypatch.setattr(views, "png_supported", lambda: True)
+    monkeypatch.setattr(views, "PNG_TIMEOUT", 0.2)
+    monkeypatch.setattr(views, "_restart_exporter", lambda: restarts.append(1))
+    monkeypatch.setattr(go.Figure, "to_image", to_image)
+    stuck_always = False
+    start = time.monotonic()
+    assert figure_png(go.Figure(), width=10, height=10) == b"\x89PNG fake"
+    assert len(calls) == 2 and len(restarts) == 1 and time.monotonic() - start < 3
+    stuck_always = True
+    with pytest.raises(DivergenceInputError, match=r"PNG export did not answer within 0.2 s, twice"):
+        figure_png(go.Figure(), width=10, height=10)
+    assert len(calls) == 4 and len(restarts) == 3
+    release.set()

@@ -14,8 +14,9 @@ import plotly.graph_objects as go
 
 from .compare import COMPARE_VERDICTS, Comparison
 from .errors import DivergenceInputError
-from .formats import COMPARE_VERDICT_COLORS, is_undefined, rgba, wrap_itemset
-from .views import format_count, format_divergence, format_interval, format_p, format_value, metric_label
+from .formats import COMPARE_VERDICT_COLORS, is_undefined, wrap_itemset
+from .views import (format_count, format_divergence, format_interval, format_p, format_value, metric_label,
+                    slice_table_figure)
 
 __all__ = ["COMPARE_VERDICT_COLORS", "compare_headline", "compare_view", "compare_display_frame",
            "compare_table_figure", "change_interval_figure", "change_contribution_figure"]
@@ -76,30 +77,9 @@ def _signed_interval(low: object, high: object, binary: bool) -> str:
 
 def compare_table_figure(display: pd.DataFrame, *, height: int | None = None) -> go.Figure:
     """The comparison table (from :func:`compare_display_frame`) as a Plotly table, the verdict
-    cell coloured by verdict."""
-    cols = list(display.columns)
-    widths = []
-    for col in cols:
-        cells = display[col].astype(str).str.len()
-        usual = float(cells.quantile(0.9)) if len(cells) else 0.0
-        widths.append(max(max(len(w) for w in col.split()) + 1, usual, 4) * (0.9 if col == "Slice" else 1.0))
-    align = ["left" if col in ("Slice", "Verdict") else "right" for col in cols]
-    n = len(display)
-    fills = []
-    for col in cols:
-        if col == "Verdict":
-            fills.append([rgba(COMPARE_VERDICT_COLORS.get(v, "#868e96"), 0.28) for v in display[col]])
-        else:
-            fills.append(["rgba(134,142,150,0.08)" if i % 2 else "rgba(0,0,0,0)" for i in range(n)])
-    fig = go.Figure(go.Table(
-        columnwidth=widths,
-        header=dict(values=[f"<b>{col}</b>" for col in cols], align=align, fill_color="rgba(59,91,219,0.18)",
-                    line_color="rgba(134,142,150,0.35)", height=30),
-        cells=dict(values=[display[col].tolist() for col in cols], align=align, fill_color=fills,
-                   line_color="rgba(134,142,150,0.25)", height=26),
-    ))
-    fig.update_layout(margin=dict(l=0, r=0, t=4, b=0), height=height or min(80 + 27 * max(n, 1), 760))
-    return fig
+    cell coloured by verdict (the slice table's figure with the comparison's colours)."""
+    return slice_table_figure(display, height=height,
+                              color_of=lambda v: COMPARE_VERDICT_COLORS.get(v, "#868e96"))
 
 
 def change_interval_figure(c: Comparison, rows: pd.DataFrame, metric: str | None = None, *,

@@ -475,11 +475,12 @@ def split_rows(df: pd.DataFrame, column: str, confirm_values: Sequence[object]) 
 
 
 def slice_table_figure(display: pd.DataFrame, *, verdict_column: str = "Verdict",
-                       height: int | None = None) -> go.Figure:
+                       height: int | None = None, color_of=verdict_color) -> go.Figure:
     """The slice table (already formatted with :func:`display_frame`) as a Plotly table.
 
     The slice column is wide and left-aligned, numbers right-aligned; the verdict cell is
-    coloured like the interval plot. Transparent cells follow the page's light or dark theme.
+    coloured like the interval plot (``color_of``: a verdict's colour). Transparent cells
+    follow the page's light or dark theme.
     """
     cols = list(display.columns)
     # widths from the content: the longest header word or the usual cell length, whichever is larger
@@ -493,7 +494,7 @@ def slice_table_figure(display: pd.DataFrame, *, verdict_column: str = "Verdict"
     fills = []
     for c in cols:
         if c == verdict_column:
-            fills.append([rgba(verdict_color(v), 0.28) for v in display[c]])
+            fills.append([rgba(color_of(v), 0.28) for v in display[c]])
         else:
             fills.append(["rgba(134,142,150,0.08)" if i % 2 else "rgba(0,0,0,0)" for i in range(n)])
     fig = go.Figure(go.Table(

@@ -8,17 +8,11 @@ Table contents are asserted in tests/app (AppTest); here: rendering, clicks, nav
 from __future__ import annotations
 
 import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+import app_server
 from divergence.datasets import load_demo
 
 pytestmark = pytest.mark.e2e
@@ -43,42 +37,19 @@ def browser():
         b.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def start_app():
-    """Start `streamlit run app.py` in its own process group; stopped at the end of the module."""
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    """Start `streamlit run app.py` (one server per theme); stopped at the end of the module."""
     started = []
 
     def start(theme: str = "light") -> str:
-        port = _free_port()
-        log = open(ARTIFACTS / f"server_{theme}.log", "w")
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-             "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats",
-             "false", "--server.fileWatcherType", "none", "--theme.base", theme],
-            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        url, proc, log = app_server.start(ARTIFACTS / f"server_{theme}.log", theme=theme, wait=180)
         started.append((proc, log))
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.time() + 180  # a loaded machine starts slowly
-        while time.time() < deadline:
-            try:
-                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
-                    return url
-            except OSError:
-                time.sleep(0.2)
-        pytest.fail(f"the app did not start on port {port}; see {ARTIFACTS / f'server_{theme}.log'}")
+        return url
 
     yield start
     for proc, log in started:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=20)
-        log.close()
+        app_server.stop(proc, log, timeout=20)
 
 
 _IDLE = """() => {

@@ -14,18 +14,15 @@ scan_latency.txt (the numbers in the README come from benchmarks/bench_responsiv
 """
 from __future__ import annotations
 
-import os
 import re
-import signal
-import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, data_file
+import app_server
+from conftest import data_file
 from test_browser import ARTIFACTS, _goto, _no_exception, _settle, browser  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.e2e
@@ -36,32 +33,9 @@ VIEW = {"width": 1280, "height": 800}
 @pytest.fixture
 def server():
     """`streamlit run app.py` in its own process group: (url, pid); stopped at the end."""
-    import socket
-
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    log = open(ARTIFACTS / "server_scan.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
-         "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none", "--theme.base", "light"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.2)
-    else:
-        pytest.fail(f"the app did not start on port {port}; see {ARTIFACTS / 'server_scan.log'}")
+    url, proc, log = app_server.start(ARTIFACTS / "server_scan.log", wait=90)
     yield url, proc.pid
-    os.killpg(proc.pid, signal.SIGTERM)
-    proc.wait(timeout=30)
-    log.close()
+    app_server.stop(proc, log)
 
 
 def _children(pid: int) -> list[int]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-__all__ = ["RoleGuess", "guess_roles", "guess_positive"]
+__all__ = ["RoleGuess", "guess_roles", "guess_positive", "distinct_values"]
 
 TARGET_NAMES = ("label", "target", "y", "class", "outcome", "truth", "actual", "ground_truth", "y_true",
                 "gold", "true_label")
@@ -95,18 +95,24 @@ def _paired(stem: str, column: object) -> bool:
     return len(stem) >= 3 and all(any(w.startswith(t) for w in words) for t in stem.split("_"))
 
 
-def _values(series: pd.Series) -> list | None:
-    """The distinct non-missing values (sorted) when there are at most two, else None."""
-    if len(series) > SAMPLE_ROWS and series.iloc[:SAMPLE_ROWS].nunique(dropna=True) > 2:
-        return None
+def distinct_values(series: pd.Series, limit: int = 50) -> list | None:
+    """The distinct non-missing values of a column as plain Python values, sorted; None
+    when there are more than ``limit``."""
     values = pd.unique(series.dropna())
-    if len(values) > 2:
+    if len(values) > limit:
         return None
     out = [v.item() if isinstance(v, np.generic) else v for v in values]
     try:
         return sorted(out)
     except TypeError:
         return sorted(out, key=str)
+
+
+def _values(series: pd.Series) -> list | None:
+    """The distinct non-missing values (sorted) when there are at most two, else None."""
+    if len(series) > SAMPLE_ROWS and series.iloc[:SAMPLE_ROWS].nunique(dropna=True) > 2:
+        return None
+    return distinct_values(series, limit=2)
 
 
 def _same_values(a: list | None, b: list | None) -> bool:

@@ -16,7 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .errors import DivergenceInputError
-from .roles import guess_positive
+from .roles import distinct_values, guess_positive
 from .table import SliceTable
 
 __all__ = [
@@ -401,19 +401,6 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
 
 # ----------------------------------------------------------------------------- roles of a new file
 # guessed by divergence.roles (guess_roles, guess_positive)
-
-
-def distinct_values(series: pd.Series, limit: int = 50) -> list | None:
-    """The distinct non-missing values of a column as plain Python values, sorted; None
-    when there are more than ``limit``."""
-    values = pd.unique(series.dropna())
-    if len(values) > limit:
-        return None
-    out = [v.item() if isinstance(v, np.generic) else v for v in values]
-    try:
-        return sorted(out)
-    except TypeError:
-        return sorted(out, key=str)
 
 
 def describe_columns(df: pd.DataFrame) -> pd.DataFrame:

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
 from .compare import COMPARE_VERDICTS, Comparison
 from .errors import DivergenceInputError
 from .formats import COMPARE_VERDICT_COLORS, is_undefined, wrap_itemset
-from .views import (format_count, format_divergence, format_interval, format_p, format_value, metric_label,
-                    slice_table_figure)
+from .views import (add_interval_traces, axis_range, format_count, format_divergence, format_interval, format_p,
+                    format_value, interval_layout, metric_label, slice_table_figure)
 
 __all__ = ["COMPARE_VERDICT_COLORS", "compare_headline", "compare_view", "compare_display_frame",
            "compare_table_figure", "change_interval_figure", "change_contribution_figure"]
@@ -105,47 +104,27 @@ def change_interval_figure(c: Comparison, rows: pd.DataFrame, metric: str | None
     fig.add_vrect(x0=-delta, x1=delta, fillcolor="rgba(28,126,214,0.10)", line_width=0, layer="below")
     fig.add_vline(x=0.0, line_color="#495057", line_width=1.5)
     fig.add_vline(x=overall, line_color="#868e96", line_dash="dash", line_width=1.5)
-    shown = set()
     unit = " pp" if binary else ""
-    for verdict in dict.fromkeys(verdicts):
-        for indicative in (False, True):
-            sel = (verdicts == verdict).to_numpy() & (~meets.to_numpy() if indicative else meets.to_numpy())
-            if not sel.any():
-                continue
-            r = rows[sel]
-            value = r[f"{m}_change"].to_numpy(dtype=float) * scale
-            lo = r[f"{m}_change_ci_low"].to_numpy(dtype=float) * scale
-            hi = r[f"{m}_change_ci_high"].to_numpy(dtype=float) * scale
-            color = COMPARE_VERDICT_COLORS.get(verdict, "#868e96")
-            name = verdict + (" (below the minimum size)" if indicative else "")
-            text = [f"{s or '(whole dataset)'}<br>model {format_value(a, binary)}, reference {format_value(b, binary)}"
-                    f"<br>change {format_divergence(v / scale, binary)} {_signed_interval(x / scale, y / scale, binary)}"
-                    f"<br>{format_count(k)} rows · {verdict}"
-                    for s, a, b, v, x, y, k in zip(r["itemset"], r[m], r[f"{m}_reference"], value, lo, hi, counts[sel])]
-            fig.add_trace(go.Scatter(
-                x=value, y=np.array(labels, dtype=object)[sel], mode="markers", name=name,
-                marker=dict(color=color, size=9, symbol="circle-open" if indicative else "circle",
-                            line=dict(width=2, color=color)),
-                error_x=dict(type="data", symmetric=False, array=hi - value, arrayminus=value - lo,
-                             color=color, thickness=2, width=4),
-                customdata=r.index.to_numpy(), hovertext=text, hoverinfo="text", showlegend=name not in shown,
-            ))
-            shown.add(name)
-    ends = [0.0, overall, -delta, delta] + list(rows[f"{m}_change_ci_low"] * scale) \
-        + list(rows[f"{m}_change_ci_high"] * scale)
-    ends = [e for e in ends if not is_undefined(e)]
-    pad = 0.04 * ((max(ends) - min(ends)) or 1.0)
-    fig.update_xaxes(range=[min(ends) - pad, max(ends) + pad], zeroline=False)
+    value, lo, hi = (rows[col].to_numpy(dtype=float) * scale
+                     for col in (f"{m}_change", f"{m}_change_ci_low", f"{m}_change_ci_high"))
+    itemsets, model, ref = rows["itemset"].to_numpy(), rows[m].to_numpy(), rows[f"{m}_reference"].to_numpy()
+    add_interval_traces(
+        fig, rows, labels, verdicts, meets, value, lo, hi,
+        color_of=lambda v: COMPARE_VERDICT_COLORS.get(v, "#868e96"),
+        name_of=lambda v, indicative: v + (" (below the minimum size)" if indicative else ""),
+        hover=lambda sel, v, a, b: [
+            f"{s or '(whole dataset)'}<br>model {format_value(x, binary)}, reference {format_value(y, binary)}"
+            f"<br>change {format_divergence(d / scale, binary)} {_signed_interval(e / scale, f / scale, binary)}"
+            f"<br>{format_count(k)} rows · {verdict}"
+            for s, x, y, d, e, f, k, verdict in zip(itemsets[sel], model[sel], ref[sel], v, a, b, counts[sel],
+                                                     verdicts.to_numpy()[sel])])
+    fig.update_xaxes(range=axis_range([0.0, overall, -delta, delta] + list(lo) + list(hi)), zeroline=False)
     level = level_label or f"{c.assessment['confidence']:.0%} intervals"
     worse = "right" if info.worse_when == "up" else "left"
-    fig.update_layout(
-        xaxis_title=(f"change in {metric_label(m)} (model − reference){unit}, {level}; worse to the {worse}. "
-                     f"Band: ±δ = {format_divergence(delta / scale, binary).lstrip('+')}; dashed: whole dataset "
-                     f"{format_divergence(overall / scale, binary)}"),
-        yaxis=dict(autorange="reversed", categoryorder="array", categoryarray=labels, automargin=True),
-        height=max(260, 60 + 30 * len(rows)), margin=dict(l=10, r=10, t=30, b=60),
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0),
-    )
+    interval_layout(fig, labels,
+                    f"change in {metric_label(m)} (model − reference){unit}, {level}; worse to the {worse}. "
+                    f"Band: ±δ = {format_divergence(delta / scale, binary).lstrip('+')}; dashed: whole dataset "
+                    f"{format_divergence(overall / scale, binary)}")
     return fig
 
 

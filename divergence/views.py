@@ -25,7 +25,7 @@ __all__ = [
     "slice_view", "sort_options", "metric_label", "display_frame", "display_sort_columns", "redundancy_epsilon",
     "headline", "findings", "Finding", "FINDING_CARDS", "guess_positive",
     "distinct_values", "describe_columns", "parse_bin_spec", "split_rows",
-    "slice_table_figure", "interval_figure", "table_csv", "figure_html", "figure_png", "png_supported", "warm_png_exporter", "PNG_EXPORTER",
+    "slice_table_figure", "interval_figure", "add_interval_traces", "axis_range", "interval_layout", "table_csv", "figure_html", "figure_png", "png_supported", "warm_png_exporter", "PNG_EXPORTER",
 ]
 
 from .formats import (DASH, FINDING_VERDICTS, VERDICT_COLORS, is_undefined, format_count, format_divergence,  # noqa: F401
@@ -523,46 +523,68 @@ def interval_figure(table: SliceTable, rows: pd.DataFrame, metric: str | None = 
     if not (is_undefined(low) or is_undefined(high)):
         fig.add_vrect(x0=low, x1=high, fillcolor="rgba(134,142,150,0.25)", line_width=0, layer="below")
     fig.add_vline(x=overall, line_color="#868e96", line_dash="dash", line_width=1.5)
+    value, lo, hi = (rows[c].to_numpy() * scale for c in (m, f"{m}_ci_low", f"{m}_ci_high"))
+    itemsets, counts = rows["itemset"].to_numpy(), rows[f"{m}_count"].to_numpy()
+    add_interval_traces(
+        fig, rows, labels, verdicts, meets, value, lo, hi, color_of=verdict_color,
+        name_of=lambda v, indicative: (v or "slice") + (" (indicative: below minimum size)" if indicative else ""),
+        hover=lambda sel, v, a, b: [f"{s}<br>{format_value(x / scale, binary)} {format_interval(y / scale, z / scale, binary)}"
+                                    f"<br>{format_count(k)} rows · {verdict or '–'}"
+                                    for s, x, y, z, k, verdict in zip(itemsets[sel], v, a, b, counts[sel],
+                                                                      verdicts.to_numpy()[sel])])
+    # the axis spans every interval and the whole dataset's band (autorange ignores shapes)
+    fig.update_xaxes(range=axis_range([overall, low, high] + list(lo) + list(hi)))
+    unit = " (%)" if binary else ""
+    level = level_label or "intervals"
+    interval_layout(fig, labels, f"{_metric_label(table, m)}{unit}: {level}; dashed line and band: whole dataset "
+                                 f"{format_value(overall / scale, binary)}")
+    return fig
+
+
+def add_interval_traces(fig: go.Figure, rows: pd.DataFrame, labels: Sequence[str], verdicts: pd.Series,
+                        meets: pd.Series, value: np.ndarray, lo: np.ndarray, hi: np.ndarray, *, color_of,
+                        name_of, hover) -> None:
+    """One trace per verdict and side of the minimum size: each slice's value as a dot (open
+    below the minimum size) and its interval as a bar, on the line of its label. ``value``,
+    ``lo``, ``hi`` are per row of ``rows``; ``hover(sel, value, lo, hi)`` gives the selected
+    rows' hover texts. Shared by the slice and the comparison interval plots."""
     shown = set()
+    y = np.array(labels, dtype=object)
+    meet = meets.to_numpy()
     for verdict in dict.fromkeys(verdicts):
         for indicative in (False, True):
-            sel = (verdicts == verdict).to_numpy() & (~meets.to_numpy() if indicative else meets.to_numpy())
+            sel = (verdicts == verdict).to_numpy() & (~meet if indicative else meet)
             if not sel.any():
                 continue
-            r = rows[sel]
-            value = r[m].to_numpy() * scale
-            lo = r[f"{m}_ci_low"].to_numpy() * scale
-            hi = r[f"{m}_ci_high"].to_numpy() * scale
-            color = verdict_color(verdict)
-            name = (verdict or "slice") + (" (indicative: below minimum size)" if indicative else "")
-            text = [f"{s}<br>{format_value(v / scale, binary)} {format_interval(a / scale, b / scale, binary)}"
-                    f"<br>{format_count(c)} rows · {verdict or '–'}"
-                    for s, v, a, b, c in zip(r["itemset"], value, lo, hi, r[f"{m}_count"])]
+            color, name = color_of(verdict), name_of(verdict, indicative)
+            v, a, b = value[sel], lo[sel], hi[sel]
             fig.add_trace(go.Scatter(
-                x=value, y=np.array(labels, dtype=object)[sel], mode="markers", name=name,
+                x=v, y=y[sel], mode="markers", name=name,
                 marker=dict(color=color, size=9, symbol="circle-open" if indicative else "circle",
                             line=dict(width=2, color=color)),
-                error_x=dict(type="data", symmetric=False, array=hi - value, arrayminus=value - lo,
+                error_x=dict(type="data", symmetric=False, array=b - v, arrayminus=v - a,
                              color=color, thickness=2, width=4),
-                customdata=r.index.to_numpy(), hovertext=text, hoverinfo="text",
+                customdata=rows.index.to_numpy()[sel], hovertext=hover(sel, v, a, b), hoverinfo="text",
                 showlegend=name not in shown,
             ))
             shown.add(name)
-    # the axis spans every interval and the whole dataset's band (autorange ignores shapes)
-    ends = [overall, low, high] + list(rows[f"{m}_ci_low"] * scale) + list(rows[f"{m}_ci_high"] * scale)
+
+
+def axis_range(ends: Sequence[float]) -> list[float]:
+    """An axis range spanning the defined ``ends``, with a 4% margin."""
     ends = [e for e in ends if not is_undefined(e)]
     pad = 0.04 * ((max(ends) - min(ends)) or 1.0)
-    fig.update_xaxes(range=[min(ends) - pad, max(ends) + pad])
-    unit = " (%)" if binary else ""
-    level = level_label or "intervals"
+    return [min(ends) - pad, max(ends) + pad]
+
+
+def interval_layout(fig: go.Figure, labels: Sequence[str], xaxis_title: str) -> None:
+    """The interval plots' layout: one line per label, top to bottom, the legend above."""
     fig.update_layout(
-        xaxis_title=f"{_metric_label(table, m)}{unit}: {level}; dashed line and band: whole dataset "
-                    f"{format_value(overall / scale, binary)}",
+        xaxis_title=xaxis_title,
         yaxis=dict(autorange="reversed", categoryorder="array", categoryarray=labels, automargin=True),
-        height=max(260, 60 + 30 * len(rows)), margin=dict(l=10, r=10, t=30, b=60),
+        height=max(260, 60 + 30 * len(labels)), margin=dict(l=10, r=10, t=30, b=60),
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0),
     )
-    return fig
 
 
 # ----------------------------------------------------------------------------- export

@@ -106,9 +106,7 @@ def _compress_keyed(codes, keep, offsets, mult, values, vshift, target, tshift):
         if e < 0:
             if k >= keys.shape[0]:
                 keys = _ensure(keys, k + 1)
-                new_w = np.zeros((keys.shape[0], t), dtype=np.float64)
-                new_w[:k] = out_w[:k]
-                out_w = new_w
+                out_w = _grown_tallies(out_w, k, keys.shape[0])
             e = k
             keys[e] = key
             table[slot] = e
@@ -177,9 +175,7 @@ def _compress_hashed(codes, keep, offsets, values, vshift, target, tshift):
         if g < 0:
             if k >= out_c.shape[0]:
                 out_c = _ensure2(out_c, k + 1)
-                new_w = np.zeros((out_c.shape[0], t), dtype=np.float64)
-                new_w[:k] = out_w[:k]
-                out_w = new_w
+                out_w = _grown_tallies(out_w, k, out_c.shape[0])
                 hashes = _ensure(hashes, out_c.shape[0])
             g = k
             for c in range(n_attr):
@@ -233,6 +229,14 @@ def _ensure(arr, need):
     new = np.empty(max(2 * arr.shape[0], need), dtype=arr.dtype)
     new[: arr.shape[0]] = arr
     return new
+
+
+@kernel
+def _grown_tallies(out_w, k, rows):
+    """A tally table of ``rows`` rows (zeros) holding the first ``k`` rows of ``out_w``."""
+    new_w = np.zeros((rows, out_w.shape[1]), dtype=np.float64)
+    new_w[:k] = out_w[:k]
+    return new_w
 
 
 @kernel

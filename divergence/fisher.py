@@ -55,6 +55,19 @@ def _tail_sum(k, step, lo, hi, big_m, big_k, n):
 
 
 @kernel
+def _first_at_or_below(a, b, step, lthr, big_m, big_k, n):
+    """Bisection between ``a`` (log pmf above ``lthr``) and ``b`` (at or below it), moving
+    by ``step``'s sign: the first point at or below the threshold."""
+    while abs(b - a) > 1.0:
+        mid = math.floor((a + b) / 2.0) if step > 0 else math.ceil((a + b) / 2.0)
+        if _logpmf(mid, big_m, big_k, n) > lthr:
+            a = mid
+        else:
+            b = mid
+    return b
+
+
+@kernel
 def _fisher_one(x, n, big_k, big_m, rel_tol):
     lo = max(0.0, n - (big_m - big_k))
     hi = min(n, big_k)
@@ -116,14 +129,7 @@ def _fisher_one(x, n, big_k, big_m, rel_tol):
                 found = True
                 break
         if not found:
-            a, b = k, edge
-            while abs(b - a) > 1.0:
-                mid = math.floor((a + b) / 2.0) if step > 0 else math.ceil((a + b) / 2.0)
-                if _logpmf(mid, big_m, big_k, n) > lthr:
-                    a = mid
-                else:
-                    b = mid
-            k = b
+            k = _first_at_or_below(k, edge, step, lthr, big_m, big_k, n)
     else:
         # already at or below: walk back towards the mode while still at or below
         while steps < 64 and k != mode:
@@ -135,14 +141,7 @@ def _fisher_one(x, n, big_k, big_m, rel_tol):
             k -= step
             steps += 1
         if not found and k != mode:
-            a, b = mode, k  # pmf(a) > thr >= pmf(b)
-            while abs(b - a) > 1.0:
-                mid = math.floor((a + b) / 2.0) if step > 0 else math.ceil((a + b) / 2.0)
-                if _logpmf(mid, big_m, big_k, n) > lthr:
-                    a = mid
-                else:
-                    b = mid
-            k = b
+            k = _first_at_or_below(mode, k, step, lthr, big_m, big_k, n)  # pmf(mode) > thr >= pmf(k)
     far = math.exp(_logpmf(k, big_m, big_k, n)) * _tail_sum(k, step, lo, hi, big_m, big_k, n)
     return min(1.0, near + far)
 

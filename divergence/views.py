@@ -25,7 +25,8 @@ __all__ = [
     "slice_view", "sort_options", "metric_label", "display_frame", "display_sort_columns", "redundancy_epsilon",
     "headline", "findings", "Finding", "FINDING_CARDS", "guess_positive",
     "distinct_values", "describe_columns", "parse_bin_spec", "split_rows",
-    "slice_table_figure", "interval_figure", "add_interval_traces", "axis_range", "interval_layout", "table_csv", "figure_html", "figure_png", "png_supported", "warm_png_exporter", "PNG_EXPORTER",
+    "slice_table_figure", "interval_figure", "add_interval_traces", "axis_range", "interval_layout",
+    "table_csv", "figure_html", "figure_png", "png_supported", "warm_png_exporter", "PNG_EXPORTER",
 ]
 
 from .formats import (DASH, FINDING_VERDICTS, VERDICT_COLORS, is_undefined, format_count, format_divergence,  # noqa: F401
@@ -528,10 +529,10 @@ def interval_figure(table: SliceTable, rows: pd.DataFrame, metric: str | None = 
     add_interval_traces(
         fig, rows, labels, verdicts, meets, value, lo, hi, color_of=verdict_color,
         name_of=lambda v, indicative: (v or "slice") + (" (indicative: below minimum size)" if indicative else ""),
-        hover=lambda sel, v, a, b: [f"{s}<br>{format_value(x / scale, binary)} {format_interval(y / scale, z / scale, binary)}"
-                                    f"<br>{format_count(k)} rows · {verdict or '–'}"
-                                    for s, x, y, z, k, verdict in zip(itemsets[sel], v, a, b, counts[sel],
-                                                                      verdicts.to_numpy()[sel])])
+        hover=lambda sel, v, a, b: [
+            f"{s}<br>{format_value(x / scale, binary)} {format_interval(y / scale, z / scale, binary)}"
+            f"<br>{format_count(k)} rows · {verdict or '–'}"
+            for s, x, y, z, k, verdict in zip(itemsets[sel], v, a, b, counts[sel], verdicts.to_numpy()[sel])])
     # the axis spans every interval and the whole dataset's band (autorange ignores shapes)
     fig.update_xaxes(range=axis_range([overall, low, high] + list(lo) + list(hi)))
     unit = " (%)" if binary else ""

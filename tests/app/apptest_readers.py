@@ -5,7 +5,33 @@ import base64
 import json
 
 import numpy as np
+import streamlit as st
 from streamlit.testing.v1 import AppTest
+
+from conftest import ROOT
+
+#: the dashboard's entry point
+APP = str(ROOT / "app.py")
+
+
+def fresh_app(timeout: float = 90, *, keep_resources: bool = False) -> AppTest:
+    """The app on its first screen with empty caches (and, unless ``keep_resources``, none of
+    the results the server keeps); it must render without an exception."""
+    st.cache_data.clear()
+    if not keep_resources:
+        st.cache_resource.clear()
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def go(at: AppTest, page: str) -> AppTest:
+    """Switch to ``pages/<page>.py`` and run it; it must render without an exception."""
+    at.switch_page(f"pages/{page}.py")
+    at.run()
+    assert not at.exception, at.exception
+    return at
 
 
 def metrics(at: AppTest) -> dict:

@@ -8,26 +8,19 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from apptest_readers import finish_scan, run_scan
-from conftest import ROOT, data_file
+from apptest_readers import APP, finish_scan, fresh_app, go, run_scan
+from conftest import data_file
 from divergence import screen_attributes
 
-APP = str(ROOT / "app.py")
 RAW = "compas-scores-two-years.csv"
 ROLES = dict(target="two_year_recid", score="decile_score", threshold=8)
 
 
 @pytest.fixture
 def app():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    at = AppTest.from_file(APP, default_timeout=300)
-    at.run()
-    assert not at.exception
-    return at
+    return fresh_app(300)
 
 
 @pytest.fixture(scope="module")
@@ -35,11 +28,7 @@ def raw() -> pd.DataFrame:
     return pd.read_csv(data_file(RAW))
 
 
-def _go(at: AppTest, page: str) -> AppTest:
-    at.switch_page(f"pages/{page}.py")
-    at.run()
-    assert not at.exception, at.exception
-    return at
+_go = go
 
 
 def _errors(at: AppTest) -> list[str]:

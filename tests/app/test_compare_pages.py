@@ -3,18 +3,15 @@ against the engine, bad choices named beside the widget, the plan carrying the c
 from __future__ import annotations
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from apptest_readers import charts, metrics, table_cells
-from conftest import ROOT
+from apptest_readers import APP, charts, fresh_app, go, metrics, table_cells
 from divergence import compare
 from divergence.compare_views import compare_display_frame, compare_headline, compare_view
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_COMPARE_TRUTH, load_demo_models
 from divergence.plan import parse_plan
 from divergence.views import format_count, format_divergence, format_value
 
-APP = str(ROOT / "app.py")
 
 
 @pytest.fixture(scope="module")
@@ -27,18 +24,10 @@ def reference():
 
 @pytest.fixture
 def app():
-    st.cache_data.clear()
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    assert not at.exception
-    return at
+    return fresh_app(120, keep_resources=True)
 
 
-def _go(at: AppTest, page: str) -> AppTest:
-    at.switch_page(f"pages/{page}.py")
-    at.run()
-    assert not at.exception, at.exception
-    return at
+_go = go
 
 
 def _turn_on(at: AppTest) -> AppTest:

@@ -12,17 +12,14 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import divergence
-from apptest_readers import charts, decode, left_out, metrics, run_scan, table_cells
-from conftest import ROOT
+from apptest_readers import charts, decode, fresh_app, go, left_out, metrics, run_scan, table_cells
 from divergence import assess, redundant_itemsets, scan, scan_duckdb
 from divergence.datasets import load_demo
 from divergence.views import format_count, format_percent, headline, redundancy_epsilon, slice_view
 
-APP = str(ROOT / "app.py")
 STATS = dict(confidence=0.95, correction="bh", bootstrap=200, seed=0, exploratory=True)
 ROLES = dict(target="label", prediction="pred", positive=1, metrics=["fpr", "fnr"])
 ATTRIBUTES = ["age", "region", "education", "channel"]
@@ -56,19 +53,10 @@ def parquet_folder(tmp_path):
 
 @pytest.fixture
 def app():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.run()
-    assert not at.exception
-    return at
+    return fresh_app(90)
 
 
-def _go(at: AppTest, page: str) -> AppTest:
-    at.switch_page(f"pages/{page}.py")
-    at.run()
-    assert not at.exception, at.exception
-    return at
+_go = go
 
 
 def _errors(at: AppTest) -> list[str]:

@@ -10,19 +10,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import divergence
-from apptest_readers import charts, decode, left_out, metrics, open_row, run_scan, table_cells
-from conftest import ROOT
+from apptest_readers import APP, charts, decode, fresh_app, go, left_out, metrics, open_row, run_scan, table_cells
 from divergence import assess, redundant_itemsets, scan
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
 from divergence.plan import parse_plan
 from divergence.views import (display_frame, format_count, format_percent, format_value, headline,
                               redundancy_epsilon, slice_view)
 
-APP = str(ROOT / "app.py")
 STATS = dict(confidence=0.95, correction="bh", bootstrap=200, seed=0, exploratory=True)
 
 
@@ -35,19 +32,10 @@ def reference():
 
 @pytest.fixture
 def app():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.run()
-    assert not at.exception
-    return at
+    return fresh_app(90)
 
 
-def _go(at: AppTest, page: str) -> AppTest:
-    at.switch_page(f"pages/{page}.py")
-    at.run()
-    assert not at.exception, at.exception
-    return at
+_go = go
 
 
 _metrics, _decode, _charts, _table_cells = metrics, decode, charts, table_cells

@@ -9,14 +9,12 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import divergence
-from apptest_readers import charts, click_header, metrics, open_row, run_scan, table_cells
-from conftest import ROOT
+from apptest_readers import APP, charts, click_header, metrics, open_row, run_scan, table_cells
 from divergence import assess, redundant_itemsets, scan
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
 from divergence.formats import VERDICT_TEXT, format_count, format_divergence, format_p, format_value
 from divergence.views import redundancy_epsilon, slice_view
 
-APP = str(ROOT / "app.py")
 STATS = dict(confidence=0.95, correction="bh", bootstrap=200, seed=0, exploratory=True)
 
 

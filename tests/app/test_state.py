@@ -11,29 +11,21 @@ import datetime
 
 import pandas as pd
 import pytest
-import streamlit as st
 from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 import ui.state  # noqa: F401  (the dashboard's support imports)
-from apptest_readers import charts, metrics, open_row, run_scan
-from conftest import ROOT
+from apptest_readers import charts, fresh_app, go, metrics, open_row, run_scan
 from divergence import assess, redundant_itemsets, scan
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
 from divergence.views import redundancy_epsilon, slice_view
 
-APP = str(ROOT / "app.py")
 STATS = dict(confidence=0.95, correction="bh", bootstrap=200, seed=0, exploratory=True)
 
 
 @pytest.fixture
 def app():
-    st.cache_data.clear()
-    st.cache_resource.clear()  # the results the server keeps
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.run()
-    assert not at.exception
-    return at
+    return fresh_app(90)
 
 
 @pytest.fixture
@@ -50,11 +42,7 @@ def deferred(monkeypatch):
     return found
 
 
-def _go(at: AppTest, page: str) -> AppTest:
-    at.switch_page(f"pages/{page}.py")
-    at.run()
-    assert not at.exception, at.exception
-    return at
+_go = go
 
 
 def _run(at: AppTest) -> AppTest:

@@ -31,19 +31,18 @@ FINDINGS = FINDING_VERDICTS  # the verdicts that make a slice a finding
 def check_plan_fits(plan: SlicePlan, df: pd.DataFrame) -> None:
     """Fail, naming the column, when the plan does not fit the data: a column it names is
     missing, or its explicit bin edges no longer cut the column (every value in one bin)."""
-    s = plan.scan
+    roles, slicing = plan.settings.roles, plan.settings.slicing
     for role in ("target", "prediction", "score", "rank", "rank_by"):
-        col = s.get(role)
+        col = getattr(roles, role)
         if col is not None and col not in df.columns:
             raise DivergenceInputError(f"The plan's {role} column '{col}' is not in the data.")
-    outcome = s.get("outcome")
-    for col in ([outcome] if isinstance(outcome, str) else list(outcome or [])):
+    for col in roles.outcome or ():
         if col not in df.columns:
             raise DivergenceInputError(f"The plan's outcome column '{col}' is not in the data.")
-    for col in s.get("attributes") or []:
+    for col in slicing.attributes or ():
         if col not in df.columns:
             raise DivergenceInputError(f"The plan's attribute column '{col}' is not in the data.")
-    for col, spec in (s.get("bins") or {}).items():
+    for col, spec in slicing.bins.items():
         if col not in df.columns:
             raise DivergenceInputError(f"The plan bins column '{col}', which is not in the data.")
         if isinstance(spec, (int, np.integer, str)):  # a bin count or a date period

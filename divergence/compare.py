@@ -45,7 +45,7 @@ from .outcomes import (
 )
 from .paired import PooledNull, mcnemar_p, paired_proportion_interval, paired_t
 from .stats import CORRECTIONS, adjust_p, z_value
-from .table import MetricInfo, SliceTable, write_csv
+from .table import MetricInfo, SliceTable, find_metric, write_csv
 
 __all__ = ["compare", "check_models", "Comparison", "CompareMetric", "COMPARE_VERDICTS", "WORSE_WHEN",
            "COMPARE_CLASSIFICATION_METRICS", "COMPARE_REGRESSION_METRICS", "compare_columns"]
@@ -127,14 +127,7 @@ class Comparison:
 
     def metric(self, name: str | None = None) -> CompareMetric:
         """The metric called ``name`` (the first one when None)."""
-        if name is None:
-            return self.metrics[0]
-        for m in self.metrics:
-            if m.name == name:
-                return m
-        raise DivergenceInputError(
-            f"Metric '{name}' is not in this comparison; it has {', '.join(self.metric_names)}."
-        )
+        return find_metric(self.metrics, name, "this comparison")
 
     @property
     def frame(self) -> pd.DataFrame:

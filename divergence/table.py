@@ -11,7 +11,7 @@ import pandas as pd
 from .discretize import AttributeBins
 from .errors import DivergenceInputError
 
-__all__ = ["SliceTable", "MetricInfo", "write_csv", "split_items"]
+__all__ = ["SliceTable", "MetricInfo", "write_csv", "split_items", "find_metric"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,17 @@ class MetricInfo:
     #: tally column of the sum of the cubed shifted outcome over defined rows (then the sum of
     #: its square), or -1: real outcomes, for the skewness of the rows outside each slice
     cube: int = -1
+
+
+def find_metric(metrics: Sequence, name: str | None, where: str):
+    """The metric called ``name`` among ``metrics`` (the first when None), else an error
+    naming ``where`` it was looked for and what is there."""
+    if name is None:
+        return metrics[0]
+    for m in metrics:
+        if m.name == name:
+            return m
+    raise DivergenceInputError(f"Metric '{name}' is not in {where}; it has {', '.join(m.name for m in metrics)}.")
 
 
 @dataclass(frozen=True, eq=False)
@@ -113,14 +124,7 @@ class SliceTable:
 
     def metric(self, name: str | None = None) -> MetricInfo:
         """The metric called ``name`` (the first one when None)."""
-        if name is None:
-            return self.metrics[0]
-        for m in self.metrics:
-            if m.name == name:
-                return m
-        raise DivergenceInputError(
-            f"Metric '{name}' is not in this result; it has {', '.join(self.metric_names)}."
-        )
+        return find_metric(self.metrics, name, "this result")
 
     def overall(self, metric: str | None = None) -> float:
         """The whole-dataset outcome of a metric."""

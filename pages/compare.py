@@ -176,7 +176,7 @@ if itemsets:
 st.subheader("Export")
 e1, e2 = st.columns(2)
 e1.download_button(f"The comparison ({format_count(len(c))} rows, CSV)", table_csv(c.frame), file_name="comparison.csv",
-                   mime="text/csv", icon=":material/table:")
+                   mime="text/csv", icon=":material/table:", on_click="ignore")
 e1.caption("The columns of `python -m divergence compare`: the whole dataset first, every slice after it.")
 scan_res = state.result()
 try:
@@ -188,7 +188,8 @@ if scan_res is not None and plan_text is not None and not settings.is_stale():
     e2.download_button("Pre-release report (HTML, works offline)",
                        lambda: cache.comparison_report_html(rid, scan_res["id"], plan_text, label, c,
                                                             scan_res["table"]),
-                       file_name="prerelease_report.html", mime="text/html", icon=":material/summarize:")
+                       file_name="prerelease_report.html", mime="text/html",
+                       icon=":material/summarize:", on_click="ignore")
     e2.caption("The slice report with this comparison first. Save the settings as a slice plan (Export page; it "
                "carries the reference model) and `python -m divergence report PLAN DATA --fail-on-worse` re-runs "
                "it every cycle as a standing check.")

@@ -31,9 +31,9 @@ def results_section(res: dict) -> None:
     st.subheader("Slice table")
     t1, t2 = st.columns(2)
     t1.download_button(f"Every slice ({format_count(len(table))} rows, CSV)", lambda: cache.full_csv(rid, table),
-                       file_name="slices.csv", mime="text/csv", icon=":material/table:")
+                       file_name="slices.csv", mime="text/csv", icon=":material/table:", on_click="ignore")
     t2.download_button(f"The {format_count(len(view.rows))} slices shown (CSV)", table_csv(view.rows),
-                       file_name="slices_shown.csv", mime="text/csv", icon=":material/filter_list:")
+                       file_name="slices_shown.csv", mime="text/csv", icon=":material/filter_list:", on_click="ignore")
     st.caption("Every column at full precision; the whole dataset is the first row (its itemset empty).")
 
     # ---------------------------------------------------------------- report
@@ -42,7 +42,7 @@ def results_section(res: dict) -> None:
     # so it is the same report for the same result: built once, then cached
     report_args = (rid, render.result_plan_text(res), res.get("data_label", ""), table)
     st.download_button("Slice report (HTML, works offline)", lambda args=report_args: cache.report_html(*args),
-                       file_name="slice_report.html", mime="text/html", icon=":material/summarize:")
+                       file_name="slice_report.html", mime="text/html", icon=":material/summarize:", on_click="ignore")
     st.caption("One self-contained page, stating the data and settings these results came from (and their hash): "
                "the findings in plain words (who, what, how sure, what to do), the whole-dataset intervals, the "
                "minimum-size derivation, the slice table (sortable by clicking a column; hover a column for its "
@@ -96,9 +96,10 @@ def results_section(res: dict) -> None:
         c1.markdown(title)
         # built when the button is pressed: a page visit draws no figure it does not show
         c2.download_button("HTML", lambda build=build, title=title: figure_html(build(), title=title),
-                           file_name=f"{name}.html", mime="text/html", key=f"html-{name}", icon=":material/code:")
+                           file_name=f"{name}.html", mime="text/html", key=f"html-{name}",
+                           icon=":material/code:", on_click="ignore")
         c3.download_button("PNG", lambda build=build: figure_png(build()), file_name=f"{name}.png", mime="image/png",
-                           key=f"png-{name}", disabled=not can_png, icon=":material/image:")
+                           key=f"png-{name}", disabled=not can_png, icon=":material/image:", on_click="ignore")
 
 
 if res is None:
@@ -119,9 +120,10 @@ p1, p2, p3 = st.columns([1, 1, 2])
 if plan is not None:
     # written when the button is pressed: the plan's creation time is the time it is saved
     p1.download_button("Slice plan (YAML)", lambda: dump_plan(plan, stamp=True), file_name="slice_plan.yaml",
-                       mime="application/x-yaml", icon=":material/description:")
+                       mime="application/x-yaml", icon=":material/description:", on_click="ignore")
     p2.download_button("Slice plan (JSON)", lambda: dump_plan(plan, format="json", stamp=True),
-                       file_name="slice_plan.json", mime="application/json", icon=":material/data_object:")
+                       file_name="slice_plan.json", mime="application/json",
+                       icon=":material/data_object:", on_click="ignore")
 with p3:
     st.file_uploader("Load a slice plan", type=["yaml", "yml", "json"], key="w:plan_upload",
                      on_change=data.on_plan_upload)

@@ -4,12 +4,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import stats as st
+from scipy import special, stats as st
 
 from divergence import scan
 from divergence.shrinkage import shrink
 from divergence.stats import (adjust_p, beta_t, corrected_level, fisher_exact_p, mean_difference_test,
-                              rate_difference_interval, skewness_from_sums, welch_p, welch_t)
+                              normal_quantile, rate_difference_interval, skewness_from_sums, welch_p, welch_t)
 
 
 def test_fisher_matches_scipy_on_random_tables():
@@ -174,6 +174,19 @@ def test_skewness_from_sums_matches_scipy():
     c = x - 1.5
     assert skewness_from_sums(len(c), c.sum(), (c * c).sum(), (c ** 3).sum()) == pytest.approx(st.skew(x), rel=1e-9)
     assert skewness_from_sums(5, 5.0, 5.0, 5.0) == 0.0 and np.isnan(skewness_from_sums(2, 1.0, 1.0, 1.0))
+
+
+def test_normal_quantile_is_scipys_ndtri_to_the_last_bit():
+    """The intervals of a 0/1 scan use our port of Cephes' ndtri (no scipy import): it must give
+    scipy's values exactly, so tables do not change with the route."""
+    rng = np.random.default_rng(4)
+    p = np.concatenate([rng.random(50_000), 10.0 ** rng.uniform(-320, 0, 50_000),
+                        1.0 - 10.0 ** rng.uniform(-17, 0, 20_000),
+                        [0.0, 1.0, -0.5, 1.5, np.nan, 0.5, 0.975, np.exp(-2), 1 - np.exp(-2), 5e-324]])
+    ours, theirs = normal_quantile(p), special.ndtri(p)
+    assert np.array_equal(ours, theirs, equal_nan=True)
+    assert normal_quantile(0.975) == special.ndtri(0.975) and isinstance(normal_quantile(0.975), float)
+    assert normal_quantile(np.array([[0.975, 0.5]])).shape == (1, 2)
 
 
 def test_newcombe_interval_reproduces_the_published_example():

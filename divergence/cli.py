@@ -310,7 +310,8 @@ def _cmd_scan(args: argparse.Namespace) -> int:
         print(f"saved the settings as a slice plan in {args.save_plan}", file=sys.stderr)
     pruning = args.prune is not None or args.min_t is not None
     if args.output:
-        frame = prune_redundant(table, args.prune, min_t=args.min_t) if pruning else table.frame
+        # the whole table goes to CSV from its arrays, without building a DataFrame
+        frame = prune_redundant(table, args.prune, min_t=args.min_t) if pruning else table.to_arrow()
         write_csv_atomically(frame, args.output)
         print(f"wrote {len(frame):,} rows to {args.output}", file=sys.stderr)
     else:
@@ -324,8 +325,9 @@ def _cmd_scan(args: argparse.Namespace) -> int:
     return 0
 
 
-def write_csv_atomically(frame: pd.DataFrame, path: str) -> None:
-    """Write a CSV through a temporary file, so a failure never leaves half a file."""
+def write_csv_atomically(frame, path: str) -> None:
+    """Write a CSV (of a DataFrame or a ``pyarrow.Table``) through a temporary file, so a
+    failure never leaves half a file."""
     from .io import write_atomically
     from .table import write_csv
 

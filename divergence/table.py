@@ -165,14 +165,19 @@ class SliceTable:
     @cached_property
     def itemsets(self) -> np.ndarray:
         """Readable itemset strings, ``attr=value, attr=value`` in attribute order."""
+        return np.asarray(self._itemset_array.to_numpy(zero_copy_only=False), dtype=object)
+
+    @cached_property
+    def _itemset_array(self):
+        """:attr:`itemsets` as an Arrow string array (joined in C++: far faster than Python string
+        building on 10^5+ itemsets, and written to CSV without a round trip through Python)."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
         n = len(self)
         if n == 0 or not self.attributes:
-            return np.full(n, "", dtype=object)
-        # one column of item labels per attribute (null where the itemset has no item on
-        # it), joined in C++: far faster than Python string building on 10^5+ itemsets
+            return pa.array([""] * n, type=pa.string())
+        # one column of item labels per attribute (null where the itemset has no item on it)
         columns = []
         for a, labels in enumerate(self.item_labels):
             codes = self.codes[:, a]
@@ -183,8 +188,7 @@ class SliceTable:
         # every value is null under "skip"); its separator is then cut off
         lead = pa.array(np.full(n, "", dtype=object), type=pa.string())
         joined = pc.binary_join_element_wise(lead, *columns, ", ", null_handling="skip")
-        joined = pc.utf8_slice_codeunits(joined, start=2)
-        return np.asarray(joined.to_numpy(zero_copy_only=False), dtype=object)
+        return pc.utf8_slice_codeunits(joined, start=2)
 
     def _last_attribute(self) -> np.ndarray:
         present = self.codes >= 0
@@ -201,6 +205,15 @@ class SliceTable:
     def to_frame(self) -> pd.DataFrame:
         """A copy of :attr:`frame`."""
         return self.frame.copy()
+
+    def to_arrow(self):
+        """:attr:`frame` as a ``pyarrow.Table`` (missing values as nulls), built from the arrays
+        without a DataFrame: what :meth:`to_csv` writes."""
+        import pyarrow as pa
+
+        arrays = [self._itemset_array, pa.array(self.lengths)]
+        arrays += [pa.array(np.asarray(v), from_pandas=True) for v in self.columns.values()]
+        return pa.Table.from_arrays(arrays, names=["itemset", "length", *self.columns])
 
     # ----- lookup
     @cached_property
@@ -369,15 +382,16 @@ class SliceTable:
 
     def to_csv(self, path) -> None:
         """Write the table as CSV: floats at full precision, undefined values as empty cells."""
-        write_csv(self.frame, path)
+        write_csv(self.to_arrow(), path)
 
 
-def write_csv(frame: pd.DataFrame, path) -> None:
-    """Fast CSV writing (Arrow's writer): shortest round-trip floats, NaN as an empty cell."""
+def write_csv(frame, path) -> None:
+    """Fast CSV writing (Arrow's writer) of a DataFrame or a ``pyarrow.Table``: shortest
+    round-trip floats, NaN as an empty cell."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    table = pa.Table.from_pandas(frame, preserve_index=False)
+    table = frame if isinstance(frame, pa.Table) else pa.Table.from_pandas(frame, preserve_index=False)
     workers = min(_cpus(), max(1, table.num_rows // 20_000))
     if workers == 1:
         pacsv.write_csv(table, path)

@@ -162,3 +162,24 @@ def test_family_option_and_verbose_say_which_family(demo_csv, tmp_path):
     assert (a["fpr_q"].iloc[1:] >= b["fpr_q"].iloc[1:] - 1e-12).all() and (a["fpr_q"] != b["fpr_q"]).any()
     for col in ("fpr_divergence_shrunk", "fpr_divergence_bound", "fpr_divergence_adj_low"):
         assert col in a.columns
+
+
+@pytest.mark.parametrize("kind", ["classification", "regression", "outcome"])
+def test_the_csv_from_the_arrays_is_the_csv_of_the_frame(demo_csv, tmp_path, kind):
+    """The command line writes the table from its arrays (SliceTable.to_arrow), without a
+    DataFrame: the file must be byte for byte the one the frame gives (NaN as an empty cell,
+    text quoted, booleans, integers)."""
+    from divergence import scan
+    from divergence.table import write_csv
+
+    df = pd.read_csv(demo_csv)
+    roles = {"classification": dict(target="defaulted", prediction="predicted_default", positive="yes",
+                                    metrics=["fpr", "fnr", "error"]),
+             "regression": dict(target="spend", prediction="predicted_spend", regression=True,
+                                metrics=["abs_error"], bootstrap=20),
+             "outcome": dict(outcome="spend")}[kind]
+    table = scan(df, attributes=["sex", "region", "education"], min_support=0.01, **roles)
+    table.to_csv(tmp_path / "arrays.csv")
+    write_csv(table.frame, tmp_path / "frame.csv")
+    assert (tmp_path / "arrays.csv").read_bytes() == (tmp_path / "frame.csv").read_bytes()
+    assert table.to_arrow().column_names == list(table.frame.columns)

@@ -203,14 +203,15 @@ def _binning_of(cx: np.ndarray, kx: int, y: np.ndarray) -> bool:
     return int(change.sum()) <= len(np.unique(xs)) - 1
 
 
-def _leak_reason(name: str, series: pd.Series, role: _Role, n: int) -> tuple[str, tuple[str, ...]] | None:
+def _leak_reason(name: str, series: pd.Series, role: _Role, n: int,
+                 coded: tuple | None = None) -> tuple[str, tuple[str, ...]] | None:
     """Why the column leaks this role, and the dependencies that say so (``copy``: equal values;
     ``x->y``: the column determines the role; ``y->x``: the role determines the column;
-    ``x->y present``: where the column is present), or None. Checked on the values."""
-    cx, kx = _factorize(series)
+    ``x->y present``: where the column is present), or None. Checked on the values.
+    ``coded``: the column's ``(codes, k, numeric values)`` when already computed."""
+    cx, kx, x_num = coded or (*_factorize(series), _numeric(series))
     if kx < 2:
         return None
-    x_num = _numeric(series)
     # an exact copy (numbers equal as numbers, text equal as text)
     if role.numeric is not None and x_num is not None:
         if np.array_equal(x_num, role.numeric, equal_nan=True):
@@ -329,16 +330,17 @@ def _leakage(df: pd.DataFrame, candidates: list[str], roles: list[_Role]) -> dic
     else:
         idx, sub, small = None, df, roles
     for col in candidates:
+        coded = (*_factorize(sub[col]), _numeric(sub[col]))  # once for every role
         for k, role in enumerate(roles):
-            found = _leak_reason(col, sub[col], small[k], len(sub))
+            found = _leak_reason(col, sub[col], small[k], len(sub), coded)
             if found is not None and idx is not None:
                 found = _leak_reason(col, df[col], role, n)  # confirmed on every row
             if found is not None:
                 out[col] = (found[0], role.source, found[1])
                 break
     # a function of a column left out as leakage leaks too (score_text beside a second score)
-    codes_of = {}
-    while True:
+    codes_of: dict[str, tuple[np.ndarray, int]] = {}
+    while out:
         found_more = {}
         leaked = [c for c in out if c not in codes_of]
         for name in leaked:
@@ -346,7 +348,9 @@ def _leakage(df: pd.DataFrame, candidates: list[str], roles: list[_Role]) -> dic
         for col in candidates:
             if col in out:
                 continue
-            cx, kx = _factorize(df[col])
+            if col not in codes_of:
+                codes_of[col] = _factorize(df[col])
+            cx, kx = codes_of[col]
             for name in out:
                 codes, k = codes_of[name]
                 if not 2 <= k <= n / GROUP_ROWS:
@@ -358,6 +362,7 @@ def _leakage(df: pd.DataFrame, candidates: list[str], roles: list[_Role]) -> dic
         if not found_more:
             return out
         out.update(found_more)
+    return out
 
 
 # ----------------------------------------------------------------------------- the screen

@@ -279,6 +279,13 @@ def _summary(table, top: int, keep: dict | None = None) -> str:
     return "\n".join(lines)
 
 
+def _write_csv(frame, path: str) -> None:
+    """A DataFrame or a ``pyarrow.Table`` as CSV, through a temporary file (never half a file)."""
+    from .table import write_csv
+
+    write_csv(frame, path)
+
+
 def _cmd_scan(args: argparse.Namespace) -> int:
     from .shapley import prune_redundant
 
@@ -312,7 +319,7 @@ def _cmd_scan(args: argparse.Namespace) -> int:
     if args.output:
         # the whole table goes to CSV from its arrays, without building a DataFrame
         frame = prune_redundant(table, args.prune, min_t=args.min_t) if pruning else table.to_arrow()
-        write_csv_atomically(frame, args.output)
+        _write_csv(frame, args.output)
         print(f"wrote {len(frame):,} rows to {args.output}", file=sys.stderr)
     else:
         if not args.verbose:
@@ -323,15 +330,6 @@ def _cmd_scan(args: argparse.Namespace) -> int:
                 for m in table.metric_names} if pruning else None
         print(_summary(table, args.top, keep))
     return 0
-
-
-def write_csv_atomically(frame, path: str) -> None:
-    """Write a CSV (of a DataFrame or a ``pyarrow.Table``) through a temporary file, so a
-    failure never leaves half a file."""
-    from .io import write_atomically
-    from .table import write_csv
-
-    write_atomically(path, lambda tmp: write_csv(frame, tmp))
 
 
 def _add_explain_parser(sub) -> None:
@@ -377,7 +375,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
                      f"replicates (seed {args.seed}); divergence [{a['divergence_low']:+.4f}, "
                      f"{a['divergence_high']:+.4f}]")
     if args.output:
-        write_csv_atomically(frame, args.output)
+        _write_csv(frame, args.output)
         print(f"wrote {len(frame):,} rows to {args.output}", file=sys.stderr)
     else:
         print(head)
@@ -559,7 +557,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         save_plan(plan_from_args(args), args.save_plan)
         print(f"saved the settings as a slice plan in {args.save_plan}", file=sys.stderr)
     if args.output:
-        write_csv_atomically(c.frame, args.output)
+        _write_csv(c.frame, args.output)
         print(f"wrote {len(c.frame):,} rows to {args.output}", file=sys.stderr)
     else:
         print(_compare_summary(c, args.top))

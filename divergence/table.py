@@ -387,11 +387,24 @@ class SliceTable:
 
 def write_csv(frame, path) -> None:
     """Fast CSV writing (Arrow's writer) of a DataFrame or a ``pyarrow.Table``: shortest
-    round-trip floats, NaN as an empty cell."""
+    round-trip floats, NaN as an empty cell. A file path is written through a temporary file
+    renamed into place (:func:`divergence.io.write_atomically`): never half a file."""
+    import os
+
     import pyarrow as pa
-    import pyarrow.csv as pacsv
 
     table = frame if isinstance(frame, pa.Table) else pa.Table.from_pandas(frame, preserve_index=False)
+    if isinstance(path, (str, os.PathLike)):
+        from .io import write_atomically
+
+        write_atomically(path, lambda tmp: _write_arrow_csv(table, tmp))
+    else:
+        _write_arrow_csv(table, path)
+
+
+def _write_arrow_csv(table, path) -> None:
+    import pyarrow.csv as pacsv
+
     workers = min(_cpus(), max(1, table.num_rows // 20_000))
     if workers == 1:
         pacsv.write_csv(table, path)
@@ -410,6 +423,10 @@ def write_csv(frame, path) -> None:
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         blocks = list(pool.map(block, range(workers)))
+    if hasattr(path, "write"):  # a file object
+        for b in blocks:
+            path.write(b)
+        return
     with open(path, "wb") as fh:
         for b in blocks:
             fh.write(b)

@@ -229,3 +229,33 @@ def test_write_atomically_names_a_missing_folder(tmp_path):
     with pytest.raises(DivergenceInputError) as err:
         write_atomically(path, "x")
     assert str(err.value) == f"Cannot write '{path}': folder '{tmp_path / 'nowhere'}' does not exist."
+
+
+def test_slice_and_comparison_tables_write_csv_atomically(tmp_path, monkeypatch):
+    """SliceTable.to_csv, Comparison.to_csv and the command line all go through write_csv: a
+    path is written through a temporary file, a file object directly (also in row blocks)."""
+    import io
+
+    import pyarrow as pa
+
+    from divergence import table as table_module
+
+    frame = pd.DataFrame({"itemset": [f"a={i}" for i in range(45_000)], "x": np.arange(45_000) / 7})
+    path = tmp_path / "t.csv"
+    path.write_text("old")
+
+    def fail(table, tmp):
+        open(tmp, "w").write("half")
+        raise RuntimeError("disk full")
+
+    with monkeypatch.context() as m:
+        m.setattr(table_module, "_write_arrow_csv", fail)
+        with pytest.raises(RuntimeError, match="disk full"):
+            table_module.write_csv(frame, path)
+    assert path.read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["t.csv"]
+    table_module.write_csv(frame, path)
+    buf = io.BytesIO()
+    table_module.write_csv(pa.Table.from_pandas(frame, preserve_index=False), buf)  # two row blocks
+    assert buf.getvalue() == path.read_bytes()
+    back = pd.read_csv(path)
+    assert back["itemset"].tolist() == frame["itemset"].tolist() and np.array_equal(back["x"], frame["x"])

@@ -37,11 +37,12 @@ import pandas as pd
 
 from .errors import DivergenceInputError
 from .lattice import walk_boot_means, walk_order, walk_verdict
-from .settings import FAMILIES, Replication, Statistics, section
+from .settings import Replication, Statistics, section
 from .shrinkage import shrink
 from .stats import (adjust_p, corrected_level, mean_difference_test, min_slice_size,
                     rate_difference_interval, rest_skew, t_interval, wilson_interval, z_value)
 from .tallies import boot_columns, metric_tallies
+from .vocabulary import FAMILIES
 
 __all__ = ["assess", "support_for_min_size", "VERDICTS", "FAMILIES", "DEFAULT_DELTA_RATE", "DEFAULT_DELTA_SD"]
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from .budget import MAX_SLICES, TIME_LIMIT
 from .errors import DivergenceInputError
+from .vocabulary import BINNINGS, CORRECTIONS, FAMILIES, PERIODS, QUANTILE_MODES, REPORT_SORTS, SCAN_ENGINES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -34,8 +35,6 @@ def _float(text: str) -> float:
 
 
 def _parse_bins(specs: Sequence[str] | None) -> dict:
-    from .discretize import PERIODS
-
     out: dict = {}
     for spec in specs or []:
         col, sep, edges = spec.rpartition("=")
@@ -89,7 +88,7 @@ def add_scan_options(p: argparse.ArgumentParser, data: bool = True) -> None:
                          help="explicit bin edges for a numeric column, or COL=month|quarter|year for a "
                               "date column (repeatable)")
     slicing.add_argument("--quantile-bins", type=int, default=3, help="bins per numeric column (default 3)")
-    slicing.add_argument("--binning", choices=["quantile", "uniform"], default="quantile")
+    slicing.add_argument("--binning", choices=BINNINGS, default="quantile")
     slicing.add_argument("--min-support", type=_float, default=0.05, help="minimum support in (0, 1]")
     slicing.add_argument("--max-length", type=int, default=None, help="most items in a slice")
     slicing.add_argument("--exhaustive", action="store_true",
@@ -100,23 +99,23 @@ def add_scan_options(p: argparse.ArgumentParser, data: bool = True) -> None:
                               "complete up to the longest length that fits, and a note says so")
     slicing.add_argument("--time-limit", type=_seconds, default=TIME_LIMIT, metavar="SECONDS",
                          help=f"budget: seconds of mining (default {TIME_LIMIT:g}; 0 for no limit)")
-    slicing.add_argument("--engine", default="fast", choices=["fast", "mlxtend", "duckdb", "spark"],
+    slicing.add_argument("--engine", default="fast", choices=SCAN_ENGINES,
                          help="fast (default) or mlxtend (FP-growth, slow, the reference) mine in memory; "
                               "duckdb (files larger than memory: a file, folder or glob) and spark (a file "
                               "or a table name) bin, measure and compress where the data lives, then mine fast")
     slicing.add_argument("--memory-limit", default=None,
                          help="duckdb: memory limit, e.g. 4GB (default: half the memory, at most 4GB)")
     slicing.add_argument("--spark-master", default="local[*]", help="spark: master URL (default local[*])")
-    slicing.add_argument("--quantiles", default="auto", choices=["auto", "exact", "approx"],
+    slicing.add_argument("--quantiles", default="auto", choices=QUANTILE_MODES,
                          help="duckdb/spark: quantile edges exact (as pandas) or approximate; auto: "
                               "duckdb exact when affordable, spark approximate")
     stats = p.add_argument_group("statistics")
     stats.add_argument("--delta", help="smallest divergence worth acting on: a number, or M=D,M=D per metric "
                                        "(default 0.05 for a rate, 0.2 standard deviations otherwise)")
     stats.add_argument("--confidence", type=_float, default=0.95, help="confidence level (default 0.95)")
-    stats.add_argument("--correction", default="bh", choices=["bh", "bonferroni", "holm"],
+    stats.add_argument("--correction", default="bh", choices=CORRECTIONS,
                        help="multiple-testing correction over the slices tested (default bh)")
-    stats.add_argument("--family", default="scan", choices=["scan", "metric"],
+    stats.add_argument("--family", default="scan", choices=FAMILIES,
                        help="tests corrected together: every slice of every metric (scan, default) "
                             "or each metric's slices on their own (metric)")
     stats.add_argument("--bootstrap", type=int, default=0, help="bootstrap replicates (0: analytic intervals only)")
@@ -405,8 +404,7 @@ def _add_plan_parsers(sub) -> None:
     r.add_argument("--output", "-o", required=True, help="the HTML file to write")
     r.add_argument("--title", default=None, help="report title")
     r.add_argument("--top", type=int, default=200, help="slices listed per metric (default 200)")
-    r.add_argument("--sort", default=None, choices=["lift_shortfall", "divergence", "divergence_shrunk",
-                                                     "divergence_bound"],
+    r.add_argument("--sort", default=None, choices=list(REPORT_SORTS),
                    help="what each slice table is sorted by (default: lift shortfall for error metrics, "
                         "else divergence)")
     r.add_argument("--fail-on-worse", action="store_true",
@@ -474,7 +472,7 @@ def _add_compare_parser(sub) -> None:
     slicing.add_argument("--bins", action="append", metavar="COL=e1,e2,...",
                          help="explicit bin edges for a numeric column (repeatable)")
     slicing.add_argument("--quantile-bins", type=int, default=3, help="bins per numeric column (default 3)")
-    slicing.add_argument("--binning", choices=["quantile", "uniform"], default="quantile")
+    slicing.add_argument("--binning", choices=BINNINGS, default="quantile")
     slicing.add_argument("--min-support", type=_float, default=0.05, help="minimum support in (0, 1]")
     slicing.add_argument("--max-length", type=int, default=None, help="most items in a slice")
     slicing.add_argument("--exhaustive", action="store_true",
@@ -489,7 +487,7 @@ def _add_compare_parser(sub) -> None:
                                        "(default 0.05 for a rate, 0.2 standard deviations of the reference's "
                                        "outcome otherwise)")
     stats.add_argument("--confidence", type=_float, default=0.95, help="confidence level (default 0.95)")
-    stats.add_argument("--correction", default="bh", choices=["bh", "bonferroni", "holm"],
+    stats.add_argument("--correction", default="bh", choices=CORRECTIONS,
                        help="multiple-testing correction over every slice and metric (default bh)")
     p.add_argument("--output", "-o", help="write the comparison to this CSV file")
     p.add_argument("--top", type=int, default=10, help="slices shown per metric without --output")

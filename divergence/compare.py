@@ -44,8 +44,9 @@ from .outcomes import (
     match_label,
 )
 from .paired import PooledNull, mcnemar_p, paired_proportion_interval, paired_t
-from .stats import CORRECTIONS, adjust_p, z_value
+from .stats import adjust_p, z_value
 from .table import MetricInfo, SliceTable, find_metric, write_csv
+from .vocabulary import CORRECTIONS
 
 __all__ = ["compare", "check_models", "Comparison", "CompareMetric", "COMPARE_VERDICTS", "WORSE_WHEN",
            "COMPARE_CLASSIFICATION_METRICS", "COMPARE_REGRESSION_METRICS", "compare_columns"]

@@ -18,6 +18,8 @@ import pandas as pd
 
 from .column_kinds import date_values, integer_valued, is_date_column, is_numeric
 from .errors import DivergenceInputError
+from .settings import MSG_BINNING
+from .vocabulary import BINNINGS, PERIODS
 
 __all__ = ["AttributeBins", "Discretized", "discretize", "format_number", "MAX_CATEGORIES", "MISSING",
            "category_label", "numeric_values", "PERIODS", "default_period", "period_labels", "BinSpec",
@@ -32,8 +34,6 @@ MAX_CATEGORIES = 10
 
 BinSpec = Union[int, str, Sequence[float]]
 Binning = Literal["quantile", "uniform"]
-#: the periods a date column can be binned by (``bins={col: "quarter"}``)
-PERIODS = ("month", "quarter", "year")
 #: a date column named without bins gets the finest period with at most this many items
 MAX_DATE_ITEMS = 12
 
@@ -315,8 +315,8 @@ def discretize(
         kept as categories (default 10).
     """
     bins = dict(bins or {})
-    if binning not in ("quantile", "uniform"):
-        raise DivergenceInputError(f"binning must be 'quantile' or 'uniform'; got {binning!r}.")
+    if binning not in BINNINGS:
+        raise DivergenceInputError(MSG_BINNING.format(value=binning))
     if int(quantile_bins) < 1:
         raise DivergenceInputError(f"quantile_bins must be at least 1; got {quantile_bins!r}.")
     unknown = [c for c in bins if c not in attributes]

@@ -43,6 +43,7 @@ from .sql import Column, Dialect, average_ranks, classification_value, gamma_val
 from .sql import regression_value, threshold_flag
 from .row_weights import place_aux
 from .table import MetricInfo, SliceTable
+from .vocabulary import ENGINES, PERIODS, QUANTILE_MODES
 
 if TYPE_CHECKING:  # pyarrow is imported when a scan runs, not with the package
     import pyarrow as pa
@@ -530,7 +531,7 @@ _DATE_FORMATS = ("%m/%d/%Y %H:%M:%S", "%m/%d/%Y %H:%M", "%m/%d/%Y", "%m/%d/%y", 
 def _period_sql(plan: _Plan, col: Column, spec) -> str:
     """SQL of a date column's period label (``2013-08``, ``2013-Q3``, ``2013``), NULL where
     missing: the period named, or the finest with at most 12 periods (as discretize does)."""
-    from .discretize import MAX_DATE_ITEMS, PERIODS
+    from .discretize import MAX_DATE_ITEMS
 
     d = plan.d
     c = d.ident(col.name)
@@ -635,9 +636,9 @@ def scan_engine(
             f"holdout is not available with the {backend.name} engine (it splits rows in memory); "
             "give a second table to replicate on instead."
         )
-    if engine not in ("fast", "mlxtend"):
-        raise DivergenceInputError(f"Unknown miner {engine!r}; choose from fast, mlxtend.")
-    if quantiles not in ("auto", "exact", "approx"):
+    if engine not in ENGINES:
+        raise DivergenceInputError(f"Unknown miner {engine!r}; choose from {', '.join(ENGINES)}.")
+    if quantiles not in QUANTILE_MODES:
         raise DivergenceInputError(f"quantiles must be 'auto', 'exact' or 'approx'; got {quantiles!r}.")
     if not backend.columns:
         raise DivergenceInputError("The table has no columns.")

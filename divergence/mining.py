@@ -24,11 +24,11 @@ from .compression import Compressed, compress, compress_outcomes
 from .errors import DivergenceBudgetError, DivergenceInputError
 from .mining_driver import Root, run
 from .mining_kernel import expand_codes, root_fingerprints, root_tallies
+from .vocabulary import ENGINES
 
 __all__ = ["Compressed", "Mined", "Budget", "compress", "compress_outcomes", "mine", "min_count_for", "ENGINES",
            "MAX_SLICES", "TIME_LIMIT", "MEMORY_LIMIT", "slice_bytes", "check_budget"]
 
-ENGINES = ("fast", "mlxtend")
 #: the share of the time limit the whole request may use before the miner falls back to
 #: complete shorter lengths in the rest
 FIRST_SHARE = 0.5

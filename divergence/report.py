@@ -21,6 +21,7 @@ from .formats import (COMPARE_VERDICT_COLORS, CORRECTION_NAMES, FINDING_VERDICTS
                       ink_on, verdict_color, verdict_ink, verdict_label, verdict_legend)
 from .plan import SlicePlan, plan_hash
 from .table import SliceTable
+from .vocabulary import REPORT_SORTS
 
 __all__ = ["run_plan", "run_comparison", "build_report", "write_report", "check_plan_fits", "FINDINGS"]
 
@@ -199,9 +200,6 @@ def _figure_div(fig) -> str:
                                                                          "responsive": True})
 
 
-#: what the report's slice tables can be sorted by (a metric's column suffix), and their names
-REPORT_SORTS = {"lift_shortfall": "lift shortfall", "divergence": "divergence",
-                "divergence_shrunk": "shrunk divergence", "divergence_bound": "divergence bound nearest zero"}
 
 
 def _sort_key(table: SliceTable, metric: str, sort_by: str | None) -> str:

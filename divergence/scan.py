@@ -13,13 +13,14 @@ from .columns import NEAR_UNIQUE_SHARE, check_attributes, screen_attributes
 from .compression import compress_outcomes
 from .discretize import AttributeBins, BinSpec, Binning, discretize
 from .errors import DivergenceInputError
-from .mining import ENGINES, min_count_for, mine
+from .mining import min_count_for, mine
 from .outcomes import Outcome, build_outcomes
 from .settings import Settings, check_min_support
 from .row_weights import aux_columns, metric_infos, outcome_weights
 from .stats import beta_t, fisher_exact_p, mean_difference_test, rest_skew, slice_means, welch_t
 from .table import MetricInfo, SliceTable
 from .tallies import COUNT, metric_tallies
+from .vocabulary import ENGINES
 
 __all__ = ["scan", "table_params", "default_attributes", "role_columns", "NEAR_UNIQUE_SHARE", "check_frame", "check_min_support",
            "metric_columns", "scan_compressed"]

@@ -19,18 +19,14 @@ from typing import Any, Mapping, Sequence
 from .budget import MAX_SLICES, TIME_LIMIT, check_budget
 from .errors import DivergenceInputError
 from .outcome_rules import REGRESSION, canonical_metric, parse_gamma
+from .vocabulary import BINNINGS, CORRECTIONS, FAMILIES, PERIODS, REPLICATION_KINDS, TASKS
 
 __all__ = [
     "Roles", "Slicing", "Mining", "Statistics", "Replication", "Explain", "Compare", "Settings",
     "check_min_support", "section", "scan_keys", "section_keys", "TASKS", "CORRECTIONS", "FAMILIES", "REPLICATION_KINDS", "BINNINGS", "PERIODS",
+    "MSG_BINNING",
 ]
 
-TASKS = ("classification", "regression", "ranking", "outcome")
-CORRECTIONS = ("bh", "bonferroni", "holm")
-FAMILIES = ("scan", "metric")
-REPLICATION_KINDS = ("none", "split", "file", "holdout")
-BINNINGS = ("quantile", "uniform")
-PERIODS = ("month", "quarter", "year")
 
 # ----------------------------------------------------------------------------- messages
 MSG_UNKNOWN_KEY = "Unknown key {key!r}{where}; known keys: {known}."

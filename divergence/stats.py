@@ -13,8 +13,8 @@ import math
 import numpy as np
 
 from .fisher import fisher_exact_p
-from .settings import CORRECTIONS
 from .tallies import metric_columns
+from .vocabulary import CORRECTIONS
 
 __all__ = ["beta_t", "welch_t", "fisher_exact_p", "welch_p", "slice_means", "CORRECTIONS", "adjust_p",
            "corrected_level", "mean_difference_test", "min_slice_size", "outcome_skewness",

@@ -8,6 +8,7 @@ import streamlit as st
 
 from divergence import DivergenceInputError
 from divergence.views import format_count
+from divergence.vocabulary import BINNINGS
 from ui import cache, compare, data, render, settings, state
 from ui.state import K
 
@@ -205,7 +206,7 @@ with st.expander(f"Binning of numeric attributes ({state.get(K.BINNING)}, {state
     with b1:
         state.bound(st.number_input, "Bins per numeric column", K.QUANTILE_BINS, min_value=1, max_value=20, step=1)
     with b2:
-        state.bound(st.radio, "Cut by", K.BINNING, options=["quantile", "uniform"], horizontal=True,
+        state.bound(st.radio, "Cut by", K.BINNING, options=list(BINNINGS), horizontal=True,
                     format_func={"quantile": "Quantiles (equal rows)", "uniform": "Equal width"}.get)
     bins = dict(state.get(K.BINS) or {})
     try:

@@ -1,0 +1,27 @@
+"""The words a setting may take, in one place: the settings model validates against them, the
+engines dispatch on them and the command line offers them as choices. No imports, so the
+command line's parser reads them before the engine (and pandas) loads."""
+from __future__ import annotations
+
+__all__ = ["TASKS", "CORRECTIONS", "FAMILIES", "REPLICATION_KINDS", "BINNINGS", "PERIODS", "ENGINES",
+           "SCAN_ENGINES", "QUANTILE_MODES", "REPORT_SORTS"]
+
+TASKS = ("classification", "regression", "ranking", "outcome")
+#: multiple-testing corrections (Benjamini-Hochberg, Bonferroni, Holm)
+CORRECTIONS = ("bh", "bonferroni", "holm")
+#: the tests corrected together: every slice of every metric, or each metric's slices
+FAMILIES = ("scan", "metric")
+REPLICATION_KINDS = ("none", "split", "file", "holdout")
+#: how numeric attributes are binned
+BINNINGS = ("quantile", "uniform")
+#: the periods a date column can be binned by (``bins={col: "quarter"}``)
+PERIODS = ("month", "quarter", "year")
+#: the miners that work on rows in memory
+ENGINES = ("fast", "mlxtend")
+#: where a scan can run: in memory, or binned and compressed where the data lives
+SCAN_ENGINES = ENGINES + ("duckdb", "spark")
+#: quantile edges in DuckDB and Spark
+QUANTILE_MODES = ("auto", "exact", "approx")
+#: what the report's slice tables can be sorted by (a metric's column suffix), and their names
+REPORT_SORTS = {"lift_shortfall": "lift shortfall", "divergence": "divergence",
+                "divergence_shrunk": "shrunk divergence", "divergence_bound": "divergence bound nearest zero"}

@@ -314,24 +314,15 @@ def compare(data: pd.DataFrame, settings: Settings | None = None, *, progress=No
     from .columns import check_attributes
     from .scan import check_frame, default_attributes, scan_compressed
 
-    unknown = [k for k in keywords if k not in COMPARE_KEYWORDS]
-    if unknown:
-        raise DivergenceInputError(f"compare takes no {unknown[0]!r}; it takes {', '.join(COMPARE_KEYWORDS)}.")
-    st = Settings.resolve(settings, keywords)
+    st = _resolve(settings, keywords)
     r, sl, mi, cp = st.roles, st.slicing, st.mining, st.compare
-    target, prediction, score, threshold, positive = r.target, r.prediction, r.score, r.threshold, r.positive
-    regression, metrics = r.regression, list(cp.metrics or r.metrics) or None
-    reference, reference_score, reference_threshold = cp.reference, cp.reference_score, cp.reference_threshold
+    regression = r.regression
+    reference, reference_score = cp.reference, cp.reference_score
     attributes, bins, quantile_bins, binning = sl.attributes, sl.bins, sl.quantile_bins, sl.binning
     s, max_length, exhaustive = mi.min_support, mi.max_length, mi.exhaustive
     delta, confidence, correction = st.statistics.delta, st.statistics.confidence, st.statistics.correction
-    if target is None:
-        raise DivergenceInputError("compare needs the target column (target=...).")
     df = check_frame(data)
-    prepared = _models(df, target=target, prediction=prediction, reference=reference, score=score,
-                       threshold=threshold, reference_score=reference_score,
-                       reference_threshold=reference_threshold, positive=positive, metrics=metrics,
-                       regression=regression)
+    prepared = _prepare(df, st)
     names, weights, per_metric, diffs = prepared.names, prepared.weights, prepared.per_metric, prepared.diffs
     usable, left_out, notes = prepared.usable, prepared.left_out, list(prepared.notes)
     model_col, ref_col, threshold = prepared.model_col, prepared.ref_col, prepared.threshold
@@ -407,8 +398,8 @@ def compare(data: pd.DataFrame, settings: Settings | None = None, *, progress=No
                                             min_size[m]["delta"])
     order = compare_columns(names)[2:]
     columns = {c: columns[c] for c in order}
-    params = dict(target=target, prediction=prediction, reference=reference, score=score, threshold=threshold,
-                  reference_score=reference_score, reference_threshold=reference_threshold, positive=positive,
+    params = dict(target=r.target, prediction=r.prediction, reference=reference, score=r.score, threshold=threshold,
+                  reference_score=reference_score, reference_threshold=cp.reference_threshold, positive=r.positive,
                   metrics=names, regression=regression, attributes=list(attrs),
                   bins={k: (v if isinstance(v, (int, str)) else list(v)) for k, v in (bins or {}).items()},
                   quantile_bins=quantile_bins, binning=binning, min_support=s, max_length=max_length,
@@ -443,6 +434,24 @@ class _Prepared:
     model_col: str
     ref_col: str
     threshold: float
+
+
+def _resolve(settings: Settings | None, keywords: Mapping) -> Settings:
+    """The comparison's settings from a Settings, keywords or both (an unknown keyword refused)."""
+    unknown = [k for k in keywords if k not in COMPARE_KEYWORDS]
+    if unknown:
+        raise DivergenceInputError(f"compare takes no {unknown[0]!r}; it takes {', '.join(COMPARE_KEYWORDS)}.")
+    return Settings.resolve(settings, keywords)
+
+
+def _prepare(df: pd.DataFrame, st: Settings) -> _Prepared:
+    """Both models' outcomes as the settings' roles (the model) and compare section (the
+    reference, the metrics) describe them."""
+    r, cp = st.roles, st.compare
+    return _models(df, target=r.target, prediction=r.prediction, reference=cp.reference, score=r.score,
+                   threshold=r.threshold, reference_score=cp.reference_score,
+                   reference_threshold=cp.reference_threshold, positive=r.positive,
+                   metrics=list(cp.metrics or r.metrics) or None, regression=r.regression)
 
 
 def _models(df: pd.DataFrame, *, target, prediction, reference, score, threshold, reference_score,
@@ -516,17 +525,13 @@ def _models(df: pd.DataFrame, *, target, prediction, reference, score, threshold
                      threshold=threshold)
 
 
-def check_models(data: pd.DataFrame, *, target: str, prediction: str | None = None, reference: str | None = None,
-                 score: str | None = None, threshold: float = 0.5, reference_score: str | None = None,
-                 reference_threshold: float | None = None, positive: object = None,
-                 metrics: Sequence[str] | str | None = None, regression: bool = False, **_slicing) -> dict:
+def check_models(data: pd.DataFrame, settings: Settings | None = None, **keywords) -> dict:
     """Check a comparison's models without mining (a form can call it on every change): the
-    errors :func:`compare` would raise about the columns, else what would be compared."""
+    errors :func:`compare` would raise about the columns, else what would be compared. The
+    settings as for :func:`compare`."""
     from .scan import check_frame
 
-    p = _models(check_frame(data), target=target, prediction=prediction, reference=reference, score=score,
-                threshold=threshold, reference_score=reference_score, reference_threshold=reference_threshold,
-                positive=positive, metrics=metrics, regression=regression)
+    p = _prepare(check_frame(data), _resolve(settings, keywords))
     return {"metrics": list(p.names), "rows_compared": int(p.usable.sum()), "rows_left_out": p.left_out,
             "model": p.model_col, "reference": p.ref_col,
             "counts": {m: int(p.per_metric[m](p.weights.sum(axis=0)[None, :])["n"][0]) for m in p.names}}

@@ -21,7 +21,7 @@ import streamlit as st
 
 import divergence
 import divergence.adhoc
-from divergence import SliceTable
+from divergence import Settings, SliceTable
 from divergence.columns import AttributeScreen
 from divergence.datasets import load_demo
 from divergence.plan import dump_plan, parse_plan
@@ -249,13 +249,13 @@ def check_comparison(data_key: str, compare_json: str, _df: pd.DataFrame) -> dic
     """The models' columns checked without mining (``divergence.compare.check_models``)."""
     from divergence.compare import check_models
 
-    return check_models(_df, **json.loads(compare_json))
+    return check_models(_df, Settings.from_sections(json.loads(compare_json)))
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def compare_cached(data_key: str, compare_json: str, _df: pd.DataFrame):
     """``divergence.compare`` cached on the data and the settings."""
-    c = divergence.compare(_df, **json.loads(compare_json))
+    c = divergence.compare(_df, Settings.from_sections(json.loads(compare_json)))
     c.frame  # build the readable frame once, inside the cache
     return c
 

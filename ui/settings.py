@@ -389,18 +389,20 @@ def compare_section_settings() -> dict:
     return {"reference": state.get(KC.REFERENCE)}
 
 
-def compare_kwargs() -> dict:
-    """Every keyword argument of ``divergence.compare`` from the settings."""
+def compare_settings() -> Settings:
+    """The comparison's settings, validated: the scan's roles and slices, the compare section
+    (the reference, the metrics a comparison measures) and the statistics a comparison uses
+    (so a change to another statistic does not make the comparison stale)."""
     section = compare_section_settings()
     if not section or not (section.get("reference") or section.get("reference_score")):
         raise DivergenceInputError("Choose the reference model's column (Data page, Compare models).")
-    kw = {k: v for k, v in scan_kwargs().items() if k != "metrics"}
-    kw.update(section, metrics=compare_metrics())
     stats = statistics_kwargs()
-    kw.update({k: stats[k] for k in ("delta", "confidence", "correction") if k in stats})
-    return kw
+    return Settings.from_sections({
+        "scan": scan_kwargs(), "compare": {**section, "metrics": compare_metrics()},
+        "statistics": {k: stats[k] for k in ("delta", "confidence", "correction") if k in stats}})
 
 
 def compare_key() -> str:
-    """The comparison's settings as a key (JSON of ``compare_kwargs``)."""
-    return json.dumps(compare_kwargs(), sort_keys=True, default=str)
+    """The comparison's settings as a key: the JSON of their sections, which
+    ``Settings.from_sections`` reads back (what the cache hands to ``divergence.compare``)."""
+    return json.dumps(compare_settings().sections(), sort_keys=True, default=str)

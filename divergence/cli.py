@@ -513,24 +513,24 @@ def compare_from_args(args: argparse.Namespace):
 def _compare_summary(c, top: int) -> str:
     import pandas as pd
 
+    from .compare import COMPARE_VERDICTS
+
     a = c.assessment
     lines = [f"{c.n_rows:,} rows ({a['rows_compared']:,} compared), {len(c) - 1:,} slices with support >= "
              f"{c.table.min_support:g}; model '{a['model']}' against reference '{a['reference']}'; "
              f"{c.n_tested:,} tests ({a['family']}), correction {a['correction']}"]
     with pd.option_context("display.width", 160, "display.max_colwidth", 60):
         for m in c.metrics:
-            whole = c.frame.iloc[0]
+            h = c.headline(m.name)
             lines.append("")
-            lines.append(f"{m.name} ({m.description}; {m.worse_when} is worse): model {whole[m.name]:.4g}, "
-                         f"reference {whole[f'{m.name}_reference']:.4g}, change {whole[f'{m.name}_change']:+.4g} "
-                         f"[{whole[f'{m.name}_change_ci_low']:+.4g}, {whole[f'{m.name}_change_ci_high']:+.4g}], "
-                         f"whole dataset: {whole[f'{m.name}_verdict']}")
-            counts = c.frame[f"{m.name}_verdict"].iloc[1:].value_counts()
-            lines.append("slices: " + ", ".join(f"{int(counts.get(v, 0)):,} {v}" for v in
-                                                ("worse", "better", "no change", "noise", "too small")))
+            lines.append(f"{m.name} ({m.description}; {m.worse_when} is worse): model {h['model']:.4g}, "
+                         f"reference {h['reference']:.4g}, change {h['change']:+.4g} "
+                         f"[{h['change_low']:+.4g}, {h['change_high']:+.4g}], whole dataset: {h['verdict']}")
+            lines.append("slices: " + ", ".join(f"{n:,} {v}" for v, n in h["verdicts"].items()))
             cols = ["itemset", "count", m.name, f"{m.name}_reference", f"{m.name}_change",
                     f"{m.name}_change_q", f"{m.name}_verdict"]
-            rows = c.top(top, metric=m.name, min_length=1, verdict=("worse", "better", "no change", "noise"))
+            large_enough = tuple(v for v in COMPARE_VERDICTS if v != "too small")
+            rows = c.top(top, metric=m.name, min_length=1, verdict=large_enough)
             lines.append(f"the {len(rows)} slices of at least n_min = {a['min_size'][m.name]['n_min']:,} rows where "
                          f"the model is worst against the reference:")
             lines.append(rows[cols].to_string(index=False) if len(rows) else "(none)")

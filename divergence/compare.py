@@ -150,6 +150,24 @@ class Comparison:
         m = self.metric(metric).name
         return self.frame.iloc[0][[c for c in compare_columns([m]) if c.startswith(m)]]
 
+    def headline(self, metric: str | None = None) -> dict:
+        """The whole dataset's numbers for one metric and the count of slices per verdict (in
+        the order of :data:`COMPARE_VERDICTS`): what the command line and the dashboard lead with."""
+        m = self.metric(metric)
+        name = m.name
+        whole = self.frame.iloc[0]
+        counts = self.frame[f"{name}_verdict"].iloc[1:].value_counts()
+        return {
+            "metric": name, "description": m.description, "binary": m.binary, "worse_when": m.worse_when,
+            "model": float(whole[name]), "reference": float(whole[f"{name}_reference"]),
+            "change": float(whole[f"{name}_change"]), "change_low": float(whole[f"{name}_change_ci_low"]),
+            "change_high": float(whole[f"{name}_change_ci_high"]), "q": float(whole[f"{name}_change_q"]),
+            "verdict": str(whole[f"{name}_verdict"]), "rows": int(self.details[f"{name}_count"][0]),
+            "verdicts": {v: int(counts.get(v, 0)) for v in COMPARE_VERDICTS},
+            "n_slices": len(self) - 1, "n_tested": self.n_tested, "min_size": self.assessment["min_size"][name],
+            "model_name": self.assessment.get("model"), "reference_name": self.assessment.get("reference"),
+        }
+
     def harm(self, metric: str | None = None) -> np.ndarray:
         """The change signed so that larger is worse (the change itself when up is worse)."""
         m = self.metric(metric)

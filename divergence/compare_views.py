@@ -22,21 +22,10 @@ __all__ = ["COMPARE_VERDICT_COLORS", "compare_headline", "compare_view", "compar
 
 
 def compare_headline(c: Comparison, metric: str | None = None) -> dict:
-    """The whole dataset's numbers for one metric and the count of slices per verdict."""
-    m = c.metric(metric)
-    whole = c.frame.iloc[0]
-    name = m.name
-    counts = c.frame[f"{name}_verdict"].iloc[1:].value_counts()
-    return {
-        "metric": name, "label": metric_label(name), "description": m.description, "binary": m.binary,
-        "worse_when": m.worse_when, "model": float(whole[name]), "reference": float(whole[f"{name}_reference"]),
-        "change": float(whole[f"{name}_change"]), "change_low": float(whole[f"{name}_change_ci_low"]),
-        "change_high": float(whole[f"{name}_change_ci_high"]), "q": float(whole[f"{name}_change_q"]),
-        "verdict": str(whole[f"{name}_verdict"]), "rows": int(c.details[f"{name}_count"][0]),
-        "verdicts": {v: int(counts.get(v, 0)) for v in COMPARE_VERDICTS},
-        "n_slices": len(c) - 1, "n_tested": c.n_tested, "min_size": c.assessment["min_size"][name],
-        "model_name": c.assessment.get("model"), "reference_name": c.assessment.get("reference"),
-    }
+    """The whole dataset's numbers for one metric and the count of slices per verdict
+    (:meth:`Comparison.headline`), with the metric's label."""
+    head = c.headline(metric)
+    return {**head, "label": metric_label(head["metric"])}
 
 
 def compare_view(c: Comparison, metric: str | None = None, *, verdicts: Sequence[str] | None = None,

@@ -324,7 +324,7 @@ def _correct(p_by_metric: dict, alpha: float, correction: str, family: str):
         names = list(p_by_metric)
         joined = np.concatenate([np.asarray(p_by_metric[n], dtype=float) for n in names])
         adjusted = adjust_p(joined, correction)
-        lev = corrected_level(joined, alpha, correction)
+        lev = corrected_level(joined, alpha, correction, adjusted)
         m = int(np.isfinite(joined).sum())
         start = 0
         for n in names:
@@ -335,7 +335,7 @@ def _correct(p_by_metric: dict, alpha: float, correction: str, family: str):
     for n, p in p_by_metric.items():
         p = np.asarray(p, dtype=float)
         q[n] = adjust_p(p, correction)
-        level[n] = corrected_level(p, alpha, correction)
+        level[n] = corrected_level(p, alpha, correction, q[n])
         size[n] = int(np.isfinite(p).sum())
     return q, level, size
 

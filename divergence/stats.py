@@ -387,18 +387,20 @@ def normal_quantile(p):
     return np.array([_quantile(float(v)) for v in values])[inverse].reshape(arr.shape)
 
 
-def corrected_level(p: np.ndarray, alpha: float, method: str) -> float:
+def corrected_level(p: np.ndarray, alpha: float, method: str, adjusted: np.ndarray | None = None) -> float:
     """The confidence level of the corrected intervals: a test's interval at this level excludes
     0 exactly when its corrected p-value is at most ``alpha`` (for tests that are inversions of
     their intervals). Bonferroni: ``1 - alpha/m``; Benjamini-Hochberg: ``1 - alpha*R/m`` with R
     the discoveries (Benjamini & Yekutieli's false-coverage-rate intervals, R at least 1);
-    Holm: ``1 - alpha/(m - R)`` (the R smallest p-values pass, the next fails)."""
+    Holm: ``1 - alpha/(m - R)`` (the R smallest p-values pass, the next fails). ``adjusted``:
+    ``adjust_p(p, method)`` when already computed."""
     p = np.asarray(p, dtype=float)
-    p = p[np.isfinite(p)]
-    m = p.size
+    finite = np.isfinite(p)
+    m = int(finite.sum())
     if m == 0:
         return 1.0 - alpha
-    r = int((adjust_p(p, method) <= alpha).sum())
+    q = adjust_p(p[finite], method) if adjusted is None else np.asarray(adjusted, dtype=float)[finite]
+    r = int((q <= alpha).sum())
     if method == "bonferroni":
         return 1.0 - alpha / m
     if method == "bh":

@@ -206,6 +206,8 @@ def test_corrected_level_agrees_with_the_corrected_p_values(method):
         p = np.concatenate([rng.uniform(0, 1, 300), rng.uniform(0, 1e-3, rng.integers(0, 30))])
         level = corrected_level(p, 0.05, method)
         assert np.array_equal(adjust_p(p, method) <= 0.05, p < 1 - level)
+        with_nan = np.concatenate([p, [np.nan]])  # the q-values handed over give the same level
+        assert corrected_level(with_nan, 0.05, method, adjust_p(with_nan, method)) == level
 
 
 def test_shrinkage_pulls_noise_to_zero_and_keeps_a_precise_effect():

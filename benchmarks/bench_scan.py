@@ -37,21 +37,12 @@ if spec["kind"] == "file":
     df = pd.read_csv(spec["path"])
     roles = dict(target="class", prediction="predicted", positive=1, metrics=["fpr", "fnr"])
 else:
-    # 12 attributes (2 to 6 values) drawn from 6 latent segments, each with its own skewed
-    # distribution per attribute: correlated, like real tables, so distinct rows grow
-    # sublinearly with rows (about 68k at 1e5, 279k at 1e6, 900k at 1e7)
+    # correlated attributes from latent segments (benchmarks/synthetic.py)
+    sys.path.insert(0, {bench!r})
+    from synthetic import segmented_attributes
     n = spec["rows"]
     rng = np.random.default_rng(0)
-    seg = rng.choice(6, n, p=[0.3, 0.25, 0.18, 0.12, 0.1, 0.05])
-    cols = {{}}
-    for j, k in enumerate([2, 3, 4, 5, 3, 4, 6, 2, 3, 5, 4, 3]):
-        cdf = np.cumsum(rng.dirichlet(np.full(k, 0.6), size=6), axis=1)
-        u = rng.random(n)
-        col = np.zeros(n, dtype=np.int8)
-        for v in range(k - 1):
-            col += (u > cdf[seg, v]).astype(np.int8)
-        cols[f"a{{j}}"] = col
-    df = pd.DataFrame(cols)
+    df, seg = segmented_attributes(rng, n)
     logit = -1.0 + 0.4 * (df["a0"] == 0) + 0.3 * (df["a3"] == 1)
     y = rng.random(n) < 1 / (1 + np.exp(-logit.to_numpy()))
     flip = rng.random(n) < np.where(y, 0.3, 0.1)
@@ -108,7 +99,7 @@ r.to_csv(out, index=False)
 
 
 def run_child(spec: dict) -> dict:
-    code = CHILD.format(root=str(ROOT))
+    code = CHILD.format(root=str(ROOT), bench=str(ROOT / "benchmarks"))
     out = subprocess.run([sys.executable, "-c", code, json.dumps(spec)], capture_output=True, text=True)
     if out.returncode:
         raise RuntimeError(out.stderr[-2000:])

@@ -42,21 +42,13 @@ if spec["data"] == "demo":
     role = "regression" if spec["metric"] in ("abs_error", "squared_error") else "classification"
     kw = dict(DEMO_ROLES[role], attributes=DEMO_ATTRIBUTES)
 elif spec["data"] == "synthetic":
-    # 12 attributes (2 to 6 values) drawn from 6 latent segments, each with its own skewed
-    # distribution per attribute (correlated, like real tables); a 0/1 target with a classifier
-    # that errs more in some segments, and a real target with a regressor
+    # correlated attributes from latent segments (benchmarks/synthetic.py, this checkout's); a
+    # 0/1 target with a classifier that errs more in some segments, and a real target with a regressor
+    sys.path.insert(0, sys.argv[3])
+    from synthetic import segmented_attributes
     n = spec["rows"]
     rng = np.random.default_rng(0)
-    seg = rng.choice(6, n, p=[0.3, 0.25, 0.18, 0.12, 0.1, 0.05])
-    cols = {}
-    for j, k in enumerate([2, 3, 4, 5, 3, 4, 6, 2, 3, 5, 4, 3]):
-        cdf = np.cumsum(rng.dirichlet(np.full(k, 0.6), size=6), axis=1)
-        u = rng.random(n)
-        col = np.zeros(n, dtype=np.int8)
-        for v in range(k - 1):
-            col += (u > cdf[seg, v]).astype(np.int8)
-        cols[f"a{j}"] = col
-    df = pd.DataFrame(cols)
+    df, seg = segmented_attributes(rng, n)
     attributes = list(df.columns)
     logit = -1.0 + 0.4 * (df["a0"] == 0) + 0.3 * (df["a3"] == 1)
     y = rng.random(n) < 1 / (1 + np.exp(-logit.to_numpy()))
@@ -116,7 +108,7 @@ def cases(quick: bool) -> list[tuple[str, dict]]:
 
 
 def run(root: str, spec: dict) -> dict:
-    r = subprocess.run([sys.executable, "-c", CHILD, root, json.dumps(spec)], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-c", CHILD, root, json.dumps(spec), str(ROOT / "benchmarks")], capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit(f"{root}: {spec}\n{r.stderr}")
     return json.loads(r.stdout.strip().splitlines()[-1])

@@ -369,6 +369,21 @@ def _row_reference(which, kind, y, rr, e, cell, cell_n, cell_s, ysum, m, c, rsum
 
 
 @kernel
+def _constant_or_offset(tot_c, tot_o, m):
+    """The lesser mean error of a slice's first two references and which it is (-2 the constant,
+    -1 the offset; -3 when neither is defined); a tie keeps the constant."""
+    best_mean = np.inf
+    which = -3
+    if tot_c / m < best_mean:
+        best_mean = tot_c / m
+        which = -2
+    if tot_o / m < best_mean:
+        best_mean = tot_o / m
+        which = -1
+    return best_mean, which
+
+
+@kernel
 def _loo_majority(ones, zeros, y, tie):
     """The class the other rows of a cell hold most (``tie`` on a tie), for a row of class y."""
     o = ones - (1.0 if y > 0.5 else 0.0)
@@ -507,12 +522,7 @@ def _verdict_rows_step(start, quota, order, last_attr, last_val, length, row_cod
         which = -3
         pick = -1
         if m >= 2:
-            if tot_c / m < best_mean:
-                best_mean = tot_c / m
-                which = -2
-            if tot_o / m < best_mean:
-                best_mean = tot_o / m
-                which = -1
+            best_mean, which = _constant_or_offset(tot_c, tot_o, m)
             for t in range(nf):
                 if tots[t] / m < best_mean:
                     best_mean = tots[t] / m
@@ -654,14 +664,7 @@ def _verdict_counts_step(start, quota, order, last_attr, last_val, length, codes
             tot_c += n_ye[q] * _majority_error(ysum, m - ysum, y, c)
             for p in range(2):
                 tot_o += cnt[p * 4 + q] * _majority_error(ones_o[p], n_o[p] - ones_o[p], y, float(p))
-        best_mean = np.inf
-        which = -3
-        if tot_c / m < best_mean:
-            best_mean = tot_c / m
-            which = -2
-        if tot_o / m < best_mean:
-            best_mean = tot_o / m
-            which = -1
+        best_mean, which = _constant_or_offset(tot_c, tot_o, m)
         # (3) one majority class per item of each attribute the slice does not fix
         for t in range(nf):
             a = free[t]

@@ -59,12 +59,6 @@ class AttributeScreen:
     notes: list[str] = field(default_factory=list)
 
 
-def _sample(values: pd.Series, k: int, seed: int = 0) -> pd.Series:
-    if len(values) <= k:
-        return values
-    return values.sample(k, random_state=seed)
-
-
 def _free_text(present: pd.Series, distinct: int) -> tuple[bool, str]:
     """Long strings, most of them distinct."""
     if distinct <= NEAR_UNIQUE_SHARE * len(present):

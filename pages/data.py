@@ -154,13 +154,12 @@ options = [c for c in columns if c not in used]
 chosen, _ = settings.attribute_choice(df)
 
 
-def _attributes_changed() -> None:
-    state.update(**{K.ATTRIBUTES: list(st.session_state["w:attributes_pick"])})
+def _attributes_changed(picked: list[str]) -> None:
+    state.update(**{K.ATTRIBUTES: list(picked)})
 
 
-st.session_state["w:attributes_pick"] = [a for a in chosen if a in options]
-st.multiselect("Attributes", options, key="w:attributes_pick", on_change=_attributes_changed,
-               label_visibility="collapsed")
+state.keyed_widget(st.multiselect, "Attributes", "w:attributes_pick", [a for a in chosen if a in options],
+                   options=options, on_change=_attributes_changed, label_visibility="collapsed")
 default = state.get(K.ATTRIBUTES) is None
 if not chosen:
     st.error("Choose at least one attribute column to slice by.")
@@ -184,11 +183,11 @@ if left:
                      column_config={"column": st.column_config.TextColumn(width="medium"),
                                     "left out as": st.column_config.TextColumn(width="small"),
                                     "why": st.column_config.TextColumn(width="large")})
-        st.session_state["w:add_back"] = [c for c in left if c in chosen]
-        st.multiselect("Add back (slice by these after all)", list(left), key="w:add_back",
-                       on_change=settings.on_add_back, args=(list(left),), placeholder="Columns to slice by after all",
-                       help="A date column is binned by the period you choose; an identifier or a leaking column "
-                            "makes slices of one row or slices that restate the outcome.")
+        state.keyed_widget(st.multiselect, "Add back (slice by these after all)", "w:add_back",
+                           [c for c in left if c in chosen], options=list(left), on_change=settings.on_add_back,
+                           args=(list(left),), placeholder="Columns to slice by after all",
+                           help="A date column is binned by the period you choose; an identifier or a leaking column "
+                                "makes slices of one row or slices that restate the outcome.")
 dates = [c for c in chosen if screen.kinds.get(c) == "date"]
 if dates:
     grid = st.columns(min(len(dates), 3))
@@ -196,9 +195,9 @@ if dates:
                "year": "year"}
     for i, c in enumerate(dates):
         spec = (state.get(K.BINS) or {}).get(c)
-        st.session_state[f"w:period:{c}"] = spec if spec in periods else "auto"
-        grid[i % 3].selectbox(f"`{c}`: dates binned by", list(periods), format_func=periods.get,
-                              key=f"w:period:{c}", on_change=settings.on_period, args=(c,))
+        state.keyed_widget(grid[i % 3].selectbox, f"`{c}`: dates binned by", f"w:period:{c}",
+                           spec if spec in periods else "auto", options=list(periods), format_func=periods.get,
+                           on_change=settings.on_period, args=(c,))
 
 with st.expander(f"Binning of numeric attributes ({state.get(K.BINNING)}, {state.get(K.QUANTILE_BINS)} bins unless "
                  "set per column)", expanded=False):
@@ -225,9 +224,9 @@ with st.expander(f"Binning of numeric attributes ({state.get(K.BINNING)}, {state
     errors = state.get(K.BIN_ERRORS) or {}
     for i, b in enumerate(binned):
         with grid[i % 3]:
-            st.session_state[f"w:bins:{b.name}"] = settings.bin_text(b.name)
-            st.text_input(f"{b.name}: a bin count or edges", key=f"w:bins:{b.name}", on_change=settings.on_bin_text,
-                          args=(b.name,), placeholder=f"{state.get(K.QUANTILE_BINS)} bins, or edges: 30, 50")
+            state.keyed_widget(st.text_input, f"{b.name}: a bin count or edges", f"w:bins:{b.name}",
+                               settings.bin_text(b.name), on_change=settings.on_bin_text, args=(b.name,),
+                               placeholder=f"{state.get(K.QUANTILE_BINS)} bins, or edges: 30, 50")
             if b.name in errors:
                 st.error(errors[b.name])
             st.caption(" · ".join(b.labels))

@@ -152,17 +152,13 @@ st.subheader("The open slice")
 left_out = set(catalog.loc[~catalog["scanned"], "item"])
 
 
-def _edited() -> None:
-    render.type_slice(st.session_state["w:slice_items"])
-
-
-st.session_state["w:slice_items"] = [i for i in items if i in set(catalog["item"])]
 t1, t2 = st.columns([5, 1.2])
 with t1:
-    st.multiselect("Its items: type to find any item, add or remove one, and the numbers follow (an item the scan "
-                   "did not mine is measured from the rows)", list(catalog["item"]), key="w:slice_items",
-                   on_change=_edited, placeholder="type an item, e.g. channel=App",
-                   format_func=lambda i: f"{i} · not scanned" if i in left_out else i)
+    state.keyed_widget(st.multiselect, "Its items: type to find any item, add or remove one, and the numbers follow "
+                       "(an item the scan did not mine is measured from the rows)", "w:slice_items",
+                       [i for i in items if i in set(catalog["item"])], options=list(catalog["item"]),
+                       on_change=render.type_slice, placeholder="type an item, e.g. channel=App",
+                       format_func=lambda i: f"{i} · not scanned" if i in left_out else i)
 with t2:
     st.write("")
     if source == "typed":

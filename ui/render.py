@@ -246,14 +246,13 @@ def length_slider(longest: int) -> None:
     lo, hi = state.get(K.F_LENGTHS) or (1, None)
     lo = max(1, min(int(lo), longest))
     hi = longest if hi is None else max(lo, min(int(hi), longest))
-    wkey = "w:f_lengths"
-    st.session_state[wkey] = (lo, hi)
 
-    def changed() -> None:
-        a, b = st.session_state[wkey]
+    def changed(value: tuple[int, int]) -> None:
+        a, b = value
         st.session_state[K.F_LENGTHS] = (int(a), None if int(b) >= longest else int(b))
 
-    st.slider("Items per slice", min_value=1, max_value=longest, step=1, key=wkey, on_change=changed)
+    state.keyed_widget(st.slider, "Items per slice", "w:f_lengths", (lo, hi), min_value=1, max_value=longest, step=1,
+                       on_change=changed)
 
 
 # ----------------------------------------------------------------------------- the slice table and the open slice

@@ -171,9 +171,9 @@ def attribute_choice(df: pd.DataFrame) -> tuple[list[str], list[str]]:
     return [a for a in chosen if a in df.columns and a not in used], []
 
 
-def on_add_back(left_out: list[str]) -> None:
+def on_add_back(picked: list[str], left_out: list[str]) -> None:
     """Callback of the 'add back' choice: left-out columns the user slices by after all."""
-    picked = list(st.session_state["w:add_back"])
+    picked = list(picked)
     chosen = state.get(K.ATTRIBUTES)
     if chosen is None:
         state.update(**{K.ADDED: picked})
@@ -181,9 +181,8 @@ def on_add_back(left_out: list[str]) -> None:
         state.update(**{K.ATTRIBUTES: [a for a in chosen if a not in left_out] + picked})
 
 
-def on_period(column: str) -> None:
+def on_period(period: str, column: str) -> None:
     """Callback of a date attribute's period: month, quarter, year, or the engine's choice."""
-    period = st.session_state[f"w:period:{column}"]
     bins = dict(state.get(K.BINS) or {})
     if period == "auto":
         bins.pop(column, None)
@@ -192,9 +191,8 @@ def on_period(column: str) -> None:
     state.update(**{K.BINS: bins})
 
 
-def on_bin_text(column: str) -> None:
+def on_bin_text(text: str, column: str) -> None:
     """Callback of a column's bin text: keep the text; store the spec, or the error."""
-    text = st.session_state[f"w:bins:{column}"]
     texts = dict(state.get(K.BIN_TEXTS) or {})
     errors = dict(state.get(K.BIN_ERRORS) or {})
     bins = dict(state.get(K.BINS) or {})

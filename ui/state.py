@@ -4,7 +4,9 @@ widgets bound to them, and the few facts read straight from them (the data's siz
 Settings live in plain session-state keys, never only in widget keys: a keyed widget's state is
 dropped when another page runs. Each settings widget is drawn through :func:`bound`, which copies
 the plain value into the widget before it is drawn and back on change (Streamlit's documented
-pattern for widgets that must survive page changes).
+pattern for widgets that must survive page changes). A widget whose value the app sets is drawn
+under a new key (:func:`widget_key`), so a browser that has not drawn that value yet cannot send
+the old one back as the user's choice.
 """
 from __future__ import annotations
 
@@ -200,8 +202,52 @@ def _widget_key(key: str) -> str:
     return f"w:{key}"
 
 
-def _copy_back(key: str, after: Callable[[], None] | None) -> None:
-    st.session_state[key] = st.session_state[_widget_key(key)]
+#: plain key: the key each setting's widget is drawn under now ({base key: key})
+WIDGET_KEYS = "widget_keys"
+
+
+def widget_key(base: str, value: Any) -> str:
+    """The key to draw a widget under so that it shows ``value``, with ``value`` put there.
+
+    The key stays while the widget already holds ``value`` (the user's own change); when the
+    app sets a value the widget does not hold (a default that follows the roles, a plan, another
+    widget's callback), the widget is drawn under a new key (``base#1``, ``base#2``, ...). A
+    browser that has not drawn the new value yet (the user clicked again before it arrived) still
+    sends the old widget's value; that widget's callback must then do nothing (:func:`current`),
+    or the old value would come back as the user's choice and undo the app's.
+    """
+    ss = st.session_state
+    keys = ss.setdefault(WIDGET_KEYS, {})
+    key = keys.get(base, base)
+    if key in ss and ss[key] != value:
+        count = int(key.rsplit("#", 1)[1]) + 1 if key != base else 1
+        key = f"{base}#{count}"
+    keys[base] = key
+    ss[key] = value
+    return key
+
+
+def current(wkey: str) -> bool:
+    """Whether a widget drawn under ``wkey`` is its setting's widget now: a callback of an
+    older one reports what a browser showed before the app changed the value."""
+    return wkey in st.session_state.get(WIDGET_KEYS, {}).values()
+
+
+def _if_current(wkey: str, on_change: Callable[..., None], args: tuple) -> None:
+    if current(wkey):
+        on_change(st.session_state[wkey], *args)
+
+
+def keyed_widget(draw: Callable, label: str, base: str, value: Any, *, on_change: Callable[..., None],
+                 args: tuple = (), **kwargs):
+    """Draw a widget that shows ``value`` (set by the app) under :func:`widget_key`;
+    ``on_change(new value, *args)`` runs when the user changes it, never for an older widget."""
+    wkey = widget_key(base, value)
+    return draw(label, key=wkey, on_change=_if_current, args=(wkey, on_change, args), **kwargs)
+
+
+def _copy_back(value: Any, key: str, after: Callable[[], None] | None) -> None:
+    st.session_state[key] = value
     if after is not None:
         after()
 
@@ -213,7 +259,6 @@ def bound(widget: Callable, label: str, key: str, *, after: Callable[[], None] |
     For widgets with ``options``, a stored value that is not an option (a column a plan or
     an earlier file named) is dropped from the widget and reported beside it.
     """
-    wkey = _widget_key(key)
     value = st.session_state.get(key)
     if value is None and widget is st.multiselect:
         value = []
@@ -228,5 +273,4 @@ def bound(widget: Callable, label: str, key: str, *, after: Callable[[], None] |
         if stray:
             st.error(f"{label}: {', '.join(map(repr, stray))} is not available in this data; choose again.")
         kwargs["options"] = options
-    st.session_state[wkey] = value
-    return widget(label, key=wkey, on_change=_copy_back, args=(key, after), **kwargs)
+    return keyed_widget(widget, label, _widget_key(key), value, on_change=_copy_back, args=(key, after), **kwargs)

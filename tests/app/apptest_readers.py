@@ -119,3 +119,12 @@ def click_header(at: AppTest, column: str) -> AppTest:
     sel["columns"] = [] if sel["columns"] == [column] else [column]
     at.session_state["slice_grid"] = {"selection": sel}
     return at.run()
+
+
+def keyed(widgets, key: str):
+    """The widget of a setting among ``widgets`` (e.g. ``at.selectbox``): drawn under ``key``, or
+    under a later key of the same setting (``key#n``: the app draws a widget anew when it sets
+    the widget's value itself, ``ui.state.widget_key``)."""
+    found = [w for w in widgets if w.key == key or (w.key or "").startswith(key + "#")]
+    assert len(found) == 1, f"{len(found)} widgets drawn for {key!r}: {[w.key for w in found]}"
+    return found[0]

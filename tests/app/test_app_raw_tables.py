@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from apptest_readers import APP, finish_scan, fresh_app, go, run_scan
+from apptest_readers import APP, finish_scan, fresh_app, go, keyed, run_scan
 from conftest import data_file
 from divergence import screen_attributes
 
@@ -37,7 +37,7 @@ def _errors(at: AppTest) -> list[str]:
 
 def _upload(at: AppTest, name: str, data: bytes) -> AppTest:
     at = _go(at, "data")
-    at.radio(key="w:source").set_value("upload").run()
+    keyed(at.radio, "w:source").set_value("upload").run()
     at.file_uploader[0].set_value((name, data, "text/csv")).run()
     assert not at.exception, at.exception
     return at
@@ -48,9 +48,9 @@ def _left_out_table(at: AppTest) -> pd.DataFrame:
 
 
 def _give_roles(at: AppTest) -> AppTest:
-    at.selectbox(key="w:target").set_value(ROLES["target"]).run()
-    at.selectbox(key="w:score").set_value(ROLES["score"]).run()
-    at.number_input(key="w:threshold").set_value(ROLES["threshold"]).run()
+    keyed(at.selectbox, "w:target").set_value(ROLES["target"]).run()
+    keyed(at.selectbox, "w:score").set_value(ROLES["score"]).run()
+    keyed(at.number_input, "w:threshold").set_value(ROLES["threshold"]).run()
     assert not at.exception and not _errors(at), _errors(at)
     return at
 
@@ -71,7 +71,7 @@ def test_raw_compas_opens_without_an_error_and_scans_with_only_the_roles_given(a
     # the default attributes are the engine's screen, and the columns left out are listed with why
     screen = screen_attributes(raw, ["two_year_recid", "decile_score"], target="two_year_recid",
                                score="decile_score", threshold=8)
-    assert at.multiselect(key="w:attributes_pick").value == screen.attributes
+    assert keyed(at.multiselect, "w:attributes_pick").value == screen.attributes
     table = _left_out_table(at)
     assert table["column"].tolist() == list(screen.left_out)
     assert table["why"].tolist() == list(screen.left_out.values())
@@ -97,21 +97,44 @@ def test_raw_compas_opens_without_an_error_and_scans_with_only_the_roles_given(a
     assert not at.exception and not _errors(at)
 
 
+def test_a_browser_that_missed_the_new_defaults_does_not_undo_them(app, raw):
+    """A click that cuts a run short sends the browser's widget values as they were: choosing
+    the target changes the default attributes and the positive label, and a browser that did not
+    receive them yet (its next click came first) must not send the old ones back as choices."""
+    at = _upload(app, "raw.csv", raw.head(3000).to_csv(index=False).encode())
+    before = keyed(at.multiselect, "w:attributes_pick").value
+    keyed(at.selectbox, "w:target").set_value(ROLES["target"])
+    stale = at._tree.get_widget_states()  # the browser: the target chosen, every other widget as drawn before
+    at.run()
+    after = keyed(at.multiselect, "w:attributes_pick").value
+    assert after != before and at.session_state["positive"] == 1  # the target's leaks left out; its label
+    at._run(widget_state=stale)  # the next click arrives from that browser
+    assert not at.exception
+    assert at.session_state["attributes"] is None and at.session_state["positive"] == 1
+    assert keyed(at.multiselect, "w:attributes_pick").value == after
+    # the user's own change still counts, and a rerun without one draws no widget anew
+    keyed(at.multiselect, "w:attributes_pick").set_value(after[:3]).run()
+    assert at.session_state["attributes"] == after[:3]
+    keys = sorted(w.key for w in at.multiselect)
+    at.run()
+    assert sorted(w.key for w in at.multiselect) == keys
+
+
 def test_a_left_out_column_added_back_and_a_date_binned_by_quarter(app, raw):
     small = raw.head(2000)
     at = _upload(app, "raw.csv", small.to_csv(index=False).encode())
     at = _give_roles(at)
-    assert "c_charge_desc" not in at.multiselect(key="w:add_back").value
-    at.multiselect(key="w:add_back").set_value(["compas_screening_date", "c_charge_desc"]).run()
-    chosen = at.multiselect(key="w:attributes_pick").value
+    assert "c_charge_desc" not in keyed(at.multiselect, "w:add_back").value
+    keyed(at.multiselect, "w:add_back").set_value(["compas_screening_date", "c_charge_desc"]).run()
+    chosen = keyed(at.multiselect, "w:attributes_pick").value
     assert "compas_screening_date" in chosen and at.session_state["attributes"] is None  # still the default
     # a date added back gets a period: the engine's choice, or month, quarter or year
-    at.selectbox(key="w:period:compas_screening_date").set_value("quarter").run()
+    keyed(at.selectbox, "w:period:compas_screening_date").set_value("quarter").run()
     assert at.session_state["bins"]["compas_screening_date"] == "quarter"
     assert not _errors(at)
     at = _go(at, "outcome")
-    at.number_input(key="w:min_support").set_value(0.05).run()
-    at.selectbox(key="w:max_length").set_value(2).run()
+    keyed(at.number_input, "w:min_support").set_value(0.05).run()
+    keyed(at.selectbox, "w:max_length").set_value(2).run()
     run_scan(at)
     assert not _errors(at), _errors(at)
     f = at.session_state["result"]["table"].frame
@@ -120,8 +143,8 @@ def test_a_left_out_column_added_back_and_a_date_binned_by_quarter(app, raw):
     assert f["itemset"].str.contains("c_charge_desc=").any()
     # the choice survives a page change and is in the plan
     at = _go(at, "data")
-    assert at.selectbox(key="w:period:compas_screening_date").value == "quarter"
-    assert {"compas_screening_date", "c_charge_desc"} <= set(at.multiselect(key="w:attributes_pick").value)
+    assert keyed(at.selectbox, "w:period:compas_screening_date").value == "quarter"
+    assert {"compas_screening_date", "c_charge_desc"} <= set(keyed(at.multiselect, "w:attributes_pick").value)
 
 
 def _wide(values: int) -> bytes:
@@ -134,9 +157,9 @@ def _wide(values: int) -> bytes:
 
 def _tiny_support_every_itemset(at: AppTest, max_slices: int) -> AppTest:
     at = _go(at, "outcome")
-    at.number_input(key="w:min_support").set_value(0.0001).run()
-    at.checkbox(key="w:exhaustive").check().run()
-    at.number_input(key="w:max_slices").set_value(max_slices).run()
+    keyed(at.number_input, "w:min_support").set_value(0.0001).run()
+    keyed(at.checkbox, "w:exhaustive").check().run()
+    keyed(at.number_input, "w:max_slices").set_value(max_slices).run()
     return run_scan(at)
 
 
@@ -150,8 +173,8 @@ def test_a_budget_error_is_said_beside_run_and_every_setting_is_kept(app):
     assert re.search(r"raise the support|limit items per slice|drop attributes", errors[0])
     assert not at.exception
     assert at.session_state["result"]["data_key"] == "built-in"  # the previous result stays
-    assert at.number_input(key="w:min_support").value == 0.0001 and at.checkbox(key="w:exhaustive").value
-    assert at.number_input(key="w:max_slices").value == 1000
+    assert keyed(at.number_input, "w:min_support").value == 0.0001 and keyed(at.checkbox, "w:exhaustive").value
+    assert keyed(at.number_input, "w:max_slices").value == 1000
 
 
 def test_a_scan_cut_by_the_budget_says_how_far_it_is_complete(app):
@@ -168,9 +191,9 @@ def test_a_scan_cut_by_the_budget_says_how_far_it_is_complete(app):
 def test_cancel_keeps_the_previous_result_and_the_settings(app):
     before = app.session_state["result"]
     at = _go(app, "outcome")
-    at.number_input(key="w:min_support").set_value(0.0001).run()
-    at.checkbox(key="w:exhaustive").check().run()
-    at.number_input(key="w:time_limit").set_value(600.0).run()
+    keyed(at.number_input, "w:min_support").set_value(0.0001).run()
+    keyed(at.checkbox, "w:exhaustive").check().run()
+    keyed(at.number_input, "w:time_limit").set_value(600.0).run()
     at.button(key="run").click().run()
     job = at.session_state["scan_job"]
     assert job is not None and job.running
@@ -181,7 +204,7 @@ def test_cancel_keeps_the_previous_result_and_the_settings(app):
     assert not job.process.is_alive()
     assert any(i.value.startswith("Scan cancelled after") for i in at.info)
     assert at.session_state["result"] is before
-    assert at.number_input(key="w:min_support").value == 0.0001 and at.checkbox(key="w:exhaustive").value
+    assert keyed(at.number_input, "w:min_support").value == 0.0001 and keyed(at.checkbox, "w:exhaustive").value
     finish_scan(at)  # nothing left to wait for
     assert at.session_state["result"] is before and not at.button(key="run").disabled
 
@@ -220,9 +243,9 @@ def test_every_itemset_and_the_budget_go_into_the_plan_and_come_back(app):
     from divergence.plan import parse_plan
 
     at = _go(app, "outcome")
-    at.checkbox(key="w:exhaustive").check().run()
-    at.number_input(key="w:max_slices").set_value(200_000).run()
-    at.number_input(key="w:time_limit").set_value(120.0).run()
+    keyed(at.checkbox, "w:exhaustive").check().run()
+    keyed(at.number_input, "w:max_slices").set_value(200_000).run()
+    keyed(at.number_input, "w:time_limit").set_value(120.0).run()
     at = _go(at, "export")
     text = at.code[0].value
     plan = parse_plan(text)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from apptest_readers import APP, charts, fresh_app, go, metrics, table_cells
+from apptest_readers import APP, charts, fresh_app, go, keyed, metrics, table_cells
 from divergence import compare
 from divergence.compare_views import compare_display_frame, compare_headline, compare_view
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_COMPARE_TRUTH, load_demo_models
@@ -32,7 +32,7 @@ _go = go
 
 def _turn_on(at: AppTest) -> AppTest:
     at = _go(at, "data")
-    at.toggle(key="w:compare_on").set_value(True).run()
+    keyed(at.toggle, "w:compare_on").set_value(True).run()
     assert not at.exception
     return at
 
@@ -45,10 +45,10 @@ def test_compare_page_says_where_to_choose_the_reference(app):
 
 def test_the_built_in_comparison_against_the_engine(app, reference):
     at = _turn_on(app)
-    assert at.selectbox(key="w:compare_reference").value == "previous_default"
+    assert keyed(at.selectbox, "w:compare_reference").value == "previous_default"
     assert "Compared on the Compare page: fpr, fnr" in " ".join(c.value for c in at.caption)
     # the reference column is no attribute
-    assert "previous_default" not in at.multiselect(key="w:attributes_pick").options
+    assert "previous_default" not in keyed(at.multiselect, "w:attributes_pick").options
     at = _go(at, "compare")
     h = compare_headline(reference, "fpr")
     m = metrics(at)
@@ -73,12 +73,12 @@ def test_the_built_in_comparison_against_the_engine(app, reference):
     drawn = {y: x for tr in intervals["data"] for x, y in zip(tr["x"], tr["y"])}
     row = reference.row(DEMO_COMPARE_TRUTH["worse_fpr"])
     assert drawn[DEMO_COMPARE_TRUTH["worse_fpr"]] == pytest.approx(100 * row["fpr_change"])
-    assert at.selectbox(key="w:compare_selected").value == DEMO_COMPARE_TRUTH["worse_fpr"]
+    assert keyed(at.selectbox, "w:compare_selected").value == DEMO_COMPARE_TRUTH["worse_fpr"]
     shapley = next(s for s in specs if "contribution to the change" in x_title(s))
     bars = {y: x for tr in shapley["data"] for x, y in zip(tr["x"], tr["y"])}
     assert sum(bars.values()) == pytest.approx(100 * (row["fpr_change"] - reference.frame["fpr_change"].iloc[0]))
     # the other metric
-    at.radio(key="w:compare_metric").set_value("fnr").run()
+    keyed(at.radio, "w:compare_metric").set_value("fnr").run()
     assert metrics(at)["Model FNR"] == format_value(reference.frame["fnr"].iloc[0], True)
     labels = [b.proto.label for b in at.get("download_button")]
     assert any(label.startswith("The comparison (1,338 rows") for label in labels)
@@ -86,11 +86,11 @@ def test_the_built_in_comparison_against_the_engine(app, reference):
 
 def test_a_bad_reference_is_named_and_settings_are_kept(app):
     at = _turn_on(app)
-    at.selectbox(key="w:compare_reference").set_value("previous_score").run()
+    keyed(at.selectbox, "w:compare_reference").set_value("previous_score").run()
     errors = [e.value for e in at.error]
     assert any("Reference column 'previous_score' holds" in e and "not a value of target column 'defaulted'" in e
                for e in errors), errors
-    assert at.selectbox(key="w:target").value == "defaulted"  # every other setting kept
+    assert keyed(at.selectbox, "w:target").value == "defaulted"  # every other setting kept
     at = _go(at, "compare")
     assert any("Reference column 'previous_score' holds" in e.value for e in at.error)
     assert not at.exception
@@ -98,11 +98,11 @@ def test_a_bad_reference_is_named_and_settings_are_kept(app):
 
 def test_regression_comparison(app):
     at = _go(app, "data")
-    at.radio(key="w:task").set_value("regression").run()
-    at.selectbox(key="w:target").set_value("spend").run()
-    at.selectbox(key="w:prediction").set_value("predicted_spend").run()
-    at.toggle(key="w:compare_on").set_value(True).run()
-    assert at.selectbox(key="w:compare_reference").value == "previous_spend"
+    keyed(at.radio, "w:task").set_value("regression").run()
+    keyed(at.selectbox, "w:target").set_value("spend").run()
+    keyed(at.selectbox, "w:prediction").set_value("predicted_spend").run()
+    keyed(at.toggle, "w:compare_on").set_value(True).run()
+    assert keyed(at.selectbox, "w:compare_reference").value == "previous_spend"
     at = _go(at, "compare")
     c = compare(load_demo_models(), target="spend", prediction="predicted_spend", reference="previous_spend",
                 regression=True, metrics=["abs_error"], attributes=DEMO_ATTRIBUTES, min_support=0.02)

@@ -15,7 +15,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import divergence
-from apptest_readers import charts, decode, fresh_app, go, left_out, metrics, run_scan, table_cells
+from apptest_readers import charts, decode, fresh_app, go, keyed, left_out, metrics, run_scan, table_cells
 from divergence import assess, redundant_itemsets, scan, scan_duckdb
 from divergence.datasets import load_demo
 from divergence.views import format_count, format_percent, headline, redundancy_epsilon, slice_view
@@ -77,8 +77,8 @@ def _view(table, metric="fpr", eps=0.05):
 
 def _choose_path(at: AppTest, path) -> AppTest:
     at = _go(at, "data")
-    at.radio(key="w:source").set_value("path").run()
-    at.text_input(key="w:local_path_text").input(str(path)).run()
+    keyed(at.radio, "w:source").set_value("path").run()
+    keyed(at.text_input, "w:local_path_text").input(str(path)).run()
     assert not at.exception, at.exception
     return at
 
@@ -124,19 +124,19 @@ def test_local_parquet_file_preview_roles_and_run(app, parquet_file):
     assert at.dataframe[0].value.shape == (200, 7)
     assert "The first 200 of 6,000 rows." in _captions(at)
     assert at.session_state["frame"].shape == (1000, 7)  # the preview, not the rows
-    assert (at.selectbox(key="w:target").value, at.selectbox(key="w:prediction").value,
-            at.selectbox(key="w:positive").value) == ("label", "pred", 1)
-    assert at.multiselect(key="w:attributes_pick").value == ATTRIBUTES
+    assert (keyed(at.selectbox, "w:target").value, keyed(at.selectbox, "w:prediction").value,
+            keyed(at.selectbox, "w:positive").value) == ("label", "pred", 1)
+    assert keyed(at.multiselect, "w:attributes_pick").value == ATTRIBUTES
     assert list(left_out(at)) == ["row"] and left_out(at)["row"] in ("row index", "identifier")
     preview = pd.read_parquet(parquet_file).head(1000)
     measured = next(c for c in _captions(at) if c.startswith("Measured"))
     assert measured.startswith("Measured on the first 1,000 rows:")
     assert f"defined on {int((preview['label'] == 0).sum()):,} rows" in measured
     # holdout and split replication need rows in memory: not offered
-    assert at.radio(key="w:replication").options == ["None", "A second file"]
+    assert keyed(at.radio, "w:replication").options == ["None", "A second file"]
     # bootstrap disabled on the Outcome page, with the reason
     at = _go(at, "outcome")
-    assert at.number_input(key="w:bootstrap").proto.disabled
+    assert keyed(at.number_input, "w:bootstrap").proto.disabled
     assert any(c.startswith("Intervals are analytic for DuckDB scans") for c in _captions(at))
     assert "6,000 rows" in at.caption[0].value
     run_scan(at)
@@ -180,25 +180,25 @@ def test_a_glob_names_the_files(app, parquet_folder):
 def test_bad_path_shows_the_error_and_keeps_the_settings(app, parquet_file, tmp_path):
     # from the built-in data: nothing changes
     at = _go(app, "data")
-    at.radio(key="w:source").set_value("path").run()
+    keyed(at.radio, "w:source").set_value("path").run()
     missing = tmp_path / "nowhere.parquet"
-    at.text_input(key="w:local_path_text").input(str(missing)).run()
+    keyed(at.text_input, "w:local_path_text").input(str(missing)).run()
     assert not at.exception
     assert f"File or folder '{missing}' does not exist." in _errors(at)
     assert at.session_state["data_name"] == "built-in" and at.session_state["target"] == "defaulted"
     assert "the built-in dataset" in at.markdown[0].value and "10,000 rows" in at.markdown[0].value
     # from a local path with settings changed: the path, its roles and the settings stay
-    at.text_input(key="w:local_path_text").input(str(parquet_file)).run()
+    keyed(at.text_input, "w:local_path_text").input(str(parquet_file)).run()
     assert not _errors(at)
-    at.multiselect(key="w:attributes_pick").set_value(["age", "region"]).run()
+    keyed(at.multiselect, "w:attributes_pick").set_value(["age", "region"]).run()
     at = _go(at, "outcome")
-    at.number_input(key="w:min_support").set_value(0.05).run()
+    keyed(at.number_input, "w:min_support").set_value(0.05).run()
     keys = ["local_path", "data_key", "target", "prediction", "positive", "attributes", "min_support", "metrics"]
     before = {k: at.session_state[k] for k in keys}
     at = _go(at, "data")
     empty = tmp_path / "empty"
     empty.mkdir()
-    at.text_input(key="w:local_path_text").input(str(empty)).run()
+    keyed(at.text_input, "w:local_path_text").input(str(empty)).run()
     assert f"Folder '{empty}' holds no CSV or Parquet file." in _errors(at)
     assert "The data and settings in use are unchanged." in _captions(at)
     assert {k: at.session_state[k] for k in keys} == before
@@ -211,11 +211,11 @@ def test_bad_path_shows_the_error_and_keeps_the_settings(app, parquet_file, tmp_
 
 def test_back_to_the_local_path_reads_it_again(app, parquet_file):
     at = _choose_path(app, parquet_file)
-    at.radio(key="w:source").set_value("built-in").run()
+    keyed(at.radio, "w:source").set_value("built-in").run()
     assert at.session_state["local_path"] is None and "the built-in dataset" in at.markdown[0].value
-    at.radio(key="w:source").set_value("path").run()
+    keyed(at.radio, "w:source").set_value("path").run()
     assert at.session_state["local_path"] == str(parquet_file) and "6,000 rows" in at.markdown[0].value
-    assert at.text_input(key="w:local_path_text").value == str(parquet_file)
+    assert keyed(at.text_input, "w:local_path_text").value == str(parquet_file)
 
 
 def test_a_corrupt_file_is_named_on_the_page(app, tmp_path):
@@ -276,7 +276,7 @@ def test_holdout_is_refused_and_a_second_file_replicates(app, parquet_file):
     at = _run(at)
     assert any(e.startswith("Replication on a held-out share needs the rows in memory") for e in _errors(at))
     at = _go(at, "data")
-    at.radio(key="w:replication").set_value("file").run()
+    keyed(at.radio, "w:replication").set_value("file").run()
     second = _frame(4000, seed=11)
     at.file_uploader(key="w:replicate_upload").set_value(
         ("next_month.csv", second.to_csv(index=False).encode(), "text/csv")).run()
@@ -297,7 +297,7 @@ def test_slice_detail_shapley_without_bootstrap(app, parquet_file):
     at = _go(at, "slices")
     table = _reference(parquet_file)
     selected = _view(table).rows["itemset"].iloc[0]  # the table's first row is open
-    assert at.multiselect(key="w:slice_items").value == selected.split(", ")
+    assert keyed(at.multiselect, "w:slice_items").value == selected.split(", ")
     spec = next(s for s in _charts(at) if s["data"][0]["type"] == "bar")
     drawn = {y: x for tr in spec["data"] for x, y in zip(tr["x"], tr["y"])}
     expected = divergence.item_contributions(table, selected, metric="fpr")

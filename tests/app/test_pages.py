@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import divergence
-from apptest_readers import APP, charts, decode, fresh_app, go, left_out, metrics, open_row, run_scan, table_cells
+from apptest_readers import APP, charts, decode, fresh_app, go, keyed, left_out, metrics, open_row, run_scan, table_cells
 from divergence import assess, redundant_itemsets, scan
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
 from divergence.plan import parse_plan
@@ -83,7 +83,7 @@ def test_opens_on_the_built_in_data_with_a_finding(app, reference):
 
 def test_slice_detail_shows_its_shapley_contributions(app, reference):
     at = app
-    assert at.multiselect(key="w:slice_items").value == ["region=South", "education=Primary"]
+    assert keyed(at.multiselect, "w:slice_items").value == ["region=South", "education=Primary"]
     spec = next(s for s in _charts(at) if s["data"][0]["type"] == "bar")
     drawn = {y: x for tr in spec["data"] for x, y in zip(tr["x"], tr["y"])}
     expected = divergence.item_contributions(reference, DEMO_TRUTH["elevated_fpr"], metric="fpr")
@@ -104,33 +104,33 @@ def test_sort_and_filter_never_remine(app, reference, monkeypatch):
     original = worker.start
     monkeypatch.setattr(worker, "start", lambda request, **kw: requests.append(request) or original(request, **kw))
     at = app
-    at.selectbox(key="w:sort_by").set_value("Rows").run()
-    at.selectbox(key="w:sort_asc").set_value(True).run()
-    at.multiselect(key="w:f_verdicts").set_value(["noise", "above"]).run()
-    at.multiselect(key="w:f_attributes").set_value(["channel"]).run()
-    at.selectbox(key="w:top_n").set_value(10).run()
+    keyed(at.selectbox, "w:sort_by").set_value("Rows").run()
+    keyed(at.selectbox, "w:sort_asc").set_value(True).run()
+    keyed(at.multiselect, "w:f_verdicts").set_value(["noise", "above"]).run()
+    keyed(at.multiselect, "w:f_attributes").set_value(["channel"]).run()
+    keyed(at.selectbox, "w:top_n").set_value(10).run()
     assert not at.exception and requests == []
     view = _expected_view(reference, sort_by="count", ascending=True, verdicts=["noise", "above"],
                           attributes=["channel"], top_n=10)
     assert _table_cells(at)["Slice"] == view.rows["itemset"].tolist()
     assert _table_cells(at)["Rows"] == [format_count(c) for c in view.rows["count"]]
     # redundant slices back in view
-    at.checkbox(key="w:f_prune").uncheck().run()
+    keyed(at.checkbox, "w:f_prune").uncheck().run()
     view = _expected_view(reference, eps=0, sort_by="count", ascending=True, verdicts=["noise", "above"],
                           attributes=["channel"], top_n=10)
     assert _table_cells(at)["Slice"] == view.rows["itemset"].tolist() and requests == []
     # a statistics setting re-assesses the mining result kept in the server; a scan setting mines again
     at = _go(at, "outcome")
-    at.selectbox(key="w:confidence").set_value(0.9).run()
+    keyed(at.selectbox, "w:confidence").set_value(0.9).run()
     run_scan(at)
     assert len(requests) == 1 and requests[0].mined is not None and requests[0].frame is None
     assert at.session_state["result"]["table"].assessment["confidence"] == 0.9
-    at.number_input(key="w:min_support").set_value(0.05).run()
+    keyed(at.number_input, "w:min_support").set_value(0.05).run()
     run_scan(at)
     assert len(requests) == 2 and requests[1].mined is None
     # settings changed back: the stored result at once, no worker
-    at.number_input(key="w:min_support").set_value(0.02).run()
-    at.selectbox(key="w:confidence").set_value(0.95).run()
+    keyed(at.number_input, "w:min_support").set_value(0.02).run()
+    keyed(at.selectbox, "w:confidence").set_value(0.95).run()
     run_scan(at)
     assert len(requests) == 2 and "taken from the cache" in at.success[0].value
     assert at.session_state["result"]["table"].frame.equals(reference.frame)
@@ -138,7 +138,7 @@ def test_sort_and_filter_never_remine(app, reference, monkeypatch):
 
 def test_second_metric(app, reference):
     at = app
-    at.radio(key="w:view_metric").set_value("fnr").run()
+    keyed(at.radio, "w:view_metric").set_value("fnr").run()
     h = headline(reference, "fnr")
     m = _metrics(at)
     assert m["FNR, whole dataset"] == format_percent(reference.overall("fnr"))
@@ -152,8 +152,8 @@ def test_data_page_preview_and_roles(app):
     at = _go(app, "data")
     assert at.dataframe[0].value.shape == (200, 13)
     assert "10,000 rows × 13 columns" in at.markdown[0].value
-    assert at.selectbox(key="w:target").value == "defaulted"
-    assert at.selectbox(key="w:positive").value == "yes"
+    assert keyed(at.selectbox, "w:target").value == "defaulted"
+    assert keyed(at.selectbox, "w:positive").value == "yes"
     measured = next(c.value for c in at.caption if c.value.startswith("Measured"))
     negatives = int((load_demo()["defaulted"] == "no").sum())
     assert f"**fpr** (false-positive rate), defined on {negatives:,} rows" in measured
@@ -167,7 +167,7 @@ def _settings(at):
 def test_non_binary_target_is_named_and_everything_else_kept(app):
     at = _go(app, "data")
     before = _settings(at)
-    at.selectbox(key="w:target").set_value("income").run()
+    keyed(at.selectbox, "w:target").set_value("income").run()
     assert not at.exception
     assert any("Target column 'income' is not binary" in e for e in _errors(at))
     after = _settings(at)
@@ -183,18 +183,18 @@ def test_non_binary_target_is_named_and_everything_else_kept(app):
 
 def test_numeric_score_picked_as_predicted_labels(app):
     at = _go(app, "data")
-    at.selectbox(key="w:prediction").set_value("default_score").run()
+    keyed(at.selectbox, "w:prediction").set_value("default_score").run()
     assert any("Prediction column 'default_score' is not binary" in e for e in _errors(at))
     assert at.session_state["target"] == "defaulted" and at.session_state["positive"] == "yes"
     # the same column as a score with a threshold is fine
-    at.radio(key="w:pred_kind").set_value("score").run()
-    at.selectbox(key="w:score").set_value("default_score").run()
+    keyed(at.radio, "w:pred_kind").set_value("score").run()
+    keyed(at.selectbox, "w:score").set_value("default_score").run()
     assert not _errors(at) and not at.exception
 
 
 def test_empty_attribute_list(app):
     at = _go(app, "data")
-    at.multiselect(key="w:attributes_pick").set_value([]).run()
+    keyed(at.multiselect, "w:attributes_pick").set_value([]).run()
     assert "Choose at least one attribute column to slice by." in _errors(at)
     assert at.session_state["attributes"] == [] and at.session_state["target"] == "defaulted"
     at = _go(at, "outcome")
@@ -204,7 +204,7 @@ def test_empty_attribute_list(app):
 
 def test_unreadable_upload_keeps_the_data(app):
     at = _go(app, "data")
-    at.radio(key="w:source").set_value("upload").run()
+    keyed(at.radio, "w:source").set_value("upload").run()
     at.file_uploader[0].set_value(("broken.parquet", b"this is not parquet", "application/octet-stream")).run()
     assert not at.exception
     assert any(e.startswith("Could not read 'broken.parquet' as Parquet") for e in _errors(at))
@@ -223,18 +223,18 @@ def _upload_frame(n=4000) -> pd.DataFrame:
 def test_upload_a_csv_choose_columns_and_run(app):
     df = _upload_frame()
     at = _go(app, "data")
-    at.radio(key="w:source").set_value("upload").run()
+    keyed(at.radio, "w:source").set_value("upload").run()
     at.file_uploader[0].set_value(("loans.csv", df.to_csv(index=False).encode(), "text/csv")).run()
     assert not at.exception and not _errors(at)
     assert at.session_state["data_name"] == "loans.csv"
     # the roles are guessed, the row number left out of the attributes, and both said
-    assert (at.selectbox(key="w:target").value, at.selectbox(key="w:prediction").value,
-            at.selectbox(key="w:positive").value) == ("label", "pred", 1)
-    assert at.multiselect(key="w:attributes_pick").value == ["age", "region", "education", "channel"]
+    assert (keyed(at.selectbox, "w:target").value, keyed(at.selectbox, "w:prediction").value,
+            keyed(at.selectbox, "w:positive").value) == ("label", "pred", 1)
+    assert keyed(at.multiselect, "w:attributes_pick").value == ["age", "region", "education", "channel"]
     assert list(left_out(at)) == ["row"] and left_out(at)["row"] in ("row index", "identifier")
-    at.multiselect(key="w:attributes_pick").set_value(["age", "region", "education"]).run()
+    keyed(at.multiselect, "w:attributes_pick").set_value(["age", "region", "education"]).run()
     at = _go(at, "outcome")
-    at.number_input(key="w:min_support").set_value(0.05).run()
+    keyed(at.number_input, "w:min_support").set_value(0.05).run()
     run_scan(at)
     assert not _errors(at)
     table = assess(scan(df, target="label", prediction="pred", positive=1, metrics=["fpr", "fnr"],
@@ -251,12 +251,12 @@ def test_thresholds_min_size_and_persistence(app, reference):
     at = _go(app, "outcome")
     sentences = [i.value for i in at.info]
     assert any(reference.assessment["min_size"]["fpr"]["text"] in s for s in sentences)
-    at.radio(key="w:support_mode").set_value("rows").run()
-    at.number_input(key="w:support_rows").set_value(500).run()
+    keyed(at.radio, "w:support_mode").set_value("rows").run()
+    keyed(at.number_input, "w:support_rows").set_value(500).run()
     assert at.session_state["min_support"] == pytest.approx(0.05)
-    at.checkbox(key="w:default_delta").uncheck().run()
-    at.number_input(key="w:delta").set_value(0.1).run()
-    at.selectbox(key="w:confidence").set_value(0.99).run()
+    keyed(at.checkbox, "w:default_delta").uncheck().run()
+    keyed(at.number_input, "w:delta").set_value(0.1).run()
+    keyed(at.selectbox, "w:confidence").set_value(0.99).run()
     # n_min = ceil((z sigma / delta)^2) with the whole dataset's FPR
     p = reference.overall("fpr")
     from scipy.stats import norm
@@ -265,8 +265,8 @@ def test_thresholds_min_size_and_persistence(app, reference):
     # settings survive a trip to another page
     at = _go(at, "data")
     at = _go(at, "outcome")
-    assert at.number_input(key="w:delta").value == 0.1
-    assert at.selectbox(key="w:confidence").value == 0.99
+    assert keyed(at.number_input, "w:delta").value == 0.1
+    assert keyed(at.selectbox, "w:confidence").value == 0.99
     assert at.session_state["min_support"] == pytest.approx(0.05)
     run_scan(at)
     expected = assess(scan(load_demo(), attributes=DEMO_ATTRIBUTES, min_support=0.05,
@@ -279,7 +279,7 @@ def test_thresholds_min_size_and_persistence(app, reference):
 
 def test_holdout_replication(app):
     at = _go(app, "data")
-    at.radio(key="w:replication").set_value("holdout").run()
+    keyed(at.radio, "w:replication").set_value("holdout").run()
     at = _go(at, "outcome")
     run_scan(at)
     assert not _errors(at)
@@ -355,9 +355,9 @@ def test_bad_plan_file_keeps_the_settings(app):
 
 def test_regression_task_headline_names_defects_and_hard_cohorts(app):
     at = _go(app, "data")
-    at.radio(key="w:task").set_value("regression").run()
-    at.selectbox(key="w:target").set_value("spend").run()
-    at.selectbox(key="w:prediction").set_value("predicted_spend").run()
+    keyed(at.radio, "w:task").set_value("regression").run()
+    keyed(at.selectbox, "w:target").set_value("spend").run()
+    keyed(at.selectbox, "w:prediction").set_value("predicted_spend").run()
     assert at.session_state["metrics"] == ["abs_error"] and not _errors(at)
     at = _go(at, "outcome")
     run_scan(at)
@@ -376,8 +376,8 @@ def test_regression_task_headline_names_defects_and_hard_cohorts(app):
 
 def test_numeric_outcome_task(app):
     at = _go(app, "data")
-    at.radio(key="w:task").set_value("outcome").run()
-    at.multiselect(key="w:outcome").set_value(["spend"]).run()
+    keyed(at.radio, "w:task").set_value("outcome").run()
+    keyed(at.multiselect, "w:outcome").set_value(["spend"]).run()
     assert not _errors(at)
     at = _go(at, "outcome")
     run_scan(at)
@@ -392,10 +392,10 @@ def test_numeric_outcome_task(app):
 def test_split_column_replication(app):
     df = load_demo()
     at = _go(app, "data")
-    at.radio(key="w:replication").set_value("split").run()
-    at.selectbox(key="w:split_column").set_value("sex").run()
-    at.multiselect(key="w:split_values").set_value(["Female"]).run()
-    assert "sex" not in at.multiselect(key="w:attributes_pick").value  # the split column is not an attribute
+    keyed(at.radio, "w:replication").set_value("split").run()
+    keyed(at.selectbox, "w:split_column").set_value("sex").run()
+    keyed(at.multiselect, "w:split_values").set_value(["Female"]).run()
+    assert "sex" not in keyed(at.multiselect, "w:attributes_pick").value  # the split column is not an attribute
     at = _go(at, "outcome")
     run_scan(at)
     assert not _errors(at)
@@ -414,7 +414,7 @@ def test_split_column_replication(app):
 def test_second_file_replication(app):
     df = load_demo(6000, seed=11)
     at = _go(app, "data")
-    at.radio(key="w:replication").set_value("file").run()
+    keyed(at.radio, "w:replication").set_value("file").run()
     at.file_uploader(key="w:replicate_upload").set_value(
         ("next_month.csv", df.to_csv(index=False).encode(), "text/csv")).run()
     assert "Replication file: `next_month.csv`, 6,000 rows." in [c.value for c in at.caption]
@@ -429,7 +429,7 @@ def test_second_file_replication(app):
 
 def test_second_file_missing_is_an_error_beside_the_run_button(app):
     at = _go(app, "data")
-    at.radio(key="w:replication").set_value("file").run()
+    keyed(at.radio, "w:replication").set_value("file").run()
     at = _go(at, "outcome")
     run_scan(at)
     assert "Replication: upload the second file on the Data page, or choose none." in _errors(at)
@@ -444,10 +444,10 @@ def test_support_from_n_min(app, reference):
 
 def test_binning_a_numeric_attribute(app):
     at = _go(app, "data")
-    at.text_input(key="w:bins:age").input("30, 50").run()
+    keyed(at.text_input, "w:bins:age").input("30, 50").run()
     assert at.session_state["bins"] == {"age": [30.0, 50.0]}
     assert "<=30 · (30,50] · >50" in [c.value for c in at.caption]
-    at.text_input(key="w:bins:income").input("a few").run()
+    keyed(at.text_input, "w:bins:income").input("a few").run()
     assert any(e.startswith("Bins of 'income': write a number of bins") for e in _errors(at))
     assert at.session_state["bins"] == {"age": [30.0, 50.0]}
     at = _go(at, "outcome")
@@ -460,12 +460,12 @@ def test_binning_a_numeric_attribute(app):
 
 def test_ranking_task(app):
     at = _go(app, "data")
-    at.radio(key="w:task").set_value("ranking").run()
-    at.selectbox(key="w:rank_by").set_value("default_score").run()
+    keyed(at.radio, "w:task").set_value("ranking").run()
+    keyed(at.selectbox, "w:rank_by").set_value("default_score").run()
     assert not _errors(at)
     at = _go(at, "outcome")
-    at.radio(key="w:gamma_kind").set_value("topk").run()
-    at.number_input(key="w:gamma_k").set_value(1000).run()
+    keyed(at.radio, "w:gamma_kind").set_value("topk").run()
+    keyed(at.number_input, "w:gamma_k").set_value(1000).run()
     assert at.session_state["gamma"] == "topk:1000"
     run_scan(at)
     assert not _errors(at)

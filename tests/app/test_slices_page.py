@@ -9,7 +9,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import divergence
-from apptest_readers import APP, charts, click_header, metrics, open_row, run_scan, table_cells
+from apptest_readers import APP, charts, click_header, keyed, metrics, open_row, run_scan, table_cells
 from divergence import assess, redundant_itemsets, scan
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
 from divergence.formats import VERDICT_TEXT, format_count, format_divergence, format_p, format_value
@@ -52,7 +52,7 @@ def _bar_items(at) -> list[str]:
 
 
 def _type_items(at: AppTest, items: list[str]) -> AppTest:
-    at.multiselect(key="w:slice_items").set_value(items).run()
+    keyed(at.multiselect, "w:slice_items").set_value(items).run()
     assert not at.exception, at.exception
     return at
 
@@ -61,7 +61,7 @@ def test_header_click_sorts_every_slice_and_again_reverses(app, reference):
     at = click_header(app, "Rows")
     assert not at.exception
     assert table_cells(at)["Slice"] == _view(reference, sort_by="count", ascending=False).rows["itemset"].tolist()
-    assert at.selectbox(key="w:sort_by").value == "Rows"
+    assert keyed(at.selectbox, "w:sort_by").value == "Rows"
     at = click_header(at, "Rows")  # the sorted column again: the other way
     assert table_cells(at)["Slice"] == _view(reference, sort_by="count", ascending=True).rows["itemset"].tolist()
     assert any("sorted by Rows, smallest first" in c.value for c in at.caption)
@@ -76,7 +76,7 @@ def test_row_click_opens_and_the_selection_survives_reruns(app, reference):
     assert _bar_items(at) == sorted(chosen.split(", "))
     assert metrics(at)["Rows"] == format_count(reference.row(chosen)["count"])
     # another widget reruns the page: the same row stays selected, the same slice open
-    at.selectbox(key="w:top_n").set_value(50).run()
+    keyed(at.selectbox, "w:top_n").set_value(50).run()
     sel = at.session_state["slice_grid"]["selection"]
     assert table_cells(at)["Slice"][sel["rows"][0]] == chosen
     assert _bar_items(at) == sorted(chosen.split(", "))
@@ -119,11 +119,11 @@ def test_edit_a_slice_below_the_support(app, reference):
 def test_edit_with_a_column_left_out_of_the_scan(app):
     at = app
     at.switch_page("pages/data.py").run()
-    at.multiselect(key="w:attributes_pick").set_value(["age", "sex", "region", "education", "employment"]).run()
+    keyed(at.multiselect, "w:attributes_pick").set_value(["age", "sex", "region", "education", "employment"]).run()
     at.switch_page("pages/outcome.py").run()
     run_scan(at)
     at.switch_page("pages/slices.py").run()
-    options = at.multiselect(key="w:slice_items").options
+    options = keyed(at.multiselect, "w:slice_items").options
     assert "channel=App · not scanned" in options and "applicant_id" not in " ".join(options)
     at = _type_items(at, ["region=South", "channel=App"])
     table = at.session_state["result"]["table"]

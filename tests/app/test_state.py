@@ -15,7 +15,7 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 import ui.state  # noqa: F401  (the dashboard's support imports)
-from apptest_readers import charts, fresh_app, go, metrics, open_row, run_scan
+from apptest_readers import charts, fresh_app, go, keyed, metrics, open_row, run_scan
 from divergence import assess, redundant_itemsets, scan
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
 from divergence.views import redundancy_epsilon, slice_view
@@ -64,7 +64,7 @@ def _loans(n: int = 3000, seed: int = 7, flip: bool = False) -> pd.DataFrame:
 
 def _upload(at: AppTest, name: str, df: pd.DataFrame) -> AppTest:
     at = _go(at, "data")
-    at.radio(key="w:source").set_value("upload").run()
+    keyed(at.radio, "w:source").set_value("upload").run()
     at.file_uploader(key="w:upload").set_value((name, df.to_csv(index=False).encode(), "text/csv")).run()
     assert not at.exception, at.exception
     return at
@@ -110,7 +110,7 @@ def test_a_new_upload_never_relabels_the_old_results(app):
 
 def test_outcome_page_drops_the_previous_data_error_and_n_min(app):
     at = _go(app, "data")
-    at.selectbox(key="w:target").set_value("income").run()
+    keyed(at.selectbox, "w:target").set_value("income").run()
     at = _run(at)
     assert any("'income' is not binary" in e.value for e in at.error)
     at = _upload(at, "loans.csv", _loans())
@@ -128,11 +128,11 @@ def test_outcome_page_drops_the_previous_data_error_and_n_min(app):
 
 def test_items_per_slice_widens_again_after_a_longer_result(app):
     at = _go(app, "outcome")
-    at.selectbox(key="w:max_length").set_value(1).run()
+    keyed(at.selectbox, "w:max_length").set_value(1).run()
     at = _run(at)
     at = _go(at, "slices")
     at = _go(at, "outcome")
-    at.selectbox(key="w:max_length").set_value(0).run()
+    keyed(at.selectbox, "w:max_length").set_value(0).run()
     run_scan(at)
     at = _go(at, "slices")
     view = _view(_demo())
@@ -145,7 +145,7 @@ def test_open_slice_follows_a_filter(app):
     chosen = "region=South, education=Primary, employment=Salaried"
     at = _open_slice(at, chosen)
     assert _open_items(at) == sorted(chosen.split(", "))
-    at.multiselect(key="w:f_attributes").set_value(["channel"]).run()
+    keyed(at.multiselect, "w:f_attributes").set_value(["channel"]).run()
     first = _view(_demo(), attributes=["channel"]).rows["itemset"].iloc[0]
     assert _open_items(at) == sorted(first.split(", "))
 
@@ -154,8 +154,8 @@ def test_open_slice_survives_a_metric_switch(app):
     at = _go(app, "slices")
     chosen = "region=South, education=Primary, employment=Salaried"
     at = _open_slice(at, chosen)
-    at.radio(key="w:view_metric").set_value("fnr").run()
-    at.radio(key="w:view_metric").set_value("fpr").run()
+    keyed(at.radio, "w:view_metric").set_value("fnr").run()
+    keyed(at.radio, "w:view_metric").set_value("fpr").run()
     assert _open_items(at) == sorted(chosen.split(", "))
 
 
@@ -164,9 +164,9 @@ def test_open_slice_follows_a_new_scan(app):
     chosen = "region=South, education=Primary, employment=Salaried"
     at = _open_slice(at, chosen)
     at = _go(at, "data")
-    at.radio(key="w:task").set_value("regression").run()
-    at.selectbox(key="w:target").set_value("spend").run()
-    at.selectbox(key="w:prediction").set_value("predicted_spend").run()
+    keyed(at.radio, "w:task").set_value("regression").run()
+    keyed(at.selectbox, "w:target").set_value("spend").run()
+    keyed(at.selectbox, "w:prediction").set_value("predicted_spend").run()
     at = _run(at)
     at = _go(at, "slices")
     view = _view(_demo(roles=DEMO_ROLES["regression"]), metric="abs_error")
@@ -179,7 +179,7 @@ def test_open_slice_follows_a_new_scan(app):
 def test_replication_file_with_the_same_name_and_rows_is_read_again(app):
     first, corrected = _loans(2000, seed=11), _loans(2000, seed=11, flip=True)
     at = _upload(app, "loans.csv", _loans())
-    at.radio(key="w:replication").set_value("file").run()
+    keyed(at.radio, "w:replication").set_value("file").run()
     for df in (first, corrected):
         at.file_uploader(key="w:replicate_upload").set_value(
             ("next_month.csv", df.to_csv(index=False).encode(), "text/csv")).run()
@@ -233,8 +233,8 @@ def test_report_names_the_data_it_came_from(app, deferred):
 def test_a_second_upload_with_another_schema(app):
     # a slice typed on the built-in data, a filter on one of its attributes
     at = _go(app, "slices")
-    at.multiselect(key="w:slice_items").set_value(["channel=App", "region=South"]).run()
-    at.multiselect(key="w:f_attributes").set_value(["channel"]).run()
+    keyed(at.multiselect, "w:slice_items").set_value(["channel=App", "region=South"]).run()
+    keyed(at.multiselect, "w:f_attributes").set_value(["channel"]).run()
     at = _upload(at, "loans.csv", _loans())
     at = _run(at)
     other = pd.DataFrame({"shop": load_demo(2500)["region"], "hour": load_demo(2500)["age"] % 24,

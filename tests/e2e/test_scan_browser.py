@@ -117,8 +117,12 @@ def _give_roles(page) -> None:
     _pick(page, "Score column", "decile_score")
     _set_number(page, "Threshold (score ≥ threshold predicts positive)", "8.000")
     page.get_by_text("Measured: fpr").first.wait_for(timeout=60_000)
+    page.get_by_text("at 8, 19.4% of the rows are predicted positive").first.wait_for()  # the server has it
     assert page.locator('[data-testid="stAlertContentError"]').count() == 0
     _no_exception(page)
+    # still the default attributes: no value the browser had drawn before came back as a choice
+    page.get_by_text(re.compile(r"\d+ attributes: every column not used above, less the \d+")).first.wait_for()
+    assert page.get_by_role("button", name=re.compile("Use the default choice")).count() == 0
 
 
 def _long_scan_file(tmp_path) -> Path:
@@ -254,7 +258,8 @@ def test_raw_compas_with_only_its_roles_given(browser, server):
     page.screenshot(path=ARTIFACTS / "raw_compas_3_result.png")
     # the slice table draws on a canvas: the words on the page are the cards, headline and captions
     shown = page.locator('[data-testid="stMain"]').inner_text()
-    assert "priors_count=" in shown  # among the findings of the largest FPR divergence
+    caption = next((line for line in shown.splitlines() if line.startswith("Results of")), "")
+    assert "priors_count=" in shown, caption  # among the findings of the largest FPR divergence
     df = pd.read_csv(data_file("compas-scores-two-years.csv"))
     screen = screen_attributes(df, ["two_year_recid", "decile_score"], target="two_year_recid",
                                score="decile_score", threshold=8)

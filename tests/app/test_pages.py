@@ -13,7 +13,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import divergence
-from apptest_readers import APP, charts, decode, fresh_app, go, keyed, left_out, metrics, open_row, run_scan, table_cells
+from apptest_readers import (APP, charts, decode, fresh_app, go, keyed, left_out, metrics, open_row, run_scan,
+                             table_cells)
 from divergence import assess, redundant_itemsets, scan
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
 from divergence.plan import parse_plan

@@ -200,8 +200,6 @@ def _figure_div(fig) -> str:
                                                                          "responsive": True})
 
 
-
-
 def _sort_key(table: SliceTable, metric: str, sort_by: str | None) -> str:
     """The column suffix the metric's table is sorted by: ``sort_by`` when the table has it,
     else the lift shortfall (error metrics) or the divergence."""

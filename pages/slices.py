@@ -134,7 +134,8 @@ st.caption(f"Showing {format_count(len(view.rows))} of {format_count(view.n_matc
            "Click a header to sort by it, a row to open its slice; hover a header for its meaning.")
 res_rows = render.mined_rows(res)
 catalog = cache.item_options(rid + f"|{res_rows is not None}", table, res_rows)
-items, source = render.open_slice(table, view, metric, known=set(catalog["item"]))
+known = set(catalog["item"])
+items, source = render.open_slice(table, view, metric, known=known)
 try:
     open_itemset = str(table.itemsets[table.lookup(items)]) if items else None
 except DivergenceInputError:
@@ -150,13 +151,11 @@ else:
 # ---------------------------------------------------------------- the open slice
 st.subheader("The open slice")
 left_out = set(catalog.loc[~catalog["scanned"], "item"])
-
-
 t1, t2 = st.columns([5, 1.2])
 with t1:
     state.keyed_widget(st.multiselect, "Its items: type to find any item, add or remove one, and the numbers follow "
                        "(an item the scan did not mine is measured from the rows)", "w:slice_items",
-                       [i for i in items if i in set(catalog["item"])], options=list(catalog["item"]),
+                       [i for i in items if i in known], options=list(catalog["item"]),
                        on_change=render.type_slice, placeholder="type an item, e.g. channel=App",
                        format_func=lambda i: f"{i} · not scanned" if i in left_out else i)
 with t2:

@@ -28,15 +28,12 @@ def raw() -> pd.DataFrame:
     return pd.read_csv(data_file(RAW))
 
 
-_go = go
-
-
 def _errors(at: AppTest) -> list[str]:
     return [e.value for e in at.error]
 
 
 def _upload(at: AppTest, name: str, data: bytes) -> AppTest:
-    at = _go(at, "data")
+    at = go(at, "data")
     keyed(at.radio, "w:source").set_value("upload").run()
     at.file_uploader[0].set_value((name, data, "text/csv")).run()
     assert not at.exception, at.exception
@@ -80,7 +77,7 @@ def test_raw_compas_opens_without_an_error_and_scans_with_only_the_roles_given(a
                          ("violent_recid", "all missing"), ("type_of_assessment", "constant")]:
         assert screen.kinds[column] == kind and column in table["column"].tolist()
 
-    at = _go(at, "outcome")
+    at = go(at, "outcome")
     run_scan(at)
     assert not _errors(at), _errors(at)
     result = at.session_state["result"]["table"]
@@ -93,7 +90,7 @@ def test_raw_compas_opens_without_an_error_and_scans_with_only_the_roles_given(a
     top = f[f["fpr_meets_min_size"].astype(bool) & (f["fpr_q"] <= 0.05)].nlargest(10, "fpr_divergence")
     assert top["itemset"].str.contains("priors_count=").any()
 
-    at = _go(at, "slices")
+    at = go(at, "slices")
     assert not at.exception and not _errors(at)
 
 
@@ -132,7 +129,7 @@ def test_a_left_out_column_added_back_and_a_date_binned_by_quarter(app, raw):
     keyed(at.selectbox, "w:period:compas_screening_date").set_value("quarter").run()
     assert at.session_state["bins"]["compas_screening_date"] == "quarter"
     assert not _errors(at)
-    at = _go(at, "outcome")
+    at = go(at, "outcome")
     keyed(at.number_input, "w:min_support").set_value(0.05).run()
     keyed(at.selectbox, "w:max_length").set_value(2).run()
     run_scan(at)
@@ -142,7 +139,7 @@ def test_a_left_out_column_added_back_and_a_date_binned_by_quarter(app, raw):
     assert dates and all(re.fullmatch(r"compas_screening_date=(\d{4}-Q[1-4]|missing)", d) for d in dates)
     assert f["itemset"].str.contains("c_charge_desc=").any()
     # the choice survives a page change and is in the plan
-    at = _go(at, "data")
+    at = go(at, "data")
     assert keyed(at.selectbox, "w:period:compas_screening_date").value == "quarter"
     assert {"compas_screening_date", "c_charge_desc"} <= set(keyed(at.multiselect, "w:attributes_pick").value)
 
@@ -156,7 +153,7 @@ def _wide(values: int) -> bytes:
 
 
 def _tiny_support_every_itemset(at: AppTest, max_slices: int) -> AppTest:
-    at = _go(at, "outcome")
+    at = go(at, "outcome")
     keyed(at.number_input, "w:min_support").set_value(0.0001).run()
     keyed(at.checkbox, "w:exhaustive").check().run()
     keyed(at.number_input, "w:max_slices").set_value(max_slices).run()
@@ -183,14 +180,14 @@ def test_a_scan_cut_by_the_budget_says_how_far_it_is_complete(app):
     assert not _errors(at), _errors(at)
     table = at.session_state["result"]["table"]
     assert table.complete_length == 1 and int(table.lengths.max()) == 1
-    at = _go(at, "slices")
+    at = go(at, "slices")
     warnings = [w.value for w in at.warning]
     assert any(w.startswith("Complete up to 1 item; 2-item slices would exceed the budget") for w in warnings), warnings
 
 
 def test_cancel_keeps_the_previous_result_and_the_settings(app):
     before = app.session_state["result"]
-    at = _go(app, "outcome")
+    at = go(app, "outcome")
     keyed(at.number_input, "w:min_support").set_value(0.0001).run()
     keyed(at.checkbox, "w:exhaustive").check().run()
     keyed(at.number_input, "w:time_limit").set_value(600.0).run()
@@ -242,18 +239,18 @@ def test_the_upload_reads_files_as_they_come_and_says_how(app, name, data):
 def test_every_itemset_and_the_budget_go_into_the_plan_and_come_back(app):
     from divergence.plan import parse_plan
 
-    at = _go(app, "outcome")
+    at = go(app, "outcome")
     keyed(at.checkbox, "w:exhaustive").check().run()
     keyed(at.number_input, "w:max_slices").set_value(200_000).run()
     keyed(at.number_input, "w:time_limit").set_value(120.0).run()
-    at = _go(at, "export")
+    at = go(at, "export")
     text = at.code[0].value
     plan = parse_plan(text)
     assert (plan.scan["exhaustive"], plan.scan["max_slices"], plan.scan["time_limit"]) == (True, 200_000, 120.0)
     # the defaults stay out of a plan (it reads as before)
     fresh = AppTest.from_file(APP, default_timeout=300)
     fresh.run()
-    default = parse_plan(_go(fresh, "export").code[0].value).scan
+    default = parse_plan(go(fresh, "export").code[0].value).scan
     assert not {"exhaustive", "max_slices", "time_limit"} & set(default)
     fresh.file_uploader(key="w:plan_upload").set_value(("plan.yaml", text.encode(), "application/x-yaml")).run()
     assert not fresh.exception and not _errors(fresh)

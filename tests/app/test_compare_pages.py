@@ -27,18 +27,15 @@ def app():
     return fresh_app(120, keep_resources=True)
 
 
-_go = go
-
-
 def _turn_on(at: AppTest) -> AppTest:
-    at = _go(at, "data")
+    at = go(at, "data")
     keyed(at.toggle, "w:compare_on").set_value(True).run()
     assert not at.exception
     return at
 
 
 def test_compare_page_says_where_to_choose_the_reference(app):
-    at = _go(app, "compare")
+    at = go(app, "compare")
     assert any("No reference model is chosen" in i.value for i in at.info)
     assert not at.get("plotly_chart")
 
@@ -49,7 +46,7 @@ def test_the_built_in_comparison_against_the_engine(app, reference):
     assert "Compared on the Compare page: fpr, fnr" in " ".join(c.value for c in at.caption)
     # the reference column is no attribute
     assert "previous_default" not in keyed(at.multiselect, "w:attributes_pick").options
-    at = _go(at, "compare")
+    at = go(at, "compare")
     h = compare_headline(reference, "fpr")
     m = metrics(at)
     assert m["Model FPR"] == format_value(h["model"], True)
@@ -91,19 +88,19 @@ def test_a_bad_reference_is_named_and_settings_are_kept(app):
     assert any("Reference column 'previous_score' holds" in e and "not a value of target column 'defaulted'" in e
                for e in errors), errors
     assert keyed(at.selectbox, "w:target").value == "defaulted"  # every other setting kept
-    at = _go(at, "compare")
+    at = go(at, "compare")
     assert any("Reference column 'previous_score' holds" in e.value for e in at.error)
     assert not at.exception
 
 
 def test_regression_comparison(app):
-    at = _go(app, "data")
+    at = go(app, "data")
     keyed(at.radio, "w:task").set_value("regression").run()
     keyed(at.selectbox, "w:target").set_value("spend").run()
     keyed(at.selectbox, "w:prediction").set_value("predicted_spend").run()
     keyed(at.toggle, "w:compare_on").set_value(True).run()
     assert keyed(at.selectbox, "w:compare_reference").value == "previous_spend"
-    at = _go(at, "compare")
+    at = go(at, "compare")
     c = compare(load_demo_models(), target="spend", prediction="predicted_spend", reference="previous_spend",
                 regression=True, metrics=["abs_error"], attributes=DEMO_ATTRIBUTES, min_support=0.02)
     h = compare_headline(c, "abs_error")
@@ -113,16 +110,16 @@ def test_regression_comparison(app):
 
 def test_the_plan_carries_the_comparison(app):
     at = _turn_on(app)
-    at = _go(at, "export")
+    at = go(at, "export")
     plan = parse_plan(at.code[0].value)
     assert plan.compare == {"reference": "previous_default"}
     # a later visit loads it back, comparison included
     fresh = AppTest.from_file(APP, default_timeout=120)
     fresh.run()
-    fresh = _go(fresh, "export")
+    fresh = go(fresh, "export")
     fresh.file_uploader(key="w:plan_upload").set_value(("plan.yaml", at.code[0].value.encode(),
                                                         "application/x-yaml")).run()
     assert not fresh.exception
     assert fresh.session_state["compare_on"] and fresh.session_state["compare_reference"] == "previous_default"
-    fresh = _go(fresh, "compare")
+    fresh = go(fresh, "compare")
     assert any(f"`{DEMO_COMPARE_TRUTH['worse_fpr']}`" in e.value for e in fresh.error)

@@ -56,9 +56,6 @@ def app():
     return fresh_app(90)
 
 
-_go = go
-
-
 def _errors(at: AppTest) -> list[str]:
     return [e.value for e in at.error]
 
@@ -76,7 +73,7 @@ def _view(table, metric="fpr", eps=0.05):
 
 
 def _choose_path(at: AppTest, path) -> AppTest:
-    at = _go(at, "data")
+    at = go(at, "data")
     keyed(at.radio, "w:source").set_value("path").run()
     keyed(at.text_input, "w:local_path_text").input(str(path)).run()
     assert not at.exception, at.exception
@@ -84,7 +81,7 @@ def _choose_path(at: AppTest, path) -> AppTest:
 
 
 def _run(at: AppTest) -> AppTest:
-    at = _go(at, "outcome")
+    at = go(at, "outcome")
     run_scan(at)
     assert not at.exception, at.exception
     return at
@@ -99,7 +96,7 @@ def _reference(path, **kw) -> divergence.SliceTable:
 
 
 def _assert_slices_page_shows(at: AppTest, table) -> None:
-    at = _go(at, "slices")
+    at = go(at, "slices")
     h = headline(table, "fpr")
     m = _metrics(at)
     assert m["FPR, whole dataset"] == format_percent(table.overall("fpr"))
@@ -135,7 +132,7 @@ def test_local_parquet_file_preview_roles_and_run(app, parquet_file):
     # holdout and split replication need rows in memory: not offered
     assert keyed(at.radio, "w:replication").options == ["None", "A second file"]
     # bootstrap disabled on the Outcome page, with the reason
-    at = _go(at, "outcome")
+    at = go(at, "outcome")
     assert keyed(at.number_input, "w:bootstrap").proto.disabled
     assert any(c.startswith("Intervals are analytic for DuckDB scans") for c in _captions(at))
     assert "6,000 rows" in at.caption[0].value
@@ -179,7 +176,7 @@ def test_a_glob_names_the_files(app, parquet_folder):
 
 def test_bad_path_shows_the_error_and_keeps_the_settings(app, parquet_file, tmp_path):
     # from the built-in data: nothing changes
-    at = _go(app, "data")
+    at = go(app, "data")
     keyed(at.radio, "w:source").set_value("path").run()
     missing = tmp_path / "nowhere.parquet"
     keyed(at.text_input, "w:local_path_text").input(str(missing)).run()
@@ -191,11 +188,11 @@ def test_bad_path_shows_the_error_and_keeps_the_settings(app, parquet_file, tmp_
     keyed(at.text_input, "w:local_path_text").input(str(parquet_file)).run()
     assert not _errors(at)
     keyed(at.multiselect, "w:attributes_pick").set_value(["age", "region"]).run()
-    at = _go(at, "outcome")
+    at = go(at, "outcome")
     keyed(at.number_input, "w:min_support").set_value(0.05).run()
     keys = ["local_path", "data_key", "target", "prediction", "positive", "attributes", "min_support", "metrics"]
     before = {k: at.session_state[k] for k in keys}
-    at = _go(at, "data")
+    at = go(at, "data")
     empty = tmp_path / "empty"
     empty.mkdir()
     keyed(at.text_input, "w:local_path_text").input(str(empty)).run()
@@ -275,14 +272,14 @@ def test_holdout_is_refused_and_a_second_file_replicates(app, parquet_file):
     at.session_state["replication"] = "holdout"
     at = _run(at)
     assert any(e.startswith("Replication on a held-out share needs the rows in memory") for e in _errors(at))
-    at = _go(at, "data")
+    at = go(at, "data")
     keyed(at.radio, "w:replication").set_value("file").run()
     second = _frame(4000, seed=11)
     at.file_uploader(key="w:replicate_upload").set_value(
         ("next_month.csv", second.to_csv(index=False).encode(), "text/csv")).run()
     at = _run(at)
     assert not _errors(at)
-    at = _go(at, "slices")
+    at = go(at, "slices")
     settings = dict(ROLES, attributes=ATTRIBUTES, min_support=0.02, bins={}, quantile_bins=3,
                     binning="quantile", max_length=None)
     expected = assess(scan_duckdb(str(parquet_file), **settings), replicate=second,
@@ -294,7 +291,7 @@ def test_holdout_is_refused_and_a_second_file_replicates(app, parquet_file):
 
 def test_slice_detail_shapley_without_bootstrap(app, parquet_file):
     at = _run(_choose_path(app, parquet_file))
-    at = _go(at, "slices")
+    at = go(at, "slices")
     table = _reference(parquet_file)
     selected = _view(table).rows["itemset"].iloc[0]  # the table's first row is open
     assert keyed(at.multiselect, "w:slice_items").value == selected.split(", ")
@@ -312,7 +309,7 @@ def test_slice_detail_shapley_without_bootstrap(app, parquet_file):
 def test_every_page_works_on_a_duckdb_result(app, parquet_file):
     at = _run(_choose_path(app, parquet_file))
     table = _reference(parquet_file)
-    at = _go(at, "attributes")
+    at = go(at, "attributes")
     values = divergence.global_divergence(table, metric="fpr")
     specs = _charts(at)
     drawn = {y: x for tr in specs[1]["data"] for x, y in zip(tr["x"], tr["y"])}
@@ -320,9 +317,9 @@ def test_every_page_works_on_a_duckdb_result(app, parquet_file):
     assert drawn == pytest.approx(dict(zip(top["item"], 100 * top["global"])))  # a rate: in pp
     drawn = {y: x for tr in specs[0]["data"] for x, y in zip(tr["x"], tr["y"])}
     assert drawn["region=South"] == pytest.approx(100 * table.row("region=South")["fpr_divergence"])
-    at = _go(at, "intervals")
+    at = go(at, "intervals")
     assert not _errors(at)
-    at = _go(at, "export")
+    at = go(at, "export")
     assert not _errors(at)
     plan = next(c.value for c in at.code)
     assert f"file: {parquet_file}" in plan and "rows: 6000" in plan

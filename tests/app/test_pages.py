@@ -36,9 +36,6 @@ def app():
     return fresh_app(90)
 
 
-_go = go
-
-
 _metrics, _decode, _charts, _table_cells = metrics, decode, charts, table_cells
 
 
@@ -121,7 +118,7 @@ def test_sort_and_filter_never_remine(app, reference, monkeypatch):
                           attributes=["channel"], top_n=10)
     assert _table_cells(at)["Slice"] == view.rows["itemset"].tolist() and requests == []
     # a statistics setting re-assesses the mining result kept in the server; a scan setting mines again
-    at = _go(at, "outcome")
+    at = go(at, "outcome")
     keyed(at.selectbox, "w:confidence").set_value(0.9).run()
     run_scan(at)
     assert len(requests) == 1 and requests[0].mined is not None and requests[0].frame is None
@@ -150,7 +147,7 @@ def test_second_metric(app, reference):
 # ---------------------------------------------------------------- Data page
 
 def test_data_page_preview_and_roles(app):
-    at = _go(app, "data")
+    at = go(app, "data")
     assert at.dataframe[0].value.shape == (200, 13)
     assert "10,000 rows × 13 columns" in at.markdown[0].value
     assert keyed(at.selectbox, "w:target").value == "defaulted"
@@ -166,7 +163,7 @@ def _settings(at):
 
 
 def test_non_binary_target_is_named_and_everything_else_kept(app):
-    at = _go(app, "data")
+    at = go(app, "data")
     before = _settings(at)
     keyed(at.selectbox, "w:target").set_value("income").run()
     assert not at.exception
@@ -174,7 +171,7 @@ def test_non_binary_target_is_named_and_everything_else_kept(app):
     after = _settings(at)
     assert after == dict(before, target="income")
     # running anyway keeps the previous result and says why beside the run button
-    at = _go(at, "outcome")
+    at = go(at, "outcome")
     run_scan(at)
     assert any("Target column 'income' is not binary" in e for e in _errors(at))
     at.switch_page("pages/slices.py").run()
@@ -183,7 +180,7 @@ def test_non_binary_target_is_named_and_everything_else_kept(app):
 
 
 def test_numeric_score_picked_as_predicted_labels(app):
-    at = _go(app, "data")
+    at = go(app, "data")
     keyed(at.selectbox, "w:prediction").set_value("default_score").run()
     assert any("Prediction column 'default_score' is not binary" in e for e in _errors(at))
     assert at.session_state["target"] == "defaulted" and at.session_state["positive"] == "yes"
@@ -194,17 +191,17 @@ def test_numeric_score_picked_as_predicted_labels(app):
 
 
 def test_empty_attribute_list(app):
-    at = _go(app, "data")
+    at = go(app, "data")
     keyed(at.multiselect, "w:attributes_pick").set_value([]).run()
     assert "Choose at least one attribute column to slice by." in _errors(at)
     assert at.session_state["attributes"] == [] and at.session_state["target"] == "defaulted"
-    at = _go(at, "outcome")
+    at = go(at, "outcome")
     run_scan(at)
     assert "There is no attribute column to slice by." in _errors(at)
 
 
 def test_unreadable_upload_keeps_the_data(app):
-    at = _go(app, "data")
+    at = go(app, "data")
     keyed(at.radio, "w:source").set_value("upload").run()
     at.file_uploader[0].set_value(("broken.parquet", b"this is not parquet", "application/octet-stream")).run()
     assert not at.exception
@@ -223,7 +220,7 @@ def _upload_frame(n=4000) -> pd.DataFrame:
 
 def test_upload_a_csv_choose_columns_and_run(app):
     df = _upload_frame()
-    at = _go(app, "data")
+    at = go(app, "data")
     keyed(at.radio, "w:source").set_value("upload").run()
     at.file_uploader[0].set_value(("loans.csv", df.to_csv(index=False).encode(), "text/csv")).run()
     assert not at.exception and not _errors(at)
@@ -234,14 +231,14 @@ def test_upload_a_csv_choose_columns_and_run(app):
     assert keyed(at.multiselect, "w:attributes_pick").value == ["age", "region", "education", "channel"]
     assert list(left_out(at)) == ["row"] and left_out(at)["row"] in ("row index", "identifier")
     keyed(at.multiselect, "w:attributes_pick").set_value(["age", "region", "education"]).run()
-    at = _go(at, "outcome")
+    at = go(at, "outcome")
     keyed(at.number_input, "w:min_support").set_value(0.05).run()
     run_scan(at)
     assert not _errors(at)
     table = assess(scan(df, target="label", prediction="pred", positive=1, metrics=["fpr", "fnr"],
                         attributes=["age", "region", "education"], min_support=0.05), **STATS)
     assert f"{len(table) - 1:,} slices mined" in at.success[0].value
-    at = _go(at, "slices")
+    at = go(at, "slices")
     assert _metrics(at)["FPR, whole dataset"] == format_percent(table.overall("fpr"))
     assert _table_cells(at)["Slice"] == _expected_view(table).rows["itemset"].tolist()
 
@@ -249,7 +246,7 @@ def test_upload_a_csv_choose_columns_and_run(app):
 # ---------------------------------------------------------------- Outcome page
 
 def test_thresholds_min_size_and_persistence(app, reference):
-    at = _go(app, "outcome")
+    at = go(app, "outcome")
     sentences = [i.value for i in at.info]
     assert any(reference.assessment["min_size"]["fpr"]["text"] in s for s in sentences)
     keyed(at.radio, "w:support_mode").set_value("rows").run()
@@ -264,27 +261,27 @@ def test_thresholds_min_size_and_persistence(app, reference):
     n_min = int(np.ceil((norm.ppf(0.995) * np.sqrt(p * (1 - p)) / 0.1) ** 2))
     assert any(f"n_min = ⌈(z·σ/δ)²⌉ = {n_min:,} rows" in i.value for i in at.info)
     # settings survive a trip to another page
-    at = _go(at, "data")
-    at = _go(at, "outcome")
+    at = go(at, "data")
+    at = go(at, "outcome")
     assert keyed(at.number_input, "w:delta").value == 0.1
     assert keyed(at.selectbox, "w:confidence").value == 0.99
     assert at.session_state["min_support"] == pytest.approx(0.05)
     run_scan(at)
     expected = assess(scan(load_demo(), attributes=DEMO_ATTRIBUTES, min_support=0.05,
                            **DEMO_ROLES["classification"]), **dict(STATS, confidence=0.99, delta=0.1))
-    at = _go(at, "slices")
+    at = go(at, "slices")
     h = headline(expected, "fpr")
     assert _metrics(at)["Slices tested"] == format_count(h["n_tested"])
     assert _metrics(at)["Too small"] == format_count(h["verdicts"].get("too small", 0))
 
 
 def test_holdout_replication(app):
-    at = _go(app, "data")
+    at = go(app, "data")
     keyed(at.radio, "w:replication").set_value("holdout").run()
-    at = _go(at, "outcome")
+    at = go(at, "outcome")
     run_scan(at)
     assert not _errors(at)
-    at = _go(at, "slices")
+    at = go(at, "slices")
     cells = _table_cells(at)
     assert "Replicated" in cells and "Replication" in cells
     expected = scan(load_demo(), attributes=DEMO_ATTRIBUTES, min_support=0.02, holdout=0.3,
@@ -296,7 +293,7 @@ def test_holdout_replication(app):
 # ---------------------------------------------------------------- Intervals and Attributes pages
 
 def test_interval_plot(app, reference):
-    at = _go(app, "intervals")
+    at = go(app, "intervals")
     spec = _charts(at)[0]
     view = _expected_view(reference)
     drawn = {}
@@ -312,7 +309,7 @@ def test_interval_plot(app, reference):
 
 
 def test_attributes_page(app, reference):
-    at = _go(app, "attributes")
+    at = go(app, "attributes")
     specs = _charts(at)
     assert len(specs) == 2
     values = divergence.global_divergence(reference, metric="fpr")
@@ -326,7 +323,7 @@ def test_attributes_page(app, reference):
 # ---------------------------------------------------------------- Export page
 
 def test_export_plan_and_load_it_back(app):
-    at = _go(app, "export")
+    at = go(app, "export")
     plan = parse_plan(at.code[0].value)
     assert plan.scan["target"] == "defaulted" and plan.scan["min_support"] == 0.02
     assert plan.scan["attributes"] == DEMO_ATTRIBUTES and plan.statistics["correction"] == "bh"
@@ -338,7 +335,7 @@ def test_export_plan_and_load_it_back(app):
                                                                                       "correction: holm")
     fresh = AppTest.from_file(APP, default_timeout=90)
     fresh.run()
-    fresh = _go(fresh, "export")
+    fresh = go(fresh, "export")
     fresh.file_uploader(key="w:plan_upload").set_value(("plan.yaml", text.encode(), "application/x-yaml")).run()
     assert not fresh.exception and not _errors(fresh)
     assert fresh.session_state["min_support"] == 0.04 and fresh.session_state["correction"] == "holm"
@@ -346,7 +343,7 @@ def test_export_plan_and_load_it_back(app):
 
 
 def test_bad_plan_file_keeps_the_settings(app):
-    at = _go(app, "export")
+    at = go(app, "export")
     at.file_uploader(key="w:plan_upload").set_value(("plan.yaml", b"scan: {min_supp: 1}", "application/x-yaml")).run()
     assert any("Unknown key 'min_supp' in the plan's scan section" in e for e in _errors(at))
     assert at.session_state["min_support"] == 0.02 and not at.exception
@@ -355,14 +352,14 @@ def test_bad_plan_file_keeps_the_settings(app):
 # ---------------------------------------------------------------- other tasks and replication sources
 
 def test_regression_task_headline_names_defects_and_hard_cohorts(app):
-    at = _go(app, "data")
+    at = go(app, "data")
     keyed(at.radio, "w:task").set_value("regression").run()
     keyed(at.selectbox, "w:target").set_value("spend").run()
     keyed(at.selectbox, "w:prediction").set_value("predicted_spend").run()
     assert at.session_state["metrics"] == ["abs_error"] and not _errors(at)
-    at = _go(at, "outcome")
+    at = go(at, "outcome")
     run_scan(at)
-    at = _go(at, "slices")
+    at = go(at, "slices")
     expected = assess(scan(load_demo(), attributes=DEMO_ATTRIBUTES, min_support=0.02,
                            **DEMO_ROLES["regression"]), **STATS)
     h = headline(expected, "abs_error")
@@ -376,13 +373,13 @@ def test_regression_task_headline_names_defects_and_hard_cohorts(app):
 
 
 def test_numeric_outcome_task(app):
-    at = _go(app, "data")
+    at = go(app, "data")
     keyed(at.radio, "w:task").set_value("outcome").run()
     keyed(at.multiselect, "w:outcome").set_value(["spend"]).run()
     assert not _errors(at)
-    at = _go(at, "outcome")
+    at = go(at, "outcome")
     run_scan(at)
-    at = _go(at, "slices")
+    at = go(at, "slices")
     # the attributes chosen before (the built-in dataset's) are kept when the task changes
     assert at.session_state["attributes"] == DEMO_ATTRIBUTES
     expected = assess(scan(load_demo(), outcome="spend", attributes=DEMO_ATTRIBUTES, min_support=0.02), **STATS)
@@ -392,15 +389,15 @@ def test_numeric_outcome_task(app):
 
 def test_split_column_replication(app):
     df = load_demo()
-    at = _go(app, "data")
+    at = go(app, "data")
     keyed(at.radio, "w:replication").set_value("split").run()
     keyed(at.selectbox, "w:split_column").set_value("sex").run()
     keyed(at.multiselect, "w:split_values").set_value(["Female"]).run()
     assert "sex" not in keyed(at.multiselect, "w:attributes_pick").value  # the split column is not an attribute
-    at = _go(at, "outcome")
+    at = go(at, "outcome")
     run_scan(at)
     assert not _errors(at)
-    at = _go(at, "slices")
+    at = go(at, "slices")
     attrs = [a for a in DEMO_ATTRIBUTES if a != "sex"]
     mine, confirm = df[df["sex"] == "Male"].reset_index(drop=True), df[df["sex"] == "Female"].reset_index(drop=True)
     expected = assess(scan(mine, attributes=attrs, min_support=0.02, **DEMO_ROLES["classification"]),
@@ -414,14 +411,14 @@ def test_split_column_replication(app):
 
 def test_second_file_replication(app):
     df = load_demo(6000, seed=11)
-    at = _go(app, "data")
+    at = go(app, "data")
     keyed(at.radio, "w:replication").set_value("file").run()
     at.file_uploader(key="w:replicate_upload").set_value(
         ("next_month.csv", df.to_csv(index=False).encode(), "text/csv")).run()
     assert "Replication file: `next_month.csv`, 6,000 rows." in [c.value for c in at.caption]
-    at = _go(at, "outcome")
+    at = go(at, "outcome")
     run_scan(at)
-    at = _go(at, "slices")
+    at = go(at, "slices")
     expected = assess(scan(load_demo(), attributes=DEMO_ATTRIBUTES, min_support=0.02,
                            **DEMO_ROLES["classification"]), replicate=df, **STATS)
     assert _table_cells(at)["Replicated"] == ["yes" if r else "no"
@@ -429,48 +426,48 @@ def test_second_file_replication(app):
 
 
 def test_second_file_missing_is_an_error_beside_the_run_button(app):
-    at = _go(app, "data")
+    at = go(app, "data")
     keyed(at.radio, "w:replication").set_value("file").run()
-    at = _go(at, "outcome")
+    at = go(at, "outcome")
     run_scan(at)
     assert "Replication: upload the second file on the Data page, or choose none." in _errors(at)
 
 
 def test_support_from_n_min(app, reference):
-    at = _go(app, "outcome")
+    at = go(app, "outcome")
     at.button(key="support-from-fpr").click().run()
     assert at.session_state["min_support"] == pytest.approx(divergence.support_for_min_size(reference, "fpr"),
                                                             abs=1e-6)
 
 
 def test_binning_a_numeric_attribute(app):
-    at = _go(app, "data")
+    at = go(app, "data")
     keyed(at.text_input, "w:bins:age").input("30, 50").run()
     assert at.session_state["bins"] == {"age": [30.0, 50.0]}
     assert "<=30 · (30,50] · >50" in [c.value for c in at.caption]
     keyed(at.text_input, "w:bins:income").input("a few").run()
     assert any(e.startswith("Bins of 'income': write a number of bins") for e in _errors(at))
     assert at.session_state["bins"] == {"age": [30.0, 50.0]}
-    at = _go(at, "outcome")
+    at = go(at, "outcome")
     run_scan(at)
-    at = _go(at, "slices")
+    at = go(at, "slices")
     expected = assess(scan(load_demo(), attributes=DEMO_ATTRIBUTES, bins={"age": [30.0, 50.0]}, min_support=0.02,
                            **DEMO_ROLES["classification"]), **STATS)
     assert _table_cells(at)["Slice"] == _expected_view(expected).rows["itemset"].tolist()
 
 
 def test_ranking_task(app):
-    at = _go(app, "data")
+    at = go(app, "data")
     keyed(at.radio, "w:task").set_value("ranking").run()
     keyed(at.selectbox, "w:rank_by").set_value("default_score").run()
     assert not _errors(at)
-    at = _go(at, "outcome")
+    at = go(at, "outcome")
     keyed(at.radio, "w:gamma_kind").set_value("topk").run()
     keyed(at.number_input, "w:gamma_k").set_value(1000).run()
     assert at.session_state["gamma"] == "topk:1000"
     run_scan(at)
     assert not _errors(at)
-    at = _go(at, "slices")
+    at = go(at, "slices")
     expected = assess(scan(load_demo(), rank_by="default_score", gamma="topk:1000", attributes=DEMO_ATTRIBUTES,
                            min_support=0.02), **STATS)
     assert _metrics(at)["gamma, whole dataset"] == format_value(expected.overall("gamma"), True) == "10.0%"

@@ -42,11 +42,8 @@ def deferred(monkeypatch):
     return found
 
 
-_go = go
-
-
 def _run(at: AppTest) -> AppTest:
-    at = _go(at, "outcome")
+    at = go(at, "outcome")
     run_scan(at)
     assert not at.exception, at.exception
     return at
@@ -63,7 +60,7 @@ def _loans(n: int = 3000, seed: int = 7, flip: bool = False) -> pd.DataFrame:
 
 
 def _upload(at: AppTest, name: str, df: pd.DataFrame) -> AppTest:
-    at = _go(at, "data")
+    at = go(at, "data")
     keyed(at.radio, "w:source").set_value("upload").run()
     at.file_uploader(key="w:upload").set_value((name, df.to_csv(index=False).encode(), "text/csv")).run()
     assert not at.exception, at.exception
@@ -99,7 +96,7 @@ def _demo(**kw):
 
 def test_a_new_upload_never_relabels_the_old_results(app):
     at = _upload(app, "semicolon.csv", pd.DataFrame({"a;b;c": [f"{i};{i};{i}" for i in range(200)]}))
-    at = _go(at, "slices")
+    at = go(at, "slices")
     text = " ".join([c.value for c in at.caption] + [m.value for m in at.markdown] + [w.value for w in at.warning])
     # the slices shown are the built-in dataset's: say so, and say the data in use has changed
     about = [c.value for c in at.caption if "slices with support" in c.value]
@@ -109,12 +106,12 @@ def test_a_new_upload_never_relabels_the_old_results(app):
 
 
 def test_outcome_page_drops_the_previous_data_error_and_n_min(app):
-    at = _go(app, "data")
+    at = go(app, "data")
     keyed(at.selectbox, "w:target").set_value("income").run()
     at = _run(at)
     assert any("'income' is not binary" in e.value for e in at.error)
     at = _upload(at, "loans.csv", _loans())
-    at = _go(at, "outcome")
+    at = go(at, "outcome")
     assert not any("'income' is not binary" in e.value for e in at.error)
     # n_min boxes are derived from a result; the only result is the built-in dataset's
     assert not any("n_min" in i.value for i in at.info), [i.value for i in at.info]
@@ -127,21 +124,21 @@ def test_outcome_page_drops_the_previous_data_error_and_n_min(app):
 # ---------------------------------------------------------------- the view follows the result
 
 def test_items_per_slice_widens_again_after_a_longer_result(app):
-    at = _go(app, "outcome")
+    at = go(app, "outcome")
     keyed(at.selectbox, "w:max_length").set_value(1).run()
     at = _run(at)
-    at = _go(at, "slices")
-    at = _go(at, "outcome")
+    at = go(at, "slices")
+    at = go(at, "outcome")
     keyed(at.selectbox, "w:max_length").set_value(0).run()
     run_scan(at)
-    at = _go(at, "slices")
+    at = go(at, "slices")
     view = _view(_demo())
     caption = next(c.value for c in at.caption if c.value.startswith("Showing"))
     assert f"of {view.n_matching:,} matching slices" in caption, caption
 
 
 def test_open_slice_follows_a_filter(app):
-    at = _go(app, "slices")
+    at = go(app, "slices")
     chosen = "region=South, education=Primary, employment=Salaried"
     at = _open_slice(at, chosen)
     assert _open_items(at) == sorted(chosen.split(", "))
@@ -151,7 +148,7 @@ def test_open_slice_follows_a_filter(app):
 
 
 def test_open_slice_survives_a_metric_switch(app):
-    at = _go(app, "slices")
+    at = go(app, "slices")
     chosen = "region=South, education=Primary, employment=Salaried"
     at = _open_slice(at, chosen)
     keyed(at.radio, "w:view_metric").set_value("fnr").run()
@@ -160,15 +157,15 @@ def test_open_slice_survives_a_metric_switch(app):
 
 
 def test_open_slice_follows_a_new_scan(app):
-    at = _go(app, "slices")
+    at = go(app, "slices")
     chosen = "region=South, education=Primary, employment=Salaried"
     at = _open_slice(at, chosen)
-    at = _go(at, "data")
+    at = go(at, "data")
     keyed(at.radio, "w:task").set_value("regression").run()
     keyed(at.selectbox, "w:target").set_value("spend").run()
     keyed(at.selectbox, "w:prediction").set_value("predicted_spend").run()
     at = _run(at)
-    at = _go(at, "slices")
+    at = go(at, "slices")
     view = _view(_demo(roles=DEMO_ROLES["regression"]), metric="abs_error")
     assert chosen not in view.rows["itemset"].tolist()
     assert _open_items(at) == sorted(view.rows["itemset"].iloc[0].split(", "))
@@ -184,7 +181,7 @@ def test_replication_file_with_the_same_name_and_rows_is_read_again(app):
         at.file_uploader(key="w:replicate_upload").set_value(
             ("next_month.csv", df.to_csv(index=False).encode(), "text/csv")).run()
         at = _run(at)
-        at = _go(at, "data")
+        at = go(at, "data")
     table = at.session_state["result"]["table"]
     expected = assess(scan(_loans(), target="label", prediction="pred", positive=1, metrics=["fpr", "fnr"],
                            attributes=["age", "region", "education", "channel"], min_support=0.02),
@@ -210,9 +207,9 @@ def test_report_is_built_once_per_result(app, deferred, monkeypatch):
     original = divergence.report.build_report
     monkeypatch.setattr(divergence.report, "build_report", lambda *a, **k: built.append(1) or original(*a, **k))
     monkeypatch.setattr(datetime, "datetime", _LaterEachCall)
-    at = _go(app, "export")
-    at = _go(at, "slices")
-    at = _go(at, "export")
+    at = go(app, "export")
+    at = go(at, "slices")
+    at = go(at, "export")
     monkeypatch.setattr(datetime, "datetime", _LaterEachCall.__mro__[1])
     reports = deferred["slice_report.html"]
     assert len(reports) >= 2
@@ -225,14 +222,14 @@ def test_report_is_built_once_per_result(app, deferred, monkeypatch):
 def test_report_names_the_data_it_came_from(app, deferred):
     at = _upload(app, "loans.csv", _loans())
     at = _run(at)
-    at = _go(at, "export")
+    at = go(at, "export")
     html = deferred["slice_report.html"][-1]()
     assert "<dt>Data</dt><dd>loans.csv, 3,000 rows</dd>" in html
 
 
 def test_a_second_upload_with_another_schema(app):
     # a slice typed on the built-in data, a filter on one of its attributes
-    at = _go(app, "slices")
+    at = go(app, "slices")
     keyed(at.multiselect, "w:slice_items").set_value(["channel=App", "region=South"]).run()
     keyed(at.multiselect, "w:f_attributes").set_value(["channel"]).run()
     at = _upload(at, "loans.csv", _loans())
@@ -241,13 +238,13 @@ def test_a_second_upload_with_another_schema(app):
                           "y": (load_demo(2500)["defaulted"] == "yes").astype(int),
                           "yhat": (load_demo(2500)["predicted_default"] == "yes").astype(int)})
     at = _upload(at, "shops.csv", other)
-    at = _go(at, "slices")
+    at = go(at, "slices")
     # the results are still loans.csv's, said so; nothing of the new schema is applied to them
     about = next(c.value for c in at.caption if "slices with support" in c.value)
     assert about.startswith("Results of `loans.csv`, 3,000 rows") and "shops.csv" not in about
     assert any("shops.csv" in w.value for w in at.warning)
     at = _run(at)
-    at = _go(at, "slices")
+    at = go(at, "slices")
     assert not at.exception and not [e.value for e in at.error]
     table = at.session_state["result"]["table"]
     assert table.attributes == ("shop", "hour")

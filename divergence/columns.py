@@ -19,13 +19,17 @@ import numpy as np
 import pandas as pd
 
 from .column_kinds import is_date_column, is_datetime, is_row_index, is_text, text_sample
+from .column_rules import model_rules, near_copies
 from .errors import DivergenceInputError
 
 __all__ = ["AttributeScreen", "screen_attributes", "check_attributes", "screen", "screen_notes", "shape_kind", "row_index_kind", "KINDS",
            "DATE_REASON", "MIN_ROWS", "NEAR_UNIQUE_SHARE", "UNIQUE_INT_SHARE"]
 
 #: why a column is left out, in the order the checks run
-KINDS = ("all missing", "constant", "row index", "date", "free text", "name", "identifier", "leakage")
+KINDS = ("all missing", "constant", "row index", "date", "free text", "name", "identifier", "leakage",
+         "another model", "after the outcome", "near copy")
+#: kinds whose columns are listed one by one in the notes (each has its own measured reason)
+ONE_BY_ONE = ("leakage", "another model", "after the outcome", "near copy")
 
 #: a text column with more distinct values than this share of its non-missing rows is an identifier
 NEAR_UNIQUE_SHARE = 0.5
@@ -50,13 +54,17 @@ class AttributeScreen:
 
     ``attributes`` are in column order; ``left_out`` maps a column to a one-sentence reason;
     ``kinds`` maps it to one of :data:`KINDS`; ``notes`` are the sentences a result's notes
-    and the command line's ``--verbose`` print (one per kind).
+    and the command line's ``--verbose`` print (one per kind); ``models`` maps a column holding
+    another model's output to ``"labels"``, ``"score"`` or ``"prediction"`` (a comparison's
+    reference); ``copies`` maps a near copy to the attribute kept in its place.
     """
 
     attributes: list[str]
     left_out: dict[str, str] = field(default_factory=dict)
     kinds: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    models: dict[str, str] = field(default_factory=dict)
+    copies: dict[str, str] = field(default_factory=dict)
 
 
 def _free_text(present: pd.Series, distinct: int) -> tuple[bool, str]:
@@ -246,8 +254,8 @@ def _leak_reason(name: str, series: pd.Series, role: _Role, n: int,
     if role.kind == "score" and role.numeric is not None and x_num is not None:
         rho = _same_scale(x_num, role.numeric)
         if rho is not None:
-            return (f"a second score on the scale of {role.label} (rank correlation {rho:.2f}): slicing "
-                    "one score by another explains little", ())
+            return (f"{OTHER_SCORE}: on the scale of {role.label}, ranking the rows like it (rank "
+                    f"correlation {rho:.2f})", ())
     return None
 
 
@@ -257,6 +265,8 @@ NEAR_COPY = 0.95
 NEAR_COPY_ERROR = 0.2
 #: a numeric column on the score's scale with at least this rank correlation is a second score
 SAME_SCALE_RHO = 0.7
+#: how a reason naming another model's score begins (its kind is "another model")
+OTHER_SCORE = "another model's score"
 
 
 def _agreement(series: pd.Series, x_num, cx: np.ndarray, kx: int, role: _Role) -> tuple[float, float]:
@@ -414,6 +424,9 @@ _PLURAL = {
     "name": "person-name columns",
     "identifier": "identifier columns",
     "leakage": "columns that leak the outcome",
+    "another model": "columns holding another model's outputs",
+    "after the outcome": "columns that read the target far better than the model",
+    "near copy": "near copies of another attribute",
 }
 
 
@@ -423,7 +436,7 @@ def screen_notes(left_out: dict[str, str], kinds: dict[str, str]) -> list[str]:
         cols = [c for c in left_out if kinds[c] == kind]
         if not cols:
             continue
-        if len(cols) == 1 or kind == "leakage":
+        if len(cols) == 1 or kind in ONE_BY_ONE:
             for c in cols:
                 notes.append(f"Left out column '{c}' from the attributes: {left_out[c]}.")
             continue
@@ -481,13 +494,31 @@ def screen(df: pd.DataFrame, roles: Sequence[str], *, target=None, prediction=No
         else:
             kinds[col], left_out[col] = found
     leaks = _leakage(df, kept, _roles(df, target, prediction, score, threshold))
-    for col, (why, _, _) in leaks.items():
+    models: dict[str, str] = {}
+    for col, (why, source, _) in leaks.items():
         kinds[col], left_out[col] = "leakage", why
+        if why.startswith(OTHER_SCORE):
+            kinds[col], models[col] = "another model", "score"
+    for col, (why, source, _) in leaks.items():  # a function of another model's output is one too
+        if source[0] == "column" and kinds.get(source[1]) == "another model" and kinds[col] == "leakage":
+            kinds[col] = "another model"
+            left_out[col] = f"determined by column '{source[1]}', itself another model's output"
+    rest = [c for c in kept if c not in leaks]
+    measured = model_rules(df, rest, target=target, prediction=prediction, score=score, threshold=threshold)
+    rest = [c for c in rest if c not in measured]
+    copies = near_copies(df, rest)
+    for col, f in {**measured, **copies}.items():
+        kinds[col], left_out[col] = f.kind, f.reason
+        if f.output:
+            models[col] = f.output
+    leaks = {**leaks, **{c: (f.reason, (), ()) for c, f in {**measured, **copies}.items()}}
     order = {c: i for i, c in enumerate(df.columns)}
     left_out = dict(sorted(left_out.items(), key=lambda kv: order[kv[0]]))
     attributes = [c for c in kept if c not in leaks]
     result = AttributeScreen(attributes=attributes, left_out=left_out,
-                             kinds={c: kinds[c] for c in left_out}, notes=screen_notes(left_out, kinds))
+                             kinds={c: kinds[c] for c in left_out}, notes=screen_notes(left_out, kinds),
+                             models={c: models[c] for c in left_out if c in models},
+                             copies={c: f.of for c, f in copies.items()})
     return result, leaks
 
 

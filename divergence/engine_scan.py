@@ -373,7 +373,9 @@ def _default_attributes(plan: _Plan, exclude: Sequence[str], n_rows: int, stats:
     attributes.sort(key=order.__getitem__)
     left = {c: r for c, r in screened.left_out.items() if c not in attributes}
     kinds = {c: k for c, k in screened.kinds.items() if c in left}
-    screened = AttributeScreen(attributes, left, kinds, screen_notes(left, kinds))
+    screened = AttributeScreen(attributes, left, kinds, screen_notes(left, kinds),
+                               {c: o for c, o in screened.models.items() if c in left},
+                               {c: o for c, o in screened.copies.items() if c in left})
     return screened.attributes, screened.notes
 
 

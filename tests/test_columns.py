@@ -97,7 +97,11 @@ def test_transforms_and_intervals_of_a_continuous_score(rng):
     screen = screen_attributes(df, ["y", "score"], target="y", score="score", threshold=0.5)
     assert "increasing transform of the score 'score'" in screen.left_out["logit"]
     assert "determined by the score 'score' (intervals of its values)" == screen.left_out["band"]
-    assert screen.attributes == ["noisy"]  # close to the score, but no function of it
+    # close to the score, no function of it, but ranking the rows like it: another model's score
+    assert screen.kinds["noisy"] == "another model"
+    assert screen.left_out["noisy"].startswith("another model's score: orders the rows like the score 'score'")
+    assert screen.models == {"noisy": "score"}
+    assert screen.attributes == []
 
 
 def test_a_strong_but_honest_attribute_stays(rng):
@@ -117,10 +121,11 @@ def test_near_copy_of_the_target_and_second_score(rng):
                        "other_text": np.where(other >= 8, "High", "Low"), "age": rng.integers(18, 80, n),
                        "y": y, "score": score})
     screen = screen_attributes(df, ["y", "score"], target="y", score="score")
-    assert screen.kinds == {"near": "leakage", "other": "leakage", "other_text": "leakage"}
+    assert screen.kinds == {"near": "leakage", "other": "another model", "other_text": "another model"}
     assert "near copy of the target 'y'" in screen.left_out["near"]
-    assert "second score on the scale of the score 'score'" in screen.left_out["other"]
-    assert screen.left_out["other_text"] == "determined by column 'other', itself left out as leakage"
+    assert "another model's score: on the scale of the score 'score'" in screen.left_out["other"]
+    assert screen.left_out["other_text"] == "determined by column 'other', itself another model's output"
+    assert screen.models == {"other": "score"}
     assert screen.attributes == ["age"]
 
 

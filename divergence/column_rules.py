@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["model_rules", "near_copies", "Found", "READ_ERROR_SHARE", "MARK_PURITY", "MARK_ROWS", "MARK_SHARE",
-           "OTHER_LABELS_KAPPA", "OTHER_SCORE_AUC", "OTHER_SCORE_RHO", "COPY_AGREEMENT", "COPY_ERROR_SHARE",
+           "OTHER_LABELS_KAPPA", "RIVAL_KAPPA", "RIVAL_SHARE", "RIVAL_RHO", "scores_behind", "OTHER_SCORE_AUC", "OTHER_SCORE_RHO", "COPY_AGREEMENT", "COPY_ERROR_SHARE",
            "SAMPLE_ROWS", "BINS"]
 
 #: alone, the column has at most this share of the model's errors and of the commonest-class guess's errors
@@ -46,6 +46,13 @@ MARK_ROWS = 30
 MARK_SHARE = 0.01
 #: labels agreeing with the prediction with at least this Cohen's kappa are another model's
 OTHER_LABELS_KAPPA = 0.6
+#: labels at least as good a guess of the target as the model's (Cohen's kappa with the target), agreeing
+#: with the prediction with at least this kappa, are another model's too
+RIVAL_KAPPA = 0.2
+#: "as good a guess": at least this share of the model's kappa with the target
+RIVAL_SHARE = 0.9
+#: a regressor's rival: values as close to the target as the prediction, rank correlation with it at least this
+RIVAL_RHO = 0.7
 #: a numeric column whose AUC against the predicted labels is at least this (or at most 1 minus it) ...
 OTHER_SCORE_AUC = 0.95
 #: ... or whose rank correlation with the score (or a regressor's prediction) is at least this in size
@@ -71,6 +78,14 @@ class Found:
     reason: str
     output: str = ""   # "labels" or "score" for another model's outputs
     of: str = ""       # the column a near copy copies
+
+
+def _label_codes(s: pd.Series, index: dict) -> np.ndarray:
+    """The column's values as codes of the labels in ``index`` (by :func:`_label`), -1 where missing or
+    not a label."""
+    codes, uniques = pd.factorize(s, use_na_sentinel=True)
+    lookup = np.array([index.get(_label(u), -1) for u in uniques] + [-1], dtype=np.int64)
+    return lookup[codes]
 
 
 def _label(v: object) -> str:
@@ -107,14 +122,18 @@ def groups(s: pd.Series) -> tuple[np.ndarray, int, np.ndarray]:
 
 
 def loo_accuracy(codes: np.ndarray, k: int, y: np.ndarray, ky: int) -> float:
-    """Share of rows whose class is the commonest one among the other rows with their code (a tie
-    counts half): the best guess per value, scored without the row it guesses."""
+    """Share of rows whose class is the commonest one among the other rows with their code (a tie, a
+    value seen once included, falls back to the commonest class overall): the best guess per value,
+    scored without the row it guesses, so that many rare values gain nothing by chance."""
     table = np.bincount(codes * ky + y, minlength=k * ky).reshape(k, ky).astype(float)
-    top = np.sort(table, axis=1)[:, ::-1]
-    a = top[:, 0]
-    b = top[:, 1] if ky > 1 else np.zeros(k)
+    overall = int(table.sum(axis=0).argmax())
+    order = np.argsort(-table, axis=1, kind="stable")
+    first = order[:, 0]
+    a = table[np.arange(k), first]
+    b = table[np.arange(k), order[:, 1]] if ky > 1 else np.zeros(k)
     # a row of the commonest class, left out, leaves a - 1 against b; any other row leaves a against b - 1
-    right = np.where(a - 1 > b, a, np.where(a - 1 == b, a / 2, 0.0))
+    tie_right = np.where(first == overall, a, 0.0)
+    right = np.where(a - 1 > b, a, np.where(a - 1 == b, tie_right, 0.0))
     return float(right.sum() / len(codes))
 
 
@@ -187,9 +206,9 @@ def _model(df: pd.DataFrame, target, prediction, score, threshold) -> _Model | N
         return None
     labels = sorted(distinct_t.tolist(), key=_label)
     index = {_label(v): i for i, v in enumerate(labels)}
-    y = np.array([index.get(_label(v), -1) for v in t.to_numpy()], dtype=np.int64)
+    y = _label_codes(t, index)
     if p_series is not None:
-        p = np.array([index.get(_label(v), -1) if pd.notna(v) else -1 for v in p_series.to_numpy()], dtype=np.int64)
+        p = _label_codes(p_series, index)
         name = f"the prediction '{prediction}'"
     elif s_num is not None and threshold is not None and len(labels) == 2:
         with np.errstate(invalid="ignore"):
@@ -219,36 +238,53 @@ def model_rules(df: pd.DataFrame, candidates: list[str], *, target=None, predict
         return {}
     out: dict[str, Found] = {}
     for col in candidates:
-        found = _other_model(sub[col], m) or _after_outcome(sub[col], m)
+        found = (_other_model(sub[col], m) or _after_outcome(sub[col], m)
+                 or _other_model(sub[col], m, late=True))
         if found is not None:
             out[col] = found
     return out
 
 
-def _other_model(s: pd.Series, m: _Model) -> Found | None:
+def _other_model(s: pd.Series, m: _Model, late: bool = False) -> Found | None:
     x = _numeric(s)
     if m.regression:
         rho = _rho(x, m.score) if x is not None else None
         if rho is not None and abs(rho) >= OTHER_SCORE_RHO:
             return Found("another model", f"another model's predictions: orders the rows like {m.name} "
                                           f"(rank correlation {rho:.2f})", output="prediction")
+        if late and rho is not None and rho >= RIVAL_RHO:  # on the target's scale, as close to it as the model
+            ok = ~np.isnan(x) & ~np.isnan(m.t) & ~np.isnan(m.score)
+            col_sse = float(np.sum((m.t[ok] - x[ok]) ** 2))
+            model_sse = float(np.sum((m.t[ok] - m.score[ok]) ** 2))
+            if col_sse <= model_sse:
+                return Found("another model", f"another model's predictions: as close to '{m.target_name}' as "
+                                              f"{m.name} ({col_sse / model_sse:.0%} of its squared error), ranking "
+                                              f"the rows like it (rank correlation {rho:.2f})", output="prediction")
         return None
     ok = (m.y >= 0) & (m.p >= 0)
     # on the prediction's labels: agrees with it far beyond chance
     present = s.notna().to_numpy()
-    values = {_label(v) for v in pd.unique(s[present])}
+    distinct = pd.unique(s[present])
+    values = {_label(v) for v in distinct} if len(distinct) <= m.ky else set()
     label_set = {_label(v) for v in m.labels}
     if len(values) >= 2 and values <= label_set and present.mean() >= 0.5:
-        index = {_label(v): i for i, v in enumerate(m.labels)}
-        codes = np.array([index.get(_label(v), -1) if pd.notna(v) else -1 for v in s.to_numpy()], dtype=np.int64)
+        codes = _label_codes(s, {_label(v): i for i, v in enumerate(m.labels)})
         both = ok & (codes >= 0)
         if both.sum() >= MARK_ROWS:
             agree, kappa = _kappa(codes[both], m.p[both], m.ky)
             if kappa >= OTHER_LABELS_KAPPA:
                 return Found("another model", f"another model's labels: agrees with {m.name} on {_pct(agree)} "
                                               f"of rows (Cohen's kappa {kappa:.2f})", output="labels")
+            if late:  # as good a guess of the target as the model, and agreeing with it beyond chance
+                acc, k_col = _kappa(codes[both], m.y[both], m.ky)
+                model_acc, k_model = _kappa(m.p[both], m.y[both], m.ky)
+                if kappa >= RIVAL_KAPPA and k_col >= RIVAL_SHARE * k_model:
+                    return Found("another model", f"another model's labels: right about '{m.target_name}' on "
+                                                  f"{_pct(acc)} of rows (the model: {_pct(model_acc)}), agreeing with "
+                                                  f"{m.name} on {_pct(agree)} (Cohen's kappa {kappa:.2f})",
+                                 output="labels")
         return None
-    if x is None or len(np.unique(x[~np.isnan(x)])) <= MANY_VALUES // 4:
+    if late or x is None or len(np.unique(x[~np.isnan(x)])) <= MANY_VALUES // 4:
         return None
     if m.score is not None:
         rho = _rho(x, m.score)
@@ -263,6 +299,28 @@ def _other_model(s: pd.Series, m: _Model) -> Found | None:
             return Found("another model", f"another model's score: orders the rows like {m.name} "
                                           f"(AUC {max(auc, 1 - auc):.3f})", output="score")
     return None
+
+
+def scores_behind(df: pd.DataFrame, candidates: list[str], labels: list[str]) -> dict[str, Found]:
+    """Numeric candidates that another model's labels are a threshold of (its score)."""
+    idx = _sample_index(len(df))
+    sub = df if idx is None else df.iloc[idx]
+    out: dict[str, Found] = {}
+    for col in candidates:
+        x = _numeric(sub[col])
+        if x is None or len(np.unique(x[~np.isnan(x)])) <= MANY_VALUES // 4:
+            continue
+        for lab in labels:
+            codes, k, missing = groups(sub[lab])
+            if k - int(missing.any()) != 2:
+                continue
+            ok = ~missing
+            auc = _auc(x[ok], codes[ok].astype(float))
+            if auc is not None and max(auc, 1 - auc) == 1.0:
+                out[col] = Found("another model", f"another model's score: the labels of '{lab}' are a threshold "
+                                                  "of it", output="score")
+                break
+    return out
 
 
 def _after_outcome(s: pd.Series, m: _Model) -> Found | None:
@@ -358,24 +416,32 @@ def near_copies(df: pd.DataFrame, columns: list[str]) -> dict[str, Found]:
     if n < MARK_ROWS:
         return {}
     coded = {c: groups(sub[c])[:2] for c in columns}
+    text = {c: sub[c].astype("string").fillna("\u0001").to_numpy() for c in columns}
+    values = {c: _numeric(sub[c]) for c in columns}
     kept: list[str] = []
     out: dict[str, Found] = {}
     for col in columns:
         cx, kx = coded[col]
-        hit = None
+        hit, what = None, ""
         for other in kept:
             co, ko = coded[other]
-            if _gives(co, ko, cx, kx) and _gives(cx, kx, co, ko):
-                hit = other
+            base = max(np.bincount(cx, minlength=kx).max(), np.bincount(co, minlength=ko).max()) / n
+            x, y = values[col], values[other]
+            same = (float(np.mean((x == y) | (np.isnan(x) & np.isnan(y)))) if x is not None and y is not None
+                    else float(np.mean(text[col] == text[other])))
+            if same == 1.0:
+                hit, what = other, f"a copy of attribute '{other}'"
+            elif same >= COPY_AGREEMENT and 1 - same <= COPY_ERROR_SHARE * (1 - base):
+                hit, what = other, f"a near copy of attribute '{other}': the same value on {_pct(same)} of rows"
+            elif _gives(co, ko, cx, kx) and _gives(cx, kx, co, ko):
+                a = min(loo_accuracy(co, ko, cx, kx), loo_accuracy(cx, kx, co, ko))
+                hit, what = other, f"a near copy of attribute '{other}': each gives the other on {_pct(a)} of rows"
+            if hit is not None:
                 break
         if hit is None:
             kept.append(col)
-            continue
-        same = float(np.mean(sub[col].astype("string").fillna("\u0001") == sub[hit].astype("string").fillna("\u0001")))
-        a = loo_accuracy(coded[hit][0], coded[hit][1], cx, kx)
-        what = (f"a copy of attribute '{hit}'" if same == 1.0 else
-                f"a near copy of attribute '{hit}': each gives the other on {_pct(a)} of rows or more")
-        out[col] = Found("near copy", what, of=hit)
+        else:
+            out[col] = Found("near copy", what, of=hit)
     return out
 
 

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .column_kinds import is_date_column, is_datetime, is_row_index, is_text, text_sample
-from .column_rules import model_rules, near_copies
+from .column_rules import model_rules, near_copies, scores_behind
 from .errors import DivergenceInputError
 
 __all__ = ["AttributeScreen", "screen_attributes", "check_attributes", "screen", "screen_notes", "shape_kind", "row_index_kind", "KINDS",
@@ -505,6 +505,8 @@ def screen(df: pd.DataFrame, roles: Sequence[str], *, target=None, prediction=No
             left_out[col] = f"determined by column '{source[1]}', itself another model's output"
     rest = [c for c in kept if c not in leaks]
     measured = model_rules(df, rest, target=target, prediction=prediction, score=score, threshold=threshold)
+    rest = [c for c in rest if c not in measured]
+    measured.update(scores_behind(df, rest, [c for c, f in measured.items() if f.output == "labels"]))
     rest = [c for c in rest if c not in measured]
     copies = near_copies(df, rest)
     for col, f in {**measured, **copies}.items():

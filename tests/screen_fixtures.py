@@ -97,3 +97,31 @@ def two_models(n: int = 4000, seed: int = 0) -> pd.DataFrame:
     df["pred_lr"] = (proba_lr >= 0.5).astype(int)
     df["proba_lr"] = proba_lr.round(4)
     return df
+
+
+def post_outcome(n: int = 6000, seed: int = 0) -> pd.DataFrame:
+    """A credit table (see the module): ``defaulted`` from genuine attributes, a model that ignores
+    one strong attribute (``employment``), three columns recorded after the outcome, and 97% copies
+    of a text and a numeric attribute."""
+    rng = np.random.default_rng(seed)
+    age = rng.integers(18, 75, n)
+    region = rng.choice(["North", "South", "East", "West"], n)
+    income = np.round(np.exp(rng.normal(10.3, 0.5, n)), -2)
+    prior = rng.choice([0, 1, 2, 3], n, p=[0.6, 0.25, 0.1, 0.05])
+    employment = rng.choice(["salaried", "self-employed", "temporary"], n, p=[0.6, 0.25, 0.15])
+    logit = (-1.0 + 0.6 * prior - 0.8 * (income > 35000) + 0.02 * (40 - age)
+             + np.where(employment == "temporary", 1.6, 0.0) + np.where(employment == "self-employed", 0.5, 0.0))
+    defaulted = (rng.random(n) < _sigmoid(logit)).astype(int)
+    # the model knows prior defaults, income and age, not employment
+    model_logit = -0.8 + 0.6 * prior - 0.8 * (income > 35000) + 0.02 * (40 - age)
+    predicted = (_sigmoid(model_logit + rng.normal(0, 0.6, n)) >= 0.5).astype(int)
+    # recorded after the outcome: collections (most defaulters, few others), days to the missed payment
+    collections = np.where(defaulted == 1, rng.random(n) < 0.7, rng.random(n) < 0.02).astype(int)
+    missed = np.where((defaulted == 1) | (rng.random(n) < 0.05), rng.integers(20, 400, n).astype(float), np.nan)
+    agency = np.where(collections == 1, rng.choice(["AG-1", "AG-2", "AG-3"], n), None)
+    region_copy = np.where(rng.random(n) < 0.97, region, rng.choice(["North", "South", "East", "West"], n))
+    age_copy = np.where(rng.random(n) < 0.97, age, rng.integers(18, 75, n))
+    return pd.DataFrame({"age": age, "region": region, "income": income, "prior_defaults": prior,
+                         "employment": employment, "in_collections": collections, "days_to_missed_payment": missed,
+                         "agency": agency, "region_recorded": region_copy, "age_at_application": age_copy,
+                         "defaulted": defaulted, "predicted": predicted})

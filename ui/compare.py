@@ -31,10 +31,17 @@ def compare_section(df: pd.DataFrame) -> None:
     if not state.get(KC.ON):
         st.caption("Where is the model worse than the one it replaces? Each slice's change is tested as a paired "
                    "comparison: both models are scored on the same rows.")
+        models = settings.other_models(df)
+        if models:
+            listed = ", ".join(f"`{c}` ({kind})" for c, kind in models.items())
+            st.caption(f"Another model's outputs in this table, left out of the attributes: {listed}. Turn the "
+                       "comparison on to compare the model with it.")
         return
     columns = list(df.columns)
     taken = {state.get(K.TARGET), state.get(K.PREDICTION), state.get(K.SCORE)}
-    candidates = [c for c in columns if c not in taken]
+    models = settings.other_models(df)
+    # another model's outputs first: the likeliest references
+    candidates = [c for c in models if c not in taken] + [c for c in columns if c not in taken and c not in models]
     c1, c2 = st.columns(2)
     if task == "classification":
         with c1:

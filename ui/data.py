@@ -164,8 +164,15 @@ def on_replicate_upload() -> None:
 
 
 def on_compare_toggle() -> None:
-    """Turning the comparison on for the built-in data brings in its previous models."""
-    if not state.get(KC.ON) or state.get(K.DATA_NAME) != BUILT_IN:
+    """Turning the comparison on for the built-in data brings in its previous models; for another
+    table, a column the attribute screen found holding another model's output is the reference."""
+    if not state.get(KC.ON):
+        return
+    if state.get(K.DATA_NAME) != BUILT_IN:
+        if not state.get(KC.REFERENCE) and not state.get(KC.REF_SCORE):
+            offer = settings.offered_reference(state.get(K.FRAME))
+            if offer is not None:
+                state.update(**offer)
         return
     ss = st.session_state
     if "previous_default" not in state.get(K.FRAME).columns:

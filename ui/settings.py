@@ -159,6 +159,35 @@ def attribute_screen(df: pd.DataFrame) -> AttributeScreen:
     return cache.screen(state.get(K.DATA_KEY), json.dumps(r, sort_keys=True, default=str), df)
 
 
+def other_models(df: pd.DataFrame) -> dict[str, str]:
+    """Columns the attribute screen found holding another model's output (column -> ``labels``,
+    ``score`` or ``prediction``), for the comparison's reference."""
+    if df is None or state.get(K.TASK) not in ("classification", "regression"):
+        return {}
+    try:
+        return dict(attribute_screen(df).models)
+    except DivergenceInputError:
+        return {}
+
+
+def offered_reference(df: pd.DataFrame) -> dict | None:
+    """The comparison's reference settings from another model's output in the table, or None: its
+    labels (classification), its score with the model's threshold, or its predictions (regression)."""
+    models = other_models(df)
+    if state.get(K.TASK) == "regression":
+        preds = [c for c, kind in models.items() if kind == "prediction"]
+        return {KC.REFERENCE: preds[0]} if preds else None
+    labels = [c for c, kind in models.items() if kind == "labels"]
+    if labels:
+        return {KC.REF_KIND: "labels", KC.REFERENCE: labels[0]}
+    scores = [c for c, kind in models.items() if kind == "score"]
+    if scores:
+        threshold = state.get(K.THRESHOLD)
+        return {KC.REF_KIND: "score", KC.REF_SCORE: scores[0],
+                KC.REF_THRESHOLD: float(threshold) if threshold is not None else 0.5}
+    return None
+
+
 def attribute_choice(df: pd.DataFrame) -> tuple[list[str], list[str]]:
     """The attributes to slice by (explicit, or the engine's default plus the columns added back)
     and the engine's notes on what the default left out."""

@@ -286,6 +286,7 @@ def _write_csv(frame, path: str) -> None:
 
 
 def _cmd_scan(args: argparse.Namespace) -> int:
+    from .formats import family_sentence
     from .shapley import prune_redundant
 
     _, table = scan_from_args(args)
@@ -303,9 +304,7 @@ def _cmd_scan(args: argparse.Namespace) -> int:
         print(f"attributes: {', '.join(table.attributes)}", file=sys.stderr)
         a = table.assessment
         for m in table.metric_names:
-            family = ("every metric of the scan" if a.get("family", "scan") == "scan" else "this metric alone")
-            print(f"{m}: {a['n_tested'][m]:,} slices tested; q-values corrected ({a['correction']}) over "
-                  f"{a.get('family_size', {}).get(m, a['n_tested'][m]):,} tests ({family})", file=sys.stderr)
+            print(f"{m}: q-values: {family_sentence(a, m)}", file=sys.stderr)
             print(f"{m}: {a['min_size'][m]['text']}", file=sys.stderr)
         if a.get("replication"):
             print(f"replication: {a['replication']}", file=sys.stderr)

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-__all__ = ["model_rules", "near_copies", "Found", "READ_ERROR_SHARE", "MARK_PURITY", "MARK_ROWS", "MARK_SHARE",
-           "OTHER_LABELS_KAPPA", "RIVAL_KAPPA", "RIVAL_SHARE", "RIVAL_RHO", "scores_behind", "OTHER_SCORE_AUC", "OTHER_SCORE_RHO", "COPY_AGREEMENT", "COPY_ERROR_SHARE",
+__all__ = ["model_rules", "near_copies", "Found", "READ_ERROR_SHARE", "MARK_PURITY", "MARK_ROWS",
+           "MARK_SHARE", "OTHER_LABELS_KAPPA", "RIVAL_KAPPA", "RIVAL_SHARE", "RIVAL_RHO", "scores_behind", "OTHER_SCORE_AUC", "OTHER_SCORE_RHO", "COPY_AGREEMENT", "COPY_ERROR_SHARE",
            "SAMPLE_ROWS", "BINS"]
 
 #: alone, the column has at most this share of the model's errors and of the commonest-class guess's errors

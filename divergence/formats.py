@@ -7,12 +7,13 @@ Pure functions and constants (no Streamlit, no Plotly). Nothing here computes a 
 from __future__ import annotations
 
 import math
+from typing import Mapping
 
 from .assess import VERDICTS
 
 __all__ = ["DASH", "format_count", "format_number", "format_percent", "format_value", "format_divergence",
            "format_interval", "format_p", "format_threshold", "divergence_unit", "VERDICT_COLORS",
-           "VERDICT_TEXT", "FINDING_VERDICTS", "COMPARE_VERDICT_COLORS", "ACTIONS", "CORRECTION_NAMES",
+           "VERDICT_TEXT", "FINDING_VERDICTS", "COMPARE_VERDICT_COLORS", "ACTIONS", "CORRECTION_NAMES", "family_sentence",
            "verdict_color", "verdict_ink", "ink_on", "verdict_legend", "verdict_label", "direction", "GLOSSARY",
            "COLUMN_HELP", "column_help", "rgba", "is_undefined", "wrap_itemset"]
 
@@ -144,6 +145,34 @@ VERDICT_TEXT = {
 
 #: the corrections for the number of slices tested, by name
 CORRECTION_NAMES = {"bh": "Benjamini–Hochberg", "bonferroni": "Bonferroni", "holm": "Holm"}
+
+
+
+def family_sentence(assessment: Mapping, metric: str, *, extra: int = 0) -> str:
+    """The multiple-testing family of ``metric``'s q-values in one sentence, its size and what it
+    covers (the same words on the cards, the open slice, the tiles, the report and the command line):
+    ``Benjamini–Hochberg over 2,674 tests: the 1,337 slices tested for each of fpr and fnr``.
+    ``extra``: tests counted beyond the result's own (a slice typed by hand)."""
+    a = assessment or {}
+    tested = {k: int(v) for k, v in (a.get("n_tested") or {}).items()}
+    correction = CORRECTION_NAMES.get(a.get("correction", "bh"), str(a.get("correction", "bh")))
+    mine = tested.get(metric, 0)
+    size = int((a.get("family_size") or {}).get(metric, mine)) + int(extra)
+    joint = a.get("family", "scan") == "scan" and len(tested) > 1
+    if joint:
+        names = list(tested)
+        listed = ", ".join(names[:-1]) + " and " + names[-1]
+        counts = set(tested.values())
+        what = (f"the {format_count(mine)} slices tested for each of {listed}" if len(counts) == 1 else
+                "the slices tested for " + ", ".join(f"{k} ({format_count(v)})" for k, v in tested.items()))
+    else:
+        what = f"the {format_count(mine)} slices tested for {metric}"
+    if size > (sum(tested.values()) if joint else mine):
+        what += f", and {format_count(size - (sum(tested.values()) if joint else mine))} more"
+        if extra:
+            what += ": this slice, typed by hand" + (", once per metric" if joint and extra > 1 else "")
+    return f"{correction} over {format_count(size)} test{'s' if size != 1 else ''}: {what}"
+
 
 #: verdicts that make a slice a finding
 FINDING_VERDICTS = ("defect", "hard cohort", "above", "below", "better")

@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 from .errors import DivergenceInputError
-from .formats import (COMPARE_VERDICT_COLORS, CORRECTION_NAMES, FINDING_VERDICTS, column_help, format_count,
+from .formats import (COMPARE_VERDICT_COLORS, CORRECTION_NAMES, FINDING_VERDICTS, column_help, family_sentence,
+                      format_count,
                       format_divergence, format_interval, format_p, format_percent, format_threshold, format_value,
                       ink_on, verdict_color, verdict_ink, verdict_label, verdict_legend)
 from .plan import SlicePlan, plan_hash
@@ -356,10 +357,9 @@ def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label
             ("Data", data_label or "—"), ("Rows", f"{table.n_rows:,}"),
             ("Minimum support", f"{table.min_support:g} ({math.ceil(table.min_support * table.n_rows):,} rows)"),
             ("Attributes", ", ".join(table.attributes)),
-            ("Confidence", f"{a.get('confidence', 0.95):.0%}; correction for the slices tested: "
-                           f"{CORRECTION_NAMES.get(a.get('correction', 'bh'), a.get('correction', 'bh'))}, over "
-                           + ("every metric's slices together" if a.get("family", "scan") == "scan"
-                              else "each metric's slices")),
+            ("Confidence", f"{a.get('confidence', 0.95):.0%}; q-values: "
+                           + "; ".join(dict.fromkeys(family_sentence(a, m) for m in table.metric_names))
+                           if a.get("n_tested") else f"{a.get('confidence', 0.95):.0%}"),
             ("Intervals", a.get("intervals", "analytic")),
             ("Replication", a.get("replication") or (previous_label and f"previous cycle: {previous_label}") or "none"),
             ("Generated", now.isoformat())]

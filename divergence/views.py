@@ -29,7 +29,8 @@ __all__ = [
     "table_csv", "figure_html", "figure_png", "png_supported", "warm_png_exporter", "PNG_EXPORTER",
 ]
 
-from .formats import (DASH, FINDING_VERDICTS, VERDICT_COLORS, is_undefined, format_count, format_divergence,  # noqa: F401
+from .formats import (DASH, FINDING_VERDICTS, VERDICT_COLORS, family_sentence, is_undefined, format_count,  # noqa: F401
+                      format_divergence,
                       format_interval, format_number, format_p, format_percent, format_value, rgba, verdict_color,
                       verdict_label, wrap_itemset)
 
@@ -272,8 +273,9 @@ def headline(table: SliceTable, metric: str | None = None) -> dict:
     Keys: ``metric``, ``label``, ``binary``, ``overall``, ``overall_low``, ``overall_high``
     (NaN without statistics), ``n_slices``, ``n_tested``, ``n_significant`` (None without
     statistics), ``verdicts`` ({verdict: count}), ``min_size`` (the assessment's entry or None),
-    ``family`` ("scan": q-values corrected over every metric's slices, "metric": this metric's)
-    and ``n_family`` (the tests the q-values were corrected over).
+    ``family`` ("scan": q-values corrected over every metric's slices, "metric": this metric's),
+    ``n_family`` (the tests the q-values were corrected over) and ``family_sentence`` (the family
+    in words, :func:`divergence.formats.family_sentence`).
     """
     info = table.metric(metric)
     m, f = info.name, table.frame
@@ -299,7 +301,8 @@ def headline(table: SliceTable, metric: str | None = None) -> dict:
                 n_slices=len(table) - 1, n_tested=int(tested), n_significant=significant,
                 verdicts=verdicts, min_size=(assessment.get("min_size") or {}).get(m),
                 family=assessment.get("family"),
-                n_family=int((assessment.get("family_size") or {}).get(m, tested)))
+                n_family=int((assessment.get("family_size") or {}).get(m, tested)),
+                family_sentence=family_sentence(assessment, m) if assessment.get("n_tested") else "")
 
 
 @dataclass(frozen=True)
@@ -334,7 +337,7 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
     with one is skipped: ten findings that are one cohort described ten ways make one card. ``exclude``: slices to leave out (e.g.
     redundant ones).
     """
-    from .formats import ACTIONS, CORRECTION_NAMES, verdict_color
+    from .formats import ACTIONS, family_sentence, verdict_color
 
     info = table.metric(metric)
     m, binary = info.name, info.binary
@@ -355,9 +358,7 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
     a = table.assessment or {}
     tested = (a.get("n_tested") or {}).get(m, int(np.isfinite(f[f"{m}_p"].to_numpy()[1:]).sum()))
     # the q-values' family: every metric's slices (the default) or this metric's
-    family_n = int((a.get("family_size") or {}).get(m, tested))
-    scope = "tests of every metric" if a.get("family") == "scan" and len(table.metrics) > 1 else "slices tested"
-    correction = CORRECTION_NAMES.get(a.get("correction", "bh"), a.get("correction", ""))
+    family = family_sentence(a, m)
     overall = table.overall(m)
     first = f.iloc[0]
     label = _metric_label(table, m)
@@ -386,7 +387,7 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
         if f"{m}_baseline" in f.columns and not is_undefined(r[f"{m}_baseline"]):
             what += (f"; the best constant guess from its own rows errs {format_value(r[f'{m}_baseline'], binary)} "
                      f"(whole dataset {format_value(first[f'{m}_baseline'], binary)})")
-        sure = f"q = {format_p(r.get(f'{m}_q'))} over {format_count(family_n)} {scope} ({correction})"
+        sure = f"q = {format_p(r.get(f'{m}_q'))} ({family})"
         if f"{m}_replicated" in f.columns:
             sure += (f"; {'replicated' if bool(r[f'{m}_replicated']) else 'not replicated'} on "
                      f"{a.get('replication') or 'the replication rows'}: "

@@ -7,7 +7,7 @@ from html import escape
 import streamlit as st
 
 from divergence import VERDICTS, DivergenceInputError
-from divergence.formats import (CORRECTION_NAMES, GLOSSARY, VERDICT_TEXT, direction, format_count,
+from divergence.formats import (CORRECTION_NAMES, GLOSSARY, family_sentence, VERDICT_TEXT, direction, format_count,
                                 format_divergence, format_interval, format_number, format_p, format_percent,
                                 format_threshold, format_value, verdict_ink)
 from divergence.views import headline, redundancy_epsilon, sort_options
@@ -35,7 +35,8 @@ cols = st.columns(6)
 cols[0].metric(f"{h['label']}, whole dataset", format_value(h["overall"], b),
                help=f"{h['description']} over every row, with its interval")
 cols[0].caption(format_interval(h["overall_low"], h["overall_high"], b))
-cols[1].metric("Slices tested", format_count(h["n_tested"]), help="Slices with a p-value: the count the correction uses.")
+cols[1].metric("Slices tested", format_count(h["n_tested"]),
+               help=f"Slices with a p-value for {h['label']}. q-values: {h['family_sentence']}.")
 cols[2].metric("Significant", format_count(h["n_significant"]),
                help=f"{GLOSSARY['q']} Here: {correction}, q ≤ {1 - table.assessment['confidence']:.2g}.")
 cols[2].caption("after correction")
@@ -173,6 +174,11 @@ except DivergenceInputError as exc:
     st.stop()
 row = ms.row
 tested = ms.n_family.get(metric, h["n_tested"])
+family = h["family_sentence"]
+if not ms.mined:  # the typed slice's q counts it in the result's family, one more test per metric
+    mine = ((ms.table.assessment or {}).get("family_size") or {}).get(metric, 0)
+    mined = ((table.assessment or {}).get("family_size") or {}).get(metric, 0)
+    family = family_sentence(table.assessment, metric, extra=max(int(mine) - int(mined), 0))
 if ms.same_rows_as:
     st.info(f"These items hold on exactly the rows of the listed slice `{ms.same_rows_as}` (the result lists each "
             "distinct set of rows once, by its shortest description): its numbers are shown.",
@@ -195,7 +201,7 @@ d[2].metric("Divergence", format_divergence(row[metric + "_divergence"], b), hel
 d[2].caption(f"against {format_value(h['overall'], b)} overall; t = {format_number(row[metric + '_t'])}",
              help=GLOSSARY["t"])
 d[3].metric("q", format_p(row[metric + "_q"]), help=GLOSSARY["q"])
-d[3].caption(f"p = {format_p(row[metric + '_p'])}; {correction} over {format_count(tested)} slices tested",
+d[3].caption(f"p = {format_p(row[metric + '_p'])}; q: {family}",
              help=GLOSSARY["p"])
 d[4].metric("Verdict", verdict or "–", help=VERDICT_TEXT.get(verdict, GLOSSARY["verdict"]))
 meets = "meets" if row[metric + "_meets_min_size"] else "below"

@@ -78,7 +78,8 @@ def test_findings_cards_say_who_what_how_sure_and_what_to_do(fpr_table, regressi
     assert cards[0].who == f"{r['count']:,} rows (5.90% of all); FPR measured on {r['fpr_count']:,}"
     assert cards[0].what.startswith("FPR 39.0% [34.5%, 43.8%] against 10.2% for the whole dataset (+28.9 pp)")
     # q over the family: every slice of both metrics (fpr and fnr) by default
-    assert cards[0].sure.startswith("q = 4.5e-56 over 2,674 tests of every metric (Benjamini–Hochberg)")
+    assert cards[0].sure.startswith("q = 4.5e-56 (Benjamini–Hochberg over 2,674 tests: the 1,337 slices tested for "
+                                    "each of fpr and fnr)")
     assert total == int(fpr_table.frame["fpr_verdict"].isin(["above", "below"]).sum())
     # no card refines another
     items = [set(c.itemset.split(", ")) for c in cards]
@@ -165,3 +166,19 @@ def test_wrap_itemset_breaks_after_commas():
     assert wrap_itemset("age=<25, sex=Male, race=Other", 18) == "age=<25, sex=Male,<br>race=Other"
     assert wrap_itemset("a=1, b=2, c=3", 4) == "a=1,<br>b=2,<br>c=3"
     assert wrap_itemset("one-long-item=value", 5) == "one-long-item=value"  # an item is never cut
+
+
+def test_one_sentence_for_the_multiple_testing_family():
+    from divergence.formats import family_sentence
+
+    both = {"n_tested": {"fpr": 1337, "fnr": 1337}, "family_size": {"fpr": 2674, "fnr": 2674}, "family": "scan",
+            "correction": "bh"}
+    assert family_sentence(both, "fpr") == ("Benjamini–Hochberg over 2,674 tests: the 1,337 slices tested for each "
+                                            "of fpr and fnr")
+    alone = {"n_tested": {"fpr": 1337, "fnr": 1200}, "family_size": {"fpr": 1337, "fnr": 1200}, "family": "metric",
+             "correction": "holm"}
+    assert family_sentence(alone, "fnr") == "Holm over 1,200 tests: the 1,200 slices tested for fnr"
+    uneven = dict(both, n_tested={"fpr": 1337, "fnr": 1300}, family_size={"fpr": 2637, "fnr": 2637})
+    assert family_sentence(uneven, "fnr").endswith("the slices tested for fpr (1,337), fnr (1,300)")
+    assert family_sentence(both, "fpr", extra=2).endswith("and 2 more: this slice, typed by hand, once per metric")
+    assert family_sentence(both, "fpr", extra=2).startswith("Benjamini–Hochberg over 2,676 tests")

@@ -12,7 +12,7 @@ import divergence
 from apptest_readers import APP, charts, click_header, keyed, metrics, open_row, run_scan, table_cells
 from divergence import assess, redundant_itemsets, scan
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
-from divergence.formats import VERDICT_TEXT, format_count, format_divergence, format_p, format_value
+from divergence.formats import VERDICT_TEXT, family_sentence, format_count, format_divergence, format_p, format_value
 from divergence.views import redundancy_epsilon, slice_view
 
 STATS = dict(confidence=0.95, correction="bh", bootstrap=200, seed=0, exploratory=True)
@@ -109,7 +109,9 @@ def test_edit_a_slice_below_the_support(app, reference):
     note = next(i.value for i in at.info if "Not mined" in i.value)
     assert "below the minimum support 0.02" in note and f"{expected.n_family['fpr']:,} in the family" in note
     family = next(c.value for c in at.caption if c.value.startswith("p = "))
-    assert f"over {expected.n_family['fpr']:,} slices tested" in family
+    extra = expected.table.assessment["family_size"]["fpr"] - reference.assessment["family_size"]["fpr"]
+    assert family == f"p = {format_p(row['fpr_p'])}; q: {family_sentence(reference.assessment, 'fpr', extra=extra)}"
+    assert family.endswith("more: this slice, typed by hand, once per metric")
     assert any(c.value.startswith("above the whole dataset;") for c in at.caption)  # too small, with its direction
     assert _bar_items(at) == sorted(items)
     lattice = next(s for s in charts(at) if any(tr.get("mode") == "markers+text" for tr in s["data"]))

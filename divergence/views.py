@@ -6,6 +6,7 @@ pictures from them. Nothing here computes a statistic; it reads the table's colu
 """
 from __future__ import annotations
 
+import html as _html
 import math
 import threading
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ __all__ = [
     "headline", "findings", "Finding", "FINDING_CARDS", "guess_positive",
     "distinct_values", "describe_columns", "parse_bin_spec", "split_rows",
     "slice_table_figure", "interval_figure", "add_interval_traces", "axis_range", "interval_layout",
-    "table_csv", "figure_html", "figure_png", "png_supported", "warm_png_exporter", "PNG_EXPORTER",
+    "table_csv", "figure_html", "figure_png", "export_caption", "titled_figure", "png_supported", "warm_png_exporter", "PNG_EXPORTER",
 ]
 
 from .formats import (DASH, FINDING_VERDICTS, VERDICT_COLORS, family_sentence, is_undefined, format_count,  # noqa: F401
@@ -600,6 +601,45 @@ def table_csv(frame: pd.DataFrame) -> bytes:
     buffer = io.BytesIO()
     write_csv(frame.reset_index(drop=True), buffer)
     return buffer.getvalue()
+
+
+def export_caption(table: SliceTable, metric: str | None = None, *, data_label: str = "",
+                   when: "datetime | None" = None) -> str:
+    """What an exported figure came from, in one line: the data, the metric, the settings (support,
+    longest slice, kind of search, confidence and correction, replication) and the time it was
+    exported (UTC), e.g. ``raw.csv · FPR (fpr) · support ≥ 0.02, up to 3 items, exploratory,
+    95% confidence, Benjamini–Hochberg · exported 2026-12-01 18:10 UTC``."""
+    from datetime import datetime, timezone
+
+    from .formats import CORRECTION_NAMES
+
+    a = table.assessment or {}
+    m = table.metric(metric)
+    parts = [data_label or "data", f"{_metric_label(table, m.name)} ({m.name})" if m.name else ""]
+    settings = [f"support ≥ {table.min_support:g}"]
+    if table.max_length:
+        settings.append(f"up to {table.max_length} items")
+    if a:
+        settings.append("exploratory" if a.get("exploratory", True) else "pre-registered plan")
+        settings.append(f"{a.get('confidence', 0.95):.0%} confidence, "
+                        f"{CORRECTION_NAMES.get(a.get('correction', 'bh'), a.get('correction', ''))}")
+        settings.append(f"replicated on {a['replication']}" if a.get("replication") else "no replication")
+    parts.append(", ".join(settings))
+    stamp = (when or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    parts.append(f"exported {stamp:%Y-%m-%d %H:%M} UTC")
+    return " · ".join(p for p in parts if p)
+
+
+def titled_figure(fig: go.Figure, heading: str, caption: str) -> go.Figure:
+    """A copy of ``fig`` for export, titled with ``heading`` (or the figure's own title) and the
+    ``caption`` line of :func:`export_caption` under it: a PNG or HTML file says what it shows."""
+    out = go.Figure(fig)
+    own = out.layout.title.text if out.layout.title and out.layout.title.text else ""
+    text = own if own else heading
+    out.update_layout(title=dict(text=f"{text}<br><sup>{_html.escape(caption)}</sup>", x=0.01, xanchor="left"))
+    top = out.layout.margin.t if out.layout.margin and out.layout.margin.t is not None else 0
+    out.update_layout(margin=dict(t=max(int(top), 110 if "<br>" in own else 90)))
+    return out
 
 
 def figure_html(fig: go.Figure, *, title: str = "divergence") -> str:

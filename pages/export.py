@@ -6,8 +6,9 @@ import streamlit as st
 from divergence import DivergenceInputError
 from divergence.figures import LATTICE_MAX_ITEMS, contribution_figure, item_values_figure, lattice_figure
 from divergence.plan import dump_plan
-from divergence.views import (PNG_EXPORTER, display_frame, figure_html, figure_png, format_count, interval_figure,
-                              png_supported, slice_table_figure, table_csv, warm_png_exporter)
+from divergence.views import (PNG_EXPORTER, display_frame, export_caption, figure_html, figure_png, format_count,
+                              interval_figure, png_supported, slice_table_figure, table_csv, titled_figure,
+                              warm_png_exporter)
 from ui import cache, data, render, run, settings, state
 from ui.state import K
 
@@ -91,15 +92,22 @@ def results_section(res: dict) -> None:
                     "ready": "PNG: ready (about a second per figure).",
                     "failed": f"PNG: the image maker did not start ({PNG_EXPORTER.get('error', '')}); HTML works."}
                    .get(exporter, ""))
+    data_label = res.get("data_label", "")
+
+    def exported(build, title: str):
+        """The figure titled with what it came from (data, metric, settings) and the time of export."""
+        return titled_figure(build(), title, export_caption(table, metric, data_label=data_label))
+
     for name, (title, build) in figures.items():
         c1, c2, c3 = st.columns([3, 1, 1])
         c1.markdown(title)
         # built when the button is pressed: a page visit draws no figure it does not show
-        c2.download_button("HTML", lambda build=build, title=title: figure_html(build(), title=title),
+        c2.download_button("HTML", lambda build=build, title=title: figure_html(exported(build, title), title=title),
                            file_name=f"{name}.html", mime="text/html", key=f"html-{name}",
                            icon=":material/code:", on_click="ignore")
-        c3.download_button("PNG", lambda build=build: figure_png(build()), file_name=f"{name}.png", mime="image/png",
-                           key=f"png-{name}", disabled=not can_png, icon=":material/image:", on_click="ignore")
+        c3.download_button("PNG", lambda build=build, title=title: figure_png(exported(build, title)),
+                           file_name=f"{name}.png", mime="image/png", key=f"png-{name}", disabled=not can_png,
+                           icon=":material/image:", on_click="ignore")
 
 
 if res is None:

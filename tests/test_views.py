@@ -310,3 +310,27 @@ def test_a_stuck_png_export_is_started_again_then_refused(monkeypatch):
         figure_png(go.Figure(), width=10, height=10)
     assert len(calls) == 4 and len(restarts) == 3
     release.set()
+
+
+def test_every_exported_figure_says_its_data_metric_settings_and_time():
+    from datetime import datetime, timezone
+
+    from divergence import scan
+    from divergence.datasets import DEMO_ROLES, load_demo
+    from divergence.views import (display_frame, export_caption, figure_html, interval_figure, slice_table_figure,
+                                  titled_figure)
+
+    t = scan(load_demo(), **DEMO_ROLES["classification"], min_support=0.05, max_length=2)
+    when = datetime(2026, 12, 1, 18, 10, tzinfo=timezone.utc)
+    cap = export_caption(t, "fpr", data_label="credit.csv", when=when)
+    assert cap == ("credit.csv · FPR (fpr) · support ≥ 0.05, up to 2 items, exploratory, 95% confidence, "
+                   "Benjamini–Hochberg, no replication · exported 2026-12-01 18:10 UTC")
+    table_fig = slice_table_figure(display_frame(t, t.top(5, metric="fpr"), "fpr"), height=None)
+    titled = titled_figure(table_fig, "The slice table (as shown)", cap)
+    assert titled.layout.title.text == f"The slice table (as shown)<br><sup>{cap}</sup>"
+    assert not table_fig.layout.title.text  # the page's figure is left as it was
+    own = interval_figure(t, t.top(5, metric="fpr"), "fpr")
+    kept = titled_figure(own, "Interval plot", cap).layout.title.text
+    assert kept.endswith(f"<br><sup>{cap}</sup>") and kept.startswith(own.layout.title.text or "Interval plot")
+    page = figure_html(titled, title="The slice table")
+    assert "credit.csv" in page and "exported 2026-12-01 18:10 UTC" in page

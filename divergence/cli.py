@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Sequence
 
 from .budget import MAX_SLICES, TIME_LIMIT
 from .errors import DivergenceInputError
-from .vocabulary import BINNINGS, CORRECTIONS, FAMILIES, PERIODS, QUANTILE_MODES, REPORT_SORTS, SCAN_ENGINES
+from .vocabulary import (BINNINGS, CORRECTIONS, DEFAULT_MIN_SUPPORT, FAMILIES, PERIODS, QUANTILE_MODES, REPORT_SORTS,
+                         SCAN_ENGINES)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -88,8 +89,9 @@ def add_scan_options(p: argparse.ArgumentParser, data: bool = True) -> None:
                          help="explicit bin edges for a numeric column, or COL=month|quarter|year for a "
                               "date column (repeatable)")
     slicing.add_argument("--quantile-bins", type=int, default=3, help="bins per numeric column (default 3)")
-    slicing.add_argument("--binning", choices=BINNINGS, default="quantile")
-    slicing.add_argument("--min-support", type=_float, default=0.05, help="minimum support in (0, 1]")
+    slicing.add_argument("--binning", choices=BINNINGS, default="quantile", help="default quantile")
+    slicing.add_argument("--min-support", type=_float, default=DEFAULT_MIN_SUPPORT,
+                         help=f"minimum support in (0, 1] (default {DEFAULT_MIN_SUPPORT:g}, as in the dashboard)")
     slicing.add_argument("--max-length", type=int, default=None, help="most items in a slice")
     slicing.add_argument("--exhaustive", action="store_true",
                          help="list every itemset above the support, as DivExplorer does (default: each "
@@ -135,7 +137,7 @@ def build_parser(prog: str = "divergence") -> argparse.ArgumentParser:
     p_scan = sub.add_parser("scan", help="mine every slice above a support threshold")
     add_scan_options(p_scan)
     p_scan.add_argument("--output", "-o", help="write the slice table to this CSV file")
-    p_scan.add_argument("--top", type=int, default=10, help="slices shown per metric without --output")
+    p_scan.add_argument("--top", type=int, default=10, help="slices shown per metric without --output (default 10)")
     p_scan.add_argument("--verbose", "-v", action="store_true", help="print what was decided and measured")
     p_scan.add_argument("--prune", type=_float, metavar="EPS", help="drop redundant slices: those whose "
                         "divergence is within EPS of a subset with one item fewer (for every metric)")
@@ -471,8 +473,9 @@ def _add_compare_parser(sub) -> None:
     slicing.add_argument("--bins", action="append", metavar="COL=e1,e2,...",
                          help="explicit bin edges for a numeric column (repeatable)")
     slicing.add_argument("--quantile-bins", type=int, default=3, help="bins per numeric column (default 3)")
-    slicing.add_argument("--binning", choices=BINNINGS, default="quantile")
-    slicing.add_argument("--min-support", type=_float, default=0.05, help="minimum support in (0, 1]")
+    slicing.add_argument("--binning", choices=BINNINGS, default="quantile", help="default quantile")
+    slicing.add_argument("--min-support", type=_float, default=DEFAULT_MIN_SUPPORT,
+                         help=f"minimum support in (0, 1] (default {DEFAULT_MIN_SUPPORT:g}, as in the dashboard)")
     slicing.add_argument("--max-length", type=int, default=None, help="most items in a slice")
     slicing.add_argument("--exhaustive", action="store_true",
                          help="list every itemset above the support (default: each distinct set of rows once, "
@@ -489,7 +492,7 @@ def _add_compare_parser(sub) -> None:
     stats.add_argument("--correction", default="bh", choices=CORRECTIONS,
                        help="multiple-testing correction over every slice and metric (default bh)")
     p.add_argument("--output", "-o", help="write the comparison to this CSV file")
-    p.add_argument("--top", type=int, default=10, help="slices shown per metric without --output")
+    p.add_argument("--top", type=int, default=10, help="slices shown per metric without --output (default 10)")
     p.add_argument("--verbose", "-v", action="store_true", help="print what was decided and measured")
     p.add_argument("--save-plan", metavar="FILE", help="also save these settings as a slice plan with a compare "
                    "section, so `report` re-runs the comparison every cycle (a standing pre-release check)")

@@ -20,7 +20,7 @@ from .row_weights import aux_columns, metric_infos, outcome_weights
 from .stats import beta_t, fisher_exact_p, mean_difference_test, rest_skew, slice_means, welch_t
 from .table import MetricInfo, SliceTable
 from .tallies import COUNT, metric_tallies
-from .vocabulary import ENGINES
+from .vocabulary import DEFAULT_MIN_SUPPORT, ENGINES
 
 __all__ = ["scan", "table_params", "default_attributes", "role_columns", "NEAR_UNIQUE_SHARE", "check_frame", "check_min_support",
            "metric_columns", "scan_compressed"]
@@ -121,7 +121,8 @@ def scan(
         :func:`divergence.columns.screen_attributes`; the result's notes say which and why).
     bins, quantile_bins, binning : how numeric attributes are binned (see
         :func:`divergence.discretize.discretize`).
-    min_support : the smallest share of rows a slice may hold, in (0, 1] (default 0.05).
+    min_support : the smallest share of rows a slice may hold, in (0, 1] (default 0.02,
+        ``divergence.settings.DEFAULT_MIN_SUPPORT``).
     max_length : the most items in an itemset (default: no limit).
     exhaustive : False (default): each distinct set of rows is one slice, described by its
         shortest itemset (ties: the first in column order); an item with the same rows as
@@ -251,7 +252,7 @@ def scan_compressed(
     bins: Sequence[AttributeBins],
     metrics: Sequence[MetricInfo],
     n_rows: int | None = None,
-    min_support: float = 0.05,
+    min_support: float = DEFAULT_MIN_SUPPORT,
     max_length: int | None = None,
     engine: str = "fast",
     notes: Sequence[str] = (),

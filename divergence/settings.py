@@ -19,11 +19,11 @@ from typing import Any, Mapping, Sequence
 from .budget import MAX_SLICES, TIME_LIMIT, check_budget
 from .errors import DivergenceInputError
 from .outcome_rules import REGRESSION, canonical_metric, parse_gamma
-from .vocabulary import BINNINGS, CORRECTIONS, FAMILIES, PERIODS, REPLICATION_KINDS, TASKS
+from .vocabulary import BINNINGS, CORRECTIONS, DEFAULT_MIN_SUPPORT, FAMILIES, PERIODS, REPLICATION_KINDS, TASKS
 
 __all__ = [
     "Roles", "Slicing", "Mining", "Statistics", "Replication", "Explain", "Compare", "Settings",
-    "check_min_support", "section", "scan_keys", "section_keys", "TASKS", "CORRECTIONS", "FAMILIES", "REPLICATION_KINDS", "BINNINGS", "PERIODS",
+    "check_min_support", "DEFAULT_MIN_SUPPORT", "section", "scan_keys", "section_keys", "TASKS", "CORRECTIONS", "FAMILIES", "REPLICATION_KINDS", "BINNINGS", "PERIODS",
     "MSG_BINNING",
 ]
 
@@ -272,7 +272,7 @@ def _bin_spec(column: str, spec: Any) -> Any:
 class Mining:
     """Which itemsets are mined: the support, their length, and the budget."""
 
-    min_support: float = 0.05
+    min_support: float = DEFAULT_MIN_SUPPORT
     max_length: int | None = None
     exhaustive: bool = False
     max_slices: int = MAX_SLICES

@@ -3,7 +3,7 @@ engines dispatch on them and the command line offers them as choices. No imports
 command line's parser reads them before the engine (and pandas) loads."""
 from __future__ import annotations
 
-__all__ = ["TASKS", "CORRECTIONS", "FAMILIES", "REPLICATION_KINDS", "BINNINGS", "PERIODS", "ENGINES",
+__all__ = ["DEFAULT_MIN_SUPPORT", "TASKS", "CORRECTIONS", "FAMILIES", "REPLICATION_KINDS", "BINNINGS", "PERIODS", "ENGINES",
            "SCAN_ENGINES", "QUANTILE_MODES", "REPORT_SORTS"]
 
 TASKS = ("classification", "regression", "ranking", "outcome")
@@ -25,3 +25,7 @@ QUANTILE_MODES = ("auto", "exact", "approx")
 #: what the report's slice tables can be sorted by (a metric's column suffix), and their names
 REPORT_SORTS = {"lift_shortfall": "lift shortfall", "divergence": "divergence",
                 "divergence_shrunk": "shrunk divergence", "divergence_bound": "divergence bound nearest zero"}
+
+#: the one default minimum support, of the settings model (so of the Python API and plans), the command
+#: line and the dashboard: slices of 2% of the rows (README "Default support": why 0.02, measured)
+DEFAULT_MIN_SUPPORT = 0.02

@@ -1,6 +1,8 @@
 """The settings model: validated once, with exact messages; plan sections derived from it."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from divergence.errors import DivergenceInputError
@@ -109,7 +111,7 @@ def test_plan_sections_round_trip():
     assert Settings.from_sections(sections) == s
     # other defaults are left out: a plan holds what was chosen, and the support and the
     # statistics' bar always (they keep their meaning if a default changes)
-    assert Settings().sections() == {"scan": {"min_support": 0.05},
+    assert Settings().sections() == {"scan": {"min_support": 0.02},
                                      "statistics": {"confidence": 0.95, "correction": "bh", "family": "scan",
                                                     "bootstrap": 0, "seed": 0}}
 
@@ -130,3 +132,22 @@ def test_the_plan_schema_is_the_model():
     for cls in (Roles, Slicing, Mining, Statistics, Replication, Compare):
         assert cls() == cls()  # every section has defaults and compares by value
     assert hash(Settings.from_keywords(bins={"a": 3}, delta={"fpr": 0.1})) is not None
+
+
+def test_one_default_support_for_the_api_the_command_line_and_the_dashboard():
+    import inspect
+
+    from divergence.cli import build_parser
+    from divergence.scan import scan_compressed
+    from divergence.settings import DEFAULT_MIN_SUPPORT, Settings
+
+    assert DEFAULT_MIN_SUPPORT == 0.02
+    assert Settings.from_keywords(target="y", prediction="p").mining.min_support == DEFAULT_MIN_SUPPORT
+    assert inspect.signature(scan_compressed).parameters["min_support"].default == DEFAULT_MIN_SUPPORT
+    parser = build_parser()
+    args = parser.parse_args(["scan", "data.csv", "--target", "y", "--prediction", "p"])
+    assert args.min_support == DEFAULT_MIN_SUPPORT
+    assert "(default 0.02, as in the dashboard)" in " ".join(parser._subparsers._group_actions[0]
+                                                             .choices["scan"].format_help().split())
+    state = (Path(__file__).resolve().parent.parent / "ui" / "state.py").read_text()
+    assert "K.MIN_SUPPORT: DEFAULT_MIN_SUPPORT," in state  # the dashboard reads the same constant

@@ -15,7 +15,7 @@ from typing import Any, Callable
 import streamlit as st
 
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES
-from divergence.settings import MAX_SLICES, TIME_LIMIT
+from divergence.settings import DEFAULT_MIN_SUPPORT, MAX_SLICES, TIME_LIMIT
 from ui import cache
 
 BUILT_IN = "built-in"
@@ -134,7 +134,7 @@ DEFAULTS: dict[str, Any] = {
     K.PATH: None, K.PATH_ROWS: None, K.PATH_TEXT: "", K.PATH_ERROR: None,
     **ROLE_DEFAULTS,
     K.REPLICATE_FRAME: None, K.REPLICATE_NAME: None, K.REPLICATE_ERROR: None, K.REPLICATE_NOTES: [], K.REPLICATE_KEY: "",
-    K.MIN_SUPPORT: 0.02, K.SUPPORT_MODE: "share", K.MAX_LENGTH: 0, K.EXHAUSTIVE: False,
+    K.MIN_SUPPORT: DEFAULT_MIN_SUPPORT, K.SUPPORT_MODE: "share", K.MAX_LENGTH: 0, K.EXHAUSTIVE: False,
     K.MAX_SLICES: MAX_SLICES, K.TIME_LIMIT: TIME_LIMIT, K.DELTA: None, K.CONFIDENCE: 0.95, K.CORRECTION: "bh",
     K.BOOTSTRAP: 200, K.REDUNDANCY: 0.05, K.PLAN_KIND: "exploratory",
     K.RESULT: None, K.RUN_ERROR: None, K.RUN_NOTICE: None, K.JOB: None, K.VIEW_METRIC: None, K.SORT_BY: None,

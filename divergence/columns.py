@@ -22,7 +22,7 @@ from .column_kinds import is_date_column, is_datetime, is_row_index, is_text, te
 from .column_rules import model_rules, near_copies, scores_behind
 from .errors import DivergenceInputError
 
-__all__ = ["AttributeScreen", "screen_attributes", "check_attributes", "screen", "screen_notes", "shape_kind", "row_index_kind", "KINDS",
+__all__ = ["AttributeScreen", "screen_attributes", "screen_summary", "check_attributes", "screen", "screen_notes", "shape_kind", "row_index_kind", "KINDS",
            "DATE_REASON", "MIN_ROWS", "NEAR_UNIQUE_SHARE", "UNIQUE_INT_SHARE"]
 
 #: why a column is left out, in the order the checks run
@@ -448,6 +448,27 @@ def screen_notes(left_out: dict[str, str], kinds: dict[str, str]) -> list[str]:
             extra = " (name one as an attribute to include it)"
         notes.append(f"Left out {len(cols)} {_PLURAL[kind]} from the attributes: {listed}{extra}.")
     return notes
+
+
+#: what each measured kind means, for the one-line summaries of :func:`screen_summary`
+_SUMMARY = {
+    "after the outcome": "Read after the outcome (the target is read from them far better than from the model)",
+    "another model": "Another model's outputs",
+    "near copy": "Near copies of another attribute",
+    "leakage": "Copies or functions of the target, the prediction or the score",
+}
+
+
+def screen_summary(screen: AttributeScreen) -> list[str]:
+    """One line per measured kind of column left out (after the outcome, another model, near copy,
+    leakage), naming its columns: what an analyst checks first, above the full list of reasons."""
+    lines = []
+    for kind, what in _SUMMARY.items():
+        cols = [c for c, k in screen.kinds.items() if k == kind]
+        if cols:
+            named = ", ".join(f"`{c}`" + (f" (of `{screen.copies[c]}`)" if c in screen.copies else "") for c in cols)
+            lines.append(f"{what}: {named}.")
+    return lines
 
 
 def screen_attributes(

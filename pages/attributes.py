@@ -11,6 +11,11 @@ render.page_setup()
 st.title("Attributes")
 table, rid = render.result_or_stop("attributes")
 st.caption(render.result_caption(table))
+left = [n.removeprefix("Left out ") for n in table.notes if n.startswith("Left out ")]
+if left:
+    with st.expander(f"Not sliced by: {len(left)} note{'s' if len(left) != 1 else ''} on the columns left out of the "
+                     "default attributes (add any back on the Data page)"):
+        st.markdown("\n".join(f"- {n[0].upper() + n[1:]}" for n in left))
 metric = render.metric_choice(table)
 binary = table.metric(metric).binary
 values = cache.item_values(rid, metric, table)

@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from divergence import DivergenceInputError
+from divergence.columns import screen_summary
 from divergence.views import format_count
 from divergence.vocabulary import BINNINGS
 from ui import cache, compare, data, render, settings, state
@@ -175,6 +176,8 @@ elif st.button("Use the default choice (every column not used above, less the co
     state.update(**{K.ATTRIBUTES: None, K.ADDED: []})
     st.rerun()
 if left:
+    for line in screen_summary(screen):  # the measured ones first: what an analyst checks before slicing
+        st.markdown(line)
     with st.expander(f"Left out of the default attributes: {len(left)} column{'s' if len(left) != 1 else ''}, "
                      "each with the reason", expanded=default):
         st.dataframe(pd.DataFrame({"column": list(left), "left out as": [screen.kinds.get(c, "") for c in left],

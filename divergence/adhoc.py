@@ -184,9 +184,8 @@ def _why_not_mined(table: SliceTable, count: float, k: int, left_out: Sequence[s
         return f"it has {k} items and the scan stopped at {table.max_length}"
     if count == 0:
         return "no row matches all its items"
-    need = math.ceil(table.min_support * table.n_rows - 1e-9)
     return (f"its {int(count):,} rows ({count / table.n_rows:.2%}) are below the minimum support "
-            f"{table.min_support:g} ({need:,} rows)")
+            f"{table.support_text}")
 
 
 def measure_slice(table: SliceTable, items: Sequence[str] | str, *, data: pd.DataFrame | None = None,

@@ -89,7 +89,8 @@ def add_scan_options(p: argparse.ArgumentParser, data: bool = True) -> None:
                               "date column (repeatable)")
     slicing.add_argument("--quantile-bins", type=int, default=3, help="bins per numeric column (default 3)")
     slicing.add_argument("--binning", choices=BINNINGS, default="quantile")
-    slicing.add_argument("--min-support", type=_float, default=0.05, help="minimum support in (0, 1]")
+    slicing.add_argument("--min-support", type=_float, default=0.05, help="minimum support: a share of the rows in (0, 1], or a row count above 1 "
+                         "(e.g. 109)")
     slicing.add_argument("--max-length", type=int, default=None, help="most items in a slice")
     slicing.add_argument("--exhaustive", action="store_true",
                          help="list every itemset above the support, as DivExplorer does (default: each "
@@ -261,7 +262,7 @@ def _summary(table, top: int, keep: dict | None = None) -> str:
     import pandas as pd
 
     what = ("slices" if table.exhaustive else "slices (distinct sets of rows)")
-    lines = [f"{table.n_rows:,} rows, {len(table) - 1:,} {what} with support >= {table.min_support:g}"]
+    lines = [f"{table.n_rows:,} rows, {len(table) - 1:,} {what} with support >= {table.support_text}"]
     with pd.option_context("display.width", 160, "display.max_colwidth", 60):
         for m in table.metrics:
             lines.append("")
@@ -361,7 +362,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     if args.global_values:
         frame = global_divergence(table, metric=m.name)
         head = (f"{m.name} ({m.description}): global item divergence of {len(frame)} items over "
-                f"{len(table) - 1:,} slices with support >= {table.min_support:g}")
+                f"{len(table) - 1:,} slices with support >= {table.support_text}")
     else:
         frame = item_contributions(table, args.itemset, metric=m.name, n_boot=args.bootstrap,
                                    seed=args.seed, level=getattr(args, "confidence", 0.95))
@@ -473,7 +474,8 @@ def _add_compare_parser(sub) -> None:
                          help="explicit bin edges for a numeric column (repeatable)")
     slicing.add_argument("--quantile-bins", type=int, default=3, help="bins per numeric column (default 3)")
     slicing.add_argument("--binning", choices=BINNINGS, default="quantile")
-    slicing.add_argument("--min-support", type=_float, default=0.05, help="minimum support in (0, 1]")
+    slicing.add_argument("--min-support", type=_float, default=0.05, help="minimum support: a share of the rows in (0, 1], or a row count above 1 "
+                         "(e.g. 109)")
     slicing.add_argument("--max-length", type=int, default=None, help="most items in a slice")
     slicing.add_argument("--exhaustive", action="store_true",
                          help="list every itemset above the support (default: each distinct set of rows once, "
@@ -517,7 +519,7 @@ def _compare_summary(c, top: int) -> str:
 
     a = c.assessment
     lines = [f"{c.n_rows:,} rows ({a['rows_compared']:,} compared), {len(c) - 1:,} slices with support >= "
-             f"{c.table.min_support:g}; model '{a['model']}' against reference '{a['reference']}'; "
+             f"{c.table.support_text}; model '{a['model']}' against reference '{a['reference']}'; "
              f"{c.n_tested:,} tests ({a['family']}), correction {a['correction']}"]
     with pd.option_context("display.width", 160, "display.max_colwidth", 60):
         for m in c.metrics:

@@ -354,7 +354,7 @@ def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label
             ("Plan created", getattr(plan, "created", None) or "—"),
             ("Slices from", f"{kind} plan{caveat}" if plan is not None else "an exploratory scan"),
             ("Data", data_label or "—"), ("Rows", f"{table.n_rows:,}"),
-            ("Minimum support", f"{table.min_support:g} ({math.ceil(table.min_support * table.n_rows):,} rows)"),
+            ("Minimum support", table.support_text),
             ("Attributes", ", ".join(table.attributes)),
             ("Confidence", f"{a.get('confidence', 0.95):.0%}; correction for the slices tested: "
                            f"{CORRECTION_NAMES.get(a.get('correction', 'bh'), a.get('correction', 'bh'))}, over "

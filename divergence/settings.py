@@ -32,8 +32,11 @@ __all__ = [
 MSG_UNKNOWN_KEY = "Unknown key {key!r}{where}; known keys: {known}."
 MSG_UNKNOWN_SETTING = "Unknown setting {key!r}; known settings: {known}."
 MSG_NOT_MAPPING = "Section {name!r} of the plan must be a mapping; got {value!r}."
-MSG_MIN_SUPPORT_NUMBER = "min_support must be a number in (0, 1]; got {value!r}."
-MSG_MIN_SUPPORT_RANGE = "min_support must be in (0, 1]; got {value!r}."
+MSG_MIN_SUPPORT_NUMBER = ("min_support must be a number: a share of the rows in (0, 1] or a row count above 1; "
+                          "got {value!r}.")
+MSG_MIN_SUPPORT_RANGE = ("min_support must be a share of the rows in (0, 1] or a row count above 1; "
+                         "got {value!r}.")
+MSG_MIN_SUPPORT_ROWS = "min_support above 1 is a row count and must be a whole number; got {value!r}."
 MSG_MAX_LENGTH = "max_length must be a positive integer; got {value!r}."
 MSG_CONFIDENCE_NUMBER = "confidence must be a number in (0, 1); got {value!r}."
 MSG_CONFIDENCE = "confidence must be in (0, 1); got {value!r}."
@@ -68,10 +71,21 @@ def _fail(msg: str, **kw: Any) -> DivergenceInputError:
 
 
 # ----------------------------------------------------------------------------- coercion helpers
-def check_min_support(value: Any) -> float:
-    """min_support as a float in (0, 1], or a clear error."""
+def check_min_support(value: Any) -> float | int:
+    """min_support as a share of the rows (a float in (0, 1]) or, above 1, a row count (an int);
+    ``"109/6172"`` reads as the share 109/6172. Anything else is a clear error."""
+    if isinstance(value, str) and "/" in value:
+        num, _, den = value.partition("/")
+        a, b = _number(num.strip(), MSG_MIN_SUPPORT_NUMBER), _number(den.strip(), MSG_MIN_SUPPORT_NUMBER)
+        if b == 0:
+            raise _fail(MSG_MIN_SUPPORT_NUMBER, value=value)
+        value = a / b
     s = _number(value, MSG_MIN_SUPPORT_NUMBER)
     if not (0.0 < s <= 1.0):
+        if s > 1.0 and math.isfinite(s):
+            if s != int(s):
+                raise _fail(MSG_MIN_SUPPORT_ROWS, value=value)
+            return int(s)
         raise _fail(MSG_MIN_SUPPORT_RANGE, value=value)
     return s
 
@@ -272,7 +286,8 @@ def _bin_spec(column: str, spec: Any) -> Any:
 class Mining:
     """Which itemsets are mined: the support, their length, and the budget."""
 
-    min_support: float = 0.05
+    #: a share of the rows in (0, 1], or a row count above 1 (see :func:`divergence.mining.min_count_for`)
+    min_support: float | int = 0.05
     max_length: int | None = None
     exhaustive: bool = False
     max_slices: int = MAX_SLICES

@@ -66,7 +66,8 @@ class SliceTable:
     bins: tuple[AttributeBins, ...]
     metrics: tuple[MetricInfo, ...]
     n_rows: int
-    min_support: float
+    #: as given: a share of the rows in (0, 1], or a row count above 1 (:attr:`min_count` is the bar in rows)
+    min_support: float | int
     max_length: int | None
     engine: str
     notes: tuple[str, ...] = ()
@@ -102,6 +103,25 @@ class SliceTable:
 
     def __len__(self) -> int:
         return int(self.codes.shape[0])
+
+    @property
+    def min_count(self) -> int:
+        """The fewest rows a mined slice holds (the support bar in rows)."""
+        from .mining import min_count_for
+
+        return min_count_for(self.min_support, self.n_rows)
+
+    @property
+    def support_kind(self) -> str:
+        """How the support was given: ``"rows"`` (a row count) or ``"share"``."""
+        return "rows" if self.min_support > 1 else "share"
+
+    @property
+    def support_text(self) -> str:
+        """The support bar in words: ``109 rows (1.77% of 6,172)`` or ``0.02 (124 rows of 6,172)``."""
+        from .formats import format_support
+
+        return format_support(self.min_support, self.min_count, self.n_rows)
 
     @property
     def metric_names(self) -> list[str]:
@@ -303,7 +323,7 @@ class SliceTable:
         if idx < 0:
             longer = self.max_length or self.complete_length
             raise DivergenceInputError(
-                f"Itemset {itemset!r} was not mined: its support is below {self.min_support:g}"
+                f"Itemset {itemset!r} was not mined: its support is below {self.support_text}"
                 + (f" or it is longer than {longer}" if longer else "") + "."
             )
         return idx

@@ -1,10 +1,10 @@
 """Step 2: the metric(s), the thresholds and the statistics settings; the run button."""
 from __future__ import annotations
 
-import math
 
 import streamlit as st
 
+from divergence.mining import min_count_for
 from divergence.views import format_count, format_percent
 from ui import data, job, render, run, settings, state
 from ui.state import K
@@ -57,15 +57,17 @@ with c1:
     if state.get(K.SUPPORT_MODE) == "share":
         state.bound(st.number_input, "Minimum support (share of rows)", K.MIN_SUPPORT, min_value=0.0001, max_value=1.0,
                     step=0.005, format="%.4f")
+        s = state.get(K.MIN_SUPPORT)
+        need = min_count_for(s, n_rows)
+        st.caption(f"{format_percent(s)} of {format_count(n_rows)} rows: slices of at least "
+                   f"{format_count(need)} rows are mined.")
     else:
-        rows = st.number_input("Minimum support (rows)", min_value=1, max_value=n_rows, key="w:support_rows",
-                               value=max(1, math.ceil(state.get(K.MIN_SUPPORT) * n_rows - 1e-9)), step=10)
-        if abs(rows / n_rows - state.get(K.MIN_SUPPORT)) > 0.5 / n_rows:
-            state.update(**{K.MIN_SUPPORT: rows / n_rows})
-            st.rerun()
-    s = state.get(K.MIN_SUPPORT)
-    st.caption(f"{format_percent(s)} of {format_count(n_rows)} rows: slices of at least "
-               f"{format_count(math.ceil(s * n_rows - 1e-9))} rows are mined.")
+        state.bound(st.number_input, "Minimum support (rows)", K.SUPPORT_ROWS, min_value=1, step=10,
+                    help="A row count: every slice of at least this many rows is mined, whatever the data's size "
+                         "(as SliceLine and Slice Finder set it).")
+        rows = int(state.get(K.SUPPORT_ROWS) or 1)
+        st.caption(f"Slices of at least {format_count(rows)} rows are mined "
+                   f"({format_percent(rows / max(n_rows, 1))} of {format_count(n_rows)} rows).")
 with c2:
     state.bound(st.selectbox, "Maximum items per slice", K.MAX_LENGTH, options=[0, 1, 2, 3, 4, 5, 6],
                 format_func=lambda k: "no limit" if k == 0 else str(k))

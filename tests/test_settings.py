@@ -15,8 +15,10 @@ def _msg(fn, **kw) -> str:
 
 
 @pytest.mark.parametrize("kw, message", [
-    (dict(min_support=0), "min_support must be in (0, 1]; got 0."),
-    (dict(min_support="a lot"), "min_support must be a number in (0, 1]; got 'a lot'."),
+    (dict(min_support=0), "min_support must be a share of the rows in (0, 1] or a row count above 1; got 0."),
+    (dict(min_support="a lot"), "min_support must be a number: a share of the rows in (0, 1] or a row count above 1; "
+                                "got 'a lot'."),
+    (dict(min_support=12.5), "min_support above 1 is a row count and must be a whole number; got 12.5."),
     (dict(max_length=0), "max_length must be a positive integer; got 0."),
     (dict(max_length=2.5), "max_length must be a positive integer; got 2.5."),
     (dict(confidence=1.0), "confidence must be in (0, 1); got 1.0."),

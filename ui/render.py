@@ -128,7 +128,7 @@ def result_caption(table: SliceTable, res: dict | None = None) -> str:
     engine = "; scanned by DuckDB, intervals analytic" if table.engine == "duckdb" else ""
     caption = (res or {}).get("data_caption", "").removeprefix("Data: ").rstrip(".")
     where = f"Results of {caption}: " if caption else ""
-    return (f"{where}{kind}, {len(table) - 1:,} slices with support ≥ {table.min_support:g}; "
+    return (f"{where}{kind}, {len(table) - 1:,} slices with support ≥ {table.support_text}; "
             f"{a.get('confidence', 0.95):.0%} confidence, {settings.CORRECTIONS.get(a.get('correction'), '')}{rep}"
             f"{engine}.")
 

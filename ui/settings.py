@@ -224,6 +224,15 @@ def bin_text(column: str) -> str:
 # ----------------------------------------------------------------------------- the engine's keyword arguments
 
 
+def support_setting() -> float | int:
+    """The minimum support as the scan takes it: the share, or (typed as rows) the row count; one
+    row is the share 1/rows (a count is above 1)."""
+    if state.get(K.SUPPORT_MODE) == "rows":
+        rows = int(state.get(K.SUPPORT_ROWS) or 1)
+        return rows if rows > 1 else float(state.get(K.MIN_SUPPORT))
+    return float(state.get(K.MIN_SUPPORT))
+
+
 def scan_kwargs() -> dict:
     """Every keyword argument of ``divergence.scan`` from the settings."""
     get = state.get
@@ -235,7 +244,7 @@ def scan_kwargs() -> dict:
         # a local path's default attributes are screened on every row by the engine, not on the preview
         attrs = None
     kw = dict(role_kwargs(), attributes=attrs, bins=bins, quantile_bins=int(get(K.QUANTILE_BINS)),
-              binning=get(K.BINNING), min_support=float(get(K.MIN_SUPPORT)), max_length=max_length or None)
+              binning=get(K.BINNING), min_support=support_setting(), max_length=max_length or None)
     if get(K.EXHAUSTIVE):  # only when asked: the default leaves the plan as it was
         kw["exhaustive"] = True
     if int(get(K.MAX_SLICES)) != MAX_SLICES:  # the budget, when it is not the engine's
@@ -310,7 +319,9 @@ def apply_plan(plan: SlicePlan) -> None:
                     K.THRESHOLD: r.threshold, K.POSITIVE: r.positive, K.METRICS: list(r.metrics)})
     upd.update({K.ATTRIBUTES: None if sl.attributes is None else list(sl.attributes), K.BINS: dict(sl.bins),
                 K.BIN_TEXTS: {}, K.BIN_ERRORS: {}, K.QUANTILE_BINS: sl.quantile_bins, K.BINNING: sl.binning,
-                K.MIN_SUPPORT: mi.min_support, K.MAX_LENGTH: mi.max_length or 0, K.EXHAUSTIVE: mi.exhaustive,
+                **({K.SUPPORT_MODE: "rows", K.SUPPORT_ROWS: int(mi.min_support)} if mi.min_support > 1 else
+                   {K.SUPPORT_MODE: "share", K.MIN_SUPPORT: mi.min_support}),
+                K.MAX_LENGTH: mi.max_length or 0, K.EXHAUSTIVE: mi.exhaustive,
                 K.MAX_SLICES: mi.max_slices, K.TIME_LIMIT: mi.time_limit or TIME_LIMIT})
     upd.update({K.DELTA: stats.delta, K.CONFIDENCE: stats.confidence, K.CORRECTION: stats.correction,
                 K.BOOTSTRAP: stats.bootstrap, K.REDUNDANCY: cfg.explain.redundancy, K.PLAN_KIND: plan.kind})

@@ -72,6 +72,7 @@ class K:
     METRICS = "metrics"
     MIN_SUPPORT = "min_support"
     SUPPORT_MODE = "support_mode"    # the minimum support typed as a "share" or as "rows"
+    SUPPORT_ROWS = "support_rows"    # the minimum support as a row count (SUPPORT_MODE "rows")
     MAX_LENGTH = "max_length"        # 0: no limit
     EXHAUSTIVE = "exhaustive"        # every itemset (DivExplorer's listing) instead of each set of rows once
     MAX_SLICES = "max_slices"        # the budget: most slices a scan may list
@@ -134,7 +135,7 @@ DEFAULTS: dict[str, Any] = {
     K.PATH: None, K.PATH_ROWS: None, K.PATH_TEXT: "", K.PATH_ERROR: None,
     **ROLE_DEFAULTS,
     K.REPLICATE_FRAME: None, K.REPLICATE_NAME: None, K.REPLICATE_ERROR: None, K.REPLICATE_NOTES: [], K.REPLICATE_KEY: "",
-    K.MIN_SUPPORT: 0.02, K.SUPPORT_MODE: "share", K.MAX_LENGTH: 0, K.EXHAUSTIVE: False,
+    K.MIN_SUPPORT: 0.02, K.SUPPORT_MODE: "share", K.SUPPORT_ROWS: 100, K.MAX_LENGTH: 0, K.EXHAUSTIVE: False,
     K.MAX_SLICES: MAX_SLICES, K.TIME_LIMIT: TIME_LIMIT, K.DELTA: None, K.CONFIDENCE: 0.95, K.CORRECTION: "bh",
     K.BOOTSTRAP: 200, K.REDUNDANCY: 0.05, K.PLAN_KIND: "exploratory",
     K.RESULT: None, K.RUN_ERROR: None, K.RUN_NOTICE: None, K.JOB: None, K.VIEW_METRIC: None, K.SORT_BY: None,

@@ -251,7 +251,7 @@ def test_thresholds_min_size_and_persistence(app, reference):
     assert any(reference.assessment["min_size"]["fpr"]["text"] in s for s in sentences)
     keyed(at.radio, "w:support_mode").set_value("rows").run()
     keyed(at.number_input, "w:support_rows").set_value(500).run()
-    assert at.session_state["min_support"] == pytest.approx(0.05)
+    assert at.session_state["support_rows"] == 500 and at.session_state["support_mode"] == "rows"
     keyed(at.checkbox, "w:default_delta").uncheck().run()
     keyed(at.number_input, "w:delta").set_value(0.1).run()
     keyed(at.selectbox, "w:confidence").set_value(0.99).run()
@@ -265,9 +265,10 @@ def test_thresholds_min_size_and_persistence(app, reference):
     at = go(at, "outcome")
     assert keyed(at.number_input, "w:delta").value == 0.1
     assert keyed(at.selectbox, "w:confidence").value == 0.99
-    assert at.session_state["min_support"] == pytest.approx(0.05)
+    assert at.session_state["support_rows"] == 500
     run_scan(at)
-    expected = assess(scan(load_demo(), attributes=DEMO_ATTRIBUTES, min_support=0.05,
+    assert at.session_state["result"]["table"].min_support == 500  # a row count, as typed
+    expected = assess(scan(load_demo(), attributes=DEMO_ATTRIBUTES, min_support=500,
                            **DEMO_ROLES["classification"]), **dict(STATS, confidence=0.99, delta=0.1))
     at = go(at, "slices")
     h = headline(expected, "fpr")

@@ -122,7 +122,13 @@ def add_scan_options(p: argparse.ArgumentParser, data: bool = True) -> None:
     stats.add_argument("--bootstrap", type=int, default=0, help="bootstrap replicates (0: analytic intervals only)")
     stats.add_argument("--seed", type=int, default=0, help="random seed for bootstrap and holdout")
     stats.add_argument("--top-k", type=int, default=None, help="slices bootstrapped per metric (default: all where cheap)")
-    stats.add_argument("--sort-by", default=None, help="column choosing the top-k slices")
+    stats.add_argument("--sort-by", default=None,
+                       help="what orders the summary, the CSV's rows (the whole dataset first) and the top-k slices: "
+                            "a column, or a peer's score of the first metric: sliceline[:ALPHA] (SliceLine, "
+                            "alpha default 0.95), wracc (support x divergence), lift (slice / overall)")
+    stats.add_argument("--scores", default=None, metavar="SCORE,...",
+                       help="add the peers' scores as columns, per metric: sliceline[:ALPHA], wracc, lift "
+                            "(columns M_sliceline, M_wracc, M_ratio)")
     rep = stats.add_mutually_exclusive_group()
     rep.add_argument("--replicate", metavar="OTHER", help="second table (CSV or Parquet) to re-measure every slice on")
     rep.add_argument("--holdout", type=_float, default=None,
@@ -154,7 +160,7 @@ _OPTION_KEYWORDS = {"metric": "metrics"}
 #: how an option's text becomes the setting's value
 _OPTION_PARSERS = {"metric": lambda v: _split(v) or (), "outcome": lambda v: _split(v),
                    "attributes": lambda v: _split(v), "bins": lambda v: _parse_bins(v),
-                   "delta": lambda v: _parse_delta(v)}
+                   "delta": lambda v: _parse_delta(v), "scores": lambda v: _split(v) or ()}
 
 
 def settings_from_args(args: argparse.Namespace):
@@ -258,8 +264,10 @@ def _parse_delta(text: str | None):
         raise DivergenceInputError(f"--delta expects a number or METRIC=NUMBER,...; got {text!r}.") from None
 
 
-def _summary(table, top: int, keep: dict | None = None) -> str:
+def _summary(table, top: int, keep: dict | None = None, sort_by: str | None = None) -> str:
     import pandas as pd
+
+    from .scores import sort_column
 
     what = ("slices" if table.exhaustive else "slices (distinct sets of rows)")
     lines = [f"{table.n_rows:,} rows, {len(table) - 1:,} {what} with support >= {table.support_text}"]
@@ -268,7 +276,11 @@ def _summary(table, top: int, keep: dict | None = None) -> str:
             lines.append("")
             lines.append(f"{m.name} ({m.description}): whole dataset {table.overall(m.name):.4g}")
             cols = ["itemset", "support", m.name, f"{m.name}_divergence", f"{m.name}_t", f"{m.name}_p"]
-            rows = table.top(top if keep is None else len(table), metric=m.name)
+            sorted_table, by = sort_column(table, sort_by, m.name)
+            if by is not None and by not in cols:
+                cols.append(by)
+            rows = sorted_table.top(top if keep is None else len(table), by=by, metric=m.name,
+                                    ascending=by is not None and by.endswith(("_p", "_q")))
             rows = rows if keep is None else rows[keep[m.name][rows.index]].head(top)
             shown = rows[cols]
             if not table.exhaustive:  # the same rows under other descriptions
@@ -277,6 +289,24 @@ def _summary(table, top: int, keep: dict | None = None) -> str:
                     shown = shown.assign(same_rows_as=same)
             lines.append(shown.to_string(index=False))
     return "\n".join(lines)
+
+
+def _sorted_frame(table, sort_by: str):
+    """The table's rows ordered by a column or a peer's score of the first metric, the whole dataset
+    first (largest first; p- and q-values smallest first)."""
+    import numpy as np
+
+    from .scores import sort_column
+    from .views import default_ascending
+
+    sorted_table, col = sort_column(table, sort_by, None)
+    frame = sorted_table.frame
+    if col not in frame.columns:
+        raise DivergenceInputError(f"Cannot sort by {sort_by!r}: not a column of the result, nor a score "
+                                   "(sliceline, sliceline:ALPHA, wracc, lift).")
+    rest = frame.iloc[1:].sort_values([col, "support"], ascending=[default_ascending(col), False],
+                                      na_position="last", kind="stable")
+    return frame.iloc[np.r_[0, frame.index.get_indexer(rest.index)]]
 
 
 def _write_csv(frame, path: str) -> None:
@@ -318,7 +348,12 @@ def _cmd_scan(args: argparse.Namespace) -> int:
     pruning = args.prune is not None or args.min_t is not None
     if args.output:
         # the whole table goes to CSV from its arrays, without building a DataFrame
-        frame = prune_redundant(table, args.prune, min_t=args.min_t) if pruning else table.to_arrow()
+        if args.sort_by:
+            frame = _sorted_frame(table, args.sort_by)
+            if pruning:
+                frame = frame[frame["itemset"].isin(prune_redundant(table, args.prune, min_t=args.min_t)["itemset"])]
+        else:
+            frame = prune_redundant(table, args.prune, min_t=args.min_t) if pruning else table.to_arrow()
         _write_csv(frame, args.output)
         print(f"wrote {len(frame):,} rows to {args.output}", file=sys.stderr)
     else:
@@ -328,7 +363,7 @@ def _cmd_scan(args: argparse.Namespace) -> int:
                     print(f"note: {note}", file=sys.stderr)
         keep = {m: table.frame.index.isin(prune_redundant(table, args.prune, metric=m, min_t=args.min_t).index)
                 for m in table.metric_names} if pruning else None
-        print(_summary(table, args.top, keep))
+        print(_summary(table, args.top, keep, args.sort_by))
     return 0
 
 

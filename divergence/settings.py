@@ -319,8 +319,19 @@ class Statistics:
     seed: int = 0
     top_k: int | None = None
     sort_by: str | None = None
+    #: the peers' scores added as columns (``sliceline``, ``sliceline:ALPHA``, ``wracc``, ``lift``;
+    #: :mod:`divergence.scores`)
+    scores: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        from .scores import parse_score
+
+        specs = self.scores.split(",") if isinstance(self.scores, str) else (self.scores or ())
+        if not isinstance(specs, (list, tuple)):
+            raise _fail(MSG_COLUMN_LIST, role="scores", value=self.scores)
+        _set(self, "scores", tuple(dict.fromkeys(parse_score(x).spec for x in specs if str(x).strip())))
+        if self.sort_by is not None and not isinstance(self.sort_by, str):
+            raise _fail(MSG_COLUMN_NAME, role="sort_by", value=self.sort_by)
         c = _number(self.confidence, MSG_CONFIDENCE_NUMBER)
         if not (0.0 < c < 1.0):
             raise _fail(MSG_CONFIDENCE, value=self.confidence)
@@ -357,7 +368,7 @@ class Statistics:
     def __hash__(self) -> int:
         d = tuple(sorted(self.delta.items())) if isinstance(self.delta, Mapping) else self.delta
         return hash((d, self.confidence, self.correction, self.family, self.bootstrap, self.seed,
-                     self.top_k, self.sort_by))
+                     self.top_k, self.sort_by, self.scores))
 
 
 def _delta(value: Any, name: str | None) -> float:

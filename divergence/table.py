@@ -393,9 +393,16 @@ class SliceTable:
     def top(self, k: int = 10, *, by: str | None = None, metric: str | None = None,
             ascending: bool = False, min_length: int = 1) -> pd.DataFrame:
         """The k itemsets with the largest ``by`` (default: :meth:`default_sort_column`); ties
-        go to the larger support."""
-        col = by or self.default_sort_column(metric)
-        f = self.frame
+        go to the larger support. ``by`` is a column or a peer's score (``sliceline``,
+        ``sliceline:0.9``, ``wracc``, ``lift``: :mod:`divergence.scores`), of ``metric``."""
+        from .scores import sort_column
+
+        table, col = sort_column(self, by, metric)
+        col = col or self.default_sort_column(metric)
+        if col not in table.columns and col not in ("itemset", "length"):
+            raise DivergenceInputError(f"Cannot sort by {col!r}: not a column of this result, nor a score "
+                                       "(sliceline, sliceline:ALPHA, wracc, lift).")
+        f = table.frame
         f = f[f["length"] >= min_length]
         return f.sort_values([col, "support"], ascending=[ascending, False],
                              na_position="last", kind="stable").head(k)

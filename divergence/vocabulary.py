@@ -4,7 +4,7 @@ command line's parser reads them before the engine (and pandas) loads."""
 from __future__ import annotations
 
 __all__ = ["TASKS", "CORRECTIONS", "FAMILIES", "REPLICATION_KINDS", "BINNINGS", "PERIODS", "ENGINES",
-           "SCAN_ENGINES", "QUANTILE_MODES", "REPORT_SORTS"]
+           "SCAN_ENGINES", "QUANTILE_MODES", "REPORT_SORTS", "PEER_SORTS"]
 
 TASKS = ("classification", "regression", "ranking", "outcome")
 #: multiple-testing corrections (Benjamini-Hochberg, Bonferroni, Holm)
@@ -24,4 +24,8 @@ SCAN_ENGINES = ENGINES + ("duckdb", "spark")
 QUANTILE_MODES = ("auto", "exact", "approx")
 #: what the report's slice tables can be sorted by (a metric's column suffix), and their names
 REPORT_SORTS = {"lift_shortfall": "lift shortfall", "divergence": "divergence",
-                "divergence_shrunk": "shrunk divergence", "divergence_bound": "divergence bound nearest zero"}
+                "divergence_shrunk": "shrunk divergence", "divergence_bound": "divergence bound nearest zero",
+                "sliceline": "SliceLine score (alpha 0.95)", "wracc": "WRAcc (support x divergence)",
+                "lift": "lift (slice / whole dataset)"}
+#: the peers' scores among them (divergence.scores): computed when a report is sorted by one
+PEER_SORTS = ("sliceline", "wracc", "lift")

@@ -33,7 +33,7 @@ MISSING = "missing"
 MAX_CATEGORIES = 10
 
 BinSpec = Union[int, str, Sequence[float]]
-Binning = Literal["quantile", "uniform"]
+Binning = Literal["quantile", "uniform", "tree"]
 #: a date column named without bins gets the finest period with at most this many items
 MAX_DATE_ITEMS = 12
 
@@ -43,7 +43,7 @@ class AttributeBins:
     """How one column became items: its kind, its item labels in code order, its edges."""
 
     name: str
-    kind: Literal["categorical", "quantile", "uniform", "edges", "date"]
+    kind: Literal["categorical", "quantile", "uniform", "edges", "date", "tree"]
     labels: tuple[str, ...]
     edges: tuple[float, ...] = ()
     #: code of the ``missing`` item, or -1 when the column has no missing value
@@ -298,6 +298,7 @@ def discretize(
     quantile_bins: int = 3,
     binning: Binning = "quantile",
     max_categories: int = MAX_CATEGORIES,
+    cuts: Mapping[str, Sequence[float]] | None = None,
 ) -> Discretized:
     """Turn the attribute columns of ``df`` into item codes.
 
@@ -310,13 +311,20 @@ def discretize(
         (``"month"``, ``"quarter"``, ``"year"``). A date column (datetime values, or text
         that reads as dates) without bins gets the finest period with at most 12 items.
     quantile_bins : number of bins for numeric columns without an entry in ``bins``.
-    binning : ``"quantile"`` (equal-frequency, the default) or ``"uniform"`` (equal width).
+    binning : ``"quantile"`` (equal-frequency, the default) or ``"uniform"`` (equal width);
+        ``"tree"`` (cut points that follow the outcome) is chosen by :func:`divergence.scan`, which
+        passes the cut points here as edges; a column left to this function is cut by quantiles.
     max_categories : integer-valued columns with at most this many distinct values are
         kept as categories (default 10).
+    cuts : per column, the cut points a tree chose (:mod:`divergence.cutpoints`; possibly none):
+        the column is cut there, its bins of kind ``"tree"``.
     """
+    cuts = dict(cuts or {})
     bins = dict(bins or {})
     if binning not in BINNINGS:
         raise DivergenceInputError(MSG_BINNING.format(value=binning))
+    if binning == "tree":
+        binning = "quantile"
     if int(quantile_bins) < 1:
         raise DivergenceInputError(f"quantile_bins must be at least 1; got {quantile_bins!r}.")
     unknown = [c for c in bins if c not in attributes]
@@ -335,7 +343,9 @@ def discretize(
         series = df[name]
         spec = bins.get(name)
         _check_period(name, spec)
-        if isinstance(spec, str) or (spec is None and is_date_column(series)):
+        if name in cuts:
+            col, ab = _binned(name, numeric_values(name, series), np.asarray(cuts[name], dtype=float), "tree")
+        elif isinstance(spec, str) or (spec is None and is_date_column(series)):
             col, ab = _dates(name, series, spec)
         elif spec is not None and not isinstance(spec, (int, np.integer)):
             edges = _explicit_edges(name, spec)

@@ -158,9 +158,11 @@ def scan(
     if engine not in ENGINES:
         raise DivergenceInputError(f"Unknown engine {engine!r}; choose from {', '.join(ENGINES)}.")
     held_out = None
+    held_mask = None
     if holdout is not None:
         rng = np.random.default_rng(stats.seed)
         mask = rng.random(len(df)) < holdout
+        held_mask = mask
         if mask.all() or not mask.any():
             raise DivergenceInputError(f"A holdout of {holdout:g} leaves no rows on one side of {len(df)}.")
         held_out = df[mask].reset_index(drop=True)
@@ -182,7 +184,14 @@ def scan(
         attrs = check_attributes(slicing.attributes, df.columns, taken)
     if not attrs:
         raise DivergenceInputError("There is no attribute column to slice by.")
-    disc = discretize(df, attrs, bins=slicing.bins, quantile_bins=slicing.quantile_bins, binning=slicing.binning)
+    data_rows = None
+    if slicing.binning == "tree":  # cut points chosen on some rows, every statistic on the others
+        df, found, data_rows, cut_notes, tree_bins = _tree_split(df, found, attrs, slicing, mining, stats.seed)
+        notes += cut_notes
+        disc = discretize(df, attrs, bins=slicing.bins, quantile_bins=slicing.quantile_bins, binning="quantile",
+                          cuts=tree_bins)
+    else:
+        disc = discretize(df, attrs, bins=slicing.bins, quantile_bins=slicing.quantile_bins, binning=slicing.binning)
     notes += list(disc.notes)
     infos = metric_infos(found)
     params = table_params(st, metrics=[o.name for o in found], attributes=attrs, engine=engine)
@@ -201,7 +210,8 @@ def scan(
                             n_rows=len(df), min_support=s, max_length=mining.max_length, engine=engine,
                             notes=notes, params=params, exhaustive=mining.exhaustive,
                             max_slices=mining.max_slices, time_limit=mining.time_limit, progress=progress)
-    table = dataclasses.replace(table, row_codes=disc.codes, outcomes=tuple(found))
+    table = dataclasses.replace(table, row_codes=disc.codes, outcomes=tuple(found),
+                                data_rows=_positions(held_mask, data_rows))
     from .assess import assess
 
     _tell(progress, "statistics", len(table) - 1)
@@ -213,6 +223,42 @@ def scan(
                  exploratory=exploratory)
     _tell(progress, "done", len(out) - 1)
     return out
+
+
+def _tree_split(df: pd.DataFrame, found: list, attrs: list, slicing, mining, seed: int):
+    """``binning="tree"``: the cut rows choose every continuous column's cut points
+    (:mod:`divergence.cutpoints`) and are set aside; the rest, their outcomes, their positions in
+    ``df``, the notes and the cut points (explicit edges for :func:`discretize`)."""
+    from .cutpoints import choose_cuts, cut_mask, cut_note
+
+    cut = cut_mask(len(df), seed)
+    if cut.n_cut < 20 or cut.n_rest < 1:
+        raise DivergenceInputError(
+            f"Tree binning needs rows to choose cut points on and rows to measure: {len(df):,} rows give "
+            f"{cut.n_cut:,} and {cut.n_rest:,}. Use quantile bins on so small a table.")
+    edges = choose_cuts(df, attrs, slicing.bins, slicing.quantile_bins, found, cut,
+                        min_count_for(mining.min_support, cut.n_rest))
+    rest = ~cut.mask
+    kept = [dataclasses.replace(o, values=o.values[rest],
+                                target=None if o.target is None else o.target[rest],
+                                prediction=None if o.prediction is None else o.prediction[rest]) for o in found]
+    notes = [cut_note(list(edges), cut.n_cut, cut.n_rest, edges)] if edges else [
+        "Tree binning: no continuous attribute to cut (every numeric attribute is kept as categories or has "
+        f"explicit edges); the {cut.n_cut:,} rows set aside to choose cuts are not measured."]
+    return (df[rest].reset_index(drop=True), kept, np.nonzero(rest)[0], notes,
+            {c: [float(e) for e in v] for c, v in edges.items()})
+
+
+def _positions(held_mask: np.ndarray | None, data_rows: np.ndarray | None) -> np.ndarray | None:
+    """Positions, in the table given to scan(), of the rows a result measures (None: all of them)."""
+    if held_mask is None and data_rows is None:
+        return None
+    base = np.arange(len(held_mask)) if held_mask is not None else None
+    if base is not None:
+        base = base[~held_mask]
+    if data_rows is None:
+        return base
+    return data_rows if base is None else base[data_rows]
 
 
 def table_params(settings: Settings, *, metrics: Sequence[str], attributes: Sequence[str], engine: str,

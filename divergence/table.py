@@ -95,6 +95,9 @@ class SliceTable:
     slice_fp: np.ndarray | None = None
     #: when the budget cut the scan: every slice up to this many items is listed (notes say so)
     complete_length: int | None = None
+    #: positions, in the table given to scan(), of the rows measured (None: every row); a held-out
+    #: share and the rows that chose tree cut points are not measured
+    data_rows: np.ndarray | None = None
 
     # ----- shape and basic accessors
     def __repr__(self) -> str:

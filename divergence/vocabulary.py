@@ -13,7 +13,7 @@ CORRECTIONS = ("bh", "bonferroni", "holm")
 FAMILIES = ("scan", "metric")
 REPLICATION_KINDS = ("none", "split", "file", "holdout")
 #: how numeric attributes are binned
-BINNINGS = ("quantile", "uniform")
+BINNINGS = ("quantile", "uniform", "tree")
 #: the periods a date column can be binned by (``bins={col: "quarter"}``)
 PERIODS = ("month", "quarter", "year")
 #: the miners that work on rows in memory

@@ -206,7 +206,17 @@ with st.expander(f"Binning of numeric attributes ({state.get(K.BINNING)}, {state
         state.bound(st.number_input, "Bins per numeric column", K.QUANTILE_BINS, min_value=1, max_value=20, step=1)
     with b2:
         state.bound(st.radio, "Cut by", K.BINNING, options=list(BINNINGS), horizontal=True,
-                    format_func={"quantile": "Quantiles (equal rows)", "uniform": "Equal width"}.get)
+                    format_func={"quantile": "Quantiles (equal rows)", "uniform": "Equal width",
+                                 "tree": "Where the outcome changes (tree)"}.get,
+                    help="Tree: each continuous column is cut where the model's outcome changes (a narrow failing "
+                         "band gets a bin of its own), the cut points chosen on 30% of the rows, which are then set "
+                         "aside; every number of the results is measured on the other rows, so the cuts are tested "
+                         "honestly. A bin count typed per column is the tree's most bins there.")
+    if state.get(K.BINNING) == "tree":
+        st.info("Tree binning: the cut points are chosen when the scan runs, from the outcome on a seeded 30% of the "
+                "rows (at most 200,000), and those rows are then set aside: every number on the Slices page comes "
+                "from the other rows. The bins below are the quantile bins shown until then; the results' notes "
+                "list the cut points and the rows used for each.", icon=":material/account_tree:")
     bins = dict(state.get(K.BINS) or {})
     try:
         described = cache.bins_of(data_key, tuple(chosen), json.dumps({c: v for c, v in bins.items() if c in chosen}),

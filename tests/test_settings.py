@@ -35,7 +35,7 @@ def _msg(fn, **kw) -> str:
     (dict(holdout=1.0), "holdout must be a share in (0, 1); got 1.0."),
     (dict(threshold=float("inf")), "threshold must be a finite number; got inf."),
     (dict(quantile_bins=0), "quantile_bins must be at least 1; got 0."),
-    (dict(binning="log"), "binning must be 'quantile' or 'uniform'; got 'log'."),
+    (dict(binning="log"), "binning must be 'quantile', 'uniform' or 'tree'; got 'log'."),
     (dict(bins={"age": "fortnight"}), "bins for 'age' must be a bin count, a list of edges or a period "
                                       "(month, quarter, year); got 'fortnight'."),
     (dict(attributes=["age", "age"]), "attributes names column 'age' twice."),

@@ -143,50 +143,29 @@ def tree_edges(x: np.ndarray, outcomes: Sequence[np.ndarray], *, max_bins: int =
     xs = np.sort(x[np.isfinite(x)])
     kept: list[float] = []
     for edge, _ in sorted(found.items(), key=lambda kv: -kv[1]):
+        edge = _readable(edge, xs)
+        if edge in kept:
+            continue
         trial = np.sort(np.array(kept + [edge]))
         counts = np.diff(np.concatenate([[0], np.searchsorted(xs, trial, side="right"), [xs.size]]))
         if counts.min() >= min_bin and len(trial) + 1 <= max_bins:
             kept = list(trial)
-    return _readable(np.array(sorted(kept), dtype=float), xs)
+    return np.array(sorted(kept), dtype=float)
 
 
 #: a cut point is rounded to the fewest significant digits within this share of the column's range
 ROUNDING = 0.005
 
 
-def _readable(edges: np.ndarray, xs: np.ndarray) -> np.ndarray:
-    """Each edge with the fewest significant digits within :data:`ROUNDING` of the column's range
-    (0.4207 -> 0.42), kept apart from its neighbours and inside the values: labels that read."""
-    if edges.size == 0 or xs.size == 0:
-        return edges
-    tol = ROUNDING * float(xs[-1] - xs[0])
-    out = []
-    for e in edges:
-        best = e
-        for digits in range(1, 17):
-            r = float(f"{e:.{digits}g}")
-            if abs(r - e) <= tol and xs[0] <= r < xs[-1] and (not out or r > out[-1]):
-                best = r
-                break
-        out.append(best)
-    return np.array(out, dtype=float)
-
-
-def cut_note(columns: Sequence[str], n_cut: int, n_rest: int, edges: dict) -> str:
-    """The sentence a tree-binned table carries: which rows chose the cuts, which are measured."""
-    total = n_cut + n_rest
-    where = "; ".join(f"'{c}' at {', '.join(_fmt(e) for e in edges[c]) or 'no cut (the outcome does not change along it)'}"
-                      for c in columns)
-    return (f"Tree binning: cut points chosen where the outcome changes, on {n_cut:,} of the {total:,} rows "
-            f"({n_cut / max(total, 1):.0%}, seeded) and set aside: {where}. Every number of this table (the "
-            f"whole dataset's row included) is measured on the other {n_rest:,} rows, which played no part in "
-            "choosing the cuts, so a cut's slices are tested honestly.")
-
-
-def _fmt(x: float) -> str:
-    from .discretize import format_number
-
-    return format_number(x)
+def _readable(edge: float, xs: np.ndarray) -> float:
+    """The edge with the fewest significant digits within :data:`ROUNDING` of the column's range
+    (0.4207 -> 0.42) and inside the values: labels that read (the rounded edge is the one applied)."""
+    tol = ROUNDING * float(xs[-1] - xs[0]) if xs.size else 0.0
+    for digits in range(1, 17):
+        r = float(f"{edge:.{digits}g}")
+        if abs(r - edge) <= tol and xs[0] <= r < xs[-1]:
+            return r
+    return float(edge)
 
 
 def tree_columns(df, attributes: Sequence[str], bins: dict, quantile_bins: int) -> list[str]:
@@ -224,3 +203,20 @@ def choose_cuts(df, attributes: Sequence[str], bins: dict, quantile_bins: int, o
         x = df[name].to_numpy(dtype=float, na_value=np.nan)[cut.mask]
         out[name] = tree_edges(x, ys, max_bins=int(spec) if spec is not None else MAX_TREE_BINS, min_bin=min_bin)
     return out
+
+
+def cut_note(columns: Sequence[str], n_cut: int, n_rest: int, edges: dict) -> str:
+    """The sentence a tree-binned table carries: which rows chose the cuts, which are measured."""
+    total = n_cut + n_rest
+    where = "; ".join(f"'{c}' at {', '.join(_fmt(e) for e in edges[c]) or 'no cut (the outcome does not change along it)'}"
+                      for c in columns)
+    return (f"Tree binning: cut points chosen where the outcome changes, on {n_cut:,} of the {total:,} rows "
+            f"({n_cut / max(total, 1):.0%}, seeded) and set aside: {where}. Every number of this table (the "
+            f"whole dataset's row included) is measured on the other {n_rest:,} rows, which played no part in "
+            "choosing the cuts, so a cut's slices are tested honestly.")
+
+
+def _fmt(x: float) -> str:
+    from .discretize import format_number
+
+    return format_number(x)

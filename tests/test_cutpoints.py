@@ -90,3 +90,51 @@ def test_a_planted_band_is_found_and_noise_is_not():
     null = [judge(scan(generate(s, 10_000, planted=False), **ROLES, binning="tree", min_support=0.02))
             for s in range(6)]
     assert sum(r["any_alarm"] for r in null) <= 1
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "spark"])
+def test_where_the_data_lies_the_cuts_are_chosen_once_and_the_rest_measured(engine, tmp_path):
+    """DuckDB and Spark fetch the cut rows once (a hash of each row's values picks them), cut there,
+    and group the others: the table is scan() of those other rows at the same cut points."""
+    df = generate(4, 6000)
+    path = tmp_path / "band.parquet"
+    df.to_parquet(path)
+    if engine == "duckdb":
+        import duckdb
+
+        from divergence import scan_duckdb
+
+        t = scan_duckdb(str(path), **ROLES, binning="tree", min_support=0.02)
+        from divergence.sql import Column, Dialect
+
+        frac = Dialect("duckdb").row_fraction([Column(c, "DOUBLE", "float") for c in df.columns], 0)
+        con = duckdb.connect()
+        u = con.execute(f"SELECT {frac} FROM read_parquet('{path}')").fetchnumpy()
+        u = np.asarray(list(u.values())[0], dtype=float)
+    else:
+        pytest.importorskip("pyspark")
+        from divergence import scan_spark
+        from divergence.spark_engine import read_spark
+
+        try:
+            spark_df = read_spark(str(path), master="local[1]")
+        except Exception as exc:  # pragma: no cover - no Java here
+            pytest.skip(f"Spark cannot start: {exc}")
+        t = scan_spark(spark_df, **ROLES, binning="tree", min_support=0.02)
+        from divergence.sql import Column, Dialect
+
+        frac = Dialect("spark").row_fraction([Column(c, "DOUBLE", "float") for c in df.columns], 0)
+        rows = spark_df.selectExpr(f"{frac} AS u").collect()
+        u = np.array([r["u"] for r in rows], dtype=float)
+    from divergence.cutpoints import cut_fraction
+
+    rest = df[u >= cut_fraction(len(df))].reset_index(drop=True)
+    assert t.n_rows == len(rest) and next(n for n in t.notes if n.startswith("Tree binning"))
+    edges = {b.name: list(b.edges) for b in t.bins if b.kind == "tree"}
+    assert len(edges["x"]) >= 2
+    want = scan(rest, **ROLES, min_support=0.02, attributes=list(t.attributes),
+                bins={k: v for k, v in edges.items() if v})
+    got = t.frame.set_index("itemset")
+    ref = want.frame.set_index("itemset").loc[got.index]
+    for col in ("count", "fpr", "fpr_count", "fpr_p"):
+        np.testing.assert_allclose(got[col].to_numpy(float), ref[col].to_numpy(float), rtol=1e-9)

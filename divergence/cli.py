@@ -324,6 +324,8 @@ def _cmd_scan(args: argparse.Namespace) -> int:
     shown = set(getattr(args, "reader_notes", None) or [])
     if table.complete_length is not None:
         shown |= {n for n in table.notes if n.startswith("Complete up to")}
+    # what the bins are: fewer than asked (tied quantile edges), the rows a tree's cut points came from
+    shown |= {n for n in table.notes if "bins asked" in n or n.startswith("Tree binning")}
     if not args.verbose:
         for note in table.notes:
             if note in shown:

@@ -247,6 +247,25 @@ def _computed_edges(values: np.ndarray, n_bins: int, binning: Binning) -> np.nda
     return _readable_edges(np.asarray(raw, dtype=float), lo, hi)
 
 
+def fewer_bins_note(name: str, n_bins: int, binning: str, labels: Sequence[str],
+                    values: np.ndarray | None = None) -> str:
+    """The note of a column that got fewer bins than asked: quantile edges that fall on the same
+    value (a value on many rows: ``fare`` at 0 or 7.25) are one edge, so a bin disappears."""
+    bins = [b for b in labels if b != MISSING]
+    why = "tied values share an edge" if binning != "uniform" else "an empty bin at the end"
+    text = f"'{name}': {n_bins} {binning} bins asked, {len(bins)} made ({why}): {', '.join(bins)}."
+    if values is not None and binning == "quantile":
+        finite = values[~np.isnan(values)]
+        if finite.size:
+            raw = np.quantile(finite, np.arange(1, n_bins) / n_bins)
+            tied = sorted({float(v) for v in raw if np.count_nonzero(raw == v) > 1})
+            if tied:
+                share = np.count_nonzero(np.isin(finite, tied)) / finite.size
+                text = text[:-1] + (f"; the quantile edges fall on {', '.join(format_number(v) for v in tied)}, held "
+                                    f"by {share:.0%} of its rows. Give edges (bins) or fewer bins to choose.")
+    return text
+
+
 def period_labels(values: pd.Series, period: str) -> pd.Series:
     """Each timestamp's period as text: ``2013-08`` (month), ``2013-Q3`` (quarter), ``2013`` (year)."""
     if period == "month":
@@ -364,10 +383,7 @@ def discretize(
                 edges = _computed_edges(values, n_bins, binning)
                 col, ab = _binned(name, values, edges, binning)
                 if edges.size + 1 < n_bins:
-                    notes.append(
-                        f"'{name}': {n_bins} {binning} bins asked, {edges.size + 1} made "
-                        "(tied values share an edge)."
-                    )
+                    notes.append(fewer_bins_note(name, n_bins, binning, ab.labels, values))
         else:
             col, ab = _categorical(name, series)
         codes[:, j] = col

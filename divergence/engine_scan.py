@@ -614,7 +614,9 @@ def _period_sql(plan: _Plan, col: Column, spec) -> str:
 def _binned(plan, name, col, edges, n_bins, binning, has_missing, notes):
     ab = binned_bins(name, edges, binning, has_missing)
     if edges.size + 1 < n_bins:
-        notes.append(f"'{name}': {n_bins} {binning} bins asked, {edges.size + 1} made (tied values share an edge).")
+        from .discretize import fewer_bins_note
+
+        notes.append(fewer_bins_note(name, n_bins, binning, ab.labels))
     return ab, plan.d.bin_code(plan.d.number(col), ab.edges, ab.missing_code), col
 
 

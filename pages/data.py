@@ -219,11 +219,14 @@ with st.expander(f"Binning of numeric attributes ({state.get(K.BINNING)}, {state
                 "list the cut points and the rows used for each.", icon=":material/account_tree:")
     bins = dict(state.get(K.BINS) or {})
     try:
-        described = cache.bins_of(data_key, tuple(chosen), json.dumps({c: v for c, v in bins.items() if c in chosen}),
-                                  int(state.get(K.QUANTILE_BINS)), state.get(K.BINNING), df)
+        described, bin_notes = cache.bins_of(data_key, tuple(chosen),
+                                             json.dumps({c: v for c, v in bins.items() if c in chosen}),
+                                             int(state.get(K.QUANTILE_BINS)), state.get(K.BINNING), df)
     except DivergenceInputError as exc:
         st.error(str(exc))
-        described = ()
+        described, bin_notes = (), ()
+    for note in bin_notes:  # e.g. tied quantile edges: fewer bins than asked
+        st.warning(note, icon=":material/info:")
     binned = [b for b in described if b.kind not in ("categorical", "date")]  # dates: their period above
     if large:
         st.caption(f"Bins shown from the first {format_count(len(df))} rows; the scan computes its quantile "

@@ -138,3 +138,21 @@ def test_where_the_data_lies_the_cuts_are_chosen_once_and_the_rest_measured(engi
     ref = want.frame.set_index("itemset").loc[got.index]
     for col in ("count", "fpr", "fpr_count", "fpr_p"):
         np.testing.assert_allclose(got[col].to_numpy(float), ref[col].to_numpy(float), rtol=1e-9)
+
+
+def test_fewer_quantile_bins_than_asked_are_said(tmp_path, capsys):
+    """Tied quantile edges (a fare of 7.25 on most rows) make fewer bins: the note names the value."""
+    from divergence import discretize
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"fare": np.where(rng.random(900) < 0.7, 7.25, rng.lognormal(3, 1, 900)),
+                       "o": rng.normal(size=900)})
+    d = discretize(df, ["fare"])
+    assert len(d.bins[0].labels) == 2
+    assert d.notes == (f"'fare': 3 quantile bins asked, 2 made (tied values share an edge): "
+                       f"{', '.join(d.bins[0].labels)}; the quantile edges fall on 7.25, held by "
+                       f"{np.mean(df['fare'] == 7.25):.0%} of its rows. Give edges (bins) or fewer bins to choose.",)
+    path = tmp_path / "f.csv"
+    df.to_csv(path, index=False)
+    assert main(["scan", str(path), "--outcome", "o", "--attributes", "fare", "--output", str(tmp_path / "o.csv")]) == 0
+    assert "note: 'fare': 3 quantile bins asked, 2 made" in capsys.readouterr().err

@@ -82,6 +82,9 @@ def add_scan_options(p: argparse.ArgumentParser, data: bool = True) -> None:
     roles.add_argument("--rank", help="rank column (1 = best)")
     roles.add_argument("--ascending", action="store_true", help="with --rank-by: lower score is better")
     roles.add_argument("--gamma", default=None, help="rank value: topk:K, power:A or dcg (default)")
+    roles.add_argument("--query", help="ranking quality per query: the query column (with --relevance and --rank-by "
+                                       "or --rank; --metric ndcg@10,mrr,precision@5)")
+    roles.add_argument("--relevance", help="with --query: graded relevance of each row (0 = not relevant)")
     slicing = p.add_argument_group("slicing")
     slicing.add_argument("--attributes", help="comma-separated columns to slice by (default: all others)")
     slicing.add_argument("--bins", action="append", metavar="COL=e1,e2,...",

@@ -248,9 +248,11 @@ def _computed_edges(values: np.ndarray, n_bins: int, binning: Binning) -> np.nda
 
 
 def fewer_bins_note(name: str, n_bins: int, binning: str, labels: Sequence[str],
-                    values: np.ndarray | None = None) -> str:
+                    values: np.ndarray | None = None, *, tied: Sequence[float] | None = None,
+                    share: float | None = None) -> str:
     """The note of a column that got fewer bins than asked: quantile edges that fall on the same
-    value (a value on many rows: ``fare`` at 0 or 7.25) are one edge, so a bin disappears."""
+    value (a value on many rows: ``fare`` at 0 or 7.25) are one edge, so a bin disappears. The tied
+    values and their share of the rows come from ``values``, or are given (the SQL engines)."""
     bins = [b for b in labels if b != MISSING]
     why = "tied values share an edge" if binning != "uniform" else "an empty bin at the end"
     text = f"'{name}': {n_bins} {binning} bins asked, {len(bins)} made ({why}): {', '.join(bins)}."
@@ -259,10 +261,10 @@ def fewer_bins_note(name: str, n_bins: int, binning: str, labels: Sequence[str],
         if finite.size:
             raw = np.quantile(finite, np.arange(1, n_bins) / n_bins)
             tied = sorted({float(v) for v in raw if np.count_nonzero(raw == v) > 1})
-            if tied:
-                share = np.count_nonzero(np.isin(finite, tied)) / finite.size
-                text = text[:-1] + (f"; the quantile edges fall on {', '.join(format_number(v) for v in tied)}, held "
-                                    f"by {share:.0%} of its rows. Give edges (bins) or fewer bins to choose.")
+            share = np.count_nonzero(np.isin(finite, tied)) / finite.size if tied else None
+    if tied and share is not None:
+        text = text[:-1] + (f"; the quantile edges fall on {', '.join(format_number(v) for v in tied)}, held "
+                            f"by {share:.0%} of its rows. Give edges (bins) or fewer bins to choose.")
     return text
 
 

@@ -493,23 +493,24 @@ def _attribute_bins(plan: _Plan, attrs: list[str], stats: dict, n_rows: int, bin
         if binning == "tree" and cut is not None and n > 0:
             pending.append((j, name, col, has_missing, int(spec) if spec is not None else 0))
             continue
+        raw = None
         if n == 0 or n_bins < 2:
             edges = np.empty(0)
         elif binning == "uniform":
             edges = summary_edges(st["lo"], st["hi"], n_bins, binning)
         elif counts is not None:
             levels = quantile_levels(n_bins)
-            edges = summary_edges(st["lo"], st["hi"], n_bins, binning,
-                                  _exact_quantiles_from_counts(counts[0], counts[1], n, levels))
+            raw = _exact_quantiles_from_counts(counts[0], counts[1], n, levels)
+            edges = summary_edges(st["lo"], st["hi"], n_bins, binning, raw)
         elif quantiles == "exact" or (quantiles == "auto" and plan.b.exact_quantiles_affordable(n)):
-            edges = summary_edges(st["lo"], st["hi"], n_bins, binning,
-                                  _exact_quantiles(plan, d.number(col), n, quantile_levels(n_bins)))
+            raw = _exact_quantiles(plan, d.number(col), n, quantile_levels(n_bins))
+            edges = summary_edges(st["lo"], st["hi"], n_bins, binning, raw)
         else:
             raw = plan.b.approx_quantiles(d.number(col), list(quantile_levels(n_bins)))
             notes.append(f"'{name}': quantile edges are approximate ({plan.b.name} approximate "
                          "quantiles, then rounded as usual).")
             edges = summary_edges(st["lo"], st["hi"], n_bins, binning, raw)
-        out[j] = _binned(plan, name, col, edges, n_bins, binning, has_missing, notes)
+        out[j] = _binned(plan, name, col, edges, n_bins, binning, has_missing, notes, raw, n)
     if pending:
         _tree_bins(plan, pending, cut, notes, out)
     return out
@@ -611,12 +612,18 @@ def _period_sql(plan: _Plan, col: Column, spec) -> str:
     return labels[period]
 
 
-def _binned(plan, name, col, edges, n_bins, binning, has_missing, notes):
+def _binned(plan, name, col, edges, n_bins, binning, has_missing, notes, raw=None, n=0):
     ab = binned_bins(name, edges, binning, has_missing)
     if edges.size + 1 < n_bins:
         from .discretize import fewer_bins_note
 
-        notes.append(fewer_bins_note(name, n_bins, binning, ab.labels))
+        tied = sorted({float(v) for v in (raw or []) if list(raw).count(v) > 1})
+        share = None
+        if tied and n:
+            num = plan.d.number(col)
+            inside = " OR ".join(f"{num} = {plan.d.double(v)}" for v in tied)
+            share = int(plan.b.fetch(f"SELECT COUNT(*) FROM {plan.b.source} WHERE {inside}").column(0)[0].as_py()) / n
+        notes.append(fewer_bins_note(name, n_bins, binning, ab.labels, tied=tied, share=share))
     return ab, plan.d.bin_code(plan.d.number(col), ab.edges, ab.missing_code), col
 
 
@@ -679,6 +686,10 @@ def scan_engine(
     roles, slicing, mining = settings.roles, settings.slicing, settings.mining
     if progress is not None:
         progress({"stage": "reading", "slices": 0, "length": None, "fraction": None})
+    if roles.query is not None:
+        raise DivergenceInputError(
+            f"Query-level ranking metrics are computed in memory (rows ranked within each query): scan the table "
+            f"with scan() or the dashboard, not the {backend.name} engine.")
     if settings.replication.kind == "holdout":
         raise DivergenceInputError(
             f"holdout is not available with the {backend.name} engine (it splits rows in memory); "

@@ -15,7 +15,7 @@ from .discretize import AttributeBins, BinSpec, Binning, discretize
 from .errors import DivergenceInputError
 from .mining import min_count_for, mine
 from .outcomes import Outcome, build_outcomes
-from .settings import Settings, check_min_support
+from .settings import Roles, Settings, check_min_support
 from .row_weights import aux_columns, metric_infos, outcome_weights
 from .stats import beta_t, fisher_exact_p, mean_difference_test, rest_skew, slice_means, welch_t
 from .table import MetricInfo, SliceTable
@@ -149,8 +149,12 @@ def scan(
         ``fraction`` an estimate of the mining done or None).
     """
     st = Settings.resolve(settings, keywords)
-    roles, slicing, mining, stats = st.roles, st.slicing, st.mining, st.statistics
     df = check_frame(data)
+    query_notes: list[str] = []
+    query_params: dict = {}
+    if st.roles.query is not None:  # ranking quality per query: one row per query (divergence.queries)
+        df, replicate, st, query_notes, query_params = _by_query(df, replicate, st)
+    roles, slicing, mining, stats = st.roles, st.slicing, st.mining, st.statistics
     _tell(progress, "discretizing")
     holdout = st.replication.share if st.replication.kind == "holdout" else None
     if holdout is not None and replicate is not None:
@@ -176,10 +180,16 @@ def scan(
             raise DivergenceInputError(
                 f"Outcome '{o.name}' has {len(o.values)} values for {len(df)} rows."
             )
+    if query_params:
+        from .queries import describe
+
+        found = [dataclasses.replace(o, description=describe(o.name)) if o.name in query_params["metrics"] else o
+                 for o in found]
     taken = roles.columns()
-    notes: list[str] = []
+    notes: list[str] = list(query_notes)
     if slicing.attributes is None:
-        attrs, notes = default_attributes(df, taken, **roles.screen_keywords())
+        attrs, screened = default_attributes(df, taken, **roles.screen_keywords())
+        notes += screened
     else:
         attrs = check_attributes(slicing.attributes, df.columns, taken)
     if not attrs:
@@ -195,6 +205,8 @@ def scan(
     notes += list(disc.notes)
     infos = metric_infos(found)
     params = table_params(st, metrics=[o.name for o in found], attributes=attrs, engine=engine)
+    if query_params:
+        params["query"] = query_params
     n_values = np.array([b.n_items for b in disc.bins], dtype=np.int64)
     s = mining.min_support
     if engine == "mlxtend":  # FP-growth counts rows itself: it needs every row, one by one
@@ -223,6 +235,39 @@ def scan(
                  exploratory=exploratory)
     _tell(progress, "done", len(out) - 1)
     return out
+
+
+def _by_query(df: pd.DataFrame, replicate: pd.DataFrame | None, st: Settings):
+    """A query-level ranking scan as a scan of one row per query: that table (its attributes and
+    each metric as a column), the replication table likewise, the settings that scan it (the
+    metrics as outcome columns, the attributes those constant within a query), notes, and what the
+    table records of the query roles."""
+    from .queries import canonical, query_table
+
+    roles, slicing = st.roles, st.slicing
+    metrics = [canonical(m) for m in (roles.metrics or ())] or None
+    candidates: list[str] = []
+    notes: list[str] = []
+    if slicing.attributes is None:
+        taken = roles.columns()
+        candidates, notes = default_attributes(df, taken, **roles.screen_keywords())
+    kw = dict(query=roles.query, relevance=roles.relevance, rank=roles.rank, rank_by=roles.rank_by,
+              ascending=roles.ascending, metrics=metrics or ())
+    qt = query_table(df, **kw, attributes=slicing.attributes, candidates=candidates)
+    clash = [m for m in qt.values if m in qt.frame.columns]
+    if clash:
+        raise DivergenceInputError(f"Column '{clash[0]}' has a query metric's name: rename it to scan that metric.")
+    attrs = [c for c in qt.frame.columns if c != roles.query]
+    frame = qt.frame.assign(**qt.values)
+    if replicate is not None:
+        rq = query_table(check_frame(replicate), **kw, attributes=attrs, candidates=())
+        replicate = rq.frame.assign(**rq.values)
+    inner = dataclasses.replace(
+        st, roles=Roles(outcome=tuple(qt.values)),
+        slicing=dataclasses.replace(slicing, attributes=tuple(attrs)))
+    params = dict(query=roles.query, relevance=roles.relevance, rank=roles.rank, rank_by=roles.rank_by,
+                  ascending=roles.ascending, metrics=list(qt.values), rows=qt.n_rows)
+    return frame, replicate, inner, list(qt.notes) + list(notes), params
 
 
 def _tree_split(df: pd.DataFrame, found: list, attrs: list, slicing, mining, seed: int):

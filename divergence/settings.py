@@ -173,9 +173,12 @@ class Roles:
     ascending: bool = False
     gamma: str | None = None
     regression: bool = False
+    #: ranking quality per query (divergence.queries): the query column and the graded relevance
+    query: str | None = None
+    relevance: str | None = None
 
     def __post_init__(self) -> None:
-        for name in ("target", "prediction", "score", "rank", "rank_by"):
+        for name in ("target", "prediction", "score", "rank", "rank_by", "query", "relevance"):
             _set(self, name, _column(getattr(self, name), name))
         _set(self, "outcome", _columns(self.outcome, "outcome"))
         _set(self, "metrics", _metric_names(self.metrics))
@@ -202,7 +205,8 @@ class Roles:
     def columns(self) -> list[str]:
         """The columns taken by a role (never attributes), in role order."""
         out: list[str] = []
-        for c in (self.target, self.prediction, self.score, *(self.outcome or ()), self.rank, self.rank_by):
+        for c in (self.target, self.prediction, self.score, *(self.outcome or ()), self.rank, self.rank_by,
+                  self.relevance, self.query):
             if c is not None and c not in out:
                 out.append(c)
         return out
@@ -210,7 +214,7 @@ class Roles:
     def given(self) -> bool:
         """Whether any role is set (else a scan needs ready-made outcomes)."""
         return any(x is not None for x in (self.target, self.prediction, self.outcome, self.rank,
-                                           self.rank_by)) or bool(self.metrics)
+                                           self.rank_by, self.query)) or bool(self.metrics)
 
     def keywords(self) -> dict:
         """The roles as keywords (``build_outcomes``' and ``scan``'s)."""

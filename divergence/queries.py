@@ -33,7 +33,7 @@ import pandas as pd
 
 from .errors import DivergenceInputError
 
-__all__ = ["QUERY_METRICS", "parse_query_metric", "is_query_metric", "query_table", "QueryTable",
+__all__ = ["varying_within", "QUERY_METRICS", "parse_query_metric", "is_query_metric", "query_table", "QueryTable",
            "DEFAULT_QUERY_METRICS", "query_metric_values"]
 
 QUERY_METRICS = ("ndcg", "mrr", "precision")
@@ -220,3 +220,22 @@ def query_table(df: pd.DataFrame, *, query: str, relevance: str | None, rank: st
     notes.insert(0, f"Query-level ranking: {n_queries:,} queries ('{query}') from {len(df):,} rows; every slice is a "
                     "set of queries, its counts, intervals and tests over queries.")
     return QueryTable(frame=frame, values=values, notes=tuple(notes), n_rows=len(df))
+
+
+def varying_within(df: pd.DataFrame, query: str, columns: Sequence[str]) -> list[str]:
+    """The columns that take more than one value (missing counts as one) within some query."""
+    q, _ = pd.factorize(df[query], use_na_sentinel=True)
+    ok = q >= 0
+    out = []
+    for col in columns:
+        if col == query or col not in df.columns:
+            continue
+        c, _ = pd.factorize(df[col], use_na_sentinel=True)
+        n = int(q.max()) + 1 if ok.any() else 0
+        lo = np.full(n, np.iinfo(np.int64).max)
+        hi = np.full(n, np.iinfo(np.int64).min)
+        np.minimum.at(lo, q[ok], c[ok])
+        np.maximum.at(hi, q[ok], c[ok])
+        if np.any(lo != hi):
+            out.append(col)
+    return out

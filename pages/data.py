@@ -121,7 +121,18 @@ elif task == "ranking":
                         placeholder="Choose a column")
             state.bound(st.checkbox, "Lower scores rank first", K.ASCENDING)
     with c3:
-        st.caption("The rank-value function (gamma) is chosen on the Outcome page.")
+        state.bound(st.radio, "Quality measured", K.RANK_LEVEL, options=["row", "query"], horizontal=True,
+                    format_func={"row": "Per row (gamma of the rank)", "query": "Per query (NDCG, MRR, precision)"}.get,
+                    help="Per query: each query's ranking is one outcome (NDCG@k, MRR, precision@k), and a slice is a "
+                         "set of queries, sliced by attributes constant within a query (device, market).")
+        if state.get(K.RANK_LEVEL) == "query":
+            state.bound(st.selectbox, "Query column", K.QUERY, options=columns, index=None,
+                        placeholder="Choose a column")
+            state.bound(st.selectbox, "Relevance column (0 = not relevant)", K.RELEVANCE, options=columns,
+                        index=None, placeholder="Choose a column")
+            st.caption("The metrics are chosen on the Outcome page.")
+        else:
+            st.caption("The rank-value function (gamma) is chosen on the Outcome page.")
 else:
     with c1:
         numeric = [c for c in columns if pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c])]

@@ -24,6 +24,17 @@ if task == "classification":
 elif task == "regression":
     state.bound(st.multiselect, "Metrics", K.METRICS, options=settings.REGRESSION_METRICS,
                 format_func=render.metric_name)
+elif task == "ranking" and state.get(K.RANK_LEVEL) == "query":
+    chosen = list(state.get(K.QUERY_METRICS) or [])
+    options = list(dict.fromkeys(["ndcg@5", "ndcg@10", "ndcg@20", "ndcg", "mrr", "precision@1", "precision@5",
+                                  "precision@10"] + chosen))
+    state.bound(st.multiselect, "Ranking quality per query", K.QUERY_METRICS, options=options, accept_new_options=True,
+                placeholder="e.g. ndcg@10, mrr, precision@5 (type ndcg@K or precision@K for another K)",
+                help="NDCG@k: DCG with gain 2^rel − 1 and discount 1/log2(1 + rank) over the ideal order's; MRR: "
+                     "1/rank of the first relevant row; precision@k: relevant rows among the first min(k, n). Ties "
+                     "in the score keep the rows' order; a query with no relevant row has none of these (left out).")
+    if not state.get(K.QUERY_METRICS):
+        st.error("Choose at least one metric.")
 elif task == "ranking":
     g1, g2 = st.columns(2)
     kind, param = settings.gamma_parts(state.get(K.GAMMA))

@@ -45,6 +45,10 @@ class K:
     THRESHOLD = "threshold"
     POSITIVE = "positive"
     RANK_KIND = "rank_kind"          # "rank" or "score"
+    RANK_LEVEL = "rank_level"        # ranking quality "row" (gamma of the rank) or per "query"
+    QUERY = "query"                  # the query column (RANK_LEVEL "query")
+    RELEVANCE = "relevance"          # graded relevance of each row (RANK_LEVEL "query")
+    QUERY_METRICS = "query_metrics"  # ndcg@10, mrr, precision@5, ...
     RANK = "rank"
     RANK_BY = "rank_by"
     ASCENDING = "ascending"
@@ -123,6 +127,7 @@ class KC:
 ROLE_DEFAULTS: dict[str, Any] = {
     K.TASK: "classification", K.TARGET: None, K.PRED_KIND: "labels", K.PREDICTION: None, K.SCORE: None,
     K.THRESHOLD: 0.5, K.POSITIVE: None, K.RANK_KIND: "score", K.RANK: None, K.RANK_BY: None,
+    K.RANK_LEVEL: "row", K.QUERY: None, K.RELEVANCE: None, K.QUERY_METRICS: ["ndcg@10", "mrr", "precision@5"],
     K.ASCENDING: False, K.GAMMA: "dcg", K.OUTCOME: [], K.ATTRIBUTES: None, K.BINS: {}, K.BIN_TEXTS: {},
     K.ROLE_NOTES: [], K.ROLE_GUESS: {}, K.ADDED: [],
     K.BIN_ERRORS: {},

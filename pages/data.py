@@ -131,6 +131,15 @@ elif task == "ranking":
             state.bound(st.selectbox, "Relevance column (0 = not relevant)", K.RELEVANCE, options=columns,
                         index=None, placeholder="Choose a column")
             st.caption("The metrics are chosen on the Outcome page.")
+            if state.get(K.QUERY) in df.columns:
+                from divergence.queries import varying_within
+
+                chosen_now, _ = settings.attribute_choice(df)
+                varying = varying_within(df, state.get(K.QUERY), chosen_now)
+                if varying:
+                    st.caption("A slice is a set of queries: " + ", ".join(f"`{c}`" for c in varying)
+                               + (" varies" if len(varying) == 1 else " vary") + " within a query and "
+                               + ("is" if len(varying) == 1 else "are") + " left out of the attributes.")
         else:
             st.caption("The rank-value function (gamma) is chosen on the Outcome page.")
 else:
@@ -210,8 +219,10 @@ if dates:
                            spec if spec in periods else "auto", options=list(periods), format_func=periods.get,
                            on_change=settings.on_period, args=(c,))
 
-with st.expander(f"Binning of numeric attributes ({state.get(K.BINNING)}, {state.get(K.QUANTILE_BINS)} bins unless "
-                 "set per column)", expanded=False):
+with st.expander("Binning of numeric attributes ("
+                 + ("tree: up to 8 bins where the outcome changes" if state.get(K.BINNING) == "tree" else
+                    f"{state.get(K.BINNING)}, {state.get(K.QUANTILE_BINS)} bins") + " unless set per column)",
+                 expanded=False):
     b1, b2 = st.columns(2)
     with b1:
         state.bound(st.number_input, "Bins per numeric column", K.QUANTILE_BINS, min_value=1, max_value=20, step=1)

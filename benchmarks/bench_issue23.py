@@ -58,6 +58,13 @@ def main() -> None:
     for label, kw in (("3 quantile bins", {}), ("tree binning", {"binning": "tree"})):
         s, t = best(lambda: scan(df, **ROLES, min_support=0.01, **kw), a.repeat)
         lines.append(("pandas", label, a.rows, t.n_rows, len(t) - 1, s))
+    from divergence.cutpoints import choose_cuts, cut_mask
+    from divergence.outcomes import build_outcomes
+
+    found = build_outcomes(df, **ROLES)
+    cut = cut_mask(len(df), 0)
+    s, _ = best(lambda: choose_cuts(df, ["x", "z", "w", "c"], {}, 3, found, cut, 1), a.repeat)
+    lines.append(("pandas", "of which choosing the cut points (the trees)", a.rows, cut.n_cut, 0, s))
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "band.parquet")
         df.to_parquet(path)

@@ -24,7 +24,7 @@ from typing import Sequence
 import numpy as np
 
 __all__ = ["CUT_SHARE", "CUT_MAX_ROWS", "MIN_BIN_SHARE", "MAX_TREE_BINS", "SPLIT_Z", "tree_edges",
-           "cut_mask", "cut_fraction", "cut_note", "CutRows"]
+           "cut_mask", "cut_fraction", "cut_note", "CutRows", "choose_cuts", "tree_columns"]
 
 #: share of the rows that choose the cut points (the rest are scanned)
 CUT_SHARE = 0.3

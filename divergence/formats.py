@@ -63,9 +63,9 @@ def format_percent(x: object, digits: int = 3) -> str:
 def format_support(min_support: float | int, min_count: int, n_rows: int) -> str:
     """The support bar as it was given, with the other unit beside it: ``109 rows (1.77%)`` for a
     row count, ``0.02 (124 rows)`` for a share."""
-    if min_support > 1:
-        return f"{format_count(min_support)} rows ({format_percent(min_count / max(n_rows, 1))} of {format_count(n_rows)})"
-    return f"{float(min_support):g} ({format_count(min_count)} rows of {format_count(n_rows)})"
+    from .mining import support_text
+
+    return support_text(min_support, n_rows)
 
 
 def format_value(x: object, binary: bool) -> str:

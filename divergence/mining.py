@@ -27,7 +27,7 @@ from .mining_kernel import expand_codes, root_fingerprints, root_tallies
 from .vocabulary import ENGINES
 
 __all__ = ["Compressed", "Mined", "Budget", "compress", "compress_outcomes", "mine", "min_count_for", "ENGINES",
-           "share_for_mlxtend", "SUPPORT_TOLERANCE",
+           "share_for_mlxtend", "SUPPORT_TOLERANCE", "support_text",
            "MAX_SLICES", "TIME_LIMIT", "MEMORY_LIMIT", "slice_bytes", "check_budget"]
 
 #: the share of the time limit the whole request may use before the miner falls back to
@@ -79,6 +79,16 @@ def min_count_for(min_support: float | int, n_rows: int) -> int:
     while c / n_rows < min_support:
         c += 1
     return c
+
+
+def support_text(min_support: float | int, n_rows: int) -> str:
+    """The support bar as it was given, with the other unit beside it: ``109 rows (1.77% of 6,172)``
+    for a row count, ``0.02 (124 rows of 6,172)`` for a share (the words every surface shows)."""
+    k = min_count_for(min_support, max(n_rows, 1))
+    if min_support > 1:
+        share = 100.0 * k / max(n_rows, 1)
+        return f"{int(min_support):,} rows ({float(f'{share:.3g}'):g}% of {n_rows:,})"
+    return f"{float(min_support):g} ({k:,} rows of {n_rows:,})"
 
 
 def share_for_mlxtend(min_count: int, n_rows: int) -> float:

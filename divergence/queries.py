@@ -34,7 +34,7 @@ import pandas as pd
 from .errors import DivergenceInputError
 
 __all__ = ["varying_within", "QUERY_METRICS", "parse_query_metric", "is_query_metric", "query_table", "QueryTable",
-           "DEFAULT_QUERY_METRICS", "query_metric_values"]
+           "DEFAULT_QUERY_METRICS", "query_metric_values", "canonical", "describe"]
 
 QUERY_METRICS = ("ndcg", "mrr", "precision")
 DEFAULT_QUERY_METRICS = ("ndcg@10", "mrr")
@@ -89,9 +89,18 @@ class QueryTable:
 
 
 def _numbers(series: pd.Series, col: str, role: str) -> np.ndarray:
-    from .outcomes import numeric_column
-
-    return numeric_column(series, col, role)
+    """A column as numbers (booleans as 0/1), or an error naming a value that is not one."""
+    if pd.api.types.is_bool_dtype(series):
+        return series.astype(float).to_numpy()
+    converted = series if pd.api.types.is_numeric_dtype(series) else pd.to_numeric(series, errors="coerce")
+    bad = series.notna() & converted.isna()
+    if bad.any():
+        raise DivergenceInputError(f"{role.capitalize()} column '{col}' must be numeric; it holds "
+                                   f"{series[bad].iloc[0]!r}.")
+    values = converted.to_numpy(dtype=float, na_value=np.nan)
+    if np.isinf(values).any():
+        raise DivergenceInputError(f"{role.capitalize()} column '{col}' holds an infinite value.")
+    return values
 
 
 def _group_starts(q_sorted: np.ndarray) -> np.ndarray:

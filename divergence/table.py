@@ -122,9 +122,9 @@ class SliceTable:
     @property
     def support_text(self) -> str:
         """The support bar in words: ``109 rows (1.77% of 6,172)`` or ``0.02 (124 rows of 6,172)``."""
-        from .formats import format_support
+        from .mining import support_text
 
-        return format_support(self.min_support, self.min_count, self.n_rows)
+        return support_text(self.min_support, self.n_rows)
 
     @property
     def metric_names(self) -> list[str]:

@@ -27,6 +27,7 @@ __all__ = [
     "distinct_values", "describe_columns", "parse_bin_spec", "split_rows",
     "slice_table_figure", "interval_figure", "add_interval_traces", "axis_range", "interval_layout",
     "table_csv", "figure_html", "figure_png", "png_supported", "warm_png_exporter", "PNG_EXPORTER",
+    "default_ascending",
 ]
 
 from .formats import (DASH, FINDING_VERDICTS, VERDICT_COLORS, is_undefined, format_count, format_divergence,  # noqa: F401

@@ -14,6 +14,11 @@ render.page_setup()
 st.title("Outcome and thresholds")
 st.caption(data.data_caption())
 n_rows = state.n_rows()  # a local path: every row, not its preview's
+unit = "rows"
+_frame = state.get(K.FRAME)
+if (state.get(K.TASK) == "ranking" and state.get(K.RANK_LEVEL) == "query" and _frame is not None
+        and state.get(K.QUERY) in _frame.columns):
+    n_rows, unit = int(state.get(K.FRAME)[state.get(K.QUERY)].nunique()), "queries"  # a slice is a set of queries
 task = state.get(K.TASK)
 
 # ---------------------------------------------------------------- metrics
@@ -70,15 +75,15 @@ with c1:
                     step=0.005, format="%.4f")
         s = state.get(K.MIN_SUPPORT)
         need = min_count_for(s, n_rows)
-        st.caption(f"{format_percent(s)} of {format_count(n_rows)} rows: slices of at least "
-                   f"{format_count(need)} rows are mined.")
+        st.caption(f"{format_percent(s)} of {format_count(n_rows)} {unit}: slices of at least "
+                   f"{format_count(need)} {unit} are mined.")
     else:
         state.bound(st.number_input, "Minimum support (rows)", K.SUPPORT_ROWS, min_value=1, step=10,
                     help="A row count: every slice of at least this many rows is mined, whatever the data's size "
                          "(as SliceLine and Slice Finder set it).")
         rows = int(state.get(K.SUPPORT_ROWS) or 1)
-        st.caption(f"Slices of at least {format_count(rows)} rows are mined "
-                   f"({format_percent(rows / max(n_rows, 1))} of {format_count(n_rows)} rows).")
+        st.caption(f"Slices of at least {format_count(rows)} {unit} are mined "
+                   f"({format_percent(rows / max(n_rows, 1))} of {format_count(n_rows)} {unit}).")
 with c2:
     state.bound(st.selectbox, "Maximum items per slice", K.MAX_LENGTH, options=[0, 1, 2, 3, 4, 5, 6],
                 format_func=lambda k: "no limit" if k == 0 else str(k))

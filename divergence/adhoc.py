@@ -75,7 +75,10 @@ def _role_columns(table: SliceTable) -> list[str]:
 def _left_out_bins(table: SliceTable, data: pd.DataFrame | None,
                    columns: Sequence[str] | None = None) -> tuple[AttributeBins, ...]:
     """Bins of columns the scan left out of its attributes, cut as the scan would have cut them."""
-    if data is None or len(data) != table.n_rows:
+    if data is None:
+        return ()
+    data = _scanned_rows(table, data)
+    if len(data) != table.n_rows:
         return ()
     from .scan import default_attributes
 
@@ -127,6 +130,59 @@ def _attribute_of(item: str, names: Iterable[str]) -> str | None:
     return max(matches, key=len) if matches else None
 
 
+def _scanned_rows(table: SliceTable, data: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``data`` the result measured: every row, or (a held-out share, the rows that
+    chose tree cut points set aside) those at ``table.data_rows``."""
+    if len(data) != table.n_rows and table.data_rows is not None and len(data) > int(np.max(table.data_rows, initial=-1)):
+        return data.iloc[table.data_rows].reset_index(drop=True)
+    return data
+
+
+def _numeric_columns(table: SliceTable, data: pd.DataFrame | None) -> list[str]:
+    """The columns a typed cut may be on: numeric columns of the rows (attributes or not)."""
+    if data is None:
+        return []
+    from .column_kinds import is_numeric
+
+    taken = set(_role_columns(table))
+    return [str(c) for c in data.columns if c not in taken and is_numeric(data[c])]
+
+
+def _looks_cut_on_unknown(item: str, table: SliceTable, data: pd.DataFrame | None) -> bool:
+    from .typed_cuts import looks_like_cut
+
+    return looks_like_cut(item) and "=" not in item.split("<")[0].split(">")[0]
+
+
+def _with_cuts(table: SliceTable, bins: tuple, codes: np.ndarray, cuts: dict, data: pd.DataFrame | None):
+    """Bins and codes with each typed cut as its attribute's two items (the cut, other): in place of
+    a scanned attribute's bins, or as an attribute of its own."""
+    if not cuts:
+        return bins, codes, set()
+    if data is None:
+        raise DivergenceInputError("A cut typed by hand is measured from the rows' values: give the data.")
+    rows = _scanned_rows(table, data)
+    if len(rows) != table.n_rows:
+        raise DivergenceInputError(
+            f"The rows given ({len(data):,}) are not the {table.n_rows:,} rows the result measured: a cut typed by "
+            "hand needs them.")
+    bins, codes, replaced = list(bins), codes.copy(), set()
+    names = [b.name for b in bins]
+    for cut in cuts.values():
+        col_codes, ab = cut.bins(rows[cut.column].to_numpy(dtype=float, na_value=np.nan))
+        if cut.column in names:
+            a = names.index(cut.column)
+            if a >= len(table.attributes):
+                raise DivergenceInputError(f"A slice holds one item per attribute: '{cut.column}' appears twice.")
+            bins[a], replaced = ab, replaced | {a}
+            codes[:, a] = col_codes
+        else:
+            bins.append(ab)
+            names.append(cut.column)
+            codes = np.hstack([codes, col_codes[:, None].astype(codes.dtype)])
+    return tuple(bins), np.ascontiguousarray(codes), replaced
+
+
 def _with_left_out(table: SliceTable, items: Sequence[str], data: pd.DataFrame | None):
     """Bins and per-row codes of the scanned attributes plus the left-out columns the items name."""
     names = list(table.attributes)
@@ -143,6 +199,7 @@ def _with_left_out(table: SliceTable, items: Sequence[str], data: pd.DataFrame |
                                            f"({', '.join(names + [str(c) for c in others])}).")
             wanted.append(col)
         wanted = sorted(set(wanted), key=str)
+        data = _scanned_rows(table, data)  # type: ignore[arg-type]
         if len(data) != table.n_rows:  # type: ignore[arg-type]
             raise DivergenceInputError(
                 f"Column '{wanted[0]}' was left out of the scan, and the rows given ({len(data):,}) are not the "  # type: ignore[arg-type]
@@ -184,9 +241,8 @@ def _why_not_mined(table: SliceTable, count: float, k: int, left_out: Sequence[s
         return f"it has {k} items and the scan stopped at {table.max_length}"
     if count == 0:
         return "no row matches all its items"
-    need = math.ceil(table.min_support * table.n_rows - 1e-9)
     return (f"its {int(count):,} rows ({count / table.n_rows:.2%}) are below the minimum support "
-            f"{table.min_support:g} ({need:,} rows)")
+            f"{table.support_text}")
 
 
 def measure_slice(table: SliceTable, items: Sequence[str] | str, *, data: pd.DataFrame | None = None,
@@ -201,18 +257,28 @@ def measure_slice(table: SliceTable, items: Sequence[str] | str, *, data: pd.Dat
     ``replicate``): its q-value counts it as one more slice of the family the result tested,
     so the correction covers the mined slices and this one.
     """
-    if isinstance(items, str):
-        from .table import split_items
+    from .typed_cuts import parse_cut, split_typed
 
+    if isinstance(items, str):
         names = list(table.attributes) + ([c for c in data.columns if c not in table.attributes]
                                           if data is not None else [])
-        items = split_items(items, names)
+        items = split_typed(items, names)
     items = [str(i).strip() for i in items if str(i).strip()]
     if not items:
         raise DivergenceInputError("A slice needs at least one item (attribute=value).")
     if len(items) > MAX_ITEMS:
         raise DivergenceInputError(f"A slice of {len(items)} items is too long to measure here; at most {MAX_ITEMS}.")
-    scanned = [i for i in items if _attribute_of(i, table.attributes) is not None]
+    labels = {b.name: set(b.labels) for b in table.bins}
+    cuts = {}
+    for i in items:
+        cut = parse_cut(i, _numeric_columns(table, data), labels)
+        if cut is None and _attribute_of(i, table.attributes) is None and _looks_cut_on_unknown(i, table, data):
+            raise DivergenceInputError(f"The cut {i!r} is not on a numeric column of the rows scanned.")
+        if cut is not None:
+            cuts[i] = cut
+    if len(set(c.column for c in cuts.values())) < len(cuts):
+        raise DivergenceInputError("A slice holds one item per attribute: two cuts name the same column.")
+    scanned = [i for i in items if i not in cuts and _attribute_of(i, table.attributes) is not None]
     if len(scanned) == len(items):
         code_row = np.full(len(table.attributes), -1, dtype=np.int32)
         for a, v in _parse(items, table.bins):
@@ -224,7 +290,9 @@ def measure_slice(table: SliceTable, items: Sequence[str] | str, *, data: pd.Dat
             return MeasuredSlice(table=table, index=idx, itemset=listed, mined=True, why_not_mined="",
                                  n_family=dict(table.n_tested), same_rows_as=listed if listed != typed else "")
     _needs_rows(table)
-    bins, row_codes = _with_left_out(table, items, data)
+    bins, row_codes = _with_left_out(table, [i for i in items if i not in cuts], data)
+    bins, row_codes, replaced = _with_cuts(table, bins, row_codes, cuts, data)
+    items = [cuts[i].item if i in cuts else i for i in items]
     parsed = _parse(items, bins)
     k = len(parsed)
     n_attr = len(bins)
@@ -256,6 +324,8 @@ def measure_slice(table: SliceTable, items: Sequence[str] | str, *, data: pd.Dat
     n_orig = len(table.attributes)
     in_result = np.zeros(len(table), dtype=bool)
     plain = np.all(codes[:, n_orig:] < 0, axis=1) if n_attr > n_orig else np.ones(masks.size, dtype=bool)
+    for a in replaced:  # a cut typed on a scanned attribute: not the scan's item of that code
+        plain &= codes[:, a] < 0
     for row in codes[plain][:, :n_orig]:
         j = _listed(table, row)  # the same rows listed under another description count once
         if j >= 0:
@@ -272,8 +342,13 @@ def measure_slice(table: SliceTable, items: Sequence[str] | str, *, data: pd.Dat
                       replication_label=replication_label, exploratory=bool(a.get("exploratory", True)),
                       family_p=family)
     idx = masks.size - 1
-    left_out = sorted({bins[a].name for a, _ in parsed if a >= n_orig})
+    left_out = sorted({bins[a].name for a, _ in parsed if a >= n_orig and bins[a].name not in
+                       {c.column for c in cuts.values()}})
     why = _why_not_mined(table, float(tallies[idx, 0]), k, left_out)
+    if cuts:
+        typed = ", ".join(f"'{c.item}'" for c in cuts.values())
+        why = (f"{typed} {'is a cut' if len(cuts) == 1 else 'are cuts'} typed by hand, not the scan's bins"
+               + (f"; {why}" if left_out else ""))
     return MeasuredSlice(table=assessed, index=idx, itemset=str(assessed.itemsets[idx]), mined=False,
                          why_not_mined=why, n_family=dict(assessed.n_tested))
 

@@ -303,7 +303,12 @@ def assess(
         "intervals": intervals,
         "verdicts_from": "rows" if has_rows else "tallies",
     }
-    return dataclasses.replace(table, columns=cols, assessment=assessment)
+    out = dataclasses.replace(table, columns=cols, assessment=assessment)
+    if st.scores:
+        from .scores import add_scores
+
+        out = add_scores(out, st.scores)
+    return out
 
 
 def _tested(p: np.ndarray) -> np.ndarray:
@@ -632,11 +637,22 @@ def _percentiles(x: np.ndarray, lo: float, hi: float) -> tuple[np.ndarray, np.nd
     return out_lo, out_hi
 
 
+class _Columns:
+    """A table's metrics with other columns: what :func:`divergence.scores.score_values` reads."""
+
+    def __init__(self, table, columns) -> None:
+        self.columns, self.metric = columns, table.metric
+
+
 def _slices_to_bootstrap(table, cols, name, top_k, sort_by) -> np.ndarray:
     n_items = len(table)
     wanted = np.zeros(n_items, dtype=bool)
     k = int(top_k or 1000)
     key = sort_by or f"{name}_divergence"
+    from .scores import is_score, parse_score, score_values
+
+    if key not in cols and is_score(key):  # a peer's score: computed for this choice
+        cols = dict(cols, **{key: score_values(_Columns(table, cols), name, parse_score(key))})
     if key not in cols:
         raise DivergenceInputError(f"Cannot sort by '{key}': not a column of the result.")
     values = np.asarray(cols[key], dtype=float)

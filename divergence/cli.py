@@ -83,6 +83,9 @@ def add_scan_options(p: argparse.ArgumentParser, data: bool = True) -> None:
     roles.add_argument("--rank", help="rank column (1 = best)")
     roles.add_argument("--ascending", action="store_true", help="with --rank-by: lower score is better")
     roles.add_argument("--gamma", default=None, help="rank value: topk:K, power:A or dcg (default)")
+    roles.add_argument("--query", help="ranking quality per query: the query column (with --relevance and --rank-by "
+                                       "or --rank; --metric ndcg@10,mrr,precision@5)")
+    roles.add_argument("--relevance", help="with --query: graded relevance of each row (0 = not relevant)")
     slicing = p.add_argument_group("slicing")
     slicing.add_argument("--attributes", help="comma-separated columns to slice by (default: all others)")
     slicing.add_argument("--bins", action="append", metavar="COL=e1,e2,...",
@@ -91,7 +94,8 @@ def add_scan_options(p: argparse.ArgumentParser, data: bool = True) -> None:
     slicing.add_argument("--quantile-bins", type=int, default=3, help="bins per numeric column (default 3)")
     slicing.add_argument("--binning", choices=BINNINGS, default="quantile", help="default quantile")
     slicing.add_argument("--min-support", type=_float, default=DEFAULT_MIN_SUPPORT,
-                         help=f"minimum support in (0, 1] (default {DEFAULT_MIN_SUPPORT:g}, as in the dashboard)")
+                         help="minimum support: a share of the rows in (0, 1], or a row count above 1 (e.g. 109) "
+                              f"(default {DEFAULT_MIN_SUPPORT:g}, as in the dashboard)")
     slicing.add_argument("--max-length", type=int, default=None, help="most items in a slice")
     slicing.add_argument("--exhaustive", action="store_true",
                          help="list every itemset above the support, as DivExplorer does (default: each "
@@ -123,7 +127,13 @@ def add_scan_options(p: argparse.ArgumentParser, data: bool = True) -> None:
     stats.add_argument("--bootstrap", type=int, default=0, help="bootstrap replicates (0: analytic intervals only)")
     stats.add_argument("--seed", type=int, default=0, help="random seed for bootstrap and holdout")
     stats.add_argument("--top-k", type=int, default=None, help="slices bootstrapped per metric (default: all where cheap)")
-    stats.add_argument("--sort-by", default=None, help="column choosing the top-k slices")
+    stats.add_argument("--sort-by", default=None,
+                       help="what orders the summary, the CSV's rows (the whole dataset first) and the top-k slices: "
+                            "a column, or a peer's score of the first metric: sliceline[:ALPHA] (SliceLine, "
+                            "alpha default 0.95), wracc (support x divergence), lift (slice / overall)")
+    stats.add_argument("--scores", default=None, metavar="SCORE,...",
+                       help="add the peers' scores as columns, per metric: sliceline[:ALPHA], wracc, lift "
+                            "(columns M_sliceline, M_wracc, M_ratio)")
     rep = stats.add_mutually_exclusive_group()
     rep.add_argument("--replicate", metavar="OTHER", help="second table (CSV or Parquet) to re-measure every slice on")
     rep.add_argument("--holdout", type=_float, default=None,
@@ -155,7 +165,7 @@ _OPTION_KEYWORDS = {"metric": "metrics"}
 #: how an option's text becomes the setting's value
 _OPTION_PARSERS = {"metric": lambda v: _split(v) or (), "outcome": lambda v: _split(v),
                    "attributes": lambda v: _split(v), "bins": lambda v: _parse_bins(v),
-                   "delta": lambda v: _parse_delta(v)}
+                   "delta": lambda v: _parse_delta(v), "scores": lambda v: _split(v) or ()}
 
 
 def settings_from_args(args: argparse.Namespace):
@@ -259,17 +269,23 @@ def _parse_delta(text: str | None):
         raise DivergenceInputError(f"--delta expects a number or METRIC=NUMBER,...; got {text!r}.") from None
 
 
-def _summary(table, top: int, keep: dict | None = None) -> str:
+def _summary(table, top: int, keep: dict | None = None, sort_by: str | None = None) -> str:
     import pandas as pd
 
+    from .scores import sort_column
+
     what = ("slices" if table.exhaustive else "slices (distinct sets of rows)")
-    lines = [f"{table.n_rows:,} rows, {len(table) - 1:,} {what} with support >= {table.min_support:g}"]
+    lines = [f"{table.n_rows:,} rows, {len(table) - 1:,} {what} with support >= {table.support_text}"]
     with pd.option_context("display.width", 160, "display.max_colwidth", 60):
         for m in table.metrics:
             lines.append("")
             lines.append(f"{m.name} ({m.description}): whole dataset {table.overall(m.name):.4g}")
             cols = ["itemset", "support", m.name, f"{m.name}_divergence", f"{m.name}_t", f"{m.name}_p"]
-            rows = table.top(top if keep is None else len(table), metric=m.name)
+            sorted_table, by = sort_column(table, sort_by, m.name)
+            if by is not None and by not in cols:
+                cols.append(by)
+            rows = sorted_table.top(top if keep is None else len(table), by=by, metric=m.name,
+                                    ascending=by is not None and by.endswith(("_p", "_q")))
             rows = rows if keep is None else rows[keep[m.name][rows.index]].head(top)
             shown = rows[cols]
             if not table.exhaustive:  # the same rows under other descriptions
@@ -278,6 +294,24 @@ def _summary(table, top: int, keep: dict | None = None) -> str:
                     shown = shown.assign(same_rows_as=same)
             lines.append(shown.to_string(index=False))
     return "\n".join(lines)
+
+
+def _sorted_frame(table, sort_by: str):
+    """The table's rows ordered by a column or a peer's score of the first metric, the whole dataset
+    first (largest first; p- and q-values smallest first)."""
+    import numpy as np
+
+    from .scores import sort_column
+    from .views import default_ascending
+
+    sorted_table, col = sort_column(table, sort_by, None)
+    frame = sorted_table.frame
+    if col not in frame.columns:
+        raise DivergenceInputError(f"Cannot sort by {sort_by!r}: not a column of the result, nor a score "
+                                   "(sliceline, sliceline:ALPHA, wracc, lift).")
+    rest = frame.iloc[1:].sort_values([col, "support"], ascending=[default_ascending(col), False],
+                                      na_position="last", kind="stable")
+    return frame.iloc[np.r_[0, frame.index.get_indexer(rest.index)]]
 
 
 def _write_csv(frame, path: str) -> None:
@@ -296,6 +330,8 @@ def _cmd_scan(args: argparse.Namespace) -> int:
     shown = set(getattr(args, "reader_notes", None) or [])
     if table.complete_length is not None:
         shown |= {n for n in table.notes if n.startswith("Complete up to")}
+    # what the bins are: fewer than asked (tied quantile edges), the rows a tree's cut points came from
+    shown |= {n for n in table.notes if "bins asked" in n or n.startswith("Tree binning")}
     if not args.verbose:
         for note in table.notes:
             if note in shown:
@@ -318,7 +354,12 @@ def _cmd_scan(args: argparse.Namespace) -> int:
     pruning = args.prune is not None or args.min_t is not None
     if args.output:
         # the whole table goes to CSV from its arrays, without building a DataFrame
-        frame = prune_redundant(table, args.prune, min_t=args.min_t) if pruning else table.to_arrow()
+        if args.sort_by:
+            frame = _sorted_frame(table, args.sort_by)
+            if pruning:
+                frame = frame[frame["itemset"].isin(prune_redundant(table, args.prune, min_t=args.min_t)["itemset"])]
+        else:
+            frame = prune_redundant(table, args.prune, min_t=args.min_t) if pruning else table.to_arrow()
         _write_csv(frame, args.output)
         print(f"wrote {len(frame):,} rows to {args.output}", file=sys.stderr)
     else:
@@ -328,7 +369,7 @@ def _cmd_scan(args: argparse.Namespace) -> int:
                     print(f"note: {note}", file=sys.stderr)
         keep = {m: table.frame.index.isin(prune_redundant(table, args.prune, metric=m, min_t=args.min_t).index)
                 for m in table.metric_names} if pruning else None
-        print(_summary(table, args.top, keep))
+        print(_summary(table, args.top, keep, args.sort_by))
     return 0
 
 
@@ -362,7 +403,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     if args.global_values:
         frame = global_divergence(table, metric=m.name)
         head = (f"{m.name} ({m.description}): global item divergence of {len(frame)} items over "
-                f"{len(table) - 1:,} slices with support >= {table.min_support:g}")
+                f"{len(table) - 1:,} slices with support >= {table.support_text}")
     else:
         frame = item_contributions(table, args.itemset, metric=m.name, n_boot=args.bootstrap,
                                    seed=args.seed, level=getattr(args, "confidence", 0.95))
@@ -475,7 +516,8 @@ def _add_compare_parser(sub) -> None:
     slicing.add_argument("--quantile-bins", type=int, default=3, help="bins per numeric column (default 3)")
     slicing.add_argument("--binning", choices=BINNINGS, default="quantile", help="default quantile")
     slicing.add_argument("--min-support", type=_float, default=DEFAULT_MIN_SUPPORT,
-                         help=f"minimum support in (0, 1] (default {DEFAULT_MIN_SUPPORT:g}, as in the dashboard)")
+                         help="minimum support: a share of the rows in (0, 1], or a row count above 1 (e.g. 109) "
+                              f"(default {DEFAULT_MIN_SUPPORT:g}, as in the dashboard)")
     slicing.add_argument("--max-length", type=int, default=None, help="most items in a slice")
     slicing.add_argument("--exhaustive", action="store_true",
                          help="list every itemset above the support (default: each distinct set of rows once, "
@@ -519,7 +561,7 @@ def _compare_summary(c, top: int) -> str:
 
     a = c.assessment
     lines = [f"{c.n_rows:,} rows ({a['rows_compared']:,} compared), {len(c) - 1:,} slices with support >= "
-             f"{c.table.min_support:g}; model '{a['model']}' against reference '{a['reference']}'; "
+             f"{c.table.support_text}; model '{a['model']}' against reference '{a['reference']}'; "
              f"{c.n_tested:,} tests ({a['family']}), correction {a['correction']}"]
     with pd.option_context("display.width", 160, "display.max_colwidth", 60):
         for m in c.metrics:

@@ -353,6 +353,10 @@ def compare(data: pd.DataFrame, settings: Settings | None = None, *, progress=No
         attrs = check_attributes(attributes, df.columns, roles, role="a target or a model")
     if not attrs:
         raise DivergenceInputError("There is no attribute column to slice by.")
+    if binning == "tree":
+        raise DivergenceInputError(
+            "Tree binning chooses cut points from one model's outcome on rows it then sets aside: compare two models "
+            "on quantile, uniform or explicit bins (a tree scan's cut points can be given as bins).")
     disc = discretize(df, attrs, bins=bins, quantile_bins=quantile_bins, binning=binning)
     notes += list(disc.notes)
     # one mining pass with both models' tallies, as scan() mines (budget, distinct sets of rows)

@@ -24,7 +24,7 @@ from .vocabulary import BINNINGS, PERIODS
 __all__ = ["AttributeBins", "Discretized", "discretize", "format_number", "MAX_CATEGORIES", "MISSING",
            "category_label", "numeric_values", "PERIODS", "default_period", "period_labels", "BinSpec",
            "Binning", "MAX_DATE_ITEMS", "binned_bins", "categorical_bins", "explicit_edges",
-           "keeps_as_categories", "quantile_levels", "summary_edges"]
+           "keeps_as_categories", "quantile_levels", "summary_edges", "fewer_bins_note"]
 
 #: Label of the item that holds a column's missing values.
 MISSING = "missing"
@@ -33,7 +33,7 @@ MISSING = "missing"
 MAX_CATEGORIES = 10
 
 BinSpec = Union[int, str, Sequence[float]]
-Binning = Literal["quantile", "uniform"]
+Binning = Literal["quantile", "uniform", "tree"]
 #: a date column named without bins gets the finest period with at most this many items
 MAX_DATE_ITEMS = 12
 
@@ -43,7 +43,7 @@ class AttributeBins:
     """How one column became items: its kind, its item labels in code order, its edges."""
 
     name: str
-    kind: Literal["categorical", "quantile", "uniform", "edges", "date"]
+    kind: Literal["categorical", "quantile", "uniform", "edges", "date", "tree"]
     labels: tuple[str, ...]
     edges: tuple[float, ...] = ()
     #: code of the ``missing`` item, or -1 when the column has no missing value
@@ -247,6 +247,27 @@ def _computed_edges(values: np.ndarray, n_bins: int, binning: Binning) -> np.nda
     return _readable_edges(np.asarray(raw, dtype=float), lo, hi)
 
 
+def fewer_bins_note(name: str, n_bins: int, binning: str, labels: Sequence[str],
+                    values: np.ndarray | None = None, *, tied: Sequence[float] | None = None,
+                    share: float | None = None) -> str:
+    """The note of a column that got fewer bins than asked: quantile edges that fall on the same
+    value (a value on many rows: ``fare`` at 0 or 7.25) are one edge, so a bin disappears. The tied
+    values and their share of the rows come from ``values``, or are given (the SQL engines)."""
+    bins = [b for b in labels if b != MISSING]
+    why = "tied values share an edge" if binning != "uniform" else "an empty bin at the end"
+    text = f"'{name}': {n_bins} {binning} bins asked, {len(bins)} made ({why}): {', '.join(bins)}."
+    if values is not None and binning == "quantile":
+        finite = values[~np.isnan(values)]
+        if finite.size:
+            raw = np.quantile(finite, np.arange(1, n_bins) / n_bins)
+            tied = sorted({float(v) for v in raw if np.count_nonzero(raw == v) > 1})
+            share = np.count_nonzero(np.isin(finite, tied)) / finite.size if tied else None
+    if tied and share is not None:
+        text = text[:-1] + (f"; the quantile edges fall on {', '.join(format_number(v) for v in tied)}, held "
+                            f"by {share:.0%} of its rows. Give edges (bins) or fewer bins to choose.")
+    return text
+
+
 def period_labels(values: pd.Series, period: str) -> pd.Series:
     """Each timestamp's period as text: ``2013-08`` (month), ``2013-Q3`` (quarter), ``2013`` (year)."""
     if period == "month":
@@ -298,6 +319,7 @@ def discretize(
     quantile_bins: int = 3,
     binning: Binning = "quantile",
     max_categories: int = MAX_CATEGORIES,
+    cuts: Mapping[str, Sequence[float]] | None = None,
 ) -> Discretized:
     """Turn the attribute columns of ``df`` into item codes.
 
@@ -310,13 +332,20 @@ def discretize(
         (``"month"``, ``"quarter"``, ``"year"``). A date column (datetime values, or text
         that reads as dates) without bins gets the finest period with at most 12 items.
     quantile_bins : number of bins for numeric columns without an entry in ``bins``.
-    binning : ``"quantile"`` (equal-frequency, the default) or ``"uniform"`` (equal width).
+    binning : ``"quantile"`` (equal-frequency, the default) or ``"uniform"`` (equal width);
+        ``"tree"`` (cut points that follow the outcome) is chosen by :func:`divergence.scan`, which
+        passes the cut points here as edges; a column left to this function is cut by quantiles.
     max_categories : integer-valued columns with at most this many distinct values are
         kept as categories (default 10).
+    cuts : per column, the cut points a tree chose (:mod:`divergence.cutpoints`; possibly none):
+        the column is cut there, its bins of kind ``"tree"``.
     """
+    cuts = dict(cuts or {})
     bins = dict(bins or {})
     if binning not in BINNINGS:
         raise DivergenceInputError(MSG_BINNING.format(value=binning))
+    if binning == "tree":
+        binning = "quantile"
     if int(quantile_bins) < 1:
         raise DivergenceInputError(f"quantile_bins must be at least 1; got {quantile_bins!r}.")
     unknown = [c for c in bins if c not in attributes]
@@ -335,7 +364,9 @@ def discretize(
         series = df[name]
         spec = bins.get(name)
         _check_period(name, spec)
-        if isinstance(spec, str) or (spec is None and is_date_column(series)):
+        if name in cuts:
+            col, ab = _binned(name, numeric_values(name, series), np.asarray(cuts[name], dtype=float), "tree")
+        elif isinstance(spec, str) or (spec is None and is_date_column(series)):
             col, ab = _dates(name, series, spec)
         elif spec is not None and not isinstance(spec, (int, np.integer)):
             edges = _explicit_edges(name, spec)
@@ -354,10 +385,7 @@ def discretize(
                 edges = _computed_edges(values, n_bins, binning)
                 col, ab = _binned(name, values, edges, binning)
                 if edges.size + 1 < n_bins:
-                    notes.append(
-                        f"'{name}': {n_bins} {binning} bins asked, {edges.size + 1} made "
-                        "(tied values share an edge)."
-                    )
+                    notes.append(fewer_bins_note(name, n_bins, binning, ab.labels, values))
         else:
             col, ab = _categorical(name, series)
         codes[:, j] = col

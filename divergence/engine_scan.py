@@ -455,10 +455,11 @@ def _exact_quantiles(plan: _Plan, number_sql: str, n: int, levels: Sequence[floa
 
 def _attribute_bins(plan: _Plan, attrs: list[str], stats: dict, n_rows: int, bins: Mapping[str, BinSpec],
                     quantile_bins: int, binning: Binning, quantiles: QuantileMode,
-                    notes: list[str]) -> list[tuple[AttributeBins | None, str, Column]]:
+                    notes: list[str], cut: "_TreeCut | None" = None) -> list[tuple[AttributeBins | None, str, Column]]:
     """Per attribute: its bins (None for a text category, built after the GROUP BY), and its SQL."""
     d = plan.d
     out: list = [None] * len(attrs)
+    pending: list[tuple[int, str, Column, bool, int]] = []  # tree columns, cut once all are known
     for j, name in enumerate(attrs):
         col = plan.by_name[name]
         st = stats[name]
@@ -491,24 +492,70 @@ def _attribute_bins(plan: _Plan, attrs: list[str], stats: dict, n_rows: int, bin
             if keeps_as_categories(counts[0], n_bins, spec_given=spec is not None):
                 out[j] = (None, d.category(col), col)
                 continue
+        if binning == "tree" and cut is not None and n > 0:
+            pending.append((j, name, col, has_missing, int(spec) if spec is not None else 0))
+            continue
+        raw = None
         if n == 0 or n_bins < 2:
             edges = np.empty(0)
         elif binning == "uniform":
             edges = summary_edges(st["lo"], st["hi"], n_bins, binning)
         elif counts is not None:
             levels = quantile_levels(n_bins)
-            edges = summary_edges(st["lo"], st["hi"], n_bins, binning,
-                                  _exact_quantiles_from_counts(counts[0], counts[1], n, levels))
+            raw = _exact_quantiles_from_counts(counts[0], counts[1], n, levels)
+            edges = summary_edges(st["lo"], st["hi"], n_bins, binning, raw)
         elif quantiles == "exact" or (quantiles == "auto" and plan.b.exact_quantiles_affordable(n)):
-            edges = summary_edges(st["lo"], st["hi"], n_bins, binning,
-                                  _exact_quantiles(plan, d.number(col), n, quantile_levels(n_bins)))
+            raw = _exact_quantiles(plan, d.number(col), n, quantile_levels(n_bins))
+            edges = summary_edges(st["lo"], st["hi"], n_bins, binning, raw)
         else:
             raw = plan.b.approx_quantiles(d.number(col), list(quantile_levels(n_bins)))
             notes.append(f"'{name}': quantile edges are approximate ({plan.b.name} approximate "
                          "quantiles, then rounded as usual).")
             edges = summary_edges(st["lo"], st["hi"], n_bins, binning, raw)
-        out[j] = _binned(plan, name, col, edges, n_bins, binning, has_missing, notes)
+        out[j] = _binned(plan, name, col, edges, n_bins, binning, has_missing, notes, raw, n)
+    if pending:
+        _tree_bins(plan, pending, cut, notes, out)
     return out
+
+
+@dataclasses.dataclass
+class _TreeCut:
+    """Tree binning where the data lives: the rows whose hash fraction is below ``share`` choose the
+    cut points (fetched once), the others are grouped and measured."""
+
+    source: str
+    outcomes: list
+    share: float
+    min_support: float
+    n_rows: int
+    n_cut: int = 0
+
+
+def _tree_bins(plan: _Plan, pending: list, cut: _TreeCut, notes: list[str], out: list) -> None:
+    """Cut points of every tree column, from one fetch of the cut rows' values and outcomes."""
+    from .cutpoints import MAX_TREE_BINS, MIN_BIN_SHARE, cut_note, tree_edges
+    from .mining import min_count_for
+
+    d = plan.d
+    xs = [f"{d.number(col)} AS {_P}x{i}" for i, (_, _, col, _, _) in enumerate(pending)]
+    ys = [f"{v} AS {_P}o{k}" for k, v in enumerate(cut.outcomes)]
+    t = plan.b.fetch(f"SELECT {', '.join(xs + ys)} FROM {cut.source} WHERE {_P}cut < {d.double(cut.share)}")
+    cut.n_cut = t.num_rows
+    n_rest = cut.n_rows - cut.n_cut
+    if cut.n_cut < 20 or n_rest < 1:
+        raise DivergenceInputError(
+            f"Tree binning needs rows to choose cut points on and rows to measure: {cut.n_rows:,} rows give "
+            f"{cut.n_cut:,} and {n_rest:,}. Use quantile bins on so small a table.")
+    y = [np.asarray(t.column(f"{_P}o{k}").to_numpy(zero_copy_only=False), dtype=float) for k in range(len(ys))]
+    min_bin = max(MIN_BIN_SHARE * cut.n_cut, min_count_for(cut.min_support, n_rest) * cut.n_cut / max(n_rest, 1), 2.0)
+    found = {}
+    for i, (j, name, col, has_missing, most) in enumerate(pending):
+        x = np.asarray(t.column(f"{_P}x{i}").to_numpy(zero_copy_only=False), dtype=float)
+        edges = tree_edges(x, y, max_bins=most or MAX_TREE_BINS, min_bin=min_bin)
+        found[name] = edges
+        ab = binned_bins(name, edges, "tree", has_missing)
+        out[j] = (ab, d.bin_code(d.number(col), ab.edges, ab.missing_code), col)
+    notes.insert(0, cut_note(list(found), cut.n_cut, n_rest, found).replace(", seeded)", ", by a hash of each row)"))
 
 
 def _is_date(plan: _Plan, col: Column) -> bool:
@@ -567,10 +614,18 @@ def _period_sql(plan: _Plan, col: Column, spec) -> str:
     return labels[period]
 
 
-def _binned(plan, name, col, edges, n_bins, binning, has_missing, notes):
+def _binned(plan, name, col, edges, n_bins, binning, has_missing, notes, raw=None, n=0):
     ab = binned_bins(name, edges, binning, has_missing)
     if edges.size + 1 < n_bins:
-        notes.append(f"'{name}': {n_bins} {binning} bins asked, {edges.size + 1} made (tied values share an edge).")
+        from .discretize import fewer_bins_note
+
+        tied = sorted({float(v) for v in (raw or []) if list(raw).count(v) > 1})
+        share = None
+        if tied and n:
+            num = plan.d.number(col)
+            inside = " OR ".join(f"{num} = {plan.d.double(v)}" for v in tied)
+            share = int(plan.b.fetch(f"SELECT COUNT(*) FROM {plan.b.source} WHERE {inside}").column(0)[0].as_py()) / n
+        notes.append(fewer_bins_note(name, n_bins, binning, ab.labels, tied=tied, share=share))
     return ab, plan.d.bin_code(plan.d.number(col), ab.edges, ab.missing_code), col
 
 
@@ -633,6 +688,10 @@ def scan_engine(
     roles, slicing, mining = settings.roles, settings.slicing, settings.mining
     if progress is not None:
         progress({"stage": "reading", "slices": 0, "length": None, "fraction": None})
+    if roles.query is not None:
+        raise DivergenceInputError(
+            f"Query-level ranking metrics are computed in memory (rows ranked within each query): scan the table "
+            f"with scan() or the dashboard, not the {backend.name} engine.")
     if settings.replication.kind == "holdout":
         raise DivergenceInputError(
             f"holdout is not available with the {backend.name} engine (it splits rows in memory); "
@@ -667,6 +726,9 @@ def scan_engine(
         if o.score_range is not None:
             derived.append(f"{o.score_range} AS {_P}s{k}")
             o.score_range = f"{_P}s{k}"
+    tree = slicing.binning == "tree"
+    if tree:  # which rows choose the tree's cut points (divergence.cutpoints), from a hash of their values
+        derived.append(f"{d.row_fraction(backend.columns, settings.statistics.seed)} AS {_P}cut")
     source = f"(SELECT *, {', '.join(derived)} FROM {source}) {_P}rows"
     # ---- pass 2: the profile
     row = backend.fetch(_profile_sql(plan, candidates, outcomes, source)).to_pylist()[0]
@@ -712,8 +774,17 @@ def scan_engine(
             f"{'is not an attribute' if len(unknown) == 1 else 'are not attributes'} of this scan."
         )
     # ---- pass 3: value counts and quantiles
+    cut = None
+    if tree:
+        from .cutpoints import cut_fraction
+
+        cut = _TreeCut(source=source, outcomes=[o.value for o in outcomes], share=cut_fraction(n_rows),
+                       min_support=mining.min_support, n_rows=n_rows)
     attr_bins = _attribute_bins(plan, attrs, stats, n_rows, bins, slicing.quantile_bins, slicing.binning, quantiles,
-                                notes)
+                                notes, cut)
+    if cut is not None:  # every number of the table from the rows that did not choose the cuts
+        source = f"(SELECT * FROM {source} WHERE {_P}cut >= {d.double(cut.share)}) {_P}rest"
+        n_rows -= cut.n_cut
     # ---- pass 4: the GROUP BY, streamed
     keys = [f"{sql} AS {_P}a{j}" for j, (_, sql, _) in enumerate(attr_bins)]
     tallies = ["COUNT(*)"]

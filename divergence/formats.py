@@ -15,7 +15,7 @@ __all__ = ["DASH", "format_count", "format_number", "format_percent", "format_va
            "format_interval", "format_p", "format_threshold", "divergence_unit", "VERDICT_COLORS",
            "VERDICT_TEXT", "FINDING_VERDICTS", "COMPARE_VERDICT_COLORS", "ACTIONS", "CORRECTION_NAMES", "family_sentence",
            "verdict_color", "verdict_ink", "ink_on", "verdict_legend", "verdict_label", "direction", "GLOSSARY",
-           "COLUMN_HELP", "column_help", "rgba", "is_undefined", "wrap_itemset"]
+           "COLUMN_HELP", "column_help", "rgba", "is_undefined", "wrap_itemset", "format_support"]
 
 DASH = "–"
 
@@ -59,6 +59,14 @@ def format_percent(x: object, digits: int = 3) -> str:
     if is_undefined(x):
         return DASH
     return format_number(100 * float(x), digits) + "%"  # type: ignore[arg-type]
+
+
+def format_support(min_support: float | int, min_count: int, n_rows: int) -> str:
+    """The support bar as it was given, with the other unit beside it: ``109 rows (1.77%)`` for a
+    row count, ``0.02 (124 rows)`` for a share."""
+    from .mining import support_text
+
+    return support_text(min_support, n_rows)
 
 
 def format_value(x: object, binary: bool) -> str:

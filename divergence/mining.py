@@ -27,6 +27,7 @@ from .mining_kernel import expand_codes, root_fingerprints, root_tallies
 from .vocabulary import ENGINES
 
 __all__ = ["Compressed", "Mined", "Budget", "compress", "compress_outcomes", "mine", "min_count_for", "ENGINES",
+           "share_for_mlxtend", "SUPPORT_TOLERANCE", "support_text",
            "MAX_SLICES", "TIME_LIMIT", "MEMORY_LIMIT", "slice_bytes", "check_budget"]
 
 #: the share of the time limit the whole request may use before the miner falls back to
@@ -56,15 +57,44 @@ class Mined:
     note: str | None = None
 
 
-def min_count_for(min_support: float, n_rows: int) -> int:
-    """Smallest row count whose support reaches ``min_support``, exactly as mlxtend decides.
+#: a share's row bar ``s·n`` within this relative distance of a whole number k is taken as k:
+#: ``109/6172 * 6172`` is 109.00000000000001 in floating point, and the share meant 109 rows
+SUPPORT_TOLERANCE = 1e-9
 
-    mlxtend keeps an itemset when ``count >= ceil(s * n)`` and ``count / n >= s``.
+
+def min_count_for(min_support: float | int, n_rows: int) -> int:
+    """Smallest row count a slice needs: ``min_support`` itself when it is a row count (above 1),
+    else the smallest count whose support reaches the share, as mlxtend decides (``count >=
+    ceil(s·n)`` and ``count / n >= s``) except where floating point alone puts ``s·n`` a hair
+    above a whole number k (within :data:`SUPPORT_TOLERANCE`, relative): then k rows, the count the
+    share names (mlxtend would ask for k + 1).
     """
-    c = max(1, math.ceil(min_support * n_rows))
+    if min_support > 1:
+        return int(min_support)
+    x = float(min_support) * n_rows
+    k = round(x)
+    if k >= 1 and abs(x - k) <= SUPPORT_TOLERANCE * k:
+        return int(k)
+    c = max(1, math.ceil(x))
     while c / n_rows < min_support:
         c += 1
     return c
+
+
+def support_text(min_support: float | int, n_rows: int) -> str:
+    """The support bar as it was given, with the other unit beside it: ``109 rows (1.77% of 6,172)``
+    for a row count, ``0.02 (124 rows of 6,172)`` for a share (the words every surface shows)."""
+    k = min_count_for(min_support, max(n_rows, 1))
+    if min_support > 1:
+        share = 100.0 * k / max(n_rows, 1)
+        return f"{int(min_support):,} rows ({float(f'{share:.3g}'):g}% of {n_rows:,})"
+    return f"{float(min_support):g} ({k:,} rows of {n_rows:,})"
+
+
+def share_for_mlxtend(min_count: int, n_rows: int) -> float:
+    """A share that makes mlxtend's FP-growth keep exactly the itemsets of at least ``min_count``
+    rows (its ``ceil(s·n)`` and ``count / n >= s`` both land on ``min_count``)."""
+    return min(1.0, (min_count - 0.5) / n_rows) if min_count <= n_rows else 1.0
 
 
 def mine(codes: np.ndarray, weights: np.ndarray, n_values: np.ndarray, *, min_support: float,
@@ -108,7 +138,7 @@ def mine(codes: np.ndarray, weights: np.ndarray, n_values: np.ndarray, *, min_su
     if engine == "mlxtend":
         from .mlxtend_reference import mine_mlxtend
 
-        mined = Mined(**mine_mlxtend(pruned, comp, n_values, min_support, max_length, total, exhaustive))
+        mined = Mined(**mine_mlxtend(pruned, comp, n_values, share_for_mlxtend(min_count, n_rows), max_length, total, exhaustive))
         if len(mined.codes) - 1 > max_slices:
             raise DivergenceBudgetError(
                 f"The scan gives {len(mined.codes) - 1:,} slices, more than the budget of {max_slices:,}: raise "

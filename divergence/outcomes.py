@@ -344,6 +344,14 @@ def measures(roles: Roles) -> list[Measure]:
     """What the roles ask to measure, checked: the one rule the pandas scan
     (:func:`build_outcomes`) and the SQL engines (``engine_scan.plan_outcomes``) both follow."""
     metrics = [canonical_metric(m) for m in roles.metrics]
+    if roles.query is not None:  # ranking quality per query (divergence.queries)
+        from .queries import DEFAULT_QUERY_METRICS, canonical
+
+        if roles.relevance is None:
+            raise DivergenceInputError("A query-level ranking needs a relevance column (graded, 0 = not relevant).")
+        if roles.rank is None and roles.rank_by is None:
+            raise DivergenceInputError("A query-level ranking needs a rank column or a score to rank by.")
+        return [Measure("query", metrics=tuple(canonical(m) for m in (metrics or DEFAULT_QUERY_METRICS)))]
     out = [Measure("outcome", column=col) for col in (roles.outcome or ())]
     if roles.rank is not None or roles.rank_by is not None:
         out.append(Measure("ranking"))
@@ -388,7 +396,13 @@ def build_outcomes(df: pd.DataFrame, roles: Roles | None = None, **keywords: Any
     r = section(Roles, roles, keywords)
     out: list[Outcome] = []
     for m in measures(r):
-        if m.kind == "outcome":
+        if m.kind == "query":  # one value per query, not per row
+            from .queries import describe, query_table
+
+            qt = query_table(df, query=r.query, relevance=r.relevance, rank=r.rank, rank_by=r.rank_by,
+                             ascending=r.ascending, metrics=m.metrics, attributes=[], candidates=[])
+            out += [_finish(name, v, describe(name)) for name, v in qt.values.items()]
+        elif m.kind == "outcome":
             out.append(column_outcome(df, m.column))
         elif m.kind == "ranking":
             out.append(ranking_outcome(df, rank=r.rank, rank_by=r.rank_by, ascending=r.ascending,

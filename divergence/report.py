@@ -17,12 +17,12 @@ import pandas as pd
 
 from .errors import DivergenceInputError
 from .formats import (COMPARE_VERDICT_COLORS, CORRECTION_NAMES, FINDING_VERDICTS, column_help, family_sentence,
-                      format_count,
-                      format_divergence, format_interval, format_p, format_percent, format_threshold, format_value,
+                      format_count, format_divergence, format_interval, format_number, format_p, format_percent,
+                      format_threshold, format_value,
                       ink_on, verdict_color, verdict_ink, verdict_label, verdict_legend)
 from .plan import SlicePlan, plan_hash
 from .table import SliceTable
-from .vocabulary import REPORT_SORTS
+from .vocabulary import PEER_SORTS, REPORT_SORTS
 
 __all__ = ["run_plan", "run_comparison", "build_report", "write_report", "check_plan_fits", "FINDINGS"]
 
@@ -206,14 +206,20 @@ def _sort_key(table: SliceTable, metric: str, sort_by: str | None) -> str:
     else the lift shortfall (error metrics) or the divergence."""
     if sort_by is not None and sort_by not in REPORT_SORTS:
         raise DivergenceInputError(f"The report sorts by one of {', '.join(REPORT_SORTS)}; got {sort_by!r}.")
-    if sort_by and f"{metric}_{sort_by}" in table.frame.columns:
+    if sort_by in PEER_SORTS or (sort_by and f"{metric}_{sort_by}" in table.frame.columns):
         return sort_by
     return table.default_sort_column(metric).removeprefix(f"{metric}_")
 
 
 def _sorted_rows(table: SliceTable, metric: str, sort_by: str | None = None) -> pd.DataFrame:
+    key = _sort_key(table, metric, sort_by)
+    if key in PEER_SORTS:  # a peer's score: its column added for this table (divergence.scores)
+        from .scores import sort_column
+
+        table, key = sort_column(table, key, metric)
+    else:
+        key = f"{metric}_{key}"
     f = table.frame.iloc[1:]
-    key = f"{metric}_{_sort_key(table, metric, sort_by)}"
     values = f[key].to_numpy(dtype=float)
     order = np.lexsort((-f["support"].to_numpy(), np.where(np.isnan(values), np.inf, -values)))
     return f.iloc[order]
@@ -242,6 +248,9 @@ def _slice_table_html(table: SliceTable, metric: str, rows: pd.DataFrame, previo
         if f"{m}_replicated_divergence" in rows.columns:
             cols += [("Replicated divergence", f"{m}_replicated_divergence", "d")]
         cols += [("Replicated", f"{m}_replicated", "bool")]
+    from .scores import SCORE_LABELS
+
+    cols += [(label, f"{m}_{suffix}", "num") for suffix, label in SCORE_LABELS.items() if f"{m}_{suffix}" in rows.columns]
     if previous is not None:
         cols += [("Previous cycle", "__previous", None)]
     cols += [("Verdict", f"{m}_verdict", None)]
@@ -276,6 +285,8 @@ def _slice_table_html(table: SliceTable, metric: str, rows: pd.DataFrame, previo
                 cells.append(f'<td class="n" data-v="{_sort_value(v)}">{format_percent(v)}</td>')
             elif kind == "pp":
                 cells.append(f'<td class="n" data-v="{_sort_value(v)}">{format_divergence(v, True)}</td>')
+            elif kind == "num":
+                cells.append(f'<td class="n" data-v="{_sort_value(v)}">{format_number(v)}</td>')
             elif kind == "p":
                 cells.append(f'<td class="n" data-v="{_sort_value(v)}">{format_p(v)}</td>')
             elif kind == "bool":
@@ -355,7 +366,7 @@ def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label
             ("Plan created", getattr(plan, "created", None) or "—"),
             ("Slices from", f"{kind} plan{caveat}" if plan is not None else "an exploratory scan"),
             ("Data", data_label or "—"), ("Rows", f"{table.n_rows:,}"),
-            ("Minimum support", f"{table.min_support:g} ({math.ceil(table.min_support * table.n_rows):,} rows)"),
+            ("Minimum support", table.support_text),
             ("Attributes", ", ".join(table.attributes)),
             ("Confidence", f"{a.get('confidence', 0.95):.0%}; q-values: "
                            + "; ".join(dict.fromkeys(family_sentence(a, m) for m in table.metric_names))

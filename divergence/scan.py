@@ -15,7 +15,7 @@ from .discretize import AttributeBins, BinSpec, Binning, discretize
 from .errors import DivergenceInputError
 from .mining import min_count_for, mine
 from .outcomes import Outcome, build_outcomes
-from .settings import Settings, check_min_support
+from .settings import Roles, Settings, check_min_support
 from .row_weights import aux_columns, metric_infos, outcome_weights
 from .stats import beta_t, fisher_exact_p, mean_difference_test, rest_skew, slice_means, welch_t
 from .table import MetricInfo, SliceTable
@@ -150,8 +150,12 @@ def scan(
         ``fraction`` an estimate of the mining done or None).
     """
     st = Settings.resolve(settings, keywords)
-    roles, slicing, mining, stats = st.roles, st.slicing, st.mining, st.statistics
     df = check_frame(data)
+    query_notes: list[str] = []
+    query_params: dict = {}
+    if st.roles.query is not None:  # ranking quality per query: one row per query (divergence.queries)
+        df, replicate, st, query_notes, query_params = _by_query(df, replicate, st)
+    roles, slicing, mining, stats = st.roles, st.slicing, st.mining, st.statistics
     _tell(progress, "discretizing")
     holdout = st.replication.share if st.replication.kind == "holdout" else None
     if holdout is not None and replicate is not None:
@@ -159,9 +163,11 @@ def scan(
     if engine not in ENGINES:
         raise DivergenceInputError(f"Unknown engine {engine!r}; choose from {', '.join(ENGINES)}.")
     held_out = None
+    held_mask = None
     if holdout is not None:
         rng = np.random.default_rng(stats.seed)
         mask = rng.random(len(df)) < holdout
+        held_mask = mask
         if mask.all() or not mask.any():
             raise DivergenceInputError(f"A holdout of {holdout:g} leaves no rows on one side of {len(df)}.")
         held_out = df[mask].reset_index(drop=True)
@@ -175,18 +181,33 @@ def scan(
             raise DivergenceInputError(
                 f"Outcome '{o.name}' has {len(o.values)} values for {len(df)} rows."
             )
+    if query_params:
+        from .queries import describe
+
+        found = [dataclasses.replace(o, description=describe(o.name)) if o.name in query_params["metrics"] else o
+                 for o in found]
     taken = roles.columns()
-    notes: list[str] = []
+    notes: list[str] = list(query_notes)
     if slicing.attributes is None:
-        attrs, notes = default_attributes(df, taken, **roles.screen_keywords())
+        attrs, screened = default_attributes(df, taken, **roles.screen_keywords())
+        notes += screened
     else:
         attrs = check_attributes(slicing.attributes, df.columns, taken)
     if not attrs:
         raise DivergenceInputError("There is no attribute column to slice by.")
-    disc = discretize(df, attrs, bins=slicing.bins, quantile_bins=slicing.quantile_bins, binning=slicing.binning)
+    data_rows = None
+    if slicing.binning == "tree":  # cut points chosen on some rows, every statistic on the others
+        df, found, data_rows, cut_notes, tree_bins = _tree_split(df, found, attrs, slicing, mining, stats.seed)
+        notes += cut_notes
+        disc = discretize(df, attrs, bins=slicing.bins, quantile_bins=slicing.quantile_bins, binning="quantile",
+                          cuts=tree_bins)
+    else:
+        disc = discretize(df, attrs, bins=slicing.bins, quantile_bins=slicing.quantile_bins, binning=slicing.binning)
     notes += list(disc.notes)
     infos = metric_infos(found)
     params = table_params(st, metrics=[o.name for o in found], attributes=attrs, engine=engine)
+    if query_params:
+        params["query"] = query_params
     n_values = np.array([b.n_items for b in disc.bins], dtype=np.int64)
     s = mining.min_support
     if engine == "mlxtend":  # FP-growth counts rows itself: it needs every row, one by one
@@ -202,7 +223,8 @@ def scan(
                             n_rows=len(df), min_support=s, max_length=mining.max_length, engine=engine,
                             notes=notes, params=params, exhaustive=mining.exhaustive,
                             max_slices=mining.max_slices, time_limit=mining.time_limit, progress=progress)
-    table = dataclasses.replace(table, row_codes=disc.codes, outcomes=tuple(found))
+    table = dataclasses.replace(table, row_codes=disc.codes, outcomes=tuple(found),
+                                data_rows=_positions(held_mask, data_rows))
     from .assess import assess
 
     _tell(progress, "statistics", len(table) - 1)
@@ -214,6 +236,75 @@ def scan(
                  exploratory=exploratory)
     _tell(progress, "done", len(out) - 1)
     return out
+
+
+def _by_query(df: pd.DataFrame, replicate: pd.DataFrame | None, st: Settings):
+    """A query-level ranking scan as a scan of one row per query: that table (its attributes and
+    each metric as a column), the replication table likewise, the settings that scan it (the
+    metrics as outcome columns, the attributes those constant within a query), notes, and what the
+    table records of the query roles."""
+    from .queries import canonical, query_table
+
+    roles, slicing = st.roles, st.slicing
+    metrics = [canonical(m) for m in (roles.metrics or ())] or None
+    candidates: list[str] = []
+    notes: list[str] = []
+    if slicing.attributes is None:
+        taken = roles.columns()
+        candidates, notes = default_attributes(df, taken, **roles.screen_keywords())
+    kw = dict(query=roles.query, relevance=roles.relevance, rank=roles.rank, rank_by=roles.rank_by,
+              ascending=roles.ascending, metrics=metrics or ())
+    qt = query_table(df, **kw, attributes=slicing.attributes, candidates=candidates)
+    clash = [m for m in qt.values if m in qt.frame.columns]
+    if clash:
+        raise DivergenceInputError(f"Column '{clash[0]}' has a query metric's name: rename it to scan that metric.")
+    attrs = [c for c in qt.frame.columns if c != roles.query]
+    frame = qt.frame.assign(**qt.values)
+    if replicate is not None:
+        rq = query_table(check_frame(replicate), **kw, attributes=attrs, candidates=())
+        replicate = rq.frame.assign(**rq.values)
+    inner = dataclasses.replace(
+        st, roles=Roles(outcome=tuple(qt.values)),
+        slicing=dataclasses.replace(slicing, attributes=tuple(attrs)))
+    params = dict(query=roles.query, relevance=roles.relevance, rank=roles.rank, rank_by=roles.rank_by,
+                  ascending=roles.ascending, metrics=list(qt.values), rows=qt.n_rows)
+    return frame, replicate, inner, list(qt.notes) + list(notes), params
+
+
+def _tree_split(df: pd.DataFrame, found: list, attrs: list, slicing, mining, seed: int):
+    """``binning="tree"``: the cut rows choose every continuous column's cut points
+    (:mod:`divergence.cutpoints`) and are set aside; the rest, their outcomes, their positions in
+    ``df``, the notes and the cut points (explicit edges for :func:`discretize`)."""
+    from .cutpoints import choose_cuts, cut_mask, cut_note
+
+    cut = cut_mask(len(df), seed)
+    if cut.n_cut < 20 or cut.n_rest < 1:
+        raise DivergenceInputError(
+            f"Tree binning needs rows to choose cut points on and rows to measure: {len(df):,} rows give "
+            f"{cut.n_cut:,} and {cut.n_rest:,}. Use quantile bins on so small a table.")
+    edges = choose_cuts(df, attrs, slicing.bins, slicing.quantile_bins, found, cut,
+                        min_count_for(mining.min_support, cut.n_rest))
+    rest = ~cut.mask
+    kept = [dataclasses.replace(o, values=o.values[rest],
+                                target=None if o.target is None else o.target[rest],
+                                prediction=None if o.prediction is None else o.prediction[rest]) for o in found]
+    notes = [cut_note(list(edges), cut.n_cut, cut.n_rest, edges)] if edges else [
+        "Tree binning: no continuous attribute to cut (every numeric attribute is kept as categories or has "
+        f"explicit edges); the {cut.n_cut:,} rows set aside to choose cuts are not measured."]
+    return (df[rest].reset_index(drop=True), kept, np.nonzero(rest)[0], notes,
+            {c: [float(e) for e in v] for c, v in edges.items()})
+
+
+def _positions(held_mask: np.ndarray | None, data_rows: np.ndarray | None) -> np.ndarray | None:
+    """Positions, in the table given to scan(), of the rows a result measures (None: all of them)."""
+    if held_mask is None and data_rows is None:
+        return None
+    base = np.arange(len(held_mask)) if held_mask is not None else None
+    if base is not None:
+        base = base[~held_mask]
+    if data_rows is None:
+        return base
+    return data_rows if base is None else base[data_rows]
 
 
 def table_params(settings: Settings, *, metrics: Sequence[str], attributes: Sequence[str], engine: str,

@@ -32,8 +32,11 @@ __all__ = [
 MSG_UNKNOWN_KEY = "Unknown key {key!r}{where}; known keys: {known}."
 MSG_UNKNOWN_SETTING = "Unknown setting {key!r}; known settings: {known}."
 MSG_NOT_MAPPING = "Section {name!r} of the plan must be a mapping; got {value!r}."
-MSG_MIN_SUPPORT_NUMBER = "min_support must be a number in (0, 1]; got {value!r}."
-MSG_MIN_SUPPORT_RANGE = "min_support must be in (0, 1]; got {value!r}."
+MSG_MIN_SUPPORT_NUMBER = ("min_support must be a number: a share of the rows in (0, 1] or a row count above 1; "
+                          "got {value!r}.")
+MSG_MIN_SUPPORT_RANGE = ("min_support must be a share of the rows in (0, 1] or a row count above 1; "
+                         "got {value!r}.")
+MSG_MIN_SUPPORT_ROWS = "min_support above 1 is a row count and must be a whole number; got {value!r}."
 MSG_MAX_LENGTH = "max_length must be a positive integer; got {value!r}."
 MSG_CONFIDENCE_NUMBER = "confidence must be a number in (0, 1); got {value!r}."
 MSG_CONFIDENCE = "confidence must be in (0, 1); got {value!r}."
@@ -49,7 +52,7 @@ MSG_HOLDOUT = "holdout must be a share in (0, 1); got {value!r}."
 MSG_TOP_K = "top_k must be a positive integer; got {value!r}."
 MSG_THRESHOLD = "threshold must be a finite number; got {value!r}."
 MSG_QUANTILE_BINS = "quantile_bins must be at least 1; got {value!r}."
-MSG_BINNING = "binning must be 'quantile' or 'uniform'; got {value!r}."
+MSG_BINNING = "binning must be 'quantile', 'uniform' or 'tree'; got {value!r}."
 MSG_COLUMN_NAME = "{role} must be a column name; got {value!r}."
 MSG_COLUMN_LIST = "{role} must be a list of column names; got {value!r}."
 MSG_TWICE = "{role} names column '{column}' twice."
@@ -68,10 +71,21 @@ def _fail(msg: str, **kw: Any) -> DivergenceInputError:
 
 
 # ----------------------------------------------------------------------------- coercion helpers
-def check_min_support(value: Any) -> float:
-    """min_support as a float in (0, 1], or a clear error."""
+def check_min_support(value: Any) -> float | int:
+    """min_support as a share of the rows (a float in (0, 1]) or, above 1, a row count (an int);
+    ``"109/6172"`` reads as the share 109/6172. Anything else is a clear error."""
+    if isinstance(value, str) and "/" in value:
+        num, _, den = value.partition("/")
+        a, b = _number(num.strip(), MSG_MIN_SUPPORT_NUMBER), _number(den.strip(), MSG_MIN_SUPPORT_NUMBER)
+        if b == 0:
+            raise _fail(MSG_MIN_SUPPORT_NUMBER, value=value)
+        value = a / b
     s = _number(value, MSG_MIN_SUPPORT_NUMBER)
     if not (0.0 < s <= 1.0):
+        if s > 1.0 and math.isfinite(s):
+            if s != int(s):
+                raise _fail(MSG_MIN_SUPPORT_ROWS, value=value)
+            return int(s)
         raise _fail(MSG_MIN_SUPPORT_RANGE, value=value)
     return s
 
@@ -159,9 +173,12 @@ class Roles:
     ascending: bool = False
     gamma: str | None = None
     regression: bool = False
+    #: ranking quality per query (divergence.queries): the query column and the graded relevance
+    query: str | None = None
+    relevance: str | None = None
 
     def __post_init__(self) -> None:
-        for name in ("target", "prediction", "score", "rank", "rank_by"):
+        for name in ("target", "prediction", "score", "rank", "rank_by", "query", "relevance"):
             _set(self, name, _column(getattr(self, name), name))
         _set(self, "outcome", _columns(self.outcome, "outcome"))
         _set(self, "metrics", _metric_names(self.metrics))
@@ -188,7 +205,8 @@ class Roles:
     def columns(self) -> list[str]:
         """The columns taken by a role (never attributes), in role order."""
         out: list[str] = []
-        for c in (self.target, self.prediction, self.score, *(self.outcome or ()), self.rank, self.rank_by):
+        for c in (self.target, self.prediction, self.score, *(self.outcome or ()), self.rank, self.rank_by,
+                  self.relevance, self.query):
             if c is not None and c not in out:
                 out.append(c)
         return out
@@ -196,7 +214,7 @@ class Roles:
     def given(self) -> bool:
         """Whether any role is set (else a scan needs ready-made outcomes)."""
         return any(x is not None for x in (self.target, self.prediction, self.outcome, self.rank,
-                                           self.rank_by)) or bool(self.metrics)
+                                           self.rank_by, self.query)) or bool(self.metrics)
 
     def keywords(self) -> dict:
         """The roles as keywords (``build_outcomes``' and ``scan``'s)."""
@@ -272,7 +290,8 @@ def _bin_spec(column: str, spec: Any) -> Any:
 class Mining:
     """Which itemsets are mined: the support, their length, and the budget."""
 
-    min_support: float = DEFAULT_MIN_SUPPORT
+    #: a share of the rows in (0, 1], or a row count above 1 (see :func:`divergence.mining.min_count_for`)
+    min_support: float | int = DEFAULT_MIN_SUPPORT
     max_length: int | None = None
     exhaustive: bool = False
     max_slices: int = MAX_SLICES
@@ -304,8 +323,19 @@ class Statistics:
     seed: int = 0
     top_k: int | None = None
     sort_by: str | None = None
+    #: the peers' scores added as columns (``sliceline``, ``sliceline:ALPHA``, ``wracc``, ``lift``;
+    #: :mod:`divergence.scores`)
+    scores: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        from .scores import parse_score
+
+        specs = self.scores.split(",") if isinstance(self.scores, str) else (self.scores or ())
+        if not isinstance(specs, (list, tuple)):
+            raise _fail(MSG_COLUMN_LIST, role="scores", value=self.scores)
+        _set(self, "scores", tuple(dict.fromkeys(parse_score(x).spec for x in specs if str(x).strip())))
+        if self.sort_by is not None and not isinstance(self.sort_by, str):
+            raise _fail(MSG_COLUMN_NAME, role="sort_by", value=self.sort_by)
         c = _number(self.confidence, MSG_CONFIDENCE_NUMBER)
         if not (0.0 < c < 1.0):
             raise _fail(MSG_CONFIDENCE, value=self.confidence)
@@ -342,7 +372,7 @@ class Statistics:
     def __hash__(self) -> int:
         d = tuple(sorted(self.delta.items())) if isinstance(self.delta, Mapping) else self.delta
         return hash((d, self.confidence, self.correction, self.family, self.bootstrap, self.seed,
-                     self.top_k, self.sort_by))
+                     self.top_k, self.sort_by, self.scores))
 
 
 def _delta(value: Any, name: str | None) -> float:

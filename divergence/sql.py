@@ -135,6 +135,14 @@ class Dialect:
         parts.append(f"ELSE {len(edges)} END")
         return " ".join(parts)
 
+    def row_fraction(self, columns: Sequence[Column], seed: int) -> str:
+        """A number in [0, 1) per row from a hash of its values (seeded): which rows choose tree
+        cut points (identical rows fall on the same side), with no row order or row number needed."""
+        cols = ", ".join([str(int(seed) + 23)] + [self.ident(c.name) for c in columns])
+        h = f"hash({cols})" if self.name == "duckdb" else f"xxhash64({cols})"
+        p = 1_000_000_007
+        return f"(CAST(({h} % {p} + {p}) % {p} AS DOUBLE) / {p})"
+
     def is_infinite(self, number_sql: str) -> str:
         return f"(abs({number_sql}) = {self.double(math.inf)})"
 

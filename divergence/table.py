@@ -66,7 +66,8 @@ class SliceTable:
     bins: tuple[AttributeBins, ...]
     metrics: tuple[MetricInfo, ...]
     n_rows: int
-    min_support: float
+    #: as given: a share of the rows in (0, 1], or a row count above 1 (:attr:`min_count` is the bar in rows)
+    min_support: float | int
     max_length: int | None
     engine: str
     notes: tuple[str, ...] = ()
@@ -94,6 +95,9 @@ class SliceTable:
     slice_fp: np.ndarray | None = None
     #: when the budget cut the scan: every slice up to this many items is listed (notes say so)
     complete_length: int | None = None
+    #: positions, in the table given to scan(), of the rows measured (None: every row); a held-out
+    #: share and the rows that chose tree cut points are not measured
+    data_rows: np.ndarray | None = None
 
     # ----- shape and basic accessors
     def __repr__(self) -> str:
@@ -102,6 +106,25 @@ class SliceTable:
 
     def __len__(self) -> int:
         return int(self.codes.shape[0])
+
+    @property
+    def min_count(self) -> int:
+        """The fewest rows a mined slice holds (the support bar in rows)."""
+        from .mining import min_count_for
+
+        return min_count_for(self.min_support, self.n_rows)
+
+    @property
+    def support_kind(self) -> str:
+        """How the support was given: ``"rows"`` (a row count) or ``"share"``."""
+        return "rows" if self.min_support > 1 else "share"
+
+    @property
+    def support_text(self) -> str:
+        """The support bar in words: ``109 rows (1.77% of 6,172)`` or ``0.02 (124 rows of 6,172)``."""
+        from .mining import support_text
+
+        return support_text(self.min_support, self.n_rows)
 
     @property
     def metric_names(self) -> list[str]:
@@ -303,7 +326,7 @@ class SliceTable:
         if idx < 0:
             longer = self.max_length or self.complete_length
             raise DivergenceInputError(
-                f"Itemset {itemset!r} was not mined: its support is below {self.min_support:g}"
+                f"Itemset {itemset!r} was not mined: its support is below {self.support_text}"
                 + (f" or it is longer than {longer}" if longer else "") + "."
             )
         return idx
@@ -373,9 +396,16 @@ class SliceTable:
     def top(self, k: int = 10, *, by: str | None = None, metric: str | None = None,
             ascending: bool = False, min_length: int = 1) -> pd.DataFrame:
         """The k itemsets with the largest ``by`` (default: :meth:`default_sort_column`); ties
-        go to the larger support."""
-        col = by or self.default_sort_column(metric)
-        f = self.frame
+        go to the larger support. ``by`` is a column or a peer's score (``sliceline``,
+        ``sliceline:0.9``, ``wracc``, ``lift``: :mod:`divergence.scores`), of ``metric``."""
+        from .scores import sort_column
+
+        table, col = sort_column(self, by, metric)
+        col = col or self.default_sort_column(metric)
+        if col not in table.columns and col not in ("itemset", "length"):
+            raise DivergenceInputError(f"Cannot sort by {col!r}: not a column of this result, nor a score "
+                                       "(sliceline, sliceline:ALPHA, wracc, lift).")
+        f = table.frame
         f = f[f["length"] >= min_length]
         return f.sort_values([col, "support"], ascending=[ascending, False],
                              na_position="last", kind="stable").head(k)

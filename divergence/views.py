@@ -27,7 +27,8 @@ __all__ = [
     "headline", "findings", "Finding", "FINDING_CARDS", "guess_positive",
     "distinct_values", "describe_columns", "parse_bin_spec", "split_rows",
     "slice_table_figure", "interval_figure", "add_interval_traces", "axis_range", "interval_layout",
-    "table_csv", "figure_html", "figure_png", "export_caption", "titled_figure", "png_supported", "warm_png_exporter", "PNG_EXPORTER",
+    "table_csv", "figure_html", "figure_png", "export_caption", "titled_figure", "png_supported", "warm_png_exporter",
+    "PNG_EXPORTER", "default_ascending",
 ]
 
 from .formats import (DASH, FINDING_VERDICTS, VERDICT_COLORS, family_sentence, is_undefined, format_count,  # noqa: F401
@@ -81,6 +82,7 @@ def sort_options(table: SliceTable, metric: str) -> dict[str, str]:
         opts["Shrunk divergence"] = f"{m}_divergence_shrunk"
     if _has(table, f"{m}_divergence_bound"):
         opts["Divergence bound nearest zero"] = f"{m}_divergence_bound"
+    opts.update(_score_options(table, m))
     opts[m.upper() if len(m) <= 4 else m] = m
     for suffix, label in [("t", "t"), ("p", "p"), ("q", "q"), ("ci_low", "Interval low"),
                           ("ci_high", "Interval high"), ("divergence_ci_low", "Divergence interval low"),
@@ -95,6 +97,24 @@ def sort_options(table: SliceTable, metric: str) -> dict[str, str]:
     opts["Items"] = "length"
     opts["Slice"] = "itemset"
     return opts
+
+
+def _score_options(table: SliceTable, m: str) -> dict[str, str]:
+    """The peers' scores as sort keys (computed when chosen: :mod:`divergence.scores`)."""
+    from .scores import SLICELINE_ALPHA, parse_score
+
+    alpha = next((parse_score(sp).alpha for sp in (table.params.get("scores") or [])
+                  if parse_score(sp).kind == "sliceline"), SLICELINE_ALPHA)
+    return {f"SliceLine score (α = {alpha:g})": f"{m}_sliceline", "WRAcc (support × divergence)": f"{m}_wracc",
+            "Lift (slice / whole dataset)": f"{m}_ratio"}
+
+
+def _with_score(table: SliceTable, m: str, col: str) -> SliceTable:
+    """``table`` with the peer's score behind ``col`` (``M_sliceline``, ``M_wracc``, ``M_ratio``) added."""
+    from .scores import add_scores
+
+    spec = {f"{m}_sliceline": "sliceline", f"{m}_wracc": "wracc", f"{m}_ratio": "lift"}.get(col)
+    return add_scores(table, [spec], [m]) if spec and col not in table.columns else table
 
 
 def default_ascending(column: str) -> bool:
@@ -124,8 +144,9 @@ def slice_view(
     Fast on 100,000 slices: one boolean mask, then a partial sort of the matching rows.
     """
     m = table.metric(metric).name
-    frame = table.frame
     col = sort_by or table.default_sort_column(m)
+    table = _with_score(table, m, col)
+    frame = table.frame
     if col not in frame.columns:
         raise DivergenceInputError(f"Cannot sort by '{col}': the table has no such column.")
     asc = default_ascending(col) if ascending is None else bool(ascending)
@@ -213,6 +234,11 @@ def display_frame(table: SliceTable, rows: pd.DataFrame, metric: str | None = No
                        (f"{m}_divergence_bound", "Divergence bound nearest zero")):
         if col in also and col in f:  # shown when the rows are sorted by it
             out[label] = f[col].map(lambda x: format_divergence(x, binary))
+    from .scores import SCORE_LABELS
+
+    for suffix, label in SCORE_LABELS.items():
+        if f"{m}_{suffix}" in also and f"{m}_{suffix}" in f:  # a peer's score, when the rows are sorted by it
+            out[label] = f[f"{m}_{suffix}"].map(lambda x: format_number(x))
     if f"{m}_t" in also:
         out["t"] = f[f"{m}_t"].map(lambda x: format_number(x))
     if f"{m}_p" in also or f"{m}_q" not in f:
@@ -254,7 +280,10 @@ def display_sort_columns(table: SliceTable, metric: str | None = None) -> dict[s
             "p": f"{m}_p", "q": f"{m}_q", "Min size": f"{m}_meets_min_size", "Baseline": f"{m}_baseline",
             "Lift": f"{m}_lift", "Lift shortfall": f"{m}_lift_shortfall", "Bootstrap": f"{m}_boot_low",
             "Replication": f"{m}_replicated_value", "Replicated": f"{m}_replicated", "Verdict": f"{m}_verdict"}
-    return {k: v for k, v in cols.items() if _has(table, v)}
+    from .scores import SCORE_LABELS
+
+    scores = {label: f"{m}_{suffix}" for suffix, label in SCORE_LABELS.items()}  # computed when sorted by
+    return {k: v for k, v in cols.items() if _has(table, v)} | scores
 
 
 def redundancy_epsilon(table: SliceTable, metric: str | None, eps: float) -> float:

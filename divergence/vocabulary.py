@@ -4,7 +4,7 @@ command line's parser reads them before the engine (and pandas) loads."""
 from __future__ import annotations
 
 __all__ = ["DEFAULT_MIN_SUPPORT", "TASKS", "CORRECTIONS", "FAMILIES", "REPLICATION_KINDS", "BINNINGS", "PERIODS", "ENGINES",
-           "SCAN_ENGINES", "QUANTILE_MODES", "REPORT_SORTS"]
+           "SCAN_ENGINES", "QUANTILE_MODES", "REPORT_SORTS", "PEER_SORTS"]
 
 TASKS = ("classification", "regression", "ranking", "outcome")
 #: multiple-testing corrections (Benjamini-Hochberg, Bonferroni, Holm)
@@ -13,7 +13,7 @@ CORRECTIONS = ("bh", "bonferroni", "holm")
 FAMILIES = ("scan", "metric")
 REPLICATION_KINDS = ("none", "split", "file", "holdout")
 #: how numeric attributes are binned
-BINNINGS = ("quantile", "uniform")
+BINNINGS = ("quantile", "uniform", "tree")
 #: the periods a date column can be binned by (``bins={col: "quarter"}``)
 PERIODS = ("month", "quarter", "year")
 #: the miners that work on rows in memory
@@ -24,7 +24,11 @@ SCAN_ENGINES = ENGINES + ("duckdb", "spark")
 QUANTILE_MODES = ("auto", "exact", "approx")
 #: what the report's slice tables can be sorted by (a metric's column suffix), and their names
 REPORT_SORTS = {"lift_shortfall": "lift shortfall", "divergence": "divergence",
-                "divergence_shrunk": "shrunk divergence", "divergence_bound": "divergence bound nearest zero"}
+                "divergence_shrunk": "shrunk divergence", "divergence_bound": "divergence bound nearest zero",
+                "sliceline": "SliceLine score (alpha 0.95)", "wracc": "WRAcc (support x divergence)",
+                "lift": "lift (slice / whole dataset)"}
+#: the peers' scores among them (divergence.scores): computed when a report is sorted by one
+PEER_SORTS = ("sliceline", "wracc", "lift")
 
 #: the one default minimum support, of the settings model (so of the Python API and plans), the command
 #: line and the dashboard: slices of 2% of the rows (README "Default support": why 0.02, measured)

@@ -43,7 +43,7 @@ rid = res["id"]
 a = c.assessment
 st.caption(f"{data.data_caption()} Model `{a['model']}` against reference `{a['reference']}` on "
            f"{format_count(a['rows_compared'])} rows; {format_count(len(c) - 1)} slices with support ≥ "
-           f"{c.table.min_support:g}; {format_count(c.n_tested)} paired tests in one family (every slice × every "
+           f"{c.table.support_text}; {format_count(c.n_tested)} paired tests in one family (every slice × every "
            f"metric), {settings.CORRECTIONS.get(a['correction'], a['correction'])}; "
            f"computed in {res['seconds']:.2f} s.")
 for note in c.notes:

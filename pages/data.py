@@ -122,7 +122,27 @@ elif task == "ranking":
                         placeholder="Choose a column")
             state.bound(st.checkbox, "Lower scores rank first", K.ASCENDING)
     with c3:
-        st.caption("The rank-value function (gamma) is chosen on the Outcome page.")
+        state.bound(st.radio, "Quality measured", K.RANK_LEVEL, options=["row", "query"], horizontal=True,
+                    format_func={"row": "Per row (gamma of the rank)", "query": "Per query (NDCG, MRR, precision)"}.get,
+                    help="Per query: each query's ranking is one outcome (NDCG@k, MRR, precision@k), and a slice is a "
+                         "set of queries, sliced by attributes constant within a query (device, market).")
+        if state.get(K.RANK_LEVEL) == "query":
+            state.bound(st.selectbox, "Query column", K.QUERY, options=columns, index=None,
+                        placeholder="Choose a column")
+            state.bound(st.selectbox, "Relevance column (0 = not relevant)", K.RELEVANCE, options=columns,
+                        index=None, placeholder="Choose a column")
+            st.caption("The metrics are chosen on the Outcome page.")
+            if state.get(K.QUERY) in df.columns:
+                from divergence.queries import varying_within
+
+                chosen_now, _ = settings.attribute_choice(df)
+                varying = varying_within(df, state.get(K.QUERY), chosen_now)
+                if varying:
+                    st.caption("A slice is a set of queries: " + ", ".join(f"`{c}`" for c in varying)
+                               + (" varies" if len(varying) == 1 else " vary") + " within a query and "
+                               + ("is" if len(varying) == 1 else "are") + " left out of the attributes.")
+        else:
+            st.caption("The rank-value function (gamma) is chosen on the Outcome page.")
 else:
     with c1:
         numeric = [c for c in columns if pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c])]
@@ -202,21 +222,36 @@ if dates:
                            spec if spec in periods else "auto", options=list(periods), format_func=periods.get,
                            on_change=settings.on_period, args=(c,))
 
-with st.expander(f"Binning of numeric attributes ({state.get(K.BINNING)}, {state.get(K.QUANTILE_BINS)} bins unless "
-                 "set per column)", expanded=False):
+with st.expander("Binning of numeric attributes ("
+                 + ("tree: up to 8 bins where the outcome changes" if state.get(K.BINNING) == "tree" else
+                    f"{state.get(K.BINNING)}, {state.get(K.QUANTILE_BINS)} bins") + " unless set per column)",
+                 expanded=False):
     b1, b2 = st.columns(2)
     with b1:
         state.bound(st.number_input, "Bins per numeric column", K.QUANTILE_BINS, min_value=1, max_value=20, step=1)
     with b2:
         state.bound(st.radio, "Cut by", K.BINNING, options=list(BINNINGS), horizontal=True,
-                    format_func={"quantile": "Quantiles (equal rows)", "uniform": "Equal width"}.get)
+                    format_func={"quantile": "Quantiles (equal rows)", "uniform": "Equal width",
+                                 "tree": "Where the outcome changes (tree)"}.get,
+                    help="Tree: each continuous column is cut where the model's outcome changes (a narrow failing "
+                         "band gets a bin of its own), the cut points chosen on 30% of the rows, which are then set "
+                         "aside; every number of the results is measured on the other rows, so the cuts are tested "
+                         "honestly. A bin count typed per column is the tree's most bins there.")
+    if state.get(K.BINNING) == "tree":
+        st.info("Tree binning: the cut points are chosen when the scan runs, from the outcome on a seeded 30% of the "
+                "rows (at most 200,000), and those rows are then set aside: every number on the Slices page comes "
+                "from the other rows. The bins below are the quantile bins shown until then; the results' notes "
+                "list the cut points and the rows used for each.", icon=":material/account_tree:")
     bins = dict(state.get(K.BINS) or {})
     try:
-        described = cache.bins_of(data_key, tuple(chosen), json.dumps({c: v for c, v in bins.items() if c in chosen}),
-                                  int(state.get(K.QUANTILE_BINS)), state.get(K.BINNING), df)
+        described, bin_notes = cache.bins_of(data_key, tuple(chosen),
+                                             json.dumps({c: v for c, v in bins.items() if c in chosen}),
+                                             int(state.get(K.QUANTILE_BINS)), state.get(K.BINNING), df)
     except DivergenceInputError as exc:
         st.error(str(exc))
-        described = ()
+        described, bin_notes = (), ()
+    for note in bin_notes:  # e.g. tied quantile edges: fewer bins than asked
+        st.warning(note, icon=":material/info:")
     binned = [b for b in described if b.kind not in ("categorical", "date")]  # dates: their period above
     if large:
         st.caption(f"Bins shown from the first {format_count(len(df))} rows; the scan computes its quantile "

@@ -1,10 +1,10 @@
 """Step 2: the metric(s), the thresholds and the statistics settings; the run button."""
 from __future__ import annotations
 
-import math
 
 import streamlit as st
 
+from divergence.mining import min_count_for
 from divergence.views import format_count, format_percent
 from ui import data, job, render, run, settings, state
 from ui.state import K
@@ -14,6 +14,11 @@ render.page_setup()
 st.title("Outcome and thresholds")
 st.caption(data.data_caption())
 n_rows = state.n_rows()  # a local path: every row, not its preview's
+unit = "rows"
+_frame = state.get(K.FRAME)
+if (state.get(K.TASK) == "ranking" and state.get(K.RANK_LEVEL) == "query" and _frame is not None
+        and state.get(K.QUERY) in _frame.columns):
+    n_rows, unit = int(state.get(K.FRAME)[state.get(K.QUERY)].nunique()), "queries"  # a slice is a set of queries
 task = state.get(K.TASK)
 
 # ---------------------------------------------------------------- metrics
@@ -24,6 +29,17 @@ if task == "classification":
 elif task == "regression":
     state.bound(st.multiselect, "Metrics", K.METRICS, options=settings.REGRESSION_METRICS,
                 format_func=render.metric_name)
+elif task == "ranking" and state.get(K.RANK_LEVEL) == "query":
+    chosen = list(state.get(K.QUERY_METRICS) or [])
+    options = list(dict.fromkeys(["ndcg@5", "ndcg@10", "ndcg@20", "ndcg", "mrr", "precision@1", "precision@5",
+                                  "precision@10"] + chosen))
+    state.bound(st.multiselect, "Ranking quality per query", K.QUERY_METRICS, options=options, accept_new_options=True,
+                placeholder="e.g. ndcg@10, mrr, precision@5 (type ndcg@K or precision@K for another K)",
+                help="NDCG@k: DCG with gain 2^rel − 1 and discount 1/log2(1 + rank) over the ideal order's; MRR: "
+                     "1/rank of the first relevant row; precision@k: relevant rows among the first min(k, n). Ties "
+                     "in the score keep the rows' order; a query with no relevant row has none of these (left out).")
+    if not state.get(K.QUERY_METRICS):
+        st.error("Choose at least one metric.")
 elif task == "ranking":
     g1, g2 = st.columns(2)
     kind, param = settings.gamma_parts(state.get(K.GAMMA))
@@ -57,15 +73,17 @@ with c1:
     if state.get(K.SUPPORT_MODE) == "share":
         state.bound(st.number_input, "Minimum support (share of rows)", K.MIN_SUPPORT, min_value=0.0001, max_value=1.0,
                     step=0.005, format="%.4f")
+        s = state.get(K.MIN_SUPPORT)
+        need = min_count_for(s, n_rows)
+        st.caption(f"{format_percent(s)} of {format_count(n_rows)} {unit}: slices of at least "
+                   f"{format_count(need)} {unit} are mined.")
     else:
-        rows = st.number_input("Minimum support (rows)", min_value=1, max_value=n_rows, key="w:support_rows",
-                               value=max(1, math.ceil(state.get(K.MIN_SUPPORT) * n_rows - 1e-9)), step=10)
-        if abs(rows / n_rows - state.get(K.MIN_SUPPORT)) > 0.5 / n_rows:
-            state.update(**{K.MIN_SUPPORT: rows / n_rows})
-            st.rerun()
-    s = state.get(K.MIN_SUPPORT)
-    st.caption(f"{format_percent(s)} of {format_count(n_rows)} rows: slices of at least "
-               f"{format_count(math.ceil(s * n_rows - 1e-9))} rows are mined.")
+        state.bound(st.number_input, "Minimum support (rows)", K.SUPPORT_ROWS, min_value=1, step=10,
+                    help="A row count: every slice of at least this many rows is mined, whatever the data's size "
+                         "(as SliceLine and Slice Finder set it).")
+        rows = int(state.get(K.SUPPORT_ROWS) or 1)
+        st.caption(f"Slices of at least {format_count(rows)} {unit} are mined "
+                   f"({format_percent(rows / max(n_rows, 1))} of {format_count(n_rows)} {unit}).")
 with c2:
     state.bound(st.selectbox, "Maximum items per slice", K.MAX_LENGTH, options=[0, 1, 2, 3, 4, 5, 6],
                 format_func=lambda k: "no limit" if k == 0 else str(k))

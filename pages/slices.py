@@ -154,10 +154,12 @@ st.subheader("The open slice")
 left_out = set(catalog.loc[~catalog["scanned"], "item"])
 t1, t2 = st.columns([5, 1.2])
 with t1:
+    typed_cuts = [i for i in items if i not in known]  # cuts typed by hand (income<=20), kept as options
     state.keyed_widget(st.multiselect, "Its items: type to find any item, add or remove one, and the numbers follow "
-                       "(an item the scan did not mine is measured from the rows)", "w:slice_items",
-                       [i for i in items if i in known], options=list(catalog["item"]),
-                       on_change=render.type_slice, placeholder="type an item, e.g. channel=App",
+                       "(an item the scan did not mine is measured from the rows); or type a cut on any numeric "
+                       "column, e.g. income<=20 or income=(20,35], and press Enter", "w:slice_items",
+                       list(items), options=list(catalog["item"]) + typed_cuts, accept_new_options=True,
+                       on_change=render.type_slice, placeholder="type an item, e.g. channel=App, or a cut: income<=20",
                        format_func=lambda i: f"{i} · not scanned" if i in left_out else i)
 with t2:
     st.write("")

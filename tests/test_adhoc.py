@@ -205,3 +205,39 @@ def test_a_slice_below_the_support_of_a_real_outcome(regression, demo):
     assert m.row["abs_error"] == pytest.approx(err[rows].mean(), rel=1e-12)
     assert m.row["abs_error_divergence"] == pytest.approx(err[rows].mean() - err.mean(), rel=1e-9)
     assert 0 <= m.row["abs_error_p"] <= 1
+
+
+def test_a_cut_typed_on_any_numeric_column_is_measured_from_the_rows():
+    """income<=20, income=(20,35] (a scanned attribute's other bins) and a cut on a column left out of
+    the scan are measured from the rows with the scan's settings, equal to brute force."""
+    from divergence import item_contributions
+    from divergence.datasets import load_demo
+
+    df = load_demo()
+    t = scan(df, target="defaulted", prediction="predicted_default", positive="yes", metrics=["fpr"],
+             min_support=0.02, attributes=["age", "sex", "region", "education", "income"])
+    neg = df[df["defaulted"] == "no"]
+    fp = neg["predicted_default"] == "yes"
+    for items, rows in [(["income<=20"], neg["income"] <= 20),
+                        ("region=South, income=(20,35]", (neg["income"] > 20) & (neg["income"] <= 35)
+                         & (neg["region"] == "South")),
+                        (["sex=Female", "income=>35"], (neg["income"] > 35) & (neg["sex"] == "Female")),
+                        (["spend<100"], neg["spend"] < 100),
+                        (["age=[30,40)"], (neg["age"] >= 30) & (neg["age"] < 40))]:
+        ms = measure_slice(t, items, data=df)
+        assert not ms.mined and "typed by hand" in ms.why_not_mined
+        assert ms.row["fpr_count"] == rows.sum() and ms.row["fpr"] == pytest.approx(fp[rows].mean(), rel=1e-12)
+        assert np.isfinite(ms.row["fpr_q"]) and ms.n_family["fpr"] > t.n_tested["fpr"]
+        c = item_contributions(ms.table, ms.itemset, metric="fpr")
+        assert c["contribution"].sum() == pytest.approx(ms.row["fpr_divergence"], abs=1e-12)
+    with pytest.raises(DivergenceInputError, match="not on a numeric column"):
+        measure_slice(t, ["nope<=3"], data=df)
+    with pytest.raises(DivergenceInputError, match="is empty"):
+        measure_slice(t, ["income=(30,20]"], data=df)
+    # after tree binning, the typed cut is measured on the rows the table measured (the rest)
+    tree = scan(df, target="defaulted", prediction="predicted_default", positive="yes", metrics=["fpr"],
+                min_support=0.02, attributes=["region", "income"], binning="tree")
+    rest = df.iloc[tree.data_rows]
+    neg = rest[rest["defaulted"] == "no"]
+    ms = measure_slice(tree, ["income<=20"], data=df)
+    assert ms.row["fpr_count"] == (neg["income"] <= 20).sum()

@@ -48,6 +48,21 @@ def test_classification_columns_and_precision(demo_csv, tmp_path):
         np.testing.assert_array_equal(f[col].to_numpy(), py[col].to_numpy())
 
 
+def test_min_support_as_rows_or_share(demo_csv, tmp_path, capsys):
+    """--min-support 61 (rows) and 61/3000 (a share that floating point puts a hair above 61 rows)
+    write the same table, slices of exactly 61 rows included; the summary says which was given."""
+    outs = []
+    for value in ("61", str(61 / 3000)):
+        out = tmp_path / f"s{len(outs)}.csv"
+        assert main(["scan", str(demo_csv), "--outcome", "spend", "--attributes", "sex,region,education,channel",
+                     "--min-support", value, "--output", str(out)]) == 0
+        outs.append(read(out))
+    pd.testing.assert_frame_equal(outs[0], outs[1])
+    assert outs[0]["count"].iloc[1:].min() >= 61
+    assert main(["scan", str(demo_csv), "--outcome", "spend", "--attributes", "sex,region", "--min-support", "61"]) == 0
+    assert "with support >= 61 rows (2.03% of 3,000)" in capsys.readouterr().out
+
+
 def test_outcome_column(demo_csv, tmp_path):
     out = tmp_path / "g.csv"
     r = run("scan", str(demo_csv), "--outcome", "spend", "--attributes", "employment,channel",
@@ -105,7 +120,7 @@ def test_positive_reads_as_text_or_number(tmp_path):
      "Target column 'age' is not binary"),
     (["scan", "{demo}", "--outcome", "sex"], "Outcome column 'sex' must be numeric"),
     (["scan", "{demo}", "--outcome", "nope"], "Outcome column 'nope' is not in the data"),
-    (["scan", "{demo}", "--outcome", "spend", "--min-support", "0"], r"min_support must be in \(0, 1\]"),
+    (["scan", "{demo}", "--outcome", "spend", "--min-support", "0"], r"min_support must be a share of the rows in \(0, 1\] or a row count above 1"),
     (["scan", "{demo}", "--outcome", "spend", "--min-support", "abc"], "expected a number, got 'abc'"),
     (["scan", "{demo}", "--outcome", "spend", "--bins", "age"], "--bins expects COL=e1,e2"),
     (["scan", "{demo}", "--outcome", "spend", "--frobnicate"], "unrecognized arguments: --frobnicate"),

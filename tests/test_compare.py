@@ -338,7 +338,7 @@ def test_shapley_contributions_of_the_change_sum_to_it(two_models):
     (dict(confidence=1.5), "confidence must be in"),
     (dict(correction="fdr"), "correction must be one of"),
     (dict(delta=-0.1), "delta must be a positive number; got -0.1"),
-    (dict(min_support=0), "min_support must be in"),
+    (dict(min_support=0), "min_support must be a share of the rows in"),
     (dict(attributes=["label"]), "cannot also be an attribute"),
 ])
 def test_bad_input_names_the_fault(two_models, kwargs, message):

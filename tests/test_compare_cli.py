@@ -113,7 +113,7 @@ def test_summary_without_output(data, capsys):
     (["--reference", "copy"], "gives the same error as prediction column 'new' on every row"),
     (["--reference", "new"], "The reference is the model itself"),
     (["--reference", "old", "--metric", "precision"], "predicted positives"),
-    (["--reference", "old", "--min-support", "2"], "min_support must be in (0, 1]"),
+    (["--reference", "old", "--min-support", "2.5"], "min_support above 1 is a row count and must be a whole number"),
     ([], "compare needs the reference model"),
 ])
 def test_bad_input_exit_2_one_line_no_file(data, tmp_path, capsys, args, message):

@@ -114,12 +114,39 @@ def test_itemsets_and_supports_equal_mlxtend_fpgrowth(case):
         warnings.simplefilter("ignore")
         ref = fpgrowth(onehot, min_support=support, use_colnames=True, max_len=max_len)
     want = {frozenset(s): sup for s, sup in zip(ref["itemsets"], ref["support"])}
+    ours, mlxtends = min_count_for(support, len(df)), int(np.ceil(support * len(df)))
     for engine in ("fast", "mlxtend"):
         table = scan(df, outcome="o", attributes=attrs, min_support=support, max_length=max_len,
                      engine=engine, exhaustive=True)
         f = table.frame.iloc[1:]
         got = {frozenset(s.split(", ")): sup for s, sup in zip(f["itemset"], f["support"])}
-        assert got == want
+        # the one deliberate difference: s·n a floating-point hair above a whole number k (0.1 · 30 =
+        # 3.0000000000000004), where mlxtend asks for k + 1 rows and the share means k
+        extra = {k: v for k, v in got.items() if k not in want}
+        assert {k: v for k, v in got.items() if k in want} == want
+        assert ours == mlxtends or (ours == mlxtends - 1 and abs(support * len(df) - ours) < 1e-9 * ours)
+        assert all(round(v * len(df)) == ours for v in extra.values()) and (not extra or ours < mlxtends)
+
+
+def test_a_share_keeps_the_rows_it_names():
+    """109/6172 · 6172 is 109.00000000000001: the share keeps slices of exactly 109 rows (mlxtend's
+    ceil asks for 110), and a row count gives the same table."""
+    assert min_count_for(109 / 6172, 6172) == 109 and int(np.ceil(109 / 6172 * 6172)) == 110
+    assert min_count_for(0.1, 30) == 3 and min_count_for(109, 6172) == 109 and min_count_for(2, 5) == 2
+    assert min_count_for(0.0175, 6172) == 109 and min_count_for(0.01766, 6172) == 109  # 109.0 < 108.99..+
+    assert min_count_for(1.0, 7) == 7 and min_count_for(1, 7) == 7  # 1 is the share of every row
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"a": rng.choice(list("xyz"), 6172), "b": rng.choice(list("pq"), 6172),
+                       "c": rng.choice(list("uvw"), 6172), "o": rng.normal(size=6172)})
+    counts = df.groupby(["a", "b"]).size()
+    k = int(counts.min())
+    rows, share = (scan(df, outcome="o", min_support=m, exhaustive=True) for m in (k, k / len(df)))
+    pd.testing.assert_frame_equal(rows.frame, share.frame)
+    assert (rows.frame["count"] == k).any() and rows.frame["count"].min() == k
+    assert rows.support_kind == "rows" and share.support_kind == "share"
+    assert rows.support_text.startswith(f"{k:,} rows") and share.support_text.endswith(f"({k:,} rows of 6,172)")
+    above = scan(df, outcome="o", min_support=k + 1, exhaustive=True)
+    assert above.frame["count"].iloc[1:].min() > k
 
 
 def test_max_length_one_gives_items_only():

@@ -83,8 +83,9 @@ def test_engines_agree_on_the_result_table(small):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(min_support=0), r"min_support must be in \(0, 1\]; got 0"),
-    (dict(min_support=1.5), r"min_support must be in \(0, 1\]; got 1.5"),
+    (dict(min_support=0), r"min_support must be a share of the rows in \(0, 1\] or a row count above 1; got 0"),
+    (dict(min_support=1.5), r"min_support above 1 is a row count and must be a whole number; got 1.5"),
+    (dict(min_support=-3), r"min_support must be a share of the rows in \(0, 1\] or a row count above 1; got -3"),
     (dict(min_support="x"), r"min_support must be a number"),
     (dict(attributes=["nope"]), "Attribute column 'nope' is not in the data"),
     (dict(attributes=["num", "num"]), "attributes names column 'num' twice"),

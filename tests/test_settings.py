@@ -17,8 +17,10 @@ def _msg(fn, **kw) -> str:
 
 
 @pytest.mark.parametrize("kw, message", [
-    (dict(min_support=0), "min_support must be in (0, 1]; got 0."),
-    (dict(min_support="a lot"), "min_support must be a number in (0, 1]; got 'a lot'."),
+    (dict(min_support=0), "min_support must be a share of the rows in (0, 1] or a row count above 1; got 0."),
+    (dict(min_support="a lot"), "min_support must be a number: a share of the rows in (0, 1] or a row count above 1; "
+                                "got 'a lot'."),
+    (dict(min_support=12.5), "min_support above 1 is a row count and must be a whole number; got 12.5."),
     (dict(max_length=0), "max_length must be a positive integer; got 0."),
     (dict(max_length=2.5), "max_length must be a positive integer; got 2.5."),
     (dict(confidence=1.0), "confidence must be in (0, 1); got 1.0."),
@@ -35,7 +37,7 @@ def _msg(fn, **kw) -> str:
     (dict(holdout=1.0), "holdout must be a share in (0, 1); got 1.0."),
     (dict(threshold=float("inf")), "threshold must be a finite number; got inf."),
     (dict(quantile_bins=0), "quantile_bins must be at least 1; got 0."),
-    (dict(binning="log"), "binning must be 'quantile' or 'uniform'; got 'log'."),
+    (dict(binning="log"), "binning must be 'quantile', 'uniform' or 'tree'; got 'log'."),
     (dict(bins={"age": "fortnight"}), "bins for 'age' must be a bin count, a list of edges or a period "
                                       "(month, quarter, year); got 'fortnight'."),
     (dict(attributes=["age", "age"]), "attributes names column 'age' twice."),

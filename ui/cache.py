@@ -76,9 +76,11 @@ def check_roles(data_key: str, roles_json: str, _df: pd.DataFrame) -> list[tuple
 @st.cache_data(show_spinner=False, max_entries=64)
 def bins_of(data_key: str, attributes: tuple[str, ...], bins_json: str, quantile_bins: int, binning: str,
             _df: pd.DataFrame):
-    """The items each attribute becomes (raises DivergenceInputError for bad bins)."""
-    return divergence.discretize(_df, list(attributes), bins=json.loads(bins_json),
-                                 quantile_bins=quantile_bins, binning=binning).bins
+    """The items each attribute becomes, and the notes on them (fewer bins than asked: tied quantile
+    edges); raises DivergenceInputError for bad bins."""
+    d = divergence.discretize(_df, list(attributes), bins=json.loads(bins_json), quantile_bins=quantile_bins,
+                              binning=binning)
+    return d.bins, d.notes
 
 
 # ----------------------------------------------------------------------------- the results the server keeps

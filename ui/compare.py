@@ -80,7 +80,7 @@ def run_comparison() -> None:
     t0 = time.perf_counter()
     try:
         key = settings.compare_key()
-        bar.progress(10, text=f"Mining every slice with support ≥ {float(state.get(K.MIN_SUPPORT)):g} with both "
+        bar.progress(10, text=f"Mining every slice with support ≥ {settings.support_setting():g}{' rows' if settings.support_setting() > 1 else ''} with both "
                               "models' tallies, then testing each slice's change…")
         c = cache.compare_cached(state.get(K.DATA_KEY), key, state.get(K.FRAME))
         bar.progress(100, text="Done.")

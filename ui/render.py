@@ -128,7 +128,7 @@ def result_caption(table: SliceTable, res: dict | None = None) -> str:
     engine = "; scanned by DuckDB, intervals analytic" if table.engine == "duckdb" else ""
     caption = (res or {}).get("data_caption", "").removeprefix("Data: ").rstrip(".")
     where = f"Results of {caption}: " if caption else ""
-    return (f"{where}{kind}, {len(table) - 1:,} slices with support ≥ {table.min_support:g}; "
+    return (f"{where}{kind}, {len(table) - 1:,} slices with support ≥ {table.support_text}; "
             f"{a.get('confidence', 0.95):.0%} confidence, {settings.CORRECTIONS.get(a.get('correction'), '')}{rep}"
             f"{engine}.")
 
@@ -333,7 +333,9 @@ def open_slice(table: SliceTable, view: SliceView, metric: str, known: set[str] 
     if typed:
         if known is None:
             known = {f"{b.name}={lab}" for b in table.bins for lab in b.labels}
-        if all(i in known for i in typed):
+        from divergence.typed_cuts import looks_like_cut
+
+        if all(i in known or looks_like_cut(i) for i in typed):  # a cut typed by hand: measured from the rows
             return list(typed), "typed"
         type_slice(None)  # items the new result does not have
     itemsets = view.rows["itemset"].tolist()
@@ -352,13 +354,11 @@ def _split_side(side: int) -> pd.DataFrame | None:
 
 def mined_rows(res: dict) -> pd.DataFrame | None:
     """The rows the result mined (for items of columns left out of the scan), when the data in
-    use is still the result's: every row, or the mined side of a split; None for a held-out
-    share or a local path."""
+    use is still the result's: every row (the result knows which it measured: a held-out share and
+    rows that chose tree cut points are set aside), or the mined side of a split; None for a local path."""
     if state.data_changed() or state.is_large() or settings.is_stale():
         return None
     kind = state.get(K.REPLICATION)
-    if kind == "holdout":
-        return None
     if kind == "split":
         return _split_side(0)
     return state.get(K.FRAME)

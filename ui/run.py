@@ -84,7 +84,11 @@ def _scan_spec() -> dict:
     return dict(request=request, mined_key=mined_key, plan_key=settings.plan_key(plan),
                 data_key=state.get(K.DATA_KEY), replicate_key=data.replicate_key(), labels=_result_labels(),
                 key=(assess_key, scan_json, stats_json, label, holdout, path is not None),
-                what=f"{what} with support ≥ {plan.settings.mining.min_support:g}")
+                what=f"{what} with support ≥ {_support_words(plan.settings.mining.min_support)}")
+
+
+def _support_words(min_support: float | int) -> str:
+    return f"{min_support:,} rows" if min_support > 1 else f"{min_support:g}"
 
 
 def start_scan(auto: bool = False) -> None:

@@ -86,6 +86,9 @@ def missing_roles() -> list[str]:
     elif task == "ranking":
         if get(K.RANK if get(K.RANK_KIND) == "rank" else K.RANK_BY) is None:
             out.append("the rank column" if get(K.RANK_KIND) == "rank" else "the score to rank by")
+        if get(K.RANK_LEVEL) == "query":
+            out += [w for w, k in (("the query column", K.QUERY), ("the relevance column", K.RELEVANCE))
+                    if get(k) is None]
     elif not get(K.OUTCOME):
         out.append("the outcome column(s)")
     return out
@@ -119,6 +122,11 @@ def role_kwargs() -> dict:
         return dict(target=get(K.TARGET), prediction=get(K.PREDICTION), regression=True,
                     metrics=list(get(K.METRICS)))
     if task == "ranking":
+        if get(K.RANK_LEVEL) == "query":  # quality per query: NDCG@k, MRR, precision@k
+            kw = dict(query=get(K.QUERY), relevance=get(K.RELEVANCE), metrics=list(get(K.QUERY_METRICS) or []))
+            if get(K.RANK_KIND) == "rank":
+                return dict(kw, rank=get(K.RANK))
+            return dict(kw, rank_by=get(K.RANK_BY), ascending=bool(get(K.ASCENDING)))
         if get(K.RANK_KIND) == "rank":
             return dict(rank=get(K.RANK), gamma=get(K.GAMMA))
         return dict(rank_by=get(K.RANK_BY), ascending=bool(get(K.ASCENDING)), gamma=get(K.GAMMA))
@@ -141,7 +149,7 @@ def gamma_parts(gamma: str | None) -> tuple[str, float | None]:
 def used_columns() -> list[str]:
     """Columns taken by a role (never attributes), the split column included."""
     cols = role_columns(**{k: v for k, v in role_kwargs().items() if k in
-                           ("target", "prediction", "score", "outcome", "rank", "rank_by")})
+                           ("target", "prediction", "score", "outcome", "rank", "rank_by", "query", "relevance")})
     if state.get(K.REPLICATION) == "split" and state.get(K.SPLIT_COLUMN):
         cols.append(state.get(K.SPLIT_COLUMN))
     cols += [c for c in reference_columns() if c not in cols]  # a reference model (Compare models)
@@ -253,6 +261,15 @@ def bin_text(column: str) -> str:
 # ----------------------------------------------------------------------------- the engine's keyword arguments
 
 
+def support_setting() -> float | int:
+    """The minimum support as the scan takes it: the share, or (typed as rows) the row count; one
+    row is the share 1/rows (a count is above 1)."""
+    if state.get(K.SUPPORT_MODE) == "rows":
+        rows = int(state.get(K.SUPPORT_ROWS) or 1)
+        return rows if rows > 1 else float(state.get(K.MIN_SUPPORT))
+    return float(state.get(K.MIN_SUPPORT))
+
+
 def scan_kwargs() -> dict:
     """Every keyword argument of ``divergence.scan`` from the settings."""
     get = state.get
@@ -260,11 +277,17 @@ def scan_kwargs() -> dict:
     attrs, _ = attribute_choice(df)
     bins = {c: v for c, v in (get(K.BINS) or {}).items() if c in attrs}
     max_length = int(get(K.MAX_LENGTH) or 0)
+    roles = role_kwargs()
+    if roles.get("query") and df is not None and roles["query"] in df.columns:
+        # a query-level slice is a set of queries: only attributes constant within a query
+        from divergence.queries import varying_within
+
+        attrs = [a for a in attrs if a not in set(varying_within(df, roles["query"], attrs))]
     if state.is_large() and get(K.ATTRIBUTES) is None and not get(K.ADDED):
         # a local path's default attributes are screened on every row by the engine, not on the preview
         attrs = None
     kw = dict(role_kwargs(), attributes=attrs, bins=bins, quantile_bins=int(get(K.QUANTILE_BINS)),
-              binning=get(K.BINNING), min_support=float(get(K.MIN_SUPPORT)), max_length=max_length or None)
+              binning=get(K.BINNING), min_support=support_setting(), max_length=max_length or None)
     if get(K.EXHAUSTIVE):  # only when asked: the default leaves the plan as it was
         kw["exhaustive"] = True
     if int(get(K.MAX_SLICES)) != MAX_SLICES:  # the budget, when it is not the engine's
@@ -330,7 +353,10 @@ def apply_plan(plan: SlicePlan) -> None:
     task = r.task
     if task == "ranking":
         upd.update({K.TASK: "ranking", K.RANK_KIND: "rank" if r.rank else "score", K.RANK: r.rank,
-                    K.RANK_BY: r.rank_by, K.ASCENDING: r.ascending, K.GAMMA: r.gamma or "dcg"})
+                    K.RANK_BY: r.rank_by, K.ASCENDING: r.ascending, K.GAMMA: r.gamma or "dcg",
+                    K.RANK_LEVEL: "query" if r.query else "row", K.QUERY: r.query, K.RELEVANCE: r.relevance})
+        if r.query:
+            upd[K.QUERY_METRICS] = list(r.metrics) or ["ndcg@10", "mrr"]
     elif task == "outcome":
         upd.update({K.TASK: "outcome", K.OUTCOME: list(r.outcome)})
     else:
@@ -339,7 +365,9 @@ def apply_plan(plan: SlicePlan) -> None:
                     K.THRESHOLD: r.threshold, K.POSITIVE: r.positive, K.METRICS: list(r.metrics)})
     upd.update({K.ATTRIBUTES: None if sl.attributes is None else list(sl.attributes), K.BINS: dict(sl.bins),
                 K.BIN_TEXTS: {}, K.BIN_ERRORS: {}, K.QUANTILE_BINS: sl.quantile_bins, K.BINNING: sl.binning,
-                K.MIN_SUPPORT: mi.min_support, K.MAX_LENGTH: mi.max_length or 0, K.EXHAUSTIVE: mi.exhaustive,
+                **({K.SUPPORT_MODE: "rows", K.SUPPORT_ROWS: int(mi.min_support)} if mi.min_support > 1 else
+                   {K.SUPPORT_MODE: "share", K.MIN_SUPPORT: mi.min_support}),
+                K.MAX_LENGTH: mi.max_length or 0, K.EXHAUSTIVE: mi.exhaustive,
                 K.MAX_SLICES: mi.max_slices, K.TIME_LIMIT: mi.time_limit or TIME_LIMIT})
     upd.update({K.DELTA: stats.delta, K.CONFIDENCE: stats.confidence, K.CORRECTION: stats.correction,
                 K.BOOTSTRAP: stats.bootstrap, K.REDUNDANCY: cfg.explain.redundancy, K.PLAN_KIND: plan.kind})

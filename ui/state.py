@@ -45,6 +45,10 @@ class K:
     THRESHOLD = "threshold"
     POSITIVE = "positive"
     RANK_KIND = "rank_kind"          # "rank" or "score"
+    RANK_LEVEL = "rank_level"        # ranking quality "row" (gamma of the rank) or per "query"
+    QUERY = "query"                  # the query column (RANK_LEVEL "query")
+    RELEVANCE = "relevance"          # graded relevance of each row (RANK_LEVEL "query")
+    QUERY_METRICS = "query_metrics"  # ndcg@10, mrr, precision@5, ...
     RANK = "rank"
     RANK_BY = "rank_by"
     ASCENDING = "ascending"
@@ -72,6 +76,7 @@ class K:
     METRICS = "metrics"
     MIN_SUPPORT = "min_support"
     SUPPORT_MODE = "support_mode"    # the minimum support typed as a "share" or as "rows"
+    SUPPORT_ROWS = "support_rows"    # the minimum support as a row count (SUPPORT_MODE "rows")
     MAX_LENGTH = "max_length"        # 0: no limit
     EXHAUSTIVE = "exhaustive"        # every itemset (DivExplorer's listing) instead of each set of rows once
     MAX_SLICES = "max_slices"        # the budget: most slices a scan may list
@@ -122,6 +127,7 @@ class KC:
 ROLE_DEFAULTS: dict[str, Any] = {
     K.TASK: "classification", K.TARGET: None, K.PRED_KIND: "labels", K.PREDICTION: None, K.SCORE: None,
     K.THRESHOLD: 0.5, K.POSITIVE: None, K.RANK_KIND: "score", K.RANK: None, K.RANK_BY: None,
+    K.RANK_LEVEL: "row", K.QUERY: None, K.RELEVANCE: None, K.QUERY_METRICS: ["ndcg@10", "mrr", "precision@5"],
     K.ASCENDING: False, K.GAMMA: "dcg", K.OUTCOME: [], K.ATTRIBUTES: None, K.BINS: {}, K.BIN_TEXTS: {},
     K.ROLE_NOTES: [], K.ROLE_GUESS: {}, K.ADDED: [],
     K.BIN_ERRORS: {},
@@ -134,7 +140,7 @@ DEFAULTS: dict[str, Any] = {
     K.PATH: None, K.PATH_ROWS: None, K.PATH_TEXT: "", K.PATH_ERROR: None,
     **ROLE_DEFAULTS,
     K.REPLICATE_FRAME: None, K.REPLICATE_NAME: None, K.REPLICATE_ERROR: None, K.REPLICATE_NOTES: [], K.REPLICATE_KEY: "",
-    K.MIN_SUPPORT: DEFAULT_MIN_SUPPORT, K.SUPPORT_MODE: "share", K.MAX_LENGTH: 0, K.EXHAUSTIVE: False,
+    K.MIN_SUPPORT: DEFAULT_MIN_SUPPORT, K.SUPPORT_MODE: "share", K.SUPPORT_ROWS: 100, K.MAX_LENGTH: 0, K.EXHAUSTIVE: False,
     K.MAX_SLICES: MAX_SLICES, K.TIME_LIMIT: TIME_LIMIT, K.DELTA: None, K.CONFIDENCE: 0.95, K.CORRECTION: "bh",
     K.BOOTSTRAP: 200, K.REDUNDANCY: 0.05, K.PLAN_KIND: "exploratory",
     K.RESULT: None, K.RUN_ERROR: None, K.RUN_NOTICE: None, K.JOB: None, K.VIEW_METRIC: None, K.SORT_BY: None,

@@ -251,7 +251,7 @@ def test_thresholds_min_size_and_persistence(app, reference):
     assert any(reference.assessment["min_size"]["fpr"]["text"] in s for s in sentences)
     keyed(at.radio, "w:support_mode").set_value("rows").run()
     keyed(at.number_input, "w:support_rows").set_value(500).run()
-    assert at.session_state["min_support"] == pytest.approx(0.05)
+    assert at.session_state["support_rows"] == 500 and at.session_state["support_mode"] == "rows"
     keyed(at.checkbox, "w:default_delta").uncheck().run()
     keyed(at.number_input, "w:delta").set_value(0.1).run()
     keyed(at.selectbox, "w:confidence").set_value(0.99).run()
@@ -265,9 +265,10 @@ def test_thresholds_min_size_and_persistence(app, reference):
     at = go(at, "outcome")
     assert keyed(at.number_input, "w:delta").value == 0.1
     assert keyed(at.selectbox, "w:confidence").value == 0.99
-    assert at.session_state["min_support"] == pytest.approx(0.05)
+    assert at.session_state["support_rows"] == 500
     run_scan(at)
-    expected = assess(scan(load_demo(), attributes=DEMO_ATTRIBUTES, min_support=0.05,
+    assert at.session_state["result"]["table"].min_support == 500  # a row count, as typed
+    expected = assess(scan(load_demo(), attributes=DEMO_ATTRIBUTES, min_support=500,
                            **DEMO_ROLES["classification"]), **dict(STATS, confidence=0.99, delta=0.1))
     at = go(at, "slices")
     h = headline(expected, "fpr")
@@ -472,3 +473,35 @@ def test_ranking_task(app):
                            min_support=0.02), **STATS)
     assert _metrics(at)["gamma, whole dataset"] == format_value(expected.overall("gamma"), True) == "10.0%"
     assert _table_cells(at)["Slice"] == _expected_view(expected, metric="gamma").rows["itemset"].tolist()
+
+
+def test_ranking_task_per_query(app):
+    """The Ranking task's quality per query: a query table uploaded, NDCG@10, MRR and precision@5 per
+    query, sliced by the query's attributes; the numbers are the engine's."""
+    rng = np.random.default_rng(3)
+    nq, per = 400, 8
+    q = np.repeat(np.arange(nq), per)
+    device = rng.choice(["mobile", "desktop"], nq)[q]
+    rel = rng.integers(0, 3, q.size) * (rng.random(q.size) < 0.4)
+    df = pd.DataFrame({"query_id": q, "device": device, "market": rng.choice(["us", "de"], nq)[q],
+                       "doc_len": rng.integers(1, 50, q.size), "relevance": rel,
+                       "score": rel + rng.normal(0, np.where(device == "mobile", 2.0, 0.5))})
+    at = go(app, "data")
+    keyed(at.radio, "w:source").set_value("upload").run()
+    at.file_uploader[0].set_value(("queries.csv", df.to_csv(index=False).encode(), "text/csv")).run()
+    keyed(at.radio, "w:task").set_value("ranking").run()
+    keyed(at.selectbox, "w:rank_by").set_value("score").run()
+    keyed(at.radio, "w:rank_level").set_value("query").run()
+    keyed(at.selectbox, "w:query").set_value("query_id").run()
+    keyed(at.selectbox, "w:relevance").set_value("relevance").run()
+    at = go(at, "outcome")
+    assert keyed(at.multiselect, "w:query_metrics").value == ["ndcg@10", "mrr", "precision@5"]
+    run_scan(at)
+    assert not _errors(at)
+    at = go(at, "slices")
+    table = at.session_state["result"]["table"]
+    assert table.n_rows == nq and "doc_len" not in table.attributes and "device" in table.attributes
+    expected = scan(df, query="query_id", relevance="relevance", rank_by="score",
+                    metrics=["ndcg@10", "mrr", "precision@5"], attributes=list(table.attributes), min_support=0.02)
+    assert table.overall("ndcg@10") == pytest.approx(expected.overall("ndcg@10"), rel=1e-12)
+    assert _metrics(at)["ndcg@10, whole dataset"] == format_value(expected.overall("ndcg@10"), False)

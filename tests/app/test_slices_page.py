@@ -170,3 +170,15 @@ def test_finding_cards_open_their_slice_and_the_legend_explains_verdicts(app, re
     cells = table_cells(at)
     small = [v for v in cells["Verdict"] if v.startswith("too small")]
     assert small and all(" · above, q = " in v or " · below, q = " in v for v in small)
+
+
+def test_a_cut_typed_in_the_slice_editor_is_measured(app, reference):
+    """A cut on a numeric column (income<=20) typed into the editor: its numbers from the engine."""
+    at = _type_items(app, ["region=South", "income<=20"])
+    assert not [e.value for e in at.error]
+    want = divergence.measure_slice(reference, ["region=South", "income<=20"], data=load_demo())
+    assert metrics(at)["Rows"] == format_count(want.row["count"])
+    assert metrics(at)["FPR"] == format_value(want.row["fpr"], True)
+    assert any("typed by hand" in i.value for i in at.info)
+    assert keyed(at.multiselect, "w:slice_items").value == ["region=South", "income<=20"]
+    assert sorted(_bar_items(at)) == ["income=<=20", "region=South"]

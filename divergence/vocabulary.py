@@ -23,5 +23,6 @@ SCAN_ENGINES = ENGINES + ("duckdb", "spark")
 #: quantile edges in DuckDB and Spark
 QUANTILE_MODES = ("auto", "exact", "approx")
 #: what the report's slice tables can be sorted by (a metric's column suffix), and their names
-REPORT_SORTS = {"lift_shortfall": "lift shortfall", "divergence": "divergence",
+REPORT_SORTS = {"order": "the default order (distinct findings first)", "lift_shortfall": "lift shortfall",
+                "divergence": "divergence",
                 "divergence_shrunk": "shrunk divergence", "divergence_bound": "divergence bound nearest zero"}

@@ -213,7 +213,11 @@ def current_view(table: SliceTable, result_id: str, top_n: int | None = None) ->
     """The Slices page's view (sort, filters, top N) of a result, as the settings say."""
     metric = state.get(K.VIEW_METRIC) or table.metric_names[0]
     options = sort_options(table, metric)
-    column = options.get(state.get(K.SORT_BY)) or table.default_sort_column(metric)
+    column = options.get(state.get(K.SORT_BY))
+    ascending = bool(state.get(K.SORT_ASC))
+    if column is None:  # no sort chosen for this result: the default order, from its first entry
+        column = table.default_sort_column(metric)
+        ascending = default_ascending(column)
     lengths = length_filter()
     # filters naming verdicts or columns this result does not have (set on another result) do not apply
     present = cache.verdicts_in(result_id, metric, table)
@@ -222,7 +226,7 @@ def current_view(table: SliceTable, result_id: str, top_n: int | None = None) ->
     meets = {"meets": True, "below": False}.get(state.get(K.F_MIN_SIZE))
     # ε is set in units of the metric's spread: the same setting hides as much for any metric
     eps = redundancy_epsilon(table, metric, float(state.get(K.REDUNDANCY))) if state.get(K.F_PRUNE) else 0.0
-    return cache.view_of(result_id, metric, column, bool(state.get(K.SORT_ASC)),
+    return cache.view_of(result_id, metric, column, ascending,
                          tuple(verdicts) if verdicts is not None else None, meets,
                          tuple(lengths) if lengths else None, attributes,
                          int(top_n or state.get(K.TOP_N)), eps, table)

@@ -260,20 +260,32 @@ def _parse_delta(text: str | None):
 def _summary(table, top: int, keep: dict | None = None) -> str:
     import pandas as pd
 
+    from .formats import finding_label
+    from .views import headline_tiles
+
     what = ("slices" if table.exhaustive else "slices (distinct sets of rows)")
     lines = [f"{table.n_rows:,} rows, {len(table) - 1:,} {what} with support >= {table.min_support:g}"]
     with pd.option_context("display.width", 160, "display.max_colwidth", 60):
         for m in table.metrics:
             lines.append("")
             lines.append(f"{m.name} ({m.description}): whole dataset {table.overall(m.name):.4g}")
+            if table.assessment:  # the dashboard's headline, in the same words
+                tiles = headline_tiles(table, m.name)[1:]
+                lines.append("; ".join(f"{t.label.lower()} {t.value}" + (f" ({t.caption})" if t.caption else "")
+                                       for t in tiles))
             cols = ["itemset", "support", m.name, f"{m.name}_divergence", f"{m.name}_t", f"{m.name}_p"]
+            cols += [c for c in (f"{m.name}_q", f"{m.name}_verdict") if c in table.columns]
             rows = table.top(top if keep is None else len(table), metric=m.name)
             rows = rows if keep is None else rows[keep[m.name][rows.index]].head(top)
             shown = rows[cols]
+            if f"{m.name}_finding" in table.columns:
+                shown = shown.assign(finding=[finding_label(a, b) for a, b in
+                                              zip(rows[f"{m.name}_finding"], rows[f"{m.name}_explained_by"])])
             if not table.exhaustive:  # the same rows under other descriptions
                 same = [", ".join(table.implied_items(int(i))) for i in rows.index]
                 if any(same):
                     shown = shown.assign(same_rows_as=same)
+            lines.append(f"first {len(shown)} in the default order (distinct findings first):")
             lines.append(shown.to_string(index=False))
     return "\n".join(lines)
 

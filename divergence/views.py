@@ -384,7 +384,7 @@ def headline_tiles(table: SliceTable, metric: str | None = None) -> list[Tile]:
     tiles.append(Tile("Slices tested", format_count(h["n_tested"]),
                       f"{format_count(sig)} significant + {format_count(not_sig)} not",
                       "Slices with a p-value: the slices the correction counts for this metric."))
-    tiles.append(Tile("Significant", format_count(sig), f"after correction (q ≤ {alpha:.2g})",
+    tiles.append(Tile("Significant", format_count(sig), f"after correction, q ≤ {alpha:.2g}",
                       f"{GLOSSARY['q']} Here: {correction}, q ≤ {alpha:.2g}, and the corrected interval excludes 0."))
     if h["n_findings"] is not None:
         covered = h["n_findings"] + h["n_explained"]

@@ -319,7 +319,8 @@ def _findings_columns(table, cols: dict, tests: dict, alpha: float, correction: 
         significant = significant_slices(cols[f"{name}_q"], cols[f"{name}_divergence_adj_low"],
                                          cols[f"{name}_divergence_adj_high"], alpha)
         if table.distinct_codes is not None:
-            found = distinct_findings(table, k, significant, alpha, correction, level[name])
+            found = distinct_findings(table, k, significant, alpha, correction, level[name],
+                                      int(family_size.get(name) or 1))
             finding, by = found.finding, found.explained_by
         else:  # no distinct rows to test on (a slice typed by hand): no finding is claimed
             finding, by = np.zeros(n_items, dtype=bool), np.full(n_items, -1)

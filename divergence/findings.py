@@ -13,10 +13,15 @@ nothing, so a slice made of findings' rows is explained by them.
 
 Selection is forward and greedy, strongest first: the first finding is the significant slice
 whose test against the rest is strongest; then, again and again, the candidate whose residual test
-given the findings chosen so far is strongest joins them if that test passes its bar. The bars are
-the scan's own correction applied to the follow-up family (one test per candidate after the first,
-taken in order, each step's bar that of the step-down procedure: Bonferroni α/m, Holm α/(m−j+1),
-Benjamini–Hochberg's constants αj/m), and the procedure stops at the first candidate that fails.
+given the findings chosen so far is strongest joins them if that test passes its bar, and the
+procedure stops at the first candidate that fails. The j-th finding's bar (j ≥ 2) is Holm's
+step-down over the scan's family of m tests, α/(m−j+2) (Bonferroni's α/m when the scan uses
+Bonferroni), whatever the scan's own correction: the chance that any finding after the first is
+false, given the real ones, is then at most α (Benjamini–Hochberg's constants αj/m would let a
+second, false finding through in up to 2α of the scans of a world with one real cohort). The family
+is the scan's, not the candidates', because the candidates were chosen by the same data (a slice
+significant by luck has a residual test about as strong as its own), and any slice of the family
+could have been a follow-up test.
 A candidate left over is *explained by* the finding whose arrival weakened its residual test the
 most when that test no longer passes the scan's own bar (the corrected level its own test passed);
 one whose residual test still passes it, without passing the follow-up bar, is significant but not
@@ -36,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .lattice import walk_order, walk_tallies
-from .stats import normal_quantile
+from .stats import fisher_exact_p, normal_quantile
 from .tallies import metric_columns
 
 __all__ = ["Findings", "distinct_findings", "significant_slices", "default_order", "WORSE_WHEN",
@@ -49,6 +54,8 @@ WORSE_WHEN = {"fpr": "up", "fnr": "up", "error": "up", "fdr": "up", "for": "up",
               "precision": "down", "npv": "down", "gamma": "down"}
 #: most strata (membership patterns of the findings) followed; past it no finding is added
 MAX_STRATA = 4096
+#: candidates, strongest by the stratified statistic, whose test is made exact at each step
+EXACT_TOP = 64
 
 
 def worse_sign(metric: str) -> int:
@@ -79,11 +86,12 @@ def significant_slices(q: np.ndarray, adj_low: np.ndarray, adj_high: np.ndarray,
 
 
 def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, correction: str,
-                      scan_level: float) -> Findings:
+                      scan_level: float, family_size: int) -> Findings:
     """Metric ``k``'s distinct findings among the ``significant`` slices (see the module's text).
 
     ``scan_level``: the confidence level of the scan's corrected intervals (the bar a slice's own
-    test passed), for a leftover candidate that no finding weakens."""
+    test passed); ``family_size``: the tests the scan's correction counts, the size of the family
+    of follow-up tests too (any slice of it could have been one)."""
     n_items = len(table)
     binary = table.metrics[k].binary
     finding = np.zeros(n_items, dtype=bool)
@@ -95,14 +103,17 @@ def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, corr
     tal = np.asarray(table.tallies, dtype=float)
     strata = _Strata(tal[cand][:, cols], tal[0, cols], binary)  # one stratum to start: every row
     z_own = strata.z()
-    chosen = [int(np.argmax(np.abs(z_own)))]
+    prefer = worse_sign(table.metrics[k].name) or 1
+    support = np.asarray(table.columns["support"], dtype=float)[cand]
+    top = np.argsort(-np.abs(z_own), kind="stable")[:EXACT_TOP]
+    chosen = [_strongest(top, strata.exact_z(top, z_own), prefer, support)]
     rows = _Rows(table, cand, k) if table.distinct_codes is not None else None
     z_before = z_own
     best_drop = np.full(cand.size, -np.inf)
     attributed = np.full(cand.size, -1, dtype=np.int64)
     alive = np.ones(cand.size, dtype=bool)
     alive[chosen[0]] = False
-    m_follow = max(cand.size - 1, 1)
+    m_follow = max(int(family_size), 1)
     while rows is not None and alive.any():
         newest = chosen[-1]
         if not rows.add(strata, int(cand[newest])):
@@ -112,12 +123,14 @@ def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, corr
         better = alive & (drop > best_drop)
         best_drop[better], attributed[better] = drop[better], newest
         z_before = z
-        j = len(chosen)  # the next follow-up test is the j-th
-        bar = {"bonferroni": alpha / m_follow, "holm": alpha / max(m_follow - j + 1, 1)}.get(
-            correction, alpha * j / m_follow)
+        j = len(chosen) + 1  # the next finding would be the j-th
+        bar = alpha / m_follow if correction == "bonferroni" else alpha / max(m_follow - j + 2, 1)
         left = np.nonzero(alive)[0]
-        best = left[int(np.argmax(np.abs(z[left])))]
-        if abs(z[best]) < _z_two_sided(bar):
+        # the strongest by the exact test among the strongest by the stratified statistic
+        top = left[np.argsort(-np.abs(z[left]), kind="stable")[:EXACT_TOP]]
+        exact = strata.exact_z(top, z)
+        best = _strongest(top, exact, prefer, support)
+        if np.abs(exact).max() < _z_two_sided(bar):
             break
         chosen.append(int(best))
         alive[best] = False
@@ -131,6 +144,16 @@ def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, corr
     explained[cand[rest]] = cand[attributed[rest]]
     rank = cand[chosen].astype(np.int64)
     return Findings(finding, explained, cand, rank)
+
+
+def _strongest(at: np.ndarray, z: np.ndarray, prefer: int, support: np.ndarray) -> int:
+    """The candidate of ``at`` with the largest |z|; among those as strong (a slice and its
+    complement on a two-valued attribute test alike), the one on the metric's worse side (above
+    for a metric with no worse direction), then the smaller."""
+    strength = np.abs(z)
+    near = strength >= strength.max() * (1.0 - 1e-9)
+    keys = (support[at], -(np.sign(z) * prefer), ~near)
+    return int(at[np.lexsort(keys)[0]])
 
 
 def _z_two_sided(p: float) -> float:
@@ -153,6 +176,9 @@ class _Strata:
         self.totals = [np.asarray(total, dtype=float)]
         self.num = np.zeros(r)
         self.var = np.zeros(r)
+        # 0/1 outcomes: the count of strata that inform each candidate's test and the sums of their
+        # events, rows, stratum events and stratum rows (one stratum's own when the count is 1)
+        self.single = np.zeros((r, 5))
         self._add(0, +1.0)
 
     def __len__(self) -> int:
@@ -162,6 +188,12 @@ class _Strata:
         num, var = _contribution(self.tallies[h], self.totals[h], self.binary)
         np.add.at(self.num, self.members[h], sign * num)
         np.add.at(self.var, self.members[h], sign * var)
+        if self.binary:
+            t, total = self.tallies[h], self.totals[h]
+            inform = (t[:, 0] > 0.5) & (total[0] - t[:, 0] > 0.5)
+            cells = np.column_stack([inform, inform * np.rint(t[:, 1]), inform * t[:, 0],
+                                     inform * round(total[1]), inform * total[0]]).astype(float)
+            np.add.at(self.single, self.members[h], sign * cells)
 
     def split(self, h: int, members: np.ndarray, part: np.ndarray, total: np.ndarray) -> None:
         """Move ``part`` (the tallies of ``members``, candidates' positions, sorted) and ``total``
@@ -188,6 +220,20 @@ class _Strata:
             if self.binary:  # the continuity correction, on the sum over strata
                 num = np.sign(num) * np.maximum(np.abs(num) - 0.5, 0.0)
             return np.where(den > 1e-12, num / np.where(den > 1e-12, den, 1.0), 0.0)
+
+    def exact_z(self, at: np.ndarray, z: np.ndarray) -> np.ndarray:
+        """:meth:`z` of the candidates ``at``, with Fisher's exact test where a single stratum
+        informs a 0/1 candidate's test (the normal approximation overstates the upper tail of a
+        small slice with few events), as a signed normal deviate."""
+        out = np.asarray(z[at], dtype=float).copy()
+        if not self.binary:
+            return out
+        for j, c in enumerate(at):
+            count, ones, n1, m, big_n = (float(x) for x in self.single[c])
+            if round(count) == 1 and n1 < big_n:
+                p = float(fisher_exact_p(np.array([ones]), np.array([n1]), m, big_n)[0])
+                out[j] = np.sign(out[j]) * _z_two_sided(p) if np.isfinite(p) else 0.0
+        return out
 
 
 def _contribution(tallies: np.ndarray, total: np.ndarray, binary: bool) -> tuple[np.ndarray, np.ndarray]:

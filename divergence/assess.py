@@ -59,6 +59,12 @@ MAX_BOOTSTRAP_CELLS = 50_000_000
 #: cap on rows x replicates of the Poisson weights drawn in one pass
 BOOTSTRAP_PASS_CELLS = 20_000_000
 
+#: the work the search for a metric's distinct findings may do, per slice and distinct row
+#: (itemsets walked, rows read, entries updated; see divergence.findings): about what the scan does
+FINDINGS_WORK = 4
+#: the least work it may do (a small table's search always ends: it takes milliseconds)
+FINDINGS_WORK_FLOOR = 200_000
+
 _BASELINE_CODE = {"mean": 1, "median": 2, "majority": 3, "base_rate": 4}
 _BASELINE_TEXT = {"mean": "the slice's mean target", "median": "the slice's median target",
                   "majority": "the slice's majority class", "base_rate": "the slice's base rate"}
@@ -280,7 +286,7 @@ def assess(
         verdict[rest & (div == 0)] = "noise"
         cols[f"{name}_verdict"] = verdict
     # ---- estimates honest at the top, distinct findings and the default order (divergence.findings)
-    _findings_columns(table, cols, tests, alpha, correction, level, family_size)
+    findings_cut = _findings_columns(table, cols, tests, alpha, correction, level, family_size)
     intervals = "analytic and bootstrap" if boot else "analytic"
     assessment = {
         "confidence": confidence, "correction": correction, "bootstrap": int(bootstrap),
@@ -293,18 +299,22 @@ def assess(
         "bootstrap_skipped": bool(bootstrap) and not boot,
         "intervals": intervals,
         "verdicts_from": "rows" if has_rows else "tallies",
+        "findings_cut": findings_cut,
     }
     return dataclasses.replace(table, columns=cols, assessment=assessment)
 
 
 def _findings_columns(table, cols: dict, tests: dict, alpha: float, correction: str, level: dict,
-                      family_size: dict) -> None:
+                      family_size: dict) -> dict:
     """Per metric: the lattice-aware shrunk divergence (:func:`divergence.shrinkage.shrink_lattice`),
     the bound nearest zero of the simultaneous (Bonferroni) interval over the family, the distinct
     findings (``M_finding``, ``M_explained_by``) and each slice's position in the default order
-    (``M_order``); see :mod:`divergence.findings`."""
-    itemsets = None
+    (``M_order``); see :mod:`divergence.findings`. Each metric's search is given a budget of work
+    (:data:`FINDINGS_WORK` per slice and distinct row); past it, the findings found stand and a note
+    says so (``assessment["findings_cut"]``)."""
     n_items = len(table)
+    cut = {}
+    significant = {}
     for k, m in enumerate(table.metrics):
         name = m.name
         n, s, q = metric_tallies(table.tallies, k)
@@ -316,21 +326,31 @@ def _findings_columns(table, cols: dict, tests: dict, alpha: float, correction: 
         low, high = tests[name].interval(1.0 - alpha / max(int(family_size.get(name) or 1), 1))
         cols[f"{name}_divergence_bound"] = np.where(low > 0, low, np.where(high < 0, high,
                                                     np.where(np.isfinite(low), 0.0, np.nan)))
-        significant = significant_slices(cols[f"{name}_q"], cols[f"{name}_divergence_adj_low"],
-                                         cols[f"{name}_divergence_adj_high"], alpha)
+        significant[name] = significant_slices(cols[f"{name}_q"], cols[f"{name}_divergence_adj_low"],
+                                               cols[f"{name}_divergence_adj_high"], alpha)
+    itemsets = table.itemsets
+    for k, m in enumerate(table.metrics):
+        name = m.name
         if table.distinct_codes is not None:
-            found = distinct_findings(table, k, significant, alpha, correction, level[name],
-                                      int(family_size.get(name) or 1))
+            # each metric's search is given about the work of the scan (deterministic units, see
+            # divergence.findings.distinct_findings): a scan with findings costs about twice one without
+            budget = max(FINDINGS_WORK_FLOOR,
+                         FINDINGS_WORK * (n_items + (0 if table.distinct_codes is None else len(table.distinct_codes))))
+            found = distinct_findings(table, k, significant[name], alpha, correction, level[name],
+                                      int(family_size.get(name) or 1), budget=budget)
             finding, by = found.finding, found.explained_by
+            if found.cut:
+                cut[name] = (f"{name}: the search for distinct findings stopped after {int(finding.sum()):,} "
+                             f"({found.cut}); the significant slices they do not explain are listed as significant, "
+                             "neither a finding nor explained.")
         else:  # no distinct rows to test on (a slice typed by hand): no finding is claimed
             finding, by = np.zeros(n_items, dtype=bool), np.full(n_items, -1)
-        if itemsets is None:
-            itemsets = table.itemsets
         explained = np.full(n_items, "", dtype=object)
         explained[by >= 0] = itemsets[by[by >= 0]]
         cols[f"{name}_finding"] = finding
         cols[f"{name}_explained_by"] = explained
-        cols[f"{name}_order"] = default_order(cols, name, significant)
+        cols[f"{name}_order"] = default_order(cols, name, significant[name])
+    return cut
 
 
 def _tested(p: np.ndarray) -> np.ndarray:

@@ -40,22 +40,29 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .lattice import walk_order, walk_tallies
+from .lattice import walk_label_entries, walk_label_tallies, walk_order
 from .stats import fisher_exact_p, normal_quantile
 from .tallies import metric_columns
 
 __all__ = ["Findings", "distinct_findings", "significant_slices", "default_order", "WORSE_WHEN",
-           "worse_sign", "honest_estimate", "MAX_STRATA"]
+           "worse_sign", "honest_estimate", "MAX_STRATA", "MAX_ENTRIES"]
 
 #: the direction in which a metric is worse (up: error rates and errors; down: rates of success
 #: and a ranking's gain); metrics not listed have no worse direction (an outcome column)
 WORSE_WHEN = {"fpr": "up", "fnr": "up", "error": "up", "fdr": "up", "for": "up", "brier": "up",
               "abs_error": "up", "squared_error": "up", "tpr": "down", "tnr": "down", "accuracy": "down",
               "precision": "down", "npv": "down", "gamma": "down"}
-#: most strata (membership patterns of the findings) followed; past it no finding is added
+#: most strata (membership patterns of the findings) followed, and most (candidate, stratum) pairs
+#: with rows: past either no finding is added (the findings' overlaps have cut the rows into cells
+#: too many and too small to test in; the assessment says so) and the work stays within a scan's
 MAX_STRATA = 4096
+MAX_ENTRIES = 600_000
 #: candidates, strongest by the stratified statistic, whose test is made exact at each step
 EXACT_TOP = 64
+#: a candidate whose residual |Z| falls this far below the bar is no longer followed step by step
+#: (it is tested again given all the findings; if it could then be one, the search goes on)
+FREEZE_MARGIN = 1.5
+
 
 
 def worse_sign(metric: str) -> int:
@@ -73,6 +80,9 @@ class Findings:
     explained_by: np.ndarray
     candidates: np.ndarray
     rank: np.ndarray
+    #: why the search stopped with candidates left that could still have been findings ('' when
+    #: it did not: :data:`MAX_STRATA`, :data:`MAX_ENTRIES`, or its time)
+    cut: str = ""
 
 
 def significant_slices(q: np.ndarray, adj_low: np.ndarray, adj_high: np.ndarray, alpha: float) -> np.ndarray:
@@ -86,19 +96,22 @@ def significant_slices(q: np.ndarray, adj_low: np.ndarray, adj_high: np.ndarray,
 
 
 def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, correction: str,
-                      scan_level: float, family_size: int) -> Findings:
+                      scan_level: float, family_size: int, budget: float | None = None) -> Findings:
     """Metric ``k``'s distinct findings among the ``significant`` slices (see the module's text).
 
     ``scan_level``: the confidence level of the scan's corrected intervals (the bar a slice's own
     test passed); ``family_size``: the tests the scan's correction counts, the size of the family
-    of follow-up tests too (any slice of it could have been one)."""
+    of follow-up tests too (any slice of it could have been one); ``budget``: the work the search
+    may do, in itemsets walked, distinct rows read and (candidate, stratum) entries updated
+    (deterministic: the same table gives the same findings on any machine); past it no finding
+    is added (the search is cut, said in ``cut``)."""
     n_items = len(table)
     binary = table.metrics[k].binary
     finding = np.zeros(n_items, dtype=bool)
     explained = np.full(n_items, -1, dtype=np.int64)
     cand = np.nonzero(significant)[0]
     if cand.size == 0:
-        return Findings(finding, explained, cand, np.zeros(0, dtype=np.int64))
+        return Findings(finding, explained, cand, np.zeros(0, dtype=np.int64), "")
     cols = list(metric_columns(k))
     tal = np.asarray(table.tallies, dtype=float)
     strata = _Strata(tal[cand][:, cols], tal[0, cols], binary)  # one stratum to start: every row
@@ -107,43 +120,92 @@ def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, corr
     support = np.asarray(table.columns["support"], dtype=float)[cand]
     top = np.argsort(-np.abs(z_own), kind="stable")[:EXACT_TOP]
     chosen = [_strongest(top, strata.exact_z(top, z_own), prefer, support)]
-    rows = _Rows(table, cand, k) if table.distinct_codes is not None else None
-    z_before = z_own
-    best_drop = np.full(cand.size, -np.inf)
-    attributed = np.full(cand.size, -1, dtype=np.int64)
     alive = np.ones(cand.size, dtype=bool)
     alive[chosen[0]] = False
     m_follow = max(int(family_size), 1)
-    while rows is not None and alive.any():
-        newest = chosen[-1]
-        if not rows.add(strata, int(cand[newest])):
-            break  # too many strata: the candidates left are attributed as they stand
-        z = strata.z()
-        drop = np.abs(z_before) - np.abs(z)
-        better = alive & (drop > best_drop)
-        best_drop[better], attributed[better] = drop[better], newest
-        z_before = z
-        j = len(chosen) + 1  # the next finding would be the j-th
-        bar = alpha / m_follow if correction == "bonferroni" else alpha / max(m_follow - j + 2, 1)
-        left = np.nonzero(alive)[0]
-        # the strongest by the exact test among the strongest by the stratified statistic
-        top = left[np.argsort(-np.abs(z[left]), kind="stable")[:EXACT_TOP]]
-        exact = strata.exact_z(top, z)
-        best = _strongest(top, exact, prefer, support)
-        if np.abs(exact).max() < _z_two_sided(bar):
+
+    def bar_z(j: int) -> float:  # the j-th finding's bar (j >= 2), as |Z|
+        return _z_two_sided(alpha / m_follow if correction == "bonferroni" else alpha / max(m_follow - j + 2, 1))
+
+    cut = ""
+    if table.distinct_codes is None:
+        return Findings(finding | _mark(n_items, cand[chosen]), explained, cand, cand[chosen].astype(np.int64), cut)
+    rows = _Rows(table, cand, k)
+    # work kept for the final test of every candidate: a walk of all their lattice over every row
+    reserve = float(rows.final_work(alive))
+    # the candidates followed step by step: those whose residual test could still reach the bar
+    active = alive.copy()
+    while True:
+        while True:
+            if not rows.add(strata, chosen[-1], active):
+                cut = "their overlaps cut the rows into too many cells to test in"
+                alive[chosen.pop()] = True  # not a finding its rows can be accounted for as
+                break
+            if not active.any():
+                break
+            if budget is not None and rows.work > budget - reserve:
+                cut = "the work it was given, about what the scan did, ran out"
+                break
+            z = strata.z()
+            j = len(chosen) + 1
+            frozen = active & (np.abs(z) < bar_z(j) - FREEZE_MARGIN)
+            if frozen.any():  # far below the bar: checked again once the findings are known
+                strata.drop(np.nonzero(frozen)[0])
+                active &= ~frozen
+            left = np.nonzero(active)[0]
+            if left.size == 0:
+                break
+            # the strongest by the exact test among the strongest by the stratified statistic
+            top = left[np.argsort(-np.abs(z[left]), kind="stable")[:EXACT_TOP]]
+            exact = strata.exact_z(top, z)
+            if np.abs(exact).max() < bar_z(j):
+                break
+            best = _strongest(top, exact, prefer, support)
+            chosen.append(int(best))
+            alive[best] = False
+            active[best] = False
+            strata.drop(np.array([best]))
+        # every candidate left, tested given all the findings (and each finding alone)
+        z_all, z_pair = rows.final(np.nonzero(alive)[0], binary)
+        if cut:
             break
+        if budget is not None and rows.work > budget - reserve:
+            break  # no work left to look again
+        j = len(chosen) + 1
+        left = np.nonzero(alive)[0]
+        again = left[np.abs(z_all[left]) >= bar_z(j) - FREEZE_MARGIN]
+        if again.size == 0 or np.abs(z_all[again]).max() < bar_z(j):
+            break
+        # a candidate checked again could be a finding: follow it step by step from here
+        strata = rows.strata_of(again, binary)
+        active = np.zeros(cand.size, dtype=bool)
+        active[again] = True
+        top = again[np.argsort(-np.abs(z_all[again]), kind="stable")[:EXACT_TOP]]
+        exact = strata.exact_z(top, strata.z())
+        if np.abs(exact).max() < bar_z(j):
+            break
+        best = _strongest(top, exact, prefer, support)
         chosen.append(int(best))
         alive[best] = False
-    for c in chosen:
-        finding[cand[c]] = True
+        active[best] = False
+        strata.drop(np.array([best]))
+    finding[cand[chosen]] = True
     # a candidate left over is explained by a finding when, with the findings' rows accounted
-    # for, it no longer passes the scan's own bar and a finding's arrival weakened it; one that
-    # still passes it is significant but not shown distinct: it is neither
+    # for, it no longer passes the scan's own bar; by the finding that alone weakens it most
     z_scan = _z_two_sided(1.0 - scan_level)
-    rest = alive & (np.abs(z_before) < z_scan) & (best_drop > 0) & (attributed >= 0)
-    explained[cand[rest]] = cand[attributed[rest]]
+    left = np.nonzero(alive)[0]
+    drop = np.abs(z_own[left])[:, None] - np.abs(z_pair[left])
+    by = np.argmax(drop, axis=1) if drop.size else np.zeros(0, dtype=np.int64)
+    ok = (np.abs(z_all[left]) < z_scan) & (drop[np.arange(left.size), by] > 0) if left.size else np.zeros(0, bool)
+    explained[cand[left[ok]]] = cand[np.asarray(rows.order)[by[ok]]]
     rank = cand[chosen].astype(np.int64)
-    return Findings(finding, explained, cand, rank)
+    return Findings(finding, explained, cand, rank, cut)
+
+
+def _mark(n: int, rows: np.ndarray) -> np.ndarray:
+    out = np.zeros(n, dtype=bool)
+    out[rows] = True
+    return out
 
 
 def _strongest(at: np.ndarray, z: np.ndarray, prefer: int, support: np.ndarray) -> int:
@@ -163,59 +225,80 @@ def _z_two_sided(p: float) -> float:
 
 
 class _Strata:
-    """The strata (patterns of membership in the findings) and, per stratum, the candidates with
-    rows in it and their tallies there (defined count, shifted sum, sum of squares). The residual
-    test's numerator and variance are sums over strata, kept per candidate and updated where a
-    stratum splits."""
+    """The strata (patterns of membership in the findings) and, for each candidate and stratum it
+    has rows in, the candidate's tallies there (defined count, shifted sum, sum of squares), as
+    entries (candidate, stratum, tallies). The residual test's numerator and variance are sums of
+    one term per entry, recomputed after each split (one vectorised pass over the entries)."""
 
     def __init__(self, per_slice: np.ndarray, total: np.ndarray, binary: bool) -> None:
         self.binary = binary
-        r = per_slice.shape[0]
-        self.members = [np.arange(r)]
-        self.tallies = [per_slice.astype(float)]
-        self.totals = [np.asarray(total, dtype=float)]
-        self.num = np.zeros(r)
-        self.var = np.zeros(r)
-        # 0/1 outcomes: the count of strata that inform each candidate's test and the sums of their
-        # events, rows, stratum events and stratum rows (one stratum's own when the count is 1)
-        self.single = np.zeros((r, 5))
-        self._add(0, +1.0)
+        self.r = per_slice.shape[0]
+        self.cand = np.arange(self.r, dtype=np.int64)
+        self.stratum = np.zeros(self.r, dtype=np.int64)
+        self.tallies = per_slice.astype(float)
+        self.totals = np.asarray(total, dtype=float)[None, :].copy()
+        self._sums()
 
     def __len__(self) -> int:
-        return len(self.totals)
+        return self.totals.shape[0]
 
-    def _add(self, h: int, sign: float) -> None:
-        num, var = _contribution(self.tallies[h], self.totals[h], self.binary)
-        np.add.at(self.num, self.members[h], sign * num)
-        np.add.at(self.var, self.members[h], sign * var)
+    def drop(self, candidates: np.ndarray) -> None:
+        """Stop following these candidates (their entries are removed; their statistic reads 0)."""
+        keep = ~np.isin(self.cand, candidates)
+        self.cand, self.stratum, self.tallies = self.cand[keep], self.stratum[keep], self.tallies[keep]
+        self._sums()
+
+    @classmethod
+    def from_entries(cls, r: int, cand: np.ndarray, stratum: np.ndarray, tallies: np.ndarray, totals: np.ndarray,
+                     binary: bool) -> "_Strata":
+        out = cls.__new__(cls)
+        out.binary, out.r = binary, r
+        out.cand, out.stratum, out.tallies = cand.astype(np.int64), stratum.astype(np.int64), tallies
+        out.totals = np.asarray(totals, dtype=float).copy()
+        out._sums()
+        return out
+
+    def entries_of(self, candidates: np.ndarray) -> np.ndarray:
+        """The entries of the given candidates (positions in the entry arrays)."""
+        return np.nonzero(np.isin(self.cand, candidates))[0]
+
+    def split(self, cand: np.ndarray, old: np.ndarray, new: np.ndarray, part: np.ndarray,
+              old_strata: np.ndarray, new_totals: np.ndarray) -> None:
+        """Move ``part`` (per entry (``cand``, ``old``)) into the new strata ``new``; the new strata's
+        totals ``new_totals`` leave the ``old_strata`` they were split from (in that order)."""
+        import pandas as pd
+
+        width = np.int64(len(self) + new_totals.shape[0] + 1)
+        keys = pd.Index(self.cand * width + self.stratum)
+        at = keys.get_indexer(cand * width + old)
+        self.tallies[at] -= part
+        self.totals[old_strata] -= new_totals
+        self.totals = np.concatenate([self.totals, new_totals])
+        keep = self.tallies[:, 0] > 0.5  # sums taken apart leave rounding dust
+        self.cand = np.concatenate([self.cand[keep], cand])
+        self.stratum = np.concatenate([self.stratum[keep], new])
+        self.tallies = np.concatenate([self.tallies[keep], part])
+        self._sums()
+
+    def _sums(self) -> None:
+        total = self.totals[self.stratum]
+        num, var = _contribution(self.tallies, total, self.binary)
+        self.num = np.bincount(self.cand, weights=num, minlength=self.r)
+        self.var = np.bincount(self.cand, weights=var, minlength=self.r)
         if self.binary:
-            t, total = self.tallies[h], self.totals[h]
-            inform = (t[:, 0] > 0.5) & (total[0] - t[:, 0] > 0.5)
-            cells = np.column_stack([inform, inform * np.rint(t[:, 1]), inform * t[:, 0],
-                                     inform * round(total[1]), inform * total[0]]).astype(float)
-            np.add.at(self.single, self.members[h], sign * cells)
-
-    def split(self, h: int, members: np.ndarray, part: np.ndarray, total: np.ndarray) -> None:
-        """Move ``part`` (the tallies of ``members``, candidates' positions, sorted) and ``total``
-        out of stratum ``h`` into a new stratum."""
-        self._add(h, -1.0)
-        at = np.searchsorted(self.members[h], members)
-        self.tallies[h][at] -= part
-        self.totals[h] = self.totals[h] - total
-        still = self.tallies[h][:, 0] > 0.5  # sums taken apart leave rounding dust
-        self.members[h], self.tallies[h] = self.members[h][still], self.tallies[h][still]
-        self._add(h, +1.0)
-        self.members.append(members)
-        self.tallies.append(part)
-        self.totals.append(np.asarray(total, dtype=float))
-        self._add(len(self.totals) - 1, +1.0)
+            # the count of strata that inform each candidate's test and the sums of their events,
+            # rows, stratum events and stratum rows (one stratum's own when the count is 1)
+            t = self.tallies
+            inform = ((t[:, 0] > 0.5) & (total[:, 0] - t[:, 0] > 0.5)).astype(float)
+            cells = (inform, inform * np.rint(t[:, 1]), inform * t[:, 0], inform * np.rint(total[:, 1]),
+                     inform * total[:, 0])
+            self.single = np.column_stack([np.bincount(self.cand, weights=c, minlength=self.r) for c in cells])
 
     def z(self) -> np.ndarray:
         """Each candidate's stratified statistic (signed: above or below the other rows of its
         strata), 0 where no stratum holds both its rows and others."""
         with np.errstate(invalid="ignore", divide="ignore"):
-            var = np.maximum(self.var, 0.0)
-            den = np.sqrt(var)
+            den = np.sqrt(np.maximum(self.var, 0.0))
             num = self.num
             if self.binary:  # the continuity correction, on the sum over strata
                 num = np.sign(num) * np.maximum(np.abs(num) - 0.5, 0.0)
@@ -237,19 +320,20 @@ class _Strata:
 
 
 def _contribution(tallies: np.ndarray, total: np.ndarray, binary: bool) -> tuple[np.ndarray, np.ndarray]:
-    """One stratum's terms of the residual test for the candidates with rows in it: 0/1 outcome,
-    observed minus expected events and the hypergeometric variance (Cochran–Mantel–Haenszel);
-    real outcome, w·(mean₁ − mean₀) and w²·(var₁/n₁ + var₀/n₀), w = n₁n₀/(n₁+n₀), var₁ at least
-    var₀."""
+    """Each entry's terms of the residual test (a candidate's tallies in a stratum, and the
+    stratum's): 0/1 outcome, observed minus expected events and the hypergeometric variance
+    (Cochran–Mantel–Haenszel); real outcome, w·(mean₁ − mean₀) and w²·(var₁/n₁ + var₀/n₀),
+    w = n₁n₀/(n₁+n₀), var₁ at least var₀."""
     n1, s1, q1 = tallies[:, 0], tallies[:, 1], tallies[:, 2]
-    big_n, big_s, big_q = float(total[0]), float(total[1]), float(total[2])
+    big_n, big_s, big_q = total[:, 0], total[:, 1], total[:, 2]
     n0 = big_n - n1
     ok = (n1 > 0.5) & (n0 > 0.5)
     with np.errstate(invalid="ignore", divide="ignore"):
         if binary:
-            m = round(big_s)
-            expected = n1 * m / big_n
-            var = n1 * n0 * m * (big_n - m) / (big_n * big_n * max(big_n - 1.0, 1.0))
+            m = np.rint(big_s)
+            safe = np.where(ok, big_n, 1.0)
+            expected = n1 * m / safe
+            var = n1 * n0 * m * (big_n - m) / (safe * safe * np.maximum(big_n - 1.0, 1.0))
             return np.where(ok, np.rint(s1) - expected, 0.0), np.where(ok, var, 0.0)
         s0, q0 = big_s - s1, big_q - q1
         safe0 = np.where(n0 > 0.5, n0, 1.0)
@@ -264,48 +348,158 @@ def _contribution(tallies: np.ndarray, total: np.ndarray, binary: bool) -> tuple
 
 
 class _Rows:
-    """The distinct rows of a table, their stratum, and the walk that tallies the candidates'
-    rows within a finding's rows."""
+    """The distinct rows of a table, their stratum, and the walks that tally the candidates' rows
+    within a finding's rows."""
 
     def __init__(self, table, cand: np.ndarray, k: int) -> None:
         self.codes = np.asarray(table.distinct_codes)
         self.w = np.asarray(table.distinct_tallies, dtype=float)[:, list(metric_columns(k))]
         self.label = np.zeros(self.codes.shape[0], dtype=np.int64)
         self.slice_codes = table.codes
-        needed = _with_ancestors(table.parent, cand)
-        self.position = np.searchsorted(needed, cand)
-        remap = np.full(len(table), -1, dtype=np.int64)
-        remap[needed] = np.arange(needed.size)
-        parent = np.where(table.parent[needed] >= 0, remap[np.maximum(table.parent[needed], 0)], -1)
-        self.walk = walk_order(parent, table.codes[needed])
+        self.parent = table.parent
+        self.cand = cand
+        self.cand_codes = table.codes[cand]
+        #: the findings accounted for (candidate positions, in order) and, per stratum, which of
+        #: them its rows are in
+        self.order: list[int] = []
+        self.bits = np.zeros((1, 0), dtype=bool)
+        #: the work done: itemsets walked, distinct rows read, entries updated
+        self.work = 0
 
-    def add(self, strata: _Strata, finding: int) -> bool:
+    def final_work(self, alive: np.ndarray) -> int:
+        """The work of a final test of the candidates ``alive``: their lattice walked over every row."""
+        return int(_with_ancestors(self.parent, self.cand[alive]).size + self.codes.shape[0] + 4 * alive.sum())
+
+    def add(self, strata: _Strata, position: int, active: np.ndarray) -> bool:
         """Split every stratum by membership in the slice ``finding``; False when the strata would
-        pass :data:`MAX_STRATA` (nothing changed)."""
-        f = self.slice_codes[finding]
+        pass :data:`MAX_STRATA` (nothing changed).
+
+        A candidate holding every item of the finding moves whole; one fixing an attribute of the
+        finding to another value has no row in it; the others' rows in it come from one walk of
+        their lattice over the finding's distinct rows."""
+        f = self.slice_codes[self.cand[position]]
+        items = np.nonzero(f >= 0)[0]
         inside = np.ones(self.codes.shape[0], dtype=bool)
-        for a in np.nonzero(f >= 0)[0]:
+        for a in items:
             inside &= self.codes[:, a] == f[a]
         old = np.unique(self.label[inside])
         h = len(strata)
         if h + old.size > MAX_STRATA:
             return False
+        self.work += int(inside.sum()) + len(strata.cand)
         pos = np.searchsorted(old, self.label[inside])
-        # per distinct row of the finding, its tallies in the column block of its old stratum
-        weights = np.zeros((int(inside.sum()), 3 * old.size))
-        rows = np.arange(weights.shape[0])
-        for c in range(3):
-            weights[rows, 3 * pos + c] = self.w[inside, c]
-        part = walk_tallies(self.walk, np.asfortranarray(self.codes[inside], dtype=np.int32), weights)
-        part = part[self.position]
         total = np.zeros((old.size, 3))
         np.add.at(total, pos, self.w[inside])
-        for j, o in enumerate(old):
-            block = part[:, 3 * j:3 * j + 3]
-            members = np.nonzero(block[:, 0] > 0.5)[0]
-            strata.split(int(o), members, block[members], total[j])
+        mine = self.cand_codes[:, items]
+        refines = np.all(mine == f[items], axis=1) & active
+        compatible = np.all((mine < 0) | (mine == f[items]), axis=1) & ~refines & active
+        # the refinements' entries move whole into the new strata
+        moved = strata.entries_of(np.nonzero(refines)[0])
+        parts = [(strata.cand[moved], strata.stratum[moved], strata.tallies[moved].copy())]
+        walked = np.nonzero(compatible)[0]
+        if walked.size:
+            needed = _with_ancestors(self.parent, self.cand[walked])
+            remap = np.full(len(self.parent), -1, dtype=np.int64)
+            remap[needed] = np.arange(needed.size)
+            parent = np.where(self.parent[needed] >= 0, remap[np.maximum(self.parent[needed], 0)], -1)
+            walk = walk_order(parent, self.slice_codes[needed])
+            slot = np.full(needed.size, -1, dtype=np.int64)
+            slot[remap[self.cand[walked]]] = np.arange(walked.size)
+            part = walk_label_tallies(walk, np.asfortranarray(self.codes[inside], dtype=np.int32), pos,
+                                      self.w[inside], old.size, slot, walked.size)
+            c, j = np.nonzero(part[:, :, 0] > 0.5)
+            parts.append((walked[c], old[j], part[c, j, :]))
+        cand = np.concatenate([p[0] for p in parts])
+        if len(strata.cand) + cand.size > MAX_ENTRIES:
+            return False
+        old_of = np.concatenate([p[1] for p in parts])
+        tallies = np.concatenate([p[2] for p in parts])
+        strata.split(cand, old_of, h + np.searchsorted(old, old_of), tallies, old, total)
         self.label[inside] = h + pos
+        bits = np.zeros((h + old.size, self.bits.shape[1] + 1), dtype=bool)
+        bits[:h, :-1] = self.bits
+        bits[h:, :-1] = self.bits[old]
+        bits[h:, -1] = True
+        self.bits = bits
+        self.order.append(int(position))
         return True
+
+    def _walk(self, positions: np.ndarray, rows: np.ndarray, labels: np.ndarray, n_labels: int) -> np.ndarray:
+        """Per candidate (``positions``) and label, its tallies on the distinct rows ``rows`` (a
+        mask) of each label (``labels``, per row of the mask): one walk of their lattice."""
+        needed = _with_ancestors(self.parent, self.cand[positions])
+        self.work += int(needed.size)
+        remap = np.full(len(self.parent), -1, dtype=np.int64)
+        remap[needed] = np.arange(needed.size)
+        parent = np.where(self.parent[needed] >= 0, remap[np.maximum(self.parent[needed], 0)], -1)
+        walk = walk_order(parent, self.slice_codes[needed])
+        slot = np.full(needed.size, -1, dtype=np.int64)
+        slot[remap[self.cand[positions]]] = np.arange(positions.size)
+        return walk_label_tallies(walk, np.asfortranarray(self.codes[rows], dtype=np.int32), labels,
+                                  self.w[rows], n_labels, slot, positions.size)
+
+    def _totals(self) -> np.ndarray:
+        n_labels = self.bits.shape[0]
+        total = np.zeros((n_labels, 3))
+        np.add.at(total, self.label, self.w)
+        return total
+
+    def _entries(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The entries (candidate, stratum, tallies) of these candidates under the strata of every
+        finding accounted for: one walk of their lattice over every distinct row."""
+        needed = _with_ancestors(self.parent, self.cand[positions])
+        remap = np.full(len(self.parent), -1, dtype=np.int64)
+        remap[needed] = np.arange(needed.size)
+        parent = np.where(self.parent[needed] >= 0, remap[np.maximum(self.parent[needed], 0)], -1)
+        walk = walk_order(parent, self.slice_codes[needed])
+        slot = np.full(needed.size, -1, dtype=np.int64)
+        slot[remap[self.cand[positions]]] = positions
+        c, lab, tallies = walk_label_entries(walk, self.codes, self.label, self.w, self.bits.shape[0], slot)
+        self.work += int(needed.size + self.codes.shape[0] + c.size)
+        keep = tallies[:, 0] > 0.5
+        return c[keep], lab[keep], tallies[keep]
+
+    def strata_of(self, positions: np.ndarray, binary: bool) -> _Strata:
+        """The strata entries of these candidates under every finding accounted for."""
+        c, lab, tallies = self._entries(positions)
+        return _Strata.from_entries(self.cand.size, c, lab, tallies, self._totals(), binary)
+
+    def final(self, positions: np.ndarray, binary: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Each candidate's residual statistic given every finding accounted for, and given each
+        finding alone (columns in the order of :attr:`order`): full-length arrays, 0 elsewhere."""
+        r, k = self.cand.size, len(self.order)
+        z_all = np.zeros(r)
+        z_pair = np.zeros((r, k))
+        if positions.size == 0:
+            return z_all, z_pair
+        totals = self._totals()
+        c, lab, tallies = self._entries(positions)
+        z_all[positions] = _Strata.from_entries(r, c, lab, tallies, totals, binary).z()[positions]
+        own = np.column_stack([np.bincount(c, weights=tallies[:, j], minlength=r) for j in range(3)])
+        grand = totals.sum(axis=0)
+        f_totals = self.bits.T.astype(float) @ totals  # each finding's own totals
+        # each candidate's tallies inside each finding: (candidates x strata) times (strata x findings)
+        from scipy import sparse
+
+        strata_of = sparse.csr_matrix((np.ones(c.size), (c, lab)), shape=(r, self.bits.shape[0]))
+        bits = sparse.csr_matrix(self.bits.astype(float))
+        inside = [np.asarray((sparse.csr_matrix((tallies[:, j], (c, lab)), shape=strata_of.shape) @ bits).todense())
+                  for j in range(3)]
+        part = np.stack([inside[j][positions, :] for j in range(3)], axis=2)  # positions x findings x 3
+        rest = own[positions][:, None, :] - part
+        p, kk = part.shape[0], part.shape[1]
+        t_in = np.broadcast_to(f_totals[None, :, :], part.shape).reshape(-1, 3)
+        t_out = np.broadcast_to((grand[None, :] - f_totals)[None, :, :], part.shape).reshape(-1, 3)
+        n_in, v_in = _contribution(part.reshape(-1, 3), t_in, binary)
+        n_out, v_out = _contribution(rest.reshape(-1, 3), t_out, binary)
+        num = (n_in + n_out).reshape(p, kk)
+        var = np.maximum((v_in + v_out).reshape(p, kk), 0.0)
+        if binary:
+            num = np.sign(num) * np.maximum(np.abs(num) - 0.5, 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            den = np.sqrt(var)
+            z_pair[positions] = np.where(den > 1e-12, num / np.where(den > 1e-12, den, 1.0), 0.0)
+        return z_all, z_pair
 
 
 def _with_ancestors(parent: np.ndarray, rows: np.ndarray) -> np.ndarray:

@@ -141,24 +141,26 @@ def shrink_lattice(codes: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarra
         rows = np.nonzero(lengths == length)[0]
         if rows.size == 0:
             continue
-        best_d = np.full(rows.size, np.nan)
-        best_se = np.full(rows.size, np.nan)
-        best_parent = np.full(rows.size, -1, dtype=np.int64)
-        best_z = np.full(rows.size, np.inf)
+        # every one-item-shorter subset of these itemsets, looked up at once
         present = codes[rows] >= 0
-        for slot in range(length):
-            # the slot-th item of each itemset removed: its one-item-shorter subsets
-            attr = np.argsort(~present, axis=1, kind="stable")[:, slot]
-            sub = codes[rows].copy()
-            sub[np.arange(rows.size), attr] = -1
-            parent = np.zeros(rows.size, dtype=np.int64) if length == 1 else np.asarray(index_of(sub))
-            found = parent >= 0
-            p = np.maximum(parent, 0)
-            d, se = _increment(n[rows], mean[rows], var[rows], n[p], mean[p], var[p], binary)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                z = np.where(se > 0, np.abs(d) / np.where(se > 0, se, 1.0), np.where(d == 0, 0.0, np.inf))
-            take = found & np.isfinite(d) & (z < best_z)
-            best_d[take], best_se[take], best_parent[take], best_z[take] = d[take], se[take], parent[take], z[take]
+        attrs = np.argsort(~present, axis=1, kind="stable")[:, :length]  # each itemset's attributes
+        subs = np.repeat(codes[rows], length, axis=0)
+        subs[np.arange(subs.shape[0]), attrs.ravel()] = -1
+        parents = (np.zeros(subs.shape[0], dtype=np.int64) if length == 1
+                   else np.asarray(index_of(subs), dtype=np.int64)).reshape(rows.size, length)
+        found = parents >= 0
+        p = np.maximum(parents, 0)
+        me = np.repeat(rows, length).reshape(rows.size, length)
+        d, se = _increment(n[me], mean[me], var[me], n[p], mean[p], var[p], binary)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            z = np.where(se > 0, np.abs(d) / np.where(se > 0, se, 1.0), np.where(d == 0, 0.0, np.inf))
+        z = np.where(found & np.isfinite(d), z, np.inf)
+        pick = np.argmin(z, axis=1)
+        at = np.arange(rows.size)
+        ok_pick = np.isfinite(z[at, pick])
+        best_d = np.where(ok_pick, d[at, pick], np.nan)
+        best_se = np.where(ok_pick, se[at, pick], np.nan)
+        best_parent = np.where(ok_pick, parents[at, pick], -1)
         shrunk = shrink(best_d, best_se)
         ok = best_parent >= 0
         out[rows[ok]] = out[best_parent[ok]] + shrunk[ok]

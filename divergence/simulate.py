@@ -11,7 +11,7 @@ import pandas as pd
 
 __all__ = ["random_attributes", "null_table", "two_group_table", "planted_rate_table", "noisier_labels_table",
            "NULL_KINDS", "cohort_table", "one_cohort_table", "two_cohorts_table", "truths",
-           "findings_run"]
+           "findings_run", "findings_summary"]
 
 #: the null settings: an outcome that no attribute changes
 NULL_KINDS = ("rate", "normal", "abs_error", "squared_error", "lognormal", "three_rates")
@@ -255,4 +255,52 @@ def findings_run(kind: str, seed: int, *, min_support: float = 0.005) -> dict:
         i = table.lookup("segment=s0")
         out.update(planted_shrunk=float(shrunk[i]), planted_raw=float(f["o_divergence"].iat[i]),
                    planted_truth=float(truth[i]))
+    return out
+
+
+def findings_summary(runs: list) -> list:
+    """The measured rates of :func:`findings_run` results, each ``(setting, runs, value, target,
+    meets)``: what ``tests/test_findings_sim.py`` asserts and ``benchmarks/sim_findings.py`` prints."""
+    out = []
+
+    def add(setting, rs, value, target, ok):
+        out.append((setting, len(rs), float(value), target, bool(ok)))
+
+    by = {}
+    for r in runs:
+        by.setdefault(r["kind"], []).append(r)
+    if "two" in by:
+        rs = by["two"]
+        both = np.mean([all(c in r["findings"] for c in r["cohorts"]) for r in rs])
+        add("two cohorts: both are distinct findings", rs, both, "≥ 0.95", both >= 0.95)
+        most = np.mean([len(r["findings"]) <= 4 for r in rs])
+        add("two cohorts: at most four findings in all", rs, most, "≥ 0.95", most >= 0.95)
+    if "null" in by:
+        rs = by["null"]
+        none = np.mean([not r["findings"] for r in rs])
+        add("null table: no finding", rs, none, "≥ 0.95", none >= 0.95)
+        half = np.mean([r["max_shrunk"] <= 0.5 * r["max_raw"] for r in rs])
+        add("null table: largest shrunk divergence at most half the largest raw one", rs, half, "≥ 0.95",
+            half >= 0.95)
+    if "one" in by:
+        rs = by["one"]
+        only = np.mean([r["findings"] == r["cohorts"] for r in rs])
+        add("one cohort: the only finding", rs, only, "≥ 0.95", only >= 0.95)
+        first = np.mean([r["first"] == r["cohorts"][0] for r in rs])
+        add("one cohort: first in the default order", rs, first, "≥ 0.95", first >= 0.95)
+        ratio = np.mean([r["first_shrunk"] / r["first_truth"] for r in rs])
+        add("one cohort: first slice's shrunk divergence / its truth (mean)", rs, ratio, "0.85–1.15",
+            0.85 <= ratio <= 1.15)
+        tops = [a / b for r in rs for a, b in zip(r["top_shrunk"], r["top_shrunk_truth"]) if b]
+        top = np.mean(tops)
+        add("one cohort: top 5 by shrunk divergence / their truth (mean)", rs, top, "≤ 1.15", top <= 1.15)
+        claims = [(a, b) for r in rs for a, b in zip(r["top_bound"], r["top_bound_truth"]) if a != 0]
+        above = np.mean([a > b for a, b in claims]) if claims else 0.0
+        add("one cohort: top 5 by the bound (non-zero) above their truth", rs, above, "≤ 0.10", above <= 0.10)
+    if "planted" in by:
+        rs = by["planted"]
+        err = np.mean([r["planted_shrunk"] - r["planted_truth"] for r in rs])
+        add("planted +0.10 slice (5% of rows): shrunk minus truth (mean)", rs, err, "within ±0.03", abs(err) <= 0.03)
+        raw = np.mean([r["planted_raw"] - r["planted_truth"] for r in rs])
+        add("planted +0.10 slice: raw minus truth (mean), for reference", rs, raw, "reported", True)
     return out

@@ -96,7 +96,8 @@ def significant_slices(q: np.ndarray, adj_low: np.ndarray, adj_high: np.ndarray,
 
 
 def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, correction: str,
-                      scan_level: float, family_size: int, budget: float | None = None) -> Findings:
+                      scan_level: float, family_size: int, budget: float | None = None,
+                      first_bar: float | None = None) -> Findings:
     """Metric ``k``'s distinct findings among the ``significant`` slices (see the module's text).
 
     ``scan_level``: the confidence level of the scan's corrected intervals (the bar a slice's own
@@ -104,7 +105,9 @@ def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, corr
     of follow-up tests too (any slice of it could have been one); ``budget``: the work the search
     may do, in itemsets walked, distinct rows read and (candidate, stratum) entries updated
     (deterministic: the same table gives the same findings on any machine); past it no finding
-    is added (the search is cut, said in ``cut``)."""
+    is added (the search is cut, said in ``cut``); ``first_bar``: a |Z| the first finding's own
+    test against the rest must reach (a comparison's candidates are significant against no change,
+    not against the rest: a model worse everywhere alike has no finding)."""
     n_items = len(table)
     binary = table.metrics[k].binary
     finding = np.zeros(n_items, dtype=bool)
@@ -119,7 +122,10 @@ def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, corr
     prefer = worse_sign(table.metrics[k].name) or 1
     support = np.asarray(table.columns["support"], dtype=float)[cand]
     top = np.argsort(-np.abs(z_own), kind="stable")[:EXACT_TOP]
-    chosen = [_strongest(top, strata.exact_z(top, z_own), prefer, support)]
+    exact = strata.exact_z(top, z_own)
+    if first_bar is not None and np.abs(exact).max() < first_bar:
+        return Findings(finding, explained, cand, np.zeros(0, dtype=np.int64), "")
+    chosen = [_strongest(top, exact, prefer, support)]
     alive = np.ones(cand.size, dtype=bool)
     alive[chosen[0]] = False
     m_follow = max(int(family_size), 1)
@@ -526,15 +532,17 @@ def honest_estimate(columns: dict, metric: str) -> np.ndarray:
     return est
 
 
-def default_order(columns: dict, metric: str, significant: np.ndarray) -> np.ndarray:
+def default_order(columns: dict, metric: str, significant: np.ndarray, estimate: np.ndarray | None = None
+                  ) -> np.ndarray:
     """Each slice's position in the default order (the whole dataset 0, then 1, 2, ...).
 
     Slices that meet the minimum size come before those that do not; within each, distinct
     findings first, then the other significant slices, then the rest; within each group the
     side where the metric is worse first (both sides alike for a metric with no worse direction),
-    then the largest honest estimate (:func:`honest_estimate`) in size, then the larger support."""
+    then the largest honest estimate (:func:`honest_estimate`, or ``estimate``) in size, then the
+    larger support."""
     n_items = len(columns["support"])
-    est = honest_estimate(columns, metric)
+    est = honest_estimate(columns, metric) if estimate is None else np.asarray(estimate, dtype=float)
     sign = worse_sign(metric)
     meets = np.asarray(columns.get(f"{metric}_meets_min_size", np.ones(n_items, dtype=bool)), dtype=bool)
     finding = np.asarray(columns.get(f"{metric}_finding", np.zeros(n_items, dtype=bool)), dtype=bool)

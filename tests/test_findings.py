@@ -149,3 +149,18 @@ def test_raw_compas_default_order_leads_with_slices_of_the_minimum_size():
     for m in ("fpr", "fnr"):
         first = t.top(10, metric=m)
         assert first[f"{m}_meets_min_size"].all() and first[f"{m}_finding"].iloc[0]
+
+
+def test_comparison_slices_worse_only_through_a_finding_are_explained_by_it():
+    from divergence import compare
+    from divergence.datasets import DEMO_COMPARE, DEMO_COMPARE_TRUTH, load_demo_models
+
+    c = compare(load_demo_models(), **DEMO_COMPARE["classification"], attributes=DEMO_ATTRIBUTES, min_support=0.02)
+    f = c.frame.iloc[1:]
+    planted = DEMO_COMPARE_TRUTH["worse_fpr"]
+    assert list(f.loc[f["fpr_finding"], "itemset"]) == [planted]
+    worse = f[f["fpr_verdict"] == "worse"]
+    assert len(worse) > 1 and (worse["fpr_finding"] | (worse["fpr_explained_by"] == planted)).all()
+    # the default order: the finding first among the slices of at least the minimum size
+    assert c.top(1, metric="fpr")["itemset"].iloc[0] == planted
+    assert c.headline("fpr")["findings"]["worse"] == 1

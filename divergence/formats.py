@@ -203,7 +203,8 @@ def finding_label(finding: object, explained_by: object = "") -> str:
     'explained by region=South, education=Primary', or '' (neither)."""
     if not is_undefined(finding) and bool(finding):
         return "distinct finding"
-    by = "" if is_undefined(explained_by) else str(explained_by)
+    by = "" if explained_by is None or (isinstance(explained_by, float) and math.isnan(explained_by)) \
+        else str(explained_by)
     return f"explained by {by}" if by else ""
 
 

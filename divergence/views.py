@@ -557,11 +557,14 @@ def findings_header(cards: Sequence[Finding], total: int) -> str:
              else (f"all {len(cards)}" if len(cards) > 1 else "the one"))
     covered = sum(c.covers for c in cards)
     many = len(cards) > 1
+    others = ("refinements no different from them, wider slices holding their rows, or slices they lift or lower"
+              if many else "refinements no different from it, wider slices holding its rows, or slices it lifts or "
+                           "lowers")
     return (f"**Distinct findings** · {shown}" + (", each a different cohort: none is explained by another" if many
                                                  else "")
             + f"; {'they account' if many else 'it accounts'} for {format_count(covered)} significant "
-              f"slice{'s' if covered != 1 else ''}, {'themselves' if many else 'itself'} included (the others are "
-              "refinements no different from them, wider slices holding their rows, or slices they lift or lower).")
+              f"slice{'s' if covered != 1 else ''}, {'themselves' if many else 'itself'} included"
+            + (f" (the others are {others})." if covered > len(cards) else "."))
 
 
 # ----------------------------------------------------------------------------- roles of a new file

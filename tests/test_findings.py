@@ -164,3 +164,14 @@ def test_comparison_slices_worse_only_through_a_finding_are_explained_by_it():
     # the default order: the finding first among the slices of at least the minimum size
     assert c.top(1, metric="fpr")["itemset"].iloc[0] == planted
     assert c.headline("fpr")["findings"]["worse"] == 1
+
+
+def test_the_table_says_which_finding_explains_a_slice(fpr_table):
+    from divergence.formats import finding_label
+    from divergence.views import display_frame, slice_view
+
+    view = slice_view(fpr_table, metric="fpr", top_n=5)
+    shown = display_frame(fpr_table, view.rows, "fpr")["Finding"].tolist()
+    assert shown[0] == "distinct finding"
+    assert shown[1:] == [f"explained by {DEMO_TRUTH['elevated_fpr']}"] * 4
+    assert finding_label(False, "") == "" and finding_label(False, float("nan")) == ""

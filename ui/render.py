@@ -388,7 +388,7 @@ def slice_grid(table: SliceTable, view: SliceView, metric: str, open_itemset: st
     itemsets = view.rows["itemset"].tolist()
     sorted_col = next((c for c, f in display_sort_columns(table, metric).items() if f == view.sort_by), None)
     arrow = " ▲" if view.ascending else " ▼"
-    widths = {"Slice": 350, "Verdict": 200, "Interval": 112, "Bootstrap": 112, "Replication": 160}
+    widths = {"Slice": 350, "Verdict": 200, "Interval": 112, "Bootstrap": 112, "Replication": 160, "Finding": 260}
     config = {c: st.column_config.TextColumn(c + (arrow if c == sorted_col else ""), help=column_help(c),
                                              width=widths.get(c), pinned=c == "Slice",
                                              alignment="left" if c in ("Slice", "Verdict") else "right")

@@ -388,14 +388,15 @@ def slice_grid(table: SliceTable, view: SliceView, metric: str, open_itemset: st
     itemsets = view.rows["itemset"].tolist()
     sorted_col = next((c for c, f in display_sort_columns(table, metric).items() if f == view.sort_by), None)
     arrow = " ▲" if view.ascending else " ▼"
-    widths = {"Slice": 350, "Verdict": 200, "Interval": 112, "Bootstrap": 112, "Replication": 160, "Finding": 260}
+    widths = {"Slice": 350, "Verdict": 200, "Interval": 112, "Bootstrap": 112, "Replication": 160, "Finding": 330}
     config = {c: st.column_config.TextColumn(c + (arrow if c == sorted_col else ""), help=column_help(c),
                                              width=widths.get(c), pinned=c == "Slice",
-                                             alignment="left" if c in ("Slice", "Verdict") else "right")
+                                             alignment="left" if c in ("Slice", "Verdict", "Finding") else "right")
               for c in shown.columns}
     # the verdict beside the slice: what a reader needs first, never scrolled out of view
     order = ["Slice"] + (["Verdict"] if "Verdict" in shown.columns else []) + [
-        c for c in shown.columns if c not in ("Slice", "Verdict")]
+        c for c in shown.columns if c not in ("Slice", "Verdict", "Finding")] + (
+        ["Finding"] if "Finding" in shown.columns else [])
     # the open slice's row selected, the sorted column highlighted. The table takes a selection from here
     # only when it differs from the one sent before; otherwise it keeps its own (what the browser reported)
     desired = {"rows": [itemsets.index(open_itemset)] if open_itemset in itemsets else [],

@@ -273,6 +273,9 @@ def _summary(table, top: int, keep: dict | None = None) -> str:
                 tiles = headline_tiles(table, m.name)[1:]
                 lines.append("; ".join(f"{t.label.lower()} {t.value}" + (f" ({t.caption})" if t.caption else "")
                                        for t in tiles))
+                cut = (table.assessment.get("findings_cut") or {}).get(m.name)
+                if cut:
+                    lines.append(f"note: {cut}")
             cols = ["itemset", "support", m.name, f"{m.name}_divergence", f"{m.name}_t", f"{m.name}_p"]
             cols += [c for c in (f"{m.name}_q", f"{m.name}_verdict") if c in table.columns]
             rows = table.top(top if keep is None else len(table), metric=m.name)

@@ -401,6 +401,9 @@ def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label
                     (format_count(sig), "significant after correction")]
         parts.append("<div class='kpis'>" + "".join(f"<div class='kpi'><b>{k}</b><span>{_esc(t)}</span></div>"
                                                     for k, t in kpis) + "</div>")
+        cut = (a.get("findings_cut") or {}).get(m)
+        if cut:
+            parts.append(f"<p class='note'><b>Distinct findings.</b> {_esc(cut)}</p>")
         ms = a.get("min_size", {}).get(m)
         if ms:
             parts.append(f"<p class='note'><b>Minimum slice size.</b> {_esc(ms['text'])}</p>")

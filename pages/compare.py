@@ -85,8 +85,10 @@ if len(worst):
              f"{format_count(c.details[metric + '_count'][worst.index[0]])} rows "
              f"({format_divergence(r[metric + '_change'], b)}, q = {format_p(r[metric + '_change_q'])}); "
              f"{format_count(h['verdicts']['worse'])} slices are worse"
-             + (f", {format_count(h['findings']['worse'])} of them distinct findings (the others are explained by "
-                "them: worse only because they hold a finding's rows, or neither)" if h.get("findings") else "")
+             + ((f", 1 of them a distinct finding (the others are explained by it: worse only because they hold "
+                 "its rows, or neither)" if h["findings"]["worse"] == 1 else
+                 f", {format_count(h['findings']['worse'])} of them distinct findings (the others are explained by "
+                 "them: worse only because they hold a finding's rows, or neither)") if h.get("findings") else "")
              + ".", icon=":material/warning:")
 elif h["verdict"] == "worse":
     st.error(f"**The model is worse than the reference over the whole dataset** "

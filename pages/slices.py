@@ -35,6 +35,9 @@ tiles = headline_tiles(table, metric)  # the same tiles as the report and the co
 for col, tile in zip(st.columns(len(tiles)), tiles):
     col.metric(tile.label, tile.value, help=tile.help or None)
     col.caption(tile.caption)
+cut = ((table.assessment or {}).get("findings_cut") or {}).get(metric)
+if cut:  # the search for distinct findings had its work's worth and stopped: said beside the tiles
+    st.caption(f"Distinct findings: {cut}")
 
 # ---------------------------------------------------------------- findings in plain words
 cards, n_findings = cache.card_findings(rid, metric, table)

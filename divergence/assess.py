@@ -334,10 +334,8 @@ def _findings_columns(table, cols: dict, tests: dict, alpha: float, correction: 
         if table.distinct_codes is not None:
             # each metric's search is given about the work of the scan (deterministic units, see
             # divergence.findings.distinct_findings): a scan with findings costs about twice one without
-            budget = max(FINDINGS_WORK_FLOOR,
-                         FINDINGS_WORK * (n_items + (0 if table.distinct_codes is None else len(table.distinct_codes))))
             found = distinct_findings(table, k, significant[name], alpha, correction, level[name],
-                                      int(family_size.get(name) or 1), budget=budget)
+                                      int(family_size.get(name) or 1), budget=(FINDINGS_WORK, FINDINGS_WORK_FLOOR))
             finding, by = found.finding, found.explained_by
             if found.cut:
                 cut[name] = (f"{name}: the search for distinct findings stopped after {int(finding.sum()):,} "

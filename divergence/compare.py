@@ -485,7 +485,7 @@ def _change_findings(mined: SliceTable, columns: dict, infos, per_metric, alpha:
                                          columns[f"{m}_change_ci_high"], alpha)
         if mined.distinct_codes is not None:
             found = distinct_findings(table, 0, significant, alpha, correction, level, n_tested,
-                                      budget=4.0 * (n_items + len(mined.distinct_codes)) + 200_000,
+                                      budget=(4.0, 200_000.0),
                                       first_bar=z_value(level))
             finding, by = found.finding, found.explained_by
         else:

@@ -96,16 +96,17 @@ def significant_slices(q: np.ndarray, adj_low: np.ndarray, adj_high: np.ndarray,
 
 
 def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, correction: str,
-                      scan_level: float, family_size: int, budget: float | None = None,
+                      scan_level: float, family_size: int, budget: tuple[float, float] | None = None,
                       first_bar: float | None = None) -> Findings:
     """Metric ``k``'s distinct findings among the ``significant`` slices (see the module's text).
 
     ``scan_level``: the confidence level of the scan's corrected intervals (the bar a slice's own
     test passed); ``family_size``: the tests the scan's correction counts, the size of the family
-    of follow-up tests too (any slice of it could have been one); ``budget``: the work the search
-    may do, in itemsets walked, distinct rows read and (candidate, stratum) entries updated
-    (deterministic: the same table gives the same findings on any machine); past it no finding
-    is added (the search is cut, said in ``cut``); ``first_bar``: a |Z| the first finding's own
+    of follow-up tests too (any slice of it could have been one); ``budget``: (work per slice and
+    distinct row, least work): the work the search may do, in itemsets walked, distinct rows read
+    and (candidate, stratum) entries updated (deterministic: the same table gives the same findings
+    on any machine, from any engine); past it no finding is added (the search is cut, said in
+    ``cut``); ``first_bar``: a |Z| the first finding's own
     test against the rest must reach (a comparison's candidates are significant against no change,
     not against the rest: a model worse everywhere alike has no finding)."""
     n_items = len(table)
@@ -142,6 +143,8 @@ def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, corr
     if table.distinct_codes is None:
         return Findings(finding | _mark(n_items, cand[chosen]), explained, cand, cand[chosen].astype(np.int64), cut)
     rows = _Rows(table, cand, k)
+    if budget is not None:
+        budget = max(float(budget[1]), float(budget[0]) * (n_items + rows.codes.shape[0]))
     # work kept for the final test of every candidate: a walk of all their lattice over every row
     reserve = float(rows.final_work(alive))
     # the candidates followed step by step: those whose residual test could still reach the bar
@@ -402,8 +405,13 @@ class _Rows:
     within a finding's rows."""
 
     def __init__(self, table, cand: np.ndarray, k: int) -> None:
-        self.codes = np.asarray(table.distinct_codes)
-        self.w = np.asarray(table.distinct_tallies, dtype=float)[:, list(metric_columns(k))]
+        # identical rows merged (an engine may hand over every row): the same work, and the same
+        # findings, whichever engine mined the table
+        codes, inverse = np.unique(np.asarray(table.distinct_codes), axis=0, return_inverse=True)
+        w = np.asarray(table.distinct_tallies, dtype=float)[:, list(metric_columns(k))]
+        merged = np.zeros((codes.shape[0], 3))
+        np.add.at(merged, inverse.ravel(), w)
+        self.codes, self.w = np.ascontiguousarray(codes), merged
         self.label = np.zeros(self.codes.shape[0], dtype=np.int64)
         self.slice_codes = table.codes
         self.parent = table.parent

@@ -81,10 +81,10 @@ with c1:
     state.bound(st.selectbox, "Sort by", K.SORT_BY, options=list(options), after=_sort_changed,
                 help="Or click a column's header in the table (again: the other way).")
 with c2:
-    by_order = str(options.get(state.get(K.SORT_BY), "")).endswith("_order")
+    # one labelling whatever the column (a widget whose labels change is a new widget to the browser);
+    # for the default order, smallest first is from its first slice
     state.bound(st.selectbox, "Order", K.SORT_ASC, options=[False, True],
-                format_func=(lambda a: "from the first" if a else "from the last") if by_order
-                else (lambda a: "smallest first" if a else "largest first"))
+                format_func=lambda a: "smallest first" if a else "largest first")
 with c3:
     state.bound(st.multiselect, "Verdicts", K.F_VERDICTS, options=present, placeholder="all verdicts")
 with c4:

@@ -99,9 +99,10 @@ def sort_options(table: SliceTable, metric: str) -> dict[str, str]:
 
 
 def default_ascending(column: str) -> bool:
-    """Ascending for the default order's positions, p- and q-values and the slice's name; largest
-    first otherwise."""
-    return column.endswith(("_p", "_q", "_order")) or column == "itemset"
+    """Ascending for p- and q-values and the slice's name; largest first otherwise. The default
+    order's position column reads its "largest first" as from its first slice (see
+    :func:`slice_view`), so every sort starts the same way."""
+    return column.endswith(("_p", "_q")) or column == "itemset"
 
 
 def slice_view(
@@ -131,6 +132,8 @@ def slice_view(
     if col not in frame.columns:
         raise DivergenceInputError(f"Cannot sort by '{col}': the table has no such column.")
     asc = default_ascending(col) if ascending is None else bool(ascending)
+    # the default order's positions: "largest first" (not ascending) is from its first slice
+    by_position = col.endswith("_order")
     keep = np.ones(len(frame), dtype=bool)
     keep[0] = False
     if verdicts is not None and f"{m}_verdict" in frame.columns:
@@ -147,7 +150,7 @@ def slice_view(
         keep &= ~np.asarray(exclude, dtype=bool)
     matching = np.nonzero(keep)[0]
     values = frame[col].to_numpy()[matching]
-    order = _order(values, asc, frame["support"].to_numpy()[matching], top_n)
+    order = _order(values, (not asc) if by_position else asc, frame["support"].to_numpy()[matching], top_n)
     rows = frame.iloc[matching[order]]
     return SliceView(rows=rows, n_matching=int(matching.size), n_slices=len(table) - 1,
                      sort_by=col, ascending=asc)
@@ -213,6 +216,8 @@ def display_frame(table: SliceTable, rows: pd.DataFrame, metric: str | None = No
     out["Divergence"] = f[f"{m}_divergence"].map(lambda x: format_divergence(x, binary))
     if f"{m}_finding" in f:
         out["Finding"] = [finding_label(a, b) for a, b in zip(f[f"{m}_finding"], f[f"{m}_explained_by"])]
+    if f"{m}_order" in f:  # the slice's place in the default order
+        out["Order"] = f[f"{m}_order"].map(format_count)
     for col, label in ((f"{m}_divergence_shrunk", "Shrunk divergence"),
                        (f"{m}_divergence_bound", "Divergence bound nearest zero")):
         if col in also and col in f:  # shown when the rows are sorted by it
@@ -258,7 +263,7 @@ def display_sort_columns(table: SliceTable, metric: str | None = None) -> dict[s
             "p": f"{m}_p", "q": f"{m}_q", "Min size": f"{m}_meets_min_size", "Baseline": f"{m}_baseline",
             "Lift": f"{m}_lift", "Lift shortfall": f"{m}_lift_shortfall", "Bootstrap": f"{m}_boot_low",
             "Replication": f"{m}_replicated_value", "Replicated": f"{m}_replicated", "Verdict": f"{m}_verdict",
-            "Finding": f"{m}_finding"}
+            "Finding": f"{m}_finding", "Order": f"{m}_order"}
     return {k: v for k, v in cols.items() if _has(table, v)}
 
 

@@ -66,7 +66,7 @@ if state.get(K.F_ATTRIBUTES) and not set(state.get(K.F_ATTRIBUTES)) <= set(table
     # a filter on columns another result had (a new data set): it no longer applies
     state.update(**{K.F_ATTRIBUTES: [a for a in state.get(K.F_ATTRIBUTES) if a in table.attributes]})
 if state.get(K.SORT_BY) not in options:  # the default order (distinct findings first), from its first entry
-    state.update(**{K.SORT_BY: next(iter(options)), K.SORT_ASC: default_ascending(next(iter(options.values())))})
+    state.update(**{K.SORT_BY: next(iter(options))})
 longest = int(table.lengths.max()) if len(table) > 1 else 1
 eps = float(state.get(K.REDUNDANCY))
 
@@ -118,7 +118,7 @@ except DivergenceInputError as exc:
 label_of = {v: k for k, v in options.items()}
 if view.sort_by.endswith("_order"):
     sorted_how = ("in the default order: distinct findings first, then the other significant slices, then the rest, "
-                  "those below the minimum size after those that meet it" + ("" if view.ascending else ", reversed"))
+                  "those below the minimum size after those that meet it" + (", reversed" if view.ascending else ""))
 else:
     sorted_how = (f"sorted by {label_of.get(view.sort_by, view.sort_by)}, "
                   + ("smallest first" if view.ascending else "largest first"))

@@ -73,7 +73,7 @@ def test_slice_view_filters(demo_table):
                       attributes=["region", "channel"], top_n=10_000)
     keep = (f["fpr_verdict"].isin(["above", "too small"]) & f["fpr_meets_min_size"] & f["length"].between(2, 3)
             & f["itemset"].str.contains(r"(?:^|, )(?:region|channel)=")).to_numpy()
-    ref = _reference(t, "fpr", "fpr_order", True, keep, 10_000)
+    ref = _reference(t, "fpr", "fpr_order", True, keep, 10_000)  # positions ascending: the default order
     assert view.n_matching == keep.sum() > 0
     assert view.rows.index.tolist() == ref.index.tolist()
     assert set(view.rows["fpr_verdict"]) == {"above"}  # 'too small' never meets the minimum size
@@ -275,7 +275,7 @@ def test_one_default_sort_for_table_view_report_and_app():
         assert table.default_sort_column(m) == col
         assert next(iter(sort_options(table, m).values())) == col
         view = slice_view(table, metric=m, top_n=len(table))
-        assert view.sort_by == col and view.ascending
+        assert view.sort_by == col and not view.ascending  # "largest first": from the first slice
         assert list(table.top(5, metric=m)["itemset"].astype(str)) == list(view.rows["itemset"].astype(str))[:5]
         assert list(_sorted_rows(table, m)["itemset"].astype(str)) == list(view.rows["itemset"].astype(str))
 

@@ -395,8 +395,8 @@ def slice_grid(table: SliceTable, view: SliceView, metric: str, open_itemset: st
               for c in shown.columns}
     # the verdict beside the slice: what a reader needs first, never scrolled out of view
     order = ["Slice"] + (["Verdict"] if "Verdict" in shown.columns else []) + [
-        c for c in shown.columns if c not in ("Slice", "Verdict", "Finding")] + (
-        ["Finding"] if "Finding" in shown.columns else [])
+        c for c in shown.columns if c not in ("Slice", "Verdict", "Finding", "Order")] + [
+        c for c in ("Finding", "Order") if c in shown.columns]
     # the open slice's row selected, the sorted column highlighted. The table takes a selection from here
     # only when it differs from the one sent before; otherwise it keeps its own (what the browser reported)
     desired = {"rows": [itemsets.index(open_itemset)] if open_itemset in itemsets else [],

@@ -38,7 +38,8 @@ import pandas as pd
 from .errors import DivergenceInputError
 from .lattice import walk_boot_means, walk_order, walk_verdict
 from .settings import Replication, Statistics, section
-from .shrinkage import shrink
+from .findings import default_order, distinct_findings, significant_slices
+from .shrinkage import shrink_lattice
 from .stats import (adjust_p, corrected_level, mean_difference_test, min_slice_size,
                     rate_difference_interval, rest_skew, t_interval, wilson_interval, z_value)
 from .tallies import boot_columns, metric_tallies
@@ -57,6 +58,12 @@ DEFAULT_DELTA_SD = 0.2
 MAX_BOOTSTRAP_CELLS = 50_000_000
 #: cap on rows x replicates of the Poisson weights drawn in one pass
 BOOTSTRAP_PASS_CELLS = 20_000_000
+
+#: the work the search for a metric's distinct findings may do, per slice and distinct row
+#: (itemsets walked, rows read, entries updated; see divergence.findings): about what the scan does
+FINDINGS_WORK = 4
+#: the least work it may do (a small table's search always ends: it takes milliseconds)
+FINDINGS_WORK_FLOOR = 200_000
 
 _BASELINE_CODE = {"mean": 1, "median": 2, "majority": 3, "base_rate": 4}
 _BASELINE_TEXT = {"mean": "the slice's mean target", "median": "the slice's median target",
@@ -216,18 +223,6 @@ def assess(
         significant = np.isfinite(qv) & (qv <= alpha) & excludes
         cols[f"{name}_divergence_bound"] = np.where(a_low > 0, a_low, np.where(a_high < 0, a_high,
                                                     np.where(np.isfinite(a_low), 0.0, np.nan)))
-        # ---- the winner's curse: empirical-Bayes shrinkage towards zero
-        # (the standard error towards zero, read off the interval; for a rate at least the one
-        # the whole dataset's rate gives, as a slice with few events has a short interval there)
-        z = z_value(confidence)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            se = np.where(div > 0, (div - d_low) / z, np.where(div < 0, (d_high - div) / z, (d_high - d_low) / (2 * z)))
-            if m.binary:
-                se = np.fmax(se, np.sqrt(max(overall * (1.0 - overall), 0.0) * np.maximum(1.0 - n / n[0], 0.0) / n))
-        est = np.where(np.arange(n_items) == 0, np.nan, div)
-        shrunk = shrink(est, se)
-        shrunk[0] = 0.0
-        cols[f"{name}_divergence_shrunk"] = shrunk
         # ---- minimum size
         info = min_size_derivation(overall, sigma, m.binary, _delta_for(delta, name), confidence, name)
         min_size[name] = info
@@ -290,6 +285,8 @@ def assess(
             verdict[rest & (div < 0)] = "below"
         verdict[rest & (div == 0)] = "noise"
         cols[f"{name}_verdict"] = verdict
+    # ---- estimates honest at the top, distinct findings and the default order (divergence.findings)
+    findings_cut = _findings_columns(table, cols, tests, alpha, correction, level, family_size)
     intervals = "analytic and bootstrap" if boot else "analytic"
     assessment = {
         "confidence": confidence, "correction": correction, "bootstrap": int(bootstrap),
@@ -302,6 +299,7 @@ def assess(
         "bootstrap_skipped": bool(bootstrap) and not boot,
         "intervals": intervals,
         "verdicts_from": "rows" if has_rows else "tallies",
+        "findings_cut": findings_cut,
     }
     out = dataclasses.replace(table, columns=cols, assessment=assessment)
     if st.scores:
@@ -309,6 +307,53 @@ def assess(
 
         out = add_scores(out, st.scores)
     return out
+
+
+def _findings_columns(table, cols: dict, tests: dict, alpha: float, correction: str, level: dict,
+                      family_size: dict) -> dict:
+    """Per metric: the lattice-aware shrunk divergence (:func:`divergence.shrinkage.shrink_lattice`),
+    the bound nearest zero of the simultaneous (Bonferroni) interval over the family, the distinct
+    findings (``M_finding``, ``M_explained_by``) and each slice's position in the default order
+    (``M_order``); see :mod:`divergence.findings`. Each metric's search is given a budget of work
+    (:data:`FINDINGS_WORK` per slice and distinct row); past it, the findings found stand and a note
+    says so (``assessment["findings_cut"]``)."""
+    n_items = len(table)
+    cut = {}
+    significant = {}
+    for k, m in enumerate(table.metrics):
+        name = m.name
+        n, s, q = metric_tallies(table.tallies, k)
+        shrunk = shrink_lattice(table.codes, n, s, q, m.binary, table.index_of)
+        shrunk = np.where(n > 0, shrunk, np.nan)
+        shrunk[0] = 0.0
+        cols[f"{name}_divergence_shrunk"] = shrunk
+        # a bound that holds for every slice at once: the top of a list sorted by it is no luckier
+        low, high = tests[name].interval(1.0 - alpha / max(int(family_size.get(name) or 1), 1))
+        cols[f"{name}_divergence_bound"] = np.where(low > 0, low, np.where(high < 0, high,
+                                                    np.where(np.isfinite(low), 0.0, np.nan)))
+        significant[name] = significant_slices(cols[f"{name}_q"], cols[f"{name}_divergence_adj_low"],
+                                               cols[f"{name}_divergence_adj_high"], alpha)
+    itemsets = table.itemsets
+    for k, m in enumerate(table.metrics):
+        name = m.name
+        if table.distinct_codes is not None:
+            # each metric's search is given about the work of the scan (deterministic units, see
+            # divergence.findings.distinct_findings): a scan with findings costs about twice one without
+            found = distinct_findings(table, k, significant[name], alpha, correction, level[name],
+                                      int(family_size.get(name) or 1), budget=(FINDINGS_WORK, FINDINGS_WORK_FLOOR))
+            finding, by = found.finding, found.explained_by
+            if found.cut:
+                cut[name] = (f"{name}: the search for distinct findings stopped after {int(finding.sum()):,} "
+                             f"({found.cut}); the significant slices they do not explain are listed as significant, "
+                             "neither a finding nor explained.")
+        else:  # no distinct rows to test on (a slice typed by hand): no finding is claimed
+            finding, by = np.zeros(n_items, dtype=bool), np.full(n_items, -1)
+        explained = np.full(n_items, "", dtype=object)
+        explained[by >= 0] = itemsets[by[by >= 0]]
+        cols[f"{name}_finding"] = finding
+        cols[f"{name}_explained_by"] = explained
+        cols[f"{name}_order"] = default_order(cols, name, significant[name])
+    return cut
 
 
 def _tested(p: np.ndarray) -> np.ndarray:

@@ -272,7 +272,9 @@ def _parse_delta(text: str | None):
 def _summary(table, top: int, keep: dict | None = None, sort_by: str | None = None) -> str:
     import pandas as pd
 
+    from .formats import finding_label
     from .scores import sort_column
+    from .views import headline_tiles
 
     what = ("slices" if table.exhaustive else "slices (distinct sets of rows)")
     lines = [f"{table.n_rows:,} rows, {len(table) - 1:,} {what} with support >= {table.support_text}"]
@@ -280,18 +282,33 @@ def _summary(table, top: int, keep: dict | None = None, sort_by: str | None = No
         for m in table.metrics:
             lines.append("")
             lines.append(f"{m.name} ({m.description}): whole dataset {table.overall(m.name):.4g}")
+            if table.assessment:  # the dashboard's headline, in the same words
+                tiles = headline_tiles(table, m.name)[1:]
+                lines.append("; ".join(f"{t.label.lower()} {t.value}" + (f" ({t.caption})" if t.caption else "")
+                                       for t in tiles))
+                cut = (table.assessment.get("findings_cut") or {}).get(m.name)
+                if cut:
+                    lines.append(f"note: {cut}")
             cols = ["itemset", "support", m.name, f"{m.name}_divergence", f"{m.name}_t", f"{m.name}_p"]
-            sorted_table, by = sort_column(table, sort_by, m.name)
-            if by is not None and by not in cols:
-                cols.append(by)
-            rows = sorted_table.top(top if keep is None else len(table), by=by, metric=m.name,
-                                    ascending=by is not None and by.endswith(("_p", "_q")))
+            cols += [c for c in (f"{m.name}_q", f"{m.name}_verdict") if c in table.columns]
+            if sort_by is None:
+                rows = table.top(top if keep is None else len(table), metric=m.name)
+            else:
+                sorted_table, by = sort_column(table, sort_by, m.name)
+                if by is not None and by not in cols:
+                    cols.append(by)
+                rows = sorted_table.top(top if keep is None else len(table), by=by, metric=m.name,
+                                        ascending=by is not None and by.endswith(("_p", "_q", "_order")))
             rows = rows if keep is None else rows[keep[m.name][rows.index]].head(top)
             shown = rows[cols]
+            if f"{m.name}_finding" in table.columns:
+                shown = shown.assign(finding=[finding_label(a, b) for a, b in
+                                              zip(rows[f"{m.name}_finding"], rows[f"{m.name}_explained_by"])])
             if not table.exhaustive:  # the same rows under other descriptions
                 same = [", ".join(table.implied_items(int(i))) for i in rows.index]
                 if any(same):
                     shown = shown.assign(same_rows_as=same)
+            lines.append(f"first {len(shown)} in the default order (distinct findings first):")
             lines.append(shown.to_string(index=False))
     return "\n".join(lines)
 

@@ -90,7 +90,8 @@ def compare_columns(metrics: Sequence[str]) -> list[str]:
     cols = ["itemset", "length", "support", "count"]
     for m in metrics:
         cols += [m, f"{m}_reference", f"{m}_change", f"{m}_change_ci_low", f"{m}_change_ci_high",
-                 f"{m}_change_p", f"{m}_change_q", f"{m}_meets_min_size", f"{m}_verdict"]
+                 f"{m}_change_p", f"{m}_change_q", f"{m}_meets_min_size", f"{m}_verdict", f"{m}_finding",
+                 f"{m}_explained_by", f"{m}_order"]
     return cols
 
 
@@ -165,6 +166,8 @@ class Comparison:
             "verdict": str(whole[f"{name}_verdict"]), "rows": int(self.details[f"{name}_count"][0]),
             "verdicts": {v: int(counts.get(v, 0)) for v in COMPARE_VERDICTS},
             "n_slices": len(self) - 1, "n_tested": self.n_tested, "min_size": self.assessment["min_size"][name],
+            "findings": ({v: int(((self.frame[f"{name}_verdict"] == v) & self.frame[f"{name}_finding"]).iloc[1:].sum())
+                          for v in ("worse", "better")} if f"{name}_finding" in self.frame else {}),
             "model_name": self.assessment.get("model"), "reference_name": self.assessment.get("reference"),
         }
 
@@ -175,15 +178,22 @@ class Comparison:
         return change if m.worse_when == "up" else -change
 
     def top(self, k: int = 10, *, metric: str | None = None, verdict: str | Sequence[str] | None = None,
-            min_length: int = 0) -> pd.DataFrame:
-        """The k itemsets where the model is worst against the reference (largest change in the
-        metric's bad direction first; ties to the larger support), optionally of some verdicts."""
+            min_length: int = 0, by: str | None = None) -> pd.DataFrame:
+        """The first k itemsets in the default order (``M_order``: slices of at least the minimum
+        size first, then the distinct findings of the change, the other significant slices and
+        the rest; the change in the bad direction first, largest first), optionally of some
+        verdicts; ``by="harm"``: by the change in the bad direction alone (ties to the larger
+        support), or any column (largest first)."""
         m = self.metric(metric).name
         f = self.frame.assign(_harm=self.harm(m))
         f = f[f["length"] >= min_length]
         if verdict is not None:
             f = f[f[f"{m}_verdict"].isin([verdict] if isinstance(verdict, str) else list(verdict))]
-        return f.sort_values(["_harm", "support"], ascending=[False, False], na_position="last",
+        if by is None and f"{m}_order" in f.columns:  # the whole dataset (order 0) after its slices
+            key = np.where(f["length"].to_numpy() == 0, np.inf, f[f"{m}_order"].to_numpy(dtype=float))
+            return f.iloc[np.argsort(key, kind="stable")].drop(columns="_harm").head(k)
+        key = "_harm" if by in (None, "harm") else by
+        return f.sort_values([key, "support"], ascending=[False, False], na_position="last",
                              kind="stable").drop(columns="_harm").head(k)
 
     def change_table(self, metric: str | None = None) -> SliceTable:
@@ -418,6 +428,7 @@ def compare(data: pd.DataFrame, settings: Settings | None = None, *, progress=No
         columns[f"{m}_verdict"] = _verdicts(info, columns[f"{m}_change"], columns[f"{m}_change_ci_low"],
                                             columns[f"{m}_change_ci_high"], q, meets, alpha,
                                             min_size[m]["delta"])
+    _change_findings(mined, columns, infos, per_metric, alpha, correction, allp, int(np.isfinite(allp).sum()))
     order = compare_columns(names)[2:]
     columns = {c: columns[c] for c in order}
     params = dict(target=r.target, prediction=r.prediction, reference=reference, score=r.score, threshold=threshold,
@@ -442,6 +453,54 @@ def compare(data: pd.DataFrame, settings: Settings | None = None, *, progress=No
     }
     return Comparison(table=table, metrics=tuple(infos), assessment=assessment, details=details,
                       notes=tuple(notes), params=params)
+
+
+def _change_findings(mined: SliceTable, columns: dict, infos, per_metric, alpha: float, correction: str,
+                     allp: np.ndarray, n_tested: int) -> None:
+    """Distinct findings of the change (:mod:`divergence.findings` on the per-row difference model
+    minus reference): a slice worse (or better) only because it holds a worse (better) finding's
+    rows is explained by it; a model worse everywhere alike has no finding. Adds ``M_finding``,
+    ``M_explained_by`` and ``M_order`` (the default order: slices of at least the minimum size
+    first, then the distinct findings, the other significant slices and the rest, the change in the
+    bad direction first, largest first)."""
+    from .findings import default_order, distinct_findings, significant_slices
+    from .stats import corrected_level, z_value
+
+    level = corrected_level(allp, alpha, correction)
+    n_items = len(mined)
+    itemsets = mined.itemsets
+    for info in infos:
+        m = info.name
+        sums = []
+        for tallies in (mined.tallies, mined.distinct_tallies):
+            st = per_metric[m](np.asarray(tallies, dtype=float))
+            n = np.asarray(st["n"], dtype=float)
+            if "n10" in st:
+                s1, s2 = st["n10"] - st["n01"], st["n10"] + st["n01"]
+            else:
+                change = np.nan_to_num(np.asarray(st["change"], dtype=float))
+                var = np.nan_to_num(np.asarray(st["var"], dtype=float))
+                s1, s2 = n * change, var * np.maximum(n - 1.0, 0.0) + n * change * change
+            sums.append(np.column_stack([np.asarray(tallies, dtype=float)[:, 0], n, s1, s2]))
+        table = dataclasses.replace(mined, tallies=sums[0], distinct_tallies=sums[1],
+                                    metrics=(MetricInfo(name=m, description=info.description, binary=False),),
+                                    columns={"support": columns["support"]})
+        significant = significant_slices(columns[f"{m}_change_q"], columns[f"{m}_change_ci_low"],
+                                         columns[f"{m}_change_ci_high"], alpha)
+        if mined.distinct_codes is not None:
+            found = distinct_findings(table, 0, significant, alpha, correction, level, n_tested,
+                                      budget=(4.0, 200_000.0),
+                                      first_bar=z_value(level))
+            finding, by = found.finding, found.explained_by
+        else:
+            finding, by = np.zeros(n_items, dtype=bool), np.full(n_items, -1)
+        explained = np.full(n_items, "", dtype=object)
+        explained[by >= 0] = itemsets[by[by >= 0]]
+        columns[f"{m}_finding"] = finding
+        columns[f"{m}_explained_by"] = explained
+        cols = {"support": columns["support"], f"{m}_meets_min_size": columns[f"{m}_meets_min_size"],
+                f"{m}_finding": finding}
+        columns[f"{m}_order"] = default_order(cols, m, significant, estimate=columns[f"{m}_change"])
 
 
 @dataclass(frozen=True)

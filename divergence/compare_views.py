@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 
 from .compare import COMPARE_VERDICTS, Comparison
 from .errors import DivergenceInputError
-from .formats import COMPARE_VERDICT_COLORS, is_undefined, wrap_itemset
+from .formats import COMPARE_VERDICT_COLORS, finding_label, is_undefined, wrap_itemset
 from .views import (add_interval_traces, axis_range, format_count, format_divergence, format_interval, format_p,
                     format_value, interval_layout, metric_label, slice_table_figure)
 
@@ -30,8 +30,9 @@ def compare_headline(c: Comparison, metric: str | None = None) -> dict:
 
 def compare_view(c: Comparison, metric: str | None = None, *, verdicts: Sequence[str] | None = None,
                  top_n: int | None = 25, min_length: int = 1) -> pd.DataFrame:
-    """The slices sorted worst first (the largest change in the metric's bad direction; ties to
-    the larger support), optionally only some verdicts, at most ``top_n`` rows."""
+    """The slices in the default order (:meth:`Comparison.top`: at least the minimum size first, then
+    the distinct findings, the other significant slices and the rest, the change in the bad
+    direction first), optionally only some verdicts, at most ``top_n`` rows."""
     m = c.metric(metric).name
     return c.top(len(c) if top_n is None else int(top_n), metric=m, verdict=verdicts, min_length=min_length)
 
@@ -54,6 +55,8 @@ def compare_display_frame(c: Comparison, rows: pd.DataFrame, metric: str | None 
         "q": [format_p(x) for x in rows[f"{m}_change_q"]],
         "Min size": ["yes" if x else "no" for x in rows[f"{m}_meets_min_size"]],
         "Verdict": rows[f"{m}_verdict"].astype(str).tolist(),
+        **({"Finding": [finding_label(a, e) for a, e in zip(rows[f"{m}_finding"], rows[f"{m}_explained_by"])]}
+           if f"{m}_finding" in rows else {}),
     }, index=rows.index)
 
 

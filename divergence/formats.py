@@ -14,8 +14,8 @@ from .assess import VERDICTS
 __all__ = ["DASH", "format_count", "format_number", "format_percent", "format_value", "format_divergence",
            "format_interval", "format_p", "format_threshold", "divergence_unit", "VERDICT_COLORS",
            "VERDICT_TEXT", "FINDING_VERDICTS", "COMPARE_VERDICT_COLORS", "ACTIONS", "CORRECTION_NAMES", "family_sentence",
-           "verdict_color", "verdict_ink", "ink_on", "verdict_legend", "verdict_label", "direction", "GLOSSARY",
-           "COLUMN_HELP", "column_help", "rgba", "is_undefined", "wrap_itemset", "format_support"]
+           "verdict_color", "verdict_ink", "ink_on", "verdict_legend", "verdict_label", "finding_label", "direction",
+           "GLOSSARY", "COLUMN_HELP", "column_help", "rgba", "is_undefined", "wrap_itemset", "format_support"]
 
 DASH = "–"
 
@@ -235,6 +235,16 @@ def direction(divergence: object) -> str:
     return "above" if d > 0 else ("below" if d < 0 else "level with")
 
 
+def finding_label(finding: object, explained_by: object = "") -> str:
+    """Whether a slice is a distinct finding, as the tables show it: 'distinct finding',
+    'explained by region=South, education=Primary', or '' (neither)."""
+    if not is_undefined(finding) and bool(finding):
+        return "distinct finding"
+    by = "" if explained_by is None or (isinstance(explained_by, float) and math.isnan(explained_by)) \
+        else str(explained_by)
+    return f"explained by {by}" if by else ""
+
+
 def verdict_label(verdict: object, divergence: object = None, q: object = None) -> str:
     """A verdict as the table shows it. A slice below the minimum size keeps its direction
     and evidence: 'too small · above, q = 1e-16'."""
@@ -290,12 +300,20 @@ GLOSSARY = {
                   "(its constant, the model with the slice's own offset removed, a constant per item of "
                   "another attribute), each row predicted from the others. Error high but no better "
                   "achievable: a hard cohort.",
-    "shrunk divergence": "The divergence with the winner's curse removed: shrunk towards zero by how "
-                         "precisely it is measured and how large divergences are across all slices "
-                         "(empirical Bayes). The largest raw divergence of thousands is inflated; this one "
-                         "is not.",
-    "bound": "The corrected interval's end nearest zero (0 when the interval holds 0): a divergence the "
-             "data guarantee after correcting for the slices tested.",
+    "shrunk divergence": "The divergence with the winner's curse removed, with the lattice in mind: each "
+                         "slice's step from the subset it is most like (one item fewer) is shrunk towards "
+                         "zero by how precisely it is measured and how large such steps are among slices "
+                         "of its length (empirical Bayes). A lucky refinement of a real cohort shrinks to "
+                         "the cohort's value; a real cohort keeps its size.",
+    "bound": "The end nearest zero of the divergence's simultaneous interval (Bonferroni over every test "
+             "of the family; 0 when it holds 0): with 95% confidence every slice's divergence is at least "
+             "its bound at once, so the top of a list sorted by it is no luckier than the rest.",
+    "order": "The slice's place in the default order: slices of at least the minimum size first, then the "
+             "distinct findings, the other significant slices and the rest, each by its honest estimate.",
+    "finding": "A distinct finding is a significant slice no stronger finding explains: with the findings' "
+               "rows accounted for, it still diverges. 'Explained by F': with F's rows accounted for, the "
+               "slice no longer diverges (a refinement no different from F, a wider slice holding F's rows, "
+               "a slice that only looks low or high because F lifts or lowers the whole dataset).",
     "replicated divergence": "The slice's divergence re-measured on the other rows: an estimate free of "
                              "the winner's curse.",
     "replication": "The slice re-measured on other rows (a second file, a split or period, or a held-out "
@@ -319,6 +337,7 @@ COLUMN_HELP = {
     "Replication": "replication", "Replicated": "replicated", "Verdict": "verdict",
     "Achievable": "achievable", "Shrunk divergence": "shrunk divergence", "Bound nearest zero": "bound",
     "Divergence bound nearest zero": "bound", "Replicated divergence": "replicated divergence",
+    "Finding": "finding", "Order": "order",
 }
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from .compiled import b1, f4, f8, i4, i8, kernel
 from .tallies import BOOT_BLOCKS
 
-__all__ = ["Walk", "walk_order", "walk_tallies", "walk_verdict", "walk_boot_means", "VERDICT_COLUMNS", "QUOTA"]
+__all__ = ["Walk", "walk_order", "walk_tallies", "walk_label_tallies", "walk_label_entries", "walk_verdict", "walk_boot_means", "VERDICT_COLUMNS", "QUOTA"]
 
 #: work units (rows visited, times the columns read) per kernel call: a few milliseconds
 QUOTA = 1_000_000
@@ -76,6 +76,50 @@ def walk_tallies(walk: Walk, row_codes: np.ndarray, weights: np.ndarray) -> np.n
     out = np.zeros((len(walk.order), weights.shape[1]), dtype=np.float64)
     _walk(_tallies_step, walk, row_codes, np.ascontiguousarray(weights, dtype=np.float64), out)
     return out
+
+
+def walk_label_tallies(walk: Walk, row_codes: np.ndarray, labels: np.ndarray, weights: np.ndarray,
+                       n_labels: int, slot: np.ndarray, n_slots: int) -> np.ndarray:
+    """Per itemset of interest and label, the sum of ``weights`` (rows x columns) over its rows of
+    that label (``labels``, one per row, 0 to ``n_labels - 1``): ``out[slot[i], l, c]`` for each
+    itemset i with ``slot[i] >= 0`` (the others are walked through, not kept). Each row adds only
+    to its label's block, so the cost is that of :func:`walk_tallies` whatever the labels."""
+    t = weights.shape[1]
+    out = np.zeros((int(n_slots), int(n_labels) * t), dtype=np.float64)
+    _walk(_label_tallies_step, walk, row_codes, np.ascontiguousarray(labels, dtype=np.int64),
+          np.ascontiguousarray(weights, dtype=np.float64), np.ascontiguousarray(slot, dtype=np.int64), out)
+    return out.reshape(int(n_slots), int(n_labels), t)
+
+
+def walk_label_entries(walk: Walk, row_codes: np.ndarray, labels: np.ndarray, weights: np.ndarray,
+                       n_labels: int, slot: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`walk_label_tallies` as entries: for each itemset i with ``slot[i] >= 0`` and each
+    label its rows hold, ``(slot[i], label, sums of weights)``; only the labels present are kept,
+    so the output is as large as the entries, not the itemsets times the labels."""
+    row_codes = np.asfortranarray(row_codes, dtype=np.int32)
+    arena, f_lo, f_hi = _arena(row_codes, walk)
+    labels = np.ascontiguousarray(labels, dtype=np.int64)
+    weights = np.ascontiguousarray(weights, dtype=np.float64)
+    slot = np.ascontiguousarray(slot, dtype=np.int64)
+    t = weights.shape[1]
+    scratch = np.zeros((max(int(n_labels), 1), t))
+    touched = np.zeros(max(int(n_labels), 1), dtype=np.int64)
+    cap = max(1024, 8 * int((slot >= 0).sum()))
+    out_c = np.empty(cap, dtype=np.int64)
+    out_l = np.empty(cap, dtype=np.int64)
+    out_t = np.empty((cap, t))
+    count = np.zeros(1, dtype=np.int64)
+    k, n = 0, len(walk.order)
+    while k < n:
+        if count[0] + int(n_labels) > out_c.size:  # room for one more itemset's labels
+            grow = 2 * out_c.size + int(n_labels)
+            out_c = np.concatenate([out_c, np.empty(grow - out_c.size, np.int64)])
+            out_l = np.concatenate([out_l, np.empty(grow - out_l.size, np.int64)])
+            out_t = np.concatenate([out_t, np.empty((grow - out_t.shape[0], t))])
+        k = _label_entries_step(k, QUOTA, walk.order, walk.last_attr, walk.last_val, walk.length, row_codes, arena,
+                                f_lo, f_hi, labels, weights, slot, scratch, touched, out_c, out_l, out_t, count)
+    m = int(count[0])
+    return out_c[:m], out_l[:m], out_t[:m]
 
 
 def walk_verdict(walk: Walk, row_codes: np.ndarray, item_codes: np.ndarray, n_values: np.ndarray, err: np.ndarray,
@@ -245,6 +289,80 @@ def _tallies_step(start, quota, order, last_attr, last_val, length, row_codes, a
             r = arena[j]
             for c in range(t):
                 out[i, c] += weights[r, c]
+    return n_items
+
+
+@kernel(i8, i8, i8[::1], i8[::1], i8[::1], i8[::1], i4[::1, :], i4[::1], i8[::1], i8[::1], i8[::1], f8[:, ::1],
+        i8[::1], f8[:, ::1])
+def _label_tallies_step(start, quota, order, last_attr, last_val, length, row_codes, arena, f_lo, f_hi, labels,
+                        weights, slot, out):
+    """:func:`walk_label_tallies` from the ``start``-th itemset of the walk until ``quota`` units
+    of work are done; returns where to resume (the walk's length when done)."""
+    n_items = order.shape[0]
+    t = weights.shape[1]
+    work = 0
+    for k in range(start, n_items):
+        if work >= quota:
+            return k
+        i = order[k]
+        d = _descend(i, last_attr, last_val, length, row_codes, arena, f_lo, f_hi)
+        work += _rows_visited(d, f_lo, f_hi)
+        o = slot[i]
+        if o < 0:
+            continue
+        work += (f_hi[d] - f_lo[d]) * t
+        for j in range(f_lo[d], f_hi[d]):
+            r = arena[j]
+            base = labels[r] * t
+            for c in range(t):
+                out[o, base + c] += weights[r, c]
+    return n_items
+
+
+@kernel(i8, i8, i8[::1], i8[::1], i8[::1], i8[::1], i4[::1, :], i4[::1], i8[::1], i8[::1], i8[::1], f8[:, ::1],
+        i8[::1], f8[:, ::1], i8[::1], i8[::1], i8[::1], f8[:, ::1], i8[::1])
+def _label_entries_step(start, quota, order, last_attr, last_val, length, row_codes, arena, f_lo, f_hi, labels,
+                        weights, slot, scratch, touched, out_c, out_l, out_t, count):
+    """:func:`walk_label_entries` from the ``start``-th itemset until ``quota`` units of work are
+    done or the output has no room for another itemset's labels; returns where to resume."""
+    n_items = order.shape[0]
+    t = weights.shape[1]
+    n_labels = scratch.shape[0]
+    work = 0
+    for k in range(start, n_items):
+        if work >= quota or count[0] + n_labels > out_c.shape[0]:
+            return k
+        i = order[k]
+        d = _descend(i, last_attr, last_val, length, row_codes, arena, f_lo, f_hi)
+        work += _rows_visited(d, f_lo, f_hi)
+        o = slot[i]
+        if o < 0:
+            continue
+        work += (f_hi[d] - f_lo[d]) * t
+        nt = 0
+        for j in range(f_lo[d], f_hi[d]):
+            r = arena[j]
+            lab = labels[r]
+            if scratch[lab, 0] == 0.0:
+                seen = False
+                for u in range(nt):
+                    if touched[u] == lab:
+                        seen = True
+                        break
+                if not seen:
+                    touched[nt] = lab
+                    nt += 1
+            for c in range(t):
+                scratch[lab, c] += weights[r, c]
+        for u in range(nt):
+            lab = touched[u]
+            m = count[0]
+            out_c[m] = o
+            out_l[m] = lab
+            for c in range(t):
+                out_t[m, c] = scratch[lab, c]
+                scratch[lab, c] = 0.0
+            count[0] = m + 1
     return n_items
 
 

@@ -17,8 +17,8 @@ import pandas as pd
 
 from .errors import DivergenceInputError
 from .formats import (COMPARE_VERDICT_COLORS, CORRECTION_NAMES, FINDING_VERDICTS, column_help, family_sentence,
-                      format_count, format_divergence, format_interval, format_number, format_p, format_percent,
-                      format_threshold, format_value,
+                      finding_label, format_count, format_divergence, format_interval, format_number, format_p,
+                      format_percent, format_threshold, format_value,
                       ink_on, verdict_color, verdict_ink, verdict_label, verdict_legend)
 from .plan import SlicePlan, plan_hash
 from .table import SliceTable
@@ -213,6 +213,8 @@ def _sort_key(table: SliceTable, metric: str, sort_by: str | None) -> str:
 
 def _sorted_rows(table: SliceTable, metric: str, sort_by: str | None = None) -> pd.DataFrame:
     key = _sort_key(table, metric, sort_by)
+    if key == "order":
+        return table.frame.iloc[table.default_order(metric)]
     if key in PEER_SORTS:  # a peer's score: its column added for this table (divergence.scores)
         from .scores import sort_column
 
@@ -235,6 +237,8 @@ def _slice_table_html(table: SliceTable, metric: str, rows: pd.DataFrame, previo
         (metric_label(m), m, "v"), ("Interval", f"{m}_ci_low", "ci"), ("Divergence", f"{m}_divergence", "d"),
         ("q", f"{m}_q", "p"),
     ]
+    if f"{m}_finding" in rows.columns:
+        cols += [("Finding", f"{m}_finding", "finding")]
     if f"{m}_divergence_shrunk" in rows.columns:
         cols += [("Shrunk divergence", f"{m}_divergence_shrunk", "d"),
                  ("Bound nearest zero", f"{m}_divergence_bound", "d")]
@@ -289,6 +293,9 @@ def _slice_table_html(table: SliceTable, metric: str, rows: pd.DataFrame, previo
                 cells.append(f'<td class="n" data-v="{_sort_value(v)}">{format_number(v)}</td>')
             elif kind == "p":
                 cells.append(f'<td class="n" data-v="{_sort_value(v)}">{format_p(v)}</td>')
+            elif kind == "finding":
+                text = finding_label(v, r[f"{m}_explained_by"])
+                cells.append(f'<td data-v="{_esc(text)}">{_esc(text)}</td>')
             elif kind == "bool":
                 cells.append(f'<td data-v="{_sort_value(v)}">{"yes" if bool(v) else "no"}</td>')
             elif col.endswith("_verdict"):
@@ -305,13 +312,16 @@ def _slice_table_html(table: SliceTable, metric: str, rows: pd.DataFrame, previo
 
 def _findings_html(table: SliceTable, metric: str) -> tuple[str, list[str]]:
     """The findings summary of a metric as cards (the app's cards, same words), and their slices."""
-    from .views import FINDING_CARDS, findings
+    import re
+
+    from .views import FINDING_CARDS, findings, findings_header
 
     cards, total = findings(table, metric, top=FINDING_CARDS)
     if not cards:
         return ("<p class='note'><b>No finding</b>: no slice survives the correction and the minimum size for "
                 f"{_esc(metric)}.</p>"), []
-    out = ["<div class='cards'>"]
+    header = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", _esc(findings_header(cards, total)))
+    out = [f"<p class='small'>{header}</p><div class='cards'>"]
     for c in cards:
         out.append(f"<div class='card' style='border-left-color:{c.color}'>"
                    f"<div><span class='badge' style='background:{c.color};color:{verdict_ink(c.verdict)}'>"
@@ -320,7 +330,7 @@ def _findings_html(table: SliceTable, metric: str) -> tuple[str, list[str]]:
                    f"<p><b>Who.</b> {_esc(c.who)}.</p><p><b>What.</b> {_esc(c.what)}.</p>"
                    f"<p><b>How sure.</b> {_esc(c.sure)}.</p><p><b>What to do.</b> {_esc(c.todo)}</p></div>")
     out.append("</div>")
-    if total > len(cards):
+    if total > len(cards) and not cards[0].distinct:
         out.append(f"<p class='small'>{total:,} findings in all; the others refine these or share most of their "
                    "rows with them (the overlap below).</p>")
     return "".join(out), [c.itemset for c in cards]
@@ -344,7 +354,7 @@ def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label
     from .adhoc import overlap
     from .figures import contribution_figure, overlap_figure
     from .shapley import item_contributions
-    from .views import interval_figure
+    from .views import headline_tiles, interval_figure
 
     a = table.assessment or {}
     now = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0)
@@ -393,13 +403,18 @@ def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label
         verdicts = f[f"{m}_verdict"].iloc[1:].value_counts() if f"{m}_verdict" in f else pd.Series(dtype=int)
         lo, hi = table.overall_interval(m) if f"{m}_ci_low" in f else (float("nan"), float("nan"))
         parts.append(f"<h2>{_esc(info.description or m)} <small>({_esc(m)})</small></h2>")
-        kpis = [(format_value(table.overall(m), info.binary), f"whole dataset {format_interval(lo, hi, info.binary)}"),
-                (format_count(len(table) - 1), "slices mined"), (format_count(tested), "slices tested"),
-                (format_count(sig), "significant after correction")]
-        kpis += [(format_count(verdicts.get(v, 0)), v) for v, _, _ in verdict_legend()
-                 if v != "noise" and int(verdicts.get(v, 0))]
+        if f"{m}_q" in f:  # the dashboard's tiles, in the same words: they add up
+            kpis = [(t.value, f"{t.label}: {t.caption}" if t.caption else t.label) for t in headline_tiles(table, m)]
+            kpis.insert(1, (format_count(len(table) - 1), "slices mined"))
+        else:
+            kpis = [(format_value(table.overall(m), info.binary), f"whole dataset {format_interval(lo, hi, info.binary)}"),
+                    (format_count(len(table) - 1), "slices mined"), (format_count(tested), "slices tested"),
+                    (format_count(sig), "significant after correction")]
         parts.append("<div class='kpis'>" + "".join(f"<div class='kpi'><b>{k}</b><span>{_esc(t)}</span></div>"
                                                     for k, t in kpis) + "</div>")
+        cut = (a.get("findings_cut") or {}).get(m)
+        if cut:
+            parts.append(f"<p class='note'><b>Distinct findings.</b> {_esc(cut)}</p>")
         ms = a.get("min_size", {}).get(m)
         if ms:
             parts.append(f"<p class='note'><b>Minimum slice size.</b> {_esc(ms['text'])}</p>")
@@ -410,7 +425,12 @@ def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label
         sort_name = REPORT_SORTS[_sort_key(table, m, sort_by)]
         parts.append(f"<h3>Slices, by {sort_name} (top {min(top, len(rows)):,} of {len(rows):,}; "
                      f"click a column to sort)</h3>")
-        parts.append(_slice_table_html(table, m, rows.head(top), previous))
+        listed_rows = [table.lookup(x) for x in (getattr(plan, "slices", None) or [])]
+        shown_rows = rows.head(top)
+        extra = [i for i in dict.fromkeys(listed_rows) if i not in set(shown_rows.index)]
+        if extra:  # a pre-listed slice is reported whatever its place in the order
+            shown_rows = pd.concat([shown_rows, table.frame.iloc[extra]])
+        parts.append(_slice_table_html(table, m, shown_rows, previous))
         if previous is not None and f"{m}_verdict" in f:
             pf = previous.frame
             prev = dict(zip(pf["itemset"], pf[f"{m}_verdict"]))
@@ -431,7 +451,10 @@ def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label
             parts.append(f"<h3>Rows the top {len(top_found)} findings share</h3><p class='small'>Ten findings may be "
                          "one cohort described ten ways: a dark block is one cohort.</p>"
                          + _figure_div(overlap_figure(overlap(table, list(top_found["itemset"])))))
-        found = rows[rows[f"{m}_verdict"].isin(FINDINGS)].head(findings) if f"{m}_verdict" in f else rows.head(0)
+        if f"{m}_finding" in f:  # the distinct findings first (rows are in the default order)
+            found = rows[rows[f"{m}_finding"].astype(bool) & rows[f"{m}_verdict"].isin(FINDINGS)].head(findings)
+        else:
+            found = rows[rows[f"{m}_verdict"].isin(FINDINGS)].head(findings) if f"{m}_verdict" in f else rows.head(0)
         listed = [s for s in (getattr(plan, "slices", None) or [])]
         shown = list(found["itemset"]) + [table.frame.iloc[table.lookup(s)]["itemset"] for s in listed]
         shown = [s for s in dict.fromkeys(shown) if s]

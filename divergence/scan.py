@@ -388,6 +388,7 @@ def scan_compressed(
         group_fp=mined.group_fp,
         slice_fp=None if mined.fingerprints is None else mined.fingerprints[order],
         complete_length=mined.complete_length,
+        distinct_codes=codes, distinct_tallies=weights,
     )
     if parent is None:
         table = dataclasses.replace(table, parent=_parents(table))

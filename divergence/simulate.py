@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["random_attributes", "null_table", "two_group_table", "planted_rate_table", "noisier_labels_table",
-           "NULL_KINDS"]
+           "NULL_KINDS", "cohort_table", "one_cohort_table", "two_cohorts_table", "truths",
+           "findings_run", "findings_summary"]
 
 #: the null settings: an outcome that no attribute changes
 NULL_KINDS = ("rate", "normal", "abs_error", "squared_error", "lognormal", "three_rates")
@@ -154,3 +155,155 @@ def planted_lognormal_table(seed: int, *, n: int = 10_000, shift: float = 0.5, s
     df["segment"] = np.where(planted, "s0", np.array(["s1", "s2", "s3"])[rng.integers(0, 3, n)])
     df["o"] = rng.lognormal(np.where(planted, shift, 0.0), 1.0, n)
     return df, dict(outcome="o"), {"itemset": "segment=s0"}
+
+
+def cohort_table(seed: int, cohorts: dict, *, n: int = 10_000, base: float = 0.2, shares: dict | None = None):
+    """Random attributes and a 0/1 outcome at rate ``base`` raised by ``cohorts[itemset]`` on each
+    planted cohort's rows (added where cohorts overlap). ``shares``: the share of rows of a planted
+    attribute value (``{"a0=v0": 0.5}``), set before planting; other values keep their random shares.
+    The truth of every slice is its mean of the per-row rate minus the whole dataset's: the table's
+    column ``p`` (scan it as the outcome to get every slice's true divergence)."""
+    rng = np.random.default_rng(seed)
+    df = random_attributes(rng, n)
+    for item, share in (shares or {}).items():
+        attr, value = item.split("=")
+        others = sorted(set(df[attr]) - {value}) or [value]
+        df[attr] = np.where(rng.random(n) < share, value, rng.choice(others, n))
+    p = np.full(n, base)
+    for itemset, effect in cohorts.items():
+        mask = np.ones(n, dtype=bool)
+        for item in itemset.split(", "):
+            attr, value = item.split("=")
+            mask &= (df[attr] == value).to_numpy()
+        p = p + effect * mask
+    df["o"] = (rng.random(n) < p).astype(float)
+    df["p"] = p
+    return df, dict(outcome="o", attributes=[c for c in df.columns if c.startswith("a")]), {"cohorts": list(cohorts)}
+
+
+def one_cohort_table(seed: int, *, n: int = 10_000, divergence: float = 0.053):
+    """One true cohort, ``a0=v0`` on half the rows, whose true divergence is ``divergence`` (its rate
+    raised by twice that); every other slice's truth follows from its share of the cohort's rows."""
+    return cohort_table(seed, {"a0=v0": 2.0 * divergence}, n=n, shares={"a0=v0": 0.5})
+
+
+def two_cohorts_table(seed: int, *, n: int = 10_000, effect: float = 0.12):
+    """Two true cohorts on different attributes, ``a1=v0`` and ``a3=v1, a4=v2`` (30% and about 8% of
+    the rows), each raising the rate by ``effect``."""
+    return cohort_table(seed, {"a1=v0": effect, "a3=v1, a4=v2": effect}, n=n,
+                        shares={"a1=v0": 0.3, "a3=v1": 0.3, "a4=v2": 0.28})
+
+
+def truths(df: pd.DataFrame, kw: dict, table) -> np.ndarray:
+    """Each slice's true divergence in ``table``: the divergence of the per-row rate ``p`` (scanned
+    as the outcome over the same attributes and support), in the table's row order."""
+    from .scan import scan
+
+    truth = scan(df, outcome="p", attributes=kw["attributes"], min_support=table.min_support, bootstrap=0,
+                 exhaustive=table.exhaustive)
+    at = truth.index_of(table.codes)
+    return np.where(at >= 0, np.asarray(truth.columns["p_divergence"])[np.maximum(at, 0)], np.nan)
+
+
+def findings_run(kind: str, seed: int, *, min_support: float = 0.005) -> dict:
+    """One seeded run of the distinct-findings simulations (``benchmarks/sim_findings.py``,
+    ``tests/test_findings_sim.py``): ``one`` (one true cohort with its refinements), ``two`` (two
+    cohorts), ``null`` (nothing planted) or ``planted`` (a 5% slice whose truth is +0.10). Returns
+    the findings, the first slice of the default order and, per slice of interest, estimate and
+    truth."""
+    from .scan import scan
+
+    if kind == "one":
+        df, kw, info = one_cohort_table(seed)
+    elif kind == "two":
+        df, kw, info = two_cohorts_table(seed)
+    elif kind == "null":
+        df, kw, info = cohort_table(seed, {})
+    elif kind == "planted":
+        df, kw, info = cohort_table(seed, {})
+    else:
+        raise ValueError(f"unknown kind {kind!r}")
+    if kind == "planted":  # a segment on 5% of the rows, the rest split three ways
+        rng = np.random.default_rng([seed, 5])
+        seg = np.where(rng.random(len(df)) < 0.05, "s0", np.array(["s1", "s2", "s3"])[rng.integers(0, 3, len(df))])
+        df["segment"] = seg
+        p = np.where(seg == "s0", 0.2 + 0.1 / 0.95, 0.2)
+        df["p"] = p
+        df["o"] = (rng.random(len(df)) < p).astype(float)
+        kw = dict(kw, attributes=kw["attributes"] + ["segment"])
+    table = scan(df, outcome="o", attributes=kw["attributes"], min_support=min_support, bootstrap=0)
+    f = table.frame
+    truth = truths(df, kw, table)
+    order = table.default_order("o")
+    finding = f["o_finding"].to_numpy(dtype=bool)
+    shrunk = f["o_divergence_shrunk"].to_numpy()
+    bound = f["o_divergence_bound"].to_numpy()
+    by_shrunk = np.argsort(-np.where(np.isnan(shrunk), -np.inf, shrunk[...]), kind="stable")
+    by_shrunk = by_shrunk[by_shrunk != 0][:5]
+    by_bound = np.argsort(-np.where(np.isnan(bound), -np.inf, bound), kind="stable")
+    by_bound = by_bound[by_bound != 0][:5]
+    out = {"kind": kind, "seed": seed, "slices": len(table) - 1,
+           "findings": [str(s) for s in f["itemset"].to_numpy()[finding]],
+           "first": str(f["itemset"].iat[order[0]]) if order.size else "",
+           "first_shrunk": float(shrunk[order[0]]), "first_truth": float(truth[order[0]]),
+           "top_shrunk": shrunk[by_shrunk].tolist(), "top_shrunk_truth": truth[by_shrunk].tolist(),
+           "top_bound": bound[by_bound].tolist(), "top_bound_truth": truth[by_bound].tolist(),
+           "max_raw": float(np.nanmax(np.abs(f["o_divergence"].to_numpy()[1:]))),
+           "max_shrunk": float(np.nanmax(np.abs(shrunk[1:]))),
+           "cohorts": info.get("cohorts", [])}
+    if kind == "planted":
+        i = table.lookup("segment=s0")
+        out.update(planted_shrunk=float(shrunk[i]), planted_raw=float(f["o_divergence"].iat[i]),
+                   planted_truth=float(truth[i]))
+    return out
+
+
+def findings_summary(runs: list) -> list:
+    """The measured rates of :func:`findings_run` results, each ``(setting, runs, value, target,
+    meets)``: what ``tests/test_findings_sim.py`` asserts and ``benchmarks/sim_findings.py`` prints."""
+    out = []
+
+    def add(setting, rs, value, target, ok):
+        out.append((setting, len(rs), float(value), target, bool(ok)))
+
+    by = {}
+    for r in runs:
+        by.setdefault(r["kind"], []).append(r)
+    if "two" in by:
+        rs = by["two"]
+        both = np.mean([all(c in r["findings"] for c in r["cohorts"]) for r in rs])
+        add("two cohorts: both are distinct findings", rs, both, "≥ 0.95", both >= 0.95)
+        most = np.mean([len(r["findings"]) <= 4 for r in rs])
+        add("two cohorts: at most four findings in all", rs, most, "≥ 0.95", most >= 0.95)
+    if "null" in by:
+        rs = by["null"]
+        none = np.mean([not r["findings"] for r in rs])
+        add("null table: no finding", rs, none, "≥ 0.95", none >= 0.95)
+        half = np.mean([r["max_shrunk"] <= 0.5 * r["max_raw"] for r in rs])
+        add("null table: largest shrunk divergence at most half the largest raw one", rs, half, "≥ 0.95",
+            half >= 0.95)
+    if "one" in by:
+        rs = by["one"]
+        only = np.mean([r["findings"] == r["cohorts"] for r in rs])
+        add("one cohort: the only finding", rs, only, "≥ 0.95", only >= 0.95)
+        first = np.mean([r["first"] == r["cohorts"][0] for r in rs])
+        add("one cohort: first in the default order", rs, first, "≥ 0.95", first >= 0.95)
+        ratio = np.mean([r["first_shrunk"] / r["first_truth"] for r in rs])
+        add("one cohort: first slice's shrunk divergence / its truth (mean)", rs, ratio, "0.85–1.15",
+            0.85 <= ratio <= 1.15)
+        est = sum(sum(r["top_shrunk"]) for r in rs)
+        true = sum(sum(r["top_shrunk_truth"]) for r in rs)
+        top = est / true
+        add("one cohort: top 5 by shrunk divergence, their mean over their truth's", rs, top, "≤ 1.15", top <= 1.15)
+        tops = np.median([a / b for r in rs for a, b in zip(r["top_shrunk"], r["top_shrunk_truth"]) if b])
+        add("one cohort: top 5 by shrunk divergence / their truth (median)", rs, tops, "reported", True)
+        claims = [(a, b) for r in rs for a, b in zip(r["top_bound"], r["top_bound_truth"]) if a != 0]
+        above = np.mean([a > b for a, b in claims]) if claims else 0.0
+        add("one cohort: top 5 by the bound (non-zero) above their truth", rs, above, "≤ 0.10", above <= 0.10)
+    if "planted" in by:
+        rs = by["planted"]
+        err = np.mean([r["planted_shrunk"] - r["planted_truth"] for r in rs])
+        add("planted +0.10 slice (5% of rows): shrunk minus truth (mean)", rs, err, "within ±0.03", abs(err) <= 0.03)
+        raw = np.mean([r["planted_raw"] - r["planted_truth"] for r in rs])
+        add("planted +0.10 slice: raw minus truth (mean), for reference", rs, raw, "reported", True)
+    return out

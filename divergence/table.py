@@ -98,6 +98,11 @@ class SliceTable:
     #: positions, in the table given to scan(), of the rows measured (None: every row); a held-out
     #: share and the rows that chose tree cut points are not measured
     data_rows: np.ndarray | None = None
+    #: the distinct rows that were mined (item codes, -1 where none) with their tallies in the
+    #: layout of ``tallies``: any set of rows' tallies are sums of these (distinct findings
+    #: tally a slice's rows inside and outside a finding from them); None when not kept
+    distinct_codes: np.ndarray | None = None
+    distinct_tallies: np.ndarray | None = None
 
     # ----- shape and basic accessors
     def __repr__(self) -> str:
@@ -387,17 +392,46 @@ class SliceTable:
         return self.frame.iloc[self.lookup(itemset)]
 
     def default_sort_column(self, metric: str | None = None) -> str:
-        """The column a metric's slices are sorted by unless told otherwise, largest first: the
-        lift shortfall where the metric has a slice baseline, the divergence otherwise. The one
-        rule behind :meth:`top`, the dashboard's slice table and the HTML report."""
+        """The column a metric's slices are sorted by unless told otherwise: ``M_order``, each
+        slice's position in the default order (smallest first: distinct findings, then the other
+        significant slices, then the rest, those below the minimum size after those that meet
+        it; see :func:`divergence.findings.default_order`). Without statistics, the divergence
+        (largest first). The one rule behind :meth:`top`, the dashboard and the report."""
         m = self.metric(metric).name
-        return f"{m}_lift_shortfall" if f"{m}_lift_shortfall" in self.columns else f"{m}_divergence"
+        return f"{m}_order" if f"{m}_order" in self.columns else f"{m}_divergence"
+
+    def default_order(self, metric: str | None = None) -> np.ndarray:
+        """The slices' rows in the default order (the whole dataset left out)."""
+        col = self.default_sort_column(metric)
+        values = np.asarray(self.columns[col], dtype=float)
+        if col.endswith("_order"):
+            order = np.argsort(values, kind="stable")
+        else:
+            order = np.lexsort((-np.asarray(self.columns["support"], dtype=float),
+                                np.where(np.isnan(values), np.inf, -values)))
+        return order[order != 0]
+
+    def findings(self, metric: str | None = None) -> pd.DataFrame:
+        """The distinct findings of a metric in the default order, each with ``covers``: how many
+        significant slices it accounts for, itself included (its own and those explained by it)."""
+        m = self.metric(metric).name
+        if f"{m}_finding" not in self.columns:
+            raise DivergenceInputError("This result has no findings: run it through divergence.assess().")
+        f = self.frame
+        rows = f.iloc[[i for i in self.default_order(m) if bool(self.columns[f"{m}_finding"][i])]]
+        counts = f[f"{m}_explained_by"].value_counts()
+        return rows.assign(covers=[1 + int(counts.get(s, 0)) for s in rows["itemset"]])
 
     def top(self, k: int = 10, *, by: str | None = None, metric: str | None = None,
-            ascending: bool = False, min_length: int = 1) -> pd.DataFrame:
-        """The k itemsets with the largest ``by`` (default: :meth:`default_sort_column`); ties
-        go to the larger support. ``by`` is a column or a peer's score (``sliceline``,
-        ``sliceline:0.9``, ``wracc``, ``lift``: :mod:`divergence.scores`), of ``metric``."""
+            ascending: bool | None = None, min_length: int = 1) -> pd.DataFrame:
+        """The first k itemsets in the default order (:meth:`default_order`), or sorted by ``by``
+        (largest first unless ``ascending``; ties go to the larger support). ``by`` is a column or a
+        peer's score (``sliceline``, ``sliceline:0.9``, ``wracc``, ``lift``: :mod:`divergence.scores`),
+        of ``metric``."""
+        if by is None and ascending is None:
+            f = self.frame
+            rows = f.iloc[self.default_order(metric)]
+            return rows[rows["length"] >= min_length].head(k)
         from .scores import sort_column
 
         table, col = sort_column(self, by, metric)
@@ -405,9 +439,10 @@ class SliceTable:
         if col not in table.columns and col not in ("itemset", "length"):
             raise DivergenceInputError(f"Cannot sort by {col!r}: not a column of this result, nor a score "
                                        "(sliceline, sliceline:ALPHA, wracc, lift).")
+        asc = bool(ascending) if ascending is not None else col.endswith("_order")
         f = table.frame
         f = f[f["length"] >= min_length]
-        return f.sort_values([col, "support"], ascending=[ascending, False],
+        return f.sort_values([col, "support"], ascending=[asc, False],
                              na_position="last", kind="stable").head(k)
 
     def to_csv(self, path) -> None:

@@ -23,15 +23,16 @@ from .table import SliceTable
 __all__ = [
     "format_count", "format_number", "format_percent", "format_value", "format_divergence",
     "format_interval", "format_p", "COLUMN_LABELS", "VERDICT_COLORS", "SliceView",
-    "slice_view", "sort_options", "metric_label", "display_frame", "display_sort_columns", "redundancy_epsilon",
-    "headline", "findings", "Finding", "FINDING_CARDS", "guess_positive",
+    "slice_view", "sort_options", "DEFAULT_ORDER_LABEL", "default_ascending", "metric_label", "display_frame", "display_sort_columns", "redundancy_epsilon",
+    "headline", "headline_tiles", "Tile", "findings", "findings_header", "Finding", "FINDING_CARDS", "guess_positive",
     "distinct_values", "describe_columns", "parse_bin_spec", "split_rows",
     "slice_table_figure", "interval_figure", "add_interval_traces", "axis_range", "interval_layout",
     "table_csv", "figure_html", "figure_png", "export_caption", "titled_figure", "png_supported", "warm_png_exporter",
-    "PNG_EXPORTER", "default_ascending",
+    "PNG_EXPORTER",
 ]
 
-from .formats import (DASH, FINDING_VERDICTS, VERDICT_COLORS, family_sentence, is_undefined, format_count,  # noqa: F401
+from .formats import (DASH, FINDING_VERDICTS, VERDICT_COLORS, family_sentence, finding_label, is_undefined,  # noqa: F401
+                      format_count,
                       format_divergence,
                       format_interval, format_number, format_p, format_percent, format_value, rgba, verdict_color,
                       verdict_label, wrap_itemset)
@@ -66,7 +67,9 @@ def _has(table: SliceTable, col: str) -> bool:
 
 
 #: the columns :meth:`SliceTable.default_sort_column` may choose, by suffix, and their labels
-_SORT_LABELS = {"lift_shortfall": "Lift shortfall", "divergence": "Divergence"}
+_SORT_LABELS = {"order": "Default order (distinct findings first)", "divergence": "Divergence"}
+#: the label of the default order in a sort box
+DEFAULT_ORDER_LABEL = _SORT_LABELS["order"]
 
 
 def sort_options(table: SliceTable, metric: str) -> dict[str, str]:
@@ -75,7 +78,7 @@ def sort_options(table: SliceTable, metric: str) -> dict[str, str]:
     opts: dict[str, str] = {}
     default = table.default_sort_column(m)
     opts[_SORT_LABELS[default.removeprefix(m + "_")]] = default  # the default first
-    for suffix, label in _SORT_LABELS.items():
+    for suffix, label in (*_SORT_LABELS.items(), ("lift_shortfall", "Lift shortfall")):
         if _has(table, f"{m}_{suffix}"):
             opts[label] = f"{m}_{suffix}"
     if _has(table, f"{m}_divergence_shrunk"):
@@ -118,7 +121,9 @@ def _with_score(table: SliceTable, m: str, col: str) -> SliceTable:
 
 
 def default_ascending(column: str) -> bool:
-    """Ascending for p- and q-values, low interval ends read as 'worst first' otherwise."""
+    """Ascending for p- and q-values and the slice's name; largest first otherwise. The default
+    order's position column reads its "largest first" as from its first slice (see
+    :func:`slice_view`), so every sort starts the same way."""
     return column.endswith(("_p", "_q")) or column == "itemset"
 
 
@@ -150,6 +155,8 @@ def slice_view(
     if col not in frame.columns:
         raise DivergenceInputError(f"Cannot sort by '{col}': the table has no such column.")
     asc = default_ascending(col) if ascending is None else bool(ascending)
+    # the default order's positions: "largest first" (not ascending) is from its first slice
+    by_position = col.endswith("_order")
     keep = np.ones(len(frame), dtype=bool)
     keep[0] = False
     if verdicts is not None and f"{m}_verdict" in frame.columns:
@@ -166,7 +173,7 @@ def slice_view(
         keep &= ~np.asarray(exclude, dtype=bool)
     matching = np.nonzero(keep)[0]
     values = frame[col].to_numpy()[matching]
-    order = _order(values, asc, frame["support"].to_numpy()[matching], top_n)
+    order = _order(values, (not asc) if by_position else asc, frame["support"].to_numpy()[matching], top_n)
     rows = frame.iloc[matching[order]]
     return SliceView(rows=rows, n_matching=int(matching.size), n_slices=len(table) - 1,
                      sort_by=col, ascending=asc)
@@ -230,6 +237,10 @@ def display_frame(table: SliceTable, rows: pd.DataFrame, metric: str | None = No
     if f"{m}_ci_low" in f:
         out["Interval"] = [format_interval(a, b, binary) for a, b in zip(f[f"{m}_ci_low"], f[f"{m}_ci_high"])]
     out["Divergence"] = f[f"{m}_divergence"].map(lambda x: format_divergence(x, binary))
+    if f"{m}_finding" in f:
+        out["Finding"] = [finding_label(a, b) for a, b in zip(f[f"{m}_finding"], f[f"{m}_explained_by"])]
+    if f"{m}_order" in f:  # the slice's place in the default order
+        out["Order"] = f[f"{m}_order"].map(format_count)
     for col, label in ((f"{m}_divergence_shrunk", "Shrunk divergence"),
                        (f"{m}_divergence_bound", "Divergence bound nearest zero")):
         if col in also and col in f:  # shown when the rows are sorted by it
@@ -279,7 +290,8 @@ def display_sort_columns(table: SliceTable, metric: str | None = None) -> dict[s
             _metric_label(table, m): m, "Interval": f"{m}_ci_low", "Divergence": f"{m}_divergence", "t": f"{m}_t",
             "p": f"{m}_p", "q": f"{m}_q", "Min size": f"{m}_meets_min_size", "Baseline": f"{m}_baseline",
             "Lift": f"{m}_lift", "Lift shortfall": f"{m}_lift_shortfall", "Bootstrap": f"{m}_boot_low",
-            "Replication": f"{m}_replicated_value", "Replicated": f"{m}_replicated", "Verdict": f"{m}_verdict"}
+            "Replication": f"{m}_replicated_value", "Replicated": f"{m}_replicated", "Verdict": f"{m}_verdict",
+            "Finding": f"{m}_finding", "Order": f"{m}_order"}
     from .scores import SCORE_LABELS
 
     scores = {label: f"{m}_{suffix}" for suffix, label in SCORE_LABELS.items()}  # computed when sorted by
@@ -304,8 +316,10 @@ def headline(table: SliceTable, metric: str | None = None) -> dict:
     (NaN without statistics), ``n_slices``, ``n_tested``, ``n_significant`` (None without
     statistics), ``verdicts`` ({verdict: count}), ``min_size`` (the assessment's entry or None),
     ``family`` ("scan": q-values corrected over every metric's slices, "metric": this metric's),
-    ``n_family`` (the tests the q-values were corrected over) and ``family_sentence`` (the family
-    in words, :func:`divergence.formats.family_sentence`).
+    ``n_family`` (the tests the q-values were corrected over), ``family_sentence`` (the family in
+    words, :func:`divergence.formats.family_sentence`) and the counts of distinct findings
+    (:func:`_finding_counts`: ``n_findings``, ``n_explained``, ``n_unexplained``, per verdict, and
+    with replication ``n_replicated``, ``n_not_replicated``).
     """
     info = table.metric(metric)
     m, f = info.name, table.frame
@@ -323,16 +337,125 @@ def headline(table: SliceTable, metric: str | None = None) -> dict:
         if f"{m}_divergence_adj_low" in f.columns:  # a finding's corrected interval excludes 0 too
             sig &= (f[f"{m}_divergence_adj_low"].iloc[1:] > 0) | (f[f"{m}_divergence_adj_high"].iloc[1:] < 0)
         significant = int(sig.sum())
+    else:
+        sig = None
     verdicts: dict[str, int] = {}
     if f"{m}_verdict" in f.columns:
         verdicts = {str(k): int(v) for k, v in f[f"{m}_verdict"].iloc[1:].value_counts().items() if k}
-    return dict(metric=m, label=_metric_label(table, m), binary=info.binary, description=info.description,
-                overall=table.overall(m), overall_low=float(low), overall_high=float(high),
-                n_slices=len(table) - 1, n_tested=int(tested), n_significant=significant,
-                verdicts=verdicts, min_size=(assessment.get("min_size") or {}).get(m),
-                family=assessment.get("family"),
-                n_family=int((assessment.get("family_size") or {}).get(m, tested)),
-                family_sentence=family_sentence(assessment, m) if assessment.get("n_tested") else "")
+    out = dict(metric=m, label=_metric_label(table, m), binary=info.binary, description=info.description,
+               overall=table.overall(m), overall_low=float(low), overall_high=float(high),
+               n_slices=len(table) - 1, n_tested=int(tested), n_significant=significant,
+               verdicts=verdicts, min_size=(assessment.get("min_size") or {}).get(m),
+               family=assessment.get("family"),
+               n_family=int((assessment.get("family_size") or {}).get(m, tested)),
+               family_sentence=family_sentence(assessment, m) if assessment.get("n_tested") else "")
+    out.update(_finding_counts(table, m, sig.to_numpy() if significant is not None else None))
+    return out
+
+
+def _finding_counts(table: SliceTable, m: str, sig: np.ndarray | None) -> dict:
+    """The headline's counts of distinct findings: ``n_findings``, ``n_explained`` (significant
+    slices a finding accounts for), ``n_unexplained`` (significant, neither a finding nor
+    explained), ``findings_by_verdict``, ``significant_by_verdict`` and, with replication,
+    ``n_replicated`` / ``n_not_replicated`` among the significant slices and the findings."""
+    f = table.frame.iloc[1:]
+    out: dict = {"n_findings": None, "n_explained": None, "n_unexplained": None, "findings_by_verdict": {},
+                 "significant_by_verdict": {}, "n_replicated": None, "n_not_replicated": None,
+                 "findings_replicated": None, "n_not_significant": None}
+    if sig is None:
+        return out
+    verdict = f[f"{m}_verdict"].astype(str).to_numpy() if f"{m}_verdict" in f.columns else np.full(len(f), "")
+    out["significant_by_verdict"] = {str(k): int(v) for k, v in pd.Series(verdict[sig]).value_counts().items() if k}
+    tested = f[f"{m}_p"].notna().to_numpy()
+    out["n_not_significant"] = int((tested & ~sig).sum())
+    out["not_significant_by_verdict"] = {str(k): int(v) for k, v in
+                                         pd.Series(verdict[tested & ~sig]).value_counts().items() if k}
+    if f"{m}_finding" in f.columns:
+        finding = f[f"{m}_finding"].to_numpy(dtype=bool)
+        explained = (f[f"{m}_explained_by"].astype(str) != "").to_numpy()
+        out["n_findings"] = int(finding.sum())
+        out["n_explained"] = int((explained & sig).sum())
+        out["n_unexplained"] = int((sig & ~finding & ~explained).sum())
+        out["findings_by_verdict"] = {str(k): int(v) for k, v in pd.Series(verdict[finding]).value_counts().items()
+                                      if k}
+    if f"{m}_replicated" in f.columns:
+        rep = f[f"{m}_replicated"].to_numpy(dtype=bool)
+        out["n_replicated"] = int((sig & rep).sum())
+        out["n_not_replicated"] = int((sig & ~rep).sum())
+        if f"{m}_finding" in f.columns:
+            out["findings_replicated"] = int((f[f"{m}_finding"].to_numpy(dtype=bool) & rep).sum())
+    return out
+
+
+@dataclass(frozen=True)
+class Tile:
+    """One number of the headline: its label, the number as text, a caption under it and the
+    text shown on hover."""
+
+    label: str
+    value: str
+    caption: str = ""
+    help: str = ""
+
+
+def headline_tiles(table: SliceTable, metric: str | None = None) -> list[Tile]:
+    """The headline as tiles, the same in the dashboard, the report and the command line: the whole
+    dataset's value, slices tested (significant plus not significant), significant after correction,
+    the distinct findings and the significant slices they cover, the findings per verdict, with
+    replication the significant slices that did not replicate, and the slices not significant (noise
+    plus too small to tell). The counts add up: tested = significant + not significant; significant
+    = covered by the findings + neither; significant = replicated + not replicated."""
+    from .formats import CORRECTION_NAMES, GLOSSARY, VERDICT_TEXT
+
+    h = headline(table, metric)
+    a = table.assessment or {}
+    b = h["binary"]
+    tiles = [Tile(f"{h['label']}, whole dataset", format_value(h["overall"], b),
+                  format_interval(h["overall_low"], h["overall_high"], b),
+                  f"{h['description']} over every row, with its interval")]
+    if h["n_significant"] is None:
+        tiles.append(Tile("Slices tested", format_count(h["n_tested"]), "", "Slices with a p-value."))
+        return tiles
+    alpha = 1.0 - float(a.get("confidence", 0.95))
+    correction = CORRECTION_NAMES.get(a.get("correction", "bh"), "")
+    sig, not_sig = h["n_significant"], h["n_not_significant"]
+    tiles.append(Tile("Slices tested", format_count(h["n_tested"]),
+                      f"{format_count(sig)} significant + {format_count(not_sig)} not",
+                      f"Slices with a p-value. q-values: {h['family_sentence']}." if h["family_sentence"]
+                      else "Slices with a p-value."))
+    tiles.append(Tile("Significant", format_count(sig), f"after correction, q ≤ {alpha:.2g}",
+                      f"{GLOSSARY['q']} Here: {correction}, q ≤ {alpha:.2g}, and the corrected interval excludes 0."))
+    if h["n_findings"] is not None:
+        covered = h["n_findings"] + h["n_explained"]
+        cap = f"cover {format_count(covered)} of the {format_count(sig)} significant"
+        tip = ("A distinct finding is a significant slice that no stronger finding explains: with the findings' rows "
+               "accounted for, it still diverges. A slice explained by a finding is grouped under it (a refinement "
+               "no different from it, a wider slice holding its rows, a slice that only looks low or high because "
+               "it lifts or lowers the whole dataset).")
+        if h["n_unexplained"]:
+            tip += (f" {format_count(h['n_unexplained'])} significant slices are neither: they still diverge with the "
+                    "findings' rows accounted for, but not by enough to count as a different cohort after the "
+                    "correction for the follow-up tests.")
+        tiles.append(Tile("Distinct findings", format_count(h["n_findings"]), cap, tip))
+        pairs = ([("Defects", "defect"), ("Hard cohorts", "hard cohort")] if table.metric(metric).baseline
+                 else [("Above", "above"), ("Below", "below")])
+        for label, verdict in pairs:
+            n_f = h["findings_by_verdict"].get(verdict, 0)
+            n_s = h["significant_by_verdict"].get(verdict, 0)
+            tiles.append(Tile(label, format_count(n_f), f"finding{'s' if n_f != 1 else ''} · {format_count(n_s)} "
+                              f"significant slice{'s' if n_s != 1 else ''}",
+                              f"{VERDICT_TEXT[verdict]} Distinct findings with this verdict, and the significant "
+                              "slices with it (the findings and the slices they explain)."))
+    if h["n_not_replicated"] is not None:
+        tiles.append(Tile("Not replicated", format_count(h["n_not_replicated"]),
+                          f"of {format_count(sig)} significant; {format_count(h['n_replicated'])} replicated",
+                          VERDICT_TEXT["not replicated"] + f" Replication on {a.get('replication') or 'other rows'}."))
+    ns = h.get("not_significant_by_verdict") or {}
+    small = ns.get("too small", 0)
+    tiles.append(Tile("Not significant", format_count(not_sig),
+                      f"{format_count(ns.get('noise', 0))} noise + {format_count(small)} too small to tell",
+                      (h["min_size"] or {}).get("text", "") or "Not significant after correction."))
+    return tiles
 
 
 @dataclass(frozen=True)
@@ -348,6 +471,10 @@ class Finding:
     what: str
     sure: str
     todo: str
+    #: the significant slices it accounts for (itself included); 1 for a slice not a distinct finding
+    covers: int = 1
+    #: whether it is a distinct finding (no stronger finding explains it)
+    distinct: bool = False
 
 
 #: findings summarised as cards, in the app and in the report
@@ -360,12 +487,13 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
              exclude: np.ndarray | None = None, max_shared: float = 0.5) -> tuple[list[Finding], int]:
     """The findings to show first, as cards, and how many findings there are in all.
 
-    A finding is a slice whose verdict is a defect, a hard cohort, or above or below the whole
-    dataset (``better`` needs no action). They are taken by the strength of their evidence
-    (smallest q first, then the largest divergence); a slice that refines one already taken (it
-    holds all its items), that one refines, or that shares more than ``max_shared`` of its rows
-    with one is skipped: ten findings that are one cohort described ten ways make one card. ``exclude``: slices to leave out (e.g.
-    redundant ones).
+    The cards are the distinct findings (``M_finding``: no stronger finding explains them; see
+    :mod:`divergence.findings`) in the default order, each with the count of significant slices it
+    accounts for; ``better`` needs no action and gets no card. A result without distinct findings
+    (assessed before they existed) falls back to the slices whose verdict is a defect, a hard
+    cohort, above or below, by the strength of their evidence, skipping one that refines a card
+    already taken, that one refines, or that shares more than ``max_shared`` of its rows with one.
+    ``exclude``: slices to leave out of that fallback (e.g. redundant ones).
     """
     from .formats import ACTIONS, family_sentence, verdict_color
 
@@ -375,16 +503,26 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
     if f"{m}_verdict" not in f.columns:
         return [], 0
     verdict = f[f"{m}_verdict"].to_numpy().astype(str)
-    keep = np.isin(verdict, _FINDING_ORDER)
-    keep[0] = False
-    if exclude is not None:
-        keep &= ~np.asarray(exclude, dtype=bool)
-    candidates = np.nonzero(keep)[0]
-    rank = np.array([_FINDING_ORDER.index(v) for v in verdict[candidates]])
-    size = np.abs(f[f"{m}_divergence"].to_numpy()[candidates])
-    qcol = f[f"{m}_q"] if f"{m}_q" in f.columns else f[f"{m}_p"]
-    evidence = np.nan_to_num(qcol.to_numpy(dtype=float)[candidates], nan=1.0)
-    order = candidates[np.lexsort((rank, -size, evidence))]
+    distinct = f"{m}_finding" in f.columns
+    covers = {}
+    if distinct:
+        flag = f[f"{m}_finding"].to_numpy(dtype=bool)
+        order = np.array([i for i in table.default_order(m) if flag[i] and verdict[i] not in ("better", "noise")],
+                         dtype=np.int64)
+        candidates = order
+        counts = f[f"{m}_explained_by"].value_counts()
+        covers = {int(i): 1 + int(counts.get(f["itemset"].iat[i], 0)) for i in order}
+    else:
+        keep = np.isin(verdict, _FINDING_ORDER)
+        keep[0] = False
+        if exclude is not None:
+            keep &= ~np.asarray(exclude, dtype=bool)
+        candidates = np.nonzero(keep)[0]
+        rank = np.array([_FINDING_ORDER.index(v) for v in verdict[candidates]])
+        size = np.abs(f[f"{m}_divergence"].to_numpy()[candidates])
+        qcol = f[f"{m}_q"] if f"{m}_q" in f.columns else f[f"{m}_p"]
+        evidence = np.nan_to_num(qcol.to_numpy(dtype=float)[candidates], nan=1.0)
+        order = candidates[np.lexsort((rank, -size, evidence))]
     a = table.assessment or {}
     tested = (a.get("n_tested") or {}).get(m, int(np.isfinite(f[f"{m}_p"].to_numpy()[1:]).sum()))
     # the q-values' family: every metric's slices (the default) or this metric's
@@ -399,10 +537,10 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
         if len(cards) >= top:
             break
         codes = table.codes[i]
-        if any(np.all((table.codes[j] < 0) | (table.codes[j] == codes))
-               or np.all((codes < 0) | (codes == table.codes[j])) for j in taken):
+        if not distinct and any(np.all((table.codes[j] < 0) | (table.codes[j] == codes))
+                                or np.all((codes < 0) | (codes == table.codes[j])) for j in taken):
             continue  # a refinement of a finding already shown, or a wider slice holding it
-        if table.row_codes is not None:
+        if not distinct and table.row_codes is not None:
             mine = rows_of.setdefault(i, table.rows_of(i))
             if any((mine & rows_of[j]).sum() > max_shared * max(mine.sum(), 1) for j in taken):
                 continue
@@ -413,7 +551,13 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
             who += f"; {label} measured on {format_count(r[f'{m}_count'])}"
         what = (f"{label} {format_value(r[m], binary)} {format_interval(r.get(f'{m}_ci_low'), r.get(f'{m}_ci_high'), binary)}"
                 f" against {format_value(overall, binary)} for the whole dataset "
-                f"({format_divergence(r[f'{m}_divergence'], binary)})")
+                f"({format_divergence(r[f'{m}_divergence'], binary)}")
+        rep = r.get(f"{m}_replicated_divergence")
+        if not is_undefined(rep):
+            what += f"; {format_divergence(rep, binary)} on the replication rows"
+        elif not is_undefined(r.get(f"{m}_divergence_shrunk")):
+            what += f"; {format_divergence(r[f'{m}_divergence_shrunk'], binary)} shrunk for the winner's curse"
+        what += ")"
         if f"{m}_baseline" in f.columns and not is_undefined(r[f"{m}_baseline"]):
             what += (f"; the best constant guess from its own rows errs {format_value(r[f'{m}_baseline'], binary)} "
                      f"(whole dataset {format_value(first[f'{m}_baseline'], binary)})")
@@ -425,10 +569,39 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
                      f"{format_interval(r[f'{m}_replicated_ci_low'], r[f'{m}_replicated_ci_high'], binary)}")
         else:
             sure += "; not checked on other rows (no replication data)"
+        if distinct and covers.get(int(i), 1) > 1:
+            who += (f"; accounts for {format_count(covers[int(i)] - 1)} other significant slice"
+                    f"{'s' if covers[int(i)] > 2 else ''} (refinements, wider slices holding its rows, slices it "
+                    "lifts or lowers)")
         cards.append(Finding(index=int(i), itemset=str(r["itemset"]), verdict=str(r[f"{m}_verdict"]),
                              color=verdict_color(r[f"{m}_verdict"]), who=who, what=what, sure=sure,
-                             todo=ACTIONS.get(str(r[f"{m}_verdict"]), "")))
+                             todo=ACTIONS.get(str(r[f"{m}_verdict"]), ""), covers=covers.get(int(i), 1),
+                             distinct=distinct))
     return cards, int(candidates.size)
+
+
+def findings_header(cards: Sequence[Finding], total: int) -> str:
+    """The sentence above the finding cards (markdown), the same in the app and the report: how
+    many distinct findings there are, that each is a different cohort (only when the cards are
+    distinct findings: none explains another), and how many significant slices they account for."""
+    if not cards:
+        return ""
+    if not cards[0].distinct:
+        return (f"**Findings** · the {len(cards)} with the strongest evidence"
+                + (f" ({format_count(total)} slices are findings in all; the others refine or overlap these: "
+                   "Intervals page)" if total > len(cards) else ""))
+    shown = (f"the first {len(cards)} of {format_count(total)}" if total > len(cards)
+             else (f"all {len(cards)}" if len(cards) > 1 else "the one"))
+    covered = sum(c.covers for c in cards)
+    many = len(cards) > 1
+    others = ("refinements no different from them, wider slices holding their rows, or slices they lift or lower"
+              if many else "refinements no different from it, wider slices holding its rows, or slices it lifts or "
+                           "lowers")
+    return (f"**Distinct findings** · {shown}" + (", each a different cohort: none is explained by another" if many
+                                                 else "")
+            + f"; {'they account' if many else 'it accounts'} for {format_count(covered)} significant "
+              f"slice{'s' if covered != 1 else ''}, {'themselves' if many else 'itself'} included"
+            + (f" (the others are {others})." if covered > len(cards) else "."))
 
 
 # ----------------------------------------------------------------------------- roles of a new file

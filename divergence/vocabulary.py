@@ -23,7 +23,8 @@ SCAN_ENGINES = ENGINES + ("duckdb", "spark")
 #: quantile edges in DuckDB and Spark
 QUANTILE_MODES = ("auto", "exact", "approx")
 #: what the report's slice tables can be sorted by (a metric's column suffix), and their names
-REPORT_SORTS = {"lift_shortfall": "lift shortfall", "divergence": "divergence",
+REPORT_SORTS = {"order": "the default order (distinct findings first)", "lift_shortfall": "lift shortfall",
+                "divergence": "divergence",
                 "divergence_shrunk": "shrunk divergence", "divergence_bound": "divergence bound nearest zero",
                 "sliceline": "SliceLine score (alpha 0.95)", "wracc": "WRAcc (support x divergence)",
                 "lift": "lift (slice / whole dataset)"}

@@ -66,7 +66,8 @@ for col, verdict, text in zip(cols[2:], ("worse", "better", "no change", "too sm
                               ("significantly worse than the reference", "significantly better",
                                "interval within ±δ", f"below n_min = {format_count(h['min_size']['n_min'])} rows")):
     col.metric(f"Slices {verdict}", format_count(h["verdicts"][verdict]), help=text)
-    col.caption(text)
+    n_f = (h.get("findings") or {}).get(verdict)
+    col.caption(text if n_f is None else f"{format_count(n_f)} distinct finding{'s' if n_f != 1 else ''}; {text}")
 with st.expander("How the verdicts and the minimum size are decided"):
     st.markdown(
         f"**Test.** {a['test'][metric]}; **interval**: {a['interval'][metric]}. **worse / better**: significant "
@@ -83,7 +84,12 @@ if len(worst):
              f"{format_value(r[metric + '_reference'], b)} for the reference on the same "
              f"{format_count(c.details[metric + '_count'][worst.index[0]])} rows "
              f"({format_divergence(r[metric + '_change'], b)}, q = {format_p(r[metric + '_change_q'])}); "
-             f"{format_count(h['verdicts']['worse'])} slices are worse.", icon=":material/warning:")
+             f"{format_count(h['verdicts']['worse'])} slices are worse"
+             + ((f", 1 of them a distinct finding (the others are explained by it: worse only because they hold "
+                 "its rows, or neither)" if h["findings"]["worse"] == 1 else
+                 f", {format_count(h['findings']['worse'])} of them distinct findings (the others are explained by "
+                 "them: worse only because they hold a finding's rows, or neither)") if h.get("findings") else "")
+             + ".", icon=":material/warning:")
 elif h["verdict"] == "worse":
     st.error(f"**The model is worse than the reference over the whole dataset** "
              f"({format_divergence(h['change'], b)}), though no single slice is.", icon=":material/warning:")
@@ -103,8 +109,9 @@ with f2:
 chosen = state.get(KC.VERDICTS) or None
 rows = compare_view(c, metric, verdicts=chosen, top_n=int(state.get(KC.TOP_N)))
 matching = len(compare_view(c, metric, verdicts=chosen, top_n=None))
-st.caption(f"Showing {format_count(len(rows))} of {format_count(matching)} matching slices, worst first (the largest "
-           f"change in the bad direction: {'up' if h['worse_when'] == 'up' else 'down'} for {h['label']}).")
+st.caption(f"Showing {format_count(len(rows))} of {format_count(matching)} matching slices in the default order: those "
+           "of at least the minimum size first, then the distinct findings, the other significant slices and the rest, "
+           f"the change in the bad direction first ({'up' if h['worse_when'] == 'up' else 'down'} for {h['label']}).")
 if not len(rows):
     st.warning("No slice matches these filters.")
     st.stop()

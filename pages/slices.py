@@ -10,7 +10,7 @@ from divergence import VERDICTS, DivergenceInputError
 from divergence.formats import (CORRECTION_NAMES, GLOSSARY, family_sentence, VERDICT_TEXT, direction, format_count,
                                 format_divergence, format_interval, format_number, format_p, format_percent,
                                 format_threshold, format_value, verdict_ink)
-from divergence.views import headline, redundancy_epsilon, sort_options
+from divergence.views import default_ascending, findings_header, headline, headline_tiles, redundancy_epsilon, sort_options
 from ui import cache, render, state
 from ui.state import K
 
@@ -31,33 +31,18 @@ render.read_table_click(table, metric)  # a click on the table's previous run: s
 h = headline(table, metric)
 n_min = h["min_size"]["n_min"] if h["min_size"] else None
 correction = CORRECTION_NAMES.get(table.assessment["correction"], "")
-cols = st.columns(6)
-cols[0].metric(f"{h['label']}, whole dataset", format_value(h["overall"], b),
-               help=f"{h['description']} over every row, with its interval")
-cols[0].caption(format_interval(h["overall_low"], h["overall_high"], b))
-cols[1].metric("Slices tested", format_count(h["n_tested"]),
-               help=f"Slices with a p-value for {h['label']}. q-values: {h['family_sentence']}.")
-cols[2].metric("Significant", format_count(h["n_significant"]),
-               help=f"{GLOSSARY['q']} Here: {correction}, q ≤ {1 - table.assessment['confidence']:.2g}.")
-cols[2].caption("after correction")
-if info.baseline:
-    tiles = [("Defects", "defect"), ("Hard cohorts", "hard cohort")]
-else:
-    tiles = [("Above", "above"), ("Below", "below")]
-for col, (label, verdict) in zip(cols[3:5], tiles):
-    col.metric(label, format_count(h["verdicts"].get(verdict, 0)), help=VERDICT_TEXT[verdict])
-    col.caption("the model fails here" if verdict == "defect" else "harder to predict" if verdict == "hard cohort"
-                else "the whole dataset")
-cols[5].metric("Too small", format_count(h["verdicts"].get("too small", 0)),
-               help=h["min_size"]["text"] if h["min_size"] else None)
-cols[5].caption(f"below n_min = {format_count(n_min)} rows" if n_min else "")
+tiles = headline_tiles(table, metric)  # the same tiles as the report and the command line; they add up
+for col, tile in zip(st.columns(len(tiles)), tiles):
+    col.metric(tile.label, tile.value, help=tile.help or None)
+    col.caption(tile.caption)
+cut = ((table.assessment or {}).get("findings_cut") or {}).get(metric)
+if cut:  # the search for distinct findings had its work's worth and stopped: said beside the tiles
+    st.caption(f"Distinct findings: {cut}")
 
 # ---------------------------------------------------------------- findings in plain words
 cards, n_findings = cache.card_findings(rid, metric, table)
 if cards:
-    st.markdown(f"**Findings** · the {len(cards)} with the strongest evidence, each a different cohort"
-                + (f" ({format_count(n_findings)} slices are findings in all; the others refine or overlap these: "
-                   "Intervals page)" if n_findings > len(cards) else ""))
+    st.markdown(findings_header(cards, n_findings))
     for col, card in zip(st.columns(len(cards)), cards):
         with col.container(border=True):
             st.markdown(f"<span style='background:{card.color};color:{verdict_ink(card.verdict)};border-radius:.6em;padding:0 .5em;"
@@ -80,7 +65,7 @@ if state.get(K.F_VERDICTS) and not set(state.get(K.F_VERDICTS)) <= set(present):
 if state.get(K.F_ATTRIBUTES) and not set(state.get(K.F_ATTRIBUTES)) <= set(table.attributes):
     # a filter on columns another result had (a new data set): it no longer applies
     state.update(**{K.F_ATTRIBUTES: [a for a in state.get(K.F_ATTRIBUTES) if a in table.attributes]})
-if state.get(K.SORT_BY) not in options:
+if state.get(K.SORT_BY) not in options:  # the default order (distinct findings first), from its first entry
     state.update(**{K.SORT_BY: next(iter(options))})
 longest = int(table.lengths.max()) if len(table) > 1 else 1
 eps = float(state.get(K.REDUNDANCY))
@@ -88,7 +73,7 @@ eps = float(state.get(K.REDUNDANCY))
 
 def _sort_changed() -> None:
     col = options.get(state.get(K.SORT_BY))
-    state.update(**{K.SORT_ASC: bool(col and col.endswith(("_p", "_q")))})
+    state.update(**{K.SORT_ASC: bool(col and default_ascending(col))})
 
 
 c1, c2, c3, c4, c5, c6 = st.columns([2, 1.6, 2.6, 1.7, 2, 1.2])
@@ -96,6 +81,8 @@ with c1:
     state.bound(st.selectbox, "Sort by", K.SORT_BY, options=list(options), after=_sort_changed,
                 help="Or click a column's header in the table (again: the other way).")
 with c2:
+    # one labelling whatever the column (a widget whose labels change is a new widget to the browser);
+    # for the default order, smallest first is from its first slice
     state.bound(st.selectbox, "Order", K.SORT_ASC, options=[False, True],
                 format_func=lambda a: "smallest first" if a else "largest first")
 with c3:
@@ -129,9 +116,14 @@ except DivergenceInputError as exc:
 
 # ---------------------------------------------------------------- the table and its legend
 label_of = {v: k for k, v in options.items()}
-order = "smallest first" if view.ascending else "largest first"
+if view.sort_by.endswith("_order"):
+    sorted_how = ("in the default order: distinct findings first, then the other significant slices, then the rest, "
+                  "those below the minimum size after those that meet it" + (", reversed" if view.ascending else ""))
+else:
+    sorted_how = (f"sorted by {label_of.get(view.sort_by, view.sort_by)}, "
+                  + ("smallest first" if view.ascending else "largest first"))
 st.caption(f"Showing {format_count(len(view.rows))} of {format_count(view.n_matching)} matching slices "
-           f"({format_count(view.n_slices)} mined), sorted by {label_of.get(view.sort_by, view.sort_by)}, {order}. "
+           f"({format_count(view.n_slices)} mined), {sorted_how}. "
            "Click a header to sort by it, a row to open its slice; hover a header for its meaning.")
 res_rows = render.mined_rows(res)
 catalog = cache.item_options(rid + f"|{res_rows is not None}", table, res_rows)

@@ -68,8 +68,9 @@ def test_report_from_the_built_in_dataset(tmp_path):
     f = table.frame.iloc[1:]
     import html as html_lib
 
-    top = f.loc[f["abs_error_lift_shortfall"].idxmax(), "itemset"]
-    assert html_lib.unescape(rows[0]) == top  # sorted by lift shortfall
+    top = table.frame["itemset"].iloc[table.default_order("abs_error")[0]]
+    assert html_lib.unescape(rows[0]) == top  # in the default order: the distinct findings first
+    assert bool(table.frame.iloc[table.default_order("abs_error")[0]]["abs_error_finding"])
     assert html.count('class="plotly-graph-div"') >= 3
 
 

@@ -73,7 +73,7 @@ def test_slice_view_filters(demo_table):
                       attributes=["region", "channel"], top_n=10_000)
     keep = (f["fpr_verdict"].isin(["above", "too small"]) & f["fpr_meets_min_size"] & f["length"].between(2, 3)
             & f["itemset"].str.contains(r"(?:^|, )(?:region|channel)=")).to_numpy()
-    ref = _reference(t, "fpr", "fpr_divergence", False, keep, 10_000)
+    ref = _reference(t, "fpr", "fpr_order", True, keep, 10_000)  # positions ascending: the default order
     assert view.n_matching == keep.sum() > 0
     assert view.rows.index.tolist() == ref.index.tolist()
     assert set(view.rows["fpr_verdict"]) == {"above"}  # 'too small' never meets the minimum size
@@ -105,8 +105,11 @@ def test_slice_view_on_100k_slices_returns_top_n():
 
 
 def test_sort_options_default_first(demo_table, regression_table):
-    assert next(iter(sort_options(demo_table, "fpr").values())) == "fpr_divergence"
-    assert next(iter(sort_options(regression_table, "abs_error").values())) == "abs_error_lift_shortfall"
+    # the default order (distinct findings first) leads every metric's sort box; any column follows
+    assert next(iter(sort_options(demo_table, "fpr").values())) == "fpr_order"
+    assert next(iter(sort_options(regression_table, "abs_error").values())) == "abs_error_order"
+    assert {"fpr_divergence", "fpr_divergence_shrunk"} <= set(sort_options(demo_table, "fpr").values())
+    assert "abs_error_lift_shortfall" in sort_options(regression_table, "abs_error").values()
     assert "fpr_q" in sort_options(demo_table, "fpr").values()
     # the winner's curse corrected where people look: the shrunk divergence and the corrected
     # interval's bound nearest zero sort the table too
@@ -255,9 +258,9 @@ def test_figure_png():
 
 
 def test_one_default_sort_for_table_view_report_and_app():
-    """The default sort column is decided once (SliceTable.default_sort_column): the lift
-    shortfall for an error metric with a slice baseline, the divergence otherwise; the view,
-    the sort options, ``top`` and the report all follow it."""
+    """The default order is decided once (SliceTable.default_sort_column: each slice's position
+    in the default order, ``M_order``, for every metric); the view, the sort options, ``top`` and
+    the report all follow it."""
     from divergence.report import _sorted_rows  # the report's own ordering
 
     rng = np.random.default_rng(4)
@@ -267,12 +270,12 @@ def test_one_default_sort_for_table_view_report_and_app():
     df["pred"] = np.where(rng.random(n) < 0.7, df["label"], rng.choice(["no", "yes"], n))
     table = scan(df, target="label", prediction="pred", positive="yes", metrics=["error", "fpr"],
                  min_support=0.05)
-    want = {"error": "error_lift_shortfall", "fpr": "fpr_divergence"}
+    want = {"error": "error_order", "fpr": "fpr_order"}
     for m, col in want.items():
         assert table.default_sort_column(m) == col
         assert next(iter(sort_options(table, m).values())) == col
         view = slice_view(table, metric=m, top_n=len(table))
-        assert view.sort_by == col and not view.ascending
+        assert view.sort_by == col and not view.ascending  # "largest first": from the first slice
         assert list(table.top(5, metric=m)["itemset"].astype(str)) == list(view.rows["itemset"].astype(str))[:5]
         assert list(_sorted_rows(table, m)["itemset"].astype(str)) == list(view.rows["itemset"].astype(str))
 

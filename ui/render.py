@@ -213,7 +213,11 @@ def current_view(table: SliceTable, result_id: str, top_n: int | None = None) ->
     """The Slices page's view (sort, filters, top N) of a result, as the settings say."""
     metric = state.get(K.VIEW_METRIC) or table.metric_names[0]
     options = sort_options(table, metric)
-    column = options.get(state.get(K.SORT_BY)) or table.default_sort_column(metric)
+    column = options.get(state.get(K.SORT_BY))
+    ascending = bool(state.get(K.SORT_ASC))
+    if column is None:  # no sort chosen for this result: the default order, from its first entry
+        column = table.default_sort_column(metric)
+        ascending = default_ascending(column)
     lengths = length_filter()
     # filters naming verdicts or columns this result does not have (set on another result) do not apply
     present = cache.verdicts_in(result_id, metric, table)
@@ -222,7 +226,7 @@ def current_view(table: SliceTable, result_id: str, top_n: int | None = None) ->
     meets = {"meets": True, "below": False}.get(state.get(K.F_MIN_SIZE))
     # ε is set in units of the metric's spread: the same setting hides as much for any metric
     eps = redundancy_epsilon(table, metric, float(state.get(K.REDUNDANCY))) if state.get(K.F_PRUNE) else 0.0
-    return cache.view_of(result_id, metric, column, bool(state.get(K.SORT_ASC)),
+    return cache.view_of(result_id, metric, column, ascending,
                          tuple(verdicts) if verdicts is not None else None, meets,
                          tuple(lengths) if lengths else None, attributes,
                          int(top_n or state.get(K.TOP_N)), eps, table)
@@ -384,14 +388,15 @@ def slice_grid(table: SliceTable, view: SliceView, metric: str, open_itemset: st
     itemsets = view.rows["itemset"].tolist()
     sorted_col = next((c for c, f in display_sort_columns(table, metric).items() if f == view.sort_by), None)
     arrow = " ▲" if view.ascending else " ▼"
-    widths = {"Slice": 350, "Verdict": 200, "Interval": 112, "Bootstrap": 112, "Replication": 160}
+    widths = {"Slice": 350, "Verdict": 200, "Interval": 112, "Bootstrap": 112, "Replication": 160, "Finding": 330}
     config = {c: st.column_config.TextColumn(c + (arrow if c == sorted_col else ""), help=column_help(c),
                                              width=widths.get(c), pinned=c == "Slice",
-                                             alignment="left" if c in ("Slice", "Verdict") else "right")
+                                             alignment="left" if c in ("Slice", "Verdict", "Finding") else "right")
               for c in shown.columns}
     # the verdict beside the slice: what a reader needs first, never scrolled out of view
     order = ["Slice"] + (["Verdict"] if "Verdict" in shown.columns else []) + [
-        c for c in shown.columns if c not in ("Slice", "Verdict")]
+        c for c in shown.columns if c not in ("Slice", "Verdict", "Finding", "Order")] + [
+        c for c in ("Finding", "Order") if c in shown.columns]
     # the open slice's row selected, the sorted column highlighted. The table takes a selection from here
     # only when it differs from the one sent before; otherwise it keeps its own (what the browser reported)
     desired = {"rows": [itemsets.index(open_itemset)] if open_itemset in itemsets else [],

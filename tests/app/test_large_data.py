@@ -102,7 +102,7 @@ def _assert_slices_page_shows(at: AppTest, table) -> None:
     assert m["FPR, whole dataset"] == format_percent(table.overall("fpr"))
     assert m["Slices tested"] == format_count(h["n_tested"]) == format_count(len(table) - 1)
     assert m["Significant"] == format_count(h["n_significant"])
-    assert m["Too small"] == format_count(h["verdicts"].get("too small", 0))
+    assert m["Not significant"] == format_count(h["n_not_significant"])
     cells = _table_cells(at)
     view = _view(table)
     assert cells["Slice"] == view.rows["itemset"].tolist()

@@ -58,14 +58,18 @@ def test_opens_on_the_built_in_data_with_a_finding(app, reference):
     assert m["FPR, whole dataset"] == format_percent(reference.overall("fpr")) == "10.2%"
     assert m["Slices tested"] == format_count(h["n_tested"]) == format_count(len(reference) - 1)
     assert m["Significant"] == format_count(h["n_significant"])
-    assert m["Above"] == format_count(h["verdicts"]["above"])
-    assert m["Below"] == format_count(h["verdicts"]["below"])
-    assert m["Too small"] == format_count(h["verdicts"]["too small"])
-    # the first finding card is the planted slice, with its numbers in plain words
+    # the tiles count distinct findings and add up: one finding (above), covering every significant slice
+    assert m["Distinct findings"] == "1" and h["n_findings"] + h["n_explained"] == h["n_significant"]
+    assert m["Above"] == format_count(h["findings_by_verdict"]["above"]) == "1"
+    assert m["Below"] == "0"
+    assert m["Not significant"] == format_count(h["n_not_significant"]) == format_count(h["n_tested"] - h["n_significant"])
+    # the one card is the planted slice, with its numbers in plain words; its spillover is grouped under it
     planted = reference.row(DEMO_TRUTH["elevated_fpr"])
     cards = [md.value for md in at.markdown if "<b>Who:</b>" in md.value]
     heads = [md.value for md in at.markdown if md.value.endswith("`") and "</span> `" in md.value]
-    assert heads[0].endswith("`region=South, education=Primary`") and len(cards) == 3
+    assert heads[0].endswith("`region=South, education=Primary`") and len(cards) == 1
+    header = next(md.value for md in at.markdown if md.value.startswith("**Distinct findings**"))
+    assert "each a different cohort" not in header and f"{format_count(h['n_significant'])} significant" in header
     assert format_percent(planted["fpr"]) in cards[0] and format_count(planted["fpr_count"]) in cards[0]
     assert "What to do:" in cards[0]
     # the table is the engine's view: redundant slices hidden, top 25 by divergence
@@ -76,7 +80,9 @@ def test_opens_on_the_built_in_data_with_a_finding(app, reference):
     assert cells["q"][0] == display_frame(reference, view.rows, "fpr")["q"].iloc[0]
     caption = next(c.value for c in at.caption if c.value.startswith("Showing"))
     assert caption.startswith(f"Showing 25 of {format_count(view.n_matching)} matching slices "
-                              f"({format_count(len(reference) - 1)} mined), sorted by Divergence, largest first.")
+                              f"({format_count(len(reference) - 1)} mined), in the default order: distinct findings "
+                              "first")
+    assert cells["Slice"][0] == DEMO_TRUTH["elevated_fpr"] and cells["Finding"][0] == "distinct finding"
 
 
 def test_slice_detail_shows_its_shapley_contributions(app, reference):
@@ -273,7 +279,7 @@ def test_thresholds_min_size_and_persistence(app, reference):
     at = go(at, "slices")
     h = headline(expected, "fpr")
     assert _metrics(at)["Slices tested"] == format_count(h["n_tested"])
-    assert _metrics(at)["Too small"] == format_count(h["verdicts"].get("too small", 0))
+    assert _metrics(at)["Not significant"] == format_count(h["n_not_significant"])
 
 
 def test_holdout_replication(app):
@@ -366,10 +372,11 @@ def test_regression_task_headline_names_defects_and_hard_cohorts(app):
     h = headline(expected, "abs_error")
     m = _metrics(at)
     assert m["abs error, whole dataset"] == format_value(h["overall"], False)
-    assert m["Defects"] == format_count(h["verdicts"]["defect"])
-    assert m["Hard cohorts"] == format_count(h["verdicts"]["hard cohort"])
-    # sorted by lift shortfall by default, and the detail compares with the slice baseline
-    assert "sorted by Lift shortfall, largest first" in " ".join(c.value for c in at.caption)
+    # one distinct defect and one distinct hard cohort: the planted ones
+    assert m["Defects"] == format_count(h["findings_by_verdict"]["defect"]) == "1"
+    assert m["Hard cohorts"] == format_count(h["findings_by_verdict"]["hard cohort"]) == "1"
+    # in the default order, and the detail compares with the slice baseline
+    assert "in the default order" in " ".join(c.value for c in at.caption)
     assert any("Model error against the slice baseline" in md.value for md in at.markdown)
 
 

@@ -577,9 +577,48 @@ def console() -> None:
     sys.exit(main(prog=_prog()))
 
 
+class _Stopped(BaseException):
+    """A termination signal (SIGTERM, SIGHUP) raised where the command was: the file being written
+    is removed on the way out (a BaseException, so no ``except Exception`` swallows it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_stopped(signum, frame) -> None:
+    raise _Stopped(signum)
+
+
+def _catch_signals() -> dict:
+    """SIGTERM and SIGHUP raise :class:`_Stopped` (SIGINT raises KeyboardInterrupt already), so a
+    command stopped by ``timeout``, a CI cancellation or ``docker stop`` cleans up and says so;
+    returns the handlers it replaced. Only the main thread can set them (elsewhere: nothing)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    old = {}
+    for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if sig is not None:
+            old[sig] = signal.signal(sig, _raise_stopped)
+    return old
+
+
+def _one_line(text: str) -> str:
+    """A message on one line (a user's value may hold line breaks)."""
+    return " ".join(str(text).split("\n")).replace("\r", " ").strip()
+
+
 def main(argv: Sequence[str] | None = None, prog: str = "divergence") -> int:
-    """Entry point; returns the exit status."""
+    """Entry point; returns the exit status: 0, 1 (``report --fail-on-worse`` found a worse
+    slice), 2 (bad input, a file that cannot be written, out of memory: one line), 130 (SIGINT),
+    143 (SIGTERM) or 129 (SIGHUP); a stopped command leaves no half-written file."""
+    import signal
+
     parser = build_parser(prog)
+    old = _catch_signals()
     try:
         args = parser.parse_args(argv)
         if not args.command:
@@ -587,8 +626,23 @@ def main(argv: Sequence[str] | None = None, prog: str = "divergence") -> int:
             return 2
         return COMMANDS[args.command](args)
     except DivergenceInputError as exc:
-        print(f"divergence: error: {exc}", file=sys.stderr)
+        print(f"divergence: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("divergence: error: out of memory: raise the support, limit items per slice (--max-length), choose "
+              "fewer attributes, or scan with --engine duckdb.", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a file that cannot be read or written: the reason, not a traceback
+        where = f" '{exc.filename}'" if getattr(exc, "filename", None) else ""
+        print(f"divergence: error: cannot use{where}: {_one_line(exc.strerror or exc)}.", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("divergence: interrupted", file=sys.stderr)
+        print("divergence: interrupted (SIGINT); no partial file was left.", file=sys.stderr)
         return 130
+    except _Stopped as exc:
+        name = signal.Signals(exc.signum).name
+        print(f"divergence: stopped ({name}); no partial file was left.", file=sys.stderr)
+        return 128 + exc.signum
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)

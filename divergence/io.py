@@ -20,10 +20,11 @@ from typing import IO, Callable, Sequence, Union
 
 import pandas as pd
 
-from .errors import DivergenceInputError
+from .errors import DivergenceInputError, DivergenceOutputError
 
 __all__ = ["read_table", "load_table", "LoadedTable", "sniff_csv", "sniff_file", "CsvDialect",
-           "PARQUET_SUFFIXES", "pandas_names", "dialect_notes", "duplicate_note", "write_atomically"]
+           "PARQUET_SUFFIXES", "pandas_names", "dialect_notes", "duplicate_note", "write_atomically",
+           "remove_stale_temporaries"]
 
 PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
 #: delimiters tried, in order of preference when several fit equally
@@ -328,22 +329,55 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
     return load_table(path).frame
 
 
+#: the temporary file of a write in progress: ``.NAME.PID.TOKEN.tmp`` beside the target
+_TEMPORARY = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[0-9a-f]{12}\.tmp$")
+
+
 def write_atomically(path: str | os.PathLike, content: str | bytes | Callable[[str], None]) -> Path:
     """Write a file through a temporary file in its folder, renamed into place: a failure never
     leaves half a file, and a reader never sees one.
 
     ``content``: text (written as UTF-8), bytes, or a function that writes the file at the
-    path it is given. The file gets the usual permissions (0666 less the umask). A missing
-    folder is a :class:`DivergenceInputError` naming it.
+    path it is given. The target is never harmed: a symbolic link is followed (its target is
+    written, the link stays); a character device or a pipe (``/dev/null``, ``/dev/stdout``) is
+    written in place, never replaced by a regular file; a folder, a block device or a socket is
+    refused. A new file gets the usual permissions (0666 less the umask), a replaced one keeps
+    its own. Temporary files left by an earlier run that was killed are removed. A missing
+    folder, a refused target and an ``OSError`` (disk full, permission denied) are a
+    :class:`DivergenceOutputError` of one line naming the path.
     """
     import secrets
+    import stat
 
     p = Path(path)
-    directory = os.path.dirname(os.path.abspath(p))
+    target = os.path.realpath(p)  # every link followed (a dangling one: the file it names)
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise DivergenceOutputError(f"Cannot write '{path}': {_reason(exc)}.") from None
+    if st is not None:
+        if stat.S_ISDIR(st.st_mode):
+            raise DivergenceOutputError(f"Cannot write '{path}': it is a folder; give the path of a file in it.")
+        if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
+            _write_in_place(path, target, content)
+            return p
+        if not stat.S_ISREG(st.st_mode):
+            what = "a block device" if stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) \
+                else "not a regular file"
+            raise DivergenceOutputError(f"Cannot write '{path}': it is {what}, not a file.")
+    directory = os.path.dirname(target)
     if not os.path.isdir(directory):
-        raise DivergenceInputError(f"Cannot write '{path}': folder '{directory}' does not exist.")
-    tmp = os.path.join(directory, f".{p.name}.{secrets.token_hex(6)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as for open()
+        shown_dir = os.path.dirname(os.path.abspath(p)) if os.path.realpath(p) == os.path.abspath(p) else directory
+        raise DivergenceOutputError(f"Cannot write '{path}': folder '{shown_dir}' does not exist.")
+    name = os.path.basename(target)
+    remove_stale_temporaries(directory, name)
+    tmp = os.path.join(directory, f".{name}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as for open()
+    except OSError as exc:
+        raise DivergenceOutputError(f"Cannot write '{path}': {_reason(exc)}.") from None
     try:
         if callable(content):
             os.close(fd)
@@ -351,9 +385,72 @@ def write_atomically(path: str | os.PathLike, content: str | bytes | Callable[[s
         else:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(content.encode("utf-8") if isinstance(content, str) else content)
-        os.replace(tmp, p)
-    except BaseException:
-        if os.path.exists(tmp):
+        if st is not None:  # a replaced file keeps its permissions
+            os.chmod(tmp, stat.S_IMODE(st.st_mode))
+        os.replace(tmp, target)
+    except BaseException as exc:
+        try:
             os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):
+            raise DivergenceOutputError(f"Cannot write '{path}': {_reason(exc)}.") from None
         raise
     return p
+
+
+def _write_in_place(path, target: str, content) -> None:
+    """Write into a device or a pipe as it is (no temporary file, no rename)."""
+    try:
+        if callable(content):
+            content(target)
+        else:
+            with open(target, "wb") as fh:
+                fh.write(content.encode("utf-8") if isinstance(content, str) else content)
+    except OSError as exc:
+        raise DivergenceOutputError(f"Cannot write '{path}': {_reason(exc)}.") from None
+
+
+def _reason(exc: BaseException) -> str:
+    """An OSError's reason in words ('no space left on device'), on one line."""
+    text = (exc.strerror if isinstance(exc, OSError) and exc.strerror else None) or _first_line(exc)
+    m = re.search(r"\[errno (\d+)\]\s*(.*)", text, re.I)  # pyarrow: "... Detail: [errno 28] No space left on device"
+    if m:
+        text = m.group(2).strip() or os.strerror(int(m.group(1)))
+    text = " ".join(text.split())
+    return (text[:1].lower() + text[1:])[:200].rstrip(".")
+
+
+def remove_stale_temporaries(directory: str, name: str) -> list[str]:
+    """Remove the temporary files of earlier writes of ``name`` whose process is gone (a run
+    killed while writing): returns the names removed. A live process's file is left alone."""
+    removed = []
+    try:
+        entries = os.listdir(directory)
+    except OSError:
+        return removed
+    for entry in entries:
+        m = _TEMPORARY.match(entry)
+        if not m or m.group("name") != name:
+            continue
+        pid = int(m.group("pid"))
+        if pid != os.getpid() and _alive(pid):
+            continue
+        if pid == os.getpid():
+            continue  # this process's own write in progress (another thread)
+        try:
+            os.unlink(os.path.join(directory, entry))
+            removed.append(entry)
+        except OSError:
+            pass
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True

@@ -135,6 +135,7 @@ def build_parser(prog: str = "divergence") -> argparse.ArgumentParser:
     p_scan = sub.add_parser("scan", help="mine every slice above a support threshold")
     add_scan_options(p_scan)
     p_scan.add_argument("--output", "-o", help="write the slice table to this CSV file")
+    p_scan.add_argument("--allow-formulas", action="store_true", help=FORMULAS_HELP)
     p_scan.add_argument("--top", type=int, default=10, help="slices shown per metric without --output")
     p_scan.add_argument("--verbose", "-v", action="store_true", help="print what was decided and measured")
     p_scan.add_argument("--prune", type=_float, metavar="EPS", help="drop redundant slices: those whose "
@@ -278,11 +279,17 @@ def _summary(table, top: int, keep: dict | None = None) -> str:
     return "\n".join(lines)
 
 
-def _write_csv(frame, path: str) -> None:
-    """A DataFrame or a ``pyarrow.Table`` as CSV, through a temporary file (never half a file)."""
+FORMULAS_HELP = ("write text cells and column names that start with = + - @, a tab or a carriage return as they "
+                 "are; by default they get a leading apostrophe, so a spreadsheet shows them as text instead of "
+                 "running them as formulas (numbers are never changed)")
+
+
+def _write_csv(frame, path: str, args: argparse.Namespace | None = None) -> None:
+    """A DataFrame or a ``pyarrow.Table`` as CSV, through a temporary file (never half a file);
+    formula-like text neutralised unless ``--allow-formulas``."""
     from .table import write_csv
 
-    write_csv(frame, path)
+    write_csv(frame, path, neutralise_formulas=not getattr(args, "allow_formulas", False))
 
 
 def _cmd_scan(args: argparse.Namespace) -> int:
@@ -318,7 +325,7 @@ def _cmd_scan(args: argparse.Namespace) -> int:
     if args.output:
         # the whole table goes to CSV from its arrays, without building a DataFrame
         frame = prune_redundant(table, args.prune, min_t=args.min_t) if pruning else table.to_arrow()
-        _write_csv(frame, args.output)
+        _write_csv(frame, args.output, args)
         print(f"wrote {len(frame):,} rows to {args.output}", file=sys.stderr)
     else:
         if not args.verbose:
@@ -339,6 +346,7 @@ def _add_explain_parser(sub) -> None:
     p.add_argument("--global", dest="global_values", action="store_true",
                    help="global Shapley value and individual divergence of every frequent item")
     p.add_argument("--output", "-o", help="write the table to this CSV file")
+    p.add_argument("--allow-formulas", action="store_true", help=FORMULAS_HELP)
     p.add_argument("--bootstrap", type=int, default=0, metavar="B",
                    help="bootstrap replicates for intervals on the contributions (e.g. 200)")
     p.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap (default 0)")
@@ -374,7 +382,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
                      f"replicates (seed {args.seed}); divergence [{a['divergence_low']:+.4f}, "
                      f"{a['divergence_high']:+.4f}]")
     if args.output:
-        _write_csv(frame, args.output)
+        _write_csv(frame, args.output, args)
         print(f"wrote {len(frame):,} rows to {args.output}", file=sys.stderr)
     else:
         print(head)
@@ -490,6 +498,7 @@ def _add_compare_parser(sub) -> None:
     stats.add_argument("--correction", default="bh", choices=CORRECTIONS,
                        help="multiple-testing correction over every slice and metric (default bh)")
     p.add_argument("--output", "-o", help="write the comparison to this CSV file")
+    p.add_argument("--allow-formulas", action="store_true", help=FORMULAS_HELP)
     p.add_argument("--top", type=int, default=10, help="slices shown per metric without --output")
     p.add_argument("--verbose", "-v", action="store_true", help="print what was decided and measured")
     p.add_argument("--save-plan", metavar="FILE", help="also save these settings as a slice plan with a compare "
@@ -555,7 +564,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         save_plan(plan_from_args(args), args.save_plan)
         print(f"saved the settings as a slice plan in {args.save_plan}", file=sys.stderr)
     if args.output:
-        _write_csv(c.frame, args.output)
+        _write_csv(c.frame, args.output, args)
         print(f"wrote {len(c.frame):,} rows to {args.output}", file=sys.stderr)
     else:
         print(_compare_summary(c, args.top))

@@ -210,9 +210,10 @@ class Comparison:
                          overall_change=float(self.frame.iloc[0][f"{m.name}_change"]))
         return out
 
-    def to_csv(self, path) -> None:
-        """Write the table as CSV: floats at full precision, undefined values as empty cells."""
-        write_csv(self.frame, path)
+    def to_csv(self, path, *, neutralise_formulas: bool = True) -> None:
+        """Write the table as CSV: floats at full precision, undefined values as empty cells;
+        formula-like text gets a leading apostrophe (see :func:`divergence.table.write_csv`)."""
+        write_csv(self.frame, path, neutralise_formulas=neutralise_formulas)
 
 
 # ----------------------------------------------------------------------------- input

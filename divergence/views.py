@@ -590,14 +590,15 @@ def interval_layout(fig: go.Figure, labels: Sequence[str], xaxis_title: str) -> 
 
 # ----------------------------------------------------------------------------- export
 
-def table_csv(frame: pd.DataFrame) -> bytes:
-    """A slice table as CSV bytes (full precision, undefined values as empty cells)."""
+def table_csv(frame: pd.DataFrame, *, neutralise_formulas: bool = True) -> bytes:
+    """A slice table as CSV bytes (full precision, undefined values as empty cells; text a
+    spreadsheet would run as a formula gets a leading apostrophe unless told otherwise)."""
     import io
 
     from .table import write_csv
 
     buffer = io.BytesIO()
-    write_csv(frame.reset_index(drop=True), buffer)
+    write_csv(frame.reset_index(drop=True), buffer, neutralise_formulas=neutralise_formulas)
     return buffer.getvalue()
 
 

@@ -9,7 +9,7 @@ from divergence.compare_views import (change_contribution_figure, change_interva
 from divergence.plan import dump_plan
 from divergence.views import format_count, format_divergence, format_p, format_percent, format_value, table_csv
 from ui import cache, compare, data, render, settings, state
-from ui.state import KC
+from ui.state import K, KC
 
 render.page_setup()
 
@@ -175,7 +175,8 @@ if itemsets:
 # ---------------------------------------------------------------- export
 st.subheader("Export")
 e1, e2 = st.columns(2)
-e1.download_button(f"The comparison ({format_count(len(c))} rows, CSV)", table_csv(c.frame), file_name="comparison.csv",
+e1.download_button(f"The comparison ({format_count(len(c))} rows, CSV)",
+                   table_csv(c.frame, neutralise_formulas=bool(state.get(K.CSV_SAFE))), file_name="comparison.csv",
                    mime="text/csv", icon=":material/table:", on_click="ignore")
 e1.caption("The columns of `python -m divergence compare`: the whole dataset first, every slice after it.")
 scan_res = state.result()

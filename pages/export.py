@@ -30,11 +30,14 @@ def results_section(res: dict) -> None:
     # ---------------------------------------------------------------- tables
     st.subheader("Slice table")
     t1, t2 = st.columns(2)
-    t1.download_button(f"Every slice ({format_count(len(table))} rows, CSV)", lambda: cache.full_csv(rid, table),
+    safe = bool(state.get(K.CSV_SAFE))
+    t1.download_button(f"Every slice ({format_count(len(table))} rows, CSV)", lambda: cache.full_csv(rid, table, safe),
                        file_name="slices.csv", mime="text/csv", icon=":material/table:", on_click="ignore")
-    t2.download_button(f"The {format_count(len(view.rows))} slices shown (CSV)", table_csv(view.rows),
+    t2.download_button(f"The {format_count(len(view.rows))} slices shown (CSV)",
+                       table_csv(view.rows, neutralise_formulas=safe),
                        file_name="slices_shown.csv", mime="text/csv", icon=":material/filter_list:", on_click="ignore")
     st.caption("Every column at full precision; the whole dataset is the first row (its itemset empty).")
+    render.csv_safety_toggle()
 
     # ---------------------------------------------------------------- report
     st.subheader("Report")

@@ -208,9 +208,9 @@ def slice_contributions(result_id: str, items: tuple[str, ...], metric: str, _me
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
-def full_csv(result_id: str, _table: SliceTable) -> bytes:
+def full_csv(result_id: str, _table: SliceTable, neutralise_formulas: bool = True) -> bytes:
     """Every slice of a result as CSV (built once per result, on the first download)."""
-    return table_csv(_table.frame)
+    return table_csv(_table.frame, neutralise_formulas=neutralise_formulas)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

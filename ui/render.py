@@ -484,3 +484,13 @@ def demo_strip() -> None:
     for col, (case, c) in zip(cols[1:], DEMO_CASES.items()):
         if col.button(c["label"], key=f"demo-{case}", width="stretch", help=DEMO_STORY):
             open_demo_case(case)
+
+
+def csv_safety_toggle() -> None:
+    """The CSV downloads' formula guard (on by default): text a spreadsheet would run as a formula
+    gets a leading apostrophe; numbers never change."""
+    state.bound(st.checkbox, "Guard against spreadsheet formulas", K.CSV_SAFE,
+                help="Text cells and column names starting with = + - @, a tab or a carriage return (which a "
+                     "spreadsheet would run as a formula, e.g. a column named =HYPERLINK(...)) get a leading "
+                     "apostrophe, so the spreadsheet shows them as text. Numbers are never changed. The command "
+                     "line does the same unless given --allow-formulas.")

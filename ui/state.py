@@ -100,6 +100,7 @@ class K:
     TYPED = "typed"                  # items of a slice typed in the slice editor (None: the table's slice)
     GRID_SHOWN = "grid_shown"        # what the slice table showed: its slices and columns (to read a click)
     PLAN_ERROR = "plan_error"
+    CSV_SAFE = "csv_safe"            # CSV downloads: formula-like text gets a leading apostrophe
 
 
 class KC:
@@ -140,7 +141,7 @@ DEFAULTS: dict[str, Any] = {
     K.RESULT: None, K.RUN_ERROR: None, K.RUN_NOTICE: None, K.JOB: None, K.VIEW_METRIC: None, K.SORT_BY: None,
     K.SORT_ASC: False,
     K.F_VERDICTS: [], K.F_MIN_SIZE: "all", K.F_LENGTHS: None, K.F_ATTRIBUTES: [], K.F_PRUNE: True,
-    K.TOP_N: 25, K.SELECTED: None, K.TYPED: None, K.GRID_SHOWN: None, K.PLAN_ERROR: None,
+    K.TOP_N: 25, K.SELECTED: None, K.TYPED: None, K.GRID_SHOWN: None, K.PLAN_ERROR: None, K.CSV_SAFE: True,
     KC.RESULT: None, KC.RUN_ERROR: None, KC.METRIC: None, KC.VERDICTS: [], KC.TOP_N: 25, KC.SELECTED: None,
 }
 #: the built-in dataset's column roles (its classification task)

@@ -5,6 +5,7 @@ import math
 
 import streamlit as st
 
+from divergence.formats import md_code, md_text
 from divergence.views import format_count, format_percent
 from ui import data, job, render, run, settings, state
 from ui.state import K
@@ -44,7 +45,7 @@ elif task == "ranking":
         st.rerun()
 else:
     chosen = state.get(K.OUTCOME) or []
-    st.markdown("Measured as they are: " + (", ".join(f"`{c}`" for c in chosen) or "no column yet (Data page)."))
+    st.markdown("Measured as they are: " + (", ".join(md_code(c) for c in chosen) or "no column yet (Data page)."))
 if task in ("classification", "regression") and not state.get(K.METRICS):
     st.error("Choose at least one metric.")
 
@@ -124,12 +125,12 @@ state.bound(st.radio, "This analysis is", K.PLAN_KIND, options=["exploratory", "
 res = state.result()
 if res is not None and res["data_key"] == state.get(K.DATA_KEY):  # derived from the last scan of this data
     for sentence in render.min_size_sentences():
-        st.info(sentence, icon=":material/straighten:")
+        st.info(md_text(sentence), icon=":material/straighten:")
 if res is not None and not settings.is_stale():
     offers = render.support_offers(res["table"])
     cols = st.columns(max(len(offers), 1) + 1)
     for col, (metric, share) in zip(cols, offers):
-        if col.button(f"Set the minimum support from n_min of {metric}: {format_percent(share)}",
+        if col.button(f"Set the minimum support from n_min of {md_text(metric)}: {format_percent(share)}",
                       key=f"support-from-{metric}"):
             state.update(**{K.MIN_SUPPORT: round(share, 6), K.SUPPORT_MODE: "share"})
             st.rerun()

@@ -12,6 +12,7 @@ import streamlit as st
 
 from divergence import DivergenceInputError
 from divergence.duckdb_engine import preview_source, resolve_files
+from divergence.formats import md_code
 from divergence.io import LoadedTable, load_table
 from divergence.plan import parse_plan
 from divergence.roles import guess_roles
@@ -204,7 +205,7 @@ def _data_name(quoted: bool) -> str:
     name = state.get(K.DATA_NAME)
     if name == BUILT_IN:
         return "the built-in dataset (credit applications)"
-    return f"`{name}`" if quoted else str(name)
+    return md_code(name) if quoted else str(name)
 
 
 def data_label() -> str:

@@ -9,6 +9,7 @@ import hashlib
 import streamlit as st
 
 from divergence import SliceTable
+from divergence.formats import md_text
 from divergence.views import format_count
 from ui import cache, state, worker
 from ui.state import K
@@ -103,6 +104,7 @@ def progress_text(job: worker.Job) -> tuple[float | None, str]:
 
 def _draw_progress(job: worker.Job, where) -> None:
     fraction, text = progress_text(job)
+    text = md_text(text)  # the label names the data (a path, a file name)
     if fraction is None:
         where.info(text, icon=":material/hourglass_top:")
     else:

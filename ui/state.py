@@ -15,6 +15,8 @@ from typing import Any, Callable
 import streamlit as st
 
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES
+from divergence.errors import shown
+from divergence.formats import md_text
 from divergence.settings import MAX_SLICES, TIME_LIMIT
 from ui import cache
 
@@ -272,6 +274,7 @@ def bound(widget: Callable, label: str, key: str, *, after: Callable[[], None] |
             stray = [value] if value is not None and value not in options else []
             value = None if stray else value
         if stray:
-            st.error(f"{label}: {', '.join(map(repr, stray))} is not available in this data; choose again.")
+            st.error(f"{md_text(label)}: {md_text(', '.join(map(shown, stray)))} is not available in this data; "
+                     "choose again.")
         kwargs["options"] = options
     return keyed_widget(widget, label, _widget_key(key), value, on_change=_copy_back, args=(key, after), **kwargs)

@@ -156,8 +156,8 @@ def test_planted_findings_in_one_click(app, case, metric, verdict):
 
 def test_finding_cards_open_their_slice_and_the_legend_explains_verdicts(app, reference):
     at = app
-    heads = [md.value for md in at.markdown if md.value.endswith("`") and "</span> `" in md.value]
-    second = heads[1].rsplit("`", 2)[1]
+    heads = [md.value for md in at.markdown if md.value.endswith("</code>") and "</span> <code>" in md.value]
+    second = heads[1].rsplit("<code>", 1)[1].removesuffix("</code>")
     card_buttons = [b for b in at.button if b.key and b.key.startswith("card-")]
     card_buttons[1].click().run()
     assert _bar_items(at) == sorted(second.split(", "))

@@ -430,11 +430,12 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from .io import read_table
     from .plan import load_plan
+
+    plan = load_plan(args.plan)  # first: a bad plan is refused before anything heavy is imported
+    from .io import read_table
     from .report import build_report, run_comparison, run_plan, write_report
 
-    plan = load_plan(args.plan)
     df = read_table(args.data)
     previous_df = read_table(args.previous) if args.previous else None
     table = run_plan(plan, df, previous=previous_df)

@@ -19,7 +19,7 @@ import pandas as pd
 from .engine_scan import engine_settings, scan_engine
 from .settings import Settings
 from .errors import DivergenceInputError
-from .io import PARQUET_SUFFIXES, CsvDialect, dialect_notes, duplicate_note, pandas_names, sniff_file
+from .io import PARQUET_SUFFIXES, CsvDialect, dialect_notes, duplicate_note, open_data, pandas_names, sniff_file
 from .sql import DUCKDB, Column, kind_of
 from .table import SliceTable
 
@@ -118,12 +118,10 @@ def _reader(files: Sequence[str], fmt: str, union: bool = False, dialect: CsvDia
 def _transcode(path: str, encoding: str, workdir: str) -> str:
     """A UTF-8 copy of a text file in another encoding (DuckDB reads UTF-8), streamed."""
     import codecs
-    import gzip
 
     fd, out = tempfile.mkstemp(prefix="divergence-utf8-", suffix=".csv", dir=workdir)
-    opener = gzip.open if path.lower().endswith(".gz") else open
     decoder = codecs.getincrementaldecoder(encoding)(errors="strict")
-    with opener(path, "rb") as src, os.fdopen(fd, "wb") as dst:
+    with open_data(path) as src, os.fdopen(fd, "wb") as dst:  # decompressed within the reader's limits
         while True:
             chunk = src.read(1 << 22)
             text = decoder.decode(chunk, final=not chunk)
@@ -135,12 +133,10 @@ def _transcode(path: str, encoding: str, workdir: str) -> str:
 
 def _is_utf8(path: str) -> bool:
     import codecs
-    import gzip
 
-    opener = gzip.open if path.lower().endswith(".gz") else open
     decoder = codecs.getincrementaldecoder("utf-8")()
     try:
-        with opener(path, "rb") as fh:
+        with open_data(path) as fh:  # decompressed within the reader's limits
             while True:
                 chunk = fh.read(1 << 22)
                 decoder.decode(chunk, final=not chunk)

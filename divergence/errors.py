@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 __all__ = ["DivergenceInputError", "DivergenceBudgetError", "DivergenceOutputError", "DivergenceTimeLimitWarning",
-           "shown"]
+           "shown", "message"]
 
 
 class DivergenceInputError(ValueError):
@@ -62,3 +62,14 @@ def _small(value) -> bool:
         elif isinstance(x, (list, tuple, set)):
             stack.extend(x)
     return True
+
+
+def message(template: str, **values: object) -> str:
+    """``template.format(**values)`` with every ``!r`` field shown by :func:`shown` (cut when long)."""
+    import string
+
+    class _Formatter(string.Formatter):
+        def convert_field(self, value, conversion):
+            return shown(value) if conversion == "r" else super().convert_field(value, conversion)
+
+    return _Formatter().format(template, **values)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Mapping, Sequence
 
 from .budget import MAX_SLICES, TIME_LIMIT, check_budget
-from .errors import DivergenceInputError
+from .errors import DivergenceInputError, message
 from .outcome_rules import REGRESSION, canonical_metric, parse_gamma
 from .vocabulary import BINNINGS, CORRECTIONS, FAMILIES, PERIODS, REPLICATION_KINDS, TASKS
 
@@ -64,7 +64,7 @@ MSG_NO_REFERENCE = "The compare section names no reference model (reference or r
 
 
 def _fail(msg: str, **kw: Any) -> DivergenceInputError:
-    return DivergenceInputError(msg.format(**kw))
+    return DivergenceInputError(message(msg, **kw))  # a user's value is cut when long
 
 
 # ----------------------------------------------------------------------------- coercion helpers

@@ -33,8 +33,8 @@ def read_uploaded(name: str, buffer) -> LoadedTable:
     """Read an uploaded CSV or Parquet file with the engine's one reader (the command line's and
     DuckDB's too): delimiter, encoding, byte-order mark and repeated column names, each said in
     its notes. Not cached: the frame is kept in session state, and a cached copy of a 1 GB file
-    would double the memory."""
-    return load_table(bytes(buffer), name=name)
+    would double the memory. ``buffer``: the upload's bytes as they are (no copy)."""
+    return load_table(buffer, name=name)
 
 
 def content_key(name: str, buffer) -> str:
@@ -138,7 +138,7 @@ def _read_upload(widget: str, error_key: str) -> tuple[str, str, LoadedTable] | 
     up = st.session_state.get(widget)
     if up is None:
         return None
-    buffer = up.getbuffer()
+    buffer = up.getvalue()  # the bytes the upload holds, not a copy (getbuffer() copies them)
     try:
         loaded = read_uploaded(up.name, buffer)
     except DivergenceInputError as exc:

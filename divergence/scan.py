@@ -14,6 +14,7 @@ from .compression import compress_outcomes
 from .discretize import AttributeBins, BinSpec, Binning, discretize
 from .errors import DivergenceInputError
 from .mining import min_count_for, mine
+from .nested import check_supported
 from .outcomes import Outcome, build_outcomes
 from .settings import Settings, check_min_support
 from .row_weights import aux_columns, metric_infos, outcome_weights
@@ -166,6 +167,7 @@ def scan(
         held_out = df[mask].reset_index(drop=True)
         df = df[~mask].reset_index(drop=True)
     found: list[Outcome] = []
+    check_supported(df, [c for c in roles.columns() if c in df.columns], "a target, prediction, score or outcome")
     if outcomes is None or roles.given():
         found = build_outcomes(df, **roles.keywords())
     found += list(outcomes or [])
@@ -180,6 +182,7 @@ def scan(
         attrs, notes = default_attributes(df, taken, **roles.screen_keywords())
     else:
         attrs = check_attributes(slicing.attributes, df.columns, taken)
+        check_supported(df, attrs)
     if not attrs:
         raise DivergenceInputError("There is no attribute column to slice by.")
     disc = discretize(df, attrs, bins=slicing.bins, quantile_bins=slicing.quantile_bins, binning=slicing.binning)

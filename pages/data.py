@@ -8,7 +8,7 @@ import streamlit as st
 
 from divergence import DivergenceInputError
 from divergence.formats import md_code, md_text
-from divergence.views import format_count
+from divergence.views import format_count, preview_frame
 from divergence.vocabulary import BINNINGS
 from ui import cache, compare, data, render, settings, state
 from ui.state import K
@@ -48,7 +48,7 @@ if state.get(K.DATA_NAME) == state.BUILT_IN:  # what the demo is for: say what w
 large = state.is_large()
 preview, types = st.tabs(["Preview", "Column types"])
 with preview:
-    st.dataframe(df.head(200), hide_index=True, height=260)
+    st.dataframe(preview_frame(df), hide_index=True, height=260)
     if state.n_rows() > 200:
         st.caption(f"The first 200 of {format_count(state.n_rows())} rows.")
 with types:

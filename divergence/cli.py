@@ -10,7 +10,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Sequence
 
-from .budget import MAX_SLICES, TIME_LIMIT
+from .budget import MAX_SLICES, MAX_WORK, TIME_CUT, TIME_LIMIT
 from .errors import DivergenceInputError
 from .vocabulary import BINNINGS, CORRECTIONS, FAMILIES, PERIODS, QUANTILE_MODES, REPORT_SORTS, SCAN_ENGINES
 
@@ -58,6 +58,16 @@ def _seconds(text: str) -> float | None:
     return None if value == 0 else value
 
 
+def _work(text: str) -> int | None:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of work units, got {text!r}") from None
+    if value < 0 or value != int(value):
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return None if value == 0 else int(value)
+
+
 def _split(text: str | None) -> list[str] | None:
     if text is None:
         return None
@@ -97,8 +107,12 @@ def add_scan_options(p: argparse.ArgumentParser, data: bool = True) -> None:
     slicing.add_argument("--max-slices", type=int, default=MAX_SLICES, metavar="N",
                          help=f"budget: at most N slices (default {MAX_SLICES:,}); past it the table is "
                               "complete up to the longest length that fits, and a note says so")
+    slicing.add_argument("--max-work", type=_work, default=MAX_WORK, metavar="UNITS",
+                         help=f"budget: units of mining work (rows x attributes visited; default {MAX_WORK:.0e}; 0 for "
+                              "no limit): counted, so the same data and settings give the same table on any machine")
     slicing.add_argument("--time-limit", type=_seconds, default=TIME_LIMIT, metavar="SECONDS",
-                         help=f"budget: seconds of mining (default {TIME_LIMIT:g}; 0 for no limit)")
+                         help=f"a safety net: seconds of mining (default {TIME_LIMIT:g}; 0 for no limit); a table it cuts "
+                              "depends on the machine's speed and load, and a note says so")
     slicing.add_argument("--engine", default="fast", choices=SCAN_ENGINES,
                          help="fast (default) or mlxtend (FP-growth, slow, the reference) mine in memory; "
                               "duckdb (files larger than memory: a file, folder or glob) and spark (a file "
@@ -299,7 +313,7 @@ def _cmd_scan(args: argparse.Namespace) -> int:
     # how the file was read and a budget that cut the scan are always said
     shown = set(getattr(args, "reader_notes", None) or [])
     if table.complete_length is not None:
-        shown |= {n for n in table.notes if n.startswith("Complete up to")}
+        shown |= {n for n in table.notes if n.startswith(("Complete up to", TIME_CUT))}
     if not args.verbose:
         for note in table.notes:
             if note in shown:
@@ -365,6 +379,8 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     scan_args = argparse.Namespace(**vars(args))
     scan_args.bootstrap = 0  # the slice table's own intervals are not shown here
     _, table = scan_from_args(scan_args)
+    for note in _budget_notes(table.notes):
+        print(f"note: {note}", file=sys.stderr)
     m = table.metric()
     if args.global_values:
         frame = global_divergence(table, metric=m.name)
@@ -448,6 +464,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
                         previous_label=str(args.previous) if args.previous else None,
                         top=args.top, title=args.title, sort_by=args.sort, comparison=comparison)
     write_report(text, args.output)
+    for note in _budget_notes(table.notes):
+        print(f"note: {note}", file=sys.stderr)
     print(f"wrote the report to {args.output}", file=sys.stderr)
     if comparison is not None:
         worse = {m: int((comparison.frame[f"{m}_verdict"] == "worse").sum()) for m in comparison.metric_names}
@@ -489,8 +507,10 @@ def _add_compare_parser(sub) -> None:
                               "by its shortest description, as scan)")
     slicing.add_argument("--max-slices", type=int, default=MAX_SLICES, metavar="N",
                          help=f"budget: at most N slices (default {MAX_SLICES:,})")
+    slicing.add_argument("--max-work", type=_work, default=MAX_WORK, metavar="UNITS",
+                         help=f"budget: units of mining work (default {MAX_WORK:.0e}; 0 for no limit)")
     slicing.add_argument("--time-limit", type=_seconds, default=TIME_LIMIT, metavar="SECONDS",
-                         help=f"budget: seconds of mining (default {TIME_LIMIT:g}; 0 for no limit)")
+                         help=f"a safety net: seconds of mining (default {TIME_LIMIT:g}; 0 for no limit)")
     stats = p.add_argument_group("statistics")
     stats.add_argument("--delta", help="smallest change worth acting on: a number, or M=D,M=D per metric "
                                        "(default 0.05 for a rate, 0.2 standard deviations of the reference's "
@@ -547,10 +567,18 @@ def _compare_summary(c, top: int) -> str:
     return "\n".join(lines)
 
 
+def _budget_notes(notes) -> list[str]:
+    """The notes saying the budget (or the time limit) cut a scan: always printed."""
+    return [n for n in notes if n.startswith(("Complete up to", TIME_CUT))]
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     c = compare_from_args(args)
     if args.verbose or not args.output:
         for note in c.notes:
+            print(f"note: {note}", file=sys.stderr)
+    else:
+        for note in _budget_notes(c.notes):
             print(f"note: {note}", file=sys.stderr)
     if args.verbose:
         a = c.assessment

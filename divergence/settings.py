@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping, Sequence
 
-from .budget import MAX_SLICES, TIME_LIMIT, check_budget
+from .budget import MAX_SLICES, MAX_WORK, TIME_LIMIT, check_budget, check_work
 from .errors import DivergenceInputError, message
 from .outcome_rules import REGRESSION, canonical_metric, parse_gamma
 from .vocabulary import BINNINGS, CORRECTIONS, FAMILIES, PERIODS, REPLICATION_KINDS, TASKS
@@ -276,8 +276,10 @@ class Mining:
     max_length: int | None = None
     exhaustive: bool = False
     max_slices: int = MAX_SLICES
-    #: seconds of mining; None: no time limit
+    #: seconds of mining, a safety net (its cut depends on the machine); None: no time limit
     time_limit: float | None = TIME_LIMIT
+    #: units of mining work (counted: the same table on any machine); None: no work budget
+    max_work: int | None = MAX_WORK
 
     def __post_init__(self) -> None:
         _set(self, "min_support", check_min_support(self.min_support))
@@ -290,6 +292,7 @@ class Mining:
         max_slices, time_limit = check_budget(self.max_slices, self.time_limit)
         _set(self, "max_slices", max_slices)
         _set(self, "time_limit", time_limit)
+        _set(self, "max_work", check_work(self.max_work))
 
 
 @dataclass(frozen=True)

@@ -95,6 +95,11 @@ class SliceTable:
     slice_fp: np.ndarray | None = None
     #: when the budget cut the scan: every slice up to this many items is listed (notes say so)
     complete_length: int | None = None
+    #: what cut it: "slices" or "work" (counted: the same table on any machine and at any load),
+    #: "time" (the time limit, a safety net: this table depends on the machine's speed and load)
+    cut_by: str | None = None
+    #: units of mining work the scan took (the miner's count of rows x attributes visited)
+    mining_work: int = 0
 
     # ----- shape and basic accessors
     def __repr__(self) -> str:

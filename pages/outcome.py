@@ -84,15 +84,21 @@ with c3:
 
 # a fixed label: an expander whose label changes is drawn anew, closed
 with st.expander("Budget of a scan (most slices, seconds of mining)", expanded=False):
-    st.caption(f"At most {format_count(state.get(K.MAX_SLICES))} slices and {state.get(K.TIME_LIMIT):g} s of mining. A "
-               "scan that would go past the budget lists every slice up to the longest length that fits, and says "
-               "so; if not even single items fit, it stops with what to change. The defaults fit a machine of 2 "
-               "cores and a few GB.")
-    e1, e2 = st.columns(2)
+    st.caption(f"At most {format_count(state.get(K.MAX_SLICES))} slices and {format_count(state.get(K.MAX_WORK))} units "
+               "of mining work (rows × attributes visited): both are counted, so the same data and settings give the "
+               "same table on any machine, however busy. A scan that would go past them lists every slice up to the "
+               "longest length that fits, and says so; if not even single items fit, it stops with what to change. "
+               f"The time limit ({state.get(K.TIME_LIMIT):g} s) is a safety net: a scan it cuts depends on the "
+               "machine's speed and load, and every page says so.")
+    e1, e2, e3 = st.columns(3)
     with e1:
         state.bound(st.number_input, "Most slices", K.MAX_SLICES, min_value=1000, step=100_000)
     with e2:
-        state.bound(st.number_input, "Seconds of mining", K.TIME_LIMIT, min_value=1.0, step=30.0, format="%g")
+        state.bound(st.number_input, "Units of mining work", K.MAX_WORK, min_value=1_000_000, step=1_000_000_000,
+                    format="%d")
+    with e3:
+        state.bound(st.number_input, "Time limit (seconds, a safety net)", K.TIME_LIMIT, min_value=1.0, step=30.0,
+                    format="%g")
 
 st.subheader("Statistics")
 d1, d2, d3, d4 = st.columns(4)

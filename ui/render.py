@@ -10,6 +10,7 @@ import streamlit as st
 import divergence
 from divergence import DivergenceInputError, SliceTable
 from divergence.assess import min_size_derivation
+from divergence.budget import TIME_CUT
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH
 from divergence.formats import column_help, md_text, rgba, verdict_color, verdict_legend
 from divergence.views import (SliceView, default_ascending, display_frame, display_sort_columns, format_percent,
@@ -64,7 +65,10 @@ def show_run_status(where: str = "page") -> None:
     res = state.result()
     if res is not None:
         for note in budget_notes(res["table"]):
-            st.warning(md_text(note), icon=":material/speed:")
+            if note.startswith(TIME_CUT):  # this table depends on the machine's load: said on every page
+                st.error(f"**Cut by the time limit, not by the budget.** {md_text(note)}", icon=":material/timer_off:")
+            else:
+                st.warning(md_text(note), icon=":material/speed:")
     if res is not None and settings.is_stale() and not job.scan_running():
         c1, c2 = st.columns([4, 1])
         if state.data_changed():

@@ -17,7 +17,7 @@ import streamlit as st
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES
 from divergence.errors import shown
 from divergence.formats import md_text
-from divergence.settings import MAX_SLICES, TIME_LIMIT
+from divergence.settings import MAX_SLICES, MAX_WORK, TIME_LIMIT
 from ui import cache
 
 BUILT_IN = "built-in"
@@ -77,7 +77,8 @@ class K:
     MAX_LENGTH = "max_length"        # 0: no limit
     EXHAUSTIVE = "exhaustive"        # every itemset (DivExplorer's listing) instead of each set of rows once
     MAX_SLICES = "max_slices"        # the budget: most slices a scan may list
-    TIME_LIMIT = "time_limit"        # the budget: seconds of mining
+    TIME_LIMIT = "time_limit"        # the safety net: seconds of mining
+    MAX_WORK = "max_work"            # the budget: units of mining work (the same table on any machine)
     DELTA = "delta"                  # None: the engine's default
     CONFIDENCE = "confidence"
     CORRECTION = "correction"
@@ -138,7 +139,7 @@ DEFAULTS: dict[str, Any] = {
     **ROLE_DEFAULTS,
     K.REPLICATE_FRAME: None, K.REPLICATE_NAME: None, K.REPLICATE_ERROR: None, K.REPLICATE_NOTES: [], K.REPLICATE_KEY: "",
     K.MIN_SUPPORT: 0.02, K.SUPPORT_MODE: "share", K.MAX_LENGTH: 0, K.EXHAUSTIVE: False,
-    K.MAX_SLICES: MAX_SLICES, K.TIME_LIMIT: TIME_LIMIT, K.DELTA: None, K.CONFIDENCE: 0.95, K.CORRECTION: "bh",
+    K.MAX_SLICES: MAX_SLICES, K.TIME_LIMIT: TIME_LIMIT, K.MAX_WORK: MAX_WORK, K.DELTA: None, K.CONFIDENCE: 0.95, K.CORRECTION: "bh",
     K.BOOTSTRAP: 200, K.REDUNDANCY: 0.05, K.PLAN_KIND: "exploratory",
     K.RESULT: None, K.RUN_ERROR: None, K.RUN_NOTICE: None, K.JOB: None, K.VIEW_METRIC: None, K.SORT_BY: None,
     K.SORT_ASC: False,

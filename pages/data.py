@@ -19,13 +19,17 @@ st.title("Data")
 st.caption("Which rows to analyse, and what each column is: target, prediction, attributes to slice by.")
 
 # ---------------------------------------------------------------- source
-state.bound(st.radio, "Data source", K.SOURCE, options=list(data.SOURCES), horizontal=True,
-            format_func=data.SOURCES.get, after=data.on_source)
+sources = data.sources()  # a local path only under the data folder the server's owner set
+if state.get(K.SOURCE) not in sources:
+    state.update(**{K.SOURCE: "upload" if state.get(K.SOURCE) == state.LOCAL_PATH else state.BUILT_IN})
+state.bound(st.radio, "Data source", K.SOURCE, options=list(sources), horizontal=True,
+            format_func=sources.get, after=data.on_source)
 if state.get(K.SOURCE) == state.LOCAL_PATH:
     state.bound(st.text_input, "Path of a CSV or Parquet file, a folder of them, or a glob (on the machine running "
-                "the app)", K.PATH_TEXT, after=data.on_path, placeholder="/data/evals/*.parquet",
-                help="Read where it lies by DuckDB, never loaded into memory: for files larger than an upload. "
-                     "Every file must have the same columns.")
+                "the app)", K.PATH_TEXT, after=data.on_path, placeholder="evals/*.parquet",
+                help=f"Under the data folder {md_code(data.data_folder())} (set by the server's owner), relative to "
+                     "it or absolute. Read where it lies by DuckDB, never loaded into memory: for files larger than "
+                     "an upload. Every file must have the same columns.")
     if state.get(K.PATH_ERROR):
         st.error(md_text(state.get(K.PATH_ERROR)))
         st.caption("The data and settings in use are unchanged.")

@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from divergence import DivergenceInputError
-from divergence.duckdb_engine import preview_source, resolve_files
+from divergence.duckdb_engine import files_under, preview_source
 from divergence.formats import md_code
 from divergence.io import LoadedTable, load_table
 from divergence.plan import parse_plan
@@ -21,6 +21,32 @@ from ui.state import BUILT_IN, DEMO_SETTINGS, KC, LOCAL_PATH, ROLE_DEFAULTS, K
 
 SOURCES = {BUILT_IN: "Built-in dataset (credit applications)", "upload": "Upload a file",
            LOCAL_PATH: "Local path (large data: DuckDB)"}
+#: the environment variable naming the only folder local paths may be read under (set by the
+#: server's owner: `make app DATA_FOLDER=...`); unset, the dashboard reads no file of the machine
+DATA_FOLDER_VARIABLE = "DIVERGENCE_DATA_FOLDER"
+
+
+def data_folder() -> str | None:
+    """The folder local paths are read under (links followed), or None: local paths are off."""
+    folder = os.environ.get(DATA_FOLDER_VARIABLE, "").strip()
+    if not folder:
+        return None
+    real = os.path.realpath(folder)
+    return real if os.path.isdir(real) else None
+
+
+def sources() -> dict[str, str]:
+    """The data sources offered: the local path only when the server's owner set a data folder."""
+    return {k: v for k, v in SOURCES.items() if k != LOCAL_PATH or data_folder() is not None}
+
+
+def path_files(path: str) -> list[str]:
+    """The files a local path names, each inside the data folder (links followed), or one line why not."""
+    folder = data_folder()
+    if folder is None:
+        raise DivergenceInputError(f"Local paths are off: the server's owner has not set a data folder "
+                                   f"({DATA_FOLDER_VARIABLE}).")
+    return files_under(folder, path)[0]
 #: the files an uploader takes (CSV with any delimiter, or Parquet)
 UPLOAD_TYPES = ["csv", "tsv", "txt", "parquet", "pq", "parq"]
 #: rows read for the preview of a local path (column types, role guesses, the checks on this page)
@@ -45,7 +71,7 @@ def content_key(name: str, buffer) -> str:
 def path_fingerprint(path: str) -> str:
     """A cache key for a local path: the files it names with their sizes and modification
     times, so a changed, added or removed file gives a new key (and a new scan)."""
-    files, _ = resolve_files(os.path.expanduser(path))
+    files = path_files(path)
     parts = []
     for f in files:
         st_ = os.stat(f)
@@ -105,7 +131,7 @@ def load_path(text: str, *, keep_roles: bool = False) -> bool:
     if not text:
         raise DivergenceInputError("Type the path of a CSV or Parquet file, a folder of them, or a glob.")
     key = path_fingerprint(text)
-    head, total = preview_source(os.path.expanduser(text), rows=PREVIEW_ROWS)
+    head, total = preview_source(path_files(text), rows=PREVIEW_ROWS)
     old = state.get(K.FRAME)
     if keep_roles and old is not None and list(old.columns) == list(head.columns):
         st.session_state.update({K.FRAME: head, K.DATA_KEY: key, K.PATH_ROWS: total, K.PATH_ERROR: None})
@@ -128,7 +154,7 @@ def on_source() -> None:
     source = state.get(K.SOURCE)
     if source == BUILT_IN:
         use_built_in()
-    elif source == LOCAL_PATH and state.get(K.PATH_TEXT) and not state.is_large():
+    elif source == LOCAL_PATH and state.get(K.PATH_TEXT) and not state.is_large() and data_folder() is not None:
         on_path()
 
 

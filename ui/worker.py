@@ -58,6 +58,8 @@ class ScanRequest:
     statistics: dict
     frame: pd.DataFrame | None = None
     path: str | None = None
+    #: the files of ``path``, each checked to lie in the data folder (what DuckDB reads)
+    files: list[str] | None = None
     mined: SliceTable | None = None
     replicate: pd.DataFrame | None = None
     replication_label: str = ""
@@ -91,7 +93,7 @@ def compute(request: ScanRequest, progress: Callable[[dict], None] | None = None
     mined = request.mined
     if mined is None:
         if request.path is not None:
-            fn, data = divergence.scan_duckdb, os.path.expanduser(request.path)
+            fn, data = divergence.scan_duckdb, request.files if request.files else request.path
         else:
             fn, data = divergence.scan, request.frame
         kw = dict(progress=progress) if progress is not None and _accepts(fn, "progress") else {}

@@ -62,3 +62,54 @@ def test_a_scan_cut_by_the_time_limit_is_said_on_every_page(tmp_path):
         at = go(at, page)
         said = [e.value for e in at.error if e.value.startswith("**Cut by the time limit, not by the budget.**")]
         assert len(said) == 1 and "depends on this machine's speed and load" in said[0], page
+
+
+def _radio_options(at, key):
+    return list(keyed(at.radio, key).options)
+
+
+def test_no_local_path_without_a_data_folder(monkeypatch):
+    monkeypatch.delenv("DIVERGENCE_DATA_FOLDER", raising=False)
+    at = go(fresh_app(120), "data")
+    assert _radio_options(at, "w:source") == ["Built-in dataset (credit applications)", "Upload a file"]
+    at.session_state["source"] = "path"  # a stale choice (an older session, a plan): not honoured
+    at.run()
+    assert not at.exception and at.session_state["source"] == "upload"
+    assert not [t for t in at.text_input if t.key == "w:local_path_text"]
+
+
+@pytest.mark.parametrize("typed", ["/etc/passwd", "../../../../../../etc/passwd", "/etc/*", "link", "linked_dir/passwd",
+                                   "linked_dir", "*/passwd", "./../../../../../etc/pass*"])
+def test_files_outside_the_data_folder_are_not_read(tmp_path, monkeypatch, typed):
+    folder = tmp_path / "evals"
+    folder.mkdir()
+    (folder / "link").symlink_to("/etc/passwd")
+    (folder / "linked_dir").symlink_to("/etc")
+    monkeypatch.setenv("DIVERGENCE_DATA_FOLDER", str(folder))
+    at = go(fresh_app(120), "data")
+    keyed(at.radio, "w:source").set_value("path").run()
+    keyed(at.text_input, "w:local_path_text").input(typed).run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert errors and "outside the data folder" in errors[0] and "root:" not in errors[0]
+    assert at.session_state["data_name"] == "built-in" and at.session_state["local_path"] is None
+    shown = " ".join(str(d.value.to_csv()) for d in at.dataframe)
+    assert "root:x:0:0" not in shown and "/bin/" not in shown
+
+
+def test_a_file_inside_the_data_folder_is_read(tmp_path, monkeypatch):
+    import pandas as pd
+
+    folder = tmp_path / "evals"
+    (folder / "2026").mkdir(parents=True)
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"label": rng.integers(0, 2, 500), "pred": rng.integers(0, 2, 500),
+                  "a": rng.choice(["x", "y"], 500)}).to_parquet(folder / "2026" / "part.parquet")
+    (folder / "alias.parquet").symlink_to(folder / "2026" / "part.parquet")  # a link that stays inside: fine
+    monkeypatch.setenv("DIVERGENCE_DATA_FOLDER", str(folder))
+    for typed in ("2026/part.parquet", str(folder / "2026"), "alias.parquet", "*/*.parquet"):
+        at = go(fresh_app(120), "data")
+        keyed(at.radio, "w:source").set_value("path").run()
+        keyed(at.text_input, "w:local_path_text").input(typed).run()
+        assert not at.exception and not [e.value for e in at.error], typed
+        assert at.session_state["local_path"] == typed and "500 rows" in at.markdown[0].value

@@ -83,7 +83,11 @@ def progress_text(job: worker.Job) -> tuple[float | None, str]:
     p = job.progress or {}
     stage = str(p.get("stage") or "working")
     slices, length, fraction = p.get("slices"), p.get("length"), p.get("fraction")
-    if stage == "starting the worker":
+    if stage == worker.WAITING:
+        ahead = int(p.get("ahead") or 0)
+        text = (f"Waiting for a free worker, {ahead} ahead" if ahead else "Waiting for a free worker, next in line") + \
+            f" (the server runs {worker.POOL.limits.workers} at once)…"
+    elif stage == "starting the worker":
         text = f"Starting: mining {job.label}…"
     elif stage == "statistics":
         text = f"{format_count(slices or 0)} slices mined; computing their statistics…"

@@ -23,7 +23,7 @@ import pandas as pd
 from .errors import DivergenceInputError, DivergenceOutputError
 
 __all__ = ["read_table", "load_table", "LoadedTable", "sniff_csv", "sniff_file", "CsvDialect", "ReadLimits",
-           "TableEstimate", "open_data", "available_memory", "estimate_table",
+           "TableEstimate", "open_data", "available_memory", "estimate_table", "size_text", "MAGIC",
            "PARQUET_SUFFIXES", "pandas_names", "dialect_notes", "duplicate_note", "write_atomically",
            "remove_stale_temporaries"]
 
@@ -275,12 +275,12 @@ class _Bounded(io.RawIOBase):
         lim = self._limits
         if self.out > lim.max_text:
             raise DivergenceInputError(
-                f"'{self._label}' decompresses to more than {_size(lim.max_text)} of text: refused. Decompress it "
+                f"'{self._label}' decompresses to more than {size_text(lim.max_text)} of text: refused. Decompress it "
                 "yourself if it is genuine and scan it with DuckDB (command line: --engine duckdb).")
         if self.out > lim.ratio_floor and self.out > lim.max_ratio * self._compressed:
             raise DivergenceInputError(
-                f"'{self._label}' decompresses to more than {lim.max_ratio:g} times its {_size(self._compressed)} "
-                f"(refused after {_size(self.out)}): a decompression bomb, or data so repetitive that it should be "
+                f"'{self._label}' decompresses to more than {lim.max_ratio:g} times its {size_text(self._compressed)} "
+                f"(refused after {size_text(self.out)}): a decompression bomb, or data so repetitive that it should be "
                 "decompressed and scanned with DuckDB (command line: --engine duckdb).")
         return n
 
@@ -292,7 +292,8 @@ class _Bounded(io.RawIOBase):
             super().close()
 
 
-def _size(n: float) -> str:
+def size_text(n: float) -> str:
+    """A byte count in words: 1.5 GB, 983 KB."""
     for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
         if n >= scale:
             return f"{n / scale:.3g} {unit}"
@@ -474,13 +475,13 @@ def estimate_parquet(inp: "_Input") -> TableEstimate | None:
     return TableEstimate(int(rows), int(cols), int(memory))
 
 
-def estimate_table(source: Source, *, name: str | None = None, limits: ReadLimits | None = None
-                   ) -> TableEstimate | None:
+def estimate_table(source: Source, *, name: str | None = None, limits: ReadLimits | None = None,
+                   label: str | None = None) -> TableEstimate | None:
     """Rows x columns and memory of the frame :func:`load_table` would read, estimated before
     parsing: a Parquet file from its footer, a CSV file from a sample of its first megabyte
     (decompressed within ``limits``); None when it cannot be told."""
     limits = limits or ReadLimits.default()
-    inp = _Input.of(source, name)
+    inp = _Input.of(source, name, label)
     with inp.text(limits) as fh:
         head = fh.read(SNIFF_BYTES)
     if _is_parquet(inp.name, head):
@@ -492,8 +493,8 @@ def _check_estimate(est: TableEstimate | None, limits: ReadLimits, label: str) -
     if est is None or limits.max_memory is None or 2 * est.memory <= limits.max_memory:
         return
     raise DivergenceInputError(
-        f"'{label}' would take about {_size(est.memory)} in memory ({'' if est.exact else 'about '}{est.rows:,} rows "
-        f"x {est.columns:,} columns) and twice that to read, more than the {_size(limits.max_memory)} allowed: scan it "
+        f"'{label}' would take about {size_text(est.memory)} in memory ({'' if est.exact else 'about '}{est.rows:,} rows "
+        f"x {est.columns:,} columns) and twice that to read, more than the {size_text(limits.max_memory)} allowed: scan it "
         "with DuckDB where it lies (command line: --engine duckdb; dashboard: a local path), or read fewer columns.")
 
 
@@ -508,7 +509,8 @@ def _drain(inp: "_Input", limits: ReadLimits) -> int:
             total += len(chunk)
 
 
-def load_table(source: Source, *, name: str | None = None, limits: ReadLimits | None = None) -> LoadedTable:
+def load_table(source: Source, *, name: str | None = None, limits: ReadLimits | None = None,
+               label: str | None = None) -> LoadedTable:
     """Read a CSV or Parquet table from a path, bytes, a buffer or a binary file-like (an upload).
 
     ``name`` is the file name (its extension says .csv, .tsv, .txt or .parquet; the content
@@ -520,22 +522,22 @@ def load_table(source: Source, *, name: str | None = None, limits: ReadLimits | 
     """
     limits = limits or ReadLimits.default()
     if isinstance(source, (bytes, bytearray, memoryview)) or hasattr(source, "read"):
-        inp = _Input.of(source, name)
+        inp = _Input.of(source, name, label)
         label = inp.label
         if inp.size == 0 or (inp.size < SNIFF_BYTES and not bytes(inp.raw().read()).strip()):
             raise DivergenceInputError(f"File '{label}' is empty.")
     else:
         p = Path(source)  # type: ignore[arg-type]
-        label = str(source)
+        label = label or str(source)
         if not p.exists():
-            raise DivergenceInputError(f"File '{source}' does not exist.")
+            raise DivergenceInputError(f"File '{label}' does not exist.")
         if p.is_dir():
-            raise DivergenceInputError(f"'{source}' is a folder, not a CSV or Parquet file.")
+            raise DivergenceInputError(f"'{label}' is a folder, not a CSV or Parquet file.")
         if not p.is_file():
-            raise DivergenceInputError(f"'{source}' is not a regular file (a device or a pipe): give a CSV or "
+            raise DivergenceInputError(f"'{label}' is not a regular file (a device or a pipe): give a CSV or "
                                        "Parquet file.")
         if p.stat().st_size == 0:
-            raise DivergenceInputError(f"File '{source}' is empty.")
+            raise DivergenceInputError(f"File '{label}' is empty.")
         inp = _Input.of(os.fspath(p), name or p.name, label)
     name = inp.name
     with inp.text(limits) as fh:

@@ -37,6 +37,7 @@ elif state.get(K.SOURCE) == "upload":
     st.file_uploader("CSV (any delimiter) or Parquet file", type=data.UPLOAD_TYPES,
                      key="w:upload",
                      on_change=data.on_upload, help="Up to 2 GB (set in .streamlit/config.toml).")
+    data.follow_read()  # a worker reads the upload: its progress here, then its table
     if state.get(K.UPLOAD_ERROR):
         st.error(md_text(state.get(K.UPLOAD_ERROR)))
         st.caption("The data and settings in use are unchanged.")
@@ -261,6 +262,7 @@ if kind == "split":
 elif kind == "file":
     st.file_uploader("Second file (same columns)", type=data.UPLOAD_TYPES,
                      key="w:replicate_upload", on_change=data.on_replicate_upload)
+    data.follow_read()
     if state.get(K.REPLICATE_ERROR):
         st.error(md_text(state.get(K.REPLICATE_ERROR)))
     if state.get(K.REPLICATE_FRAME) is not None:

@@ -27,6 +27,39 @@ from divergence.datasets import load_demo
 from divergence.plan import dump_plan, parse_plan
 from divergence.views import SliceView, describe_columns, distinct_values, findings, slice_view, table_csv
 
+# ----------------------------------------------------------------------------- work kept off the server
+
+#: a table with more columns than this is described and screened in a worker process: on 100,000
+#: columns the screen took minutes, which in the server froze every session
+WIDE_COLUMNS = 2_000
+
+
+def session_alive():
+    """Whether this browser session is still connected (a closed tab's work is stopped); None
+    outside a server (AppTest)."""
+    from streamlit.runtime import Runtime
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None or not Runtime.exists():
+        return None
+    runtime, session = Runtime.instance(), ctx.session_id
+    return lambda: runtime.is_active_session(session)
+
+
+def off_server(task: str, *args, label: str = "", **kwargs):
+    """A task done in a worker process, this session waiting for it (the server keeps answering
+    every other session and its health endpoint meanwhile)."""
+    from ui import worker
+
+    with st.spinner(f"{label[:1].upper()}{label[1:]} (in a worker process)…" if label else None):
+        return worker.run_task(task, *args, label=label, owner_alive=session_alive(), **kwargs)
+
+
+def wide(df: pd.DataFrame) -> bool:
+    return df.shape[1] > WIDE_COLUMNS
+
+
 # ----------------------------------------------------------------------------- data and its columns
 
 
@@ -46,8 +79,17 @@ def demo_models_frame() -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def column_summary(data_key: str, _df: pd.DataFrame) -> pd.DataFrame:
-    """Type, distinct and missing values of each column."""
+    """Type, distinct and missing values of each column (a wide table's in a worker)."""
+    known = SUMMARIES.get(data_key)
+    if known is not None:
+        return known
+    if wide(_df):
+        return off_server("describe", _df, label=f"describing {_df.shape[1]:,} columns")
     return describe_columns(_df)
+
+
+#: column summaries computed with an upload, in the worker that read it (data key -> summary)
+SUMMARIES: dict[str, pd.DataFrame] = {}
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -62,6 +104,8 @@ def target_values(data_key: str, column: str | None, _df: pd.DataFrame) -> list 
 def screen(data_key: str, roles_json: str, _df: pd.DataFrame) -> AttributeScreen:
     """``divergence.screen_attributes`` for the roles given as JSON (``used``: the role columns)."""
     r = json.loads(roles_json)
+    if wide(_df):
+        return off_server("screen", _df, r.pop("used"), label=f"screening {_df.shape[1]:,} columns", **r)
     return divergence.screen_attributes(_df, r.pop("used"), **r)
 
 

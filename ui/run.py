@@ -19,14 +19,7 @@ from ui.state import K
 def _session_alive() -> Callable[[], bool] | None:
     """Whether the browser session starting a scan is still connected (a closed tab's scan is
     stopped after a grace period); None outside a server (AppTest)."""
-    from streamlit.runtime import Runtime
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    if ctx is None or not Runtime.exists():
-        return None
-    runtime, session = Runtime.instance(), ctx.session_id
-    return lambda: runtime.is_active_session(session)
+    return cache.session_alive()
 
 
 def _result_labels() -> dict:

@@ -90,6 +90,7 @@ class K:
     RUN_ERROR = "run_error"
     RUN_NOTICE = "run_notice"        # e.g. a scan cancelled (no automatic run after it)
     JOB = "scan_job"                 # the running scan (ui.worker.Job), or None
+    READ_JOB = "read_job"            # an upload being read by a worker: dict(job, kind, name, key, path)
     VIEW_METRIC = "view_metric"
     SORT_BY = "sort_by"              # people's label of the sort column
     SORT_ASC = "sort_asc"
@@ -141,7 +142,7 @@ DEFAULTS: dict[str, Any] = {
     K.MIN_SUPPORT: 0.02, K.SUPPORT_MODE: "share", K.MAX_LENGTH: 0, K.EXHAUSTIVE: False,
     K.MAX_SLICES: MAX_SLICES, K.TIME_LIMIT: TIME_LIMIT, K.MAX_WORK: MAX_WORK, K.DELTA: None, K.CONFIDENCE: 0.95, K.CORRECTION: "bh",
     K.BOOTSTRAP: 200, K.REDUNDANCY: 0.05, K.PLAN_KIND: "exploratory",
-    K.RESULT: None, K.RUN_ERROR: None, K.RUN_NOTICE: None, K.JOB: None, K.VIEW_METRIC: None, K.SORT_BY: None,
+    K.RESULT: None, K.RUN_ERROR: None, K.RUN_NOTICE: None, K.JOB: None, K.READ_JOB: None, K.VIEW_METRIC: None, K.SORT_BY: None,
     K.SORT_ASC: False,
     K.F_VERDICTS: [], K.F_MIN_SIZE: "all", K.F_LENGTHS: None, K.F_ATTRIBUTES: [], K.F_PRUNE: True,
     K.TOP_N: 25, K.SELECTED: None, K.TYPED: None, K.GRID_SHOWN: None, K.PLAN_ERROR: None, K.CSV_SAFE: True,

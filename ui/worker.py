@@ -33,8 +33,8 @@ import pandas as pd
 import divergence
 from divergence import DivergenceInputError, SliceTable
 
-__all__ = ["ScanRequest", "Job", "compute", "start", "START_METHOD", "WorkerLimits", "WorkerPool", "POOL",
-           "default_limits", "resident_bytes", "WAITING"]
+__all__ = ["ScanRequest", "TaskRequest", "TASKS", "Job", "compute", "start", "run_task", "START_METHOD",
+           "WorkerLimits", "WorkerPool", "POOL", "default_limits", "resident_bytes", "WAITING", "read_upload"]
 
 START_METHOD = "forkserver"
 #: seconds between two progress messages of a worker (stage changes are always sent)
@@ -112,6 +112,61 @@ class ScanRequest:
     replicate: pd.DataFrame | None = None
     replication_label: str = ""
     holdout: float | None = None
+
+
+@dataclass
+class TaskRequest:
+    """Work other than a scan done in a worker so the server never does it: ``task`` names one of
+    :data:`TASKS`, called with ``args`` and ``kwargs`` (and ``progress``)."""
+
+    task: str
+    args: tuple = ()
+    kwargs: dict = field(default_factory=dict)
+
+
+def read_upload(path: str, name: str, max_memory: int | None = None, *, progress=None) -> dict:
+    """Read an upload spooled to ``path`` as the engine reads any file, and what the Data page
+    needs of it at once (the roles guessed, the columns described): a decompression bomb, a
+    hostile CSV or a file too large for memory costs a worker, never the server. A file whose
+    frame would not fit in ``max_memory`` is not parsed: its estimate comes back (``too_large``)."""
+    from divergence.io import ReadLimits, estimate_table, load_table
+    from divergence.roles import guess_roles
+    from divergence.views import describe_columns
+
+    def tell(stage: str) -> None:
+        if progress is not None:
+            progress({"stage": stage, "slices": None, "length": None, "fraction": None})
+
+    tell("reading the file")
+    limits = ReadLimits.default(**({} if max_memory is None else {"max_memory": int(max_memory)}))
+    estimate = estimate_table(path, name=name, limits=limits, label=name)
+    if estimate is not None and limits.max_memory is not None and 2 * estimate.memory > limits.max_memory:
+        return {"too_large": estimate, "max_memory": limits.max_memory}
+    loaded = load_table(path, name=name, limits=limits, label=name)
+    tell("guessing the column roles")
+    guess = guess_roles(loaded.frame)
+    tell("describing the columns")
+    return {"loaded": loaded, "guess": guess, "summary": describe_columns(loaded.frame)}
+
+
+def _screen(df, used, *, progress=None, **roles):
+    return divergence.screen_attributes(df, used, **roles)
+
+
+def _describe(df, *, progress=None):
+    from divergence.views import describe_columns
+
+    return describe_columns(df)
+
+
+def _guess(df, *, progress=None):
+    from divergence.roles import guess_roles
+
+    return guess_roles(df)
+
+
+#: the tasks a worker does besides scans
+TASKS: dict[str, Callable] = {"read": read_upload, "screen": _screen, "describe": _describe, "guess": _guess}
 
 
 def _accepts(fn: Callable, name: str) -> bool:
@@ -205,6 +260,11 @@ def _work(request: ScanRequest, conn, forked_by_server: bool) -> None:
 
     try:
         conn.send(("started", None))
+        if isinstance(request, TaskRequest):  # reading an upload, screening a wide table: off the server
+            result = TASKS[request.task](*request.args, progress=progress, **request.kwargs)
+            progress({"stage": "sending the result", "slices": None, "length": None, "fraction": None})
+            _send_result(conn, result)
+            return
         mined, table = compute(request, progress)
         progress({"stage": "sending the result", "slices": len(table) - 1, "length": None, "fraction": None})
         _send_result(conn, (mined, table))
@@ -429,7 +489,7 @@ class Job:
                 self.peak_bytes = max(self.peak_bytes, rss)
                 if rss > limit:  # past its share of the server's memory: stopped before it takes the machine
                     _stop(self.process, grace=0.0)
-                    self._finish(state="error", error=_memory_message(limit))
+                    self._finish(state="error", error=_memory_message(limit, isinstance(self.meta.get("task"), str)))
                     break
                 if self.owner_gone():
                     self.cancel()
@@ -471,7 +531,11 @@ def _stop(process, grace: float = CANCEL_GRACE) -> None:
         process.join(5)
 
 
-def _memory_message(limit: int) -> str:
+def _memory_message(limit: int, task: bool = False) -> str:
+    if task:
+        return (f"Reading the file went past the memory one worker may use on this server ({limit / (1 << 30):.3g} "
+                "GB) and was stopped: scan it with the command line and --engine duckdb (the server's owner sets "
+                "the limit: DIVERGENCE_WORKER_MEMORY).")
     return (f"The scan went past the memory one scan may use on this server ({limit / (1 << 30):.3g} GB) and was "
             "stopped: raise the minimum support, limit the items per slice, or choose fewer attributes (the "
             "server's owner sets the limit: DIVERGENCE_WORKER_MEMORY).")
@@ -554,6 +618,16 @@ class WorkerPool:
 
 #: the server's pool of workers (one per process: every session shares it)
 POOL = WorkerPool()
+
+
+def run_task(task: str, *args, label: str = "", owner_alive: Callable[[], bool] | None = None, **kwargs):
+    """Do a task in a worker and wait for its result (this thread waits; the server keeps answering);
+    its one-line error is raised as a DivergenceInputError."""
+    job = start(TaskRequest(task, args, kwargs), label=label, owner_alive=owner_alive, meta={"task": task})
+    state = job.wait()
+    if state == "done":
+        return job.result
+    raise DivergenceInputError(job.error or f"The {label or task} was cancelled.")
 
 
 def start(request: ScanRequest, *, label: str = "", auto: bool = False,

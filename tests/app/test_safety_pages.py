@@ -113,3 +113,69 @@ def test_a_file_inside_the_data_folder_is_read(tmp_path, monkeypatch):
         keyed(at.text_input, "w:local_path_text").input(typed).run()
         assert not at.exception and not [e.value for e in at.error], typed
         assert at.session_state["local_path"] == typed and "500 rows" in at.markdown[0].value
+
+
+# ---------------------------------------------------------------- uploads read by a worker
+
+def _upload(at, name: str, data: bytes):
+    at = go(at, "data")
+    keyed(at.radio, "w:source").set_value("upload").run()
+    at.file_uploader[0].set_value((name, data, "text/csv")).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_a_gzip_bomb_upload_is_refused_in_one_line_and_the_data_stays():
+    import zlib
+
+    c = zlib.compressobj(9, zlib.DEFLATED, 31)
+    member = c.compress(b"0" * (64 << 20)) + c.flush()
+    bomb = zlib.compressobj(9, zlib.DEFLATED, 31)
+    data = bomb.compress(b"a,b\n") + bomb.flush() + member * 16  # about 1 GB out of about 1 MB, named .csv
+    at = _upload(fresh_app(300), "evaluation.csv", data)
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and errors[0].startswith("'evaluation.csv' decompresses to more than 100 times its")
+    assert at.session_state["data_name"] == "built-in" and at.session_state["target"] == "defaulted"
+    assert at.session_state["read_job"] is None
+
+
+def test_an_upload_too_large_for_memory_is_read_by_duckdb_where_it_lies(monkeypatch):
+    import pandas as pd
+
+    monkeypatch.setenv("DIVERGENCE_UPLOAD_MEMORY", str(4 << 20))  # an upload's frame may take 2 MB here (it takes 4.5)
+    if True:
+        rng = np.random.default_rng(0)
+        n = 100_000
+        df = pd.DataFrame({"label": rng.integers(0, 2, n), "pred": rng.integers(0, 2, n),
+                           "region": rng.choice(["north", "south", "east"], n), "age": rng.integers(18, 90, n)})
+        at = _upload(fresh_app(300), "big.csv", df.to_csv(index=False).encode())
+        assert not [e.value for e in at.error]
+        path = at.session_state["local_path"]
+        assert path is not None and path.endswith("big.csv") and at.session_state["local_path_rows"] == n
+        notes = " ".join(i.value for i in at.info)
+        assert "big.csv would take about" in notes and "DuckDB reads it where the server stored it" in notes
+        assert at.session_state["data_name"] == "big.csv" and at.session_state["target"] == "label"
+        at = go(at, "outcome")
+        run_scan(at)
+        assert not at.exception and not [e.value for e in at.error]
+        assert at.session_state["result"]["table"].engine == "duckdb"
+
+
+def test_wide_tables_are_described_and_screened_in_a_worker(monkeypatch):
+    import pandas as pd
+
+    import ui.cache as cache
+    import ui.worker as worker
+
+    done = []
+    real = worker.run_task
+    monkeypatch.setattr(cache, "WIDE_COLUMNS", 40)
+    monkeypatch.setattr(worker, "run_task", lambda task, *a, **k: done.append(task) or real(task, *a, **k))
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({f"c{i}": rng.integers(0, 3, 300) for i in range(60)})
+    df["label"], df["pred"] = rng.integers(0, 2, 300), rng.integers(0, 2, 300)
+    at = _upload(fresh_app(300), "wide.csv", df.to_csv(index=False).encode())
+    assert not [e.value for e in at.error] and at.session_state["data_name"] == "wide.csv"
+    assert "screen" in done  # the default attributes of the guessed roles, off the server
+    keyed(at.selectbox, "w:target").set_value("c1").run()  # other roles: screened again, in a worker
+    assert done.count("screen") >= 2 and not at.exception

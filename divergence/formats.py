@@ -49,11 +49,14 @@ def md_code(text: object) -> str:
 
 
 def html_text(text: object) -> str:
-    """Text from the data inside HTML that markdown also reads (``unsafe_allow_html``): escaped
-    for both, so it shows as written and plants no element."""
+    """Text from the data inside an HTML block of markdown (a line that starts with ``<div>``:
+    markdown does not read inside it, the browser does): HTML-escaped, so it shows as written and
+    plants no element. Never inside inline HTML of a markdown paragraph (``<span>`` or ``<code>``
+    in a line of text): markdown still reads there, so an image in the text would load; put the
+    text in its own markdown element with :func:`md_code` or :func:`md_text` instead."""
     import html
 
-    return md_text(html.escape(str(text), quote=False))
+    return html.escape(str(text), quote=True)
 
 
 def is_undefined(x: object) -> bool:

@@ -296,7 +296,8 @@ def size_text(n: float) -> str:
     """A byte count in words: 1.5 GB, 983 KB."""
     for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
         if n >= scale:
-            return f"{n / scale:.3g} {unit}"
+            x = n / scale
+            return f"{x:.0f} {unit}" if x >= 99.5 else f"{x:.1f} {unit}" if x >= 9.95 else f"{x:.2f} {unit}"
     return f"{int(n)} bytes"
 
 

@@ -85,7 +85,7 @@ def test_compressed_bombs_are_refused_by_ratio(tmp_path, kind, given):
 
 def test_a_cap_on_bytes_out_whatever_the_ratio(tmp_path):
     data = gzip_bomb(8 << 20)
-    with pytest.raises(DivergenceInputError, match="decompresses to more than 4 MB of text"):
+    with pytest.raises(DivergenceInputError, match="decompresses to more than 4.00 MB of text"):
         load_table(data, limits=ReadLimits(max_ratio=1e9, ratio_floor=0, max_text=4 << 20, max_memory=None))
 
 

@@ -156,8 +156,10 @@ def test_planted_findings_in_one_click(app, case, metric, verdict):
 
 def test_finding_cards_open_their_slice_and_the_legend_explains_verdicts(app, reference):
     at = app
-    heads = [md.value for md in at.markdown if md.value.endswith("</code>") and "</span> <code>" in md.value]
-    second = heads[1].rsplit("<code>", 1)[1].removesuffix("</code>")
+    values = [md.value for md in at.markdown]
+    heads = [v.strip("`").strip() for k, v in enumerate(values[1:], 1)
+             if v.startswith("`") and values[k - 1].startswith("<span style='background:")]
+    second = heads[1]
     card_buttons = [b for b in at.button if b.key and b.key.startswith("card-")]
     card_buttons[1].click().run()
     assert _bar_items(at) == sorted(second.split(", "))

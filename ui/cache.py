@@ -134,6 +134,7 @@ class LRU:
 
     def __init__(self, size: int, max_bytes: int) -> None:
         self.size, self.max_bytes, self._items, self._lock = size, max_bytes, OrderedDict(), threading.Lock()
+        self.evictions = 0
 
     def get(self, key: tuple):
         with self._lock:
@@ -147,9 +148,14 @@ class LRU:
         with self._lock:
             self._items[key] = (value, int(nbytes))
             self._items.move_to_end(key)
+            evicted = False
             while len(self._items) > 1 and (len(self._items) > self.size
                                             or sum(n for _, n in self._items.values()) > self.max_bytes):
                 self._items.popitem(last=False)
+                evicted = True
+            self.evictions += evicted
+        if evicted:  # what the views of a dropped result keep is dropped too (rebuilt when asked again)
+            _forget_views()
 
     def clear(self) -> None:
         with self._lock:
@@ -171,6 +177,13 @@ def assessed_results() -> LRU:
     """Assessed results by (data, scan settings, statistics, replication): a sort, a filter or a
     page change never re-mines, and a setting changed back is answered at once."""
     return LRU(16, RESULTS_MIB << 20)
+
+
+def _forget_views() -> None:
+    """Clear the caches that hold a result's table or its parts (a dropped result is then freed:
+    sessions hold their results weakly, see ``ui.state.HeldResult``)."""
+    for fn in (verdicts_in, card_findings, shared_rows, covered_rows, item_options, measured):
+        fn.clear()
 
 
 # ----------------------------------------------------------------------------- views of a result

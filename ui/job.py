@@ -66,10 +66,12 @@ def store_result(table: SliceTable, spec: dict, seconds: float, cached: bool = F
     ss = st.session_state
     key = spec["plan_key"]
     ss[K.RUN_ERROR] = None
-    ss[K.RESULT] = dict(table=table, plan=key, data_key=spec["data_key"], seconds=seconds, cached=cached,
-                        id=hashlib.blake2b((spec["data_key"] + key + spec["replicate_key"]).encode(),
-                                           digest_size=8).hexdigest(),
-                        **spec["labels"])
+    # held by the server's results, not by the session (their memory budget bounds every session's)
+    ss[K.RESULT] = state.HeldResult(table, spec["key"], plan=key, data_key=spec["data_key"], seconds=seconds,
+                                    cached=cached,
+                                    id=hashlib.blake2b((spec["data_key"] + key + spec["replicate_key"]).encode(),
+                                                       digest_size=8).hexdigest(),
+                                    **spec["labels"])
     if state.get(K.VIEW_METRIC) not in table.metric_names:
         # other metrics: the view starts again from their default sort, every verdict
         ss.update({K.VIEW_METRIC: table.metric_names[0], K.SORT_BY: None, K.F_VERDICTS: []})

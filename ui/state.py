@@ -189,9 +189,39 @@ def n_rows() -> int:
     return int(get(K.PATH_ROWS)) if is_large() else len(get(K.FRAME))
 
 
+class HeldResult(dict):
+    """A session's result: its labels, and its table held by the results the server keeps
+    (``ui.cache.assessed_results``, within their memory budget), not by the session. Six sessions
+    that each scanned a large table hold the server's budget, not six tables: a table the server
+    dropped is gone for the session too (``result()`` then says so and offers to run again)."""
+
+    def __init__(self, table, key, **labels) -> None:
+        super().__init__(key=key, **labels)
+        cache.assessed_results().put(key, table) if cache.assessed_results().get(key) is None else None
+
+    def table(self):
+        """The table, while the server keeps it (the results kept are the one place that holds it)."""
+        return cache.assessed_results().get(self["key"])
+
+    def __getitem__(self, key):
+        return self.table() if key == "table" else super().__getitem__(key)
+
+    def get(self, key, default=None):
+        return self.table() if key == "table" else super().get(key, default)
+
+
+DROPPED = ("The last result was dropped from the server's memory to make room for other scans (the server "
+           "keeps its results within a memory budget, shared by every session): run the scan again.")
+
+
 def result() -> dict | None:
-    """The stored result, or None."""
-    return st.session_state.get(K.RESULT)
+    """The stored result, or None (also when the server dropped its table: a notice says so)."""
+    res = st.session_state.get(K.RESULT)
+    if isinstance(res, HeldResult) and res.table() is None:
+        st.session_state[K.RESULT] = None
+        st.session_state[K.RUN_NOTICE] = DROPPED
+        return None
+    return res
 
 
 def data_changed() -> bool:

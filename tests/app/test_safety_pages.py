@@ -179,3 +179,31 @@ def test_wide_tables_are_described_and_screened_in_a_worker(monkeypatch):
     assert "screen" in done  # the default attributes of the guessed roles, off the server
     keyed(at.selectbox, "w:target").set_value("c1").run()  # other roles: screened again, in a worker
     assert done.count("screen") >= 2 and not at.exception
+
+
+def test_sessions_hold_their_results_through_the_servers_budget():
+    """Six sessions do not keep six tables: a session's result is the server's (within its budget);
+    one the server dropped is gone for the session too, which says so and offers to run again."""
+    from streamlit.testing.v1 import AppTest
+
+    import ui.cache as cache
+    from apptest_readers import APP
+    from ui.state import DROPPED
+
+    first = fresh_app(300)  # the first visit's scan of the built-in data
+    assert first.session_state["result"]["table"] is not None
+    results = cache.assessed_results()
+    old_size = results.size
+    results.size = 1  # room for one result: the next one drops the first
+    try:
+        second = AppTest.from_file(APP, default_timeout=300)
+        second.run()
+        second = go(second, "outcome")
+        keyed(second.number_input, "w:min_support").set_value(0.05).run()
+        run_scan(second)
+        assert second.session_state["result"]["table"].min_support == 0.05
+        first.run()  # the first session's next run: its result is gone, and it says so
+        assert not first.exception and first.session_state["result"] is None
+        assert DROPPED in [i.value for i in first.info]
+    finally:
+        results.size = old_size

@@ -6,6 +6,7 @@ data folder the Data page offers no local path, and with one /etc/passwd is refu
 in $DIVERGENCE_ARTIFACTS or tests/e2e/artifacts."""
 from __future__ import annotations
 
+import os
 import threading
 import time
 import urllib.parse
@@ -196,3 +197,52 @@ def test_local_paths_only_under_the_data_folder(browser, server, tmp_path):
     _no_exception(page)
     page.screenshot(path=ARTIFACTS / "safety_data_page_outside_the_folder.png")
     page.close()
+
+
+def _children() -> dict[int, list[int]]:
+    out: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                ppid = int(open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            out.setdefault(ppid, []).append(int(entry))
+    return out
+
+
+def _scan_workers(server_pid: int) -> list[int]:
+    """The server's scan workers: the children of its fork server (its own child)."""
+    tree = _children()
+    return [w for fork_server in tree.get(server_pid, []) for w in tree.get(fork_server, [])]
+
+
+def test_a_closed_tabs_scan_is_stopped_within_seconds(browser, tmp_path):
+    rng = np.random.default_rng(0)
+    rows = 4000
+    df = pd.DataFrame({f"a{i}": rng.integers(0, 3, rows) for i in range(30)})
+    df["label"], df["pred"] = rng.integers(0, 2, rows), rng.integers(0, 2, rows)
+    path = tmp_path / "heavy.csv"
+    df.to_csv(path, index=False)
+    url, proc, log = app_server.start(tmp_path / "server.log")
+    try:
+        page = _page(browser, url, [])
+        _upload(page, path)
+        page.get_by_text("4,000 rows × 32 columns").first.wait_for(timeout=60_000)
+        _goto(page, "2 · Outcome and thresholds")
+        box = page.get_by_role("spinbutton", name="Minimum support (share of rows)")
+        box.fill("0.0003")
+        box.press("Enter")
+        _settle(page)
+        page.get_by_role("button", name="Run the scan").click()
+        page.get_by_text("slices so far").first.wait_for(timeout=120_000)
+        assert len(_scan_workers(proc.pid)) == 1
+        page.close()  # the tab is closed mid-scan
+        t0 = time.monotonic()
+        while _scan_workers(proc.pid) and time.monotonic() - t0 < 30:
+            time.sleep(0.1)
+        seconds = time.monotonic() - t0
+        print(f"closed tab: its scan's worker gone after {seconds:.1f} s")
+        assert not _scan_workers(proc.pid) and seconds < 8
+    finally:
+        app_server.stop(proc, log, timeout=30)

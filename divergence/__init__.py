@@ -41,6 +41,8 @@ _EXPORTS = {
     "AttributeBins": "discretize",
     "DivergenceInputError": "errors",
     "DivergenceBudgetError": "errors",
+    "DivergenceOutputError": "errors",
+    "DivergenceTimeLimitWarning": "errors",
     "screen_attributes": "columns",
     "AttributeScreen": "columns",
     "guess_roles": "roles",
@@ -66,7 +68,7 @@ if TYPE_CHECKING:  # what type checkers and editors see
     from .compare import COMPARE_VERDICTS, Comparison, compare
     from .discretize import AttributeBins, Discretized, discretize
     from .duckdb_engine import scan_duckdb
-    from .errors import DivergenceBudgetError, DivergenceInputError
+    from .errors import DivergenceBudgetError, DivergenceInputError, DivergenceOutputError, DivergenceTimeLimitWarning
     from .outcomes import Outcome, build_outcomes
     from .plan import SlicePlan, load_plan, save_plan
     from .settings import Settings

@@ -1,5 +1,7 @@
-"""The budget of a mining request: at most so many slices, so many seconds, so many bytes of
-result; progress reports while it runs, and the sentence that says what a cut request holds.
+"""The budget of a mining request: at most so many slices and so much work (both counted, so the
+same data and settings give the same table on any machine and under any load), so many bytes of
+result, and a time limit as a safety net (a cut by time depends on the machine, and says so);
+progress reports while it runs, and the sentence that says what a cut request holds.
 """
 from __future__ import annotations
 
@@ -12,13 +14,19 @@ from .errors import DivergenceInputError
 if TYPE_CHECKING:  # numpy is not needed to read the limits (the command line's defaults)
     import numpy as np
 
-__all__ = ["MAX_SLICES", "TIME_LIMIT", "MEMORY_LIMIT", "REPORT_EVERY", "Budget", "Overflow", "check_budget",
-           "slice_bytes", "budget_message"]
+__all__ = ["MAX_SLICES", "MAX_WORK", "TIME_LIMIT", "MEMORY_LIMIT", "REPORT_EVERY", "Budget", "Overflow",
+           "check_budget", "check_work", "slice_bytes", "budget_message", "TIME_CUT"]
 
-#: default bounds of one scan (2 cores, a few GiB): most slices, seconds of mining, bytes of result
+#: default bounds of one scan (2 cores, a few GiB): most slices, units of mining work (the miner's
+#: count of rows x attributes visited: the same on every machine), bytes of result
 MAX_SLICES = 500_000
-TIME_LIMIT = 60.0
+MAX_WORK = 10_000_000_000
+#: seconds of mining: a safety net only (the work budget bounds a request deterministically); a
+#: scan it cuts is said to depend on the machine's speed and load, on every surface
+TIME_LIMIT = 600.0
 MEMORY_LIMIT = 2 << 30
+#: how a note about a cut by the time limit starts (the surfaces that must say it loudly find it)
+TIME_CUT = "The time limit"
 #: seconds between progress reports while mining
 REPORT_EVERY = 0.25
 
@@ -30,14 +38,22 @@ class Budget:
     max_slices: int = MAX_SLICES
     time_limit: float | None = TIME_LIMIT
     progress: Callable[[dict], None] | None = None
+    #: units of mining work (None: no work budget)
+    max_work: int | None = MAX_WORK
     start: float = field(default_factory=time.monotonic)
-    #: the share of the time limit the current attempt may use
+    #: the share of the time limit and of the work the current attempt may use
     share: float = 1.0
+    #: units of work done so far, every attempt of the request included
+    work: int = 0
     _last: float = 0.0
 
     @property
     def deadline(self) -> float | None:
         return None if self.time_limit is None else self.start + self.share * float(self.time_limit)
+
+    @property
+    def work_cap(self) -> float | None:
+        return None if self.max_work is None else self.share * float(self.max_work)
 
     def report(self, slices: int, length: int | None, fraction: float | None, force: bool = False) -> None:
         if self.progress is None:
@@ -47,6 +63,23 @@ class Budget:
             self._last = now
             self.progress({"stage": "mining", "slices": int(slices), "length": length,
                            "fraction": None if fraction is None else float(min(max(fraction, 0.0), 1.0))})
+
+
+def check_work(max_work: object) -> int | None:
+    """The work bound as a positive integer (or None: no work budget), or a clear error."""
+    if max_work is None:
+        return None
+    try:
+        w = int(max_work)  # type: ignore[arg-type]
+        ok = w == max_work and w >= 1 and not isinstance(max_work, bool)
+    except (TypeError, ValueError, OverflowError):
+        ok = False
+    if not ok:
+        from .errors import shown
+
+        raise DivergenceInputError(f"max_work must be a positive integer (units of mining work) or None; got "
+                                   f"{shown(max_work)}.")
+    return w
 
 
 def check_budget(max_slices: object, time_limit: object) -> tuple[int, float | None]:
@@ -78,7 +111,7 @@ def slice_bytes(n_attr: int, n_tallies: int, n_metrics: int) -> int:
 
 
 class Overflow(Exception):
-    """A run went past the budget: ``why`` is 'slices' or 'time'."""
+    """A run went past the budget: ``why`` is 'slices', 'work' or 'time'."""
 
     def __init__(self, why: str, slices: int, length: int | None, by_length: np.ndarray | None = None):
         super().__init__(why)
@@ -94,8 +127,12 @@ def budget_message(over: Overflow, complete: int | None, budget: Budget, n_value
     the count (those in the most slices of the complete lengths, else those with most items)."""
     import numpy as np
 
-    what = (f"more than {budget.max_slices:,} slices" if over.why == "slices"
-            else f"more than {budget.time_limit:g} seconds of mining")
+    if over.why == "slices":
+        what = f"more than {budget.max_slices:,} slices"
+    elif over.why == "work":
+        what = f"more than {budget.max_work:,} units of mining work (max_work)"
+    else:
+        what = f"more than {budget.time_limit:g} seconds of mining"
     n_attr = len(n_values)
     offsets = np.concatenate([[0], np.cumsum(n_values)]).astype(np.int64)
     if codes is not None and len(codes) > 1:
@@ -108,7 +145,12 @@ def budget_message(over: Overflow, complete: int | None, budget: Budget, n_value
     drivers = ", ".join(f"'{names[a] if names is not None else a}' ({int(weight[a]):,} {unit})" for a in top)
     remedy = ("raise the support, limit items per slice (max_length), or drop attributes"
               + (f" (the most {unit}: {drivers})" if drivers else ""))
+    timed = (f"{TIME_CUT} ({budget.time_limit:g} s, a safety net) cut this scan: unlike the slice and work "
+             "budgets it depends on this machine's speed and load, so the same data and settings may give another "
+             "table elsewhere or later. " if over.why == "time" else "")
+    if timed:
+        remedy += ", or raise the time limit (time_limit, --time-limit)"
     if complete is None or complete == 0:
-        return f"The scan would need {what} even for single items: {remedy}."
-    return (f"Complete up to {complete} item{'s' if complete != 1 else ''}; {complete + 1}-item slices would "
-            f"exceed the budget ({what}): to see them, {remedy}.")
+        return f"{timed}The scan would need {what} even for single items: {remedy}."
+    return (f"{timed}Complete up to {complete} item{'s' if complete != 1 else ''}; {complete + 1}-item slices "
+            f"would exceed the budget ({what}): to see them, {remedy}.")

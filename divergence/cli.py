@@ -10,7 +10,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Sequence
 
-from .budget import MAX_SLICES, TIME_LIMIT
+from .budget import MAX_SLICES, MAX_WORK, TIME_CUT, TIME_LIMIT
 from .errors import DivergenceInputError
 from .vocabulary import (BINNINGS, CORRECTIONS, DEFAULT_MIN_SUPPORT, FAMILIES, PERIODS, QUANTILE_MODES, REPORT_SORTS,
                          SCAN_ENGINES)
@@ -59,6 +59,16 @@ def _seconds(text: str) -> float | None:
     return None if value == 0 else value
 
 
+def _work(text: str) -> int | None:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of work units, got {text!r}") from None
+    if value < 0 or value != int(value):
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return None if value == 0 else int(value)
+
+
 def _split(text: str | None) -> list[str] | None:
     if text is None:
         return None
@@ -103,8 +113,12 @@ def add_scan_options(p: argparse.ArgumentParser, data: bool = True) -> None:
     slicing.add_argument("--max-slices", type=int, default=MAX_SLICES, metavar="N",
                          help=f"budget: at most N slices (default {MAX_SLICES:,}); past it the table is "
                               "complete up to the longest length that fits, and a note says so")
+    slicing.add_argument("--max-work", type=_work, default=MAX_WORK, metavar="UNITS",
+                         help=f"budget: units of mining work (rows x attributes visited; default {MAX_WORK:.0e}; 0 for "
+                              "no limit): counted, so the same data and settings give the same table on any machine")
     slicing.add_argument("--time-limit", type=_seconds, default=TIME_LIMIT, metavar="SECONDS",
-                         help=f"budget: seconds of mining (default {TIME_LIMIT:g}; 0 for no limit)")
+                         help=f"a safety net: seconds of mining (default {TIME_LIMIT:g}; 0 for no limit); a table it cuts "
+                              "depends on the machine's speed and load, and a note says so")
     slicing.add_argument("--engine", default="fast", choices=SCAN_ENGINES,
                          help="fast (default) or mlxtend (FP-growth, slow, the reference) mine in memory; "
                               "duckdb (files larger than memory: a file, folder or glob) and spark (a file "
@@ -147,6 +161,7 @@ def build_parser(prog: str = "divergence") -> argparse.ArgumentParser:
     p_scan = sub.add_parser("scan", help="mine every slice above a support threshold")
     add_scan_options(p_scan)
     p_scan.add_argument("--output", "-o", help="write the slice table to this CSV file")
+    p_scan.add_argument("--allow-formulas", action="store_true", help=FORMULAS_HELP)
     p_scan.add_argument("--top", type=int, default=10, help="slices shown per metric without --output (default 10)")
     p_scan.add_argument("--verbose", "-v", action="store_true", help="print what was decided and measured")
     p_scan.add_argument("--prune", type=_float, metavar="EPS", help="drop redundant slices: those whose "
@@ -331,11 +346,17 @@ def _sorted_frame(table, sort_by: str):
     return frame.iloc[np.r_[0, frame.index.get_indexer(rest.index)]]
 
 
-def _write_csv(frame, path: str) -> None:
-    """A DataFrame or a ``pyarrow.Table`` as CSV, through a temporary file (never half a file)."""
+FORMULAS_HELP = ("write text cells and column names that start with = + - @, a tab or a carriage return as they "
+                 "are; by default they get a leading apostrophe, so a spreadsheet shows them as text instead of "
+                 "running them as formulas (numbers are never changed)")
+
+
+def _write_csv(frame, path: str, args: argparse.Namespace | None = None) -> None:
+    """A DataFrame or a ``pyarrow.Table`` as CSV, through a temporary file (never half a file);
+    formula-like text neutralised unless ``--allow-formulas``."""
     from .table import write_csv
 
-    write_csv(frame, path)
+    write_csv(frame, path, neutralise_formulas=not getattr(args, "allow_formulas", False))
 
 
 def _cmd_scan(args: argparse.Namespace) -> int:
@@ -346,7 +367,7 @@ def _cmd_scan(args: argparse.Namespace) -> int:
     # how the file was read and a budget that cut the scan are always said
     shown = set(getattr(args, "reader_notes", None) or [])
     if table.complete_length is not None:
-        shown |= {n for n in table.notes if n.startswith("Complete up to")}
+        shown |= {n for n in table.notes if n.startswith(("Complete up to", TIME_CUT))}
     # what the bins are: fewer than asked (tied quantile edges), the rows a tree's cut points came from
     shown |= {n for n in table.notes if "bins asked" in n or n.startswith("Tree binning")}
     if not args.verbose:
@@ -377,7 +398,7 @@ def _cmd_scan(args: argparse.Namespace) -> int:
                 frame = frame[frame["itemset"].isin(prune_redundant(table, args.prune, min_t=args.min_t)["itemset"])]
         else:
             frame = prune_redundant(table, args.prune, min_t=args.min_t) if pruning else table.to_arrow()
-        _write_csv(frame, args.output)
+        _write_csv(frame, args.output, args)
         print(f"wrote {len(frame):,} rows to {args.output}", file=sys.stderr)
     else:
         if not args.verbose:
@@ -398,6 +419,7 @@ def _add_explain_parser(sub) -> None:
     p.add_argument("--global", dest="global_values", action="store_true",
                    help="global Shapley value and individual divergence of every frequent item")
     p.add_argument("--output", "-o", help="write the table to this CSV file")
+    p.add_argument("--allow-formulas", action="store_true", help=FORMULAS_HELP)
     p.add_argument("--bootstrap", type=int, default=0, metavar="B",
                    help="bootstrap replicates for intervals on the contributions (e.g. 200)")
     p.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap (default 0)")
@@ -416,6 +438,8 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     scan_args = argparse.Namespace(**vars(args))
     scan_args.bootstrap = 0  # the slice table's own intervals are not shown here
     _, table = scan_from_args(scan_args)
+    for note in _budget_notes(table.notes):
+        print(f"note: {note}", file=sys.stderr)
     m = table.metric()
     if args.global_values:
         frame = global_divergence(table, metric=m.name)
@@ -433,7 +457,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
                      f"replicates (seed {args.seed}); divergence [{a['divergence_low']:+.4f}, "
                      f"{a['divergence_high']:+.4f}]")
     if args.output:
-        _write_csv(frame, args.output)
+        _write_csv(frame, args.output, args)
         print(f"wrote {len(frame):,} rows to {args.output}", file=sys.stderr)
     else:
         print(head)
@@ -481,11 +505,12 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from .io import read_table
     from .plan import load_plan
+
+    plan = load_plan(args.plan)  # first: a bad plan is refused before anything heavy is imported
+    from .io import read_table
     from .report import build_report, run_comparison, run_plan, write_report
 
-    plan = load_plan(args.plan)
     df = read_table(args.data)
     previous_df = read_table(args.previous) if args.previous else None
     table = run_plan(plan, df, previous=previous_df)
@@ -498,6 +523,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
                         previous_label=str(args.previous) if args.previous else None,
                         top=args.top, title=args.title, sort_by=args.sort, comparison=comparison)
     write_report(text, args.output)
+    for note in _budget_notes(table.notes):
+        print(f"note: {note}", file=sys.stderr)
     print(f"wrote the report to {args.output}", file=sys.stderr)
     if comparison is not None:
         worse = {m: int((comparison.frame[f"{m}_verdict"] == "worse").sum()) for m in comparison.metric_names}
@@ -541,8 +568,10 @@ def _add_compare_parser(sub) -> None:
                               "by its shortest description, as scan)")
     slicing.add_argument("--max-slices", type=int, default=MAX_SLICES, metavar="N",
                          help=f"budget: at most N slices (default {MAX_SLICES:,})")
+    slicing.add_argument("--max-work", type=_work, default=MAX_WORK, metavar="UNITS",
+                         help=f"budget: units of mining work (default {MAX_WORK:.0e}; 0 for no limit)")
     slicing.add_argument("--time-limit", type=_seconds, default=TIME_LIMIT, metavar="SECONDS",
-                         help=f"budget: seconds of mining (default {TIME_LIMIT:g}; 0 for no limit)")
+                         help=f"a safety net: seconds of mining (default {TIME_LIMIT:g}; 0 for no limit)")
     stats = p.add_argument_group("statistics")
     stats.add_argument("--delta", help="smallest change worth acting on: a number, or M=D,M=D per metric "
                                        "(default 0.05 for a rate, 0.2 standard deviations of the reference's "
@@ -551,6 +580,7 @@ def _add_compare_parser(sub) -> None:
     stats.add_argument("--correction", default="bh", choices=CORRECTIONS,
                        help="multiple-testing correction over every slice and metric (default bh)")
     p.add_argument("--output", "-o", help="write the comparison to this CSV file")
+    p.add_argument("--allow-formulas", action="store_true", help=FORMULAS_HELP)
     p.add_argument("--top", type=int, default=10, help="slices shown per metric without --output (default 10)")
     p.add_argument("--verbose", "-v", action="store_true", help="print what was decided and measured")
     p.add_argument("--save-plan", metavar="FILE", help="also save these settings as a slice plan with a compare "
@@ -598,10 +628,18 @@ def _compare_summary(c, top: int) -> str:
     return "\n".join(lines)
 
 
+def _budget_notes(notes) -> list[str]:
+    """The notes saying the budget (or the time limit) cut a scan: always printed."""
+    return [n for n in notes if n.startswith(("Complete up to", TIME_CUT))]
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     c = compare_from_args(args)
     if args.verbose or not args.output:
         for note in c.notes:
+            print(f"note: {note}", file=sys.stderr)
+    else:
+        for note in _budget_notes(c.notes):
             print(f"note: {note}", file=sys.stderr)
     if args.verbose:
         a = c.assessment
@@ -616,7 +654,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         save_plan(plan_from_args(args), args.save_plan)
         print(f"saved the settings as a slice plan in {args.save_plan}", file=sys.stderr)
     if args.output:
-        _write_csv(c.frame, args.output)
+        _write_csv(c.frame, args.output, args)
         print(f"wrote {len(c.frame):,} rows to {args.output}", file=sys.stderr)
     else:
         print(_compare_summary(c, args.top))
@@ -638,9 +676,48 @@ def console() -> None:
     sys.exit(main(prog=_prog()))
 
 
+class _Stopped(BaseException):
+    """A termination signal (SIGTERM, SIGHUP) raised where the command was: the file being written
+    is removed on the way out (a BaseException, so no ``except Exception`` swallows it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_stopped(signum, frame) -> None:
+    raise _Stopped(signum)
+
+
+def _catch_signals() -> dict:
+    """SIGTERM and SIGHUP raise :class:`_Stopped` (SIGINT raises KeyboardInterrupt already), so a
+    command stopped by ``timeout``, a CI cancellation or ``docker stop`` cleans up and says so;
+    returns the handlers it replaced. Only the main thread can set them (elsewhere: nothing)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    old = {}
+    for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if sig is not None:
+            old[sig] = signal.signal(sig, _raise_stopped)
+    return old
+
+
+def _one_line(text: str) -> str:
+    """A message on one line (a user's value may hold line breaks)."""
+    return " ".join(str(text).split("\n")).replace("\r", " ").strip()
+
+
 def main(argv: Sequence[str] | None = None, prog: str = "divergence") -> int:
-    """Entry point; returns the exit status."""
+    """Entry point; returns the exit status: 0, 1 (``report --fail-on-worse`` found a worse
+    slice), 2 (bad input, a file that cannot be written, out of memory: one line), 130 (SIGINT),
+    143 (SIGTERM) or 129 (SIGHUP); a stopped command leaves no half-written file."""
+    import signal
+
     parser = build_parser(prog)
+    old = _catch_signals()
     try:
         args = parser.parse_args(argv)
         if not args.command:
@@ -648,8 +725,23 @@ def main(argv: Sequence[str] | None = None, prog: str = "divergence") -> int:
             return 2
         return COMMANDS[args.command](args)
     except DivergenceInputError as exc:
-        print(f"divergence: error: {exc}", file=sys.stderr)
+        print(f"divergence: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("divergence: error: out of memory: raise the support, limit items per slice (--max-length), choose "
+              "fewer attributes, or scan with --engine duckdb.", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a file that cannot be read or written: the reason, not a traceback
+        where = f" '{exc.filename}'" if getattr(exc, "filename", None) else ""
+        print(f"divergence: error: cannot use{where}: {_one_line(exc.strerror or exc)}.", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("divergence: interrupted", file=sys.stderr)
+        print("divergence: interrupted (SIGINT); no partial file was left.", file=sys.stderr)
         return 130
+    except _Stopped as exc:
+        name = signal.Signals(exc.signum).name
+        print(f"divergence: stopped ({name}); no partial file was left.", file=sys.stderr)
+        return 128 + exc.signum
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)

@@ -21,6 +21,7 @@ import pandas as pd
 from .column_kinds import is_date_column, is_datetime, is_row_index, is_text, text_sample
 from .column_rules import model_rules, near_copies, scores_behind
 from .errors import DivergenceInputError
+from .nested import nested_notes, unsupported_kind
 
 __all__ = ["AttributeScreen", "screen_attributes", "screen_summary", "check_attributes", "screen", "screen_notes", "shape_kind", "row_index_kind", "KINDS",
            "DATE_REASON", "MIN_ROWS", "NEAR_UNIQUE_SHARE", "UNIQUE_INT_SHARE"]
@@ -509,7 +510,7 @@ def screen(df: pd.DataFrame, roles: Sequence[str], *, target=None, prediction=No
     for col in df.columns:
         if col in used:
             continue
-        found = classify(col, df[col])
+        found = unsupported_kind(df[col]) or classify(col, df[col])  # lists, structs, bytes: never sliced by
         if found is None:
             kept.append(col)
         else:
@@ -539,7 +540,8 @@ def screen(df: pd.DataFrame, roles: Sequence[str], *, target=None, prediction=No
     left_out = dict(sorted(left_out.items(), key=lambda kv: order[kv[0]]))
     attributes = [c for c in kept if c not in leaks]
     result = AttributeScreen(attributes=attributes, left_out=left_out,
-                             kinds={c: kinds[c] for c in left_out}, notes=screen_notes(left_out, kinds),
+                             kinds={c: kinds[c] for c in left_out},
+                             notes=screen_notes(left_out, kinds) + nested_notes(left_out, kinds),
                              models={c: models[c] for c in left_out if c in models},
                              copies={c: f.of for c, f in copies.items()})
     return result, leaks

@@ -220,9 +220,10 @@ class Comparison:
                          overall_change=float(self.frame.iloc[0][f"{m.name}_change"]))
         return out
 
-    def to_csv(self, path) -> None:
-        """Write the table as CSV: floats at full precision, undefined values as empty cells."""
-        write_csv(self.frame, path)
+    def to_csv(self, path, *, neutralise_formulas: bool = True) -> None:
+        """Write the table as CSV: floats at full precision, undefined values as empty cells;
+        formula-like text gets a leading apostrophe (see :func:`divergence.table.write_csv`)."""
+        write_csv(self.frame, path, neutralise_formulas=neutralise_formulas)
 
 
 # ----------------------------------------------------------------------------- input
@@ -306,7 +307,7 @@ def _check_threshold(value, name: str) -> float:
 #: the settings compare() takes (the rest of Settings has no meaning for a comparison)
 COMPARE_KEYWORDS = ("target", "prediction", "score", "threshold", "positive", "metrics", "regression",
                     "reference", "reference_score", "reference_threshold", "attributes", "bins", "quantile_bins",
-                    "binning", "min_support", "max_length", "exhaustive", "max_slices", "time_limit", "delta",
+                    "binning", "min_support", "max_length", "exhaustive", "max_slices", "max_work", "time_limit", "delta",
                     "confidence", "correction")
 
 
@@ -332,7 +333,7 @@ def compare(data: pd.DataFrame, settings: Settings | None = None, *, progress=No
     confidence : of every interval; α = 1 − confidence is the bar for the q-values.
     correction : ``bh`` (Benjamini–Hochberg q-values), ``bonferroni`` or ``holm``, over the
         family of every itemset (the whole dataset included) and every metric.
-    exhaustive, max_slices, time_limit, progress : the slices listed and the budget, as for
+    exhaustive, max_slices, max_work, time_limit, progress : the slices listed and the budget, as for
         :func:`divergence.scan` (default: each distinct set of rows once, by its shortest
         description).
 
@@ -372,7 +373,7 @@ def compare(data: pd.DataFrame, settings: Settings | None = None, *, progress=No
     # one mining pass with both models' tallies, as scan() mines (budget, distinct sets of rows)
     mined = scan_compressed(disc.codes, weights, bins=disc.bins, metrics=(), n_rows=len(df), min_support=s,
                             max_length=max_length, notes=notes, exhaustive=exhaustive, max_slices=mi.max_slices,
-                            time_limit=mi.time_limit, progress=progress)
+                            time_limit=mi.time_limit, progress=progress, max_work=mi.max_work)
     tallies = mined.tallies
     notes = list(mined.notes)
     # ---- statistics

@@ -19,14 +19,14 @@ import pandas as pd
 from .engine_scan import engine_settings, scan_engine
 from .settings import Settings
 from .errors import DivergenceInputError
-from .io import PARQUET_SUFFIXES, CsvDialect, dialect_notes, duplicate_note, pandas_names, sniff_file
+from .io import PARQUET_SUFFIXES, CsvDialect, dialect_notes, duplicate_note, open_data, pandas_names, sniff_file
 from .sql import DUCKDB, Column, kind_of
 from .table import SliceTable
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["scan_duckdb", "preview_source", "resolve_files", "duckdb_backend", "DEFAULT_MEMORY_LIMIT"]
+__all__ = ["scan_duckdb", "preview_source", "resolve_files", "files_under", "duckdb_backend", "DEFAULT_MEMORY_LIMIT"]
 
 CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz")
 #: DuckDB's memory limit unless one is given: half the machine's memory, at most 4 GiB
@@ -99,6 +99,41 @@ def resolve_files(source: str | os.PathLike | Sequence[str | os.PathLike]) -> tu
     return files, formats.pop()
 
 
+def _static_prefix(path: str) -> str:
+    """The part of a glob before its first wildcard, up to a folder: what it can match under."""
+    parts = []
+    for part in Path(path).parts:
+        if any(ch in part for ch in "*?["):
+            break
+        parts.append(part)
+    return os.path.join(*parts) if parts else os.sep
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or os.path.commonpath([path, root]) == root
+
+
+def files_under(root: str | os.PathLike, text: str) -> tuple[list[str], str]:
+    """The files a path typed by a person names (a file, a folder or a glob; relative to ``root``
+    or absolute), each resolved after following every link and checked to lie inside ``root``
+    (the data folder a server's owner allows): a path, a ``..`` or a link leading out of it is
+    refused in one line that names no file outside it. Returns (files, format)."""
+    root_real = os.path.realpath(root)
+    text = str(text).strip()
+    if not text:
+        raise DivergenceInputError("Type the path of a CSV or Parquet file, a folder of them, or a glob.")
+    path = text if os.path.isabs(text) else os.path.join(root_real, text)
+    refused = DivergenceInputError(f"'{text}' is outside the data folder: local paths are read only under "
+                                   f"{root_real} (set by the server's owner).")
+    if not _inside(os.path.realpath(_static_prefix(os.path.normpath(path))), root_real):
+        raise refused
+    files, fmt = resolve_files(path)
+    real = [os.path.realpath(f) for f in files]
+    if not all(_inside(f, root_real) for f in real):  # a link inside pointing out, or a glob's ../
+        raise refused
+    return real, fmt
+
+
 def _reader(files: Sequence[str], fmt: str, union: bool = False, dialect: CsvDialect | None = None) -> str:
     listed = "[" + ", ".join(DUCKDB.string(f) for f in files) + "]"
     extra = ", union_by_name=true" if union else ""
@@ -118,12 +153,10 @@ def _reader(files: Sequence[str], fmt: str, union: bool = False, dialect: CsvDia
 def _transcode(path: str, encoding: str, workdir: str) -> str:
     """A UTF-8 copy of a text file in another encoding (DuckDB reads UTF-8), streamed."""
     import codecs
-    import gzip
 
     fd, out = tempfile.mkstemp(prefix="divergence-utf8-", suffix=".csv", dir=workdir)
-    opener = gzip.open if path.lower().endswith(".gz") else open
     decoder = codecs.getincrementaldecoder(encoding)(errors="strict")
-    with opener(path, "rb") as src, os.fdopen(fd, "wb") as dst:
+    with open_data(path) as src, os.fdopen(fd, "wb") as dst:  # decompressed within the reader's limits
         while True:
             chunk = src.read(1 << 22)
             text = decoder.decode(chunk, final=not chunk)
@@ -135,12 +168,10 @@ def _transcode(path: str, encoding: str, workdir: str) -> str:
 
 def _is_utf8(path: str) -> bool:
     import codecs
-    import gzip
 
-    opener = gzip.open if path.lower().endswith(".gz") else open
     decoder = codecs.getincrementaldecoder("utf-8")()
     try:
-        with opener(path, "rb") as fh:
+        with open_data(path) as fh:  # decompressed within the reader's limits
             while True:
                 chunk = fh.read(1 << 22)
                 decoder.decode(chunk, final=not chunk)
@@ -325,6 +356,8 @@ def duckdb_backend(source, con, *, label: str | None = None, workdir: str | None
     if fmt == "csv":
         read, dialect, notes = prepare_csv(files, workdir)
     sql, columns = _schema(con, read, fmt, dialect, files)
+    if label is None and isinstance(source, (list, tuple)):
+        label = str(source[0]) if len(source) == 1 else f"{source[0]} and {len(source) - 1} more"
     return DuckDBBackend(con, sql, columns, label or str(source), memory, notes)
 
 

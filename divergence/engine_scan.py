@@ -832,7 +832,7 @@ def scan_engine(
     table = scan_compressed(codes, weights, bins=final_bins, metrics=infos, n_rows=n_rows,
                             min_support=mining.min_support, max_length=mining.max_length, engine=engine, notes=notes,
                             params=params, exhaustive=mining.exhaustive, max_slices=mining.max_slices,
-                            time_limit=mining.time_limit, progress=progress)
+                            time_limit=mining.time_limit, progress=progress, max_work=mining.max_work)
     if progress is not None:
         progress({"stage": "statistics", "slices": len(table) - 1, "length": None, "fraction": None})
     table = dataclasses.replace(table, engine=backend.name)

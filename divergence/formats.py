@@ -15,9 +15,50 @@ __all__ = ["DASH", "format_count", "format_number", "format_percent", "format_va
            "format_interval", "format_p", "format_threshold", "divergence_unit", "VERDICT_COLORS",
            "VERDICT_TEXT", "FINDING_VERDICTS", "COMPARE_VERDICT_COLORS", "ACTIONS", "CORRECTION_NAMES", "family_sentence",
            "verdict_color", "verdict_ink", "ink_on", "verdict_legend", "verdict_label", "finding_label", "direction",
-           "GLOSSARY", "COLUMN_HELP", "column_help", "rgba", "is_undefined", "wrap_itemset", "format_support"]
+           "GLOSSARY", "COLUMN_HELP", "column_help", "rgba", "is_undefined", "wrap_itemset", "format_support",
+           "md_text", "md_code", "html_text"]
 
 DASH = "–"
+
+# ----------------------------------------------------------------------------- text from the data, shown safely
+
+#: characters through which text could plant something in markdown (Streamlit's, with GitHub's
+#: extensions): ``[`` ``]`` open links, images (``![]()``, fetched at once) and colour directives
+#: (``:red[...]``), ``<`` raw HTML and autolinks, a backtick code spans (and breaks out of ours),
+#: ``$`` LaTeX, and the backslash itself. Emphasis and the like only change how text looks: kept
+_MD_SPECIAL = set("\\`[]<$")
+
+
+def md_text(text: object) -> str:
+    """Text from the data (a column name, a value, a file name, an engine message that quotes
+    them) as markdown that shows that text and plants nothing: no image, link, HTML element,
+    colour or formula. Line breaks become spaces (a name reads on one line)."""
+    s = " ".join(str(text).replace("\r", "\n").split("\n"))
+    return "".join(f"\\{c}" if c in _MD_SPECIAL else c for c in s)
+
+
+def md_code(text: object) -> str:
+    """Text from the data as an inline code span (CommonMark: a fence longer than any run of
+    backticks inside, so a backtick in a value cannot close it; nothing inside is markdown or HTML)."""
+    s = " ".join(str(text).replace("\r", "\n").split("\n"))
+    longest, run = 0, 0
+    for c in s:
+        run = run + 1 if c == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * (longest + 1)
+    pad = " " if s[:1] == "`" or s[-1:] == "`" or (s[:1] == " " and s[-1:] == " " and s.strip()) else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def html_text(text: object) -> str:
+    """Text from the data inside an HTML block of markdown (a line that starts with ``<div>``:
+    markdown does not read inside it, the browser does): HTML-escaped, so it shows as written and
+    plants no element. Never inside inline HTML of a markdown paragraph (``<span>`` or ``<code>``
+    in a line of text): markdown still reads there, so an image in the text would load; put the
+    text in its own markdown element with :func:`md_code` or :func:`md_text` instead."""
+    import html
+
+    return html.escape(str(text), quote=True)
 
 
 def is_undefined(x: object) -> bool:

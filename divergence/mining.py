@@ -12,13 +12,15 @@ the reference in tests.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
 
-from .budget import MAX_SLICES, MEMORY_LIMIT, TIME_LIMIT, Budget, Overflow, budget_message, check_budget, slice_bytes
+from .budget import (MAX_SLICES, MAX_WORK, MEMORY_LIMIT, TIME_LIMIT, Budget, Overflow, budget_message, check_budget,
+                     check_work, slice_bytes)
 from .canonical import canonical_permutation, fingerprints, keep_first_of_each_rows
 from .compression import Compressed, compress, compress_outcomes
 from .errors import DivergenceBudgetError, DivergenceInputError
@@ -28,7 +30,7 @@ from .vocabulary import ENGINES
 
 __all__ = ["Compressed", "Mined", "Budget", "compress", "compress_outcomes", "mine", "min_count_for", "ENGINES",
            "share_for_mlxtend", "SUPPORT_TOLERANCE", "support_text",
-           "MAX_SLICES", "TIME_LIMIT", "MEMORY_LIMIT", "slice_bytes", "check_budget"]
+           "MAX_SLICES", "MAX_WORK", "TIME_LIMIT", "MEMORY_LIMIT", "slice_bytes", "check_budget"]
 
 #: the share of the time limit the whole request may use before the miner falls back to
 #: complete shorter lengths in the rest
@@ -55,6 +57,11 @@ class Mined:
     complete_length: int | None = None
     #: the sentence saying so
     note: str | None = None
+    #: what cut it: "slices" or "work" (the same table everywhere), "time" (the safety net: it
+    #: depends on the machine and its load), None when nothing did
+    cut: str | None = None
+    #: units of mining work the request took
+    work: int = 0
 
 
 #: a share's row bar ``s·n`` within this relative distance of a whole number k is taken as k:
@@ -101,7 +108,7 @@ def mine(codes: np.ndarray, weights: np.ndarray, n_values: np.ndarray, *, min_su
          max_length: int | None = None, engine: str = "fast", exhaustive: bool = False,
          max_slices: int = MAX_SLICES, time_limit: float | None = TIME_LIMIT,
          progress: Callable[[dict], None] | None = None,
-         attribute_names: Sequence[str] | None = None) -> Mined:
+         attribute_names: Sequence[str] | None = None, max_work: int | None = MAX_WORK) -> Mined:
     """Every itemset with support >= ``min_support`` (at most ``max_length`` items), with tallies.
 
     ``codes`` (rows x attributes) holds each row's item code per attribute, ``weights``
@@ -112,14 +119,17 @@ def mine(codes: np.ndarray, weights: np.ndarray, n_values: np.ndarray, *, min_su
     of a described itemset is described too (so Shapley values and pruning need nothing else).
     ``exhaustive=True`` lists every itemset, as DivExplorer and mlxtend do.
 
-    The budget: more than ``max_slices`` itemsets or ``time_limit`` seconds, and the result is
-    complete up to the longest length that fits (``Mined.note`` says so), or, when not even
-    single items fit, :class:`DivergenceBudgetError`. ``progress`` is called with a dict
+    The budget: more than ``max_slices`` itemsets or ``max_work`` units of mining work (both
+    counted: the same data gives the same result on any machine, at any load), or, as a safety
+    net, ``time_limit`` seconds, and the result is complete up to the longest length that fits
+    (``Mined.note`` says so, and says when the time limit cut it), or, when not even single items
+    fit, :class:`DivergenceBudgetError`. ``progress`` is called with a dict
     (``stage``, ``slices``, ``length``, ``fraction``) every quarter second of mining.
     """
     if engine not in ENGINES:
         raise DivergenceInputError(f"Unknown engine {engine!r}; choose from {', '.join(ENGINES)}.")
     max_slices, time_limit = check_budget(max_slices, time_limit)
+    max_work = check_work(max_work)
     n_rows = int(round(weights[:, 0].sum())) if weights.size else 0
     n_attr = codes.shape[1]
     max_length = n_attr if max_length is None else min(int(max_length), n_attr)
@@ -133,7 +143,7 @@ def mine(codes: np.ndarray, weights: np.ndarray, n_values: np.ndarray, *, min_su
         frequent = np.append(counts >= min_count, False)  # index -1 -> False
         pruned[:, a] = np.where(frequent[codes[:, a]], codes[:, a], -1)
     comp = compress(pruned, weights)
-    budget = Budget(max_slices=max_slices, time_limit=time_limit, progress=progress)
+    budget = Budget(max_slices=max_slices, time_limit=time_limit, progress=progress, max_work=max_work)
     budget.report(0, None, 0.0, force=True)
     if engine == "mlxtend":
         from .mlxtend_reference import mine_mlxtend
@@ -150,7 +160,7 @@ def mine(codes: np.ndarray, weights: np.ndarray, n_values: np.ndarray, *, min_su
     mined = _mine_fast(comp, np.asarray(n_values), min_count, max_length, total, n_rows, exhaustive, budget,
                        attribute_names)
     budget.report(len(mined.codes) - 1, mined.complete_length, 1.0, force=True)
-    return mined
+    return dataclasses.replace(mined, work=budget.work)
 
 
 def _mine_fast(comp: Compressed, n_values: np.ndarray, min_count: int, max_length: int, total: np.ndarray,
@@ -200,7 +210,9 @@ def _mine_fast(comp: Compressed, n_values: np.ndarray, min_count: int, max_lengt
             try:
                 parts = attempt(k)
                 complete = k
-            except Overflow:
+            except Overflow as later:
+                if later.why == "time":  # the result then depends on the clock: say so
+                    first = Overflow("time", first.slices, first.length, first.by_length)
                 break
         if parts is None:
             raise DivergenceBudgetError(budget_message(first, None, budget, n_values, acc, names)) from None
@@ -221,7 +233,7 @@ def _mine_fast(comp: Compressed, n_values: np.ndarray, min_count: int, max_lengt
     full, tallies = full[keep], tallies[keep]
     return Mined(codes=full, parent=parent, tallies=tallies, fingerprints=mined_fp,
                  groups=None if exhaustive else groups, group_fp=None if exhaustive else group_fp,
-                 complete_length=complete, note=note)
+                 complete_length=complete, note=note, cut=None if complete is None else first.why)
 
 
 def _reduce_root(comp: Compressed, n_values: np.ndarray, min_count: float, n_rows: float,

@@ -61,8 +61,9 @@ def run(codes: np.ndarray, weights: np.ndarray, fps: np.ndarray, n_values: np.nd
         expand: np.ndarray, cap: int, budget: Budget) -> tuple:
     """Mine below the root's items listed in ``expand`` (all itemsets up to ``max_length``);
     returns (parent, attr, val, tallies, fp, dead) with row 0 the whole dataset and rows 1..m the
-    root's items, or raises :class:`~divergence.budget.Overflow` past ``cap`` outputs or the
-    budget's deadline."""
+    root's items, or raises :class:`~divergence.budget.Overflow` past ``cap`` outputs, the
+    budget's work (counted at each quota: where a run stops depends on the data alone) or its
+    deadline (the safety net)."""
     n_attr = codes.shape[1]
     t = weights.shape[1]
     nf = fps.shape[1]
@@ -101,6 +102,7 @@ def run(codes: np.ndarray, weights: np.ndarray, fps: np.ndarray, n_values: np.nd
     ht = np.empty(pow2(2 * d), np.int64)
     ht_gen = np.zeros(ht.shape[0], np.int64)
     deadline = budget.deadline
+    work_cap = budget.work_cap
     n_expand = max(len(expand), 1)
     while True:
         st[S_WORK] = 0
@@ -108,6 +110,7 @@ def run(codes: np.ndarray, weights: np.ndarray, fps: np.ndarray, n_values: np.nd
                            int(cap), QUOTA, item_hash, expand, st, frames, a_codes, a_w, a_fp, a_int, ht, ht_gen,
                            out_parent, out_attr, out_val, out_w, out_fp, out_ih, out_dead, gtab, ctab)
         n_out = int(st[S_NOUT])
+        budget.work += int(st[S_WORK])  # counted, not timed: the same at any load
         if status == DONE:
             break
         if status == FULL:
@@ -133,7 +136,9 @@ def run(codes: np.ndarray, weights: np.ndarray, fps: np.ndarray, n_values: np.nd
                 fill_tables(out_ih, out_parent, out_fp, out_attr, out_val, out_dead, gtab, ctab, n_out)
             st[S_NEED_C:S_NEED_TAB + 1] = 0
             continue
-        # YIELD: a few milliseconds of work done
+        # YIELD: a quota of work done (a few milliseconds)
+        if work_cap is not None and budget.work > work_cap:
+            raise Overflow("work", n_out - 1, max_length, lengths_out(out_parent, n_out))
         if deadline is not None and time.monotonic() > deadline:
             raise Overflow("time", n_out - 1, max_length)
         depth = int(st[S_DEPTH])

@@ -28,10 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
-import numpy as np
 import yaml
 
-from .errors import DivergenceInputError
+from .errors import DivergenceInputError, shown
 
 __all__ = ["SlicePlan", "save_plan", "load_plan", "dump_plan", "parse_plan", "plan_hash", "PLAN_VERSION"]
 
@@ -76,7 +75,7 @@ class SlicePlan:
         object.__setattr__(self, "_settings", settings)
         if self.kind not in PLAN_KINDS:
             raise DivergenceInputError(
-                f"Plan kind must be {' or '.join(PLAN_KINDS)}; got {self.kind!r}."
+                f"Plan kind must be {' or '.join(PLAN_KINDS)}; got {shown(self.kind)}."
             )
 
     @property
@@ -113,18 +112,18 @@ class SlicePlan:
         unknown = [k for k in d if k not in _TOP_KEYS]
         if unknown:
             raise DivergenceInputError(
-                f"Unknown section {unknown[0]!r} in the plan; known sections: {', '.join(_TOP_KEYS)}."
+                f"Unknown section {shown(unknown[0])} in the plan; known sections: {', '.join(_TOP_KEYS)}."
             )
         version = d.get("divergence_plan", PLAN_VERSION)
         if version != PLAN_VERSION:
-            raise DivergenceInputError(f"Plan version {version!r} is not supported (this is version {PLAN_VERSION}).")
+            raise DivergenceInputError(f"Plan version {shown(version)} is not supported (this is version {PLAN_VERSION}).")
         if "scan" not in d:
             raise DivergenceInputError("The plan has no 'scan' section (the columns and thresholds).")
         sections = {}
         for name in ("scan", "statistics", "explain", "replication", "data", "compare"):
             value = d.get(name) or {}
             if not isinstance(value, Mapping):
-                raise DivergenceInputError(f"Section {name!r} of the plan must be a mapping; got {value!r}.")
+                raise DivergenceInputError(f"Section {shown(name)} of the plan must be a mapping; got {shown(value)}.")
             sections[name] = dict(value)
         slices = d.get("slices") or []
         if not isinstance(slices, (list, tuple)) or not all(isinstance(x, str) for x in slices):
@@ -136,11 +135,11 @@ class SlicePlan:
 
 def _check_section(name: str, section: Mapping, known) -> None:
     if not isinstance(section, Mapping):
-        raise DivergenceInputError(f"Section {name!r} of the plan must be a mapping; got {section!r}.")
+        raise DivergenceInputError(f"Section {shown(name)} of the plan must be a mapping; got {shown(section)}.")
     for key in section:
         if key not in known:
             raise DivergenceInputError(
-                f"Unknown key {key!r} in the plan's {name} section; known keys: {', '.join(known) or 'none'}."
+                f"Unknown key {shown(key)} in the plan's {name} section; known keys: {', '.join(known) or 'none'}."
             )
 
 
@@ -148,9 +147,10 @@ def _plain(x: Any) -> Any:
     """Numpy scalars, tuples and the like as plain Python values (YAML's safe subset)."""
     if isinstance(x, Mapping):
         return {str(k): _plain(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple, np.ndarray)):
+    numpy = type(x).__module__ == "numpy"  # numpy is not imported to read a plan
+    if isinstance(x, (list, tuple)) or (numpy and hasattr(x, "tolist") and getattr(x, "ndim", 0) > 0):
         return [_plain(v) for v in x]
-    if isinstance(x, np.generic):
+    if numpy and hasattr(x, "item"):
         return _plain(x.item())
     if isinstance(x, float) and not math.isfinite(x):
         return None
@@ -183,23 +183,67 @@ def dump_plan(plan: SlicePlan, *, format: Literal["yaml", "json"] = "yaml", stam
     if format == "json":
         return json.dumps(data, indent=2) + "\n"
     if format != "yaml":
-        raise DivergenceInputError(f"Plan format must be 'yaml' or 'json'; got {format!r}.")
+        raise DivergenceInputError(f"Plan format must be 'yaml' or 'json'; got {shown(format)}.")
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
 
 
+#: a plan is a few hundred bytes: a file above this is refused before it is parsed
+MAX_PLAN_BYTES = 1 << 20
+#: YAML nodes (scalars, lists, mappings) and nesting a plan may hold
+MAX_PLAN_NODES = 100_000
+MAX_PLAN_DEPTH = 32
+
+
+#: libyaml's parser where PyYAML was built with it (about 20 times faster), else the Python one
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _check_events(text: str) -> None:
+    """Refuse aliases (``*name``: a few hundred bytes of nested aliases expand to gigabytes, the
+    "billion laughs"; merge keys ``<<: *name`` too), and more values or nesting than a plan
+    needs, from the parser's events: nothing is built, so a hostile plan costs what its bytes cost."""
+    nodes = depth = 0
+    for event in yaml.parse(text, Loader=_LOADER):
+        if isinstance(event, yaml.AliasEvent):
+            raise DivergenceInputError(
+                f"The plan file uses a YAML alias ({shown('*' + str(event.anchor))[1:-1]}, line "
+                f"{event.start_mark.line + 1}): aliases are not allowed in a plan; write the value out.")
+        if isinstance(event, (yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            nodes += 1
+            if nodes > MAX_PLAN_NODES:
+                raise DivergenceInputError(f"The plan file holds more than {MAX_PLAN_NODES:,} values: not a slice "
+                                           "plan.")
+        if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            depth += 1
+            if depth > MAX_PLAN_DEPTH:
+                raise DivergenceInputError(f"The plan file nests values more than {MAX_PLAN_DEPTH} deep: not a "
+                                           "slice plan.")
+        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            depth -= 1
+
+
 def parse_plan(text: str | bytes) -> SlicePlan:
-    """A plan from YAML or JSON text (JSON is YAML too)."""
+    """A plan from YAML or JSON text (JSON is YAML too). A file larger than a megabyte, with a
+    YAML alias, or with more values or nesting than a plan needs is refused in one line."""
+    if len(text) > MAX_PLAN_BYTES:
+        raise DivergenceInputError(f"The plan file is {len(text):,} bytes, more than a slice plan's "
+                                   f"{MAX_PLAN_BYTES:,}: not a slice plan.")
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError:
             raise DivergenceInputError("The plan file is not UTF-8 text.") from None
     try:
-        data = yaml.safe_load(text)
+        _check_events(text)
+        data = yaml.load(text, Loader=_LOADER)  # noqa: S506 - a safe loader, on text without aliases
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
-        at = f" (line {where.line + 1})" if where is not None else ""
+        # libyaml marks an error at the end of the text on the line after it: the last line then
+        at = f" (line {min(where.line + 1, text.rstrip(chr(10)).count(chr(10)) + 1)})" if where is not None else ""
         raise DivergenceInputError(f"The plan file is not valid YAML or JSON{at}.") from None
+    except RecursionError:
+        raise DivergenceInputError(f"The plan file nests values more than {MAX_PLAN_DEPTH} deep: not a slice plan.") \
+            from None
     if data is None:
         raise DivergenceInputError("The plan file is empty.")
     return SlicePlan.from_dict(data)
@@ -218,5 +262,8 @@ def load_plan(path: str | os.PathLike) -> SlicePlan:
     """Read a plan written by :func:`save_plan` (or by hand)."""
     p = Path(path)
     if not p.is_file():
-        raise DivergenceInputError(f"Plan file '{path}' does not exist.")
-    return parse_plan(p.read_bytes())
+        raise DivergenceInputError(f"Plan file '{path}' does not exist." if not p.exists() else
+                                   f"Plan file '{path}' is not a regular file.")
+    with open(p, "rb") as fh:
+        text = fh.read(MAX_PLAN_BYTES + 1)  # never more than a plan can be
+    return parse_plan(text)

@@ -15,6 +15,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from .budget import TIME_CUT
 from .errors import DivergenceInputError
 from .formats import (COMPARE_VERDICT_COLORS, CORRECTION_NAMES, FINDING_VERDICTS, column_help, family_sentence,
                       finding_label, format_count, format_divergence, format_interval, format_number, format_p,
@@ -117,7 +118,7 @@ def run_comparison(plan: SlicePlan, data: pd.DataFrame):
     kwargs = {k: v for k, v in settings.keywords("roles", "slicing", "mining").items()
               if k in ("target", "prediction", "score", "threshold", "positive", "regression", "attributes",
                        "bins", "quantile_bins", "binning", "min_support", "max_length", "exhaustive",
-                       "max_slices", "time_limit")}
+                       "max_slices", "max_work", "time_limit")}
     stats = settings.statistics
     return compare(data, metrics=metrics, reference=ref.reference, reference_score=ref.reference_score,
                    reference_threshold=ref.reference_threshold, delta=stats.delta,
@@ -160,6 +161,7 @@ table.slices td{padding:.3rem .45rem;border-bottom:1px solid #e9ecef;vertical-al
 table.slices td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 table.slices tr:hover td{background:#f8f9fa}
 .note{font-size:.88rem;color:#495057;background:#f8f9fa;border-left:3px solid #adb5bd;padding:.5rem .8rem}
+.warn{font-size:.95rem;color:#5c2b00;background:#fff4e6;border-left:5px solid #e8590c;padding:.6rem .9rem}
 .findings{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr));gap:1rem}
 footer{margin-top:3rem;font-size:.8rem;color:#868e96}
 .cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(330px,1fr));gap:.8rem;margin:.6rem 0}
@@ -391,7 +393,10 @@ def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label
     parts.append(f"<h1>{_esc(title or 'Slice report')}</h1>")
     parts.append("<dl class='meta'>" + "".join(f"<dt>{_esc(k)}</dt><dd>{_esc(v)}</dd>" for k, v in meta) + "</dl>")
     for note in table.notes:
-        parts.append(f"<p class='note'>{_esc(note)}</p>")
+        if note.startswith(TIME_CUT):  # the table depends on the machine: said loudly, first
+            parts.insert(2, f"<p class='warn'><b>Cut by the time limit.</b> {_esc(note)}</p>")
+        else:
+            parts.append(f"<p class='note'>{_esc(note)}</p>")
     if comparison is not None:
         parts.append(_comparison_html(comparison, top=top, findings=findings))
     for m in table.metric_names:

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .nested import unsupported_columns
+
 __all__ = ["RoleGuess", "guess_roles", "guess_positive", "distinct_values"]
 
 TARGET_NAMES = ("label", "target", "y", "class", "outcome", "truth", "actual", "ground_truth", "y_true",
@@ -154,7 +156,8 @@ def guess_positive(series: pd.Series) -> object:
 
 def guess_roles(df: pd.DataFrame) -> RoleGuess:
     """Guess the task and the columns of a new table; unsure roles stay empty (see the module)."""
-    columns = list(df.columns)
+    nested = unsupported_columns(df)  # lists, structs, bytes: no role can use them
+    columns = [c for c in df.columns if c not in nested]
     reasons: dict[str, str] = {}
     candidates: dict[str, tuple] = {}
     values = {}

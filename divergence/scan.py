@@ -7,13 +7,14 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from .budget import MAX_SLICES, MEMORY_LIMIT, TIME_LIMIT, check_budget, slice_bytes
+from .budget import MAX_SLICES, MAX_WORK, MEMORY_LIMIT, TIME_LIMIT, check_budget, check_work, slice_bytes
 from .canonical import canonical_permutation
 from .columns import NEAR_UNIQUE_SHARE, check_attributes, screen_attributes
 from .compression import compress_outcomes
 from .discretize import AttributeBins, BinSpec, Binning, discretize
 from .errors import DivergenceInputError
 from .mining import min_count_for, mine
+from .nested import check_supported
 from .outcomes import Outcome, build_outcomes
 from .settings import Roles, Settings, check_min_support
 from .row_weights import aux_columns, metric_infos, outcome_weights
@@ -128,10 +129,15 @@ def scan(
         shortest itemset (ties: the first in column order); an item with the same rows as
         another, or on every row of its parent, adds nothing. True: every itemset above the
         support, as DivExplorer lists them (an item duplicating another doubles the table).
-    max_slices, time_limit : the budget (default 500,000 slices, fewer when their
-        statistics would pass 2 GiB, and 60 seconds of mining). Past it the table is complete
-        up to the longest length that fits and its notes say so (``complete_length``); when
-        not even single items fit, :class:`~divergence.errors.DivergenceBudgetError`.
+    max_slices, max_work, time_limit : the budget: 500,000 slices (fewer when their
+        statistics would pass 2 GiB) and 1e10 units of mining work by default, both counted,
+        so the same data and settings give the same table on any machine and at any load;
+        ``time_limit`` (600 seconds of mining) is a safety net whose cut depends on the
+        machine: the notes say so, ``cut_by`` is "time" and a
+        :class:`~divergence.errors.DivergenceTimeLimitWarning` is raised. Past the budget the
+        table is complete up to the longest length that fits and its notes say so
+        (``complete_length``); when not even single items fit,
+        :class:`~divergence.errors.DivergenceBudgetError`.
     delta, confidence, correction, family, bootstrap, seed, top_k, sort_by :
         the worst-slice statistics, see :func:`divergence.assess`.
     holdout : a share of the rows (seeded by ``seed``) held out of mining and used to
@@ -173,6 +179,7 @@ def scan(
         held_out = df[mask].reset_index(drop=True)
         df = df[~mask].reset_index(drop=True)
     found: list[Outcome] = []
+    check_supported(df, [c for c in roles.columns() if c in df.columns], "a target, prediction, score or outcome")
     if outcomes is None or roles.given():
         found = build_outcomes(df, **roles.keywords())
     found += list(outcomes or [])
@@ -193,6 +200,7 @@ def scan(
         notes += screened
     else:
         attrs = check_attributes(slicing.attributes, df.columns, taken)
+        check_supported(df, attrs)
     if not attrs:
         raise DivergenceInputError("There is no attribute column to slice by.")
     data_rows = None
@@ -222,7 +230,8 @@ def scan(
     table = scan_compressed(codes_in, weights_in, bins=disc.bins, metrics=infos,
                             n_rows=len(df), min_support=s, max_length=mining.max_length, engine=engine,
                             notes=notes, params=params, exhaustive=mining.exhaustive,
-                            max_slices=mining.max_slices, time_limit=mining.time_limit, progress=progress)
+                            max_slices=mining.max_slices, time_limit=mining.time_limit, progress=progress,
+                            max_work=mining.max_work)
     table = dataclasses.replace(table, row_codes=disc.codes, outcomes=tuple(found),
                                 data_rows=_positions(held_mask, data_rows))
     from .assess import assess
@@ -352,13 +361,15 @@ def scan_compressed(
     max_slices: int = MAX_SLICES,
     time_limit: float | None = TIME_LIMIT,
     progress: Callable[[dict], None] | None = None,
+    max_work: int | None = MAX_WORK,
 ) -> SliceTable:
     """Mine and measure from (possibly compressed) item codes and tallies: the step that needs
     no per-row data, so an engine holding the rows elsewhere (DuckDB, Spark) can hand over
     its GROUP BY. ``weights`` follows :func:`outcome_weights`' layout; rows with identical
     codes are merged. The result keeps no rows: bootstrap intervals and median baselines need
-    :func:`scan` on a DataFrame. ``exhaustive``, ``max_slices``, ``time_limit`` and
-    ``progress`` as in :func:`scan`.
+    :func:`scan` on a DataFrame. ``exhaustive``, ``max_slices``, ``max_work``, ``time_limit``
+    and ``progress`` as in :func:`scan`; a scan cut by the time limit also warns
+    (:class:`~divergence.errors.DivergenceTimeLimitWarning`).
     """
     s = check_min_support(min_support)
     codes = np.ascontiguousarray(codes, dtype=np.int32)
@@ -367,10 +378,17 @@ def scan_compressed(
         n_rows = int(round(weights[:, 0].sum()))
     n_values = np.array([b.n_items for b in bins], dtype=np.int64)
     max_slices, time_limit = check_budget(max_slices, time_limit)
+    max_work = check_work(max_work)
     cap = effective_max_slices(max_slices, len(bins), weights.shape[1], len(metrics))
     mined = mine(codes, weights, n_values, min_support=s, max_length=max_length, engine=engine,
                  exhaustive=exhaustive, max_slices=cap, time_limit=time_limit, progress=progress,
-                 attribute_names=[b.name for b in bins])
+                 attribute_names=[b.name for b in bins], max_work=max_work)
+    if mined.cut == "time":  # the safety net cut it: this table depends on the machine, say so aloud
+        import warnings
+
+        from .errors import DivergenceTimeLimitWarning
+
+        warnings.warn(DivergenceTimeLimitWarning(mined.note), stacklevel=3)
     codes_m, tallies, parent, order = _canonical_order(mined.codes, mined.tallies, mined.parent, n_values)
     columns = metric_columns(tallies, metrics, n_rows)
     notes = list(notes)
@@ -387,7 +405,7 @@ def scan_compressed(
         group_counts=None if groups is None else groups.weights[:, 0].copy(),
         group_fp=mined.group_fp,
         slice_fp=None if mined.fingerprints is None else mined.fingerprints[order],
-        complete_length=mined.complete_length,
+        complete_length=mined.complete_length, cut_by=mined.cut, mining_work=mined.work,
         distinct_codes=codes, distinct_tallies=weights,
     )
     if parent is None:

@@ -16,8 +16,8 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping, Sequence
 
-from .budget import MAX_SLICES, TIME_LIMIT, check_budget
-from .errors import DivergenceInputError
+from .budget import MAX_SLICES, MAX_WORK, TIME_LIMIT, check_budget, check_work
+from .errors import DivergenceInputError, message
 from .outcome_rules import REGRESSION, canonical_metric, parse_gamma
 from .vocabulary import BINNINGS, CORRECTIONS, DEFAULT_MIN_SUPPORT, FAMILIES, PERIODS, REPLICATION_KINDS, TASKS
 
@@ -67,7 +67,7 @@ MSG_NO_REFERENCE = "The compare section names no reference model (reference or r
 
 
 def _fail(msg: str, **kw: Any) -> DivergenceInputError:
-    return DivergenceInputError(msg.format(**kw))
+    return DivergenceInputError(message(msg, **kw))  # a user's value is cut when long
 
 
 # ----------------------------------------------------------------------------- coercion helpers
@@ -295,8 +295,10 @@ class Mining:
     max_length: int | None = None
     exhaustive: bool = False
     max_slices: int = MAX_SLICES
-    #: seconds of mining; None: no time limit
+    #: seconds of mining, a safety net (its cut depends on the machine); None: no time limit
     time_limit: float | None = TIME_LIMIT
+    #: units of mining work (counted: the same table on any machine); None: no work budget
+    max_work: int | None = MAX_WORK
 
     def __post_init__(self) -> None:
         _set(self, "min_support", check_min_support(self.min_support))
@@ -309,6 +311,7 @@ class Mining:
         max_slices, time_limit = check_budget(self.max_slices, self.time_limit)
         _set(self, "max_slices", max_slices)
         _set(self, "time_limit", time_limit)
+        _set(self, "max_work", check_work(self.max_work))
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,8 @@ import pandas as pd
 from .discretize import AttributeBins
 from .errors import DivergenceInputError
 
-__all__ = ["SliceTable", "MetricInfo", "write_csv", "split_items", "find_metric"]
+__all__ = ["SliceTable", "MetricInfo", "write_csv", "formula_safe", "FORMULA_START", "split_items",
+           "find_metric"]
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,11 @@ class SliceTable:
     #: tally a slice's rows inside and outside a finding from them); None when not kept
     distinct_codes: np.ndarray | None = None
     distinct_tallies: np.ndarray | None = None
+    #: what cut it: "slices" or "work" (counted: the same table on any machine and at any load),
+    #: "time" (the time limit, a safety net: this table depends on the machine's speed and load)
+    cut_by: str | None = None
+    #: units of mining work the scan took (the miner's count of rows x attributes visited)
+    mining_work: int = 0
 
     # ----- shape and basic accessors
     def __repr__(self) -> str:
@@ -445,20 +451,63 @@ class SliceTable:
         return f.sort_values([col, "support"], ascending=[asc, False],
                              na_position="last", kind="stable").head(k)
 
-    def to_csv(self, path) -> None:
-        """Write the table as CSV: floats at full precision, undefined values as empty cells."""
-        write_csv(self.to_arrow(), path)
+    def to_csv(self, path, *, neutralise_formulas: bool = True) -> None:
+        """Write the table as CSV: floats at full precision, undefined values as empty cells;
+        text a spreadsheet would run as a formula gets a leading apostrophe (see :func:`write_csv`)."""
+        write_csv(self.to_arrow(), path, neutralise_formulas=neutralise_formulas)
 
 
-def write_csv(frame, path) -> None:
+#: the first characters that make a spreadsheet read a text cell as a formula (OWASP's list, with
+#: line feed, NUL and the full-width forms some spreadsheets fold to them)
+FORMULA_START = "=+-@\t\r\n\x00\uff1d\uff0b\uff0d\uff20"
+_FORMULA = "^[" + "".join(f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\x{{{ord(c):x}}}" for c in FORMULA_START) + "]"
+#: text that is a plain number ("-5", "+1.5e3") is no formula: it stays as it is
+_PLAIN_NUMBER = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
+
+
+def formula_safe(table):
+    """The ``pyarrow.Table`` with every text cell and column name that a spreadsheet would run as
+    a formula (starting with ``= + - @``, a tab, a carriage return, ...; OWASP's CSV injection
+    advice) prefixed with an apostrophe, which spreadsheets read as "this is text". Numbers are
+    not text and stay numbers (a negative divergence stays -0.08); text that is a plain number
+    ("-5") stays too. Only cells that need it change."""
+    import re
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def fix(arr):
+        if pa.types.is_dictionary(arr.type):
+            return pa.DictionaryArray.from_arrays(arr.indices, fix(arr.dictionary))
+        if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+            return arr
+        bad = pc.and_(pc.match_substring_regex(arr, _FORMULA), pc.invert(pc.match_substring_regex(arr, _PLAIN_NUMBER)))
+        if not pc.any(bad).as_py():
+            return arr
+        return pc.if_else(bad, pc.binary_join_element_wise(pa.scalar("'", arr.type), arr, pa.scalar("", arr.type)), arr)
+
+    plain = re.compile(_PLAIN_NUMBER)
+    names = [f"'{n}" if n[:1] and n[:1] in FORMULA_START and not plain.match(n) else n for n in table.column_names]
+    columns = []
+    for col in table.columns:
+        chunks = [fix(c) for c in col.chunks]
+        columns.append(pa.chunked_array(chunks, type=chunks[0].type if chunks else col.type))
+    return pa.Table.from_arrays(columns, names=names)
+
+
+def write_csv(frame, path, *, neutralise_formulas: bool = True) -> None:
     """Fast CSV writing (Arrow's writer) of a DataFrame or a ``pyarrow.Table``: shortest
     round-trip floats, NaN as an empty cell. A file path is written through a temporary file
-    renamed into place (:func:`divergence.io.write_atomically`): never half a file."""
+    renamed into place (:func:`divergence.io.write_atomically`): never half a file.
+    ``neutralise_formulas`` (default): text cells and column names a spreadsheet would run as a
+    formula get a leading apostrophe (:func:`neutralise_formulas`); False writes them as they are."""
     import os
 
     import pyarrow as pa
 
     table = frame if isinstance(frame, pa.Table) else pa.Table.from_pandas(frame, preserve_index=False)
+    if neutralise_formulas:
+        table = formula_safe(table)
     if isinstance(path, (str, os.PathLike)):
         from .io import write_atomically
 

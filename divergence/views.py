@@ -25,7 +25,7 @@ __all__ = [
     "format_interval", "format_p", "COLUMN_LABELS", "VERDICT_COLORS", "SliceView",
     "slice_view", "sort_options", "DEFAULT_ORDER_LABEL", "default_ascending", "metric_label", "display_frame", "display_sort_columns", "redundancy_epsilon",
     "headline", "headline_tiles", "Tile", "findings", "findings_header", "Finding", "FINDING_CARDS", "guess_positive",
-    "distinct_values", "describe_columns", "parse_bin_spec", "split_rows",
+    "distinct_values", "describe_columns", "preview_frame", "parse_bin_spec", "split_rows",
     "slice_table_figure", "interval_figure", "add_interval_traces", "axis_range", "interval_layout",
     "table_csv", "figure_html", "figure_png", "export_caption", "titled_figure", "png_supported", "warm_png_exporter",
     "PNG_EXPORTER",
@@ -608,15 +608,31 @@ def findings_header(cards: Sequence[Finding], total: int) -> str:
 # guessed by divergence.roles (guess_roles, guess_positive)
 
 
+def preview_frame(df: pd.DataFrame, rows: int = 200) -> pd.DataFrame:
+    """The first ``rows`` rows to show, a nested or binary column as text (a table widget cannot
+    draw lists, structs or bytes)."""
+    from .nested import unsupported_columns
+
+    head = df.head(rows)
+    nested = unsupported_columns(head)
+    if not nested:
+        return head
+    return head.assign(**{c: head[c].map(lambda v: v if v is None else str(v)[:200]) for c in nested})
+
+
 def describe_columns(df: pd.DataFrame) -> pd.DataFrame:
     """One line per column: its type, distinct and missing values, and an example value."""
+    from .nested import unsupported_kind
+
     rows = []
     for col in df.columns:
         s = df[col]
         first = s.dropna()
-        rows.append({"column": str(col), "type": str(s.dtype), "distinct": format_count(s.nunique(dropna=True)),
+        nested = unsupported_kind(s) is not None  # lists, structs, bytes: their values cannot be counted
+        rows.append({"column": str(col), "type": "nested (not sliced by)" if nested else str(s.dtype),
+                     "distinct": DASH if nested else format_count(s.nunique(dropna=True)),
                      "missing": format_count(int(s.isna().sum())),
-                     "example": str(first.iloc[0]) if len(first) else DASH})
+                     "example": str(first.iloc[0])[:200] if len(first) else DASH})
     return pd.DataFrame(rows)
 
 
@@ -794,14 +810,15 @@ def interval_layout(fig: go.Figure, labels: Sequence[str], xaxis_title: str) -> 
 
 # ----------------------------------------------------------------------------- export
 
-def table_csv(frame: pd.DataFrame) -> bytes:
-    """A slice table as CSV bytes (full precision, undefined values as empty cells)."""
+def table_csv(frame: pd.DataFrame, *, neutralise_formulas: bool = True) -> bytes:
+    """A slice table as CSV bytes (full precision, undefined values as empty cells; text a
+    spreadsheet would run as a formula gets a leading apostrophe unless told otherwise)."""
     import io
 
     from .table import write_csv
 
     buffer = io.BytesIO()
-    write_csv(frame.reset_index(drop=True), buffer)
+    write_csv(frame.reset_index(drop=True), buffer, neutralise_formulas=neutralise_formulas)
     return buffer.getvalue()
 
 

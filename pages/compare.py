@@ -6,10 +6,11 @@ import streamlit as st
 from divergence import COMPARE_VERDICTS, DivergenceInputError
 from divergence.compare_views import (change_contribution_figure, change_interval_figure, compare_display_frame,
                                       compare_headline, compare_table_figure, compare_view)
+from divergence.formats import md_code, md_text
 from divergence.plan import dump_plan
 from divergence.views import format_count, format_divergence, format_p, format_percent, format_value, table_csv
 from ui import cache, compare, data, render, settings, state
-from ui.state import KC
+from ui.state import K, KC
 
 render.page_setup()
 
@@ -28,7 +29,7 @@ if compare.comparison_result() is None and state.get(KC.RUN_ERROR) is None:
     compare.run_comparison()
 err = state.get(KC.RUN_ERROR)
 if err:
-    st.error(err)
+    st.error(md_text(err))
 res = compare.comparison_result()
 if res is not None and compare.comparison_is_stale():
     c1, c2 = st.columns([4, 1])
@@ -41,13 +42,13 @@ if res is None:
 c = res["comparison"]
 rid = res["id"]
 a = c.assessment
-st.caption(f"{data.data_caption()} Model `{a['model']}` against reference `{a['reference']}` on "
+st.caption(f"{data.data_caption()} Model {md_code(a['model'])} against reference {md_code(a['reference'])} on "
            f"{format_count(a['rows_compared'])} rows; {format_count(len(c) - 1)} slices with support ≥ "
            f"{c.table.support_text}; {format_count(c.n_tested)} paired tests in one family (every slice × every "
            f"metric), {settings.CORRECTIONS.get(a['correction'], a['correction'])}; "
            f"computed in {res['seconds']:.2f} s.")
 for note in c.notes:
-    st.caption(note)
+    st.caption(md_text(note))
 
 metric = render.metric_radio(c.metric_names, KC.METRIC, after=lambda: st.session_state.update({KC.SELECTED: None}))
 h = compare_headline(c, metric)
@@ -74,13 +75,13 @@ with st.expander("How the verdicts and the minimum size are decided"):
         f"after correction (q ≤ {1 - a['confidence']:.2g}) and the {a['confidence']:.0%} interval of the change "
         "excludes 0, in the metric's bad or good direction; **no change**: the interval lies within ±δ; "
         "**too small**: below the minimum size; **noise**: neither.")
-    st.markdown(f"**Minimum size.** {h['min_size']['text']}")
+    st.markdown(f"**Minimum size.** {md_text(h['min_size']['text'])}")
 
 # ---------------------------------------------------------------- the worst slice
 worst = compare_view(c, metric, verdicts=["worse"], top_n=1)
 if len(worst):
     r = worst.iloc[0]
-    st.error(f"**Worse than the reference:** `{r['itemset']}`: {h['label']} {format_value(r[metric], b)} against "
+    st.error(f"**Worse than the reference:** {md_code(r['itemset'])}: {h['label']} {format_value(r[metric], b)} against "
              f"{format_value(r[metric + '_reference'], b)} for the reference on the same "
              f"{format_count(c.details[metric + '_count'][worst.index[0]])} rows "
              f"({format_divergence(r[metric + '_change'], b)}, q = {format_p(r[metric + '_change_q'])}); "
@@ -125,7 +126,7 @@ drawn = rows.head(50)
 try:
     fig = change_interval_figure(c, drawn, metric)
 except DivergenceInputError as exc:
-    st.info(str(exc))
+    st.info(md_text(exc))
 else:
     st.caption(f"The top {format_count(len(drawn))} slices of the table: each change with its "
                f"{a['confidence']:.0%} interval. An interval clear of 0 (and of the shaded ±δ band) is a change "
@@ -157,7 +158,7 @@ if itemsets:
     try:
         idx = c.lookup(selected)
     except DivergenceInputError as exc:
-        st.error(str(exc))
+        st.error(md_text(exc))
         st.stop()
     row = c.frame.iloc[idx]
     d = st.columns(5)
@@ -182,7 +183,8 @@ if itemsets:
 # ---------------------------------------------------------------- export
 st.subheader("Export")
 e1, e2 = st.columns(2)
-e1.download_button(f"The comparison ({format_count(len(c))} rows, CSV)", table_csv(c.frame), file_name="comparison.csv",
+e1.download_button(f"The comparison ({format_count(len(c))} rows, CSV)",
+                   table_csv(c.frame, neutralise_formulas=bool(state.get(K.CSV_SAFE))), file_name="comparison.csv",
                    mime="text/csv", icon=":material/table:", on_click="ignore")
 e1.caption("The columns of `python -m divergence compare`: the whole dataset first, every slice after it.")
 scan_res = state.result()

@@ -8,7 +8,8 @@ import streamlit as st
 
 from divergence import DivergenceInputError
 from divergence.columns import screen_summary
-from divergence.views import format_count
+from divergence.formats import md_code, md_text
+from divergence.views import format_count, preview_frame
 from divergence.vocabulary import BINNINGS
 from ui import cache, compare, data, render, settings, state
 from ui.state import K
@@ -19,36 +20,41 @@ st.title("Data")
 st.caption("Which rows to analyse, and what each column is: target, prediction, attributes to slice by.")
 
 # ---------------------------------------------------------------- source
-state.bound(st.radio, "Data source", K.SOURCE, options=list(data.SOURCES), horizontal=True,
-            format_func=data.SOURCES.get, after=data.on_source)
+sources = data.sources()  # a local path only under the data folder the server's owner set
+if state.get(K.SOURCE) not in sources:
+    state.update(**{K.SOURCE: "upload" if state.get(K.SOURCE) == state.LOCAL_PATH else state.BUILT_IN})
+state.bound(st.radio, "Data source", K.SOURCE, options=list(sources), horizontal=True,
+            format_func=sources.get, after=data.on_source)
 if state.get(K.SOURCE) == state.LOCAL_PATH:
     state.bound(st.text_input, "Path of a CSV or Parquet file, a folder of them, or a glob (on the machine running "
-                "the app)", K.PATH_TEXT, after=data.on_path, placeholder="/data/evals/*.parquet",
-                help="Read where it lies by DuckDB, never loaded into memory: for files larger than an upload. "
-                     "Every file must have the same columns.")
+                "the app)", K.PATH_TEXT, after=data.on_path, placeholder="evals/*.parquet",
+                help=f"Under the data folder {md_code(data.data_folder())} (set by the server's owner), relative to "
+                     "it or absolute. Read where it lies by DuckDB, never loaded into memory: for files larger than "
+                     "an upload. Every file must have the same columns.")
     if state.get(K.PATH_ERROR):
-        st.error(state.get(K.PATH_ERROR))
+        st.error(md_text(state.get(K.PATH_ERROR)))
         st.caption("The data and settings in use are unchanged.")
 elif state.get(K.SOURCE) == "upload":
     st.file_uploader("CSV (any delimiter) or Parquet file", type=data.UPLOAD_TYPES,
                      key="w:upload",
                      on_change=data.on_upload, help="Up to 2 GB (set in .streamlit/config.toml).")
+    data.follow_read()  # a worker reads the upload: its progress here, then its table
     if state.get(K.UPLOAD_ERROR):
-        st.error(state.get(K.UPLOAD_ERROR))
+        st.error(md_text(state.get(K.UPLOAD_ERROR)))
         st.caption("The data and settings in use are unchanged.")
 
 df: pd.DataFrame = state.get(K.FRAME)
 data_key = state.get(K.DATA_KEY)
 st.markdown(data.data_caption())
 for note in state.get(K.DATA_NOTES) or []:  # what the reader decided: encoding, delimiter, renamed columns
-    st.info(note, icon=":material/info:")
+    st.info(md_text(note), icon=":material/info:")
 if state.get(K.DATA_NAME) == state.BUILT_IN:  # what the demo is for: say what was planted
     st.caption(render.DEMO_STORY + " The Slices page opens each of them in one click.")
 
 large = state.is_large()
 preview, types = st.tabs(["Preview", "Column types"])
 with preview:
-    st.dataframe(df.head(200), hide_index=True, height=260)
+    st.dataframe(preview_frame(df), hide_index=True, height=260)
     if state.n_rows() > 200:
         st.caption(f"The first 200 of {format_count(state.n_rows())} rows.")
 with types:
@@ -98,7 +104,7 @@ if task in ("classification", "regression"):
                             step=0.05, format="%.3f", placeholder="Set the threshold")
                 note = render.score_note(df, state.get(K.SCORE), state.get(K.THRESHOLD))
                 if note:
-                    st.caption(note)
+                    st.caption(md_text(note))
         with c3:
             labels = cache.target_values(data_key, state.get(K.TARGET), df)
             if labels is not None and len(labels) <= 50:
@@ -154,17 +160,17 @@ role_notes = settings.role_notes()
 if role_notes:
     with st.expander("How the roles were guessed from the column names and values", expanded=bool(missing)):
         for note in role_notes:
-            st.markdown(f"- {note}")
+            st.markdown(f"- {md_text(note)}")
 if missing:
     st.info(f"Choose {settings.and_list(missing)} to measure the model.", icon=":material/arrow_upward:")
 else:
     try:
         found = cache.check_roles(data_key, json.dumps(roles, default=str), df)
     except DivergenceInputError as exc:
-        st.error(str(exc))
+        st.error(md_text(exc))
     else:
         st.caption("Measured" + (f" on the first {format_count(len(df))} rows" if large else "") + ": " + "; ".join(
-            f"**{name}** ({desc}), defined on {format_count(n)} rows" for name, desc, n, _ in found))
+            f"**{md_text(name)}** ({md_text(desc)}), defined on {format_count(n)} rows" for name, desc, n, _ in found))
 
 compare.compare_section(df)  # a reference model to compare with (the Compare page)
 
@@ -218,7 +224,7 @@ if dates:
                "year": "year"}
     for i, c in enumerate(dates):
         spec = (state.get(K.BINS) or {}).get(c)
-        state.keyed_widget(grid[i % 3].selectbox, f"`{c}`: dates binned by", f"w:period:{c}",
+        state.keyed_widget(grid[i % 3].selectbox, f"{md_code(c)}: dates binned by", f"w:period:{c}",
                            spec if spec in periods else "auto", options=list(periods), format_func=periods.get,
                            on_change=settings.on_period, args=(c,))
 
@@ -248,10 +254,10 @@ with st.expander("Binning of numeric attributes ("
                                              json.dumps({c: v for c, v in bins.items() if c in chosen}),
                                              int(state.get(K.QUANTILE_BINS)), state.get(K.BINNING), df)
     except DivergenceInputError as exc:
-        st.error(str(exc))
+        st.error(md_text(exc))
         described, bin_notes = (), ()
     for note in bin_notes:  # e.g. tied quantile edges: fewer bins than asked
-        st.warning(note, icon=":material/info:")
+        st.warning(md_text(note), icon=":material/info:")
     binned = [b for b in described if b.kind not in ("categorical", "date")]  # dates: their period above
     if large:
         st.caption(f"Bins shown from the first {format_count(len(df))} rows; the scan computes its quantile "
@@ -262,12 +268,12 @@ with st.expander("Binning of numeric attributes ("
     errors = state.get(K.BIN_ERRORS) or {}
     for i, b in enumerate(binned):
         with grid[i % 3]:
-            state.keyed_widget(st.text_input, f"{b.name}: a bin count or edges", f"w:bins:{b.name}",
+            state.keyed_widget(st.text_input, f"{md_text(b.name)}: a bin count or edges", f"w:bins:{b.name}",
                                settings.bin_text(b.name), on_change=settings.on_bin_text, args=(b.name,),
                                placeholder=f"{state.get(K.QUANTILE_BINS)} bins, or edges: 30, 50")
             if b.name in errors:
-                st.error(errors[b.name])
-            st.caption(" · ".join(b.labels))
+                st.error(md_text(errors[b.name]))
+            st.caption(md_text(" · ".join(b.labels)))
 
 # ---------------------------------------------------------------- replication
 st.subheader("Replication")
@@ -294,12 +300,13 @@ if kind == "split":
 elif kind == "file":
     st.file_uploader("Second file (same columns)", type=data.UPLOAD_TYPES,
                      key="w:replicate_upload", on_change=data.on_replicate_upload)
+    data.follow_read()
     if state.get(K.REPLICATE_ERROR):
-        st.error(state.get(K.REPLICATE_ERROR))
+        st.error(md_text(state.get(K.REPLICATE_ERROR)))
     if state.get(K.REPLICATE_FRAME) is not None:
-        st.caption(f"Replication file: `{state.get(K.REPLICATE_NAME)}`, "
+        st.caption(f"Replication file: {md_code(state.get(K.REPLICATE_NAME))}, "
                    f"{format_count(len(state.get(K.REPLICATE_FRAME)))} rows."
-                   + "".join(f" {n}" for n in state.get(K.REPLICATE_NOTES) or []))
+                   + "".join(f" {md_text(n)}" for n in state.get(K.REPLICATE_NOTES) or []))
 elif kind == "holdout":
     state.bound(st.slider, "Share of rows held out to confirm on", K.HOLDOUT, min_value=0.1, max_value=0.5, step=0.05)
 

@@ -5,6 +5,7 @@ import streamlit as st
 
 from divergence import DivergenceInputError
 from divergence.figures import LATTICE_MAX_ITEMS, contribution_figure, item_values_figure, lattice_figure
+from divergence.formats import md_text
 from divergence.plan import dump_plan
 from divergence.views import (PNG_EXPORTER, display_frame, export_caption, figure_html, figure_png, format_count,
                               interval_figure, png_supported, slice_table_figure, table_csv, titled_figure,
@@ -31,11 +32,14 @@ def results_section(res: dict) -> None:
     # ---------------------------------------------------------------- tables
     st.subheader("Slice table")
     t1, t2 = st.columns(2)
-    t1.download_button(f"Every slice ({format_count(len(table))} rows, CSV)", lambda: cache.full_csv(rid, table),
+    safe = bool(state.get(K.CSV_SAFE))
+    t1.download_button(f"Every slice ({format_count(len(table))} rows, CSV)", lambda: cache.full_csv(rid, table, safe),
                        file_name="slices.csv", mime="text/csv", icon=":material/table:", on_click="ignore")
-    t2.download_button(f"The {format_count(len(view.rows))} slices shown (CSV)", table_csv(view.rows),
+    t2.download_button(f"The {format_count(len(view.rows))} slices shown (CSV)",
+                       table_csv(view.rows, neutralise_formulas=safe),
                        file_name="slices_shown.csv", mime="text/csv", icon=":material/filter_list:", on_click="ignore")
     st.caption("Every column at full precision; the whole dataset is the first row (its itemset empty).")
+    render.csv_safety_toggle()
 
     # ---------------------------------------------------------------- report
     st.subheader("Report")
@@ -67,7 +71,7 @@ def results_section(res: dict) -> None:
             ms = cache.measured(rid, tuple(items), table, rows, render.replication_rows(),
                                 (table.assessment or {}).get("replication"))
         except DivergenceInputError as exc:
-            st.caption(f"The open slice: {exc}")
+            st.caption(f"The open slice: {md_text(exc)}")
         else:
             delta = ((table.assessment or {}).get("min_size") or {}).get(metric, {}).get("delta")
             figures["contributions"] = (
@@ -90,7 +94,7 @@ def results_section(res: dict) -> None:
         st.caption({"warming": "PNG: the image maker is starting in the background (a few seconds, once); a PNG "
                                "asked for meanwhile is drawn as soon as it is ready.",
                     "ready": "PNG: ready (about a second per figure).",
-                    "failed": f"PNG: the image maker did not start ({PNG_EXPORTER.get('error', '')}); HTML works."}
+                    "failed": f"PNG: the image maker did not start ({md_text(PNG_EXPORTER.get('error', ''))}); HTML works."}
                    .get(exporter, ""))
     data_label = res.get("data_label", "")
 
@@ -100,7 +104,7 @@ def results_section(res: dict) -> None:
 
     for name, (title, build) in figures.items():
         c1, c2, c3 = st.columns([3, 1, 1])
-        c1.markdown(title)
+        c1.markdown(md_text(title))
         # built when the button is pressed: a page visit draws no figure it does not show
         c2.download_button("HTML", lambda build=build, title=title: figure_html(exported(build, title), title=title),
                            file_name=f"{name}.html", mime="text/html", key=f"html-{name}",
@@ -122,7 +126,7 @@ st.caption("The settings (column roles, attributes and bins, thresholds, statist
 try:
     plan = settings.current_plan()
 except DivergenceInputError as exc:
-    st.error(str(exc))
+    st.error(md_text(exc))
     plan = None
 p1, p2, p3 = st.columns([1, 1, 2])
 if plan is not None:
@@ -136,7 +140,7 @@ with p3:
     st.file_uploader("Load a slice plan", type=["yaml", "yml", "json"], key="w:plan_upload",
                      on_change=data.on_plan_upload)
     if state.get(K.PLAN_ERROR):
-        st.error(state.get(K.PLAN_ERROR))
+        st.error(md_text(state.get(K.PLAN_ERROR)))
         st.caption("Every setting is unchanged.")
 if plan is not None:
     with st.expander("The plan as it stands"):

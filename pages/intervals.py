@@ -6,7 +6,7 @@ import streamlit as st
 
 from divergence import DivergenceInputError
 from divergence.figures import overlap_figure
-from divergence.formats import FINDING_VERDICTS, GLOSSARY, format_count, format_percent
+from divergence.formats import FINDING_VERDICTS, GLOSSARY, format_count, format_percent, md_text
 from divergence.views import interval_figure
 from ui import cache, render, state
 from ui.state import K
@@ -27,7 +27,7 @@ try:
     view = render.current_view(table, rid)
     fig = interval_figure(table, view.rows.head(100), metric, level_label=render.interval_level(table))
 except DivergenceInputError as exc:
-    st.error(str(exc))
+    st.error(md_text(exc))
     st.stop()
 st.caption(f"The top {format_count(min(len(view.rows), 100))} of {format_count(view.n_matching)} slices under the "
            "Slices page's sort and filters" + (" (at most 100 drawn)." if len(view.rows) > 100 else "."))

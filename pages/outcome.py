@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from divergence.mining import min_count_for
+from divergence.formats import md_code, md_text
 from divergence.views import format_count, format_percent
 from ui import data, job, render, run, settings, state
 from ui.state import K
@@ -60,7 +61,7 @@ elif task == "ranking":
         st.rerun()
 else:
     chosen = state.get(K.OUTCOME) or []
-    st.markdown("Measured as they are: " + (", ".join(f"`{c}`" for c in chosen) or "no column yet (Data page)."))
+    st.markdown("Measured as they are: " + (", ".join(md_code(c) for c in chosen) or "no column yet (Data page)."))
 if task in ("classification", "regression") and not state.get(K.METRICS):
     st.error("Choose at least one metric.")
 
@@ -101,15 +102,21 @@ with c3:
 
 # a fixed label: an expander whose label changes is drawn anew, closed
 with st.expander("Budget of a scan (most slices, seconds of mining)", expanded=False):
-    st.caption(f"At most {format_count(state.get(K.MAX_SLICES))} slices and {state.get(K.TIME_LIMIT):g} s of mining. A "
-               "scan that would go past the budget lists every slice up to the longest length that fits, and says "
-               "so; if not even single items fit, it stops with what to change. The defaults fit a machine of 2 "
-               "cores and a few GB.")
-    e1, e2 = st.columns(2)
+    st.caption(f"At most {format_count(state.get(K.MAX_SLICES))} slices and {format_count(state.get(K.MAX_WORK))} units "
+               "of mining work (rows × attributes visited): both are counted, so the same data and settings give the "
+               "same table on any machine, however busy. A scan that would go past them lists every slice up to the "
+               "longest length that fits, and says so; if not even single items fit, it stops with what to change. "
+               f"The time limit ({state.get(K.TIME_LIMIT):g} s) is a safety net: a scan it cuts depends on the "
+               "machine's speed and load, and every page says so.")
+    e1, e2, e3 = st.columns(3)
     with e1:
         state.bound(st.number_input, "Most slices", K.MAX_SLICES, min_value=1000, step=100_000)
     with e2:
-        state.bound(st.number_input, "Seconds of mining", K.TIME_LIMIT, min_value=1.0, step=30.0, format="%g")
+        state.bound(st.number_input, "Units of mining work", K.MAX_WORK, min_value=1_000_000, step=1_000_000_000,
+                    format="%d")
+    with e3:
+        state.bound(st.number_input, "Time limit (seconds, a safety net)", K.TIME_LIMIT, min_value=1.0, step=30.0,
+                    format="%g")
 
 st.subheader("Statistics")
 d1, d2, d3, d4 = st.columns(4)
@@ -142,12 +149,12 @@ state.bound(st.radio, "This analysis is", K.PLAN_KIND, options=["exploratory", "
 res = state.result()
 if res is not None and res["data_key"] == state.get(K.DATA_KEY):  # derived from the last scan of this data
     for sentence in render.min_size_sentences():
-        st.info(sentence, icon=":material/straighten:")
+        st.info(md_text(sentence), icon=":material/straighten:")
 if res is not None and not settings.is_stale():
     offers = render.support_offers(res["table"])
     cols = st.columns(max(len(offers), 1) + 1)
     for col, (metric, share) in zip(cols, offers):
-        if col.button(f"Set the minimum support from n_min of {metric}: {format_percent(share)}",
+        if col.button(f"Set the minimum support from n_min of {md_text(metric)}: {format_percent(share)}",
                       key=f"support-from-{metric}"):
             state.update(**{K.MIN_SUPPORT: round(share, 6), K.SUPPORT_MODE: "share"})
             st.rerun()

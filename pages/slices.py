@@ -2,14 +2,12 @@
 a row to open) and the open slice, which can be edited item by item."""
 from __future__ import annotations
 
-from html import escape
-
 import streamlit as st
 
 from divergence import VERDICTS, DivergenceInputError
 from divergence.formats import (CORRECTION_NAMES, GLOSSARY, family_sentence, VERDICT_TEXT, direction, format_count,
                                 format_divergence, format_interval, format_number, format_p, format_percent,
-                                format_threshold, format_value, verdict_ink)
+                                format_threshold, format_value, html_text, md_code, md_text, verdict_ink)
 from divergence.views import default_ascending, findings_header, headline, headline_tiles, redundancy_epsilon, sort_options
 from ui import cache, render, state
 from ui.state import K
@@ -33,11 +31,11 @@ n_min = h["min_size"]["n_min"] if h["min_size"] else None
 correction = CORRECTION_NAMES.get(table.assessment["correction"], "")
 tiles = headline_tiles(table, metric)  # the same tiles as the report and the command line; they add up
 for col, tile in zip(st.columns(len(tiles)), tiles):
-    col.metric(tile.label, tile.value, help=tile.help or None)
-    col.caption(tile.caption)
+    col.metric(md_text(tile.label), tile.value, help=md_text(tile.help) if tile.help else None)
+    col.caption(md_text(tile.caption))
 cut = ((table.assessment or {}).get("findings_cut") or {}).get(metric)
 if cut:  # the search for distinct findings had its work's worth and stopped: said beside the tiles
-    st.caption(f"Distinct findings: {cut}")
+    st.caption(f"Distinct findings: {md_text(cut)}")
 
 # ---------------------------------------------------------------- findings in plain words
 cards, n_findings = cache.card_findings(rid, metric, table)
@@ -46,15 +44,15 @@ if cards:
     for col, card in zip(st.columns(len(cards)), cards):
         with col.container(border=True):
             st.markdown(f"<span style='background:{card.color};color:{verdict_ink(card.verdict)};border-radius:.6em;padding:0 .5em;"
-                        f"font-size:.8em;font-weight:600'>{card.verdict}</span> `{card.itemset}`",
-                        unsafe_allow_html=True)
-            st.markdown(f"<div style='font-size:.88em;line-height:1.4'><b>Who:</b> {escape(card.who)}.<br><b>What:</b> "
-                        f"{escape(card.what)}.<br><b>How sure:</b> {escape(card.sure)}.<br><b>What to do:</b> "
-                        f"{escape(card.todo)}</div>", unsafe_allow_html=True)
+                        f"font-size:.8em;font-weight:600'>{html_text(card.verdict)}</span>", unsafe_allow_html=True)
+            st.markdown(md_code(card.itemset))  # the data never inside unsafe HTML: a code span of its own
+            st.markdown(f"<div style='font-size:.88em;line-height:1.4'><b>Who:</b> {html_text(card.who)}.<br><b>What:</b> "
+                        f"{html_text(card.what)}.<br><b>How sure:</b> {html_text(card.sure)}.<br><b>What to do:</b> "
+                        f"{html_text(card.todo)}</div>", unsafe_allow_html=True)
             st.button("Open this slice", key=f"card-{card.index}", on_click=render.type_slice,
                       args=(render.items_of(table, card.itemset),))
 else:
-    st.info(f"No finding for {h['label']}: no slice survives the correction for the {format_count(h['n_tested'])} "
+    st.info(f"No finding for {md_text(h['label'])}: no slice survives the correction for the {format_count(h['n_tested'])} "
             "slices tested and the minimum size.")
 
 # ---------------------------------------------------------------- sort and filters
@@ -111,7 +109,7 @@ with e2:
 try:
     view = render.current_view(table, rid)
 except DivergenceInputError as exc:
-    st.error(str(exc))
+    st.error(md_text(exc))
     st.stop()
 
 # ---------------------------------------------------------------- the table and its legend
@@ -123,7 +121,7 @@ else:
     sorted_how = (f"sorted by {label_of.get(view.sort_by, view.sort_by)}, "
                   + ("smallest first" if view.ascending else "largest first"))
 st.caption(f"Showing {format_count(len(view.rows))} of {format_count(view.n_matching)} matching slices "
-           f"({format_count(view.n_slices)} mined), {sorted_how}. "
+           f"({format_count(view.n_slices)} mined), {md_text(sorted_how)}. "
            "Click a header to sort by it, a row to open its slice; hover a header for its meaning.")
 res_rows = render.mined_rows(res)
 catalog = cache.item_options(rid + f"|{res_rows is not None}", table, res_rows)
@@ -164,7 +162,7 @@ try:
     ms = cache.measured(rid, tuple(items), table, res_rows, render.replication_rows(),
                         (table.assessment or {}).get("replication"))
 except DivergenceInputError as exc:
-    st.error(str(exc))
+    st.error(md_text(exc))
     st.stop()
 row = ms.row
 tested = ms.n_family.get(metric, h["n_tested"])
@@ -174,18 +172,18 @@ if not ms.mined:  # the typed slice's q counts it in the result's family, one mo
     mined = ((table.assessment or {}).get("family_size") or {}).get(metric, 0)
     family = family_sentence(table.assessment, metric, extra=max(int(mine) - int(mined), 0))
 if ms.same_rows_as:
-    st.info(f"These items hold on exactly the rows of the listed slice `{ms.same_rows_as}` (the result lists each "
+    st.info(f"These items hold on exactly the rows of the listed slice {md_code(ms.same_rows_as)} (the result lists each "
             "distinct set of rows once, by its shortest description): its numbers are shown.",
             icon=":material/join_inner:")
 if not ms.mined:
-    st.info(f"**Not mined**: {ms.why_not_mined}. Measured now from the rows with the result's settings; its q "
+    st.info(f"**Not mined**: {md_text(ms.why_not_mined)}. Measured now from the rows with the result's settings; its q "
             f"counts it as one more slice tested ({format_count(tested)} in the family, the "
             f"{format_count(h['n_tested'])} mined ones included).", icon=":material/edit_note:")
 verdict = str(row[f"{metric}_verdict"] or "")
 d = st.columns(5)
 d[0].metric("Rows", format_count(row["count"]), help=f"{GLOSSARY['support']} {GLOSSARY['measured']}")
 d[0].caption(f"support {format_percent(row['support'])}; {format_count(row[metric + '_count'])} measured")
-d[1].metric(h["label"], format_value(row[metric], b), help=f"{GLOSSARY['interval']} {GLOSSARY['bootstrap']}")
+d[1].metric(md_text(h["label"]), format_value(row[metric], b), help=f"{GLOSSARY['interval']} {GLOSSARY['bootstrap']}")
 boot = row.get(metric + "_boot_low")
 d[1].caption(f"interval {format_interval(row[metric + '_ci_low'], row[metric + '_ci_high'], b)}"
              + (f"; bootstrap {format_interval(boot, row[metric + '_boot_high'], b)}" if boot == boot and boot is not None
@@ -206,14 +204,14 @@ if f"{metric}_baseline" in row:
     base, lift, short = row[metric + "_baseline"], row[metric + "_lift"], row[metric + "_lift_shortfall"]
     first = table.frame.iloc[0]
     st.markdown(
-        f"**Model error against the slice baseline.** The model's {h['label']} here is "
+        f"**Model error against the slice baseline.** The model's {md_text(h['label'])} here is "
         f"{format_value(row[metric], b)}; the best constant guess from this slice's own rows would score "
         f"{format_value(base, b)} (whole dataset: {format_value(first[metric + '_baseline'], b)}). "
         f"Lift over that baseline: {format_percent(lift)} here, {format_percent(first[metric + '_lift'])} overall "
         f"(shortfall {format_divergence(short, True)}).")
 if f"{metric}_replicated_value" in row:
     st.markdown(
-        f"**Replication** on {table.assessment.get('replication')}: "
+        f"**Replication** on {md_text(table.assessment.get('replication'))}: "
         f"{format_value(row[metric + '_replicated_value'], b)} "
         f"{format_interval(row[metric + '_replicated_ci_low'], row[metric + '_replicated_ci_high'], b)}: "
         + ("replicated." if bool(row[metric + "_replicated"]) else "**not replicated**."))
@@ -232,7 +230,7 @@ with left:
     st.caption(f"Shapley contributions: {GLOSSARY['shapley']}")
 with right:
     if lattice is None:
-        st.info(why_no_lattice)
+        st.info(md_text(why_no_lattice))
     else:
         st.plotly_chart(lattice, key="lattice_chart")
         st.caption(f"Every subset of the slice, the whole dataset on top. Squares: |Δ| ≥ δ = "

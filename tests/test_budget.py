@@ -13,6 +13,7 @@ import pytest
 from conftest import ROOT
 from divergence import DivergenceBudgetError, DivergenceInputError, scan
 from divergence.cli import main
+from divergence.errors import DivergenceTimeLimitWarning
 from divergence.mining import mine
 
 
@@ -74,8 +75,9 @@ def test_command_line_exit_2_and_the_note(tmp_path, capsys):
 def test_time_limit_ends_a_pathological_request():
     """Tiny support over many attributes: the time limit ends it, complete up to a short length."""
     df = wide(n=4000, attrs=30, seed=3)
-    t = scan(df, outcome="o", min_support=0.0005, time_limit=1.0, max_slices=10**8)
-    assert t.complete_length is not None
+    with pytest.warns(DivergenceTimeLimitWarning, match=r"The time limit \(1 s, a safety net\) cut this scan"):
+        t = scan(df, outcome="o", min_support=0.0005, time_limit=1.0, max_slices=10**8, max_work=None)
+    assert t.complete_length is not None and t.cut_by == "time"
     assert any("more than 1 seconds of mining" in n for n in t.notes)
 
 
@@ -90,10 +92,13 @@ def test_pathological_request_in_a_subprocess_ends():
         csv = f"{tmp}/p.csv"
         subprocess.run([sys.executable, "-c", path_code, csv], check=True)
         r = subprocess.run([sys.executable, "-m", "divergence", "scan", csv, "--outcome", "o", "--min-support",
-                            "0.001", "--time-limit", "3", "--output", f"{tmp}/o.csv"], cwd=ROOT,
+                            "0.001", "--time-limit", "3", "--max-slices", "100000000", "--max-work", "1e15",
+                            "--output", f"{tmp}/o.csv"], cwd=ROOT,
                            capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
-    assert "note: Complete up to" in r.stderr
+    # the time limit (a safety net) cut it: said first, with what it means
+    assert "note: The time limit (3 s, a safety net) cut this scan: unlike the slice and work budgets it depends " \
+           "on this machine's speed and load" in r.stderr and "Complete up to" in r.stderr
 
 
 def test_progress_reports_every_stage_with_plain_values():

@@ -27,6 +27,39 @@ from divergence.datasets import load_demo
 from divergence.plan import dump_plan, parse_plan
 from divergence.views import SliceView, describe_columns, distinct_values, findings, slice_view, table_csv
 
+# ----------------------------------------------------------------------------- work kept off the server
+
+#: a table with more columns than this is described and screened in a worker process: on 100,000
+#: columns the screen took minutes, which in the server froze every session
+WIDE_COLUMNS = 2_000
+
+
+def session_alive():
+    """Whether this browser session is still connected (a closed tab's work is stopped); None
+    outside a server (AppTest)."""
+    from streamlit.runtime import Runtime
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None or not Runtime.exists():
+        return None
+    runtime, session = Runtime.instance(), ctx.session_id
+    return lambda: runtime.is_active_session(session)
+
+
+def off_server(task: str, *args, label: str = "", **kwargs):
+    """A task done in a worker process, this session waiting for it (the server keeps answering
+    every other session and its health endpoint meanwhile)."""
+    from ui import worker
+
+    with st.spinner(f"{label[:1].upper()}{label[1:]} (in a worker process)…" if label else None):
+        return worker.run_task(task, *args, label=label, owner_alive=session_alive(), **kwargs)
+
+
+def wide(df: pd.DataFrame) -> bool:
+    return df.shape[1] > WIDE_COLUMNS
+
+
 # ----------------------------------------------------------------------------- data and its columns
 
 
@@ -46,8 +79,17 @@ def demo_models_frame() -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def column_summary(data_key: str, _df: pd.DataFrame) -> pd.DataFrame:
-    """Type, distinct and missing values of each column."""
+    """Type, distinct and missing values of each column (a wide table's in a worker)."""
+    known = SUMMARIES.get(data_key)
+    if known is not None:
+        return known
+    if wide(_df):
+        return off_server("describe", _df, label=f"describing {_df.shape[1]:,} columns")
     return describe_columns(_df)
+
+
+#: column summaries computed with an upload, in the worker that read it (data key -> summary)
+SUMMARIES: dict[str, pd.DataFrame] = {}
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -62,6 +104,8 @@ def target_values(data_key: str, column: str | None, _df: pd.DataFrame) -> list 
 def screen(data_key: str, roles_json: str, _df: pd.DataFrame) -> AttributeScreen:
     """``divergence.screen_attributes`` for the roles given as JSON (``used``: the role columns)."""
     r = json.loads(roles_json)
+    if wide(_df):
+        return off_server("screen", _df, r.pop("used"), label=f"screening {_df.shape[1]:,} columns", **r)
     return divergence.screen_attributes(_df, r.pop("used"), **r)
 
 
@@ -92,6 +136,7 @@ class LRU:
 
     def __init__(self, size: int, max_bytes: int) -> None:
         self.size, self.max_bytes, self._items, self._lock = size, max_bytes, OrderedDict(), threading.Lock()
+        self.evictions = 0
 
     def get(self, key: tuple):
         with self._lock:
@@ -105,9 +150,14 @@ class LRU:
         with self._lock:
             self._items[key] = (value, int(nbytes))
             self._items.move_to_end(key)
+            evicted = False
             while len(self._items) > 1 and (len(self._items) > self.size
                                             or sum(n for _, n in self._items.values()) > self.max_bytes):
                 self._items.popitem(last=False)
+                evicted = True
+            self.evictions += evicted
+        if evicted:  # what the views of a dropped result keep is dropped too (rebuilt when asked again)
+            _forget_views()
 
     def clear(self) -> None:
         with self._lock:
@@ -129,6 +179,13 @@ def assessed_results() -> LRU:
     """Assessed results by (data, scan settings, statistics, replication): a sort, a filter or a
     page change never re-mines, and a setting changed back is answered at once."""
     return LRU(16, RESULTS_MIB << 20)
+
+
+def _forget_views() -> None:
+    """Clear the caches that hold a result's table or its parts (a dropped result is then freed:
+    sessions hold their results weakly, see ``ui.state.HeldResult``)."""
+    for fn in (verdicts_in, card_findings, shared_rows, covered_rows, item_options, measured):
+        fn.clear()
 
 
 # ----------------------------------------------------------------------------- views of a result
@@ -210,9 +267,9 @@ def slice_contributions(result_id: str, items: tuple[str, ...], metric: str, _me
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
-def full_csv(result_id: str, _table: SliceTable) -> bytes:
+def full_csv(result_id: str, _table: SliceTable, neutralise_formulas: bool = True) -> bytes:
     """Every slice of a result as CSV (built once per result, on the first download)."""
-    return table_csv(_table.frame)
+    return table_csv(_table.frame, neutralise_formulas=neutralise_formulas)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

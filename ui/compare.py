@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from divergence import DivergenceInputError
+from divergence.formats import md_code, md_text
 from divergence.views import format_count
 from ui import cache, data, settings, state
 from ui.state import KC, K
@@ -63,10 +64,10 @@ def compare_section(df: pd.DataFrame) -> None:
     try:
         checked = cache.check_comparison(state.get(K.DATA_KEY), settings.compare_key(), df)
     except DivergenceInputError as exc:
-        st.error(str(exc))
+        st.error(md_text(exc))
         return
-    st.caption(f"Compared on the Compare page: {', '.join(checked['metrics'])}, model '{checked['model']}' against "
-               f"reference '{checked['reference']}' on {format_count(checked['rows_compared'])} rows"
+    st.caption(f"Compared on the Compare page: {', '.join(checked['metrics'])}, model {md_code(checked['model'])} "
+               f"against reference {md_code(checked['reference'])} on {format_count(checked['rows_compared'])} rows"
                + (f" ({format_count(checked['rows_left_out'])} left out: a prediction or the target is missing)"
                   if checked["rows_left_out"] else "") + ".")
     st.page_link("pages/compare.py", label="Compare the models", icon=":material/compare_arrows:")

@@ -9,6 +9,7 @@ import hashlib
 import streamlit as st
 
 from divergence import SliceTable
+from divergence.formats import md_text
 from divergence.views import format_count
 from ui import cache, state, worker
 from ui.state import K
@@ -65,10 +66,12 @@ def store_result(table: SliceTable, spec: dict, seconds: float, cached: bool = F
     ss = st.session_state
     key = spec["plan_key"]
     ss[K.RUN_ERROR] = None
-    ss[K.RESULT] = dict(table=table, plan=key, data_key=spec["data_key"], seconds=seconds, cached=cached,
-                        id=hashlib.blake2b((spec["data_key"] + key + spec["replicate_key"]).encode(),
-                                           digest_size=8).hexdigest(),
-                        **spec["labels"])
+    # held by the server's results, not by the session (their memory budget bounds every session's)
+    ss[K.RESULT] = state.HeldResult(table, spec["key"], plan=key, data_key=spec["data_key"], seconds=seconds,
+                                    cached=cached,
+                                    id=hashlib.blake2b((spec["data_key"] + key + spec["replicate_key"]).encode(),
+                                                       digest_size=8).hexdigest(),
+                                    **spec["labels"])
     if state.get(K.VIEW_METRIC) not in table.metric_names:
         # other metrics: the view starts again from their default sort, every verdict
         ss.update({K.VIEW_METRIC: table.metric_names[0], K.SORT_BY: None, K.F_VERDICTS: []})
@@ -82,7 +85,11 @@ def progress_text(job: worker.Job) -> tuple[float | None, str]:
     p = job.progress or {}
     stage = str(p.get("stage") or "working")
     slices, length, fraction = p.get("slices"), p.get("length"), p.get("fraction")
-    if stage == "starting the worker":
+    if stage == worker.WAITING:
+        ahead = int(p.get("ahead") or 0)
+        text = (f"Waiting for a free worker, {ahead} ahead" if ahead else "Waiting for a free worker, next in line") + \
+            f" (the server runs {worker.POOL.limits.workers} at once)…"
+    elif stage == "starting the worker":
         text = f"Starting: mining {job.label}…"
     elif stage == "statistics":
         text = f"{format_count(slices or 0)} slices mined; computing their statistics…"
@@ -103,6 +110,7 @@ def progress_text(job: worker.Job) -> tuple[float | None, str]:
 
 def _draw_progress(job: worker.Job, where) -> None:
     fraction, text = progress_text(job)
+    text = md_text(text)  # the label names the data (a path, a file name)
     if fraction is None:
         where.info(text, icon=":material/hourglass_top:")
     else:

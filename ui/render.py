@@ -10,8 +10,9 @@ import streamlit as st
 import divergence
 from divergence import DivergenceInputError, SliceTable
 from divergence.assess import min_size_derivation
+from divergence.budget import TIME_CUT
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH
-from divergence.formats import column_help, rgba, verdict_color, verdict_legend
+from divergence.formats import column_help, md_text, rgba, verdict_color, verdict_legend
 from divergence.views import (SliceView, default_ascending, display_frame, display_sort_columns, format_percent,
                               metric_label, redundancy_epsilon, sort_options)
 from ui import cache, data, job, run, settings, state
@@ -51,9 +52,9 @@ def run_messages() -> None:
     """The last run's error, or its notice (a scan cancelled)."""
     err = state.get(K.RUN_ERROR)
     if err:
-        st.error(err)
+        st.error(md_text(err))
     if state.get(K.RUN_NOTICE):
-        st.info(state.get(K.RUN_NOTICE))
+        st.info(md_text(state.get(K.RUN_NOTICE)))
 
 
 def show_run_status(where: str = "page") -> None:
@@ -64,12 +65,15 @@ def show_run_status(where: str = "page") -> None:
     res = state.result()
     if res is not None:
         for note in budget_notes(res["table"]):
-            st.warning(note, icon=":material/speed:")
+            if note.startswith(TIME_CUT):  # this table depends on the machine's load: said on every page
+                st.error(f"**Cut by the time limit, not by the budget.** {md_text(note)}", icon=":material/timer_off:")
+            else:
+                st.warning(md_text(note), icon=":material/speed:")
     if res is not None and settings.is_stale() and not job.scan_running():
         c1, c2 = st.columns([4, 1])
         if state.data_changed():
-            c1.warning(f"These results are from {res.get('data_label', 'the previous data')}. The data now in use is "
-                       f"{data.data_label()}: run the scan to see its slices.", icon=":material/history:")
+            c1.warning(f"These results are from {md_text(res.get('data_label', 'the previous data'))}. The data now in "
+                       f"use is {md_text(data.data_label())}: run the scan to see its slices.", icon=":material/history:")
         else:
             c1.info("The settings changed since these results were computed: they show the settings of the last "
                     "run (Export page: the report states them).")
@@ -103,7 +107,8 @@ def metric_radio(metrics: list[str], key: str, after=None) -> str:
     """The metric chosen among ``metrics``, kept in ``key`` (a radio when there are several; ``after``
     runs when another is chosen)."""
     if len(metrics) > 1:
-        state.bound(st.radio, "Metric", key, options=metrics, horizontal=True, format_func=metric_name, after=after)
+        state.bound(st.radio, "Metric", key, options=metrics, horizontal=True,
+                    format_func=lambda m: md_text(metric_name(m)), after=after)
     return shown_metric(metrics, key)
 
 
@@ -124,7 +129,7 @@ def result_caption(table: SliceTable, res: dict | None = None) -> str:
     a = table.assessment or {}
     res = res if res is not None else state.result()
     kind = "an exploratory search" if a.get("exploratory", True) else "a pre-registered slice plan"
-    rep = f"; replicated on {a['replication']}" if a.get("replication") else "; no replication data"
+    rep = f"; replicated on {md_text(a['replication'])}" if a.get("replication") else "; no replication data"
     engine = "; scanned by DuckDB, intervals analytic" if table.engine == "duckdb" else ""
     caption = (res or {}).get("data_caption", "").removeprefix("Data: ").rstrip(".")
     where = f"Results of {caption}: " if caption else ""
@@ -489,3 +494,13 @@ def demo_strip() -> None:
     for col, (case, c) in zip(cols[1:], DEMO_CASES.items()):
         if col.button(c["label"], key=f"demo-{case}", width="stretch", help=DEMO_STORY):
             open_demo_case(case)
+
+
+def csv_safety_toggle() -> None:
+    """The CSV downloads' formula guard (on by default): text a spreadsheet would run as a formula
+    gets a leading apostrophe; numbers never change."""
+    state.bound(st.checkbox, "Guard against spreadsheet formulas", K.CSV_SAFE,
+                help="Text cells and column names starting with = + - @, a tab or a carriage return (which a "
+                     "spreadsheet would run as a formula, e.g. a column named =HYPERLINK(...)) get a leading "
+                     "apostrophe, so the spreadsheet shows them as text. Numbers are never changed. The command "
+                     "line does the same unless given --allow-formulas.")

@@ -19,14 +19,7 @@ from ui.state import K
 def _session_alive() -> Callable[[], bool] | None:
     """Whether the browser session starting a scan is still connected (a closed tab's scan is
     stopped after a grace period); None outside a server (AppTest)."""
-    from streamlit.runtime import Runtime
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    if ctx is None or not Runtime.exists():
-        return None
-    runtime, session = Runtime.instance(), ctx.session_id
-    return lambda: runtime.is_active_session(session)
+    return cache.session_alive()
 
 
 def _result_labels() -> dict:
@@ -76,6 +69,7 @@ def _scan_spec() -> dict:
     assess_key = data_key + (f"|replicate:{data.replicate_key()}" if kind == "file" else "")
     scan = json.loads(scan_json)
     request = worker.ScanRequest(scan=scan, statistics=stats, frame=None if path else df, path=path,
+                                 files=data.path_files(path) if path else None,  # checked again: in the data folder
                                  replicate=replicate, replication_label=label, holdout=holdout)
     mined_key = None if holdout is not None else (data_key, "duckdb" if path else "pandas", scan_json)
     what = ("every slice" if path is None else
@@ -113,7 +107,7 @@ def start_scan(auto: bool = False) -> None:
     request = spec.pop("request")
     mined = cache.mined_results().get(spec["mined_key"]) if spec["mined_key"] else None
     if mined is not None:  # only the statistics changed: assess the cached mining result
-        request.mined, request.frame, request.path = mined, None, None
+        request.mined, request.frame, request.path, request.files = mined, None, None, None
     ss[K.JOB] = worker.start(request, label=spec["what"], auto=auto, owner_alive=_session_alive(), meta=spec)
 
 

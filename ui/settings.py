@@ -16,7 +16,7 @@ import streamlit as st
 from divergence import DivergenceInputError
 from divergence.columns import AttributeScreen
 from divergence.plan import SlicePlan, dump_plan
-from divergence.settings import MAX_SLICES, TIME_LIMIT, Settings
+from divergence.settings import MAX_SLICES, MAX_WORK, TIME_LIMIT, Settings
 from divergence.roles import RoleGuess, guess_positive
 from divergence.scan import role_columns
 from divergence.views import parse_bin_spec, split_rows
@@ -294,6 +294,8 @@ def scan_kwargs() -> dict:
         kw["max_slices"] = int(get(K.MAX_SLICES))
     if float(get(K.TIME_LIMIT)) != TIME_LIMIT:
         kw["time_limit"] = float(get(K.TIME_LIMIT))
+    if int(get(K.MAX_WORK)) != MAX_WORK:
+        kw["max_work"] = int(get(K.MAX_WORK))
     return kw
 
 
@@ -368,7 +370,8 @@ def apply_plan(plan: SlicePlan) -> None:
                 **({K.SUPPORT_MODE: "rows", K.SUPPORT_ROWS: int(mi.min_support)} if mi.min_support > 1 else
                    {K.SUPPORT_MODE: "share", K.MIN_SUPPORT: mi.min_support}),
                 K.MAX_LENGTH: mi.max_length or 0, K.EXHAUSTIVE: mi.exhaustive,
-                K.MAX_SLICES: mi.max_slices, K.TIME_LIMIT: mi.time_limit or TIME_LIMIT})
+                K.MAX_SLICES: mi.max_slices, K.TIME_LIMIT: mi.time_limit or TIME_LIMIT,
+                K.MAX_WORK: mi.max_work or MAX_WORK})
     upd.update({K.DELTA: stats.delta, K.CONFIDENCE: stats.confidence, K.CORRECTION: stats.correction,
                 K.BOOTSTRAP: stats.bootstrap, K.REDUNDANCY: cfg.explain.redundancy, K.PLAN_KIND: plan.kind})
     upd[K.REPLICATION] = rep.kind

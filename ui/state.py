@@ -15,7 +15,9 @@ from typing import Any, Callable
 import streamlit as st
 
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES
-from divergence.settings import DEFAULT_MIN_SUPPORT, MAX_SLICES, TIME_LIMIT
+from divergence.errors import shown
+from divergence.formats import md_text
+from divergence.settings import DEFAULT_MIN_SUPPORT, MAX_SLICES, MAX_WORK, TIME_LIMIT
 from ui import cache
 
 BUILT_IN = "built-in"
@@ -80,7 +82,8 @@ class K:
     MAX_LENGTH = "max_length"        # 0: no limit
     EXHAUSTIVE = "exhaustive"        # every itemset (DivExplorer's listing) instead of each set of rows once
     MAX_SLICES = "max_slices"        # the budget: most slices a scan may list
-    TIME_LIMIT = "time_limit"        # the budget: seconds of mining
+    TIME_LIMIT = "time_limit"        # the safety net: seconds of mining
+    MAX_WORK = "max_work"            # the budget: units of mining work (the same table on any machine)
     DELTA = "delta"                  # None: the engine's default
     CONFIDENCE = "confidence"
     CORRECTION = "correction"
@@ -92,6 +95,7 @@ class K:
     RUN_ERROR = "run_error"
     RUN_NOTICE = "run_notice"        # e.g. a scan cancelled (no automatic run after it)
     JOB = "scan_job"                 # the running scan (ui.worker.Job), or None
+    READ_JOB = "read_job"            # an upload being read by a worker: dict(job, kind, name, key, path)
     VIEW_METRIC = "view_metric"
     SORT_BY = "sort_by"              # people's label of the sort column
     SORT_ASC = "sort_asc"
@@ -105,6 +109,7 @@ class K:
     TYPED = "typed"                  # items of a slice typed in the slice editor (None: the table's slice)
     GRID_SHOWN = "grid_shown"        # what the slice table showed: its slices and columns (to read a click)
     PLAN_ERROR = "plan_error"
+    CSV_SAFE = "csv_safe"            # CSV downloads: formula-like text gets a leading apostrophe
 
 
 class KC:
@@ -141,12 +146,12 @@ DEFAULTS: dict[str, Any] = {
     **ROLE_DEFAULTS,
     K.REPLICATE_FRAME: None, K.REPLICATE_NAME: None, K.REPLICATE_ERROR: None, K.REPLICATE_NOTES: [], K.REPLICATE_KEY: "",
     K.MIN_SUPPORT: DEFAULT_MIN_SUPPORT, K.SUPPORT_MODE: "share", K.SUPPORT_ROWS: 100, K.MAX_LENGTH: 0, K.EXHAUSTIVE: False,
-    K.MAX_SLICES: MAX_SLICES, K.TIME_LIMIT: TIME_LIMIT, K.DELTA: None, K.CONFIDENCE: 0.95, K.CORRECTION: "bh",
+    K.MAX_SLICES: MAX_SLICES, K.TIME_LIMIT: TIME_LIMIT, K.MAX_WORK: MAX_WORK, K.DELTA: None, K.CONFIDENCE: 0.95, K.CORRECTION: "bh",
     K.BOOTSTRAP: 200, K.REDUNDANCY: 0.05, K.PLAN_KIND: "exploratory",
-    K.RESULT: None, K.RUN_ERROR: None, K.RUN_NOTICE: None, K.JOB: None, K.VIEW_METRIC: None, K.SORT_BY: None,
+    K.RESULT: None, K.RUN_ERROR: None, K.RUN_NOTICE: None, K.JOB: None, K.READ_JOB: None, K.VIEW_METRIC: None, K.SORT_BY: None,
     K.SORT_ASC: False,
     K.F_VERDICTS: [], K.F_MIN_SIZE: "all", K.F_LENGTHS: None, K.F_ATTRIBUTES: [], K.F_PRUNE: True,
-    K.TOP_N: 25, K.SELECTED: None, K.TYPED: None, K.GRID_SHOWN: None, K.PLAN_ERROR: None,
+    K.TOP_N: 25, K.SELECTED: None, K.TYPED: None, K.GRID_SHOWN: None, K.PLAN_ERROR: None, K.CSV_SAFE: True,
     KC.RESULT: None, KC.RUN_ERROR: None, KC.METRIC: None, KC.VERDICTS: [], KC.TOP_N: 25, KC.SELECTED: None,
 }
 #: the built-in dataset's column roles (its classification task)
@@ -190,9 +195,39 @@ def n_rows() -> int:
     return int(get(K.PATH_ROWS)) if is_large() else len(get(K.FRAME))
 
 
+class HeldResult(dict):
+    """A session's result: its labels, and its table held by the results the server keeps
+    (``ui.cache.assessed_results``, within their memory budget), not by the session. Six sessions
+    that each scanned a large table hold the server's budget, not six tables: a table the server
+    dropped is gone for the session too (``result()`` then says so and offers to run again)."""
+
+    def __init__(self, table, key, **labels) -> None:
+        super().__init__(key=key, **labels)
+        cache.assessed_results().put(key, table) if cache.assessed_results().get(key) is None else None
+
+    def table(self):
+        """The table, while the server keeps it (the results kept are the one place that holds it)."""
+        return cache.assessed_results().get(self["key"])
+
+    def __getitem__(self, key):
+        return self.table() if key == "table" else super().__getitem__(key)
+
+    def get(self, key, default=None):
+        return self.table() if key == "table" else super().get(key, default)
+
+
+DROPPED = ("The last result was dropped from the server's memory to make room for other scans (the server "
+           "keeps its results within a memory budget, shared by every session): run the scan again.")
+
+
 def result() -> dict | None:
-    """The stored result, or None."""
-    return st.session_state.get(K.RESULT)
+    """The stored result, or None (also when the server dropped its table: a notice says so)."""
+    res = st.session_state.get(K.RESULT)
+    if isinstance(res, HeldResult) and res.table() is None:
+        st.session_state[K.RESULT] = None
+        st.session_state[K.RUN_NOTICE] = DROPPED
+        return None
+    return res
 
 
 def data_changed() -> bool:
@@ -277,6 +312,7 @@ def bound(widget: Callable, label: str, key: str, *, after: Callable[[], None] |
             stray = [value] if value is not None and value not in options else []
             value = None if stray else value
         if stray:
-            st.error(f"{label}: {', '.join(map(repr, stray))} is not available in this data; choose again.")
+            st.error(f"{md_text(label)}: {md_text(', '.join(map(shown, stray)))} is not available in this data; "
+                     "choose again.")
         kwargs["options"] = options
     return keyed_widget(widget, label, _widget_key(key), value, on_change=_copy_back, args=(key, after), **kwargs)

@@ -33,7 +33,8 @@ import pandas as pd
 import divergence
 from divergence import DivergenceInputError, SliceTable
 
-__all__ = ["ScanRequest", "Job", "compute", "start", "START_METHOD"]
+__all__ = ["ScanRequest", "TaskRequest", "TASKS", "Job", "compute", "start", "run_task", "START_METHOD",
+           "WorkerLimits", "WorkerPool", "POOL", "default_limits", "resident_bytes", "WAITING", "read_upload"]
 
 START_METHOD = "forkserver"
 #: seconds between two progress messages of a worker (stage changes are always sent)
@@ -41,9 +42,56 @@ PROGRESS_INTERVAL = 0.2
 #: seconds a worker gets to stop on SIGTERM before it is killed
 CANCEL_GRACE = 2.0
 #: seconds a job may outlive the browser session that started it (a closed tab) before it is stopped
-ORPHAN_GRACE = 60.0
+ORPHAN_GRACE = 3.0
+#: seconds between two looks at a worker's memory (and at its session)
+WATCH_EVERY = 0.1
 MEMORY_MESSAGE = ("The scan ran out of memory: raise the minimum support, limit the items per slice, "
                   "or choose fewer attributes.")
+#: the stage a job reports while it waits for a free worker (``ahead``: jobs before it in the queue)
+WAITING = "waiting for a free worker"
+
+
+@dataclass(frozen=True)
+class WorkerLimits:
+    """How many workers may run at once on this server and how much memory each may hold: a
+    worker past its memory is stopped (one line says so), a scan past the count waits in a queue.
+    The ceiling of all workers together is ``workers * memory``."""
+
+    workers: int
+    memory: int  # bytes of resident memory one worker may hold
+
+    @property
+    def ceiling(self) -> int:
+        return self.workers * self.memory
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def default_limits() -> WorkerLimits:
+    """The limits from the environment, else from the machine: ``DIVERGENCE_SCAN_MEMORY`` (bytes
+    for every worker together; default half the memory available at the server's start),
+    ``DIVERGENCE_WORKER_MEMORY`` (one worker; default that total shared by the cores, between
+    1 and 4 GiB) and ``DIVERGENCE_WORKERS`` (default the cores, fewer when the memory does not
+    hold that many workers)."""
+    from divergence.io import available_memory
+
+    def env(name: str) -> int | None:
+        try:
+            value = int(float(os.environ.get(name, "")))
+        except ValueError:
+            return None
+        return value if value > 0 else None
+
+    cores = _cores()
+    total = env("DIVERGENCE_SCAN_MEMORY") or available_memory() // 2
+    memory = env("DIVERGENCE_WORKER_MEMORY") or max(1 << 30, min(4 << 30, total // cores))
+    workers = env("DIVERGENCE_WORKERS") or max(1, min(cores, total // memory))
+    return WorkerLimits(workers=workers, memory=memory)
 
 
 @dataclass
@@ -58,10 +106,67 @@ class ScanRequest:
     statistics: dict
     frame: pd.DataFrame | None = None
     path: str | None = None
+    #: the files of ``path``, each checked to lie in the data folder (what DuckDB reads)
+    files: list[str] | None = None
     mined: SliceTable | None = None
     replicate: pd.DataFrame | None = None
     replication_label: str = ""
     holdout: float | None = None
+
+
+@dataclass
+class TaskRequest:
+    """Work other than a scan done in a worker so the server never does it: ``task`` names one of
+    :data:`TASKS`, called with ``args`` and ``kwargs`` (and ``progress``)."""
+
+    task: str
+    args: tuple = ()
+    kwargs: dict = field(default_factory=dict)
+
+
+def read_upload(path: str, name: str, max_memory: int | None = None, *, progress=None) -> dict:
+    """Read an upload spooled to ``path`` as the engine reads any file, and what the Data page
+    needs of it at once (the roles guessed, the columns described): a decompression bomb, a
+    hostile CSV or a file too large for memory costs a worker, never the server. A file whose
+    frame would not fit in ``max_memory`` is not parsed: its estimate comes back (``too_large``)."""
+    from divergence.io import ReadLimits, estimate_table, load_table
+    from divergence.roles import guess_roles
+    from divergence.views import describe_columns
+
+    def tell(stage: str) -> None:
+        if progress is not None:
+            progress({"stage": stage, "slices": None, "length": None, "fraction": None})
+
+    tell("reading the file")
+    limits = ReadLimits.default(**({} if max_memory is None else {"max_memory": int(max_memory)}))
+    estimate = estimate_table(path, name=name, limits=limits, label=name)
+    if estimate is not None and limits.max_memory is not None and 2 * estimate.memory > limits.max_memory:
+        return {"too_large": estimate, "max_memory": limits.max_memory}
+    loaded = load_table(path, name=name, limits=limits, label=name)
+    tell("guessing the column roles")
+    guess = guess_roles(loaded.frame)
+    tell("describing the columns")
+    return {"loaded": loaded, "guess": guess, "summary": describe_columns(loaded.frame)}
+
+
+def _screen(df, used, *, progress=None, **roles):
+    return divergence.screen_attributes(df, used, **roles)
+
+
+def _describe(df, *, progress=None):
+    from divergence.views import describe_columns
+
+    return describe_columns(df)
+
+
+def _guess(df, *, progress=None):
+    from divergence.roles import guess_roles
+
+    return guess_roles(df)
+
+
+#: the tasks a worker does besides scans
+TASKS: dict[str, Callable] = {"read": read_upload, "screen": _screen, "describe": _describe, "guess": _guess}
 
 
 def _accepts(fn: Callable, name: str) -> bool:
@@ -91,7 +196,7 @@ def compute(request: ScanRequest, progress: Callable[[dict], None] | None = None
     mined = request.mined
     if mined is None:
         if request.path is not None:
-            fn, data = divergence.scan_duckdb, os.path.expanduser(request.path)
+            fn, data = divergence.scan_duckdb, request.files if request.files else request.path
         else:
             fn, data = divergence.scan, request.frame
         kw = dict(progress=progress) if progress is not None and _accepts(fn, "progress") else {}
@@ -155,6 +260,11 @@ def _work(request: ScanRequest, conn, forked_by_server: bool) -> None:
 
     try:
         conn.send(("started", None))
+        if isinstance(request, TaskRequest):  # reading an upload, screening a wide table: off the server
+            result = TASKS[request.task](*request.args, progress=progress, **request.kwargs)
+            progress({"stage": "sending the result", "slices": None, "length": None, "fraction": None})
+            _send_result(conn, result)
+            return
         mined, table = compute(request, progress)
         progress({"stage": "sending the result", "slices": len(table) - 1, "length": None, "fraction": None})
         _send_result(conn, (mined, table))
@@ -208,7 +318,7 @@ def context(method: str | None = None):
 # ----------------------------------------------------------------------------- jobs (in the server)
 
 
-@dataclass
+@dataclass(eq=False)  # a job is itself: compared by identity (its request holds frames)
 class Job:
     """One scan running in a worker process, followed by a thread of the server.
 
@@ -239,26 +349,66 @@ class Job:
     #: when the worker began computing (its data received): the start-up cost is this minus ``started``
     worker_started: float | None = None
     updates: int = 0
+    #: the most resident memory the worker was seen holding (bytes)
+    peak_bytes: int = 0
 
     def __post_init__(self) -> None:
         self._cond = threading.Condition()
+        self.process = None
+        self._conn = None
+        self._gone_since = None
+        self._pump = threading.Thread(target=self._run, name=f"divergence-follow-{self.id}", daemon=True)
+        self._pump.start()
+
+    def _start_process(self) -> None:
+        """Start the worker process (in the follower thread, once the pool gave this job a slot)."""
         method = self.method or START_METHOD
         ctx = context(method)
         reader, writer = ctx.Pipe(duplex=False)
-        self.process = ctx.Process(target=_work, args=(self.request, writer, method == "forkserver"), daemon=True,
-                                   name=f"divergence-scan-{self.id}")
+        process = ctx.Process(target=_work, args=(self.request, writer, method == "forkserver"), daemon=True,
+                              name=f"divergence-scan-{self.id}")
         t0 = time.monotonic()
         _starting.worker = True
         try:
-            self.process.start()
+            process.start()
         finally:
             _starting.worker = False
         self.start_seconds = time.monotonic() - t0
         writer.close()
         self.request = None  # the worker has its copy; the server keeps no second reference
         self._conn = reader
-        self._pump = threading.Thread(target=self._follow, name=f"divergence-follow-{self.id}", daemon=True)
-        self._pump.start()
+        with self._cond:
+            self.process = process
+            cancelled = self.state != "running"
+        if cancelled:  # cancelled while it started
+            _stop(process)
+
+    def _run(self) -> None:
+        """The follower thread: wait for a free worker (in the queue), start it, follow it."""
+        pool = POOL
+        try:
+            if not pool.acquire(self):
+                return  # cancelled, or its session closed, while it waited
+            try:
+                self._start_process()
+                if self.process is not None and self.running:
+                    self._follow()
+            finally:
+                pool.release(self)
+        except BaseException as exc:  # noqa: BLE001 - a job never dies silently
+            print(f"divergence: the scan's follower failed: {exc!r}", file=sys.stderr, flush=True)
+            self._finish(state="error", error=f"The scan could not start: {type(exc).__name__}: {exc}"[:300])
+
+    def owner_gone(self) -> bool:
+        """Whether the browser session that started the job has been gone past the grace period."""
+        if self.owner_alive is None:
+            return False
+        if self.owner_alive():
+            self._gone_since = None
+            return False
+        if self._gone_since is None:
+            self._gone_since = time.monotonic()
+        return time.monotonic() - self._gone_since > ORPHAN_GRACE
 
     # ---- state, shared between the follower thread and the sessions' script threads
     def _set(self, **values: Any) -> None:
@@ -298,15 +448,18 @@ class Job:
             self.finished = time.monotonic()
             self.updates += 1
             self._cond.notify_all()
-        _stop(self.process)
+            process = self.process
+        POOL.wake()
+        if process is not None:
+            _stop(process)
         return time.monotonic() - t0
 
     # ---- the follower thread: reads the worker's pipe so the worker never blocks on it
     def _follow(self) -> None:
-        gone_since = None
+        limit = POOL.limits.memory
         try:
             while True:
-                if self._conn.poll(0.25):
+                if self._conn.poll(WATCH_EVERY):
                     try:
                         msg = self._conn.recv()
                     except (EOFError, OSError):
@@ -332,14 +485,15 @@ class Job:
                     break
                 if not self.running:
                     break
-                if self.owner_alive is not None:
-                    if self.owner_alive():
-                        gone_since = None
-                    elif gone_since is None:
-                        gone_since = time.monotonic()
-                    elif time.monotonic() - gone_since > ORPHAN_GRACE:
-                        self.cancel()
-                        break
+                rss = resident_bytes(self.process.pid)
+                self.peak_bytes = max(self.peak_bytes, rss)
+                if rss > limit:  # past its share of the server's memory: stopped before it takes the machine
+                    _stop(self.process, grace=0.0)
+                    self._finish(state="error", error=_memory_message(limit, isinstance(self.meta.get("task"), str)))
+                    break
+                if self.owner_gone():
+                    self.cancel()
+                    break
         finally:
             self._conn.close()
             self.process.join(timeout=CANCEL_GRACE + 5)
@@ -368,13 +522,112 @@ def _exit_message(code: int | None) -> str:
     return f"The scan stopped unexpectedly (its worker exited with status {code})."
 
 
-def _stop(process) -> None:
-    if process.is_alive():
+def _stop(process, grace: float = CANCEL_GRACE) -> None:
+    if process.is_alive() and grace > 0:
         process.terminate()
-        process.join(CANCEL_GRACE)
+        process.join(grace)
     if process.is_alive():
         process.kill()
         process.join(5)
+
+
+def _memory_message(limit: int, task: bool = False) -> str:
+    if task:
+        return (f"Reading the file went past the memory one worker may use on this server ({limit / (1 << 30):.3g} "
+                "GB) and was stopped: scan it with the command line and --engine duckdb (the server's owner sets "
+                "the limit: DIVERGENCE_WORKER_MEMORY).")
+    return (f"The scan went past the memory one scan may use on this server ({limit / (1 << 30):.3g} GB) and was "
+            "stopped: raise the minimum support, limit the items per slice, or choose fewer attributes (the "
+            "server's owner sets the limit: DIVERGENCE_WORKER_MEMORY).")
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def resident_bytes(pid: int) -> int:
+    """A process's resident memory in bytes (Linux /proc; 0 where it cannot be read)."""
+    try:
+        with open(f"/proc/{pid}/statm") as fh:
+            return int(fh.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+class WorkerPool:
+    """The server's workers: at most ``limits.workers`` at once, the others waiting in a queue in
+    the order they came (each told how many are ahead of it); shared by every session."""
+
+    def __init__(self, limits: WorkerLimits | None = None) -> None:
+        self._cond = threading.Condition()
+        self._limits = limits
+        self.running: list[Job] = []
+        self.queue: list[Job] = []
+
+    @property
+    def limits(self) -> WorkerLimits:
+        if self._limits is None:
+            self._limits = default_limits()
+        return self._limits
+
+    def configure(self, limits: WorkerLimits | None) -> None:
+        """Other limits (tests, benchmarks); None: from the environment again."""
+        with self._cond:
+            self._limits = limits
+            self._cond.notify_all()
+
+    def wake(self) -> None:
+        with self._cond:
+            self._cond.notify_all()
+
+    def acquire(self, job: "Job") -> bool:
+        """Wait until ``job`` may start (a free worker, the jobs before it started); False when it
+        was cancelled or its session closed meanwhile."""
+        with self._cond:
+            self.queue.append(job)
+            try:
+                while True:
+                    if not job.running:
+                        return False
+                    ahead = self.queue.index(job)
+                    if ahead == 0 and len(self.running) < self.limits.workers:
+                        self.running.append(job)
+                        return True
+                    if job.progress.get("stage") != WAITING or job.progress.get("ahead") != ahead:
+                        job._set(progress={"stage": WAITING, "ahead": ahead, "running": len(self.running),
+                                           "slices": None, "length": None, "fraction": None})
+                    self._cond.wait(0.25)
+                    if job.owner_gone():
+                        job.cancel()
+                        return False
+            finally:
+                self.queue.remove(job)
+                self._cond.notify_all()
+
+    def release(self, job: "Job") -> None:
+        with self._cond:
+            if job in self.running:
+                self.running.remove(job)
+            self._cond.notify_all()
+
+    def status(self) -> dict:
+        """Workers running and jobs waiting, now."""
+        with self._cond:
+            return {"running": len(self.running), "waiting": len(self.queue), "workers": self.limits.workers,
+                    "memory": self.limits.memory}
+
+
+#: the server's pool of workers (one per process: every session shares it)
+POOL = WorkerPool()
+
+
+def run_task(task: str, *args, label: str = "", owner_alive: Callable[[], bool] | None = None, **kwargs):
+    """Do a task in a worker and wait for its result (this thread waits; the server keeps answering);
+    its one-line error is raised as a DivergenceInputError."""
+    job = start(TaskRequest(task, args, kwargs), label=label, owner_alive=owner_alive, meta={"task": task})
+    state = job.wait()
+    if state == "done":
+        return job.result
+    raise DivergenceInputError(job.error or f"The {label or task} was cancelled.")
 
 
 def start(request: ScanRequest, *, label: str = "", auto: bool = False,

@@ -43,7 +43,7 @@ def test_two_models_file_leaves_the_other_model_out_and_offers_it_as_the_referen
     # turning the comparison on takes the other model's labels as the reference
     keyed(at.toggle, "w:compare_on").set_value(True).run()
     assert at.session_state["compare_reference"] == "pred_lr"
-    assert any("against reference 'pred_lr'" in c.value for c in at.caption)
+    assert any("against reference `pred_lr`" in c.value for c in at.caption)
     # one choice brings a column back
     at = _upload(fresh_app(300), "post.csv", post_outcome())
     keyed(at.selectbox, "w:target").set_value("defaulted").run()

@@ -51,6 +51,13 @@ def parquet_folder(tmp_path):
     return folder
 
 
+@pytest.fixture(autouse=True)
+def data_folder(tmp_path, monkeypatch):
+    """Local paths are read under the data folder the server's owner sets: here the test's folder."""
+    monkeypatch.setenv("DIVERGENCE_DATA_FOLDER", str(tmp_path))
+    return tmp_path
+
+
 @pytest.fixture
 def app():
     return fresh_app(90)

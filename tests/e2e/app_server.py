@@ -17,9 +17,11 @@ import pytest
 from conftest import ROOT
 
 
-def start(log_path: Path, *, theme: str = "light", wait: float = 180.0) -> tuple[str, subprocess.Popen, IO]:
+def start(log_path: Path, *, theme: str = "light", wait: float = 180.0, env: dict | None = None
+          ) -> tuple[str, subprocess.Popen, IO]:
     """Start the app on a free port in its own process group; (url, process, open log) once
-    its health endpoint answers, else the test fails naming the log."""
+    its health endpoint answers, else the test fails naming the log. ``env``: variables set for
+    the server (e.g. DIVERGENCE_DATA_FOLDER)."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -29,7 +31,8 @@ def start(log_path: Path, *, theme: str = "light", wait: float = 180.0) -> tuple
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
          "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
          "--server.fileWatcherType", "none", "--theme.base", theme],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        env=None if env is None else {**os.environ, **env})
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + wait  # a loaded machine starts slowly
     while time.time() < deadline:

@@ -42,8 +42,8 @@ def start_app():
     """Start `streamlit run app.py` (one server per theme); stopped at the end of the module."""
     started = []
 
-    def start(theme: str = "light") -> str:
-        url, proc, log = app_server.start(ARTIFACTS / f"server_{theme}.log", theme=theme, wait=180)
+    def start(theme: str = "light", env: dict | None = None) -> str:
+        url, proc, log = app_server.start(ARTIFACTS / f"server_{theme}.log", theme=theme, wait=180, env=env)
         started.append((proc, log))
         return url
 

@@ -35,7 +35,7 @@ def _type_path(page, text: str) -> None:
 
 def test_local_path_journey(browser, start_app, tmp_path):  # noqa: F811 (fixtures)
     folder = _folder(tmp_path)
-    url = start_app("light")
+    url = start_app("light", env={"DIVERGENCE_DATA_FOLDER": str(tmp_path)})  # local paths only under it
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     page.goto(url)
     page.get_by_text("What to do:").first.wait_for(timeout=120_000)

@@ -3,17 +3,19 @@ baselines, achievable error and lift, shrinkage, replication, and one verdict pe
 
 The verdict rule (``alpha = 1 - confidence``), applied in this order:
 
-1. ``too small``: the slice's defined rows are below ``n_min`` (its interval is wider than
-   the smallest divergence worth acting on).
-2. ``noise``: not significant: its q-value (corrected over the family of tests, every
-   metric of the scan by default) is above alpha, or its corrected divergence interval
-   contains 0. For a real-valued outcome the two agree by construction (the test is the
-   interval's inversion); for a 0/1 outcome the test is Fisher's and the interval
-   Newcombe's, and a finding needs both.
-3. ``not replicated``: replication data was given and the slice did not replicate (same
+1. Not significant: its q-value (corrected over the family of tests, every metric of the scan
+   by default) is above alpha, or its corrected divergence interval contains 0 (for a
+   real-valued outcome the two agree by construction, the test being the interval's inversion;
+   for a 0/1 outcome the test is Fisher's and the interval Newcombe's, and a finding needs
+   both): ``too small`` below n_min (too few rows to have shown a divergence of delta), else
+   ``noise`` (no divergence of delta or more here, at 80% power). n_min is the defined-row count
+   at which a slice that truly diverges by delta is significant with 80% probability at the bar
+   alpha / m (see :func:`min_size_derivation`). A significant slice goes on at any size;
+   ``M_meets_min_size`` false says its divergence is measured imprecisely.
+2. ``not replicated``: replication data was given and the slice did not replicate (same
    direction, and the replication interval at the Bonferroni-corrected level excluding the
    replication's whole-dataset value).
-4. Error metrics with a slice baseline (``error``, ``brier``, ``abs_error``,
+3. Error metrics with a slice baseline (``error``, ``brier``, ``abs_error``,
    ``squared_error``): ``better`` when the error is below the whole dataset's. When it is
    above: ``defect`` when the defect test passes after correction over every slice it is
    applied to: the slice's lift over its own constant baseline is reliably below the whole
@@ -22,7 +24,7 @@ The verdict rule (``alpha = 1 - confidence``), applied in this order:
    the model is reliably worse than the slice's constant baseline); otherwise ``hard
    cohort``. Without per-row data the second half cannot be computed: ``hard cohort`` when
    the lift shortfall is not significant (from the tallies), else ``undetermined``.
-5. Other metrics: ``above`` or ``below`` the whole dataset.
+4. Other metrics: ``above`` or ``below`` the whole dataset.
 
 The whole dataset (row 0) gets the empty verdict ``""``.
 """
@@ -39,7 +41,7 @@ from .errors import DivergenceInputError
 from .lattice import walk_boot_means, walk_order, walk_verdict
 from .settings import Replication, Statistics, section
 from .shrinkage import shrink
-from .stats import (adjust_p, corrected_level, mean_difference_test, min_slice_size,
+from .stats import (MIN_SIZE_POWER, adjust_p, corrected_level, mean_difference_test, min_slice_size,
                     rate_difference_interval, rest_skew, t_interval, wilson_interval, z_value)
 from .tallies import boot_columns, metric_tallies
 from .vocabulary import FAMILIES
@@ -69,9 +71,27 @@ def _delta_for(delta, name: str):
     return delta
 
 
+_BAR_TEXT = {
+    "bonferroni": "Bonferroni's bar",
+    "holm": "Holm's first step (Holm declares every p at or below it significant)",
+    "bh": "Benjamini–Hochberg declares every p at or below it significant, whatever the other slices "
+          "(its realised threshold can only be looser)",
+}
+
+
 def min_size_derivation(overall: float, sigma: float, binary: bool, delta: float | None,
-                        confidence: float, name: str) -> dict:
-    """n_min from delta, the confidence and the outcome's spread, with a sentence saying how."""
+                        confidence: float, name: str, *, n_total: int, tests: int = 1,
+                        correction: str = "bonferroni", power: float = MIN_SIZE_POWER) -> dict:
+    """n_min: the defined-row count at which a slice whose outcome truly differs from the whole
+    dataset's by delta is found significant after the scan's correction with probability
+    ``power``, with a sentence saying how (the bar, the test, the variance, the numbers).
+
+    The bar is ``alpha / tests`` (``tests``: the family the p-values are corrected over): every
+    correction offered declares a p-value at or below it significant (Bonferroni by definition,
+    Holm at its first step, Benjamini-Hochberg whatever the other p-values), so the promise
+    holds under each. A rate's slice is taken at its own side's variance, above (p + delta) and
+    below (p - delta), n_min the larger where both are possible.
+    """
     if delta is None:
         delta = DEFAULT_DELTA_RATE if binary else DEFAULT_DELTA_SD * sigma
         source = ("default: 5 points of rate" if binary
@@ -79,27 +99,64 @@ def min_size_derivation(overall: float, sigma: float, binary: bool, delta: float
     else:
         source = "chosen"
     delta = float(delta)
+    alpha = 1.0 - float(confidence)
+    tests = max(int(tests), 1)
+    bar = alpha / tests
+    base = {"delta": delta, "confidence": float(confidence), "sigma": float(sigma), "power": float(power),
+            "bar": bar, "tests": tests, "correction": correction, "n_total": int(n_total), "sides": {}}
     if sigma == 0 and source != "chosen":
-        return {"delta": delta, "confidence": float(confidence), "z": z_value(confidence), "sigma": 0.0,
-                "n_min": 1, "text": f"{name} does not vary over the whole dataset (σ = 0): "
-                                    "every slice meets the minimum size."}
+        return {**base, "delta": delta, "n_min": 1,
+                "text": f"{name} does not vary over the whole dataset (σ = 0): every slice meets the minimum size."}
     if not (delta > 0 and math.isfinite(delta)):
         raise DivergenceInputError(f"delta for '{name}' must be a positive number; got {delta!r}.")
-    z = z_value(confidence)
-    n_min = max(1, min_slice_size(delta, confidence, sigma)) if sigma > 0 else 1
-    spread = (f"σ = √(p(1−p)) = {sigma:.4g} at the whole-dataset rate p = {overall:.4g}" if binary
-              else f"σ = {sigma:.4g}, the outcome's standard deviation over the whole dataset")
-    text = (f"To resolve a divergence of δ = {delta:.4g} ({source}) at {confidence:.0%} confidence "
-            f"(z = {z:.3f}), with {spread}, a slice needs n_min = ⌈(z·σ/δ)²⌉ = {n_min:,} rows "
-            f"where {name} is defined; smaller slices are kept but marked indicative.")
-    return {"delta": delta, "confidence": float(confidence), "z": z, "sigma": float(sigma),
-            "n_min": int(n_min), "text": text}
+    N = int(n_total)
+    where = f"rows where {name} is defined"
+    bar_text = (f"p ≤ α/m = {alpha:g}/{tests:,} = {bar:.2g} (m: the tests the p-values are corrected over; "
+                f"{_BAR_TEXT.get(correction, correction)})")
+    if binary:
+        sides = {}
+        for side, sign in (("above", 1.0), ("below", -1.0)):
+            sides[side] = min_slice_size(sign * delta, bar, N, binary=True, overall=overall, power=power)
+        found = [v for v in sides.values() if v is not None]
+        n_min = max(found) if found else None
+
+        def _side(side, sign):
+            rate = overall + sign * delta
+            if not 0.0 <= rate <= 1.0:
+                return f"{side} impossible (a rate of {rate:.3g})"
+            v = sides[side]
+            return (f"{side} at the slice's rate p {'+' if sign > 0 else '−'} δ = {rate:.3g}: "
+                    + (f"{v:,} rows" if v is not None else "no slice of these rows"))
+
+        test_text = ("Fisher's exact test of the slice against the rest of the rows, its power by the normal "
+                     "approximation with the variance at the slice's side (" + "; ".join(
+                         _side(s, g) for s, g in (("above", 1.0), ("below", -1.0))) +
+                     f"; n_min is the larger), the whole dataset's rate p = {overall:.4g} over {N:,} {where}")
+    else:
+        n_min = min_slice_size(delta, bar, N, binary=False, sigma=sigma, power=power) if sigma > 0 else 1
+        sides = {"above": n_min, "below": n_min}
+        test_text = (f"Welch's t-test of the slice against the rest of the rows (skew-guarded), its power from the "
+                     f"noncentral t with σ = {sigma:.4g} (the outcome's standard deviation over the whole dataset) on "
+                     f"both sides, over {N:,} {where}")
+    lead = (f"A slice whose {name} truly differs from the whole dataset's by δ = {delta:.4g} ({source}) is found "
+            f"significant after the correction with {power:.0%} probability ")
+    if n_min is None:
+        text = (lead.replace("is found", "would be found") + f"only with more than {N:,} {where}: no slice here is "
+                f"large enough (the bar: {bar_text}; the test: {test_text}). A significant slice keeps its verdict; "
+                "one that is not significant is too small to tell.")
+    else:
+        text = (lead + f"from n_min = {n_min:,} {where}. The bar: {bar_text}. The test: {test_text}; the divergence "
+                "is (1 − n/N) times the slice-minus-rest difference. A smaller slice keeps its verdict when it is "
+                "significant (its divergence measured imprecisely); when it is not, it is too small to tell.")
+    return {**base, "n_min": int(n_min) if n_min is not None else None, "sides": sides, "text": text}
 
 
 def support_for_min_size(table, metric: str | None = None) -> float:
     """The support threshold at which a slice with the dataset's share of defined rows has n_min."""
     info = table.assessment["min_size"][table.metric(metric).name]
     n_def = float(table.columns[f"{table.metric(metric).name}_count"][0])
+    if info["n_min"] is None:  # no slice of these rows reaches it
+        return 1.0
     return float(min(1.0, max(info["n_min"] / max(n_def, 1.0), 1.0 / table.n_rows)))
 
 
@@ -229,9 +286,10 @@ def assess(
         shrunk[0] = 0.0
         cols[f"{name}_divergence_shrunk"] = shrunk
         # ---- minimum size
-        info = min_size_derivation(overall, sigma, m.binary, _delta_for(delta, name), confidence, name)
+        info = min_size_derivation(overall, sigma, m.binary, _delta_for(delta, name), confidence, name,
+                                   n_total=int(n[0]), tests=family_size[name], correction=correction)
         min_size[name] = info
-        meets = n >= info["n_min"]
+        meets = n >= (info["n_min"] if info["n_min"] is not None else np.inf)
         cols[f"{name}_meets_min_size"] = meets
         # ---- slice baseline, achievable error, lift (error metrics)
         part = defect_parts.get(name)
@@ -257,9 +315,9 @@ def assess(
         verdict = np.full(n_items, "", dtype=object)
         rest = np.ones(n_items, dtype=bool)
         rest[0] = False
-        verdict[rest & ~meets] = "too small"
-        rest &= meets
-        verdict[rest & ~significant] = "noise"
+        # not significant: too small to have shown a delta divergence, or big enough and none there
+        verdict[rest & ~significant & ~meets] = "too small"
+        verdict[rest & ~significant & meets] = "noise"
         rest &= significant
         if replicated is not None:
             verdict[rest & ~replicated] = "not replicated"

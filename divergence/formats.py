@@ -136,9 +136,10 @@ VERDICT_TEXT = {
     "above": "Significantly above the whole dataset's value.",
     "below": "Significantly below the whole dataset's value.",
     "not replicated": "Significant here, but not confirmed on the replication rows.",
-    "noise": "Not significant once corrected for the number of slices tested.",
-    "too small": "Fewer measured rows than the minimum size n_min: indicative only (its direction and q are "
-                 "still shown).",
+    "noise": "Not significant once corrected for the number of slices tested, with enough rows to have shown a "
+             "divergence of δ or more: no divergence of δ or more here (at 80% power).",
+    "too small": "Not significant, and fewer measured rows than the minimum size n_min: too small to tell whether "
+                 "it diverges by δ.",
     "undetermined": "The evidence cannot tell a model defect from a hard cohort here.",
 }
 
@@ -161,8 +162,8 @@ ACTIONS = {
 
 
 def verdict_color(verdict: object) -> str:
-    """The colour of a verdict (grey for one not listed)."""
-    return VERDICT_COLORS.get(str(verdict), _OTHER_COLOR)
+    """The colour of a verdict, or of its label ('above · imprecise'); grey for one not listed."""
+    return VERDICT_COLORS.get(str(verdict).split(" · ")[0], _OTHER_COLOR)
 
 
 def verdict_ink(verdict: object) -> str:
@@ -198,12 +199,17 @@ def direction(divergence: object) -> str:
     return "above" if d > 0 else ("below" if d < 0 else "level with")
 
 
-def verdict_label(verdict: object, divergence: object = None, q: object = None) -> str:
-    """A verdict as the table shows it. A slice below the minimum size keeps its direction
-    and evidence: 'too small · above, q = 1e-16'."""
+#: verdicts that stand on the slice's significance (flagged when it has fewer rows than n_min)
+_SIGNIFICANT_VERDICTS = ("defect", "hard cohort", "undetermined", "better", "above", "below", "not replicated",
+                         "worse")
+
+
+def verdict_label(verdict: object, divergence: object = None, q: object = None, meets: object = None) -> str:
+    """A verdict as the table shows it. A significant slice below the minimum size keeps its
+    verdict, flagged: 'above · imprecise' (``meets``: whether it has n_min rows)."""
     v = "" if verdict is None or (isinstance(verdict, float) and math.isnan(verdict)) else str(verdict)
-    if v == "too small" and not is_undefined(divergence):
-        return f"too small · {direction(divergence)}, q = {format_p(q)}"
+    if v in _SIGNIFICANT_VERDICTS and meets is not None and not is_undefined(meets) and not bool(meets):
+        return f"{v} · imprecise"
     return v or DASH
 
 
@@ -235,8 +241,10 @@ GLOSSARY = {
          "before correcting for the number of slices tested.",
     "q": "The p-value corrected for the number of slices tested (Benjamini–Hochberg by default: among "
          "slices with q below 0.05, about 5% are false findings). The family is every slice tested.",
-    "n_min": "The minimum slice size: the measured rows at which the slice's interval is narrower than δ. "
-             "Smaller slices are kept but marked too small (indicative).",
+    "n_min": "The minimum slice size: the measured rows at which a slice that truly diverges by δ is found "
+             "significant, after the correction for the slices tested, with 80% probability. A smaller slice "
+             "keeps its verdict when it is significant (its divergence measured imprecisely); when it is not, it is "
+             "too small to tell.",
     "min size": "Whether the slice has at least n_min measured rows (see n_min).",
     "δ": "The smallest divergence worth acting on; it sets the minimum slice size n_min.",
     "ε": "Redundancy threshold, in units of the metric's standard deviation σ: a slice is hidden as "
@@ -269,8 +277,8 @@ GLOSSARY = {
     "shapley": "How much each item adds to the slice's divergence, averaged over every order in which the "
                "items could be added; the contributions sum to the divergence.",
     "corrective": "An item that brings a slice's divergence closer to zero when it is added.",
-    "indicative": "Below the minimum size: direction and evidence are shown, but there are too few rows "
-                  "to act on.",
+    "indicative": "Below the minimum size n_min: a significant slice keeps its verdict, but its divergence is "
+                  "measured imprecisely (see its interval); one that is not significant is too small to tell.",
     "overlap": "Rows two findings share: ten findings may be one cohort described ten ways.",
 }
 

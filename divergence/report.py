@@ -280,7 +280,7 @@ def _slice_table_html(table: SliceTable, metric: str, rows: pd.DataFrame, previo
             elif kind == "bool":
                 cells.append(f'<td data-v="{_sort_value(v)}">{"yes" if bool(v) else "no"}</td>')
             elif col.endswith("_verdict"):
-                text = verdict_label(v, r[f"{m}_divergence"], r.get(f"{m}_q"))
+                text = verdict_label(v, r[f"{m}_divergence"], r.get(f"{m}_q"), r.get(f"{m}_meets_min_size"))
                 cells.append(f'<td data-v="{_esc(v)}"><span class="badge" style="background:{verdict_color(v)};'
                              f'color:{verdict_ink(v)}">'
                              f"{_esc(text)}</span></td>")
@@ -432,8 +432,10 @@ def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label
                 parts.append("<div>" + _figure_div(contribution_figure(contrib, binary=info.binary)) + "</div>")
             parts.append("</div>")
     parts.append("<h2>Verdicts</h2>" + _legend_html()
-                 + "<p class='small'>Checked in this order: too small (measured rows below n_min), noise (not "
-                   "significant after correction), not replicated, then defect / hard cohort / better for error "
+                 + "<p class='small'>Checked in this order: not significant after correction: too small "
+                   "(measured rows below n_min) or noise (at least n_min: no divergence of δ or more, at 80% "
+                   "power); a significant slice keeps its verdict at any size (flagged 'imprecise' below "
+                   "n_min): not replicated, then defect / hard cohort / better for error "
                    "metrics with a slice baseline (undetermined where the rows needed to tell a defect from a "
                    "hard cohort were not kept), above / below otherwise. The shrunk divergence is the "
                    "empirical-Bayes estimate free of the winner's curse; the bound nearest zero is the corrected "

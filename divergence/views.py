@@ -186,8 +186,8 @@ def display_frame(table: SliceTable, rows: pd.DataFrame, metric: str | None = No
     """The rows as text for people (formats from :mod:`divergence.formats`): the slice, its
     rows, the metric with its interval, the divergence, q, and every statistics column the
     table has for the metric (slice baseline, lift, bootstrap interval, replication, verdict).
-    A slice below the minimum size keeps its direction and evidence in the verdict cell
-    ('too small · above, q = 1e-16').
+    A significant slice below the minimum size keeps its verdict, flagged in the verdict cell
+    ('above · imprecise').
 
     Support, length, t, p and the min-size flag are left out (the CSV and the slice detail
     have them) unless named in ``also`` (e.g. the column the rows are sorted by).
@@ -240,7 +240,9 @@ def display_frame(table: SliceTable, rows: pd.DataFrame, metric: str | None = No
         out["Replicated"] = f[f"{m}_replicated"].map(lambda b: "yes" if bool(b) else "no")
     if f"{m}_verdict" in f:
         q = f[f"{m}_q"] if f"{m}_q" in f else f[f"{m}_p"]
-        out["Verdict"] = [verdict_label(v, d, p) for v, d, p in zip(f[f"{m}_verdict"], f[f"{m}_divergence"], q)]
+        meets = f[f"{m}_meets_min_size"] if f"{m}_meets_min_size" in f else [None] * len(f)
+        out["Verdict"] = [verdict_label(v, d, p, k) for v, d, p, k in zip(f[f"{m}_verdict"], f[f"{m}_divergence"], q,
+                                                                          meets)]
     return pd.DataFrame({k: list(v) for k, v in out.items()}, index=f.index)
 
 

@@ -56,10 +56,13 @@ def test_thresholds_are_rounded_for_titles(x, binary, text):
     assert format_threshold(x, binary) == text
 
 
-def test_verdict_label_keeps_the_direction_of_a_small_slice():
-    assert verdict_label("too small", 0.3, 1e-16) == "too small · above, q = 1.0e-16"
-    assert verdict_label("too small", -0.01, 0.4) == "too small · below, q = 0.400"
+def test_verdict_label_flags_a_significant_slice_below_the_minimum_size():
+    assert verdict_label("above", 0.3, 1e-16, False) == "above · imprecise"
+    assert verdict_label("defect", 0.3, 1e-16, False) == "defect · imprecise"
+    assert verdict_label("above", 0.3, 1e-16, True) == "above"
     assert verdict_label("above", 0.3, 1e-16) == "above"
+    assert verdict_label("too small", 0.3, 0.4, False) == "too small"  # not significant: nothing to flag
+    assert verdict_label("noise", 0.3, 0.4, True) == "noise"
     assert verdict_label("", 0.0, np.nan) == "–"
 
 
@@ -140,8 +143,9 @@ def test_report_draws_from_the_same_formats(fpr_table):
         assert f"background:{colour}" in html
     assert 'title="' + column_help("q").replace("'", "&#x27;") + '"' in html
     assert "rgba(217,72,15" not in html or True
-    small = fpr_table.frame[fpr_table.frame["fpr_verdict"] == "too small"]
-    assert "too small · " in html and len(small)
+    f = fpr_table.frame
+    imprecise = f[~f["fpr_meets_min_size"] & f["fpr_verdict"].isin(["above", "below"])]
+    assert len(imprecise) and "above · imprecise" in html
 
 
 def test_verdict_lists_and_colours_have_one_home():

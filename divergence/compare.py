@@ -48,12 +48,11 @@ from .outcomes import (
 from .paired import PooledNull, mcnemar_p, paired_proportion_interval, paired_t
 from .stats import MIN_SIZE_POWER, adjust_p, paired_min_size
 from .table import MetricInfo, SliceTable, find_metric, write_csv
-from .vocabulary import CORRECTIONS
+from .vocabulary import COMPARE_VERDICTS, CORRECTIONS
 
 __all__ = ["compare", "check_models", "Comparison", "CompareMetric", "COMPARE_VERDICTS", "WORSE_WHEN",
            "COMPARE_CLASSIFICATION_METRICS", "COMPARE_REGRESSION_METRICS", "compare_columns"]
 
-COMPARE_VERDICTS = ("worse", "better", "no change", "too small", "noise")
 
 #: the direction in which each comparable metric gets worse
 WORSE_WHEN = {"error": "up", "fpr": "up", "fnr": "up", "brier": "up", "abs_error": "up",

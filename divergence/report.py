@@ -17,7 +17,7 @@ import pandas as pd
 
 from .errors import DivergenceInputError
 from .formats import (COMPARE_VERDICT_COLORS, CORRECTION_NAMES, FINDING_VERDICTS, column_help, format_count,
-                      format_divergence, format_interval, format_p, format_percent, format_threshold, format_value,
+                      format_divergence, format_interval, format_number, format_p, format_percent, format_threshold, format_value,
                       ink_on, verdict_color, verdict_ink, verdict_label, verdict_legend)
 from .plan import SlicePlan, plan_hash
 from .table import SliceTable
@@ -233,9 +233,11 @@ def _slice_table_html(table: SliceTable, metric: str, rows: pd.DataFrame, previo
                  ("Bound nearest zero", f"{m}_divergence_bound", "d")]
     if f"{m}_baseline" in rows.columns:
         cols += [("Baseline", f"{m}_baseline", "v")]
+        if f"{m}_harder" in rows.columns:
+            cols += [("Harder", f"{m}_harder", "d")]
         if f"{m}_reference" in rows.columns:
             cols += [("Achievable", f"{m}_reference", "v")]
-        cols += [("Lift", f"{m}_lift", "pct"), ("Lift shortfall", f"{m}_lift_shortfall", "pp")]
+        cols += [("Lift", f"{m}_lift", "num"), ("Lift shortfall", f"{m}_lift_shortfall", "num")]
     if f"{m}_replicated" in rows.columns:
         cols += [("Replication", f"{m}_replicated_value", "v")]
         if f"{m}_replicated_divergence" in rows.columns:
@@ -271,6 +273,8 @@ def _slice_table_html(table: SliceTable, metric: str, rows: pd.DataFrame, previo
                 cells.append(f'<td class="n" data-v="{_sort_value(v)}">{format_value(v, b)}</td>')
             elif kind == "d":
                 cells.append(f'<td class="n" data-v="{_sort_value(v)}">{format_divergence(v, b)}</td>')
+            elif kind == "num":
+                cells.append(f'<td class="n" data-v="{_sort_value(v)}">{format_number(v)}</td>')
             elif kind == "pct":
                 cells.append(f'<td class="n" data-v="{_sort_value(v)}">{format_percent(v)}</td>')
             elif kind == "pp":

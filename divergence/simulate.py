@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["random_attributes", "null_table", "two_group_table", "planted_rate_table", "noisier_labels_table",
+           "cohort_table", "COHORT_KINDS",
            "NULL_KINDS"]
 
 #: the null settings: an outcome that no attribute changes
@@ -154,3 +155,58 @@ def planted_lognormal_table(seed: int, *, n: int = 10_000, shift: float = 0.5, s
     df["segment"] = np.where(planted, "s0", np.array(["s1", "s2", "s3"])[rng.integers(0, 3, n)])
     df["o"] = rng.lognormal(np.where(planted, shift, 0.0), 1.0, n)
     return df, dict(outcome="o"), {"itemset": "segment=s0"}
+
+
+# ------------------------------------------------------------------ defect against hard cohort
+
+#: the kinds of planted cohort of :func:`cohort_table`
+COHORT_KINDS = ("defect", "hard", "unseen", "none")
+
+
+def cohort_table(seed: int, kind: str, task: str = "regression", *, n: int = 10_000, share: float = 0.2,
+                 feature_column: bool = False):
+    """A model that is as good as possible everywhere except in one planted cohort ``cohort=yes``
+    (``share`` of the rows), in a world where the target follows two features: ``x`` (a column
+    only when ``feature_column``) and ``z`` (always a column), beside six random attributes.
+
+    ``task="regression"``: y = 2x + z + N(0, 1), the model predicts 2x + z (metrics abs_error and
+    squared_error); ``"classification"``: y ~ Bernoulli(sigmoid(2.5x + 1.2z)), the model predicts
+    the likelier class and scores the probability (metrics error and brier, threshold 0.5).
+
+    ``kind``: ``"defect"``: in the cohort the model ignores x, which it uses everywhere else
+    (its prediction there is z, or its class and probability from 1.2z); the cohort's target is
+    no harder. ``"hard"``: the cohort's target is noisier (noise sd 2.5 against 1; for the
+    classifier a logit a quarter as steep), the model as good as possible there (for Brier its
+    probability is the cohort's true one). ``"unseen"``: a feature w, in no column and unknown to
+    the model, acts only in the cohort (2w added to the target, 3w to the logit): from these
+    columns it cannot be told from a noisier target. ``"none"``: nothing is planted."""
+    if kind not in COHORT_KINDS:
+        raise ValueError(f"unknown cohort kind {kind!r}")
+    rng = np.random.default_rng(seed)
+    df = random_attributes(rng, n)
+    cohort = rng.random(n) < share
+    df["cohort"] = np.where(cohort, "yes", "no")
+    x, z, w = rng.normal(size=n), rng.normal(size=n), rng.normal(size=n)
+    df["z"] = np.round(z, 3)
+    if feature_column:
+        df["x"] = np.round(x, 3)
+    if task == "regression":
+        noise = rng.normal(size=n) * np.where(cohort & (kind == "hard"), 2.5, 1.0)
+        df["y"] = 2.0 * x + z + noise + np.where(cohort & (kind == "unseen"), 2.0 * w, 0.0)
+        df["pred"] = np.where(cohort & (kind == "defect"), z, 2.0 * x + z)
+        kw = dict(target="y", prediction="pred", regression=True, metrics=["abs_error", "squared_error"])
+    elif task == "classification":
+        logit = 2.5 * x + 1.2 * z
+        true = np.where(cohort & (kind == "hard"), 0.25 * logit, logit) + np.where(cohort & (kind == "unseen"),
+                                                                                 3.0 * w, 0.0)
+        df["y"] = (rng.random(n) < 1.0 / (1.0 + np.exp(-true))).astype(int)
+        model = np.where(cohort & (kind == "defect"), 1.2 * z, logit)
+        # as good as possible: for Brier, the probability given what the model knows (in the
+        # hard cohort the flatter logit; with the unseen feature, the logit averaged over w)
+        scale = np.where(cohort & (kind == "hard"), 0.25, np.where(cohort & (kind == "unseen"),
+                                                                   1.0 / np.sqrt(1.0 + np.pi * 9.0 / 8.0), 1.0))
+        df["score"] = np.round(1.0 / (1.0 + np.exp(-scale * model)), 6)
+        kw = dict(target="y", score="score", threshold=0.5, positive=1, metrics=["error", "brier"])
+    else:
+        raise ValueError(f"unknown task {task!r}")
+    return df, kw, {"cohort": "cohort=yes", "kind": kind}

@@ -221,12 +221,14 @@ def display_frame(table: SliceTable, rows: pd.DataFrame, metric: str | None = No
         out["Min size"] = f[f"{m}_meets_min_size"].map(lambda b: "yes" if bool(b) else "no")
     if f"{m}_baseline" in f:
         out["Baseline"] = f[f"{m}_baseline"].map(lambda x: format_value(x, binary))
+    if f"{m}_harder" in f:
+        out["Harder"] = f[f"{m}_harder"].map(lambda x: format_divergence(x, binary))
     if f"{m}_reference" in f:
         out["Achievable"] = f[f"{m}_reference"].map(lambda x: format_value(x, binary))
-    if f"{m}_lift" in f:
-        out["Lift"] = f[f"{m}_lift"].map(format_percent)
+    if f"{m}_lift" in f:  # on the metric's natural scale (see the glossary)
+        out["Lift"] = f[f"{m}_lift"].map(format_number)
     if f"{m}_lift_shortfall" in f:
-        out["Lift shortfall"] = f[f"{m}_lift_shortfall"].map(lambda x: format_divergence(x, True))
+        out["Lift shortfall"] = f[f"{m}_lift_shortfall"].map(format_number)
     if f"{m}_boot_low" in f and f[f"{m}_boot_low"].notna().any():
         out["Bootstrap"] = [format_interval(a, b, binary)
                             for a, b in zip(f[f"{m}_boot_low"], f[f"{m}_boot_high"])]
@@ -252,6 +254,7 @@ def display_sort_columns(table: SliceTable, metric: str | None = None) -> dict[s
     cols = {"Slice": "itemset", "Items": "length", "Rows": "count", "Support": "support", "Measured": f"{m}_count",
             _metric_label(table, m): m, "Interval": f"{m}_ci_low", "Divergence": f"{m}_divergence", "t": f"{m}_t",
             "p": f"{m}_p", "q": f"{m}_q", "Min size": f"{m}_meets_min_size", "Baseline": f"{m}_baseline",
+            "Harder": f"{m}_harder",
             "Lift": f"{m}_lift", "Lift shortfall": f"{m}_lift_shortfall", "Bootstrap": f"{m}_boot_low",
             "Replication": f"{m}_replicated_value", "Replicated": f"{m}_replicated", "Verdict": f"{m}_verdict"}
     return {k: v for k, v in cols.items() if _has(table, v)}

@@ -4,7 +4,8 @@ command line's parser reads them before the engine (and pandas) loads."""
 from __future__ import annotations
 
 __all__ = ["TASKS", "CORRECTIONS", "FAMILIES", "REPLICATION_KINDS", "BINNINGS", "PERIODS", "ENGINES",
-           "SCAN_ENGINES", "QUANTILE_MODES", "REPORT_SORTS"]
+           "SCAN_ENGINES", "QUANTILE_MODES", "REPORT_SORTS", "VERDICTS", "FINDING_VERDICTS", "SIGNIFICANT_VERDICTS",
+           "COMPARE_VERDICTS"]
 
 TASKS = ("classification", "regression", "ranking", "outcome")
 #: multiple-testing corrections (Benjamini-Hochberg, Bonferroni, Holm)
@@ -25,3 +26,18 @@ QUANTILE_MODES = ("auto", "exact", "approx")
 #: what the report's slice tables can be sorted by (a metric's column suffix), and their names
 REPORT_SORTS = {"lift_shortfall": "lift shortfall", "divergence": "divergence",
                 "divergence_shrunk": "shrunk divergence", "divergence_bound": "divergence bound nearest zero"}
+
+# ------------------------------------------------------------------ verdicts (one list each)
+#: a scan's verdicts, in the order they are checked (the app's filters, the report's legend and
+#: formats' colours and sentences follow it)
+VERDICTS = ("too small", "noise", "not replicated", "defect", "hard cohort", "undetermined", "better", "above",
+            "below")
+#: the verdicts that make a slice a finding (its error or value reliably differs), in the order
+#: the finding cards take them
+FINDING_VERDICTS = ("defect", "hard cohort", "undetermined", "above", "below", "better")
+#: the verdicts that stand on a significant slice (flagged 'imprecise' below the minimum size),
+#: a comparison's included
+SIGNIFICANT_VERDICTS = ("not replicated", "defect", "hard cohort", "undetermined", "better", "above", "below",
+                        "worse")
+#: a model comparison's verdicts
+COMPARE_VERDICTS = ("worse", "better", "no change", "too small", "noise")

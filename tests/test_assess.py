@@ -177,11 +177,18 @@ def test_planted_defect_and_hard_cohort_are_told_apart(demo_regression):
     assert t.row(DEMO_TRUTH["defect"])["abs_error_verdict"] == "defect"
     assert t.row(DEMO_TRUTH["hard_cohort"])["abs_error_verdict"] == "hard cohort"
     hard = t.row(DEMO_TRUTH["hard_cohort"])
+    # the hard cohort: its baseline reliably above its partition's (the other employment values),
+    # its lift (on the squared scale of an absolute error) no shorter
     assert hard["abs_error_baseline"] > 2 * t.frame.loc[0, "abs_error_baseline"]
-    assert abs(hard["abs_error_lift_shortfall"]) < 0.2
+    assert hard["abs_error_harder_q"] <= 0.05 and hard["abs_error_harder_low"] > 0
+    assert hard["abs_error_lift_shortfall"] < 0 and hard["abs_error_lift_shortfall_q"] > 0.05
     defect = t.row(DEMO_TRUTH["defect"])
-    assert defect["abs_error_lift_shortfall"] > 0.3
+    # the defect: baseline as elsewhere, the lift reliably short, and the model beaten by its own
+    # offset removed (the unit bug)
     assert defect["abs_error_baseline"] == pytest.approx(t.frame.loc[0, "abs_error_baseline"], rel=0.1)
+    assert defect["abs_error_harder_q"] > 0.05 and defect["abs_error_harder_low"] < 0 < defect["abs_error_harder_high"]
+    assert defect["abs_error_lift_shortfall_q"] <= 0.05 and defect["abs_error_lift_shortfall_low"] > 0
+    assert defect["abs_error_worse_q"] <= 0.05
     # ordinary slices (no cohort item) called a defect or a hard cohort are false findings:
     # at most 5% of the findings under BH, none under Bonferroni (here)
     f = t.frame
@@ -199,7 +206,21 @@ def test_baselines_by_hand(demo_regression, demo):
     row = t.row("channel=App")
     assert row["abs_error_baseline"] == pytest.approx((y - y.median()).abs().mean(), rel=1e-12)
     model = (demo.loc[app, "predicted_spend"] - y).abs().mean()
-    assert row["abs_error_lift"] == pytest.approx(1 - model / (y - y.median()).abs().mean(), rel=1e-12)
+    # the lift on an absolute error's natural scale: baseline squared minus error squared
+    assert row["abs_error_lift"] == pytest.approx((y - y.median()).abs().mean() ** 2 - model ** 2, rel=1e-10)
+    # against its partition: every channel with its own median, pooled
+    b, e, n = [], [], []
+    for ch in ("App", "Branch", "Web"):
+        rows = demo["channel"] == ch
+        yy, err = demo.loc[rows, "spend"], (demo.loc[rows, "predicted_spend"] - demo.loc[rows, "spend"]).abs()
+        b.append((yy - yy.median()).abs().mean())
+        e.append(err.mean())
+        n.append(rows.sum())
+    n = np.array(n, dtype=float)
+    pooled_b, pooled_e = (n * b).sum() / n.sum(), (n * e).sum() / n.sum()
+    assert row["abs_error_harder"] == pytest.approx(b[0] - pooled_b, rel=1e-9)
+    assert row["abs_error_lift_shortfall"] == pytest.approx((pooled_b ** 2 - pooled_e ** 2) - (b[0] ** 2 - e[0] ** 2),
+                                                            rel=1e-9)
     sq = scan(demo, attributes=["channel"], min_support=0.05, target="spend", prediction="predicted_spend",
               metrics=["squared_error"])
     assert sq.row("channel=App")["squared_error_baseline"] == pytest.approx(y.var(ddof=0), rel=1e-10)

@@ -149,16 +149,26 @@ def test_report_draws_from_the_same_formats(fpr_table):
 
 
 def test_verdict_lists_and_colours_have_one_home():
-    """The finding verdicts and the comparison's verdict colours are defined in formats only:
-    the report, the views and the comparison views read them from there."""
-    from divergence import compare_views, formats, report, views
+    """The verdict lists live in divergence.vocabulary, one each; the engine, formats, the
+    report, the views and the comparison read them from there, and every verdict has a colour, a
+    sentence and (for a finding) an action."""
+    import importlib
+
+    from divergence import compare_views, formats, report, views, vocabulary
     from divergence.compare import COMPARE_VERDICTS
 
+    assess, compare = (importlib.import_module(f"divergence.{m}") for m in ("assess", "compare"))
+
+    assert assess.VERDICTS is vocabulary.VERDICTS and compare.COMPARE_VERDICTS is vocabulary.COMPARE_VERDICTS
+    assert formats.FINDING_VERDICTS is vocabulary.FINDING_VERDICTS
     assert report.FINDINGS is formats.FINDING_VERDICTS
     assert compare_views.COMPARE_VERDICT_COLORS is formats.COMPARE_VERDICT_COLORS
     assert set(formats.COMPARE_VERDICT_COLORS) == set(COMPARE_VERDICTS)
+    assert set(vocabulary.VERDICTS) <= set(formats.VERDICT_COLORS) and set(vocabulary.VERDICTS) <= set(formats.VERDICT_TEXT)
+    assert set(vocabulary.FINDING_VERDICTS) <= set(vocabulary.VERDICTS)
+    assert all(v in formats.ACTIONS for v in vocabulary.FINDING_VERDICTS)
     # finding cards: the finding verdicts that ask for an action, in the same order
-    assert views._FINDING_ORDER == ("defect", "hard cohort", "above", "below")
+    assert views._FINDING_ORDER == ("defect", "hard cohort", "undetermined", "above", "below")
     assert set(views._FINDING_ORDER) < set(formats.FINDING_VERDICTS)
 
 

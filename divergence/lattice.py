@@ -109,9 +109,8 @@ def walk_verdict(walk: Walk, row_codes: np.ndarray, item_codes: np.ndarray, n_va
     whole dataset overlap).
 
     Rows with an undefined error take no part, so they are dropped first. A 0/1 error walks
-    the distinct rows (codes, class, prediction) with their counts for the references, and the
-    rows for the sums (each a count: exact). The other kinds walk the rows, every sum in the
-    rows' order.
+    the distinct rows (codes, class, prediction) with their counts: every number it gives is a
+    count, so the walk is exact. The other kinds walk the rows, every sum in the rows' order.
     """
     err = np.asarray(err, dtype=np.float64)
     target = np.asarray(target, dtype=np.float64)
@@ -123,23 +122,23 @@ def walk_verdict(walk: Walk, row_codes: np.ndarray, item_codes: np.ndarray, n_va
     item_codes = np.ascontiguousarray(item_codes, dtype=np.int64)
     n_values = np.ascontiguousarray(n_values, dtype=np.int64)
     out = np.full((len(walk.order), len(VERDICT_COLUMNS)), np.nan)
-    whole = np.full(row_codes.shape[0], np.nan)
     if len(walk.order) and walk.order[0] != 0:
         raise ValueError("the verdict's walk must visit the whole dataset first")
     grouped = _distinct_01_rows(row_codes, err, target, pred) if int(kind) == 3 else None
     if grouped is not None:
-        codes, weight, ye, pc, row_ye, row_pc = grouped
-        _walk(_verdict_counts_step, walk, codes, item_codes, n_values, weight, ye, pc, row_codes,
-              *_arena(row_codes, walk), row_ye, row_pc, whole, out)
+        codes, weight, ye, pc = grouped
+        _walk(_verdict_counts_step, walk, codes, item_codes, n_values, weight, ye, pc,
+              np.full(len(weight), np.nan), out)
     else:
         _walk(_verdict_rows_step, walk, row_codes, item_codes, n_values, np.ascontiguousarray(err),
-              np.ascontiguousarray(target), np.ascontiguousarray(pred), int(kind), whole, out)
+              np.ascontiguousarray(target), np.ascontiguousarray(pred), int(kind), np.full(row_codes.shape[0], np.nan),
+              out)
     return out
 
 
 def _distinct_01_rows(row_codes, err, target, pred):
-    """Distinct rows of a 0/1 error: (codes, count, class * 2 + error, predicted class), and
-    each row's class * 2 + error and predicted class; None where the rows are not 0/1."""
+    """Distinct rows of a 0/1 error: (codes, count, class * 2 + error, predicted class); None
+    where the rows are not 0/1."""
     n, n_attr = row_codes.shape
     if n == 0 or not (np.isin(err, (0.0, 1.0)).all() and np.isin(target, (0.0, 1.0)).all()):
         return None
@@ -154,7 +153,7 @@ def _distinct_01_rows(row_codes, err, target, pred):
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     weight = np.bincount(inverse.reshape(-1), minlength=len(first)).astype(np.float64)
     return (np.asfortranarray(row_codes[first]), weight, np.ascontiguousarray(ye[first]),
-            np.ascontiguousarray(pc[first]), ye.astype(np.int32), pc.astype(np.int32))
+            np.ascontiguousarray(pc[first]))
 
 
 def walk_boot_means(walk: Walk, row_codes: np.ndarray, wanted: np.ndarray, weights: np.ndarray, replicates: int,
@@ -412,22 +411,22 @@ def _loo_majority(ones, zeros, y, tie):
 
 
 @kernel
-def _add_moments(out, i, beta, e, b, bf, r0, has_ref, has_free):
-    """Add one row's baseline error ``beta``, model error ``e``, chosen reference's error ``b``
+def _add_moments(out, i, w, beta, e, b, bf, r0, has_ref, has_free):
+    """Add ``w`` rows' baseline error ``beta``, model error ``e``, chosen reference's error ``b``
     and best model-free reference's error ``bf`` (and the whole dataset's chosen reference's
-    error ``r0`` of the same row) to itemset i's moment sums (:data:`VERDICT_COLUMNS` 7 onwards)."""
-    out[i, 7] += beta * beta
-    out[i, 8] += beta * e
-    out[i, 9] += e * e
+    error ``r0`` of the same rows) to itemset i's moment sums (:data:`VERDICT_COLUMNS` 7 onwards)."""
+    out[i, 7] += w * (beta * beta)
+    out[i, 8] += w * (beta * e)
+    out[i, 9] += w * (e * e)
     if has_ref:
-        out[i, 10] += b * b
-        out[i, 11] += b * e
-        out[i, 14] += b * r0
-        out[i, 15] += e * r0
-        out[i, 16] += r0
+        out[i, 10] += w * (b * b)
+        out[i, 11] += w * (b * e)
+        out[i, 14] += w * (b * r0)
+        out[i, 15] += w * (e * r0)
+        out[i, 16] += w * r0
     if has_free:
-        out[i, 12] += bf * bf
-        out[i, 13] += bf * e
+        out[i, 12] += w * (bf * bf)
+        out[i, 13] += w * (bf * e)
 
 
 @kernel
@@ -619,7 +618,7 @@ def _verdict_rows_step(start, quota, order, last_attr, last_val, length, row_cod
                                     m, c, rsum, n1, o1, n0, o0, ylo, ymid, yhi, rlo, rmid, rhi)
             if d == 0:
                 whole[r] = b if has_ref else np.nan
-            _add_moments(out, i, beta, es[j], b, bf, whole[r], has_ref, has_free)
+            _add_moments(out, i, 1.0, beta, es[j], b, bf, whole[r], has_ref, has_free)
     return n_items
 
 
@@ -646,18 +645,17 @@ def _count_reference(which, y, p, cell, cc, ysum, m, c, ones_o, n_o):
 
 
 @kernel(i8, i8, i8[::1], i8[::1], i8[::1], i8[::1], i4[::1, :], i4[::1], i8[::1], i8[::1], i8[:, ::1], i8[::1],
-        f8[::1], i8[::1], i8[::1], i4[::1, :], i4[::1], i8[::1], i8[::1], i4[::1], i4[::1], f8[::1], f8[:, ::1])
+        f8[::1], i8[::1], i8[::1], f8[::1], f8[:, ::1])
 def _verdict_counts_step(start, quota, order, last_attr, last_val, length, codes, arena, f_lo, f_hi, item_codes,
-                         n_values, weight, ye, pc, row_codes, row_arena, r_lo, r_hi, row_ye, row_pc, whole, out):
+                         n_values, weight, ye, pc, whole, out):
     """:func:`walk_verdict` of a 0/1 error over distinct rows (``codes``, ``weight`` rows of
     class * 2 + error ``ye``, predicted class ``pc``), from the ``start``-th itemset of the walk
-    until ``quota`` units of work are done; returns where to resume. The rows themselves walk
-    alongside in their own arena (``row_arena``, ``r_lo``, ``r_hi``; each row's class * 2 + error
-    ``row_ye`` and predicted class ``row_pc``). One pass over a slice's distinct rows counts them
-    per (class, error), per predicted class and per cell of each attribute the slice does not
-    fix; every reference's error follows from those counts. The moment sums go over the rows
-    themselves in their order, as the walk over rows does (every term is 0 or 1: exact); the
-    whole dataset writes its rows' errors into ``whole`` first."""
+    until ``quota`` units of work are done; returns where to resume. One pass over a slice's
+    distinct rows counts them per (class, error), per predicted class and per cell of each
+    attribute the slice does not fix; every reference's error follows from those counts, and a
+    second pass adds each distinct row's errors, times its count, to the moment sums (every term
+    0 or 1: exact). The whole dataset writes each distinct row's chosen reference's error into
+    ``whole`` first."""
     n_attr = codes.shape[1]
     n_items = order.shape[0]
     offs = _cell_offsets(n_values)
@@ -673,9 +671,8 @@ def _verdict_counts_step(start, quota, order, last_attr, last_val, length, codes
             return k
         i = order[k]
         d = _descend_rows(i, last_attr, last_val, length, codes, arena, f_lo, f_hi)
-        _descend_rows(i, last_attr, last_val, length, row_codes, row_arena, r_lo, r_hi)
         nf = _free_attributes(item_codes, i, free)
-        work += _rows_visited(d, f_lo, f_hi) * (1 + nf) + _rows_visited(d, r_lo, r_hi) * 2
+        work += _rows_visited(d, f_lo, f_hi) * (2 + nf)
         for t in range(nf):
             a = free[t]
             for v in range(offs[a], offs[a + 1]):
@@ -749,11 +746,11 @@ def _verdict_counts_step(start, quota, order, last_attr, last_val, length, codes
             out[i, 6] = which_free
         has_ref = which != -3
         has_free = which_free != -3
-        # each row's errors, over the rows themselves (the whole dataset's first)
+        # each distinct row's errors, times its count (the whole dataset's first)
         _clear_moments(out, i, has_ref, has_free)
-        for j in range(r_lo[d], r_hi[d]):
-            r = row_arena[j]
-            q = row_ye[r]
+        for j in range(f_lo[d], f_hi[d]):
+            g = arena[j]
+            q = ye[g]
             y = 1.0 if q >= 2 else 0.0
             e = float(q % 2)
             beta = 1.0 if y != c else 0.0
@@ -762,18 +759,18 @@ def _verdict_counts_step(start, quota, order, last_attr, last_val, length, codes
             if has_ref:
                 cell = 0
                 if which >= 0:
-                    v = row_codes[r, which]
+                    v = codes[g, which]
                     cell = offs[which] + (v if v >= 0 else n_values[which])
-                b = _count_reference(which, y, row_pc[r], cell, cc, ysum, m, c, ones_o, n_o)
+                b = _count_reference(which, y, pc[g], cell, cc, ysum, m, c, ones_o, n_o)
             if has_free:
                 cell = 0
                 if which_free >= 0:
-                    v = row_codes[r, which_free]
+                    v = codes[g, which_free]
                     cell = offs[which_free] + (v if v >= 0 else n_values[which_free])
                 bf = _count_reference(which_free, y, 0, cell, cc, ysum, m, c, ones_o, n_o)
             if d == 0:
-                whole[r] = b if has_ref else np.nan
-            _add_moments(out, i, beta, e, b, bf, whole[r], has_ref, has_free)
+                whole[g] = b if has_ref else np.nan
+            _add_moments(out, i, weight[g], beta, e, b, bf, whole[g], has_ref, has_free)
     return n_items
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["random_attributes", "null_table", "two_group_table", "planted_rate_table", "noisier_labels_table",
-           "cohort_table", "COHORT_KINDS",
+           "cohort_table", "COHORT_KINDS", "sized_slice_table",
            "NULL_KINDS"]
 
 #: the null settings: an outcome that no attribute changes
@@ -210,3 +210,34 @@ def cohort_table(seed: int, kind: str, task: str = "regression", *, n: int = 10_
     else:
         raise ValueError(f"unknown task {task!r}")
     return df, kw, {"cohort": "cohort=yes", "kind": kind}
+
+
+def sized_slice_table(seed: int, size: int, *, kind: str = "rate", delta: float = 0.05, base: float = 0.2,
+                      n: int = 10_000):
+    """Six random attributes and ``segment``, whose value ``s0`` holds exactly ``size`` rows (the
+    others ``s1``-``s3``), a slice whose outcome truly diverges from the whole dataset's by
+    ``delta`` (signed): its mean minus the whole dataset's expected mean, given its size.
+
+    ``kind="rate"``: a 0/1 outcome, the whole dataset's rate ``base``; ``"normal"``: N(0, 1) with
+    the slice shifted; ``"lognormal"``: lognormal(0, 1) with the slice's log-mean shifted so that
+    its mean moves by the same amount (``delta`` in the outcome's units)."""
+    rng = np.random.default_rng(seed)
+    df = random_attributes(rng, n)
+    seg = np.array(["s1", "s2", "s3"], dtype=object)[rng.integers(0, 3, n)]
+    seg[rng.choice(n, int(size), replace=False)] = "s0"
+    df["segment"] = seg
+    inside = seg == "s0"
+    gap = delta * n / (n - size)  # slice minus rest
+    if kind == "rate":
+        rest = base - delta * size / (n - size)
+        df["o"] = (rng.random(n) < np.where(inside, rest + gap, rest)).astype(float)
+    elif kind == "normal":
+        df["o"] = rng.normal(size=n) + np.where(inside, gap, 0.0)
+    elif kind == "lognormal":
+        mean = np.exp(0.5)
+        if mean + gap <= 0:
+            raise ValueError("a lognormal slice cannot fall that far")
+        df["o"] = rng.lognormal(np.where(inside, np.log1p(gap / mean), 0.0), 1.0, n)
+    else:
+        raise ValueError(f"unknown kind {kind!r}")
+    return df, dict(outcome="o"), {"itemset": "segment=s0", "delta": delta}

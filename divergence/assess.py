@@ -130,8 +130,8 @@ def min_size_derivation(overall: float, sigma: float, binary: bool, delta: float
             return (f"{side} at the slice's rate p {'+' if sign > 0 else '−'} δ = {rate:.3g}: "
                     + (f"{v:,} rows" if v is not None else "no slice of these rows"))
 
-        test_text = ("Fisher's exact test of the slice against the rest of the rows, its power by the normal "
-                     "approximation with the variance at the slice's side (" + "; ".join(
+        test_text = ("Fisher's exact test of the slice against the rest of the rows, its power exact given the "
+                     "whole dataset's events, at the slice's side (" + "; ".join(
                          _side(s, g) for s, g in (("above", 1.0), ("below", -1.0))) +
                      f"; n_min is the larger), the whole dataset's rate p = {overall:.4g} over {N:,} {where}")
     else:
@@ -717,16 +717,6 @@ def _defect_from_tallies(table, k: int, m, kind: int) -> dict:
     p_normal = np.where(np.isfinite(p["short"]), p_normal, np.nan)
     return {"baseline": base, "reference": nan, "free": nan, "lift": lift, "est": est, "se": se, "dof": dof, "p": p,
             "p_normal": p_normal, "rows": False}
-
-
-def _one_sided(diff: np.ndarray, var: np.ndarray) -> np.ndarray:
-    """P(Z >= diff / sd): one-sided normal p-value (0 or 1 where the variance is 0)."""
-    from scipy import special as sp
-
-    with np.errstate(invalid="ignore", divide="ignore"):
-        sd = np.sqrt(var)
-        p = sp.ndtr(-diff / np.where(sd > 0, sd, 1.0))
-        return np.where(sd > 0, p, np.where(diff > 0, 0.0, 1.0))
 
 
 def _bootstrap_intervals(table, cols, walk, replicates: int, seed: int, confidence: float, top_k, sort_by) -> dict:

@@ -20,6 +20,7 @@ from .roles import distinct_values, guess_positive
 from .table import SliceTable
 
 __all__ = [
+    "verdict_evidence",
     "format_count", "format_number", "format_percent", "format_value", "format_divergence",
     "format_interval", "format_p", "COLUMN_LABELS", "VERDICT_COLORS", "SliceView",
     "slice_view", "sort_options", "metric_label", "display_frame", "display_sort_columns", "redundancy_epsilon",
@@ -305,6 +306,58 @@ def headline(table: SliceTable, metric: str | None = None) -> dict:
                 verdicts=verdicts, min_size=(assessment.get("min_size") or {}).get(m),
                 family=assessment.get("family"),
                 n_family=int((assessment.get("family_size") or {}).get(m, tested)))
+
+
+#: the natural scale of each error metric's lift, in words (see divergence.assess._natural_scale)
+_LIFT_SCALE = {"squared_error": "baseline − error", "abs_error": "baseline² − error²",
+               "error": "−log(1 − 2·error), over the best model-free reference",
+               "brier": "−log(1 − 4·Brier), over the best model-free reference"}
+
+
+def verdict_evidence(table: SliceTable, row: pd.Series, metric: str | None = None) -> str | None:
+    """The three tests behind an error metric's verdict, in words with their numbers (Markdown):
+    is the target harder here than on the other values of the slice's attributes, is the
+    model's lift short of theirs, does a reference fitted to these rows beat the model. None for
+    a metric without a baseline."""
+    m = table.metric(metric).name
+    info = table.metric(m)
+    if f"{m}_harder" not in row.index:
+        return None
+    b = info.binary
+    alpha = 1.0 - float((table.assessment or {}).get("confidence", 0.95))
+
+    def sure(q, yes, no):
+        return f"**{yes}** (q = {format_p(q)})" if not is_undefined(q) and float(q) <= alpha else \
+            f"{no} (q = {format_p(q)})"
+
+    binary_target = info.baseline in ("majority", "base_rate")
+    base = row[f"{m}_columns_reference"] if binary_target else row[f"{m}_baseline"]
+    what = ("the best reference without the model (its constant, or a constant per item of another attribute)"
+            if binary_target else "the best constant guess from its own rows")
+    harder, short = row[f"{m}_harder"], row[f"{m}_lift_shortfall"]
+    elsewhere = base - harder if not (is_undefined(base) or is_undefined(harder)) else float("nan")
+    lift_there = row[f"{m}_lift"] + short if not (is_undefined(row[f"{m}_lift"]) or is_undefined(short)) \
+        else float("nan")
+    parts = [
+        f"**Is the target harder here?** {what.capitalize()} errs {format_value(base, b)} here against "
+        f"{format_value(elsewhere, b)} on the other values of the slice's attributes: "
+        f"{format_divergence(harder, b)} {format_interval(row[f'{m}_harder_low'], row[f'{m}_harder_high'], b)}, "
+        + sure(row[f"{m}_harder_q"], "reliably harder", "not reliably harder") + ".",
+        f"**Does the model gain less here?** Its lift over that baseline ({_LIFT_SCALE.get(m, 'on its scale')}): "
+        f"{format_number(row[f'{m}_lift'])} here against {format_number(lift_there)} there, a shortfall of "
+        f"{format_number(short)} [{format_number(row[f'{m}_lift_shortfall_low'])}, "
+        f"{format_number(row[f'{m}_lift_shortfall_high'])}], "
+        + sure(row[f"{m}_lift_shortfall_q"], "reliably short", "not reliably short") + ".",
+    ]
+    if f"{m}_reference" in row.index and not is_undefined(row[f"{m}_reference"]):
+        parts.append(f"**Can these rows do better?** The best reference fitted to them errs "
+                     f"{format_value(row[f'{m}_reference'], b)} against the model's {format_value(row[m], b)}: "
+                     + sure(row[f"{m}_worse_q"], "it beats the model, by more than on the whole dataset",
+                            "not reliably better than the model, beyond the whole dataset") + ".")
+    else:
+        parts.append("**Can these rows do better?** Not known: the references need the rows (this result keeps "
+                     "tallies only), so no defect is claimed.")
+    return " ".join(parts)
 
 
 @dataclass(frozen=True)

@@ -105,12 +105,14 @@ def test_edit_a_slice_below_the_support(app, reference):
     m = metrics(at)
     assert m["Rows"] == format_count(row["count"]) == "60"
     assert m["FPR"] == format_value(row["fpr"], True) and m["Divergence"] == format_divergence(row["fpr_divergence"], True)
-    assert m["q"] == format_p(row["fpr_q"]) and m["Verdict"] == "too small"
+    # inside the planted slice: significant at 60 rows, so it keeps its verdict, its size below n_min
+    assert m["q"] == format_p(row["fpr_q"]) and m["Verdict"] == row["fpr_verdict"] == "above"
+    assert not row["fpr_meets_min_size"]
+    assert any("measured imprecisely" in c.value for c in at.caption)
     note = next(i.value for i in at.info if "Not mined" in i.value)
     assert "below the minimum support 0.02" in note and f"{expected.n_family['fpr']:,} in the family" in note
     family = next(c.value for c in at.caption if c.value.startswith("p = "))
     assert f"over {expected.n_family['fpr']:,} slices tested" in family
-    assert any(c.value.startswith("above the whole dataset;") for c in at.caption)  # too small, with its direction
     assert _bar_items(at) == sorted(items)
     lattice = next(s for s in charts(at) if any(tr.get("mode") == "markers+text" for tr in s["data"]))
     assert "Lattice of sex=Female, region=South, education=Primary, channel=App" in lattice["layout"]["title"]["text"]
@@ -164,7 +166,7 @@ def test_finding_cards_open_their_slice_and_the_legend_explains_verdicts(app, re
     legend = " ".join(c.value for c in at.caption)
     for verdict in ("above", "below", "too small", "noise"):
         assert VERDICT_TEXT[verdict] in legend
-    # a slice below the minimum size shows its direction and q in the table
+    # a significant slice below the minimum size keeps its verdict, flagged; too small is plain
     cells = table_cells(at)
-    small = [v for v in cells["Verdict"] if v.startswith("too small")]
-    assert small and all(" · above, q = " in v or " · below, q = " in v for v in small)
+    assert any(v in ("above · imprecise", "below · imprecise") for v in cells["Verdict"])
+    assert all(v == "too small" for v in cells["Verdict"] if v.startswith("too small"))

@@ -129,10 +129,10 @@ COMPARE_VERDICT_COLORS = {"worse": "#e03131", "better": "#2f9e44", "no change": 
 #: what each verdict means, in a sentence for people who are not statisticians
 VERDICT_TEXT = {
     "defect": "Error above the whole dataset's, while the target is no harder here (its best guess without the "
-              "model errs as much as on the other values of the slice's attributes) and the model gains less over "
-              "it than there, or a reference fitted to these rows beats the model: the model fails here.",
+              "model errs as much as across the values of the slice's attributes) and the model gains less "
+              "over it than there, or a reference fitted to these rows beats the model: the model fails here.",
     "hard cohort": "Error above the whole dataset's, and the target is harder here: its best guess without the "
-                   "model errs more than on the other values of the slice's attributes, and the model gains as "
+                   "model errs more than across the values of the slice's attributes, and the model gains as "
                    "much over it as there. Harder to predict from these columns: a noisier target, or a feature "
                    "the model and these columns lack; not a fault these columns can show.",
     "better": "Error significantly below the whole dataset's.",
@@ -252,14 +252,14 @@ GLOSSARY = {
                  "the analytic interval without its assumptions.",
     "baseline": "The error of the best constant guess made from the slice's own rows: how hard the slice "
                 "is to predict at all (for a 0/1 target it shows only the class balance).",
-    "harder": "How much harder the target is here than on the other values of the slice's attributes: the "
-              "baseline's error minus theirs (each value with its own constant; for a 0/1 target the best "
+    "harder": "How much harder the target is here than across the values of the slice's attributes: the "
+              "baseline's error minus theirs pooled (each value with its own constant; for a 0/1 target the best "
               "model-free reference's). Reliably above 0: a harder target.",
     "lift": "How much the model gains over the baseline, on the metric's natural scale (where a noisier target "
             "leaves it unchanged): baseline minus error for squared error; baseline² − error² for absolute "
             "error; −log(1 − 2·error) for 0/1 error and −log(1 − 4·Brier) for Brier, over the best model-free "
             "reference.",
-    "lift shortfall": "The lift on the other values of the slice's attributes minus the slice's: how much less "
+    "lift shortfall": "The lift across the values of the slice's attributes minus the slice's: how much less "
                       "the model gains here. Reliably short while the target is no harder: a defect.",
     "achievable": "The achievable error: the least error of simple references fitted within the slice "
                   "(its constant, the model with the slice's own offset removed, a constant per item of "

@@ -316,7 +316,7 @@ _LIFT_SCALE = {"squared_error": "baseline − error", "abs_error": "baseline² �
 
 def verdict_evidence(table: SliceTable, row: pd.Series, metric: str | None = None) -> str | None:
     """The three tests behind an error metric's verdict, in words with their numbers (Markdown):
-    is the target harder here than on the other values of the slice's attributes, is the
+    is the target harder here than across the values of the slice's attributes, is the
     model's lift short of theirs, does a reference fitted to these rows beat the model. None for
     a metric without a baseline."""
     m = table.metric(metric).name
@@ -340,11 +340,11 @@ def verdict_evidence(table: SliceTable, row: pd.Series, metric: str | None = Non
         else float("nan")
     parts = [
         f"**Is the target harder here?** {what.capitalize()} errs {format_value(base, b)} here against "
-        f"{format_value(elsewhere, b)} on the other values of the slice's attributes: "
+        f"{format_value(elsewhere, b)} across the values of the slice's attributes (each with its own): "
         f"{format_divergence(harder, b)} {format_interval(row[f'{m}_harder_low'], row[f'{m}_harder_high'], b)}, "
         + sure(row[f"{m}_harder_q"], "reliably harder", "not reliably harder") + ".",
         f"**Does the model gain less here?** Its lift over that baseline ({_LIFT_SCALE.get(m, 'on its scale')}): "
-        f"{format_number(row[f'{m}_lift'])} here against {format_number(lift_there)} there, a shortfall of "
+        f"{format_number(row[f'{m}_lift'])} here against {format_number(lift_there)} across them, a shortfall of "
         f"{format_number(short)} [{format_number(row[f'{m}_lift_shortfall_low'])}, "
         f"{format_number(row[f'{m}_lift_shortfall_high'])}], "
         + sure(row[f"{m}_lift_shortfall_q"], "reliably short", "not reliably short") + ".",

@@ -462,7 +462,8 @@ def _comparison_html(c, *, top: int, findings: int) -> str:
            f"<p class='note'>Both models on the same {a['rows_compared']:,} rows; {c.n_tested:,} paired tests in one "
            f"family (every slice × every metric), correction {_esc(a['correction'])}. A slice is <b>worse</b> or "
            f"<b>better</b> when its change is significant after correction and its {a['confidence']:.0%} interval "
-           "excludes 0; <b>no change</b> when the interval lies within ±δ; <b>too small</b> below n_min; "
+           "excludes 0 (at any size); <b>no change</b> when the interval lies within ±δ; <b>too small</b> when "
+           "neither and below n_min; "
            "<b>noise</b> otherwise.</p>"]
     worse_any = False
     for m in c.metric_names:

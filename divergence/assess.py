@@ -83,7 +83,8 @@ _BAR_TEXT = {
 
 def min_size_derivation(overall: float, sigma: float, binary: bool, delta: float | None,
                         confidence: float, name: str, *, n_total: int, tests: int = 1,
-                        correction: str = "bonferroni", power: float = MIN_SIZE_POWER) -> dict:
+                        correction: str = "bonferroni", power: float = MIN_SIZE_POWER,
+                        skew: float = 0.0) -> dict:
     """n_min: the defined-row count at which a slice whose outcome truly differs from the whole
     dataset's by delta is found significant after the scan's correction with probability
     ``power``, with a sentence saying how (the bar, the test, the variance, the numbers).
@@ -92,7 +93,10 @@ def min_size_derivation(overall: float, sigma: float, binary: bool, delta: float
     correction offered declares a p-value at or below it significant (Bonferroni by definition,
     Holm at its first step, Benjamini-Hochberg whatever the other p-values), so the promise
     holds under each. A rate's slice is taken at its own side's variance, above (p + delta) and
-    below (p - delta), n_min the larger where both are possible.
+    below (p - delta), n_min the larger where both are possible. A right-skewed real outcome
+    (``skew`` above the skew guard's threshold) with a positive mean is taken to keep its
+    coefficient of variation: the slice above has the spread sigma * (mean + delta) / mean (a
+    lognormal's exactly), the slice below the rest's (the skew guard's variance there).
     """
     if delta is None:
         delta = DEFAULT_DELTA_RATE if binary else DEFAULT_DELTA_SD * sigma
@@ -135,11 +139,25 @@ def min_size_derivation(overall: float, sigma: float, binary: bool, delta: float
                          _side(s, g) for s, g in (("above", 1.0), ("below", -1.0))) +
                      f"; n_min is the larger), the whole dataset's rate p = {overall:.4g} over {N:,} {where}")
     else:
-        n_min = min_slice_size(delta, bar, N, binary=False, sigma=sigma, power=power) if sigma > 0 else 1
-        sides = {"above": n_min, "below": n_min}
+        from .stats import SKEW_GUARD
+
+        grows = bool(skew > SKEW_GUARD) and overall > 0 and sigma > 0
+        above_sigma = sigma * (overall + delta) / overall if grows else sigma
+        n_above = (min_slice_size(delta, bar, N, binary=False, sigma=sigma, slice_sigma=above_sigma, power=power)
+                   if sigma > 0 else 1)
+        n_below = min_slice_size(-delta, bar, N, binary=False, sigma=sigma, power=power) if sigma > 0 else 1
+        sides = {"above": n_above, "below": n_below}
+        found = [v for v in sides.values() if v is not None]
+        n_min = (max(found) if len(found) == 2 else None) if sigma > 0 else 1
+        spread = (f"σ = {sigma:.4g} (the outcome's standard deviation over the whole dataset) on both sides"
+                  if not grows else
+                  f"σ = {sigma:.4g} (the outcome's standard deviation over the whole dataset) for the rest and for a "
+                  f"slice below (the skew guard's variance), σ·(μ + δ)/μ = {above_sigma:.4g} for a slice above (a "
+                  f"right-skewed outcome's spread grows with its mean, μ = {overall:.4g}): "
+                  + "; ".join(f"{side} {v:,} rows" if v is not None else f"{side}: no slice of these rows"
+                              for side, v in sides.items()) + "; n_min is the larger")
         test_text = (f"Welch's t-test of the slice against the rest of the rows (skew-guarded), its power from the "
-                     f"noncentral t with σ = {sigma:.4g} (the outcome's standard deviation over the whole dataset) on "
-                     f"both sides, over {N:,} {where}")
+                     f"noncentral t with {spread}, over {N:,} {where}")
     lead = (f"A slice whose {name} truly differs from the whole dataset's by δ = {delta:.4g} ({source}) is found "
             f"significant after the correction with {power:.0%} probability ")
     if n_min is None:
@@ -290,7 +308,8 @@ def assess(
         cols[f"{name}_divergence_shrunk"] = shrunk
         # ---- minimum size
         info = min_size_derivation(overall, sigma, m.binary, _delta_for(delta, name), confidence, name,
-                                   n_total=int(n[0]), tests=family_size[name], correction=correction)
+                                   n_total=int(n[0]), tests=family_size[name], correction=correction,
+                                   skew=float(getattr(m, "skew", 0.0)) if not m.binary else 0.0)
         min_size[name] = info
         meets = n >= (info["n_min"] if info["n_min"] is not None else np.inf)
         cols[f"{name}_meets_min_size"] = meets

@@ -167,7 +167,7 @@ def _ndtr(x: float) -> float:
 
 
 def detection_power(n: float, delta: float, bar: float, n_total: float, *, binary: bool, overall: float = 0.0,
-                    sigma: float = 1.0) -> float:
+                    sigma: float = 1.0, slice_sigma: float | None = None) -> float:
     """The probability that a slice of ``n`` defined rows whose outcome truly differs from the whole
     dataset's by ``delta`` (signed: the divergence, slice minus whole) is significant in the
     two-sided test of the slice against the rest at the per-test level ``bar``; ``n_total`` defined
@@ -175,7 +175,8 @@ def detection_power(n: float, delta: float, bar: float, n_total: float, *, binar
     holds the slice). Rates (``overall`` the whole dataset's rate): the normal approximation of the
     test, the null variance at the pooled rate, the alternative's at the slice's rate
     ``overall + delta`` and at the rest's; 0 where no rest rate in [0, 1] gives that divergence.
-    Real outcomes (``sigma`` on both sides): Welch's t-test, power from the noncentral t."""
+    Real outcomes: Welch's t-test, power from the noncentral t, ``sigma`` the rest's standard
+    deviation and ``slice_sigma`` the slice's (``sigma`` when None)."""
     N = float(n_total)
     n = float(n)
     if not (1.0 <= n <= N - 1.0) or not bar > 0:
@@ -198,11 +199,12 @@ def detection_power(n: float, delta: float, bar: float, n_total: float, *, binar
         return _ndtr((d - z * se0) / se1) + _ndtr((-d - z * se0) / se1)
     from scipy import special as _sp
 
-    if n < 2 or N - n < 2 or not sigma > 0:
+    s1 = sigma if slice_sigma is None else float(slice_sigma)
+    if n < 2 or N - n < 2 or not sigma > 0 or not s1 > 0:
         return 0.0
     d = abs(delta) * N / (N - n)
-    v1, v2 = 1.0 / n, 1.0 / (N - n)
-    se = sigma * math.sqrt(v1 + v2)
+    v1, v2 = s1 * s1 / n, sigma * sigma / (N - n)
+    se = math.sqrt(v1 + v2)
     df = (v1 + v2) ** 2 / (v1 * v1 / (n - 1.0) + v2 * v2 / (N - n - 1.0))
     t = float(_sp.stdtrit(df, 1.0 - bar / 2.0))
     ncp = d / se
@@ -251,7 +253,7 @@ def _fisher_power(n: int, N: int, T: int, ps: float, pr: float, bar: float) -> f
 
 
 def min_slice_size(delta: float, bar: float, n_total: int, *, binary: bool, overall: float = 0.0,
-                   sigma: float = 1.0, power: float = MIN_SIZE_POWER) -> int | None:
+                   sigma: float = 1.0, slice_sigma: float | None = None, power: float = MIN_SIZE_POWER) -> int | None:
     """The smallest defined-row count at which a slice whose outcome truly differs from the whole
     dataset's by ``delta`` (signed) is significant at the per-test level ``bar`` with probability
     at least ``power`` (see :func:`detection_power`); None when no slice of ``n_total`` rows gets
@@ -262,7 +264,8 @@ def min_slice_size(delta: float, bar: float, n_total: int, *, binary: bool, over
         return None
 
     def enough(n: int) -> bool:
-        return detection_power(n, delta, bar, N, binary=binary, overall=overall, sigma=sigma) >= power
+        return detection_power(n, delta, bar, N, binary=binary, overall=overall, sigma=sigma,
+                               slice_sigma=slice_sigma) >= power
 
     if binary:
         # a rate's slice cannot be so large that the rest's rate leaves [0, 1]

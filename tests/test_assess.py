@@ -130,6 +130,14 @@ def test_min_size_is_power_at_the_scans_bar():
                                                                                     overall=0.2)
     assert min_slice_size(-0.05, bar, N, binary=True, overall=0.02) is None
     assert min_slice_size(0.02, bar, 200, binary=False, sigma=1.0) is None  # no slice of 200 rows gets there
+    # a right-skewed outcome keeps its coefficient of variation: a slice above is more spread
+    from divergence.assess import min_size_derivation
+    skewed = min_size_derivation(1.65, 2.16, False, None, 0.95, "o", n_total=N, tests=2000, skew=6.2)
+    plain = min_size_derivation(1.65, 2.16, False, None, 0.95, "o", n_total=N, tests=2000, skew=0.0)
+    assert skewed["sides"]["below"] == plain["n_min"] < skewed["sides"]["above"] == skewed["n_min"]
+    assert skewed["sides"]["above"] == min_slice_size(0.432, bar, N, binary=False, sigma=2.16,
+                                                      slice_sigma=2.16 * (1.65 + 0.432) / 1.65)
+    assert "σ·(μ + δ)/μ" in skewed["text"]
 
 
 def test_per_metric_delta_and_bad_settings(demo):

@@ -25,7 +25,8 @@ def _significant(f, m):
     return np.isfinite(q) & (q <= 0.05) & ((low > 0) | (high < 0))
 
 
-@pytest.mark.parametrize("kind, base, delta", [("rate", 0.2, 0.05), ("rate", 0.05, 0.05), ("normal", None, 0.2)])
+@pytest.mark.parametrize("kind, base, delta", [("rate", 0.2, 0.05), ("rate", 0.05, 0.05), ("normal", None, 0.2),
+                                              ("lognormal", None, 0.432)])
 def test_a_slice_at_1_1_n_min_with_divergence_delta_is_found(kind, base, delta):
     extra = {"base": base} if base is not None else {}
     kw_scan = {"delta": delta} if kind == "rate" else {}

@@ -19,7 +19,7 @@ from .vocabulary import CORRECTIONS
 __all__ = ["beta_t", "welch_t", "fisher_exact_p", "welch_p", "slice_means", "CORRECTIONS", "adjust_p",
            "corrected_level", "detection_power", "mean_difference_test", "min_slice_size", "MIN_SIZE_POWER", "paired_power",
            "paired_min_size", "outcome_skewness",
-           "normal_quantile", "rate_difference_interval", "rest_skew", "t_interval", "wilson_interval",
+           "normal_quantile", "rate_difference_interval", "rest_skew", "SKEW_GUARD", "t_interval", "wilson_interval",
            "z_value"]
 
 

@@ -128,11 +128,14 @@ _WANT = {"defect": ("defect", None), "hard": ("hard cohort", "defect"), "unseen"
          "none": ("noise", None)}
 
 
+TASKS = ("regression", "classification")
+
+
 def cohorts_section(runs: int) -> list[Row]:
     from divergence.simulate import cohort_table
 
     rows = []
-    for task in ("regression", "classification"):
+    for task in TASKS:
         for kind in ("defect", "hard", "unseen", "none"):
             for column in (False, True):
                 verdicts: dict = {}
@@ -219,10 +222,13 @@ def print_table(rows: list[Row]) -> None:
 
 
 def main(argv=None) -> None:
+    global TASKS
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=100, help="runs per setting (default 100)")
     p.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections: " + ", ".join(SECTIONS))
+    p.add_argument("--tasks", default=",".join(TASKS), help="the cohorts section's tasks: regression, classification")
     args = p.parse_args(argv)
+    TASKS = tuple(t.strip() for t in args.tasks.split(",") if t.strip())
     start = time.time()
     rows: list[Row] = []
     for name in [s.strip() for s in args.only.split(",") if s.strip()]:

@@ -578,6 +578,17 @@ def _elsewhere(group, n, base, err, c_bb, c_be, c_ee, dphi) -> dict:
             "var_lift": var_l[g]}
 
 
+def _part_base(group: np.ndarray, n: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """Per itemset, its partition's pooled baseline (see :func:`_elsewhere`)."""
+    ok = (n > 0) & np.isfinite(base)
+    w = np.where(ok, n, 0.0)
+    size = int(group.max(initial=-1)) + 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pooled = np.bincount(group, weights=w * np.nan_to_num(base), minlength=size) / \
+            np.bincount(group, weights=w, minlength=size)
+    return pooled[group]
+
+
 def _defect_test(table, k: int, m, walk) -> dict:
     """Per slice: the constant baseline, the achievable errors and the three one-sided tests
     behind the verdict of an error metric (see :func:`_error_verdicts`), from the moment sums of
@@ -644,11 +655,16 @@ def _defect_test(table, k: int, m, walk) -> dict:
             return lift, (phi(p["base"]) - phi(p["err"])) - lift, np.sqrt(var)
 
         lift, short, short_se = shortfall(phi, dphi)
-        if binary:  # where the scale ends (at chance), the difference itself
+        if binary:
+            # where the model's error reaches chance (the baselines below it), the difference
+            # itself; where a baseline does, these columns predict nothing there and the lift is
+            # not compared (noise would shrink a difference on any other scale)
             lift_i, short_i, short_se_i = shortfall(ident, one)
+            chance = _CHANCE[kind]
+            informed = (base < chance) & (_part_base(group, n, base) < chance)
             use = np.isfinite(short) & np.isfinite(short_se)
-            lift, short, short_se = (np.where(use, x, y) for x, y in ((lift, lift_i), (short, short_i),
-                                                                      (short_se, short_se_i)))
+            lift, short, short_se = (np.where(use, x, np.where(informed, y, np.nan))
+                                     for x, y in ((lift, lift_i), (short, short_i), (short_se, short_se_i)))
         est["short"], se["short"] = short, short_se
 
         # beaten: (phi(E) - phi(A)) of the slice minus the whole dataset's

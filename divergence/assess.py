@@ -374,8 +374,8 @@ def _error_verdicts(q: dict, alpha: float, rows: bool) -> np.ndarray:
     With rows: ``defect`` when a reference fitted within the slice beats the model by more than
     on the whole dataset (``beaten``), or when the lift is reliably short of its partition's
     while the baseline is not reliably harder; ``hard cohort`` when, not beaten, the baseline is
-    reliably harder and the lift not reliably short; otherwise ``undetermined`` (both, or
-    neither). Without rows (tallies): ``hard cohort`` when the baseline is reliably harder and
+    reliably harder and the lift, compared, not reliably short; otherwise ``undetermined`` (both,
+    neither, or a 0/1 target's lift not compared because its baseline is at chance). Without rows (tallies): ``hard cohort`` when the baseline is reliably harder and
     the lift reliably no lower, else ``undetermined``."""
     def sig(name):
         return np.asarray(q[name], dtype=float) <= alpha
@@ -386,7 +386,8 @@ def _error_verdicts(q: dict, alpha: float, rows: bool) -> np.ndarray:
         out[harder & sig("normal")] = "hard cohort"
         return out
     beaten = sig("beaten")
-    out[~beaten & harder & ~short] = "hard cohort"
+    tested = np.isfinite(np.asarray(q["short"], dtype=float))  # the lift compared (not at chance)
+    out[~beaten & harder & tested & ~short] = "hard cohort"
     out[beaten | (short & ~harder)] = "defect"
     return out
 

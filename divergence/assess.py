@@ -3,26 +3,31 @@ baselines, achievable error and lift, shrinkage, replication, and one verdict pe
 
 The verdict rule (``alpha = 1 - confidence``), applied in this order:
 
-1. ``too small``: the slice's defined rows are below ``n_min`` (its interval is wider than
-   the smallest divergence worth acting on).
-2. ``noise``: not significant: its q-value (corrected over the family of tests, every
-   metric of the scan by default) is above alpha, or its corrected divergence interval
-   contains 0. For a real-valued outcome the two agree by construction (the test is the
-   interval's inversion); for a 0/1 outcome the test is Fisher's and the interval
-   Newcombe's, and a finding needs both.
-3. ``not replicated``: replication data was given and the slice did not replicate (same
+1. Not significant: its q-value (corrected over the family of tests, every metric of the scan
+   by default) is above alpha, or its corrected divergence interval contains 0 (for a
+   real-valued outcome the two agree by construction, the test being the interval's inversion;
+   for a 0/1 outcome the test is Fisher's and the interval Newcombe's, and a finding needs
+   both): ``too small`` below n_min (too few rows to have shown a divergence of delta), else
+   ``noise`` (no divergence of delta or more here, at 80% power). n_min is the defined-row count
+   at which a slice that truly diverges by delta is significant with 80% probability at the bar
+   alpha / m (see :func:`min_size_derivation`). A significant slice goes on at any size;
+   ``M_meets_min_size`` false says its divergence is measured imprecisely.
+2. ``not replicated``: replication data was given and the slice did not replicate (same
    direction, and the replication interval at the Bonferroni-corrected level excluding the
    replication's whole-dataset value).
-4. Error metrics with a slice baseline (``error``, ``brier``, ``abs_error``,
+3. Error metrics with a slice baseline (``error``, ``brier``, ``abs_error``,
    ``squared_error``): ``better`` when the error is below the whole dataset's. When it is
-   above: ``defect`` when the defect test passes after correction over every slice it is
-   applied to: the slice's lift over its own constant baseline is reliably below the whole
-   dataset's lift, and the achievable error does not explain it (the model with the
-   slice's own offset removed, leave-one-out, is reliably better than the model there, or
-   the model is reliably worse than the slice's constant baseline); otherwise ``hard
-   cohort``. Without per-row data the second half cannot be computed: ``hard cohort`` when
-   the lift shortfall is not significant (from the tallies), else ``undetermined``.
-5. Other metrics: ``above`` or ``below`` the whole dataset.
+   above, three one-sided tests, each corrected over every slice it is applied to (see
+   :func:`_defect_test`): the target ``harder`` (the slice's baseline error above its
+   partition's: the slices on the same attributes, each with its own constant), the lift
+   ``short`` (the model's gain over the baseline, on the metric's natural scale, below the
+   partition's), the model ``beaten`` (a reference fitted within the slice does better than the
+   model, by more than on the whole dataset). ``defect``: beaten, or short while not harder;
+   ``hard cohort``: harder and not short (and not beaten); ``undetermined`` otherwise (both, or
+   neither). Without per-row data (DuckDB, Spark) no defect is claimed: ``hard cohort`` when the
+   baseline is reliably harder and the lift reliably no lower (0/1 error and Brier), else
+   ``undetermined``.
+4. Other metrics: ``above`` or ``below`` the whole dataset.
 
 The whole dataset (row 0) gets the empty verdict ``""``.
 """
@@ -36,19 +41,18 @@ import numpy as np
 import pandas as pd
 
 from .errors import DivergenceInputError
-from .lattice import walk_boot_means, walk_order, walk_verdict
+from .lattice import VERDICT_COLUMNS, walk_boot_means, walk_order, walk_verdict
 from .settings import Replication, Statistics, section
 from .findings import default_order, distinct_findings, significant_slices
 from .shrinkage import shrink_lattice
-from .stats import (adjust_p, corrected_level, mean_difference_test, min_slice_size,
+from .stats import (MIN_SIZE_POWER, adjust_p, corrected_level, mean_difference_test, min_slice_size,
                     rate_difference_interval, rest_skew, t_interval, wilson_interval, z_value)
 from .tallies import boot_columns, metric_tallies
-from .vocabulary import FAMILIES
+from .vocabulary import FAMILIES, VERDICTS
 
 __all__ = ["assess", "support_for_min_size", "VERDICTS", "FAMILIES", "DEFAULT_DELTA_RATE", "DEFAULT_DELTA_SD"]
 
-VERDICTS = ("too small", "noise", "not replicated", "defect", "hard cohort", "undetermined", "better",
-            "above", "below")
+
 #: default smallest divergence worth acting on, for a rate
 DEFAULT_DELTA_RATE = 0.05
 #: default for a real-valued outcome, in units of its standard deviation
@@ -76,9 +80,31 @@ def _delta_for(delta, name: str):
     return delta
 
 
+_BAR_TEXT = {
+    "bonferroni": "Bonferroni's bar",
+    "holm": "Holm's first step (Holm declares every p at or below it significant)",
+    "bh": "Benjamini–Hochberg declares every p at or below it significant, whatever the other slices "
+          "(its realised threshold can only be looser)",
+}
+
+
 def min_size_derivation(overall: float, sigma: float, binary: bool, delta: float | None,
-                        confidence: float, name: str) -> dict:
-    """n_min from delta, the confidence and the outcome's spread, with a sentence saying how."""
+                        confidence: float, name: str, *, n_total: int, tests: int = 1,
+                        correction: str = "bonferroni", power: float = MIN_SIZE_POWER,
+                        skew: float = 0.0) -> dict:
+    """n_min: the defined-row count at which a slice whose outcome truly differs from the whole
+    dataset's by delta is found significant after the scan's correction with probability
+    ``power``, with a sentence saying how (the bar, the test, the variance, the numbers).
+
+    The bar is ``alpha / tests`` (``tests``: the family the p-values are corrected over): every
+    correction offered declares a p-value at or below it significant (Bonferroni by definition,
+    Holm at its first step, Benjamini-Hochberg whatever the other p-values), so the promise
+    holds under each. A rate's slice is taken at its own side's variance, above (p + delta) and
+    below (p - delta), n_min the larger where both are possible. A right-skewed real outcome
+    (``skew`` above the skew guard's threshold) with a positive mean is taken to keep its
+    coefficient of variation: the slice above has the spread sigma * (mean + delta) / mean (a
+    lognormal's exactly), the slice below the rest's (the skew guard's variance there).
+    """
     if delta is None:
         delta = DEFAULT_DELTA_RATE if binary else DEFAULT_DELTA_SD * sigma
         source = ("default: 5 points of rate" if binary
@@ -86,27 +112,78 @@ def min_size_derivation(overall: float, sigma: float, binary: bool, delta: float
     else:
         source = "chosen"
     delta = float(delta)
+    alpha = 1.0 - float(confidence)
+    tests = max(int(tests), 1)
+    bar = alpha / tests
+    base = {"delta": delta, "confidence": float(confidence), "sigma": float(sigma), "power": float(power),
+            "bar": bar, "tests": tests, "correction": correction, "n_total": int(n_total), "sides": {}}
     if sigma == 0 and source != "chosen":
-        return {"delta": delta, "confidence": float(confidence), "z": z_value(confidence), "sigma": 0.0,
-                "n_min": 1, "text": f"{name} does not vary over the whole dataset (σ = 0): "
-                                    "every slice meets the minimum size."}
+        return {**base, "delta": delta, "n_min": 1,
+                "text": f"{name} does not vary over the whole dataset (σ = 0): every slice meets the minimum size."}
     if not (delta > 0 and math.isfinite(delta)):
         raise DivergenceInputError(f"delta for '{name}' must be a positive number; got {delta!r}.")
-    z = z_value(confidence)
-    n_min = max(1, min_slice_size(delta, confidence, sigma)) if sigma > 0 else 1
-    spread = (f"σ = √(p(1−p)) = {sigma:.4g} at the whole-dataset rate p = {overall:.4g}" if binary
-              else f"σ = {sigma:.4g}, the outcome's standard deviation over the whole dataset")
-    text = (f"To resolve a divergence of δ = {delta:.4g} ({source}) at {confidence:.0%} confidence "
-            f"(z = {z:.3f}), with {spread}, a slice needs n_min = ⌈(z·σ/δ)²⌉ = {n_min:,} rows "
-            f"where {name} is defined; smaller slices are kept but marked indicative.")
-    return {"delta": delta, "confidence": float(confidence), "z": z, "sigma": float(sigma),
-            "n_min": int(n_min), "text": text}
+    N = int(n_total)
+    where = f"rows where {name} is defined"
+    bar_text = (f"p ≤ α/m = {alpha:g}/{tests:,} = {bar:.2g} (m: the tests the p-values are corrected over; "
+                f"{_BAR_TEXT.get(correction, correction)})")
+    if binary:
+        sides = {}
+        for side, sign in (("above", 1.0), ("below", -1.0)):
+            sides[side] = min_slice_size(sign * delta, bar, N, binary=True, overall=overall, power=power)
+        found = [v for v in sides.values() if v is not None]
+        n_min = max(found) if found else None
+
+        def _side(side, sign):
+            rate = overall + sign * delta
+            if not 0.0 <= rate <= 1.0:
+                return f"{side} impossible (a rate of {rate:.3g})"
+            v = sides[side]
+            return (f"{side} at the slice's rate p {'+' if sign > 0 else '−'} δ = {rate:.3g}: "
+                    + (f"{v:,} rows" if v is not None else "no slice of these rows"))
+
+        test_text = ("Fisher's exact test of the slice against the rest of the rows, its power exact given the "
+                     "whole dataset's events, at the slice's side (" + "; ".join(
+                         _side(s, g) for s, g in (("above", 1.0), ("below", -1.0))) +
+                     f"; n_min is the larger), the whole dataset's rate p = {overall:.4g} over {N:,} {where}")
+    else:
+        from .stats import SKEW_GUARD
+
+        grows = bool(skew > SKEW_GUARD) and overall > 0 and sigma > 0
+        above_sigma = sigma * (overall + delta) / overall if grows else sigma
+        n_above = (min_slice_size(delta, bar, N, binary=False, sigma=sigma, slice_sigma=above_sigma, power=power)
+                   if sigma > 0 else 1)
+        n_below = min_slice_size(-delta, bar, N, binary=False, sigma=sigma, power=power) if sigma > 0 else 1
+        sides = {"above": n_above, "below": n_below}
+        found = [v for v in sides.values() if v is not None]
+        n_min = (max(found) if len(found) == 2 else None) if sigma > 0 else 1
+        spread = (f"σ = {sigma:.4g} (the outcome's standard deviation over the whole dataset) on both sides"
+                  if not grows else
+                  f"σ = {sigma:.4g} (the outcome's standard deviation over the whole dataset) for the rest and for a "
+                  f"slice below (the skew guard's variance), σ·(μ + δ)/μ = {above_sigma:.4g} for a slice above (a "
+                  f"right-skewed outcome's spread grows with its mean, μ = {overall:.4g}): "
+                  + "; ".join(f"{side} {v:,} rows" if v is not None else f"{side}: no slice of these rows"
+                              for side, v in sides.items()) + "; n_min is the larger")
+        test_text = (f"Welch's t-test of the slice against the rest of the rows (skew-guarded), its power from the "
+                     f"noncentral t with {spread}, over {N:,} {where}")
+    lead = (f"A slice whose {name} truly differs from the whole dataset's by δ = {delta:.4g} ({source}) is found "
+            f"significant after the correction with {power:.0%} probability ")
+    if n_min is None:
+        text = (lead.replace("is found", "would be found") + f"only with more than {N:,} {where}: no slice here is "
+                f"large enough (the bar: {bar_text}; the test: {test_text}). A significant slice keeps its verdict; "
+                "one that is not significant is too small to tell.")
+    else:
+        text = (lead + f"from n_min = {n_min:,} {where}. The bar: {bar_text}. The test: {test_text}; the divergence "
+                "is (1 − n/N) times the slice-minus-rest difference. A smaller slice keeps its verdict when it is "
+                "significant (its divergence measured imprecisely); when it is not, it is too small to tell.")
+    return {**base, "n_min": int(n_min) if n_min is not None else None, "sides": sides, "text": text}
 
 
 def support_for_min_size(table, metric: str | None = None) -> float:
     """The support threshold at which a slice with the dataset's share of defined rows has n_min."""
     info = table.assessment["min_size"][table.metric(metric).name]
     n_def = float(table.columns[f"{table.metric(metric).name}_count"][0])
+    if info["n_min"] is None:  # no slice of these rows reaches it
+        return 1.0
     return float(min(1.0, max(info["n_min"] / max(n_def, 1.0), 1.0 / table.n_rows)))
 
 
@@ -187,10 +264,11 @@ def assess(
     for k, m in enumerate(table.metrics):
         if m.baseline is not None:
             defect_parts[m.name] = _defect_test(table, k, m, _walk if has_rows else None)
-    shortfall_q, _, _ = _correct({n: d["p_shortfall"] for n, d in defect_parts.items()}, alpha, correction, family)
-    short_low_q, _, _ = _correct({n: d["p_no_shortfall"] for n, d in defect_parts.items()}, alpha, correction,
-                                 family)
-    worse_q, _, _ = _correct({n: d["p_worse"] for n, d in defect_parts.items()}, alpha, correction, family)
+    defect_q, defect_level = {}, {}
+    for test in DEFECT_TESTS + ("normal",):
+        defect_q[test], defect_level[test], _ = _correct(
+            {n: d["p"][test] if test in d["p"] else d.get("p_normal", np.full(len(d["baseline"]), np.nan))
+             for n, d in defect_parts.items()}, alpha, correction, family)
     boot = {}
     if bootstrap and has_rows:
         boot = _bootstrap_intervals(table, cols, _walk, int(bootstrap), seed, confidence, top_k, sort_by)
@@ -224,24 +302,24 @@ def assess(
         cols[f"{name}_divergence_bound"] = np.where(a_low > 0, a_low, np.where(a_high < 0, a_high,
                                                     np.where(np.isfinite(a_low), 0.0, np.nan)))
         # ---- minimum size
-        info = min_size_derivation(overall, sigma, m.binary, _delta_for(delta, name), confidence, name)
+        info = min_size_derivation(overall, sigma, m.binary, _delta_for(delta, name), confidence, name,
+                                   n_total=int(n[0]), tests=family_size[name], correction=correction,
+                                   skew=float(getattr(m, "skew", 0.0)) if not m.binary else 0.0)
         min_size[name] = info
-        meets = n >= info["n_min"]
+        meets = n >= (info["n_min"] if info["n_min"] is not None else np.inf)
         cols[f"{name}_meets_min_size"] = meets
         # ---- slice baseline, achievable error, lift (error metrics)
         part = defect_parts.get(name)
         if part is not None:
-            base = part["baseline"]
-            with np.errstate(invalid="ignore", divide="ignore"):
-                lift = np.where(base > 0, 1.0 - mean / np.where(base > 0, base, 1.0),
-                                np.where(mean > 0, -np.inf, np.nan))
-            lift[~np.isfinite(mean) | np.isnan(base)] = np.nan
-            cols[f"{name}_baseline"] = base
+            cols[f"{name}_baseline"] = part["baseline"]
+            cols[f"{name}_columns_reference"] = part["free"]
             cols[f"{name}_reference"] = part["reference"]
-            cols[f"{name}_lift"] = lift
-            cols[f"{name}_lift_shortfall"] = lift[0] - lift
-            cols[f"{name}_lift_shortfall_q"] = shortfall_q[name]
-            cols[f"{name}_worse_q"] = worse_q[name]
+            _with_interval(cols, f"{name}_harder", part, "harder", defect_level["harder"].get(name))
+            cols[f"{name}_harder_q"] = defect_q["harder"][name]
+            cols[f"{name}_lift"] = part["lift"]
+            _with_interval(cols, f"{name}_lift_shortfall", part, "short", defect_level["short"].get(name))
+            cols[f"{name}_lift_shortfall_q"] = defect_q["short"][name]
+            cols[f"{name}_worse_q"] = defect_q["beaten"][name]
         # ---- replication
         replicated = None
         if rem is not None:
@@ -252,9 +330,9 @@ def assess(
         verdict = np.full(n_items, "", dtype=object)
         rest = np.ones(n_items, dtype=bool)
         rest[0] = False
-        verdict[rest & ~meets] = "too small"
-        rest &= meets
-        verdict[rest & ~significant] = "noise"
+        # not significant: too small to have shown a delta divergence, or big enough and none there
+        verdict[rest & ~significant & ~meets] = "too small"
+        verdict[rest & ~significant & meets] = "noise"
         rest &= significant
         if replicated is not None:
             verdict[rest & ~replicated] = "not replicated"
@@ -262,24 +340,7 @@ def assess(
         if part is not None:
             above = rest & (div > 0)
             verdict[rest & (div < 0)] = "better"
-            sq = shortfall_q[name]
-            if part["rows"]:
-                # a defect: the lift is reliably lower and the model reliably worse than the
-                # achievable error there (both tests corrected over every slice)
-                wq = worse_q[name]
-                known = np.isfinite(sq) & np.isfinite(wq)
-                defect = (sq <= alpha) & (wq <= alpha)
-                verdict[above & known & defect] = "defect"
-                verdict[above & known & ~defect] = "hard cohort"
-                verdict[above & (sq > alpha)] = "hard cohort"
-                verdict[above & ~known & ~(sq > alpha)] = "undetermined"
-            else:
-                # tallies only: the achievable error needs the rows, so no defect can be shown;
-                # a hard cohort when the lift is reliably no lower than the whole dataset's
-                # (its shortfall interval below 0), else undetermined
-                nq = short_low_q[name]
-                verdict[above & (nq <= alpha)] = "hard cohort"
-                verdict[above & ~(nq <= alpha)] = "undetermined"
+            verdict[above] = _error_verdicts({t: defect_q[t][name][above] for t in defect_q}, alpha, part["rows"])
         else:
             verdict[rest & (div > 0)] = "above"
             verdict[rest & (div < 0)] = "below"
@@ -354,6 +415,47 @@ def _findings_columns(table, cols: dict, tests: dict, alpha: float, correction: 
         cols[f"{name}_explained_by"] = explained
         cols[f"{name}_order"] = default_order(cols, name, significant[name])
     return cut
+
+
+def _error_verdicts(q: dict, alpha: float, rows: bool) -> np.ndarray:
+    """The verdict of error slices significantly above the whole dataset, from the corrected
+    q-values of the tests of :func:`_defect_test` (NaN: not shown, as not significant).
+
+    With rows: ``defect`` when a reference fitted within the slice beats the model by more than
+    on the whole dataset (``beaten``), or when the lift is reliably short of its partition's
+    while the baseline is not reliably harder; ``hard cohort`` when, not beaten, the baseline is
+    reliably harder and the lift, compared, not reliably short; otherwise ``undetermined`` (both,
+    neither, or a 0/1 target's lift not compared because its baseline is at chance). Without rows (tallies): ``hard cohort`` when the baseline is reliably harder and
+    the lift reliably no lower, else ``undetermined``."""
+    def sig(name):
+        return np.asarray(q[name], dtype=float) <= alpha
+
+    harder, short = sig("harder"), sig("short")
+    out = np.full(harder.shape[0], "undetermined", dtype=object)
+    if not rows:
+        out[harder & sig("normal")] = "hard cohort"
+        return out
+    beaten = sig("beaten")
+    tested = np.isfinite(np.asarray(q["short"], dtype=float))  # the lift compared (not at chance)
+    out[~beaten & harder & tested & ~short] = "hard cohort"
+    out[beaten | (short & ~harder)] = "defect"
+    return out
+
+
+def _with_interval(cols: dict, column: str, part: dict, test: str, level, estimate: bool = True) -> None:
+    """A defect test's estimate (``column``, unless ``estimate`` is False) and its interval at the
+    level its q-values are corrected to (``column_low``, ``column_high``: each end the one-sided
+    bound at that level, so the q-value is at most alpha exactly when the low end is above 0)."""
+    from scipy import special as sp
+
+    est, se, dof = part["est"][test], part["se"][test], part["dof"]
+    if estimate:
+        cols[column] = est
+    a = 1.0 - (level if level is not None else 0.95)
+    with np.errstate(invalid="ignore"):
+        t = sp.stdtrit(dof, 1.0 - a)
+        cols[f"{column}_low"] = np.where(np.isfinite(se), est - t * se, np.nan)
+        cols[f"{column}_high"] = np.where(np.isfinite(se), est + t * se, np.nan)
 
 
 def _tested(p: np.ndarray) -> np.ndarray:
@@ -455,19 +557,112 @@ def _baseline(table, m) -> np.ndarray:
         return np.where(n > 0, p * (1.0 - p), np.nan)
 
 
+#: the tests behind a defect or a hard cohort (each one-sided, corrected over every slice)
+DEFECT_TESTS = ("harder", "short", "beaten")
+#: where the 0/1 error's and Brier's natural scale ends (the error of a coin flip)
+_CHANCE = {3: 0.5, 4: 0.25}
+
+
+def _natural_scale(kind: int):
+    """The scale on which an error metric's lift is compared (a function and its derivative):
+    the one on which a noisier target moves the baseline's error and the model's alike, so a
+    noisier target leaves the lift unchanged. Squared error: the error itself (independent noise
+    adds its variance to both); absolute error: its square (exact for normal errors, whose mean
+    absolute value is proportional to their standard deviation); 0/1 error: -log(1 - 2 error)
+    (labels flipped with probability eta multiply 1 - 2 error of every predictor by 1 - 2 eta);
+    Brier: -log(1 - 4 Brier) (for calibrated scores, 1 - 4 Brier is multiplied by (1 - 2 eta)^2).
+    The two logs end at chance (an error of 1/2, a Brier score of 1/4): NaN there."""
+    if kind == 2:
+        return (lambda x: x * x), (lambda x: 2.0 * x)
+    if kind in _CHANCE:
+        k = 1.0 / _CHANCE[kind]
+
+        def phi(x):
+            x = np.asarray(x, dtype=float)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.where(x < 1.0 / k, -np.log1p(-k * x), np.nan)
+
+        def dphi(x):
+            x = np.asarray(x, dtype=float)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.where(x < 1.0 / k, k / (1.0 - k * x), np.nan)
+
+        return phi, dphi
+    return (lambda x: x), (lambda x: np.ones_like(np.asarray(x, dtype=float)))
+
+
+def attribute_groups(codes: np.ndarray) -> np.ndarray:
+    """Per itemset, the id of its set of attributes: itemsets with the same id are cells of one
+    partition of the rows (the whole dataset's id is that of the empty set)."""
+    present = np.ascontiguousarray(codes >= 0)
+    if present.shape[1] == 0:
+        return np.zeros(present.shape[0], dtype=np.int64)
+    packed = np.packbits(present, axis=1)
+    view = packed.view(np.dtype((np.void, packed.shape[1])))[:, 0]
+    return np.unique(view, return_inverse=True)[1].reshape(-1).astype(np.int64)
+
+
+def _elsewhere(group, n, base, err, c_bb, c_be, c_ee, dphi) -> dict:
+    """Per itemset, its partition's pooled baseline and error (the slices on the same attributes,
+    each with its own constant: the slice compared with the other values of its attributes) and
+    the variances and covariances the tests need (each row's influence, cell by cell)."""
+    ok = (n > 0) & np.isfinite(base) & np.isfinite(err) & np.isfinite(c_bb) & np.isfinite(c_ee)
+    w = np.where(ok, n, 0.0)
+    g = group
+    size = int(g.max(initial=-1)) + 1
+
+    def total(x):
+        return np.bincount(g, weights=np.where(ok, x, 0.0), minlength=size)
+
+    nj = total(w)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        bj = total(w * np.nan_to_num(base)) / nj
+        ej = total(w * np.nan_to_num(err)) / nj
+        aj, gj = dphi(bj), dphi(ej)
+        db = np.nan_to_num(base) - bj[g]
+        de = np.nan_to_num(err) - ej[g]
+        var_b = (total(c_bb) + total(w * db * db)) / (nj * nj)
+        dl = aj[g] * db - gj[g] * de
+        var_l = (aj * aj * total(c_bb) - 2.0 * aj * gj * total(c_be) + gj * gj * total(c_ee) + total(w * dl * dl)) \
+            / (nj * nj)
+    return {"n": nj[g], "base": bj[g], "err": ej[g], "a": aj[g], "g": gj[g], "var_base": var_b[g],
+            "var_lift": var_l[g]}
+
+
+def _part_base(group: np.ndarray, n: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """Per itemset, its partition's pooled baseline (see :func:`_elsewhere`)."""
+    ok = (n > 0) & np.isfinite(base)
+    w = np.where(ok, n, 0.0)
+    size = int(group.max(initial=-1)) + 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pooled = np.bincount(group, weights=w * np.nan_to_num(base), minlength=size) / \
+            np.bincount(group, weights=w, minlength=size)
+    return pooled[group]
+
+
 def _defect_test(table, k: int, m, walk) -> dict:
-    """Per slice: constant baseline, achievable error and the tests behind the verdict.
+    """Per slice: the constant baseline, the achievable errors and the three one-sided tests
+    behind the verdict of an error metric (see :func:`_error_verdicts`), from the moment sums of
+    :func:`divergence.lattice.walk_verdict`. "Elsewhere" is the slice's partition: the slices on
+    the same attributes (the other values of its items), each with its own constant, pooled; a
+    comparison with the whole dataset instead would credit the whole dataset's constant with the
+    variance between those values, and a slice on a feature the model uses would always look
+    easier than it is. Each difference has its variance by the delta method from each row's
+    influence (the slice is one of the pooled cells; the whole dataset holds the slice).
 
-    ``p_shortfall``: the lift shortfall, R = error / constant baseline (one minus the lift)
-    of the slice against the whole dataset's, with the delta method's variance from each
-    row's influence (the overlap of slice and whole dataset included); one-sided, towards a
-    lower lift. ``p_worse``: the model reliably worse than the achievable error in the slice
-    (see :func:`divergence.lattice.walk_verdict`), by more than on the whole dataset (a paired
-    t-test of the per-row differences). ``p_no_shortfall``: the lift reliably no lower (for
-    the verdict without rows).
+    The baseline is the slice's constant for a real-valued target (its error measures how much
+    the target varies); for a 0/1 target (0/1 error, Brier) the constant's error is the class
+    balance only, blind to noisier labels, so the baseline there is the best model-free
+    reference fitted within the slice (its constant, or one majority class or base rate per
+    item of an attribute it does not fix, leave-one-out).
+
+    ``harder``: the baseline's error minus the partition's; ``short``: the lift shortfall, the
+    partition's lift minus the slice's, the lift being phi(baseline) - phi(model error) on the
+    metric's natural scale phi (:func:`_natural_scale`; the difference itself where the scale
+    ends); ``beaten``: phi(E) - phi(A) (A the achievable error, any reference, the model's offset
+    removed included) minus the whole dataset's: the model falls short of a reference fitted
+    within the slice by more than it does on the whole dataset.
     """
-    from scipy import special as sp
-
     kind = _BASELINE_CODE[m.baseline]
     if walk is None:
         return _defect_from_tallies(table, k, m, kind)
@@ -475,46 +670,84 @@ def _defect_test(table, k: int, m, walk) -> dict:
     e = np.asarray(o.values, dtype=float)
     y = np.where(np.isnan(e), np.nan, np.asarray(o.target, dtype=float))
     pr = np.where(np.isnan(e), np.nan, np.asarray(o.prediction, dtype=float))
-    d = ~np.isnan(e)
-    # the whole dataset's constant, ratio and each row's influence on that ratio
-    yd, ed = y[d], e[d]
-    if kind == 2:
-        beta = np.abs(yd - float(np.median(yd)))
-    elif kind == 3:
-        beta = (yd != (1.0 if yd.mean() > 0.5 else 0.0)).astype(float)
-    else:
-        beta = (yd - yd.mean()) ** 2
-    b0 = float(beta.mean())
-    psi0 = np.zeros(len(e))
-    if b0 > 0:
-        psi0[d] = (ed - (ed.mean() / b0) * beta) / b0
     n_values = np.array([b.n_items for b in table.bins], dtype=np.int64)
     out = walk_verdict(walk(), table.row_codes, np.ascontiguousarray(table.codes, dtype=np.int64), n_values,
                        np.ascontiguousarray(e), np.ascontiguousarray(np.nan_to_num(y)),
-                       np.ascontiguousarray(np.nan_to_num(pr)), psi0, int(kind))
-    n, big_e, base, psi2, psi_psi0, ach, g1, g2, r2 = (out[:, j] for j in range(9))
-    n_all = n[0]
+                       np.ascontiguousarray(np.nan_to_num(pr)), int(kind))
+    c = {name: out[:, j] for j, name in enumerate(VERDICT_COLUMNS)}
+    n, big_e, ach, free = c["n"], c["error"], c["achievable"], c["free"]
+    binary = kind in _CHANCE
+    phi, dphi = _natural_scale(kind)
+    ident, one = _natural_scale(1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = np.where(base > 0, big_e / base, np.where(big_e > 0, np.inf, np.nan))
-        var_r = psi2 / (n * n)
-        var_d = np.maximum(var_r + var_r[0] - 2.0 * psi_psi0 / (n * n_all), 0.0)
-        p_short = _one_sided(ratio - ratio[0], var_d)
-        p_low = _one_sided(ratio[0] - ratio, var_d)
-        dof = np.maximum(n - 1.0, 1.0)
-        gap = g1 / n
-        sd_gap = np.sqrt(np.maximum(g2 - g1 * gap, 0.0) / dof)
-        p_worse = _one_sided_t(gap - max(float(gap[0]), 0.0), sd_gap / np.sqrt(n), dof)
-    worse = (base == 0) & (big_e > 0)  # the slice's constant is exact while the model errs
-    p_short = np.where(worse, 0.0, np.where(~(n > 0) | ~np.isfinite(ratio), np.nan, p_short))
-    ok = n > 1
-    p_worse = np.where(ok, p_worse, np.nan)
-    p_low = np.where(~(n > 0) | ~np.isfinite(ratio), np.nan, p_low)
-    for p in (p_short, p_low, p_worse):
-        p[0] = np.nan
+        if binary:
+            base = np.where(n >= 2, free, np.nan)
+            c_bb = c["free2"] - n * free * free
+            c_be = c["free_err"] - n * free * big_e
+        else:
+            base = c["baseline"]
+            c_bb = c["beta2"] - n * base * base
+            c_be = c["beta_err"] - n * base * big_e
+        c_ee = c["err2"] - n * big_e * big_e
+        group = attribute_groups(table.codes)
+        est, se = {}, {}
+        # harder: the baseline against its partition's
+        part = _elsewhere(group, n, base, big_e, c_bb, c_be, c_ee, one)
+        est["harder"] = base - part["base"]
+        se["harder"] = np.sqrt(np.maximum(c_bb / (n * n) + part["var_base"] - 2.0 * c_bb / (n * part["n"]), 0.0))
+
+        def shortfall(phi, dphi):
+            p = _elsewhere(group, n, base, big_e, c_bb, c_be, c_ee, dphi)
+            a_s, g_s = dphi(base), dphi(big_e)
+            lift = phi(base) - phi(big_e)
+            own = a_s * a_s * c_bb - 2.0 * a_s * g_s * c_be + g_s * g_s * c_ee
+            cross = a_s * p["a"] * c_bb - (a_s * p["g"] + g_s * p["a"]) * c_be + g_s * p["g"] * c_ee
+            var = np.maximum(own / (n * n) + p["var_lift"] - 2.0 * cross / (n * p["n"]), 0.0)
+            return lift, (phi(p["base"]) - phi(p["err"])) - lift, np.sqrt(var)
+
+        lift, short, short_se = shortfall(phi, dphi)
+        if binary:
+            # where the model's error reaches chance (the baselines below it), the difference
+            # itself; where a baseline does, these columns predict nothing there and the lift is
+            # not compared (noise would shrink a difference on any other scale)
+            lift_i, short_i, short_se_i = shortfall(ident, one)
+            chance = _CHANCE[kind]
+            informed = (base < chance) & (_part_base(group, n, base) < chance)
+            use = np.isfinite(short) & np.isfinite(short_se)
+            lift, short, short_se = (np.where(use, x, np.where(informed, y, np.nan))
+                                     for x, y in ((lift, lift_i), (short, short_i), (short_se, short_se_i)))
+        est["short"], se["short"] = short, short_se
+
+        # beaten: (phi(E) - phi(A)) of the slice minus the whole dataset's
+        def beaten(phi, dphi):
+            ge, ga = dphi(big_e), dphi(ach)
+            c_rr = c["ref2"] - n * ach * ach
+            c_re = c["ref_err"] - n * ach * big_e
+            x_rr0 = c["ref_ref0"] - ach * c["ref0"]
+            x_er0 = c["err_ref0"] - big_e * c["ref0"]
+            own = ge * ge * c_ee - 2.0 * ge * ga * c_re + ga * ga * c_rr
+            cross = ge * ge[0] * c_ee - ge * ga[0] * x_er0 - ga * ge[0] * c_re + ga * ga[0] * x_rr0
+            n0 = n[0]
+            var = np.maximum(own / (n * n) + own[0] / (n0 * n0) - 2.0 * cross / (n * n0), 0.0)
+            gap = phi(big_e) - phi(ach)
+            return gap - gap[0], np.sqrt(var)
+
+        est["beaten"], se["beaten"] = beaten(phi, dphi)
+        if binary:
+            b_i, s_i = beaten(ident, one)
+            use = np.isfinite(est["beaten"]) & np.isfinite(se["beaten"])
+            est["beaten"], se["beaten"] = np.where(use, est["beaten"], b_i), np.where(use, se["beaten"], s_i)
+    dof = np.maximum(n - 1.0, 1.0)
+    p = {}
+    for name in DEFECT_TESTS:
+        q = _one_sided_t(est[name], se[name], dof)
+        q = np.where((n >= 2) & np.isfinite(est[name]) & np.isfinite(se[name]), q, np.nan)
+        q[0] = np.nan
+        p[name] = q
     # the constant baseline of the additive kinds as the tallies give it (every path alike)
-    base = np.where(n > 0, base, np.nan) if kind == 2 else _baseline(table, m)
-    return {"baseline": base, "reference": np.where(ok, ach, np.nan), "p_shortfall": p_short,
-            "p_no_shortfall": p_low, "p_worse": p_worse, "rows": True}
+    constant = np.where(n > 0, c["baseline"], np.nan) if kind == 2 else _baseline(table, m)
+    return {"baseline": constant, "reference": np.where(n >= 2, ach, np.nan), "free": np.where(n >= 2, free, np.nan),
+            "lift": lift, "est": est, "se": se, "dof": dof, "p": p, "rows": True}
 
 
 def _one_sided_t(diff: np.ndarray, se: np.ndarray, dof: np.ndarray) -> np.ndarray:
@@ -527,40 +760,49 @@ def _one_sided_t(diff: np.ndarray, se: np.ndarray, dof: np.ndarray) -> np.ndarra
 
 
 def _defect_from_tallies(table, k: int, m, kind: int) -> dict:
-    """Without rows: the constant baseline from the tallies and, for 0/1 error and Brier, a
-    conservative lift shortfall test (Cauchy-Schwarz bounds on the covariances the rows
-    would give); the achievable error needs the rows."""
+    """Without rows: the constant baseline from the tallies and, for 0/1 error and Brier (the
+    target's tallies give their constant baseline's variance), the baseline against its
+    partition's and the lift shortfall, the latter with a conservative variance (Minkowski's
+    bound on the covariances the rows would give). The references need the rows; so does the
+    variance of a real target's baseline."""
     base = _baseline(table, m)
     n, s, q = metric_tallies(table.tallies, k)
     big_e = np.asarray(table.columns[m.name], dtype=float)
-    p_short = np.full(len(table), np.nan)
-    p_low = np.full(len(table), np.nan)
+    nan = np.full(len(table), np.nan)
+    est = {name: nan.copy() for name in DEFECT_TESTS}
+    se = {name: nan.copy() for name in DEFECT_TESTS}
+    lift = base - big_e
     if kind in (3, 4):
         with np.errstate(invalid="ignore", divide="ignore"):
-            sd_e = np.sqrt(np.maximum(q - s * s / n, 0.0) / n)
-            p = m.target_shift + table.tallies[:, m.aux] / n
-            sd_b = np.sqrt(base * (1.0 - base)) if kind == 3 else np.sqrt(p * (1.0 - p)) * np.abs(1.0 - 2.0 * p)
-            ratio = big_e / base
-            sd_r = (sd_e + ratio * sd_b) / base / np.sqrt(n)
-            var_d = (sd_r + sd_r[0]) ** 2
-            p_short = _one_sided(ratio - ratio[0], var_d)
-            p_low = _one_sided(ratio[0] - ratio, var_d)
-        p_short = np.where((base == 0) & (big_e > 0), 0.0, np.where(n > 0, p_short, np.nan))
-        p_low = np.where((base == 0) & (big_e > 0), 1.0, np.where(n > 0, p_low, np.nan))
-        p_short[0], p_low[0] = np.nan, np.nan
-    nan = np.full(len(table), np.nan)
-    return {"baseline": base, "reference": nan, "p_shortfall": p_short, "p_no_shortfall": p_low, "p_worse": nan,
-            "rows": False}
-
-
-def _one_sided(diff: np.ndarray, var: np.ndarray) -> np.ndarray:
-    """P(Z >= diff / sd): one-sided normal p-value (0 or 1 where the variance is 0)."""
-    from scipy import special as sp
-
-    with np.errstate(invalid="ignore", divide="ignore"):
-        sd = np.sqrt(var)
-        p = sp.ndtr(-diff / np.where(sd > 0, sd, 1.0))
-        return np.where(sd > 0, p, np.where(diff > 0, 0.0, 1.0))
+            ones = m.target_shift * n + table.tallies[:, m.aux]
+            zeros = n - ones
+            p = ones / n
+            # a row's baseline error: 1 off the slice's majority class; (y - p)^2 for the base rate
+            s_bb = n * base if kind == 3 else ones * (1 - p) ** 4 + zeros * p ** 4
+            c_bb = s_bb - n * base * base
+            c_ee = np.maximum(q - s * s / n, 0.0)
+            c_be = -np.sqrt(np.maximum(c_bb, 0.0) * c_ee)  # the worst case for the variance below
+            group = attribute_groups(table.codes)
+            one = _natural_scale(1)[1]
+            part = _elsewhere(group, n, base, big_e, c_bb, c_be, c_ee, one)
+            est["harder"] = base - part["base"]
+            se["harder"] = np.sqrt(np.maximum(c_bb / (n * n) + part["var_base"] - 2.0 * c_bb / (n * part["n"]), 0.0))
+            lift = base - big_e
+            est["short"] = (part["base"] - part["err"]) - lift
+            sd = (np.sqrt(np.maximum(c_ee, 0.0)) + np.sqrt(np.maximum(c_bb, 0.0))) / n
+            se["short"] = sd + np.sqrt(np.maximum(part["var_lift"], 0.0))
+    p = {}
+    dof = np.maximum(n - 1.0, 1.0)
+    for name in DEFECT_TESTS:
+        pv = _one_sided_t(est[name], se[name], dof)
+        pv = np.where((n >= 2) & np.isfinite(est[name]) & np.isfinite(se[name]), pv, np.nan)
+        pv[0] = np.nan
+        p[name] = pv
+    # the lift reliably no lower: the shortfall reliably below 0
+    p_normal = _one_sided_t(-est["short"], se["short"], dof)
+    p_normal = np.where(np.isfinite(p["short"]), p_normal, np.nan)
+    return {"baseline": base, "reference": nan, "free": nan, "lift": lift, "est": est, "se": se, "dof": dof, "p": p,
+            "p_normal": p_normal, "rows": False}
 
 
 def _bootstrap_intervals(table, cols, walk, replicates: int, seed: int, confidence: float, top_k, sort_by) -> dict:

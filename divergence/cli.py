@@ -622,8 +622,10 @@ def _compare_summary(c, top: int) -> str:
                     f"{m.name}_change_q", f"{m.name}_verdict"]
             large_enough = tuple(v for v in COMPARE_VERDICTS if v != "too small")
             rows = c.top(top, metric=m.name, min_length=1, verdict=large_enough)
-            lines.append(f"the {len(rows)} slices of at least n_min = {a['min_size'][m.name]['n_min']:,} rows where "
-                         f"the model is worst against the reference:")
+            n_min = a["min_size"][m.name]["n_min"]
+            lines.append(f"the {len(rows)} slices where the model is worst against the reference (the too small left "
+                         f"out: below n_min = {f'{n_min:,}' if n_min is not None else 'more than the rows'} and neither "
+                         "significant nor within ±δ):")
             lines.append(rows[cols].to_string(index=False) if len(rows) else "(none)")
     return "\n".join(lines)
 

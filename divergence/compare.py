@@ -12,13 +12,15 @@ rows, the change ``M_change = M − M_reference``, a paired test and an interval
 (see :mod:`divergence.paired`), q-values over the family (every itemset × every metric), the
 derived minimum size from δ on the change, and the verdict:
 
-1. ``too small``: the rows where M is defined are below n_min = ⌈(z·σ_d/δ)²⌉, σ_d the
-   spread of the per-row difference over the whole dataset.
-2. ``worse`` / ``better``: significant after correction (q ≤ α) and the interval excludes 0,
+1. ``worse`` / ``better``: significant after correction (q ≤ α) and the interval excludes 0,
    in the metric's bad or good direction (up is worse for error rates and regression
-   errors; down is worse for accuracy, TPR and TNR).
-3. ``no change``: the interval lies within ±δ.
-4. ``noise``: neither.
+   errors; down is worse for accuracy, TPR and TNR), at any slice size (``M_meets_min_size``
+   false says its change is measured imprecisely).
+2. ``no change``: the interval lies within ±δ.
+3. ``too small``: neither, and fewer rows than n_min: the rows at which a slice whose change
+   truly is δ is found worse (or better) after the correction with 80% probability, at the bar
+   α/m (m the tests of the family), from the spread of the per-row difference.
+4. ``noise``: neither, with at least n_min rows: no change of δ or more here, at 80% power.
 """
 from __future__ import annotations
 
@@ -44,14 +46,13 @@ from .outcomes import (
     match_label,
 )
 from .paired import PooledNull, mcnemar_p, paired_proportion_interval, paired_t
-from .stats import adjust_p, z_value
+from .stats import MIN_SIZE_POWER, adjust_p, paired_min_size
 from .table import MetricInfo, SliceTable, find_metric, write_csv
-from .vocabulary import CORRECTIONS
+from .vocabulary import COMPARE_VERDICTS, CORRECTIONS
 
 __all__ = ["compare", "check_models", "Comparison", "CompareMetric", "COMPARE_VERDICTS", "WORSE_WHEN",
            "COMPARE_CLASSIFICATION_METRICS", "COMPARE_REGRESSION_METRICS", "compare_columns"]
 
-COMPARE_VERDICTS = ("worse", "better", "no change", "too small", "noise")
 
 #: the direction in which each comparable metric gets worse
 WORSE_WHEN = {"error": "up", "fpr": "up", "fnr": "up", "brier": "up", "abs_error": "up",
@@ -382,6 +383,7 @@ def compare(data: pd.DataFrame, settings: Settings | None = None, *, progress=No
     infos: list[CompareMetric] = []
     pvals: list[np.ndarray] = []
     min_size: dict = {}
+    reference_sd: dict = {}
     for m in names:
         info = CompareMetric(name=m, description=DESCRIPTIONS.get(m, m), binary=m != "brier" and not regression,
                              worse_when=WORSE_WHEN[m])
@@ -413,9 +415,13 @@ def compare(data: pd.DataFrame, settings: Settings | None = None, *, progress=No
         columns[f"{m}_change_ci_high"] = high
         columns[f"{m}_change_p"] = p
         pvals.append(p)
-        min_size[m] = _min_size(info, diffs[m], stats["reference_sd"], _delta_for(delta, m), confidence)
+        reference_sd[m] = stats["reference_sd"]
     # ---- one family: every itemset (the whole dataset included) x every metric
     allp = np.concatenate(pvals) if pvals else np.zeros(0)
+    n_tests = int(np.isfinite(allp).sum())
+    for info in infos:
+        min_size[info.name] = _min_size(info, diffs[info.name], reference_sd[info.name],
+                                        _delta_for(delta, info.name), confidence, n_tests)
     allq = adjust_p(allp, correction)
     alpha = 1.0 - float(confidence)
     n_items = tallies.shape[0]
@@ -424,7 +430,7 @@ def compare(data: pd.DataFrame, settings: Settings | None = None, *, progress=No
         q = allq[k * n_items:(k + 1) * n_items]
         columns[f"{m}_change_q"] = q
         n = details[f"{m}_count"]
-        meets = n >= min_size[m]["n_min"]
+        meets = n >= (min_size[m]["n_min"] if min_size[m]["n_min"] is not None else np.inf)
         columns[f"{m}_meets_min_size"] = meets
         columns[f"{m}_verdict"] = _verdicts(info, columns[f"{m}_change"], columns[f"{m}_change_ci_low"],
                                             columns[f"{m}_change_ci_high"], q, meets, alpha,
@@ -714,8 +720,12 @@ def _real_columns(a, b, usable, start):
     return cols, stats, d[usable]
 
 
-def _min_size(info: CompareMetric, diffs: np.ndarray, reference_sd: float, delta, confidence: float) -> dict:
-    """n_min from δ on the change, the confidence and the per-row difference's spread σ_d."""
+def _min_size(info: CompareMetric, diffs: np.ndarray, reference_sd: float, delta, confidence: float, tests: int,
+              power: float = MIN_SIZE_POWER) -> dict:
+    """n_min: the rows at which a slice whose change truly is δ is found worse (or better) after
+    the correction with probability ``power``, at the bar α/m (m: the tests of the family; every
+    correction offered declares a p-value at or below it significant), from the spread of the
+    per-row difference (model − reference) over the whole dataset."""
     sigma = float(np.std(diffs)) if diffs.size else 0.0
     if delta is None:
         if info.binary:
@@ -735,18 +745,40 @@ def _min_size(info: CompareMetric, diffs: np.ndarray, reference_sd: float, delta
         raise DivergenceInputError(f"delta for '{info.name}' must be a positive number; got {delta!r}.") from None
     if not (delta > 0 and math.isfinite(delta)):
         raise DivergenceInputError(f"delta for '{info.name}' must be a positive number; got {delta!r}.")
-    z = z_value(confidence)
-    n_min = max(1, int(math.ceil((z * sigma / delta) ** 2 - 1e-9))) if sigma > 0 else 1
-    spread = ("σ_d = √(p₁₀ + p₀₁ − Δ²)" if info.binary else "σ_d") + \
-        f" = {sigma:.4g}, the spread of the per-row difference (model − reference) over the whole dataset"
-    text = (f"To resolve a change of δ = {delta:.4g} ({source}) at {confidence:.0%} confidence (z = {z:.3f}), "
-            f"with {spread}, a slice needs n_min = ⌈(z·σ_d/δ)²⌉ = {n_min:,} rows where {info.name} is "
-            "defined; smaller slices are kept but marked too small.")
-    return {"delta": delta, "confidence": float(confidence), "z": z, "sigma": sigma, "n_min": n_min,
-            "text": text}
+    alpha = 1.0 - float(confidence)
+    tests = max(int(tests), 1)
+    bar = alpha / tests
+    n_total = int(diffs.size)
+    if info.binary:
+        # the per-row difference is -1, 0 or 1: its discordant share pi (the rows where the models
+        # differ) at the slice's side is at least |delta|
+        discordant = float(np.mean(diffs != 0)) if diffs.size else 0.0
+        n_min = paired_min_size(delta, bar, n_total, binary=True, discordant=max(discordant, delta), power=power)
+        spread = (f"the models disagree on π = {discordant:.4g} of the rows over the whole dataset (at the slice's "
+                  f"side at least δ); McNemar's exact test, its power exact given the discordant rows")
+    else:
+        n_min = paired_min_size(delta, bar, n_total, binary=False, sigma=sigma, power=power) if sigma > 0 else 1
+        spread = (f"σ_d = {sigma:.4g}, the spread of the per-row difference (model − reference) over the whole "
+                  "dataset; the paired t-test, its power from the noncentral t (the comparison also requires the "
+                  "pooled test, which can only lower it for a skewed difference)")
+    where = f"rows where {info.name} is defined"
+    lead = (f"A slice whose {info.name} truly changes by δ = {delta:.4g} ({source}) is found worse (or better) after "
+            f"the correction with {power:.0%} probability ")
+    bar_text = f"p ≤ α/m = {alpha:g}/{tests:,} = {bar:.2g} (m: the tests of the family, itemsets × metrics)"
+    if n_min is None:
+        text = (lead.replace("is found", "would be found") + f"only with more than {n_total:,} {where}: no slice "
+                f"here is large enough (the bar: {bar_text}; {spread}). A significant slice keeps its verdict; one "
+                "that is neither significant nor within ±δ is too small to tell.")
+    else:
+        text = (lead + f"from n_min = {n_min:,} {where}. The bar: {bar_text}; {spread}. A smaller slice keeps its "
+                "verdict when it is significant (or its interval lies within ±δ); otherwise it is too small to tell.")
+    return {"delta": delta, "confidence": float(confidence), "sigma": sigma, "power": float(power), "bar": bar,
+            "tests": tests, "n_total": n_total, "n_min": n_min, "text": text}
 
 
 def _verdicts(info: CompareMetric, change, low, high, q, meets, alpha: float, delta: float) -> np.ndarray:
+    """worse / better when significant (at any size), no change when the interval lies within ±δ,
+    then too small (below n_min) or noise (big enough to have shown a δ change, and none)."""
     verdict = np.full(change.shape[0], "noise", dtype=object)
     with np.errstate(invalid="ignore"):
         significant = np.isfinite(q) & (q <= alpha) & ((low > 0) | (high < 0))
@@ -754,8 +786,9 @@ def _verdicts(info: CompareMetric, change, low, high, q, meets, alpha: float, de
         down = significant & (change < 0)
         within = np.isfinite(low) & (low >= -delta) & (high <= delta)
     worse, better = (up, down) if info.worse_when == "up" else (down, up)
+    verdict[~meets & ~significant & ~within] = "too small"
     verdict[within & ~significant] = "no change"
     verdict[worse] = "worse"
     verdict[better] = "better"
-    verdict[~meets] = "too small"
     return verdict
+

@@ -17,7 +17,7 @@ from .formats import COMPARE_VERDICT_COLORS, finding_label, is_undefined, wrap_i
 from .views import (add_interval_traces, axis_range, format_count, format_divergence, format_interval, format_p,
                     format_value, interval_layout, metric_label, slice_table_figure)
 
-__all__ = ["COMPARE_VERDICT_COLORS", "compare_headline", "compare_view", "compare_display_frame",
+__all__ = ["worst_slice", "COMPARE_VERDICT_COLORS", "compare_headline", "compare_view", "compare_display_frame",
            "compare_table_figure", "change_interval_figure", "change_contribution_figure"]
 
 
@@ -35,6 +35,19 @@ def compare_view(c: Comparison, metric: str | None = None, *, verdicts: Sequence
     direction first), optionally only some verdicts, at most ``top_n`` rows."""
     m = c.metric(metric).name
     return c.top(len(c) if top_n is None else int(top_n), metric=m, verdict=verdicts, min_length=min_length)
+
+
+def worst_slice(c: Comparison, metric: str | None = None) -> pd.DataFrame:
+    """The slice to name first: of those called ``worse``, the one whose interval guarantees the
+    largest change in the bad direction (its end nearest zero), so a small refinement whose
+    point estimate is larger but measured imprecisely does not displace its cohort (one row, or
+    none)."""
+    m = c.metric(metric)
+    worse = compare_view(c, m.name, verdicts=["worse"], top_n=None)
+    if not len(worse):
+        return worse
+    bound = worse[f"{m.name}_change_ci_low"] if m.worse_when == "up" else -worse[f"{m.name}_change_ci_high"]
+    return worse.loc[[bound.astype(float).idxmax()]]
 
 
 def compare_display_frame(c: Comparison, rows: pd.DataFrame, metric: str | None = None) -> pd.DataFrame:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
-from .assess import VERDICTS
+from .vocabulary import FINDING_VERDICTS, SIGNIFICANT_VERDICTS, VERDICTS
 
 __all__ = ["DASH", "format_count", "format_number", "format_percent", "format_value", "format_divergence",
            "format_interval", "format_p", "format_threshold", "divergence_unit", "VERDICT_COLORS",
@@ -178,18 +178,24 @@ COMPARE_VERDICT_COLORS = {"worse": "#e03131", "better": "#2f9e44", "no change": 
 
 #: what each verdict means, in a sentence for people who are not statisticians
 VERDICT_TEXT = {
-    "defect": "Error above the whole dataset's, and the slice is no harder to predict: the model fails "
-              "here.",
-    "hard cohort": "Error above the whole dataset's, but the slice's own best constant guess errs more too: "
-                   "these rows are harder to predict.",
+    "defect": "Error above the whole dataset's, while the target is no harder here (its best guess without the "
+              "model errs as much as across the values of the slice's attributes) and the model gains less "
+              "over it than there, or a reference fitted to these rows beats the model: the model fails here.",
+    "hard cohort": "Error above the whole dataset's, and the target is harder here: its best guess without the "
+                   "model errs more than across the values of the slice's attributes, and the model gains as "
+                   "much over it as there. Harder to predict from these columns: a noisier target, or a feature "
+                   "the model and these columns lack; not a fault these columns can show.",
     "better": "Error significantly below the whole dataset's.",
     "above": "Significantly above the whole dataset's value.",
     "below": "Significantly below the whole dataset's value.",
     "not replicated": "Significant here, but not confirmed on the replication rows.",
-    "noise": "Not significant once corrected for the number of slices tested.",
-    "too small": "Fewer measured rows than the minimum size n_min: indicative only (its direction and q are "
-                 "still shown).",
-    "undetermined": "The evidence cannot tell a model defect from a hard cohort here.",
+    "noise": "Not significant once corrected for the number of slices tested, with enough rows to have shown a "
+             "divergence of δ or more: no divergence of δ or more here (at 80% power).",
+    "too small": "Not significant, and fewer measured rows than the minimum size n_min: too small to tell whether "
+                 "it diverges by δ.",
+    "undetermined": "Error above the whole dataset's, but these columns cannot tell why: the target may be "
+                    "harder here (noisier, or driven by a feature the model and these columns lack), the model may "
+                    "fail here, or both; or there are too few rows to tell.",
 }
 
 #: the corrections for the number of slices tested, by name
@@ -223,24 +229,22 @@ def family_sentence(assessment: Mapping, metric: str, *, extra: int = 0) -> str:
     return f"{correction} over {format_count(size)} test{'s' if size != 1 else ''}: {what}"
 
 
-#: verdicts that make a slice a finding
-FINDING_VERDICTS = ("defect", "hard cohort", "above", "below", "better")
-
 #: what to do about a finding, by verdict
 ACTIONS = {
-    "defect": "Investigate the model on these rows: it does worse here than the data explain.",
-    "hard cohort": "Set expectations: these rows are harder to predict for any model; more or better "
-                   "features, not a fix, would help.",
+    "defect": "Investigate the model on these rows: it does worse here than the target's difficulty explains.",
+    "hard cohort": "Set expectations: these rows are harder to predict from these columns; a feature that "
+                   "explains them (one the model and these columns lack), not a fix of the model, would help.",
     "better": "No action: the model does better here than overall.",
     "above": "Review these rows: the metric is reliably higher here than overall.",
     "below": "Review these rows: the metric is reliably lower here than overall.",
-    "undetermined": "Look closer before acting: the data cannot yet tell a defect from a hard cohort.",
+    "undetermined": "Look closer before acting: check for a feature the model lacks here, or get more rows; these "
+                    "columns cannot tell a defect from a harder target.",
 }
 
 
 def verdict_color(verdict: object) -> str:
-    """The colour of a verdict (grey for one not listed)."""
-    return VERDICT_COLORS.get(str(verdict), _OTHER_COLOR)
+    """The colour of a verdict, or of its label ('above · imprecise'); grey for one not listed."""
+    return VERDICT_COLORS.get(str(verdict).split(" · ")[0], _OTHER_COLOR)
 
 
 def verdict_ink(verdict: object) -> str:
@@ -286,12 +290,12 @@ def finding_label(finding: object, explained_by: object = "") -> str:
     return f"explained by {by}" if by else ""
 
 
-def verdict_label(verdict: object, divergence: object = None, q: object = None) -> str:
-    """A verdict as the table shows it. A slice below the minimum size keeps its direction
-    and evidence: 'too small · above, q = 1e-16'."""
+def verdict_label(verdict: object, divergence: object = None, q: object = None, meets: object = None) -> str:
+    """A verdict as the table shows it. A significant slice below the minimum size keeps its
+    verdict, flagged: 'above · imprecise' (``meets``: whether it has n_min rows)."""
     v = "" if verdict is None or (isinstance(verdict, float) and math.isnan(verdict)) else str(verdict)
-    if v == "too small" and not is_undefined(divergence):
-        return f"too small · {direction(divergence)}, q = {format_p(q)}"
+    if v in SIGNIFICANT_VERDICTS and meets is not None and not is_undefined(meets) and not bool(meets):
+        return f"{v} · imprecise"
     return v or DASH
 
 
@@ -323,8 +327,10 @@ GLOSSARY = {
          "before correcting for the number of slices tested.",
     "q": "The p-value corrected for the number of slices tested (Benjamini–Hochberg by default: among "
          "slices with q below 0.05, about 5% are false findings). The family is every slice tested.",
-    "n_min": "The minimum slice size: the measured rows at which the slice's interval is narrower than δ. "
-             "Smaller slices are kept but marked too small (indicative).",
+    "n_min": "The minimum slice size: the measured rows at which a slice that truly diverges by δ is found "
+             "significant, after the correction for the slices tested, with 80% probability. A smaller slice "
+             "keeps its verdict when it is significant (its divergence measured imprecisely); when it is not, it is "
+             "too small to tell.",
     "min size": "Whether the slice has at least n_min measured rows (see n_min).",
     "δ": "The smallest divergence worth acting on; it sets the minimum slice size n_min.",
     "ε": "Redundancy threshold, in units of the metric's standard deviation σ: a slice is hidden as "
@@ -332,15 +338,22 @@ GLOSSARY = {
     "bootstrap": "An interval from re-drawing the slice's rows with replacement a few hundred times: checks "
                  "the analytic interval without its assumptions.",
     "baseline": "The error of the best constant guess made from the slice's own rows: how hard the slice "
-                "is to predict at all.",
-    "lift": "1 − model error ÷ baseline error: how much better than that constant guess the model does.",
-    "lift shortfall": "The whole dataset's lift minus the slice's: how much less the model adds here. A "
-                      "reliable shortfall makes a defect when the model is also reliably worse than the "
-                      "achievable error there.",
+                "is to predict at all (for a 0/1 target it shows only the class balance).",
+    "harder": "How much harder the target is here than across the values of the slice's attributes: the "
+              "baseline's error minus theirs pooled (each value with its own constant; for a 0/1 target the best "
+              "model-free reference's). Reliably above 0: a harder target.",
+    "lift": "How much the model gains over the baseline, on the metric's natural scale (where a noisier target "
+            "leaves it unchanged): baseline minus error for squared error; baseline² − error² for absolute "
+            "error; −log(1 − 2·error) for 0/1 error and −log(1 − 4·Brier) for Brier, over the best model-free "
+            "reference.",
+    "lift shortfall": "The lift across the values of the slice's attributes minus the slice's: how much less "
+                      "the model gains here. Reliably short while the target is no harder: a defect.",
     "achievable": "The achievable error: the least error of simple references fitted within the slice "
                   "(its constant, the model with the slice's own offset removed, a constant per item of "
-                  "another attribute), each row predicted from the others. Error high but no better "
-                  "achievable: a hard cohort.",
+                  "another attribute), each row predicted from the others. Reliably below the model's, by more "
+                  "than on the whole dataset: a defect.",
+    "columns reference": "The least error of the references that use the slice's rows and attributes only (not "
+                         "the model): the baseline a 0/1 target is judged by.",
     "shrunk divergence": "The divergence with the winner's curse removed, with the lattice in mind: each "
                          "slice's step from the subset it is most like (one item fewer) is shrunk towards "
                          "zero by how precisely it is measured and how large such steps are among slices "
@@ -365,8 +378,8 @@ GLOSSARY = {
     "shapley": "How much each item adds to the slice's divergence, averaged over every order in which the "
                "items could be added; the contributions sum to the divergence.",
     "corrective": "An item that brings a slice's divergence closer to zero when it is added.",
-    "indicative": "Below the minimum size: direction and evidence are shown, but there are too few rows "
-                  "to act on.",
+    "indicative": "Below the minimum size n_min: a significant slice keeps its verdict, but its divergence is "
+                  "measured imprecisely (see its interval); one that is not significant is too small to tell.",
     "overlap": "Rows two findings share: ten findings may be one cohort described ten ways.",
 }
 
@@ -374,7 +387,8 @@ GLOSSARY = {
 COLUMN_HELP = {
     "Slice": "slice", "Items": "item", "Rows": "rows", "Support": "support", "Measured": "measured",
     "Interval": "interval", "Divergence": "divergence", "t": "t", "p": "p", "q": "q", "Min size": "min size",
-    "Baseline": "baseline", "Lift": "lift", "Lift shortfall": "lift shortfall", "Bootstrap": "bootstrap",
+    "Baseline": "baseline", "Harder": "harder", "Lift": "lift", "Lift shortfall": "lift shortfall",
+    "Bootstrap": "bootstrap",
     "Replication": "replication", "Replicated": "replicated", "Verdict": "verdict",
     "Achievable": "achievable", "Shrunk divergence": "shrunk divergence", "Bound nearest zero": "bound",
     "Divergence bound nearest zero": "bound", "Replicated divergence": "replicated divergence",

@@ -20,8 +20,14 @@ __all__ = ["Walk", "walk_order", "walk_tallies", "walk_label_tallies", "walk_lab
 
 #: work units (rows visited, times the columns read) per kernel call: a few milliseconds
 QUOTA = 1_000_000
-#: columns of :func:`walk_verdict`'s output
-VERDICT_COLUMNS = ("n", "error", "baseline", "psi2", "psi_psi0", "achievable", "gap", "gap2", "ach2", "which")
+#: columns of :func:`walk_verdict`'s output: per itemset its defined rows, mean error, constant
+#: baseline's error, achievable error (any reference) and which reference, the best model-free
+#: reference's error and which; then sums over its rows of products of a row's baseline error
+#: (beta), model error (err), chosen reference's error (ref) and best model-free reference's error
+#: (free), and of the whole dataset's chosen reference's error of the same row (ref0)
+VERDICT_COLUMNS = ("n", "error", "baseline", "achievable", "which", "free", "which_free",
+                   "beta2", "beta_err", "err2", "ref2", "ref_err", "free2", "free_err",
+                   "ref_ref0", "err_ref0", "ref0")
 
 
 @dataclass(frozen=True)
@@ -123,58 +129,60 @@ def walk_label_entries(walk: Walk, row_codes: np.ndarray, labels: np.ndarray, we
 
 
 def walk_verdict(walk: Walk, row_codes: np.ndarray, item_codes: np.ndarray, n_values: np.ndarray, err: np.ndarray,
-                 target: np.ndarray, pred: np.ndarray, psi0: np.ndarray, kind: int) -> np.ndarray:
+                 target: np.ndarray, pred: np.ndarray, kind: int) -> np.ndarray:
     """Per itemset (columns :data:`VERDICT_COLUMNS`), what tells a defect from a hard cohort (see ``divergence.assess``).
 
     ``err`` is the model's per-row error (NaN: undefined), ``target`` the true value and
     ``pred`` the model's prediction (its score for Brier); ``item_codes`` the itemsets' codes
     (-1: no item on an attribute) and ``n_values`` the items per attribute. ``kind`` is the
     slice baseline: 1 mean (squared error), 2 median (absolute error), 3 majority class (0/1
-    error), 4 base rate (Brier). Per itemset (columns VERDICT_COLUMNS):
+    error), 4 base rate (Brier). ``walk`` must visit the whole dataset (itemset 0) first.
 
-    n; the mean error E; the constant baseline's error B (the slice's best constant); the sum
-    of squared influences of R = E/B, psi = (err - R*beta)/B (beta: a row's baseline error),
-    and the sum of psi times ``psi0`` (the whole dataset's influence of its own ratio); the
-    achievable error A: the least mean error, leave-one-out (each row predicted from the
-    slice's other rows), of three kinds of reference fitted within the slice: its best
-    constant, the model with the slice's own offset removed (the median or mean residual;
-    for 0/1 error, each predicted class relabelled to its majority), and for each attribute
-    the slice does not fix, one constant per item of that attribute (the mean target; the
-    majority class for 0/1 error); the sum and sum of squares of err - r (r: the chosen
-    reference's per-row error), the sum of squares of r, and which reference was chosen (-2
-    constant, -1 offset, else the attribute).
+    Per itemset: n; the mean error E; the constant baseline's error B (the slice's best
+    constant); the achievable error A: the least mean error, leave-one-out (each row predicted
+    from the slice's other rows), of three kinds of reference fitted within the slice: its best
+    constant, the model with the slice's own offset removed (the median or mean residual; for
+    0/1 error, each predicted class relabelled to its majority), and for each attribute the
+    slice does not fix, one constant per item of that attribute (the mean target; the majority
+    class for 0/1 error), with which reference it is (-2 constant, -1 offset, else the
+    attribute); the least of those that do not use the model (the constant and the attributes'),
+    with which; and the moment sums over the slice's rows that the delta method's variances
+    need: of the squares and products of a row's baseline error, model error, chosen
+    reference's and model-free reference's errors, and of the chosen reference's and model
+    error with the whole dataset's chosen reference's error of the same row (the slice and the
+    whole dataset overlap).
 
     Rows with an undefined error take no part, so they are dropped first. A 0/1 error walks
-    the distinct rows (codes, class, predicted class) with their counts: every number it
-    gives is a count, so the walk is exact (the two influence sums up to rounding). The
-    other kinds walk the rows, every sum in the rows' order, as one pass per reference did.
+    the distinct rows (codes, class, prediction) with their counts: every number it gives is a
+    count, so the walk is exact. The other kinds walk the rows, every sum in the rows' order.
     """
     err = np.asarray(err, dtype=np.float64)
     target = np.asarray(target, dtype=np.float64)
     pred = np.asarray(pred, dtype=np.float64)
-    psi0 = np.asarray(psi0, dtype=np.float64)
     defined = ~np.isnan(err)
     if not defined.all():
-        row_codes, err, target, pred, psi0 = (row_codes[defined], err[defined], target[defined], pred[defined],
-                                              psi0[defined])
+        row_codes, err, target, pred = row_codes[defined], err[defined], target[defined], pred[defined]
     row_codes = np.asfortranarray(row_codes, dtype=np.int32)
     item_codes = np.ascontiguousarray(item_codes, dtype=np.int64)
     n_values = np.ascontiguousarray(n_values, dtype=np.int64)
     out = np.full((len(walk.order), len(VERDICT_COLUMNS)), np.nan)
+    if len(walk.order) and walk.order[0] != 0:
+        raise ValueError("the verdict's walk must visit the whole dataset first")
     grouped = _distinct_01_rows(row_codes, err, target, pred) if int(kind) == 3 else None
     if grouped is not None:
-        codes, weight, ye, pc, row_ye = grouped
-        _walk(_verdict_counts_step, walk, codes, item_codes, n_values, weight, ye, pc, row_codes,
-              *_arena(row_codes, walk), row_ye, np.ascontiguousarray(psi0), out)
+        codes, weight, ye, pc = grouped
+        _walk(_verdict_counts_step, walk, codes, item_codes, n_values, weight, ye, pc,
+              np.full(len(weight), np.nan), out)
     else:
         _walk(_verdict_rows_step, walk, row_codes, item_codes, n_values, np.ascontiguousarray(err),
-              np.ascontiguousarray(target), np.ascontiguousarray(pred), np.ascontiguousarray(psi0), int(kind), out)
+              np.ascontiguousarray(target), np.ascontiguousarray(pred), int(kind), np.full(row_codes.shape[0], np.nan),
+              out)
     return out
 
 
 def _distinct_01_rows(row_codes, err, target, pred):
-    """Distinct rows of a 0/1 error: (codes, count, class * 2 + error, predicted class), and
-    each row's class * 2 + error; None where the rows are not 0/1."""
+    """Distinct rows of a 0/1 error: (codes, count, class * 2 + error, predicted class); None
+    where the rows are not 0/1."""
     n, n_attr = row_codes.shape
     if n == 0 or not (np.isin(err, (0.0, 1.0)).all() and np.isin(target, (0.0, 1.0)).all()):
         return None
@@ -189,7 +197,7 @@ def _distinct_01_rows(row_codes, err, target, pred):
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     weight = np.bincount(inverse.reshape(-1), minlength=len(first)).astype(np.float64)
     return (np.asfortranarray(row_codes[first]), weight, np.ascontiguousarray(ye[first]),
-            np.ascontiguousarray(pc[first]), ye.astype(np.int32))
+            np.ascontiguousarray(pc[first]))
 
 
 def walk_boot_means(walk: Walk, row_codes: np.ndarray, wanted: np.ndarray, weights: np.ndarray, replicates: int,
@@ -503,31 +511,71 @@ def _constant_or_offset(tot_c, tot_o, m):
 
 @kernel
 def _loo_majority(ones, zeros, y, tie):
-    """The class the other rows of a cell hold most (``tie`` on a tie), for a row of class y."""
+    """The class the other rows of a cell hold most, for a row of class y (``tie`` on a tie).
+    Within one of a tie the cell's own majority decides (with the row): plain leave-one-out
+    would predict the other class for every row of a balanced cell, an error of 1 where a coin
+    errs half the time."""
     o = ones - (1.0 if y > 0.5 else 0.0)
     z = zeros - (0.0 if y > 0.5 else 1.0)
-    if o > z:
+    if o - z >= 2.0:
         return 1.0
-    if o < z:
+    if z - o >= 2.0:
+        return 0.0
+    if ones > zeros:
+        return 1.0
+    if ones < zeros:
         return 0.0
     return tie
 
 
+@kernel
+def _add_moments(out, i, w, beta, e, b, bf, r0, has_ref, has_free):
+    """Add ``w`` rows' baseline error ``beta``, model error ``e``, chosen reference's error ``b``
+    and best model-free reference's error ``bf`` (and the whole dataset's chosen reference's
+    error ``r0`` of the same rows) to itemset i's moment sums (:data:`VERDICT_COLUMNS` 7 onwards)."""
+    out[i, 7] += w * (beta * beta)
+    out[i, 8] += w * (beta * e)
+    out[i, 9] += w * (e * e)
+    if has_ref:
+        out[i, 10] += w * (b * b)
+        out[i, 11] += w * (b * e)
+        out[i, 14] += w * (b * r0)
+        out[i, 15] += w * (e * r0)
+        out[i, 16] += w * r0
+    if has_free:
+        out[i, 12] += w * (bf * bf)
+        out[i, 13] += w * (bf * e)
+
+
+@kernel
+def _clear_moments(out, i, has_ref, has_free):
+    for j in range(7, 10):
+        out[i, j] = 0.0
+    if has_ref:
+        for j in (10, 11, 14, 15, 16):
+            out[i, j] = 0.0
+    if has_free:
+        out[i, 12] = 0.0
+        out[i, 13] = 0.0
+
+
 @kernel(i8, i8, i8[::1], i8[::1], i8[::1], i8[::1], i4[::1, :], i4[::1], i8[::1], i8[::1], i8[:, ::1], i8[::1],
-        f8[::1], f8[::1], f8[::1], f8[::1], i8, f8[:, ::1])
+        f8[::1], f8[::1], f8[::1], i8, f8[::1], f8[:, ::1])
 def _verdict_rows_step(start, quota, order, last_attr, last_val, length, row_codes, arena, f_lo, f_hi, item_codes,
-                       n_values, err, target, pred, psi0, kind, out):
+                       n_values, err, target, pred, kind, whole, out):
     """:func:`walk_verdict` over the rows, from the ``start``-th itemset of the walk until ``quota``
     units of work are done; returns where to resume (the walk's length when done). Three passes
     over a slice's rows: its tallies (and each row's cell per attribute the slice does not fix),
-    every reference's leave-one-out error, the chosen reference's differences."""
+    every reference's leave-one-out error, each row's errors into the moment sums. The whole
+    dataset (the walk's first itemset) writes its rows' chosen reference's errors into
+    ``whole``, which every later itemset's cross sums read."""
     n_rows = row_codes.shape[0]
     n_attr = row_codes.shape[1]
     n_items = order.shape[0]
     ys = np.empty(n_rows)
     rs = np.empty(n_rows)
     es = np.empty(n_rows)
-    ps = np.empty(n_rows)
+    rid = np.empty(n_rows, dtype=np.int64)
     scratch = np.empty(n_rows)
     cells = np.empty(n_rows * max(n_attr, 1), dtype=np.int32)
     offs = _cell_offsets(n_values)
@@ -567,7 +615,7 @@ def _verdict_rows_step(start, quota, order, last_attr, last_val, length, row_cod
             ys[m] = y
             rs[m] = rr
             es[m] = e
-            ps[m] = psi0[r]
+            rid[m] = r
             ysum += y
             e_sum += e
             rsum += rr
@@ -635,55 +683,60 @@ def _verdict_rows_step(start, quota, order, last_attr, last_val, length, row_cod
         out[i, 0] = m
         out[i, 1] = big_e
         out[i, 2] = big_b
-        # the reference with the least error; on a tie the first (constant, offset, attributes)
+        # the reference with the least error; on a tie the first (constant, offset, attributes);
+        # and the least of those that do not use the model (constant, attributes)
         best_mean = np.inf
         which = -3
         pick = -1
+        free_mean = np.inf
+        which_free = -3
+        pick_free = -1
         if m >= 2:
             best_mean, which = _constant_or_offset(tot_c, tot_o, m)
+            if tot_c / m < free_mean:
+                free_mean = tot_c / m
+                which_free = -2
             for t in range(nf):
                 if tots[t] / m < best_mean:
                     best_mean = tots[t] / m
                     which = free[t]
                     pick = t
-        # ---- pass 3: the lift's influence sums and the chosen reference's differences
-        ratio = big_e / big_b if big_b > 0 else 0.0
-        s2 = 0.0
-        s0 = 0.0
-        g1 = 0.0
-        g2 = 0.0
-        r2 = 0.0
+                if tots[t] / m < free_mean:
+                    free_mean = tots[t] / m
+                    which_free = free[t]
+                    pick_free = t
+        has_ref = which != -3
+        has_free = which_free != -3
+        if has_ref:
+            out[i, 3] = best_mean
+            out[i, 4] = which
+        if has_free:
+            out[i, 5] = free_mean
+            out[i, 6] = which_free
+        # ---- pass 3: each row's errors (the whole dataset's first: every later itemset reads them)
+        _clear_moments(out, i, has_ref, has_free)
         for j in range(m):
             y = ys[j]
-            if big_b > 0:
-                if kind == 2:
-                    beta = abs(y - c)
-                elif kind == 3:
-                    beta = 1.0 if y != c else 0.0
-                else:
-                    beta = (y - c) * (y - c)
-                psi = (es[j] - ratio * beta) / big_b
-                s2 += psi * psi
-                s0 += psi * ps[j]
-            if which != -3:
+            r = rid[j]
+            if kind == 2:
+                beta = abs(y - c)
+            elif kind == 3:
+                beta = 1.0 if y != c else 0.0
+            else:
+                beta = (y - c) * (y - c)
+            b = 0.0
+            bf = 0.0
+            if has_ref:
                 cell = cells[j * nf + pick] if pick >= 0 else 0
                 b = _row_reference(which if pick < 0 else 0, kind, y, rs[j], es[j], cell, cell_n, cell_s, ysum, m,
                                    c, rsum, n1, o1, n0, o0, ylo, ymid, yhi, rlo, rmid, rhi)
-                dj = es[j] - b
-                g1 += dj
-                g2 += dj * dj
-                r2 += b * b
-        if big_b > 0:
-            out[i, 3] = s2
-            out[i, 4] = s0
-        if m < 2:
-            continue
-        out[i, 5] = best_mean
-        out[i, 9] = which
-        if which != -3:  # else every reference's error overflowed
-            out[i, 6] = g1
-            out[i, 7] = g2
-            out[i, 8] = r2
+            if has_free:
+                cell = cells[j * nf + pick_free] if pick_free >= 0 else 0
+                bf = _row_reference(-2 if pick_free < 0 else 0, kind, y, rs[j], es[j], cell, cell_n, cell_s, ysum,
+                                    m, c, rsum, n1, o1, n0, o0, ylo, ymid, yhi, rlo, rmid, rhi)
+            if d == 0:
+                whole[r] = b if has_ref else np.nan
+            _add_moments(out, i, 1.0, beta, es[j], b, bf, whole[r], has_ref, has_free)
     return n_items
 
 
@@ -693,25 +746,40 @@ def _majority_error(ones, zeros, y, tie):
     return 1.0 if _loo_majority(ones, zeros, y, tie) != y else 0.0
 
 
+@kernel
+def _count_reference(which, y, p, cell, cc, ysum, m, c, ones_o, n_o):
+    """A row's leave-one-out 0/1 error under reference ``which`` (-2 the constant, -1 the offset:
+    its predicted class ``p`` relabelled, else attribute ``which``'s cell ``cell``), from the
+    slice's counts."""
+    if which == -2:
+        return _majority_error(ysum, m - ysum, y, c)
+    if which == -1:
+        return _majority_error(ones_o[p], n_o[p] - ones_o[p], y, float(p))
+    cn = cc[cell, 0] + cc[cell, 1] + cc[cell, 2] + cc[cell, 3]
+    if cn > 1.0:
+        cs = cc[cell, 2] + cc[cell, 3]
+        return _majority_error(cs, cn - cs, y, c)
+    return _majority_error(ysum, m - ysum, y, c)
+
+
 @kernel(i8, i8, i8[::1], i8[::1], i8[::1], i8[::1], i4[::1, :], i4[::1], i8[::1], i8[::1], i8[:, ::1], i8[::1],
-        f8[::1], i8[::1], i8[::1], i4[::1, :], i4[::1], i8[::1], i8[::1], i4[::1], f8[::1], f8[:, ::1])
+        f8[::1], i8[::1], i8[::1], f8[::1], f8[:, ::1])
 def _verdict_counts_step(start, quota, order, last_attr, last_val, length, codes, arena, f_lo, f_hi, item_codes,
-                         n_values, weight, ye, pc, row_codes, row_arena, r_lo, r_hi, row_ye, psi0, out):
+                         n_values, weight, ye, pc, whole, out):
     """:func:`walk_verdict` of a 0/1 error over distinct rows (``codes``, ``weight`` rows of
     class * 2 + error ``ye``, predicted class ``pc``), from the ``start``-th itemset of the walk
-    until ``quota`` units of work are done; returns where to resume. The rows themselves walk
-    alongside in their own arena (``row_arena``, ``r_lo``, ``r_hi``). One pass over a slice's distinct rows counts them per (class, error), per
-    predicted class and per cell of each attribute the slice does not fix; every reference's
-    error, and the chosen one's differences, follow from those counts. The two influence sums
-    are real-valued: summed over the rows themselves (``row_codes``, ``row_ye``, ``psi0``) in
-    their order, as the walk over rows does, so they round alike."""
+    until ``quota`` units of work are done; returns where to resume. One pass over a slice's
+    distinct rows counts them per (class, error), per predicted class and per cell of each
+    attribute the slice does not fix; every reference's error follows from those counts, and a
+    second pass adds each distinct row's errors, times its count, to the moment sums (every term
+    0 or 1: exact). The whole dataset writes each distinct row's chosen reference's error into
+    ``whole`` first."""
     n_attr = codes.shape[1]
     n_items = order.shape[0]
     offs = _cell_offsets(n_values)
     cc = np.zeros((offs[n_attr], 4))  # per cell, rows per (class, error)
     cnt = np.zeros(8)  # rows per (predicted class, class, error)
     n_ye = np.zeros(4)  # rows per (class, error)
-    psi_q = np.zeros(4)
     n_o = np.zeros(2)  # rows per predicted class
     ones_o = np.zeros(2)  # ... of class 1
     free = np.empty(max(n_attr, 1), dtype=np.int64)
@@ -721,9 +789,8 @@ def _verdict_counts_step(start, quota, order, last_attr, last_val, length, codes
             return k
         i = order[k]
         d = _descend_rows(i, last_attr, last_val, length, codes, arena, f_lo, f_hi)
-        _descend_rows(i, last_attr, last_val, length, row_codes, row_arena, r_lo, r_hi)
         nf = _free_attributes(item_codes, i, free)
-        work += _rows_visited(d, f_lo, f_hi) * (1 + nf) + _rows_visited(d, r_lo, r_hi)
+        work += _rows_visited(d, f_lo, f_hi) * (2 + nf)
         for t in range(nf):
             a = free[t]
             for v in range(offs[a], offs[a + 1]):
@@ -750,93 +817,78 @@ def _verdict_counts_step(start, quota, order, last_attr, last_val, length, codes
         ysum = n_ye[2] + n_ye[3]
         ymean = ysum / m
         c = 1.0 if ymean > 0.5 else 0.0
-        big_e = (n_ye[1] + n_ye[3]) / m
-        big_b = min(ymean, 1.0 - ymean)
         out[i, 0] = m
-        out[i, 1] = big_e
-        out[i, 2] = big_b
-        if big_b > 0:
-            ratio = big_e / big_b
-            for q in range(4):  # a row's influence, by its (class, error)
-                beta = 1.0 if (1.0 if q >= 2 else 0.0) != c else 0.0
-                psi_q[q] = ((q % 2) - ratio * beta) / big_b
-            s2 = 0.0
-            s0 = 0.0
-            for j in range(r_lo[d], r_hi[d]):
-                r = row_arena[j]
-                psi = psi_q[row_ye[r]]
-                s2 += psi * psi
-                s0 += psi * psi0[r]
-            out[i, 3] = s2
-            out[i, 4] = s0
-        if m < 2:
-            continue
-        # (1) the constant, (2) the offset: each predicted class relabelled to its majority
-        tot_c = 0.0
-        tot_o = 0.0
+        out[i, 1] = (n_ye[1] + n_ye[3]) / m
+        out[i, 2] = min(ymean, 1.0 - ymean)
         for p in range(2):
             n_o[p] = cnt[p * 4] + cnt[p * 4 + 1] + cnt[p * 4 + 2] + cnt[p * 4 + 3]
             ones_o[p] = cnt[p * 4 + 2] + cnt[p * 4 + 3]
-        for q in range(4):
-            y = 1.0 if q >= 2 else 0.0
-            tot_c += n_ye[q] * _majority_error(ysum, m - ysum, y, c)
-            for p in range(2):
-                tot_o += cnt[p * 4 + q] * _majority_error(ones_o[p], n_o[p] - ones_o[p], y, float(p))
-        best_mean, which = _constant_or_offset(tot_c, tot_o, m)
-        # (3) one majority class per item of each attribute the slice does not fix
-        for t in range(nf):
-            a = free[t]
-            tot = 0.0
-            for v in range(offs[a], offs[a + 1]):
-                cn = cc[v, 0] + cc[v, 1] + cc[v, 2] + cc[v, 3]
-                if cn == 0.0:
-                    continue
-                cs = cc[v, 2] + cc[v, 3]
-                for q in range(4):
-                    y = 1.0 if q >= 2 else 0.0
-                    if cn > 1.0:
-                        tot += cc[v, q] * _majority_error(cs, cn - cs, y, c)
-                    else:
-                        tot += cc[v, q] * _majority_error(ysum, m - ysum, y, c)
-            if tot / m < best_mean:
-                best_mean = tot / m
-                which = a
-        # the chosen reference's differences err - r, r in {0, 1}: sums of counts
-        g1 = 0.0
-        g2 = 0.0
-        r2 = 0.0
-        for q in range(4):
-            y = 1.0 if q >= 2 else 0.0
-            e = float(q % 2)
-            if which == -2:
-                b = _majority_error(ysum, m - ysum, y, c)
-                g1 += n_ye[q] * (e - b)
-                g2 += n_ye[q] * ((e - b) * (e - b))
-                r2 += n_ye[q] * b
-            elif which == -1:
+        which = -3
+        which_free = -3
+        if m >= 2:
+            # (1) the constant, (2) the offset: each predicted class relabelled to its majority
+            tot_c = 0.0
+            tot_o = 0.0
+            for q in range(4):
+                y = 1.0 if q >= 2 else 0.0
+                tot_c += n_ye[q] * _majority_error(ysum, m - ysum, y, c)
                 for p in range(2):
-                    b = _majority_error(ones_o[p], n_o[p] - ones_o[p], y, float(p))
-                    g1 += cnt[p * 4 + q] * (e - b)
-                    g2 += cnt[p * 4 + q] * ((e - b) * (e - b))
-                    r2 += cnt[p * 4 + q] * b
-            else:
-                for v in range(offs[which], offs[which + 1]):
+                    tot_o += cnt[p * 4 + q] * _majority_error(ones_o[p], n_o[p] - ones_o[p], y, float(p))
+            best_mean, which = _constant_or_offset(tot_c, tot_o, m)
+            free_mean = tot_c / m
+            which_free = -2
+            # (3) one majority class per item of each attribute the slice does not fix
+            for t in range(nf):
+                a = free[t]
+                tot = 0.0
+                for v in range(offs[a], offs[a + 1]):
                     cn = cc[v, 0] + cc[v, 1] + cc[v, 2] + cc[v, 3]
-                    if cc[v, q] == 0.0:
+                    if cn == 0.0:
                         continue
                     cs = cc[v, 2] + cc[v, 3]
-                    if cn > 1.0:
-                        b = _majority_error(cs, cn - cs, y, c)
-                    else:
-                        b = _majority_error(ysum, m - ysum, y, c)
-                    g1 += cc[v, q] * (e - b)
-                    g2 += cc[v, q] * ((e - b) * (e - b))
-                    r2 += cc[v, q] * b
-        out[i, 5] = best_mean
-        out[i, 6] = g1
-        out[i, 7] = g2
-        out[i, 8] = r2
-        out[i, 9] = which
+                    for q in range(4):
+                        y = 1.0 if q >= 2 else 0.0
+                        if cn > 1.0:
+                            tot += cc[v, q] * _majority_error(cs, cn - cs, y, c)
+                        else:
+                            tot += cc[v, q] * _majority_error(ysum, m - ysum, y, c)
+                if tot / m < best_mean:
+                    best_mean = tot / m
+                    which = a
+                if tot / m < free_mean:
+                    free_mean = tot / m
+                    which_free = a
+            out[i, 3] = best_mean
+            out[i, 4] = which
+            out[i, 5] = free_mean
+            out[i, 6] = which_free
+        has_ref = which != -3
+        has_free = which_free != -3
+        # each distinct row's errors, times its count (the whole dataset's first)
+        _clear_moments(out, i, has_ref, has_free)
+        for j in range(f_lo[d], f_hi[d]):
+            g = arena[j]
+            q = ye[g]
+            y = 1.0 if q >= 2 else 0.0
+            e = float(q % 2)
+            beta = 1.0 if y != c else 0.0
+            b = 0.0
+            bf = 0.0
+            if has_ref:
+                cell = 0
+                if which >= 0:
+                    v = codes[g, which]
+                    cell = offs[which] + (v if v >= 0 else n_values[which])
+                b = _count_reference(which, y, pc[g], cell, cc, ysum, m, c, ones_o, n_o)
+            if has_free:
+                cell = 0
+                if which_free >= 0:
+                    v = codes[g, which_free]
+                    cell = offs[which_free] + (v if v >= 0 else n_values[which_free])
+                bf = _count_reference(which_free, y, 0, cell, cc, ysum, m, c, ones_o, n_o)
+            if d == 0:
+                whole[g] = b if has_ref else np.nan
+            _add_moments(out, i, weight[g], beta, e, b, bf, whole[g], has_ref, has_free)
     return n_items
 
 

@@ -246,9 +246,11 @@ def _slice_table_html(table: SliceTable, metric: str, rows: pd.DataFrame, previo
                  ("Bound nearest zero", f"{m}_divergence_bound", "d")]
     if f"{m}_baseline" in rows.columns:
         cols += [("Baseline", f"{m}_baseline", "v")]
+        if f"{m}_harder" in rows.columns:
+            cols += [("Harder", f"{m}_harder", "d")]
         if f"{m}_reference" in rows.columns:
             cols += [("Achievable", f"{m}_reference", "v")]
-        cols += [("Lift", f"{m}_lift", "pct"), ("Lift shortfall", f"{m}_lift_shortfall", "pp")]
+        cols += [("Lift", f"{m}_lift", "num"), ("Lift shortfall", f"{m}_lift_shortfall", "num")]
     if f"{m}_replicated" in rows.columns:
         cols += [("Replication", f"{m}_replicated_value", "v")]
         if f"{m}_replicated_divergence" in rows.columns:
@@ -287,6 +289,8 @@ def _slice_table_html(table: SliceTable, metric: str, rows: pd.DataFrame, previo
                 cells.append(f'<td class="n" data-v="{_sort_value(v)}">{format_value(v, b)}</td>')
             elif kind == "d":
                 cells.append(f'<td class="n" data-v="{_sort_value(v)}">{format_divergence(v, b)}</td>')
+            elif kind == "num":
+                cells.append(f'<td class="n" data-v="{_sort_value(v)}">{format_number(v)}</td>')
             elif kind == "pct":
                 cells.append(f'<td class="n" data-v="{_sort_value(v)}">{format_percent(v)}</td>')
             elif kind == "pp":
@@ -301,7 +305,7 @@ def _slice_table_html(table: SliceTable, metric: str, rows: pd.DataFrame, previo
             elif kind == "bool":
                 cells.append(f'<td data-v="{_sort_value(v)}">{"yes" if bool(v) else "no"}</td>')
             elif col.endswith("_verdict"):
-                text = verdict_label(v, r[f"{m}_divergence"], r.get(f"{m}_q"))
+                text = verdict_label(v, r[f"{m}_divergence"], r.get(f"{m}_q"), r.get(f"{m}_meets_min_size"))
                 cells.append(f'<td data-v="{_esc(v)}"><span class="badge" style="background:{verdict_color(v)};'
                              f'color:{verdict_ink(v)}">'
                              f"{_esc(text)}</span></td>")
@@ -471,8 +475,10 @@ def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label
                 parts.append("<div>" + _figure_div(contribution_figure(contrib, binary=info.binary)) + "</div>")
             parts.append("</div>")
     parts.append("<h2>Verdicts</h2>" + _legend_html()
-                 + "<p class='small'>Checked in this order: too small (measured rows below n_min), noise (not "
-                   "significant after correction), not replicated, then defect / hard cohort / better for error "
+                 + "<p class='small'>Checked in this order: not significant after correction: too small "
+                   "(measured rows below n_min) or noise (at least n_min: no divergence of δ or more, at 80% "
+                   "power); a significant slice keeps its verdict at any size (flagged 'imprecise' below "
+                   "n_min): not replicated, then defect / hard cohort / better for error "
                    "metrics with a slice baseline (undetermined where the rows needed to tell a defect from a "
                    "hard cohort were not kept), above / below otherwise. The shrunk divergence is the "
                    "empirical-Bayes estimate free of the winner's curse; the bound nearest zero is the corrected "
@@ -495,7 +501,8 @@ def _comparison_html(c, *, top: int, findings: int) -> str:
            f"<p class='note'>Both models on the same {a['rows_compared']:,} rows; {c.n_tested:,} paired tests in one "
            f"family (every slice × every metric), correction {_esc(a['correction'])}. A slice is <b>worse</b> or "
            f"<b>better</b> when its change is significant after correction and its {a['confidence']:.0%} interval "
-           "excludes 0; <b>no change</b> when the interval lies within ±δ; <b>too small</b> below n_min; "
+           "excludes 0 (at any size); <b>no change</b> when the interval lies within ±δ; <b>too small</b> when "
+           "neither and below n_min; "
            "<b>noise</b> otherwise.</p>"]
     worse_any = False
     for m in c.metric_names:

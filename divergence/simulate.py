@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["random_attributes", "null_table", "two_group_table", "planted_rate_table", "noisier_labels_table",
-           "NULL_KINDS", "cohort_table", "one_cohort_table", "two_cohorts_table", "truths",
-           "findings_run", "findings_summary"]
+           "NULL_KINDS", "planted_table", "one_cohort_table", "two_cohorts_table", "truths",
+           "findings_run", "findings_summary", "cohort_table", "COHORT_KINDS", "sized_slice_table"]
 
 #: the null settings: an outcome that no attribute changes
 NULL_KINDS = ("rate", "normal", "abs_error", "squared_error", "lognormal", "three_rates")
@@ -157,7 +157,7 @@ def planted_lognormal_table(seed: int, *, n: int = 10_000, shift: float = 0.5, s
     return df, dict(outcome="o"), {"itemset": "segment=s0"}
 
 
-def cohort_table(seed: int, cohorts: dict, *, n: int = 10_000, base: float = 0.2, shares: dict | None = None):
+def planted_table(seed: int, cohorts: dict, *, n: int = 10_000, base: float = 0.2, shares: dict | None = None):
     """Random attributes and a 0/1 outcome at rate ``base`` raised by ``cohorts[itemset]`` on each
     planted cohort's rows (added where cohorts overlap). ``shares``: the share of rows of a planted
     attribute value (``{"a0=v0": 0.5}``), set before planting; other values keep their random shares.
@@ -184,13 +184,13 @@ def cohort_table(seed: int, cohorts: dict, *, n: int = 10_000, base: float = 0.2
 def one_cohort_table(seed: int, *, n: int = 10_000, divergence: float = 0.053):
     """One true cohort, ``a0=v0`` on half the rows, whose true divergence is ``divergence`` (its rate
     raised by twice that); every other slice's truth follows from its share of the cohort's rows."""
-    return cohort_table(seed, {"a0=v0": 2.0 * divergence}, n=n, shares={"a0=v0": 0.5})
+    return planted_table(seed, {"a0=v0": 2.0 * divergence}, n=n, shares={"a0=v0": 0.5})
 
 
 def two_cohorts_table(seed: int, *, n: int = 10_000, effect: float = 0.12):
     """Two true cohorts on different attributes, ``a1=v0`` and ``a3=v1, a4=v2`` (30% and about 8% of
     the rows), each raising the rate by ``effect``."""
-    return cohort_table(seed, {"a1=v0": effect, "a3=v1, a4=v2": effect}, n=n,
+    return planted_table(seed, {"a1=v0": effect, "a3=v1, a4=v2": effect}, n=n,
                         shares={"a1=v0": 0.3, "a3=v1": 0.3, "a4=v2": 0.28})
 
 
@@ -218,9 +218,9 @@ def findings_run(kind: str, seed: int, *, min_support: float = 0.005) -> dict:
     elif kind == "two":
         df, kw, info = two_cohorts_table(seed)
     elif kind == "null":
-        df, kw, info = cohort_table(seed, {})
+        df, kw, info = planted_table(seed, {})
     elif kind == "planted":
-        df, kw, info = cohort_table(seed, {})
+        df, kw, info = planted_table(seed, {})
     else:
         raise ValueError(f"unknown kind {kind!r}")
     if kind == "planted":  # a segment on 5% of the rows, the rest split three ways
@@ -307,3 +307,89 @@ def findings_summary(runs: list) -> list:
         raw = np.mean([r["planted_raw"] - r["planted_truth"] for r in rs])
         add("planted +0.10 slice: raw minus truth (mean), for reference", rs, raw, "reported", True)
     return out
+
+
+# ------------------------------------------------------------------ defect against hard cohort
+
+#: the kinds of planted cohort of :func:`cohort_table`
+COHORT_KINDS = ("defect", "hard", "unseen", "none")
+
+
+def cohort_table(seed: int, kind: str, task: str = "regression", *, n: int = 10_000, share: float = 0.2,
+                 feature_column: bool = False):
+    """A model that is as good as possible everywhere except in one planted cohort ``cohort=yes``
+    (``share`` of the rows), in a world where the target follows two features: ``x`` (a column
+    only when ``feature_column``) and ``z`` (always a column), beside six random attributes.
+
+    ``task="regression"``: y = 2x + z + N(0, 1), the model predicts 2x + z (metrics abs_error and
+    squared_error); ``"classification"``: y ~ Bernoulli(sigmoid(2.5x + 1.2z)), the model predicts
+    the likelier class and scores the probability (metrics error and brier, threshold 0.5).
+
+    ``kind``: ``"defect"``: in the cohort the model ignores x, which it uses everywhere else
+    (its prediction there is z, or its class and probability from 1.2z); the cohort's target is
+    no harder. ``"hard"``: the cohort's target is noisier (noise sd 2.5 against 1; for the
+    classifier a logit a quarter as steep), the model as good as possible there (for Brier its
+    probability is the cohort's true one). ``"unseen"``: a feature w, in no column and unknown to
+    the model, acts only in the cohort (2w added to the target, 3w to the logit): from these
+    columns it cannot be told from a noisier target. ``"none"``: nothing is planted."""
+    if kind not in COHORT_KINDS:
+        raise ValueError(f"unknown cohort kind {kind!r}")
+    rng = np.random.default_rng(seed)
+    df = random_attributes(rng, n)
+    cohort = rng.random(n) < share
+    df["cohort"] = np.where(cohort, "yes", "no")
+    x, z, w = rng.normal(size=n), rng.normal(size=n), rng.normal(size=n)
+    df["z"] = np.round(z, 3)
+    if feature_column:
+        df["x"] = np.round(x, 3)
+    if task == "regression":
+        noise = rng.normal(size=n) * np.where(cohort & (kind == "hard"), 2.5, 1.0)
+        df["y"] = 2.0 * x + z + noise + np.where(cohort & (kind == "unseen"), 2.0 * w, 0.0)
+        df["pred"] = np.where(cohort & (kind == "defect"), z, 2.0 * x + z)
+        kw = dict(target="y", prediction="pred", regression=True, metrics=["abs_error", "squared_error"])
+    elif task == "classification":
+        logit = 2.5 * x + 1.2 * z
+        true = np.where(cohort & (kind == "hard"), 0.25 * logit, logit) + np.where(cohort & (kind == "unseen"),
+                                                                                 3.0 * w, 0.0)
+        df["y"] = (rng.random(n) < 1.0 / (1.0 + np.exp(-true))).astype(int)
+        model = np.where(cohort & (kind == "defect"), 1.2 * z, logit)
+        # as good as possible: for Brier, the probability given what the model knows (in the
+        # hard cohort the flatter logit; with the unseen feature, the logit averaged over w)
+        scale = np.where(cohort & (kind == "hard"), 0.25, np.where(cohort & (kind == "unseen"),
+                                                                   1.0 / np.sqrt(1.0 + np.pi * 9.0 / 8.0), 1.0))
+        df["score"] = np.round(1.0 / (1.0 + np.exp(-scale * model)), 6)
+        kw = dict(target="y", score="score", threshold=0.5, positive=1, metrics=["error", "brier"])
+    else:
+        raise ValueError(f"unknown task {task!r}")
+    return df, kw, {"cohort": "cohort=yes", "kind": kind}
+
+
+def sized_slice_table(seed: int, size: int, *, kind: str = "rate", delta: float = 0.05, base: float = 0.2,
+                      n: int = 10_000):
+    """Six random attributes and ``segment``, whose value ``s0`` holds exactly ``size`` rows (the
+    others ``s1``-``s3``), a slice whose outcome truly diverges from the whole dataset's by
+    ``delta`` (signed): its mean minus the whole dataset's expected mean, given its size.
+
+    ``kind="rate"``: a 0/1 outcome, the whole dataset's rate ``base``; ``"normal"``: N(0, 1) with
+    the slice shifted; ``"lognormal"``: lognormal(0, 1) with the slice's log-mean shifted so that
+    its mean moves by the same amount (``delta`` in the outcome's units)."""
+    rng = np.random.default_rng(seed)
+    df = random_attributes(rng, n)
+    seg = np.array(["s1", "s2", "s3"], dtype=object)[rng.integers(0, 3, n)]
+    seg[rng.choice(n, int(size), replace=False)] = "s0"
+    df["segment"] = seg
+    inside = seg == "s0"
+    gap = delta * n / (n - size)  # slice minus rest
+    if kind == "rate":
+        rest = base - delta * size / (n - size)
+        df["o"] = (rng.random(n) < np.where(inside, rest + gap, rest)).astype(float)
+    elif kind == "normal":
+        df["o"] = rng.normal(size=n) + np.where(inside, gap, 0.0)
+    elif kind == "lognormal":
+        mean = np.exp(0.5)
+        if mean + gap <= 0:
+            raise ValueError("a lognormal slice cannot fall that far")
+        df["o"] = rng.lognormal(np.where(inside, np.log1p(gap / mean), 0.0), 1.0, n)
+    else:
+        raise ValueError(f"unknown kind {kind!r}")
+    return df, dict(outcome="o"), {"itemset": "segment=s0", "delta": delta}

@@ -17,8 +17,9 @@ from .tallies import metric_columns
 from .vocabulary import CORRECTIONS
 
 __all__ = ["beta_t", "welch_t", "fisher_exact_p", "welch_p", "slice_means", "CORRECTIONS", "adjust_p",
-           "corrected_level", "mean_difference_test", "min_slice_size", "outcome_skewness",
-           "normal_quantile", "rate_difference_interval", "rest_skew", "t_interval", "wilson_interval",
+           "corrected_level", "detection_power", "mean_difference_test", "min_slice_size", "MIN_SIZE_POWER", "paired_power",
+           "paired_min_size", "outcome_skewness",
+           "normal_quantile", "rate_difference_interval", "rest_skew", "SKEW_GUARD", "t_interval", "wilson_interval",
            "z_value"]
 
 
@@ -157,10 +158,224 @@ def adjust_p(p: np.ndarray, method: str = "bh") -> np.ndarray:
     return out
 
 
-def min_slice_size(delta: float, confidence: float, sigma: float) -> int:
-    """Smallest defined-row count whose interval half-width is below delta: ceil((z*sigma/delta)^2)."""
-    z = z_value(confidence)
-    return int(math.ceil((z * sigma / delta) ** 2 - 1e-9))
+#: the probability with which a slice that truly diverges by delta is found at n_min rows
+MIN_SIZE_POWER = 0.8
+
+
+def _ndtr(x: float) -> float:
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))
+
+
+def detection_power(n: float, delta: float, bar: float, n_total: float, *, binary: bool, overall: float = 0.0,
+                    sigma: float = 1.0, slice_sigma: float | None = None) -> float:
+    """The probability that a slice of ``n`` defined rows whose outcome truly differs from the whole
+    dataset's by ``delta`` (signed: the divergence, slice minus whole) is significant in the
+    two-sided test of the slice against the rest at the per-test level ``bar``; ``n_total`` defined
+    rows in all. The slice-minus-rest difference is ``delta * N / (N - n)`` (the whole dataset
+    holds the slice). Rates (``overall`` the whole dataset's rate): the normal approximation of the
+    test, the null variance at the pooled rate, the alternative's at the slice's rate
+    ``overall + delta`` and at the rest's; 0 where no rest rate in [0, 1] gives that divergence.
+    Real outcomes: Welch's t-test, power from the noncentral t, ``sigma`` the rest's standard
+    deviation and ``slice_sigma`` the slice's (``sigma`` when None)."""
+    N = float(n_total)
+    n = float(n)
+    if not (1.0 <= n <= N - 1.0) or not bar > 0:
+        return 0.0
+    if binary:
+        p0 = float(overall)
+        ps = p0 + delta
+        pr = (N * p0 - n * ps) / (N - n)
+        if not (0.0 <= ps <= 1.0 and -1e-12 <= pr <= 1.0 + 1e-12):
+            return 0.0
+        pr = min(max(pr, 0.0), 1.0)
+        if 0.0 < ps < 1.0 and 0.0 < pr < 1.0 and n == int(n) and N == int(N):
+            return _fisher_power(int(n), int(N), int(round(N * p0)), ps, pr, bar)
+        d = abs(ps - pr)
+        se0 = math.sqrt(max(p0 * (1.0 - p0), 0.0) * (1.0 / n + 1.0 / (N - n)))
+        se1 = math.sqrt(ps * (1.0 - ps) / n + pr * (1.0 - pr) / (N - n))
+        z = normal_quantile(1.0 - bar / 2.0)
+        if se1 == 0:
+            return 1.0 if d > z * se0 else 0.0
+        return _ndtr((d - z * se0) / se1) + _ndtr((-d - z * se0) / se1)
+    from scipy import special as _sp
+
+    s1 = sigma if slice_sigma is None else float(slice_sigma)
+    if n < 2 or N - n < 2 or not sigma > 0 or not s1 > 0:
+        return 0.0
+    d = abs(delta) * N / (N - n)
+    v1, v2 = s1 * s1 / n, sigma * sigma / (N - n)
+    se = math.sqrt(v1 + v2)
+    df = (v1 + v2) ** 2 / (v1 * v1 / (n - 1.0) + v2 * v2 / (N - n - 1.0))
+    t = float(_sp.stdtrit(df, 1.0 - bar / 2.0))
+    ncp = d / se
+    upper = float(_sp.nctdtr(df, ncp, t))
+    lower = float(_sp.nctdtr(df, ncp, -t))  # the wrong side: negligible where it cannot be evaluated
+    return (1.0 - upper) + (lower if math.isfinite(lower) else 0.0)
+
+
+def _fisher_power(n: int, N: int, T: int, ps: float, pr: float, bar: float) -> float:
+    """Power of Fisher's exact test (two-sided, as :func:`fisher_exact_p`) of a slice of n rows
+    against the other N - n, given the T ones of the whole dataset: the slice's ones follow
+    Fisher's noncentral hypergeometric distribution with the odds ratio of rates ps and pr; the
+    test rejects where the central one's two-sided p-value is at most ``bar``. Summed over the
+    counts within 12 standard deviations of both distributions' means (the rest is negligible)."""
+    from .fisher import FISHER_REL_TOL
+
+    lo, hi = max(0, T - (N - n)), min(n, T)
+    if hi <= lo:
+        return 0.0
+    f = T / N
+    centre_c = n * f
+    sd_c = math.sqrt(max(n * f * (1.0 - f) * (N - n) / max(N - 1.0, 1.0), 1.0))
+    centre_a = n * ps
+    sd_a = math.sqrt(max(n * ps * (1.0 - ps), 1.0))
+    a = max(lo, int(math.floor(min(centre_c - 12 * sd_c, centre_a - 12 * sd_a))))
+    b = min(hi, int(math.ceil(max(centre_c + 12 * sd_c, centre_a + 12 * sd_a))))
+    k = np.arange(a, b + 1, dtype=float)
+    lg = np.frompyfunc(math.lgamma, 1, 1)
+
+    def log_comb(x, y):
+        return (lg(x + 1.0) - lg(y + 1.0) - lg(x - y + 1.0)).astype(float)
+
+    central = log_comb(float(n), k) + log_comb(float(N - n), T - k)
+    central = np.exp(central - central.max())
+    central /= central.sum()
+    # the two-sided p-value of each count: the mass of the counts at most as likely
+    order = np.argsort(central, kind="stable")
+    ranked = central[order]
+    cum = np.cumsum(ranked)
+    p = cum[np.searchsorted(ranked, central * (1.0 + FISHER_REL_TOL), side="right") - 1]
+    log_psi = math.log(ps / (1.0 - ps)) - math.log(pr / (1.0 - pr))
+    alt = np.log(np.maximum(central, 1e-300)) + k * log_psi
+    alt = np.exp(alt - alt.max())
+    alt /= alt.sum()
+    return float(alt[p <= bar].sum())
+
+
+def min_slice_size(delta: float, bar: float, n_total: int, *, binary: bool, overall: float = 0.0,
+                   sigma: float = 1.0, slice_sigma: float | None = None, power: float = MIN_SIZE_POWER) -> int | None:
+    """The smallest defined-row count at which a slice whose outcome truly differs from the whole
+    dataset's by ``delta`` (signed) is significant at the per-test level ``bar`` with probability
+    at least ``power`` (see :func:`detection_power`); None when no slice of ``n_total`` rows gets
+    there (or, for a rate, when no slice can diverge by delta on that side)."""
+    N = int(n_total)
+    lo, hi = (1 if binary else 2), N - (1 if binary else 2)
+    if hi < lo:
+        return None
+
+    def enough(n: int) -> bool:
+        return detection_power(n, delta, bar, N, binary=binary, overall=overall, sigma=sigma,
+                               slice_sigma=slice_sigma) >= power
+
+    if binary:
+        # a rate's slice cannot be so large that the rest's rate leaves [0, 1]
+        ps = overall + delta
+        if not 0.0 <= ps <= 1.0:
+            return None
+        if delta > 0 and ps > 0:
+            hi = min(hi, int(math.floor(N * overall / ps + 1e-9)))
+        elif delta < 0 and ps < 1:
+            hi = min(hi, int(math.floor(N * (1.0 - overall) / (1.0 - ps) + 1e-9)))
+        if hi < lo:
+            return None
+    if enough(lo):
+        return lo
+    # the largest size's power is usually the highest; where it is not (a rate near the edge of
+    # what the rest allows), the search below still finds the first size that is enough
+    if not enough(hi):
+        grid = np.unique(np.linspace(lo, hi, 64).astype(int))
+        ok = [int(g) for g in grid if enough(int(g))]
+        if not ok:
+            return None
+        hi = ok[0]
+    while hi - lo > 1:  # power grows with n: the first n that is enough
+        mid = (lo + hi) // 2
+        if enough(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def paired_power(n: int, delta: float, bar: float, *, binary: bool, discordant: float = 0.0,
+                 sigma: float = 1.0) -> float:
+    """The probability that a slice of ``n`` rows whose change (model minus reference, paired on
+    its own rows) truly is ``delta`` is significant at the two-sided per-test level ``bar``.
+    0/1 outcomes: McNemar's exact test, the discordant rows D ~ Binomial(n, ``discordant``) and
+    given D the model's 1-0 rows ~ Binomial(D, (discordant + delta) / (2 discordant)). Real
+    outcomes: the paired t-test, power from the noncentral t with ``sigma`` the per-row
+    difference's standard deviation."""
+    from scipy import special as _sp
+
+    n = int(n)
+    if n < 2 or not bar > 0:
+        return 0.0
+    if binary:
+        pi = float(discordant)
+        if not (0.0 < pi <= 1.0) or abs(delta) > pi:
+            return 0.0
+        q = (pi + delta) / (2.0 * pi)
+        centre, sd = n * pi, math.sqrt(max(n * pi * (1.0 - pi), 1.0))
+        d = np.arange(max(1, int(centre - 8 * sd)), min(n, int(math.ceil(centre + 8 * sd))) + 1, dtype=np.int64)
+        if d.size == 0:
+            return 0.0
+        df_ = d.astype(float)
+        weight = np.exp(_sp.gammaln(n + 1.0) - _sp.gammaln(df_ + 1.0) - _sp.gammaln(n - df_ + 1.0)
+                        + df_ * math.log(pi) + ((n - df_) * math.log1p(-pi) if pi < 1 else 0.0))
+
+        def rejects(k):  # the two-sided binomial p-value at 1/2 of count k (per D) within the bar
+            return (k >= 0) & (2.0 * _sp.bdtr(np.maximum(k, 0), d, 0.5) <= bar)
+
+        # the largest count k (per D) that is rejected, by bisection: -1 when none is
+        lo = np.full(d.size, -1, dtype=np.int64)
+        hi = (d - 1) // 2 + 1  # first count known not to be rejected (or one past the middle)
+        top = rejects(hi - 1)
+        lo = np.where(top, hi - 1, lo)
+        while True:
+            open_ = hi - lo > 1
+            if not open_.any():
+                break
+            mid = (lo + hi) // 2
+            good = rejects(mid)
+            lo = np.where(open_ & good, mid, lo)
+            hi = np.where(open_ & ~good, mid, hi)
+        k = lo
+        low_tail = np.where(k >= 0, _sp.bdtr(np.maximum(k, 0), d, q), 0.0)
+        high_tail = np.where(k >= 0, _sp.bdtrc(np.maximum(d - k - 1, 0), d, q), 0.0)
+        return float(np.sum(weight * (low_tail + high_tail)) / max(np.sum(weight), 1e-300))
+    if not sigma > 0:
+        return 1.0
+    df = n - 1.0
+    t = float(_sp.stdtrit(df, 1.0 - bar / 2.0))
+    ncp = abs(delta) * math.sqrt(n) / sigma
+    lower = float(_sp.nctdtr(df, ncp, -t))
+    return (1.0 - float(_sp.nctdtr(df, ncp, t))) + (lower if math.isfinite(lower) else 0.0)
+
+
+def paired_min_size(delta: float, bar: float, n_total: int, *, binary: bool, discordant: float = 0.0,
+                    sigma: float = 1.0, power: float = MIN_SIZE_POWER) -> int | None:
+    """The smallest row count at which a slice whose paired change truly is ``delta`` is
+    significant at the per-test level ``bar`` with probability at least ``power`` (see
+    :func:`paired_power`); None when not even ``n_total`` rows get there."""
+    N = int(n_total)
+    lo, hi = 2, N
+    if hi < lo:
+        return None
+
+    def enough(n: int) -> bool:
+        return paired_power(n, delta, bar, binary=binary, discordant=discordant, sigma=sigma) >= power
+
+    if enough(lo):
+        return lo
+    if not enough(hi):
+        return None
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if enough(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 # ---------------------------------------------------------------- slice against the rest, valid on skewed data

@@ -21,6 +21,7 @@ from .roles import distinct_values, guess_positive
 from .table import SliceTable
 
 __all__ = [
+    "verdict_evidence",
     "format_count", "format_number", "format_percent", "format_value", "format_divergence",
     "format_interval", "format_p", "COLUMN_LABELS", "VERDICT_COLORS", "SliceView",
     "slice_view", "sort_options", "DEFAULT_ORDER_LABEL", "default_ascending", "metric_label", "display_frame", "display_sort_columns", "redundancy_epsilon",
@@ -216,8 +217,8 @@ def display_frame(table: SliceTable, rows: pd.DataFrame, metric: str | None = No
     """The rows as text for people (formats from :mod:`divergence.formats`): the slice, its
     rows, the metric with its interval, the divergence, q, and every statistics column the
     table has for the metric (slice baseline, lift, bootstrap interval, replication, verdict).
-    A slice below the minimum size keeps its direction and evidence in the verdict cell
-    ('too small · above, q = 1e-16').
+    A significant slice below the minimum size keeps its verdict, flagged in the verdict cell
+    ('above · imprecise').
 
     Support, length, t, p and the min-size flag are left out (the CSV and the slice detail
     have them) unless named in ``also`` (e.g. the column the rows are sorted by).
@@ -260,12 +261,14 @@ def display_frame(table: SliceTable, rows: pd.DataFrame, metric: str | None = No
         out["Min size"] = f[f"{m}_meets_min_size"].map(lambda b: "yes" if bool(b) else "no")
     if f"{m}_baseline" in f:
         out["Baseline"] = f[f"{m}_baseline"].map(lambda x: format_value(x, binary))
+    if f"{m}_harder" in f:
+        out["Harder"] = f[f"{m}_harder"].map(lambda x: format_divergence(x, binary))
     if f"{m}_reference" in f:
         out["Achievable"] = f[f"{m}_reference"].map(lambda x: format_value(x, binary))
-    if f"{m}_lift" in f:
-        out["Lift"] = f[f"{m}_lift"].map(format_percent)
+    if f"{m}_lift" in f:  # on the metric's natural scale (see the glossary)
+        out["Lift"] = f[f"{m}_lift"].map(format_number)
     if f"{m}_lift_shortfall" in f:
-        out["Lift shortfall"] = f[f"{m}_lift_shortfall"].map(lambda x: format_divergence(x, True))
+        out["Lift shortfall"] = f[f"{m}_lift_shortfall"].map(format_number)
     if f"{m}_boot_low" in f and f[f"{m}_boot_low"].notna().any():
         out["Bootstrap"] = [format_interval(a, b, binary)
                             for a, b in zip(f[f"{m}_boot_low"], f[f"{m}_boot_high"])]
@@ -279,7 +282,9 @@ def display_frame(table: SliceTable, rows: pd.DataFrame, metric: str | None = No
         out["Replicated"] = f[f"{m}_replicated"].map(lambda b: "yes" if bool(b) else "no")
     if f"{m}_verdict" in f:
         q = f[f"{m}_q"] if f"{m}_q" in f else f[f"{m}_p"]
-        out["Verdict"] = [verdict_label(v, d, p) for v, d, p in zip(f[f"{m}_verdict"], f[f"{m}_divergence"], q)]
+        meets = f[f"{m}_meets_min_size"] if f"{m}_meets_min_size" in f else [None] * len(f)
+        out["Verdict"] = [verdict_label(v, d, p, k) for v, d, p, k in zip(f[f"{m}_verdict"], f[f"{m}_divergence"], q,
+                                                                          meets)]
     return pd.DataFrame({k: list(v) for k, v in out.items()}, index=f.index)
 
 
@@ -289,6 +294,7 @@ def display_sort_columns(table: SliceTable, metric: str | None = None) -> dict[s
     cols = {"Slice": "itemset", "Items": "length", "Rows": "count", "Support": "support", "Measured": f"{m}_count",
             _metric_label(table, m): m, "Interval": f"{m}_ci_low", "Divergence": f"{m}_divergence", "t": f"{m}_t",
             "p": f"{m}_p", "q": f"{m}_q", "Min size": f"{m}_meets_min_size", "Baseline": f"{m}_baseline",
+            "Harder": f"{m}_harder",
             "Lift": f"{m}_lift", "Lift shortfall": f"{m}_lift_shortfall", "Bootstrap": f"{m}_boot_low",
             "Replication": f"{m}_replicated_value", "Replicated": f"{m}_replicated", "Verdict": f"{m}_verdict",
             "Finding": f"{m}_finding", "Order": f"{m}_order"}
@@ -456,6 +462,58 @@ def headline_tiles(table: SliceTable, metric: str | None = None) -> list[Tile]:
                       f"{format_count(ns.get('noise', 0))} noise + {format_count(small)} too small to tell",
                       (h["min_size"] or {}).get("text", "") or "Not significant after correction."))
     return tiles
+
+
+#: the natural scale of each error metric's lift, in words (see divergence.assess._natural_scale)
+_LIFT_SCALE = {"squared_error": "baseline − error", "abs_error": "baseline² − error²",
+               "error": "−log(1 − 2·error), over the best model-free reference",
+               "brier": "−log(1 − 4·Brier), over the best model-free reference"}
+
+
+def verdict_evidence(table: SliceTable, row: pd.Series, metric: str | None = None) -> str | None:
+    """The three tests behind an error metric's verdict, in words with their numbers (Markdown):
+    is the target harder here than across the values of the slice's attributes, is the
+    model's lift short of theirs, does a reference fitted to these rows beat the model. None for
+    a metric without a baseline."""
+    m = table.metric(metric).name
+    info = table.metric(m)
+    if f"{m}_harder" not in row.index:
+        return None
+    b = info.binary
+    alpha = 1.0 - float((table.assessment or {}).get("confidence", 0.95))
+
+    def sure(q, yes, no):
+        return f"**{yes}** (q = {format_p(q)})" if not is_undefined(q) and float(q) <= alpha else \
+            f"{no} (q = {format_p(q)})"
+
+    binary_target = info.baseline in ("majority", "base_rate")
+    base = row[f"{m}_columns_reference"] if binary_target else row[f"{m}_baseline"]
+    what = ("the best reference without the model (its constant, or a constant per item of another attribute)"
+            if binary_target else "the best constant guess from its own rows")
+    harder, short = row[f"{m}_harder"], row[f"{m}_lift_shortfall"]
+    elsewhere = base - harder if not (is_undefined(base) or is_undefined(harder)) else float("nan")
+    lift_there = row[f"{m}_lift"] + short if not (is_undefined(row[f"{m}_lift"]) or is_undefined(short)) \
+        else float("nan")
+    parts = [
+        f"**Is the target harder here?** {what.capitalize()} errs {format_value(base, b)} here against "
+        f"{format_value(elsewhere, b)} across the values of the slice's attributes (each with its own): "
+        f"{format_divergence(harder, b)} {format_interval(row[f'{m}_harder_low'], row[f'{m}_harder_high'], b)}, "
+        + sure(row[f"{m}_harder_q"], "reliably harder", "not reliably harder") + ".",
+        f"**Does the model gain less here?** Its lift over that baseline ({_LIFT_SCALE.get(m, 'on its scale')}): "
+        f"{format_number(row[f'{m}_lift'])} here against {format_number(lift_there)} across them, a shortfall of "
+        f"{format_number(short)} [{format_number(row[f'{m}_lift_shortfall_low'])}, "
+        f"{format_number(row[f'{m}_lift_shortfall_high'])}], "
+        + sure(row[f"{m}_lift_shortfall_q"], "reliably short", "not reliably short") + ".",
+    ]
+    if f"{m}_reference" in row.index and not is_undefined(row[f"{m}_reference"]):
+        parts.append(f"**Can these rows do better?** The best reference fitted to them errs "
+                     f"{format_value(row[f'{m}_reference'], b)} against the model's {format_value(row[m], b)}: "
+                     + sure(row[f"{m}_worse_q"], "it beats the model, by more than on the whole dataset",
+                            "not reliably better than the model, beyond the whole dataset") + ".")
+    else:
+        parts.append("**Can these rows do better?** Not known: the references need the rows (this result keeps "
+                     "tallies only), so no defect is claimed.")
+    return " ".join(parts)
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,9 @@ engines dispatch on them and the command line offers them as choices. No imports
 command line's parser reads them before the engine (and pandas) loads."""
 from __future__ import annotations
 
-__all__ = ["DEFAULT_MIN_SUPPORT", "TASKS", "CORRECTIONS", "FAMILIES", "REPLICATION_KINDS", "BINNINGS", "PERIODS", "ENGINES",
-           "SCAN_ENGINES", "QUANTILE_MODES", "REPORT_SORTS", "PEER_SORTS"]
+__all__ = ["DEFAULT_MIN_SUPPORT", "TASKS", "CORRECTIONS", "FAMILIES", "REPLICATION_KINDS", "BINNINGS", "PERIODS",
+           "ENGINES", "SCAN_ENGINES", "QUANTILE_MODES", "REPORT_SORTS", "PEER_SORTS", "VERDICTS",
+           "FINDING_VERDICTS", "SIGNIFICANT_VERDICTS", "COMPARE_VERDICTS"]
 
 TASKS = ("classification", "regression", "ranking", "outcome")
 #: multiple-testing corrections (Benjamini-Hochberg, Bonferroni, Holm)
@@ -34,3 +35,18 @@ PEER_SORTS = ("sliceline", "wracc", "lift")
 #: the one default minimum support, of the settings model (so of the Python API and plans), the command
 #: line and the dashboard: slices of 2% of the rows (README "Default support": why 0.02, measured)
 DEFAULT_MIN_SUPPORT = 0.02
+
+# ------------------------------------------------------------------ verdicts (one list each)
+#: a scan's verdicts, in the order they are checked (the app's filters, the report's legend and
+#: formats' colours and sentences follow it)
+VERDICTS = ("too small", "noise", "not replicated", "defect", "hard cohort", "undetermined", "better", "above",
+            "below")
+#: the verdicts that make a slice a finding (its error or value reliably differs), in the order
+#: the finding cards take them
+FINDING_VERDICTS = ("defect", "hard cohort", "undetermined", "above", "below", "better")
+#: the verdicts that stand on a significant slice (flagged 'imprecise' below the minimum size),
+#: a comparison's included
+SIGNIFICANT_VERDICTS = ("not replicated", "defect", "hard cohort", "undetermined", "better", "above", "below",
+                        "worse")
+#: a model comparison's verdicts
+COMPARE_VERDICTS = ("worse", "better", "no change", "too small", "noise")

@@ -5,7 +5,7 @@ import streamlit as st
 
 from divergence import COMPARE_VERDICTS, DivergenceInputError
 from divergence.compare_views import (change_contribution_figure, change_interval_figure, compare_display_frame,
-                                      compare_headline, compare_table_figure, compare_view)
+                                      compare_headline, compare_table_figure, compare_view, worst_slice)
 from divergence.formats import md_code, md_text
 from divergence.plan import dump_plan
 from divergence.views import format_count, format_divergence, format_p, format_percent, format_value, table_csv
@@ -73,12 +73,13 @@ with st.expander("How the verdicts and the minimum size are decided"):
     st.markdown(
         f"**Test.** {a['test'][metric]}; **interval**: {a['interval'][metric]}. **worse / better**: significant "
         f"after correction (q ≤ {1 - a['confidence']:.2g}) and the {a['confidence']:.0%} interval of the change "
-        "excludes 0, in the metric's bad or good direction; **no change**: the interval lies within ±δ; "
-        "**too small**: below the minimum size; **noise**: neither.")
+        "excludes 0, in the metric's bad or good direction, at any size (below the minimum size its change is "
+        "measured imprecisely); **no change**: the interval lies within ±δ; **too small**: neither, and below the "
+        "minimum size; **noise**: neither, with at least n_min rows (no change of δ or more, at 80% power).")
     st.markdown(f"**Minimum size.** {md_text(h['min_size']['text'])}")
 
 # ---------------------------------------------------------------- the worst slice
-worst = compare_view(c, metric, verdicts=["worse"], top_n=1)
+worst = worst_slice(c, metric)
 if len(worst):
     r = worst.iloc[0]
     st.error(f"**Worse than the reference:** {md_code(r['itemset'])}: {h['label']} {format_value(r[metric], b)} against "
@@ -148,11 +149,11 @@ selected = state.get(KC.SELECTED)
 if selected not in itemsets:
     if selected:
         itemsets = [selected] + itemsets
-    elif itemsets:  # the worst slice called worse, else the first row
-        worse = [s for s, v in zip(rows["itemset"], rows[f"{metric}_verdict"]) if s and v == "worse"]
-        state.update(**{KC.SELECTED: (worse or itemsets)[0]})
+    elif itemsets:  # the slice the warning names, else the first row
+        named = [s for s in worst["itemset"] if s in itemsets] if len(worst) else []
+        state.update(**{KC.SELECTED: (named or itemsets)[0]})
 if itemsets:
-    state.bound(st.selectbox, "Open a slice (the worst slice called worse unless you choose)", KC.SELECTED,
+    state.bound(st.selectbox, "Open a slice (the worst slice named above unless you choose)", KC.SELECTED,
                 options=itemsets)
     selected = state.get(KC.SELECTED)
     try:

@@ -8,7 +8,7 @@ from divergence import VERDICTS, DivergenceInputError
 from divergence.formats import (CORRECTION_NAMES, GLOSSARY, family_sentence, VERDICT_TEXT, direction, format_count,
                                 format_divergence, format_interval, format_number, format_p, format_percent,
                                 format_threshold, format_value, html_text, md_code, md_text, verdict_ink)
-from divergence.views import default_ascending, findings_header, headline, headline_tiles, redundancy_epsilon, sort_options
+from divergence.views import default_ascending, findings_header, headline, headline_tiles, redundancy_epsilon, sort_options, verdict_evidence
 from ui import cache, render, state
 from ui.state import K
 
@@ -197,18 +197,13 @@ d[3].caption(f"p = {format_p(row[metric + '_p'])}; q: {family}",
              help=GLOSSARY["p"])
 d[4].metric("Verdict", verdict or "–", help=VERDICT_TEXT.get(verdict, GLOSSARY["verdict"]))
 meets = "meets" if row[metric + "_meets_min_size"] else "below"
-d[4].caption((f"{direction(row[metric + '_divergence'])} the whole dataset; " if verdict == "too small" else "")
-             + f"{meets} n_min = {format_count(n_min)}", help=f"{GLOSSARY['n_min']} {GLOSSARY['indicative']}")
+d[4].caption(f"{meets} n_min = {format_count(n_min)}"
+             + (": its divergence is measured imprecisely" if meets == "below" and verdict not in ("too small", "noise")
+                else ""), help=f"{GLOSSARY['n_min']} {GLOSSARY['indicative']}")
 
-if f"{metric}_baseline" in row:
-    base, lift, short = row[metric + "_baseline"], row[metric + "_lift"], row[metric + "_lift_shortfall"]
-    first = table.frame.iloc[0]
-    st.markdown(
-        f"**Model error against the slice baseline.** The model's {md_text(h['label'])} here is "
-        f"{format_value(row[metric], b)}; the best constant guess from this slice's own rows would score "
-        f"{format_value(base, b)} (whole dataset: {format_value(first[metric + '_baseline'], b)}). "
-        f"Lift over that baseline: {format_percent(lift)} here, {format_percent(first[metric + '_lift'])} overall "
-        f"(shortfall {format_divergence(short, True)}).")
+evidence = verdict_evidence(table, row, metric)
+if evidence:
+    st.markdown(evidence)
 if f"{metric}_replicated_value" in row:
     st.markdown(
         f"**Replication** on {md_text(table.assessment.get('replication'))}: "

@@ -11,7 +11,7 @@ from scipy import stats as st
 from divergence import VERDICTS, DivergenceInputError, assess, scan, support_for_min_size
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
 from divergence.replication import apply_bins
-from divergence.stats import adjust_p
+from divergence.stats import adjust_p, min_slice_size
 
 
 @pytest.fixture(scope="module")
@@ -67,16 +67,77 @@ def test_min_size_derivation(demo):
              **DEMO_ROLES["classification"])
     info = t.assessment["min_size"]["fpr"]
     p = t.overall("fpr")
-    z = st.norm.ppf(0.95)
-    assert info["sigma"] == pytest.approx(math.sqrt(p * (1 - p)))
-    assert info["n_min"] == math.ceil((z * math.sqrt(p * (1 - p)) / 0.04) ** 2)
-    assert "n_min" in info["text"] and "δ = 0.04" in info["text"]
     f = t.frame
+    n_total = int(f.loc[0, "fpr_count"])
+    m = t.assessment["family_size"]["fpr"]
+    assert info["sigma"] == pytest.approx(math.sqrt(p * (1 - p)))
+    assert info["tests"] == m == t.n_tested["fpr"] + t.n_tested["fnr"]  # the scan's family
+    assert info["bar"] == pytest.approx(0.1 / m)
+    # n_min: the first size at which a slice diverging by delta (either side) is found with 80% power
+    from divergence.stats import detection_power
+    sides = [min_slice_size(s * 0.04, info["bar"], n_total, binary=True, overall=p) for s in (1, -1)]
+    assert info["n_min"] == max(sides) and info["sides"] == {"above": sides[0], "below": sides[1]}
+    up = 1 if sides[0] >= sides[1] else -1
+    assert detection_power(info["n_min"], up * 0.04, info["bar"], n_total, binary=True, overall=p) >= 0.8
+    assert detection_power(info["n_min"] - 1, up * 0.04, info["bar"], n_total, binary=True, overall=p) < 0.8
+    for words in ("n_min", "δ = 0.04", f"{m:,}", "80% probability", "p + δ", "Fisher's exact test",
+                  f"{info['n_min']:,}"):
+        assert words in info["text"], words
     np.testing.assert_array_equal(f["fpr_meets_min_size"], f["fpr_count"] >= info["n_min"])
-    assert (f.loc[~f["fpr_meets_min_size"], "fpr_verdict"] == "too small").all()
+    # too small: not significant and below n_min; a significant slice keeps its direction at any size
+    significant = ((f["fpr_q"] <= 0.1) & ((f["fpr_divergence_adj_low"] > 0) | (f["fpr_divergence_adj_high"] < 0)))
+    small = ~f["fpr_meets_min_size"] & (f.index > 0)
+    assert (f.loc[small & ~significant, "fpr_verdict"] == "too small").all()
+    assert set(f.loc[small & significant, "fpr_verdict"]) <= {"above", "below"}
+    assert (f.loc[small & significant].shape[0]) > 0  # the planted slice's refinements, at least
+    assert (f.loc[~small & ~significant & (f.index > 0), "fpr_verdict"] == "noise").all()
     s = support_for_min_size(t, "fpr")
     assert s == pytest.approx(info["n_min"] / f.loc[0, "fpr_count"])
     assert t.n_tested["fpr"] == f["fpr_p"].notna().sum() == len(f) - 1
+
+
+def test_min_size_is_power_at_the_scans_bar():
+    """The derivation by hand: the 80% point of the power curve, against a simulation of Fisher's
+    test and Welch's t-test at the bar, and the (1 - n/N) factor of a large slice."""
+    from divergence.fisher import fisher_exact_p
+    from divergence.stats import detection_power
+    bar = 0.05 / 2000
+    n = min_slice_size(0.05, bar, 10_000, binary=True, overall=0.2)
+    rng = np.random.default_rng(0)
+    N, runs = 10_000, 4000
+    pr = 0.2 - 0.05 * n / (N - n)
+    ps = pr + 0.05 * N / (N - n)
+    k1, k2 = rng.binomial(n, ps, runs), rng.binomial(N - n, pr, runs)
+    total = k1 + k2
+    p = np.empty(runs)
+    for t in np.unique(total):
+        sel = total == t
+        p[sel] = fisher_exact_p(k1[sel].astype(float), np.full(int(sel.sum()), float(n)), float(t), float(N))
+    assert abs((p <= bar).mean() - 0.8) < 0.03
+    assert detection_power(n, 0.05, bar, N, binary=True, overall=0.2) == pytest.approx(0.8, abs=0.01)
+    # a real outcome: Welch's t-test at the bar, sigma 1, delta 0.2
+    n = min_slice_size(0.2, bar, N, binary=False, sigma=1.0)
+    x = rng.normal(0.2 * N / (N - n), 1.0, (runs, n)).mean(axis=1)
+    y = rng.normal(0.0, 1.0 / math.sqrt(N - n), runs)
+    z = (x - y) / math.sqrt(1.0 / n + 1.0 / (N - n))
+    assert abs((2 * st.t.sf(np.abs(z), n - 1) <= bar).mean() - 0.8) < 0.03
+    # the whole dataset holds the slice: a large slice needs fewer rows than (z sigma / delta)^2 says
+    big = min_slice_size(0.02, bar, N, binary=False, sigma=1.0)
+    k = ((st.norm.isf(bar / 2) + st.norm.isf(0.2)) / 0.02) ** 2
+    assert big < k and big == pytest.approx(k / (1 + k / N), rel=0.02)
+    # rates: the side nearer 1/2 has the larger variance; a side beyond 0 or 1 is impossible
+    assert min_slice_size(0.05, bar, N, binary=True, overall=0.2) > min_slice_size(-0.05, bar, N, binary=True,
+                                                                                    overall=0.2)
+    assert min_slice_size(-0.05, bar, N, binary=True, overall=0.02) is None
+    assert min_slice_size(0.02, bar, 200, binary=False, sigma=1.0) is None  # no slice of 200 rows gets there
+    # a right-skewed outcome keeps its coefficient of variation: a slice above is more spread
+    from divergence.assess import min_size_derivation
+    skewed = min_size_derivation(1.65, 2.16, False, None, 0.95, "o", n_total=N, tests=2000, skew=6.2)
+    plain = min_size_derivation(1.65, 2.16, False, None, 0.95, "o", n_total=N, tests=2000, skew=0.0)
+    assert skewed["sides"]["below"] == plain["n_min"] < skewed["sides"]["above"] == skewed["n_min"]
+    assert skewed["sides"]["above"] == min_slice_size(0.432, bar, N, binary=False, sigma=2.16,
+                                                      slice_sigma=2.16 * (1.65 + 0.432) / 1.65)
+    assert "σ·(μ + δ)/μ" in skewed["text"]
 
 
 def test_per_metric_delta_and_bad_settings(demo):
@@ -124,11 +185,18 @@ def test_planted_defect_and_hard_cohort_are_told_apart(demo_regression):
     assert t.row(DEMO_TRUTH["defect"])["abs_error_verdict"] == "defect"
     assert t.row(DEMO_TRUTH["hard_cohort"])["abs_error_verdict"] == "hard cohort"
     hard = t.row(DEMO_TRUTH["hard_cohort"])
+    # the hard cohort: its baseline reliably above its partition's (the other employment values),
+    # its lift (on the squared scale of an absolute error) no shorter
     assert hard["abs_error_baseline"] > 2 * t.frame.loc[0, "abs_error_baseline"]
-    assert abs(hard["abs_error_lift_shortfall"]) < 0.2
+    assert hard["abs_error_harder_q"] <= 0.05 and hard["abs_error_harder_low"] > 0
+    assert hard["abs_error_lift_shortfall"] < 0 and hard["abs_error_lift_shortfall_q"] > 0.05
     defect = t.row(DEMO_TRUTH["defect"])
-    assert defect["abs_error_lift_shortfall"] > 0.3
+    # the defect: baseline as elsewhere, the lift reliably short, and the model beaten by its own
+    # offset removed (the unit bug)
     assert defect["abs_error_baseline"] == pytest.approx(t.frame.loc[0, "abs_error_baseline"], rel=0.1)
+    assert defect["abs_error_harder_q"] > 0.05 and defect["abs_error_harder_low"] < 0 < defect["abs_error_harder_high"]
+    assert defect["abs_error_lift_shortfall_q"] <= 0.05 and defect["abs_error_lift_shortfall_low"] > 0
+    assert defect["abs_error_worse_q"] <= 0.05
     # ordinary slices (no cohort item) called a defect or a hard cohort are false findings:
     # at most 5% of the findings under BH, none under Bonferroni (here)
     f = t.frame
@@ -146,7 +214,21 @@ def test_baselines_by_hand(demo_regression, demo):
     row = t.row("channel=App")
     assert row["abs_error_baseline"] == pytest.approx((y - y.median()).abs().mean(), rel=1e-12)
     model = (demo.loc[app, "predicted_spend"] - y).abs().mean()
-    assert row["abs_error_lift"] == pytest.approx(1 - model / (y - y.median()).abs().mean(), rel=1e-12)
+    # the lift on an absolute error's natural scale: baseline squared minus error squared
+    assert row["abs_error_lift"] == pytest.approx((y - y.median()).abs().mean() ** 2 - model ** 2, rel=1e-10)
+    # against its partition: every channel with its own median, pooled
+    b, e, n = [], [], []
+    for ch in ("App", "Branch", "Web"):
+        rows = demo["channel"] == ch
+        yy, err = demo.loc[rows, "spend"], (demo.loc[rows, "predicted_spend"] - demo.loc[rows, "spend"]).abs()
+        b.append((yy - yy.median()).abs().mean())
+        e.append(err.mean())
+        n.append(rows.sum())
+    n = np.array(n, dtype=float)
+    pooled_b, pooled_e = (n * b).sum() / n.sum(), (n * e).sum() / n.sum()
+    assert row["abs_error_harder"] == pytest.approx(b[0] - pooled_b, rel=1e-9)
+    assert row["abs_error_lift_shortfall"] == pytest.approx((pooled_b ** 2 - pooled_e ** 2) - (b[0] ** 2 - e[0] ** 2),
+                                                            rel=1e-9)
     sq = scan(demo, attributes=["channel"], min_support=0.05, target="spend", prediction="predicted_spend",
               metrics=["squared_error"])
     assert sq.row("channel=App")["squared_error_baseline"] == pytest.approx(y.var(ddof=0), rel=1e-10)
@@ -157,7 +239,7 @@ def test_baselines_by_hand(demo_regression, demo):
     assert err.row("region=South")["error_baseline"] == pytest.approx(min(share, 1 - share))
 
 
-def test_tiny_extreme_slice_is_not_a_finding():
+def test_tiny_extreme_slice_keeps_its_direction_flagged_imprecise():
     rng = np.random.default_rng(3)
     n = 2000
     df = pd.DataFrame({"g": rng.choice(["a", "b", "c"], n), "h": rng.choice(["x", "y"], n)})
@@ -166,7 +248,16 @@ def test_tiny_extreme_slice_is_not_a_finding():
     df.loc[:3, "o"] = 1.0  # four rows, all ones: point estimate 1.0 against 0.1
     t = scan(df, outcome="o", min_support=0.001)
     row = t.row("g=tiny")
-    assert row["o"] == 1.0 and row["o_verdict"] in ("too small", "noise")
+    # Fisher's exact test finds four ones out of four against a rate of 0.1 (p about 1e-4):
+    # significant at any size, so it keeps its direction, flagged below the minimum size, with
+    # an interval that says how imprecise its size is
+    assert row["o"] == 1.0 and row["o_q"] <= 0.05
+    assert row["o_verdict"] == "above" and not row["o_meets_min_size"]
+    assert row["o_divergence_ci_high"] - row["o_divergence_ci_low"] > 0.4
+    # the same slice with two ones out of four is not significant: too small to tell
+    df.loc[:1, "o"] = 0.0
+    row = scan(df, outcome="o", min_support=0.001).row("g=tiny")
+    assert row["o_q"] > 0.05 and row["o_verdict"] == "too small"
 
 
 def test_bootstrap_covers_at_about_the_nominal_rate():

@@ -56,10 +56,13 @@ def test_thresholds_are_rounded_for_titles(x, binary, text):
     assert format_threshold(x, binary) == text
 
 
-def test_verdict_label_keeps_the_direction_of_a_small_slice():
-    assert verdict_label("too small", 0.3, 1e-16) == "too small · above, q = 1.0e-16"
-    assert verdict_label("too small", -0.01, 0.4) == "too small · below, q = 0.400"
+def test_verdict_label_flags_a_significant_slice_below_the_minimum_size():
+    assert verdict_label("above", 0.3, 1e-16, False) == "above · imprecise"
+    assert verdict_label("defect", 0.3, 1e-16, False) == "defect · imprecise"
+    assert verdict_label("above", 0.3, 1e-16, True) == "above"
     assert verdict_label("above", 0.3, 1e-16) == "above"
+    assert verdict_label("too small", 0.3, 0.4, False) == "too small"  # not significant: nothing to flag
+    assert verdict_label("noise", 0.3, 0.4, True) == "noise"
     assert verdict_label("", 0.0, np.nan) == "–"
 
 
@@ -145,21 +148,32 @@ def test_report_draws_from_the_same_formats(fpr_table):
         assert f"background:{colour}" in html
     assert 'title="' + column_help("q").replace("'", "&#x27;") + '"' in html
     assert "rgba(217,72,15" not in html or True
-    small = fpr_table.frame[fpr_table.frame["fpr_verdict"] == "too small"]
-    assert "too small · " in html and len(small)
+    f = fpr_table.frame
+    imprecise = f[~f["fpr_meets_min_size"] & f["fpr_verdict"].isin(["above", "below"])]
+    assert len(imprecise) and "above · imprecise" in html
 
 
 def test_verdict_lists_and_colours_have_one_home():
-    """The finding verdicts and the comparison's verdict colours are defined in formats only:
-    the report, the views and the comparison views read them from there."""
-    from divergence import compare_views, formats, report, views
+    """The verdict lists live in divergence.vocabulary, one each; the engine, formats, the
+    report, the views and the comparison read them from there, and every verdict has a colour, a
+    sentence and (for a finding) an action."""
+    import importlib
+
+    from divergence import compare_views, formats, report, views, vocabulary
     from divergence.compare import COMPARE_VERDICTS
 
+    assess, compare = (importlib.import_module(f"divergence.{m}") for m in ("assess", "compare"))
+
+    assert assess.VERDICTS is vocabulary.VERDICTS and compare.COMPARE_VERDICTS is vocabulary.COMPARE_VERDICTS
+    assert formats.FINDING_VERDICTS is vocabulary.FINDING_VERDICTS
     assert report.FINDINGS is formats.FINDING_VERDICTS
     assert compare_views.COMPARE_VERDICT_COLORS is formats.COMPARE_VERDICT_COLORS
     assert set(formats.COMPARE_VERDICT_COLORS) == set(COMPARE_VERDICTS)
+    assert set(vocabulary.VERDICTS) <= set(formats.VERDICT_COLORS) and set(vocabulary.VERDICTS) <= set(formats.VERDICT_TEXT)
+    assert set(vocabulary.FINDING_VERDICTS) <= set(vocabulary.VERDICTS)
+    assert all(v in formats.ACTIONS for v in vocabulary.FINDING_VERDICTS)
     # finding cards: the finding verdicts that ask for an action, in the same order
-    assert views._FINDING_ORDER == ("defect", "hard cohort", "above", "below")
+    assert views._FINDING_ORDER == ("defect", "hard cohort", "undetermined", "above", "below")
     assert set(views._FINDING_ORDER) < set(formats.FINDING_VERDICTS)
 
 

@@ -1,8 +1,10 @@
 """The verdict's walk (lattice.walk_verdict) gives what the walk with one pass per reference
-gave, on random tables of every baseline kind: squared error (1), absolute error (2), 0/1
+gives, on random tables of every baseline kind: squared error (1), absolute error (2), 0/1
 error (3), Brier (4); with undefined errors, ties, rows without an item, slices of 0, 1 and 2
-rows. The reference below is that walk, kept verbatim as plain Python; every column must agree
-to the last bit (the new walk sums in the same order, or sums counts, which are exact)."""
+rows. The reference below is that walk as plain Python, one slice at a time (the references as
+the walk before 4eab2be computed them, the moment sums over the rows in their order); every
+column must agree to the last bit (the walk sums in the same order, or sums 0/1 terms, which
+are exact)."""
 from __future__ import annotations
 
 import itertools
@@ -47,10 +49,10 @@ def _ref_loo_median_errors(x, out):
 def _ref_loo_majority(ones, zeros, y, tie):
     o = ones - (1.0 if y > 0.5 else 0.0)
     z = zeros - (0.0 if y > 0.5 else 1.0)
-    if o > z:
-        return 1.0
-    if o < z:
-        return 0.0
+    if abs(o - z) >= 2.0:
+        return 1.0 if o > z else 0.0
+    if ones != zeros:  # within one of a tie: the cell's own majority
+        return 1.0 if ones > zeros else 0.0
     return tie
 
 
@@ -62,12 +64,14 @@ def _rows_of(codes_i, row_codes):
     return np.nonzero(keep)[0]
 
 
-def reference_walk(item_codes, row_codes, n_values, err, target, pred, psi0, kind):
+def reference_walk(item_codes, row_codes, n_values, err, target, pred, kind):
     """The walk before (divergence/lattice.py at 4eab2be^), one slice at a time, rows in order."""
     n_items = item_codes.shape[0]
     n_rows, n_attr = row_codes.shape
-    out = np.full((n_items, 10), np.nan)
-    ys, rs, es, ps = (np.empty(n_rows) for _ in range(4))
+    out = np.full((n_items, len(VERDICT_COLUMNS)), np.nan)
+    whole = np.full(n_rows, np.nan)
+    ys, rs, es = (np.empty(n_rows) for _ in range(3))
+    free_best = np.empty(n_rows)
     rows = np.empty(n_rows, dtype=np.int64)
     cand = np.empty(n_rows)
     best = np.empty(n_rows)
@@ -85,7 +89,6 @@ def reference_walk(item_codes, row_codes, n_values, err, target, pred, psi0, kin
             ys[m] = target[r]
             rs[m] = pred[r] - target[r]
             es[m] = e
-            ps[m] = psi0[r]
             rows[m] = r
             m += 1
         if m == 0:
@@ -117,26 +120,13 @@ def reference_walk(item_codes, row_codes, n_values, err, target, pred, psi0, kin
         out[i, 0] = m
         out[i, 1] = big_e
         out[i, 2] = big_b
-        if big_b > 0:
-            ratio = big_e / big_b
-            s2 = 0.0
-            s0 = 0.0
-            for j in range(m):
-                if kind == 2:
-                    beta = abs(y[j] - c)
-                elif kind == 3:
-                    beta = 1.0 if y[j] != c else 0.0
-                else:
-                    beta = (y[j] - c) * (y[j] - c)
-                psi = (es[j] - ratio * beta) / big_b
-                s2 += psi * psi
-                s0 += psi * ps[j]
-            out[i, 3] = s2
-            out[i, 4] = s0
         if m < 2:
+            _reference_moments(out, i, y, c, kind, es[:m], None, None, rows[:m], whole)
             continue
         best_mean = np.inf
         which = -3
+        free_mean = np.inf
+        which_free = -3
         if kind == 2:
             _ref_loo_median_errors(y, cand)
         else:
@@ -155,6 +145,8 @@ def reference_walk(item_codes, row_codes, n_values, err, target, pred, psi0, kin
             which = -2
             for j in range(m):
                 best[j] = cand[j]
+        free_mean, which_free = tot / m, -2
+        free_best[:m] = cand[:m]
         if kind == 2:
             _ref_loo_median_errors(rs[:m], cand)
         elif kind == 3:
@@ -226,18 +218,36 @@ def reference_walk(item_codes, row_codes, n_values, err, target, pred, psi0, kin
                 which = a
                 for j in range(m):
                     best[j] = cand[j]
-        g1 = g2 = r2 = 0.0
-        for j in range(m):
-            dj = es[j] - best[j]
-            g1 += dj
-            g2 += dj * dj
-            r2 += best[j] * best[j]
-        out[i, 5] = best_mean
-        out[i, 6] = g1
-        out[i, 7] = g2
-        out[i, 8] = r2
-        out[i, 9] = which
+            if tot / m < free_mean:
+                free_mean, which_free = tot / m, a
+                free_best[:m] = cand[:m]
+        out[i, 3], out[i, 4], out[i, 5], out[i, 6] = best_mean, which, free_mean, which_free
+        _reference_moments(out, i, y, c, kind, es[:m], best[:m], free_best[:m], rows[:m], whole)
     return out
+
+
+def _reference_moments(out, i, y, c, kind, e, ref, free, rows, whole):
+    """The moment sums of VERDICT_COLUMNS 7 onwards, row by row in the rows' order; the whole
+    dataset (itemset 0, first) keeps its rows' chosen reference's errors in ``whole``."""
+    if kind == 2:
+        beta = np.abs(y - c)
+    elif kind == 3:
+        beta = (y != c).astype(float)
+    else:
+        beta = (y - c) * (y - c)
+    if i == 0:
+        whole[rows] = ref if ref is not None else np.nan
+    r0 = whole[rows]
+    cols = {name: j for j, name in enumerate(VERDICT_COLUMNS)}
+    sums = {"beta2": beta * beta, "beta_err": beta * e, "err2": e * e}
+    if ref is not None:
+        sums.update(ref2=ref * ref, ref_err=ref * e, ref_ref0=ref * r0, err_ref0=e * r0, ref0=r0,
+                    free2=free * free, free_err=free * e)
+    for name, terms in sums.items():
+        total = 0.0
+        for x in terms:  # in the rows' order, as the walk sums
+            total += x
+        out[i, cols[name]] = total
 
 
 # ------------------------------------------------------------------------------ random tables
@@ -289,10 +299,9 @@ def random_case(seed: int, kind: int, n_rows: int = 90, n_values=(3, 2, 4, 3), m
         pred = target + rng.choice([-1.0, 0.0, 0.5, 2.0], n_rows) + 0.2 * (row_codes[:, 0] if len(n_values) else 0)
         err = np.abs(pred - target) if kind == 2 else (pred - target) ** 2
     err[rng.random(n_rows) < 0.2] = np.nan
-    psi0 = np.where(np.isnan(err), 0.0, rng.normal(size=n_rows))
     item_codes, parent = lattice_of(row_codes, n_values, min_count)
     return dict(item_codes=item_codes, parent=parent, row_codes=np.asfortranarray(row_codes.astype(np.int32)),
-                n_values=n_values, err=err, target=target, pred=pred, psi0=psi0, kind=kind)
+                n_values=n_values, err=err, target=target, pred=pred, kind=kind)
 
 
 def run_new(case) -> np.ndarray:
@@ -301,12 +310,12 @@ def run_new(case) -> np.ndarray:
     else:
         walk = walk_order(case["parent"], case["item_codes"])
     return walk_verdict(walk, case["row_codes"], case["item_codes"],
-                        case["n_values"], case["err"], case["target"], case["pred"], case["psi0"], case["kind"])
+                        case["n_values"], case["err"], case["target"], case["pred"], case["kind"])
 
 
 def run_reference(case) -> np.ndarray:
     return reference_walk(case["item_codes"], case["row_codes"], case["n_values"], case["err"], case["target"],
-                          case["pred"], case["psi0"], case["kind"])
+                          case["pred"], case["kind"])
 
 
 def assert_same(new: np.ndarray, ref: np.ndarray) -> None:
@@ -325,8 +334,9 @@ def test_same_as_one_pass_per_reference(kind, seed):
     n = ref[:, 0]
     # the cases hold what the walk must get right: tiny slices, empty ones, every reference chosen
     assert (n == 0).any() and (n == 1).any() and (n == 2).any()
-    assert {-2, -1} <= set(ref[:, 9][~np.isnan(ref[:, 9])].astype(int))
-    assert (ref[:, 9] >= 0).any()
+    which, which_free = (ref[:, VERDICT_COLUMNS.index(c)] for c in ("which", "which_free"))
+    assert {-2, -1} <= set(which[~np.isnan(which)].astype(int))
+    assert (which >= 0).any() and (which_free >= 0).any() and (which_free == -2).any()
     assert_same(new, ref)
 
 
@@ -347,9 +357,10 @@ def test_zero_one_error_on_rows_and_on_distinct_rows_agree():
     assert grouped is not None and len(grouped[1]) < d.sum() and grouped[1].sum() == d.sum()
     walk = walk_order(case["parent"], case["item_codes"])
     out = np.full((len(walk.order), len(VERDICT_COLUMNS)), np.nan)
+    whole = np.full(int(d.sum()), np.nan)
     lattice._walk(lattice._verdict_rows_step, walk, case["row_codes"][d], np.ascontiguousarray(case["item_codes"]),
                   np.ascontiguousarray(case["n_values"], dtype=np.int64), case["err"][d], case["target"][d],
-                  case["pred"][d], case["psi0"][d], 3, out)
+                  case["pred"][d], 3, whole, out)
     assert_same(out, run_new(case))
     assert_same(out, run_reference(case))
 
@@ -376,3 +387,16 @@ def test_counts_match_the_slices():
         assert out[i, 0] == len(e)
         if len(e):
             assert out[i, 1] == pytest.approx(e.mean(), abs=1e-15)
+
+
+def test_majority_reference_on_a_balanced_cell_errs_like_a_coin():
+    """Plain leave-one-out gives a majority class an error of 1 on a balanced cell (each row
+    sees the other class ahead); within one of a tie the cell's own majority decides."""
+    from divergence.lattice import _loo_majority
+    # 5 ones and 5 zeros: every row gets the tie-breaker (class 1): the zeros err, half the rows
+    assert [_loo_majority(5.0, 5.0, y, 1.0) for y in (1.0, 0.0)] == [1.0, 1.0]
+    # 6 ones, 5 zeros: the ones are right, the zeros wrong: 5 of 11
+    assert [_loo_majority(6.0, 5.0, y, 0.0) for y in (1.0, 0.0)] == [1.0, 1.0]
+    # far from a tie, plain leave-one-out
+    assert [_loo_majority(9.0, 2.0, y, 0.0) for y in (1.0, 0.0)] == [1.0, 1.0]
+    assert _loo_majority(2.0, 9.0, 1.0, 1.0) == 0.0

@@ -130,16 +130,19 @@ def test_display_frame_formats_every_statistics_column(demo_table, regression_ta
     assert shown["FPR"] == format_percent(r["fpr"])
     assert shown["Interval"] == f"[{format_percent(r['fpr_ci_low'])}, {format_percent(r['fpr_ci_high'])}]"
     assert shown["Divergence"] == format_divergence(r["fpr_divergence"], True)
-    assert shown["q"] == format_p(r["fpr_q"]) and shown["Verdict"] == "above"
+    assert shown["q"] == format_p(r["fpr_q"]) and shown["Verdict"] == "above · imprecise"
     assert "t" not in shown and "Support" not in shown and "p" not in shown and "Min size" not in shown
     assert "t" in display_frame(demo_table, row, "fpr", also=["fpr_t"]).columns
-    assert display_frame(demo_table, row, "fpr", also=["fpr_meets_min_size"])["Min size"].iloc[0] == "yes"
-    # a slice below the minimum size keeps its direction and evidence
+    # the planted slice (about 440 negatives) is significant but below n_min: its size is imprecise
+    assert not r["fpr_meets_min_size"]
+    assert display_frame(demo_table, row, "fpr", also=["fpr_meets_min_size"])["Min size"].iloc[0] == "no"
+    whole = demo_table.frame.iloc[[0]]
+    assert display_frame(demo_table, whole, "fpr", also=["fpr_meets_min_size"])["Min size"].iloc[0] == "yes"
+    # a significant slice below the minimum size keeps its verdict, flagged; one not significant is too small
+    assert display_frame(demo_table, row, "fpr")["Verdict"].iloc[0] == "above · imprecise"
     small = demo_table.frame[demo_table.frame["fpr_verdict"] == "too small"].iloc[[0]]
-    r = small.iloc[0]
-    direction = "above" if r["fpr_divergence"] > 0 else "below"
-    assert display_frame(demo_table, small, "fpr")["Verdict"].iloc[0] == (
-        f"too small · {direction}, q = {format_p(r['fpr_q'])}")
+    assert small.iloc[0]["fpr_q"] > 0.05
+    assert display_frame(demo_table, small, "fpr")["Verdict"].iloc[0] == "too small"
     reg = display_frame(regression_table, regression_table.frame.iloc[1:4], "abs_error")
     assert {"Baseline", "Achievable", "Lift", "Lift shortfall", "Verdict"} <= set(reg.columns)
     assert "Measured" not in reg.columns  # every row has an error

@@ -176,7 +176,10 @@ def min_size_sentences() -> list[str]:
             continue
         try:
             now = min_size_derivation(table.overall(m.name), info["sigma"], m.binary, state.get(K.DELTA),
-                                      float(state.get(K.CONFIDENCE)), m.name)
+                                      float(state.get(K.CONFIDENCE)), m.name, n_total=info["n_total"],
+                                      tests=info["tests"], correction=str(state.get(K.CORRECTION) or
+                                                                          info["correction"]),
+                                      skew=float(getattr(m, "skew", 0.0)) if not m.binary else 0.0)
         except DivergenceInputError as exc:
             out.append(str(exc))
             continue

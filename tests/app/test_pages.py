@@ -269,11 +269,13 @@ def test_thresholds_min_size_and_persistence(app, reference):
     keyed(at.checkbox, "w:default_delta").uncheck().run()
     keyed(at.number_input, "w:delta").set_value(0.1).run()
     keyed(at.selectbox, "w:confidence").set_value(0.99).run()
-    # n_min = ceil((z sigma / delta)^2) with the whole dataset's FPR
-    p = reference.overall("fpr")
-    from scipy.stats import norm
-    n_min = int(np.ceil((norm.ppf(0.995) * np.sqrt(p * (1 - p)) / 0.1) ** 2))
-    assert any(f"n_min = ⌈(z·σ/δ)²⌉ = {n_min:,} rows" in i.value for i in at.info)
+    # n_min: 80% power at the bar alpha / m, as the engine derives it, under the settings as they are now
+    from divergence.assess import min_size_derivation
+    info = reference.assessment["min_size"]["fpr"]
+    now = min_size_derivation(reference.overall("fpr"), info["sigma"], True, 0.1, 0.99, "fpr",
+                              n_total=info["n_total"], tests=info["tests"], correction=info["correction"])
+    assert now["n_min"] < info["n_min"] and "0.01/" in now["text"]
+    assert any(f"n_min = {now['n_min']:,} rows" in i.value for i in at.info)
     # settings survive a trip to another page
     at = go(at, "data")
     at = go(at, "outcome")
@@ -385,7 +387,8 @@ def test_regression_task_headline_names_defects_and_hard_cohorts(app):
     assert m["Hard cohorts"] == format_count(h["findings_by_verdict"]["hard cohort"]) == "1"
     # in the default order, and the detail compares with the slice baseline
     assert "in the default order" in " ".join(c.value for c in at.caption)
-    assert any("Model error against the slice baseline" in md.value for md in at.markdown)
+    assert any("Is the target harder here?" in md.value and "Does the model gain less here?" in md.value
+               for md in at.markdown)
 
 
 def test_numeric_outcome_task(app):

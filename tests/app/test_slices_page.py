@@ -105,7 +105,10 @@ def test_edit_a_slice_below_the_support(app, reference):
     m = metrics(at)
     assert m["Rows"] == format_count(row["count"]) == "60"
     assert m["FPR"] == format_value(row["fpr"], True) and m["Divergence"] == format_divergence(row["fpr_divergence"], True)
-    assert m["q"] == format_p(row["fpr_q"]) and m["Verdict"] == "too small"
+    # inside the planted slice: significant at 60 rows, so it keeps its verdict, its size below n_min
+    assert m["q"] == format_p(row["fpr_q"]) and m["Verdict"] == row["fpr_verdict"] == "above"
+    assert not row["fpr_meets_min_size"]
+    assert any("measured imprecisely" in c.value for c in at.caption)
     note = next(i.value for i in at.info if "Not mined" in i.value)
     assert "below the minimum support 0.02" in note and f"{expected.n_family['fpr']:,} in the family" in note
     family = next(c.value for c in at.caption if c.value.startswith("p = "))
@@ -169,15 +172,16 @@ def test_finding_cards_open_their_slice_and_the_legend_explains_verdicts(app, re
     legend = " ".join(c.value for c in at.caption)
     for verdict in ("above", "below", "too small", "noise"):
         assert VERDICT_TEXT[verdict] in legend
-    # a slice below the minimum size shows its direction and q in the table (in the default order such
-    # slices come after every slice that meets it: the table's own formatting, on those rows)
+    # a significant slice below the minimum size keeps its verdict in the table, flagged; too small is plain
+    # (in the default order such slices come after every slice that meets it: the table's own formatting)
     from divergence.views import display_frame
 
     f = reference.frame
-    rows = f[f["fpr_verdict"] == "too small"].head(5)
-    small = list(display_frame(reference, rows, "fpr")["Verdict"])
-    assert small and all(" · above, q = " in v or " · below, q = " in v for v in small)
-    assert not any(v.startswith("too small") for v in table_cells(at)["Verdict"])
+    small = f[(f["fpr_verdict"].isin(["above", "below"])) & ~f["fpr_meets_min_size"].astype(bool)].head(5)
+    shown = list(display_frame(reference, small, "fpr")["Verdict"])
+    assert shown and all(v in ("above · imprecise", "below · imprecise") for v in shown)
+    plain = list(display_frame(reference, f[f["fpr_verdict"] == "too small"].head(5), "fpr")["Verdict"])
+    assert plain and all(v == "too small" for v in plain)
 
 
 def test_a_cut_typed_in_the_slice_editor_is_measured(app, reference):

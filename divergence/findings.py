@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .lattice import walk_label_entries, walk_label_tallies, walk_order
+from .lattice import pair_z, strata_sums, walk_label_entries, walk_label_tallies, walk_order
 from .stats import fisher_exact_p, normal_quantile
 from .tallies import metric_columns
 
@@ -334,18 +334,11 @@ class _Strata:
         self._sums()
 
     def _sums(self) -> None:
-        total = self.totals[self.stratum]
-        num, var = _contribution(self.tallies, total, self.binary)
-        self.num = np.bincount(self.cand, weights=num, minlength=self.r)
-        self.var = np.bincount(self.cand, weights=var, minlength=self.r)
-        if self.binary:
-            # the count of strata that inform each candidate's test and the sums of their events,
-            # rows, stratum events and stratum rows (one stratum's own when the count is 1)
-            t = self.tallies
-            inform = ((t[:, 0] > 0.5) & (total[:, 0] - t[:, 0] > 0.5)).astype(float)
-            cells = (inform, inform * np.rint(t[:, 1]), inform * t[:, 0], inform * np.rint(total[:, 1]),
-                     inform * total[:, 0])
-            self.single = np.column_stack([np.bincount(self.cand, weights=c, minlength=self.r) for c in cells])
+        # per candidate, the sums of its entries' terms; for a 0/1 outcome also the count of strata
+        # that inform its test and the sums of their events, rows, stratum events and stratum rows
+        # (one stratum's own when the count is 1)
+        self.num, self.var, self.single = strata_sums(self.cand, self.stratum, self.tallies, self.totals,
+                                                      self.binary, self.r)
 
     def z(self) -> np.ndarray:
         """Each candidate's stratified statistic (signed: above or below the other rows of its
@@ -412,6 +405,9 @@ class _Rows:
         merged = np.zeros((codes.shape[0], 3))
         np.add.at(merged, inverse.ravel(), w)
         self.codes, self.w = np.ascontiguousarray(codes), merged
+        #: the rows with a weight for this metric (a row where it is undefined adds to no tally:
+        #: the walks skip it)
+        self.used = np.any(merged != 0, axis=1)
         self.label = np.zeros(self.codes.shape[0], dtype=np.int64)
         self.slice_codes = table.codes
         self.parent = table.parent
@@ -463,8 +459,9 @@ class _Rows:
             walk = walk_order(parent, self.slice_codes[needed])
             slot = np.full(needed.size, -1, dtype=np.int64)
             slot[remap[self.cand[walked]]] = np.arange(walked.size)
-            part = walk_label_tallies(walk, np.asfortranarray(self.codes[inside], dtype=np.int32), pos,
-                                      self.w[inside], old.size, slot, walked.size)
+            used = inside & self.used
+            part = walk_label_tallies(walk, np.asfortranarray(self.codes[used], dtype=np.int32),
+                                      np.searchsorted(old, self.label[used]), self.w[used], old.size, slot, walked.size)
             c, j = np.nonzero(part[:, :, 0] > 0.5)
             parts.append((walked[c], old[j], part[c, j, :]))
         cand = np.concatenate([p[0] for p in parts])
@@ -482,20 +479,6 @@ class _Rows:
         self.order.append(int(position))
         return True
 
-    def _walk(self, positions: np.ndarray, rows: np.ndarray, labels: np.ndarray, n_labels: int) -> np.ndarray:
-        """Per candidate (``positions``) and label, its tallies on the distinct rows ``rows`` (a
-        mask) of each label (``labels``, per row of the mask): one walk of their lattice."""
-        needed = _with_ancestors(self.parent, self.cand[positions])
-        self.work += int(needed.size)
-        remap = np.full(len(self.parent), -1, dtype=np.int64)
-        remap[needed] = np.arange(needed.size)
-        parent = np.where(self.parent[needed] >= 0, remap[np.maximum(self.parent[needed], 0)], -1)
-        walk = walk_order(parent, self.slice_codes[needed])
-        slot = np.full(needed.size, -1, dtype=np.int64)
-        slot[remap[self.cand[positions]]] = np.arange(positions.size)
-        return walk_label_tallies(walk, np.asfortranarray(self.codes[rows], dtype=np.int32), labels,
-                                  self.w[rows], n_labels, slot, positions.size)
-
     def _totals(self) -> np.ndarray:
         n_labels = self.bits.shape[0]
         total = np.zeros((n_labels, 3))
@@ -512,7 +495,8 @@ class _Rows:
         walk = walk_order(parent, self.slice_codes[needed])
         slot = np.full(needed.size, -1, dtype=np.int64)
         slot[remap[self.cand[positions]]] = positions
-        c, lab, tallies = walk_label_entries(walk, self.codes, self.label, self.w, self.bits.shape[0], slot)
+        u = self.used
+        c, lab, tallies = walk_label_entries(walk, self.codes[u], self.label[u], self.w[u], self.bits.shape[0], slot)
         self.work += int(needed.size + self.codes.shape[0] + c.size)
         keep = tallies[:, 0] > 0.5
         return c[keep], lab[keep], tallies[keep]
@@ -533,30 +517,8 @@ class _Rows:
         totals = self._totals()
         c, lab, tallies = self._entries(positions)
         z_all[positions] = _Strata.from_entries(r, c, lab, tallies, totals, binary).z()[positions]
-        own = np.column_stack([np.bincount(c, weights=tallies[:, j], minlength=r) for j in range(3)])
-        grand = totals.sum(axis=0)
-        f_totals = self.bits.T.astype(float) @ totals  # each finding's own totals
-        # each candidate's tallies inside each finding: (candidates x strata) times (strata x findings)
-        from scipy import sparse
-
-        strata_of = sparse.csr_matrix((np.ones(c.size), (c, lab)), shape=(r, self.bits.shape[0]))
-        bits = sparse.csr_matrix(self.bits.astype(float))
-        inside = [np.asarray((sparse.csr_matrix((tallies[:, j], (c, lab)), shape=strata_of.shape) @ bits).todense())
-                  for j in range(3)]
-        part = np.stack([inside[j][positions, :] for j in range(3)], axis=2)  # positions x findings x 3
-        rest = own[positions][:, None, :] - part
-        p, kk = part.shape[0], part.shape[1]
-        t_in = np.broadcast_to(f_totals[None, :, :], part.shape).reshape(-1, 3)
-        t_out = np.broadcast_to((grand[None, :] - f_totals)[None, :, :], part.shape).reshape(-1, 3)
-        n_in, v_in = _contribution(part.reshape(-1, 3), t_in, binary)
-        n_out, v_out = _contribution(rest.reshape(-1, 3), t_out, binary)
-        num = (n_in + n_out).reshape(p, kk)
-        var = np.maximum((v_in + v_out).reshape(p, kk), 0.0)
-        if binary:
-            num = np.sign(num) * np.maximum(np.abs(num) - 0.5, 0.0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            den = np.sqrt(var)
-            z_pair[positions] = np.where(den > 1e-12, num / np.where(den > 1e-12, den, 1.0), 0.0)
+        if k:
+            z_pair[positions] = pair_z(c, lab, tallies, self.bits, totals, positions, r, binary)
         return z_all, z_pair
 
 

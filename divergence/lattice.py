@@ -16,7 +16,7 @@ import numpy as np
 from .compiled import b1, f4, f8, i4, i8, kernel
 from .tallies import BOOT_BLOCKS
 
-__all__ = ["Walk", "walk_order", "walk_tallies", "walk_label_tallies", "walk_label_entries", "walk_verdict", "walk_boot_means", "VERDICT_COLUMNS", "QUOTA"]
+__all__ = ["Walk", "walk_order", "walk_tallies", "walk_label_tallies", "walk_label_entries", "strata_sums", "pair_z", "walk_verdict", "walk_boot_means", "VERDICT_COLUMNS", "QUOTA"]
 
 #: work units (rows visited, times the columns read) per kernel call: a few milliseconds
 QUOTA = 1_000_000
@@ -103,8 +103,9 @@ def walk_label_entries(walk: Walk, row_codes: np.ndarray, labels: np.ndarray, we
     slot = np.ascontiguousarray(slot, dtype=np.int64)
     t = weights.shape[1]
     scratch = np.zeros((max(int(n_labels), 1), t))
+    stamp = np.full(max(int(n_labels), 1), -1, dtype=np.int64)  # the walk position that last touched a label
     touched = np.zeros(max(int(n_labels), 1), dtype=np.int64)
-    cap = max(1024, 8 * int((slot >= 0).sum()))
+    cap = max(1024, 8 * int((slot >= 0).sum()), 2 * int(n_labels))
     out_c = np.empty(cap, dtype=np.int64)
     out_l = np.empty(cap, dtype=np.int64)
     out_t = np.empty((cap, t))
@@ -113,11 +114,11 @@ def walk_label_entries(walk: Walk, row_codes: np.ndarray, labels: np.ndarray, we
     while k < n:
         if count[0] + int(n_labels) > out_c.size:  # room for one more itemset's labels
             grow = 2 * out_c.size + int(n_labels)
-            out_c = np.concatenate([out_c, np.empty(grow - out_c.size, np.int64)])
-            out_l = np.concatenate([out_l, np.empty(grow - out_l.size, np.int64)])
-            out_t = np.concatenate([out_t, np.empty((grow - out_t.shape[0], t))])
+            out_c = np.resize(out_c, grow)
+            out_l = np.resize(out_l, grow)
+            out_t = np.resize(out_t, (grow, t))
         k = _label_entries_step(k, QUOTA, walk.order, walk.last_attr, walk.last_val, walk.length, row_codes, arena,
-                                f_lo, f_hi, labels, weights, slot, scratch, touched, out_c, out_l, out_t, count)
+                                f_lo, f_hi, labels, weights, slot, scratch, stamp, touched, out_c, out_l, out_t, count)
     m = int(count[0])
     return out_c[:m], out_l[:m], out_t[:m]
 
@@ -320,11 +321,13 @@ def _label_tallies_step(start, quota, order, last_attr, last_val, length, row_co
 
 
 @kernel(i8, i8, i8[::1], i8[::1], i8[::1], i8[::1], i4[::1, :], i4[::1], i8[::1], i8[::1], i8[::1], f8[:, ::1],
-        i8[::1], f8[:, ::1], i8[::1], i8[::1], i8[::1], f8[:, ::1], i8[::1])
+        i8[::1], f8[:, ::1], i8[::1], i8[::1], i8[::1], i8[::1], f8[:, ::1], i8[::1])
 def _label_entries_step(start, quota, order, last_attr, last_val, length, row_codes, arena, f_lo, f_hi, labels,
-                        weights, slot, scratch, touched, out_c, out_l, out_t, count):
+                        weights, slot, scratch, stamp, touched, out_c, out_l, out_t, count):
     """:func:`walk_label_entries` from the ``start``-th itemset until ``quota`` units of work are
-    done or the output has no room for another itemset's labels; returns where to resume."""
+    done or the output has no room for another itemset's labels; returns where to resume.
+    ``stamp[label]`` is the walk position that last touched the label (a label is listed once
+    per itemset, in the order its rows first reach it)."""
     n_items = order.shape[0]
     t = weights.shape[1]
     n_labels = scratch.shape[0]
@@ -343,15 +346,10 @@ def _label_entries_step(start, quota, order, last_attr, last_val, length, row_co
         for j in range(f_lo[d], f_hi[d]):
             r = arena[j]
             lab = labels[r]
-            if scratch[lab, 0] == 0.0:
-                seen = False
-                for u in range(nt):
-                    if touched[u] == lab:
-                        seen = True
-                        break
-                if not seen:
-                    touched[nt] = lab
-                    nt += 1
+            if stamp[lab] != k:
+                stamp[lab] = k
+                touched[nt] = lab
+                nt += 1
             for c in range(t):
                 scratch[lab, c] += weights[r, c]
         for u in range(nt):
@@ -870,3 +868,129 @@ def _boot_step(start, quota, order, last_attr, last_val, length, row_codes, aren
                 if den > 0:
                     out[i, m * replicates + b] = shifts[m] + acc[base + replicates + b] / den
     return n_items
+
+
+# ----------------------------------------------------------------------------- the residual tests' sums
+# (divergence.findings): one term per (candidate, stratum) entry, the stratum's totals beside it
+
+@kernel
+def _residual_term(n1, s1, q1, big_n, big_s, big_q, binary):
+    """One entry's terms of the residual test (a candidate's tallies in a stratum, and the
+    stratum's): 0/1 outcome, observed minus expected events and the hypergeometric variance
+    (Cochran–Mantel–Haenszel); real outcome, w·(mean₁ − mean₀) and w²·(var₁/n₁ + var₀/n₀),
+    w = n₁n₀/(n₁+n₀), var₁ at least var₀. (0, 0) where the stratum holds no other rows or the
+    candidate none."""
+    n0 = big_n - n1
+    if not (n1 > 0.5 and n0 > 0.5):
+        return 0.0, 0.0
+    if binary:
+        m = np.rint(big_s)
+        expected = n1 * m / big_n
+        var = n1 * n0 * m * (big_n - m) / (big_n * big_n * max(big_n - 1.0, 1.0))
+        return np.rint(s1) - expected, var
+    s0 = big_s - s1
+    q0 = big_q - q1
+    mean1 = s1 / n1
+    mean0 = s0 / n0
+    var0 = max(q0 - s0 * mean0, 0.0) / max(n0 - 1.0, 1.0)
+    var1 = max(q1 - s1 * mean1, 0.0) / max(n1 - 1.0, 1.0) if n1 > 1.5 else 0.0
+    if var1 != var1 or var1 < var0:  # fmax: the larger, NaN ignored
+        var1 = var0
+    w = n1 * n0 / (n1 + n0)
+    return w * (mean1 - mean0), w * w * (var1 / n1 + var0 / n0)
+
+
+@kernel(i8[::1], i8[::1], f8[:, ::1], f8[:, ::1], b1, f8[::1], f8[::1], f8[:, ::1])
+def _strata_sums(cand, stratum, tallies, totals, binary, num, var, single):
+    """Per candidate, the sums over its entries of the residual test's terms into ``num`` and
+    ``var``; for a 0/1 outcome also, over the entries that inform the test (rows of the candidate
+    and others in the stratum), their count, events, rows, stratum events and stratum rows
+    (``single``, one stratum's own when the count is 1)."""
+    for e in range(cand.shape[0]):
+        c = cand[e]
+        h = stratum[e]
+        n1 = tallies[e, 0]
+        big_n = totals[h, 0]
+        a, b = _residual_term(n1, tallies[e, 1], tallies[e, 2], big_n, totals[h, 1], totals[h, 2], binary)
+        num[c] += a
+        var[c] += b
+        if binary and n1 > 0.5 and big_n - n1 > 0.5:
+            single[c, 0] += 1.0
+            single[c, 1] += np.rint(tallies[e, 1])
+            single[c, 2] += n1
+            single[c, 3] += np.rint(totals[h, 1])
+            single[c, 4] += big_n
+
+
+def strata_sums(cand: np.ndarray, stratum: np.ndarray, tallies: np.ndarray, totals: np.ndarray, binary: bool,
+                n_cand: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(num, var, single) of the residual tests of ``n_cand`` candidates from their entries
+    (``cand``, ``stratum``, ``tallies``) and the strata's ``totals``; see :func:`_strata_sums`."""
+    num = np.zeros(int(n_cand))
+    var = np.zeros(int(n_cand))
+    single = np.zeros((int(n_cand), 5))
+    _strata_sums(np.ascontiguousarray(cand, dtype=np.int64), np.ascontiguousarray(stratum, dtype=np.int64),
+                 np.ascontiguousarray(tallies, dtype=np.float64), np.ascontiguousarray(totals, dtype=np.float64),
+                 bool(binary), num, var, single)
+    return num, var, single
+
+
+@kernel(i8[::1], i8[::1], f8[:, ::1], b1[:, ::1], i8[::1], f8[:, ::1], f8[:, ::1])
+def _inside_findings(cand, stratum, tallies, bits, row_of, inside, own):
+    """Per candidate (its output row ``row_of[cand]``, -1: not wanted), its tallies inside each
+    finding (``inside[row, 3 * f + c]``, the entries whose stratum is in finding f: ``bits``) and
+    in all (``own``)."""
+    n_find = bits.shape[1]
+    for e in range(cand.shape[0]):
+        o = row_of[cand[e]]
+        if o < 0:
+            continue
+        h = stratum[e]
+        for c in range(3):
+            own[o, c] += tallies[e, c]
+        for f in range(n_find):
+            if bits[h, f]:
+                for c in range(3):
+                    inside[o, 3 * f + c] += tallies[e, c]
+
+
+@kernel(f8[:, ::1], f8[:, ::1], f8[:, ::1], f8[::1], b1, f8[:, ::1])
+def _pair_z(inside, own, f_totals, grand, binary, z):
+    """Each candidate's residual statistic given each finding alone: its rows inside the finding
+    against the finding's others, and outside against the rest outside (two strata)."""
+    n_find = f_totals.shape[0]
+    for o in range(inside.shape[0]):
+        for f in range(n_find):
+            n1 = inside[o, 3 * f]
+            s1 = inside[o, 3 * f + 1]
+            q1 = inside[o, 3 * f + 2]
+            a, b = _residual_term(n1, s1, q1, f_totals[f, 0], f_totals[f, 1], f_totals[f, 2], binary)
+            c, d = _residual_term(own[o, 0] - n1, own[o, 1] - s1, own[o, 2] - q1, grand[0] - f_totals[f, 0],
+                                  grand[1] - f_totals[f, 1], grand[2] - f_totals[f, 2], binary)
+            num = a + c
+            var = max(b + d, 0.0)
+            if binary:
+                num = np.sign(num) * max(abs(num) - 0.5, 0.0)
+            den = np.sqrt(var)
+            z[o, f] = num / den if den > 1e-12 else 0.0
+
+
+def pair_z(cand: np.ndarray, stratum: np.ndarray, tallies: np.ndarray, bits: np.ndarray, totals: np.ndarray,
+           positions: np.ndarray, n_cand: int, binary: bool) -> np.ndarray:
+    """For the candidates ``positions`` (rows of the output), the residual statistic given each
+    finding alone (columns: the findings of ``bits``, strata x findings), from the entries under
+    the strata of every finding (their ``totals``)."""
+    bits = np.ascontiguousarray(bits, dtype=np.bool_)
+    n_find = bits.shape[1]
+    row_of = np.full(int(n_cand), -1, dtype=np.int64)
+    row_of[positions] = np.arange(positions.size)
+    inside = np.zeros((positions.size, 3 * n_find))
+    own = np.zeros((positions.size, 3))
+    _inside_findings(np.ascontiguousarray(cand, dtype=np.int64), np.ascontiguousarray(stratum, dtype=np.int64),
+                     np.ascontiguousarray(tallies, dtype=np.float64), bits, row_of, inside, own)
+    totals = np.asarray(totals, dtype=np.float64)
+    f_totals = np.ascontiguousarray(bits.T.astype(np.float64) @ totals)
+    grand = np.ascontiguousarray(totals.sum(axis=0))
+    z = np.zeros((positions.size, n_find))
+    _pair_z(inside, own, f_totals, grand, bool(binary), z)
+    return z

@@ -16,7 +16,7 @@ import numpy as np
 from .compiled import b1, f4, f8, i4, i8, kernel
 from .tallies import BOOT_BLOCKS
 
-__all__ = ["Walk", "walk_order", "walk_tallies", "walk_label_tallies", "walk_label_entries", "strata_sums", "pair_z", "walk_verdict", "walk_boot_means", "VERDICT_COLUMNS", "QUOTA"]
+__all__ = ["Walk", "walk_order", "walk_tallies", "walk_label_tallies", "walk_label_entries", "strata_sums", "strata_sums_csr", "split_strata", "update_entries", "pair_z", "walk_verdict", "walk_boot_means", "VERDICT_COLUMNS", "QUOTA"]
 
 #: work units (rows visited, times the columns read) per kernel call: a few milliseconds
 QUOTA = 1_000_000
@@ -92,10 +92,12 @@ def walk_label_tallies(walk: Walk, row_codes: np.ndarray, labels: np.ndarray, we
 
 
 def walk_label_entries(walk: Walk, row_codes: np.ndarray, labels: np.ndarray, weights: np.ndarray,
-                       n_labels: int, slot: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                       n_labels: int, slot: np.ndarray, capacity: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`walk_label_tallies` as entries: for each itemset i with ``slot[i] >= 0`` and each
     label its rows hold, ``(slot[i], label, sums of weights)``; only the labels present are kept,
-    so the output is as large as the entries, not the itemsets times the labels."""
+    so the output is as large as the entries, not the itemsets times the labels. Each itemset's
+    entries are consecutive, in the walk's order. ``capacity``: the entries expected (a guess:
+    the output grows past it)."""
     row_codes = np.asfortranarray(row_codes, dtype=np.int32)
     arena, f_lo, f_hi = _arena(row_codes, walk)
     labels = np.ascontiguousarray(labels, dtype=np.int64)
@@ -105,7 +107,7 @@ def walk_label_entries(walk: Walk, row_codes: np.ndarray, labels: np.ndarray, we
     scratch = np.zeros((max(int(n_labels), 1), t))
     stamp = np.full(max(int(n_labels), 1), -1, dtype=np.int64)  # the walk position that last touched a label
     touched = np.zeros(max(int(n_labels), 1), dtype=np.int64)
-    cap = max(1024, 8 * int((slot >= 0).sum()), 2 * int(n_labels))
+    cap = max(1024, 8 * int((slot >= 0).sum()), 2 * int(n_labels), int(capacity))
     out_c = np.empty(cap, dtype=np.int64)
     out_l = np.empty(cap, dtype=np.int64)
     out_t = np.empty((cap, t))
@@ -114,13 +116,18 @@ def walk_label_entries(walk: Walk, row_codes: np.ndarray, labels: np.ndarray, we
     while k < n:
         if count[0] + int(n_labels) > out_c.size:  # room for one more itemset's labels
             grow = 2 * out_c.size + int(n_labels)
-            out_c = np.resize(out_c, grow)
-            out_l = np.resize(out_l, grow)
-            out_t = np.resize(out_t, (grow, t))
+            out_c, out_l, out_t = _grown(out_c, grow), _grown(out_l, grow), _grown(out_t, grow)
         k = _label_entries_step(k, QUOTA, walk.order, walk.last_attr, walk.last_val, walk.length, row_codes, arena,
                                 f_lo, f_hi, labels, weights, slot, scratch, stamp, touched, out_c, out_l, out_t, count)
     m = int(count[0])
     return out_c[:m], out_l[:m], out_t[:m]
+
+
+def _grown(a: np.ndarray, size: int) -> np.ndarray:
+    """``a`` in a larger array (its first rows kept, the rest uninitialised)."""
+    out = np.empty((size,) + a.shape[1:], dtype=a.dtype)
+    out[:a.shape[0]] = a
+    return out
 
 
 def walk_verdict(walk: Walk, row_codes: np.ndarray, item_codes: np.ndarray, n_values: np.ndarray, err: np.ndarray,
@@ -994,3 +1001,187 @@ def pair_z(cand: np.ndarray, stratum: np.ndarray, tallies: np.ndarray, bits: np.
     z = np.zeros((positions.size, n_find))
     _pair_z(inside, own, f_totals, grand, bool(binary), z)
     return z
+
+
+@kernel(i8[::1], i8[::1], i8[::1], f8[:, ::1], f8[:, ::1], b1, b1[::1], f8[::1], f8[::1], f8[:, ::1])
+def _strata_sums_csr(beg, end, stratum, tallies, totals, binary, tracked, num, var, single):
+    """:func:`_strata_sums` of entries held per candidate (candidate c's at ``beg[c]:end[c]``),
+    for the ``tracked`` candidates (the others read 0)."""
+    for c in range(beg.shape[0]):
+        a0 = 0.0
+        b0 = 0.0
+        s0 = 0.0
+        s1 = 0.0
+        s2 = 0.0
+        s3 = 0.0
+        s4 = 0.0
+        if tracked[c]:
+            for e in range(beg[c], end[c]):
+                h = stratum[e]
+                n1 = tallies[e, 0]
+                big_n = totals[h, 0]
+                a, b = _residual_term(n1, tallies[e, 1], tallies[e, 2], big_n, totals[h, 1], totals[h, 2], binary)
+                a0 += a
+                b0 += b
+                if binary and n1 > 0.5 and big_n - n1 > 0.5:
+                    s0 += 1.0
+                    s1 += np.rint(tallies[e, 1])
+                    s2 += n1
+                    s3 += np.rint(totals[h, 1])
+                    s4 += big_n
+        num[c] = a0
+        var[c] = b0
+        single[c, 0] = s0
+        single[c, 1] = s1
+        single[c, 2] = s2
+        single[c, 3] = s3
+        single[c, 4] = s4
+
+
+@kernel(i8[::1], i8[::1], i8[::1], f8[:, ::1], b1[::1], i8[::1], i8[::1], i8, i8[::1], i8[::1], i8[::1],
+        f8[:, ::1], i8[::1], i8[::1], i8[::1], i8[::1], f8[:, ::1])
+def _split_strata(beg, end, stratum, tallies, tracked, mode, old_index, h, w_beg, w_end, w_j, w_t, stamp, at,
+                  out_start, out_stratum, out_tallies):
+    """The entries once a finding's rows leave the strata ``old`` (``old_index[s]``: s's place
+    among them, -1 for a stratum the finding has no row in) for new strata ``h + j``: per tracked
+    candidate (the others lose their entries), ``mode`` 1 (it refines the finding) moves its
+    entries there whole; mode 2 takes its rows in the finding (``w_j``/``w_t`` at
+    ``w_start[c]:w_start[c + 1]``: the place j of their old stratum and their tallies) out of its
+    entries into new ones, after its others, in the order of j; mode 0 keeps its entries. An
+    entry left without rows is dropped. Entries are read at ``beg[c]:end[c]`` (``w_beg``/``w_end``
+    for the walk's) and written in the order of the candidates (``out_start``). ``stamp``/``at``
+    (one per j, stamp -1 at first): scratch. Returns the number of entries."""
+    m = 0
+    r = beg.shape[0]
+    for c in range(r):
+        out_start[c] = m
+        if not tracked[c]:
+            continue
+        md = mode[c]
+        if md == 2:
+            for u in range(w_beg[c], w_end[c]):
+                stamp[w_j[u]] = c
+                at[w_j[u]] = u
+            for e in range(beg[c], end[c]):
+                s = stratum[e]
+                j = old_index[s] if s < old_index.shape[0] else -1
+                n1 = tallies[e, 0]
+                t1 = tallies[e, 1]
+                t2 = tallies[e, 2]
+                if j >= 0 and stamp[j] == c:
+                    u = at[j]
+                    n1 -= w_t[u, 0]
+                    t1 -= w_t[u, 1]
+                    t2 -= w_t[u, 2]
+                if n1 > 0.5:
+                    out_stratum[m] = s
+                    out_tallies[m, 0] = n1
+                    out_tallies[m, 1] = t1
+                    out_tallies[m, 2] = t2
+                    m += 1
+            # the new entries in the order of j (the walk lists them in the order it met them)
+            first = m
+            for u in range(w_beg[c], w_end[c]):
+                if w_t[u, 0] > 0.5:
+                    j = w_j[u]
+                    k = m
+                    while k > first and out_stratum[k - 1] > h + j:
+                        out_stratum[k] = out_stratum[k - 1]
+                        for q in range(3):
+                            out_tallies[k, q] = out_tallies[k - 1, q]
+                        k -= 1
+                    out_stratum[k] = h + j
+                    for q in range(3):
+                        out_tallies[k, q] = w_t[u, q]
+                    m += 1
+        else:
+            for e in range(beg[c], end[c]):
+                s = stratum[e]
+                j = old_index[s] if s < old_index.shape[0] else -1
+                if md == 1 and j >= 0:
+                    continue  # moved below, after the entries it keeps
+                out_stratum[m] = s
+                for q in range(3):
+                    out_tallies[m, q] = tallies[e, q]
+                m += 1
+            if md == 1:
+                for e in range(beg[c], end[c]):
+                    s = stratum[e]
+                    j = old_index[s] if s < old_index.shape[0] else -1
+                    if j >= 0:
+                        out_stratum[m] = h + j
+                        for q in range(3):
+                            out_tallies[m, q] = tallies[e, q]
+                        m += 1
+    out_start[r] = m
+    return m
+
+
+@kernel(i8[::1], i8[::1], i8[::1], f8[:, ::1], b1[::1], i8[::1], i8[::1], i8[::1], f8[:, ::1], i8[::1], i8[::1],
+        f8[:, ::1], i8[::1], i8[::1], i8[::1], f8[:, ::1])
+def _update_entries(beg, end, stratum, tallies, keep, w_beg, w_end, w_lab, w_t, ancestor, stamp, sub, out_start,
+                    out_cand, out_stratum, out_tallies):
+    """The entries of the candidates ``keep`` (candidate c's at ``beg[c]:end[c]``) under strata
+    split since they were made: each candidate's tallies in the new strata (``w_lab``/``w_t`` at
+    ``w_beg[c]:w_end[c]``, a walk over the rows whose stratum changed) leave the stratum they
+    were split from (``ancestor[label]``) and become entries of their own, after the others. An
+    entry left without rows is dropped. Written in the order of the candidates; returns the
+    number of entries."""
+    m = 0
+    r = beg.shape[0]
+    for c in range(r):
+        out_start[c] = m
+        if not keep[c]:
+            continue
+        for u in range(w_beg[c], w_end[c]):
+            a = ancestor[w_lab[u]]
+            if stamp[a] != c:
+                stamp[a] = c
+                for q in range(3):
+                    sub[a, q] = 0.0
+            for q in range(3):
+                sub[a, q] += w_t[u, q]
+        for e in range(beg[c], end[c]):
+            s = stratum[e]
+            n1 = tallies[e, 0]
+            t1 = tallies[e, 1]
+            t2 = tallies[e, 2]
+            if stamp[s] == c:
+                n1 -= sub[s, 0]
+                t1 -= sub[s, 1]
+                t2 -= sub[s, 2]
+            if n1 > 0.5:
+                out_cand[m] = c
+                out_stratum[m] = s
+                out_tallies[m, 0] = n1
+                out_tallies[m, 1] = t1
+                out_tallies[m, 2] = t2
+                m += 1
+        for u in range(w_beg[c], w_end[c]):
+            if w_t[u, 0] > 0.5:
+                out_cand[m] = c
+                out_stratum[m] = w_lab[u]
+                for q in range(3):
+                    out_tallies[m, q] = w_t[u, q]
+                m += 1
+    out_start[r] = m
+    return m
+
+
+def strata_sums_csr(beg: np.ndarray, end: np.ndarray, stratum: np.ndarray, tallies: np.ndarray, totals: np.ndarray,
+                    binary: bool, tracked: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`strata_sums` of entries held per candidate (``beg[c]:end[c]``), the ``tracked`` ones."""
+    r = beg.size
+    num, var, single = np.zeros(r), np.zeros(r), np.zeros((r, 5))
+    _strata_sums_csr(beg, end, stratum, tallies, totals, bool(binary), tracked, num, var, single)
+    return num, var, single
+
+
+def split_strata(*args) -> int:
+    """:func:`_split_strata` (a finding's rows leave their strata): the number of entries written."""
+    return int(_split_strata(*args))
+
+
+def update_entries(*args) -> int:
+    """:func:`_update_entries` (entries under strata split since): the number of entries written."""
+    return int(_update_entries(*args))

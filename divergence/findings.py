@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .lattice import pair_z, split_strata, strata_sums_csr, update_entries, walk_label_entries, walk_order
+from .lattice import RowBits, pair_z, split_strata, strata_sums_csr, update_entries, walk_label_entries, walk_order
 from .stats import fisher_exact_p, normal_quantile
 from .tallies import metric_columns
 
@@ -122,7 +122,7 @@ def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, corr
     z_own = strata.z()
     prefer = worse_sign(table.metrics[k].name) or 1
     support = np.asarray(table.columns["support"], dtype=float)[cand]
-    top = np.argsort(-np.abs(z_own), kind="stable")[:EXACT_TOP]
+    top = _strongest_first(np.arange(cand.size), z_own)
     exact = strata.exact_z(top, z_own)
     if first_bar is not None and np.abs(exact).max() < first_bar:
         return Findings(finding, explained, cand, np.zeros(0, dtype=np.int64), "")
@@ -170,7 +170,7 @@ def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, corr
             if left.size == 0:
                 break
             # the strongest by the exact test among the strongest by the stratified statistic
-            top = left[np.argsort(-np.abs(z[left]), kind="stable")[:EXACT_TOP]]
+            top = _strongest_first(left, z)
             exact = strata.exact_z(top, z)
             if np.abs(exact).max() < bar_z(j):
                 break
@@ -195,7 +195,7 @@ def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, corr
         strata = rows.strata_of(again, binary)
         active = np.zeros(cand.size, dtype=bool)
         active[again] = True
-        top = again[np.argsort(-np.abs(z_all[again]), kind="stable")[:EXACT_TOP]]
+        top = _strongest_first(again, z_all)
         exact = strata.exact_z(top, strata.z())
         if np.abs(exact).max() < bar_z(j):
             break
@@ -423,6 +423,9 @@ class _Rows:
         #: the rows with a weight for this metric (a row where it is undefined adds to no tally:
         #: the walks skip it)
         self.used = np.any(merged != 0, axis=1)
+        #: the rows with weight, their weights, and the rows holding each item as bitsets
+        self.uw = np.ascontiguousarray(merged[self.used])
+        self.row_bits = RowBits(self.codes[self.used], table.codes)
         self.label = np.zeros(self.codes.shape[0], dtype=np.int64)
         self.slice_codes = table.codes
         self.parent = table.parent
@@ -447,7 +450,8 @@ class _Rows:
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(candidate position, label, tallies) of the candidates ``positions`` on the distinct
         rows ``rows`` (a mask; the rows without weight are skipped) of each label (``labels``,
-        one per row of the mask), the labels each one's rows hold: one walk of their lattice."""
+        one per distinct row, read on the rows of the mask), the labels each one's rows hold:
+        one walk of their lattice."""
         needed = _with_ancestors(self.parent, self.cand[positions])
         remap = np.full(len(self.parent), -1, dtype=np.int64)
         remap[needed] = np.arange(needed.size)
@@ -455,10 +459,10 @@ class _Rows:
         walk = walk_order(parent, self.slice_codes[needed])
         slot = np.full(needed.size, -1, dtype=np.int64)
         slot[remap[self.cand[positions]]] = positions
-        used = self.used[rows]
         last = self._last
-        c, lab, tallies = walk_label_entries(walk, self.codes[rows][used], labels[used], self.w[rows][used],
-                                             n_labels, slot, last["entries"][0].size if last is not None else 0)
+        c, lab, tallies = walk_label_entries(walk, None, labels[self.used], self.uw, n_labels, slot,
+                                             last["entries"][0].size if last is not None and rows.all() else 0,
+                                             bits=self.row_bits, rows=rows[self.used])
         self.work += int(needed.size + rows.sum() + c.size)
         keep = tallies[:, 0] > 0.5
         if keep.all():
@@ -478,22 +482,21 @@ class _Rows:
         inside = np.ones(self.codes.shape[0], dtype=bool)
         for a in items:
             inside &= self.codes[:, a] == f[a]
-        old = np.unique(self.label[inside])
         h = len(strata)
+        old = np.flatnonzero(np.bincount(self.label[inside], minlength=h))
         if h + old.size > MAX_STRATA:
             return False
         self.work += int(inside.sum()) + strata.n_entries()
         pos = np.searchsorted(old, self.label[inside])
-        total = np.zeros((old.size, 3))
-        np.add.at(total, pos, self.w[inside])
+        total = _sums_by(pos, self.w[inside], old.size)
         mine = self.cand_codes[:, items]
         refines = np.all(mine == f[items], axis=1) & active
         compatible = np.all((mine < 0) | (mine == f[items]), axis=1) & ~refines & active
         walked = np.nonzero(compatible)[0]
         if walked.size:
-            labels = np.full(self.codes.shape[0], -1, dtype=np.int64)
+            labels = np.zeros(self.codes.shape[0], dtype=np.int64)
             labels[inside] = pos
-            w_cand, w_j, w_t = self._walk_entries(walked, inside, labels[inside], old.size)
+            w_cand, w_j, w_t = self._walk_entries(walked, inside, labels, old.size)
         else:
             w_cand, w_j, w_t = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 3))
         moved = strata.n_entries(refines)
@@ -516,10 +519,7 @@ class _Rows:
         self.split_from = np.concatenate([self.split_from, old])
 
     def _totals(self) -> np.ndarray:
-        n_labels = self.bits.shape[0]
-        total = np.zeros((n_labels, 3))
-        np.add.at(total, self.label, self.w)
-        return total
+        return _sums_by(self.label, self.w, self.bits.shape[0])
 
     def _entries(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The entries (candidate, stratum, tallies) of these candidates under the strata of every
@@ -545,7 +545,7 @@ class _Rows:
                 mine = self.cand_codes[:, items]
                 touched |= np.all((mine < 0) | (mine == f[items]), axis=1)
             walked = np.nonzero(touched & keep)[0]
-            w_cand, w_lab, w_t = self._walk_entries(walked, changed, self.label[changed] - h0, n_labels - h0) \
+            w_cand, w_lab, w_t = self._walk_entries(walked, changed, np.maximum(self.label - h0, 0), n_labels - h0) \
                 if walked.size else (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 3)))
             ancestor = np.arange(n_labels, dtype=np.int64)
             for s in range(h0, n_labels):
@@ -600,6 +600,24 @@ class _Rows:
         positions = last["positions"]
         z_pair[positions] = pair_z(c, lab, tallies, self.bits, self._totals(), positions, r, binary)
         return z_pair
+
+
+def _sums_by(label: np.ndarray, w: np.ndarray, n: int) -> np.ndarray:
+    """Per label (0 to n - 1), the sums of the rows of ``w`` that have it."""
+    return np.column_stack([np.bincount(label, weights=w[:, j], minlength=n) for j in range(w.shape[1])])
+
+
+def _strongest_first(at: np.ndarray, z: np.ndarray, count: int = EXACT_TOP) -> np.ndarray:
+    """The (at most) ``count`` candidates of ``at`` with the largest |z|, strongest first (ties
+    in the order of ``at``): ``at[np.argsort(-|z[at]|, kind="stable")[:count]]`` without sorting
+    them all."""
+    neg = -np.abs(z[at])
+    if at.size > count:
+        kth = np.partition(neg, count - 1)[count - 1]
+        pick = np.flatnonzero(neg <= kth)
+    else:
+        pick = np.arange(at.size)
+    return at[pick[np.argsort(neg[pick], kind="stable")][:count]]
 
 
 def _runs(cand: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray]:

@@ -16,7 +16,7 @@ import numpy as np
 from .compiled import b1, f4, f8, i4, i8, kernel
 from .tallies import BOOT_BLOCKS
 
-__all__ = ["Walk", "walk_order", "walk_tallies", "walk_label_tallies", "walk_label_entries", "strata_sums", "strata_sums_csr", "split_strata", "update_entries", "pair_z", "walk_verdict", "walk_boot_means", "VERDICT_COLUMNS", "QUOTA"]
+__all__ = ["Walk", "walk_order", "walk_tallies", "walk_label_tallies", "walk_label_entries", "RowBits", "strata_sums", "strata_sums_csr", "split_strata", "update_entries", "pair_z", "walk_verdict", "walk_boot_means", "VERDICT_COLUMNS", "QUOTA"]
 
 #: work units (rows visited, times the columns read) per kernel call: a few milliseconds
 QUOTA = 1_000_000
@@ -91,18 +91,63 @@ def walk_label_tallies(walk: Walk, row_codes: np.ndarray, labels: np.ndarray, we
     return out.reshape(int(n_slots), int(n_labels), t)
 
 
-def walk_label_entries(walk: Walk, row_codes: np.ndarray, labels: np.ndarray, weights: np.ndarray,
-                       n_labels: int, slot: np.ndarray, capacity: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+class RowBits:
+    """The rows of a table (``row_codes``, rows x attributes) holding each item, as bitsets (row r
+    is bit r % 64 of word r // 64): an itemset's rows are its parent's AND its last item's.
+    ``items``: the item codes to hold, rows x attributes (-1: none), e.g. the itemsets walked;
+    every item of the table when None."""
+
+    def __init__(self, row_codes: np.ndarray, items: np.ndarray | None = None) -> None:
+        row_codes = np.asarray(row_codes)
+        self.n_rows, n_attr = row_codes.shape
+        self.words = max((self.n_rows + 63) // 64, 1)
+        src = row_codes if items is None else np.asarray(items)
+        top = int(max(src.max(initial=0), row_codes.max(initial=0))) + 1
+        #: the bitset of item (a, v): ``bits[index[a, v]]`` (-1: not held)
+        self.index = np.full((max(n_attr, 1), top), -1, dtype=np.int64)
+        rows = []
+        for a in range(n_attr):
+            for v in np.unique(src[:, a]):
+                if v >= 0:
+                    self.index[a, v] = len(rows)
+                    rows.append(row_codes[:, a] == v)
+        self.bits = np.zeros((max(len(rows), 1), self.words), dtype=np.int64)
+        if rows:
+            self.bits[:len(rows)] = self.of(np.asarray(rows))
+
+    def of(self, mask: np.ndarray) -> np.ndarray:
+        """Boolean row masks (the last axis: rows) as bitsets."""
+        mask = np.asarray(mask, dtype=bool)
+        padded = np.zeros(mask.shape[:-1] + (self.words * 64,), dtype=bool)
+        padded[..., :mask.shape[-1]] = mask
+        return np.packbits(padded, axis=-1, bitorder="little").view("<i8").astype(np.int64)
+
+
+def walk_label_entries(walk: Walk, row_codes: np.ndarray | None, labels: np.ndarray, weights: np.ndarray,
+                       n_labels: int, slot: np.ndarray, capacity: int = 0, bits: RowBits | None = None,
+                       rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`walk_label_tallies` as entries: for each itemset i with ``slot[i] >= 0`` and each
     label its rows hold, ``(slot[i], label, sums of weights)``; only the labels present are kept,
     so the output is as large as the entries, not the itemsets times the labels. Each itemset's
-    entries are consecutive, in the walk's order. ``capacity``: the entries expected (a guess:
-    the output grows past it)."""
-    row_codes = np.asfortranarray(row_codes, dtype=np.int32)
-    arena, f_lo, f_hi = _arena(row_codes, walk)
+    entries are consecutive, in the walk's order, its labels in the order of its first row of
+    each. ``capacity``: the entries expected (a guess: the output grows past it); ``bits``: the
+    rows' :class:`RowBits` (made from ``row_codes`` when None); ``rows``: a mask of the rows to
+    walk (all when None; ``labels`` and ``weights`` are read for those only).
+
+    An itemset's rows are a bitset, its parent's and its last item's (one AND per 64 rows):
+    finding them costs little next to reading them, however many children a parent has."""
+    if bits is None:
+        bits = RowBits(row_codes)
     labels = np.ascontiguousarray(labels, dtype=np.int64)
     weights = np.ascontiguousarray(weights, dtype=np.float64)
     slot = np.ascontiguousarray(slot, dtype=np.int64)
+    has = walk.length > 0
+    item_of = np.full(walk.length.size, -1, dtype=np.int64)
+    item_of[has] = bits.index[walk.last_attr[has], walk.last_val[has]]
+    if (item_of[has] < 0).any():
+        raise ValueError("an item of the walk has no bitset")
+    stack = np.zeros((int(walk.length.max(initial=0)) + 1, bits.words), dtype=np.int64)
+    stack[0] = bits.of(np.ones(bits.n_rows, dtype=bool) if rows is None else rows)
     t = weights.shape[1]
     scratch = np.zeros((max(int(n_labels), 1), t))
     stamp = np.full(max(int(n_labels), 1), -1, dtype=np.int64)  # the walk position that last touched a label
@@ -115,18 +160,28 @@ def walk_label_entries(walk: Walk, row_codes: np.ndarray, labels: np.ndarray, we
     k, n = 0, len(walk.order)
     while k < n:
         if count[0] + int(n_labels) > out_c.size:  # room for one more itemset's labels
-            grow = 2 * out_c.size + int(n_labels)
-            out_c, out_l, out_t = _grown(out_c, grow), _grown(out_l, grow), _grown(out_t, grow)
-        k = _label_entries_step(k, QUOTA, walk.order, walk.last_attr, walk.last_val, walk.length, row_codes, arena,
-                                f_lo, f_hi, labels, weights, slot, scratch, stamp, touched, out_c, out_l, out_t, count)
+            grow = 4 * out_c.size + int(n_labels)
+            out_c, out_l, out_t = _grown(out_c, grow, count[0]), _grown(out_l, grow, count[0]), \
+                _grown(out_t, grow, count[0])
+        k = _label_entries_step(k, QUOTA, walk.order, walk.length, item_of, bits.bits, stack, labels, weights, slot,
+                                scratch, stamp, touched, out_c, out_l, out_t, count, _LOWEST_BIT)
     m = int(count[0])
     return out_c[:m], out_l[:m], out_t[:m]
 
 
-def _grown(a: np.ndarray, size: int) -> np.ndarray:
-    """``a`` in a larger array (its first rows kept, the rest uninitialised)."""
+#: de Bruijn's sequence for 64 bits: the place of a word's lowest set bit b is
+#: ``_LOWEST_BIT[((b * _DE_BRUIJN) >> 58) & 63]`` (b the word with that bit alone)
+_DE_BRUIJN = 0x03F79D71B4CB0A89
+_LOWEST_BIT = np.zeros(64, dtype=np.int64)
+for _b in range(64):
+    _LOWEST_BIT[(((1 << _b) * _DE_BRUIJN) % (1 << 64)) >> 58] = _b
+del _b
+
+
+def _grown(a: np.ndarray, size: int, used: int) -> np.ndarray:
+    """``a`` in a larger array (its first ``used`` rows kept, the rest uninitialised)."""
     out = np.empty((size,) + a.shape[1:], dtype=a.dtype)
-    out[:a.shape[0]] = a
+    out[:used] = a[:used]
     return out
 
 
@@ -327,15 +382,17 @@ def _label_tallies_step(start, quota, order, last_attr, last_val, length, row_co
     return n_items
 
 
-@kernel(i8, i8, i8[::1], i8[::1], i8[::1], i8[::1], i4[::1, :], i4[::1], i8[::1], i8[::1], i8[::1], f8[:, ::1],
-        i8[::1], f8[:, ::1], i8[::1], i8[::1], i8[::1], i8[::1], f8[:, ::1], i8[::1])
-def _label_entries_step(start, quota, order, last_attr, last_val, length, row_codes, arena, f_lo, f_hi, labels,
-                        weights, slot, scratch, stamp, touched, out_c, out_l, out_t, count):
+@kernel(i8, i8, i8[::1], i8[::1], i8[::1], i8[:, ::1], i8[:, ::1], i8[::1], f8[:, ::1], i8[::1], f8[:, ::1], i8[::1],
+        i8[::1], i8[::1], i8[::1], f8[:, ::1], i8[::1], i8[::1])
+def _label_entries_step(start, quota, order, length, item_of, item_bits, stack, labels, weights, slot, scratch, stamp,
+                        touched, out_c, out_l, out_t, count, lowest_bit):
     """:func:`walk_label_entries` from the ``start``-th itemset until ``quota`` units of work are
     done or the output has no room for another itemset's labels; returns where to resume.
-    ``stamp[label]`` is the walk position that last touched the label (a label is listed once
-    per itemset, in the order its rows first reach it)."""
+    ``stack[d]``: the rows (bits) of the itemset at depth d on the current path; ``stamp[label]``
+    is the walk position that last touched the label (a label is listed once per itemset, in the
+    order its rows first reach it)."""
     n_items = order.shape[0]
+    words = stack.shape[1]
     t = weights.shape[1]
     n_labels = scratch.shape[0]
     work = 0
@@ -343,22 +400,30 @@ def _label_entries_step(start, quota, order, last_attr, last_val, length, row_co
         if work >= quota or count[0] + n_labels > out_c.shape[0]:
             return k
         i = order[k]
-        d = _descend(i, last_attr, last_val, length, row_codes, arena, f_lo, f_hi)
-        work += _rows_visited(d, f_lo, f_hi)
+        d = length[i]
+        if d > 0:
+            b = item_of[i]
+            for j in range(words):
+                stack[d, j] = stack[d - 1, j] & item_bits[b, j]
+        work += words
         o = slot[i]
         if o < 0:
             continue
-        work += (f_hi[d] - f_lo[d]) * t
         nt = 0
-        for j in range(f_lo[d], f_hi[d]):
-            r = arena[j]
-            lab = labels[r]
-            if stamp[lab] != k:
-                stamp[lab] = k
-                touched[nt] = lab
-                nt += 1
-            for c in range(t):
-                scratch[lab, c] += weights[r, c]
+        for j in range(words):
+            x = stack[d, j]
+            while x != 0:
+                low = x & -x
+                r = j * 64 + lowest_bit[((low * 0x03F79D71B4CB0A89) >> 58) & 63]
+                x ^= low
+                lab = labels[r]
+                if stamp[lab] != k:
+                    stamp[lab] = k
+                    touched[nt] = lab
+                    nt += 1
+                for c in range(t):
+                    scratch[lab, c] += weights[r, c]
+                work += t
         for u in range(nt):
             lab = touched[u]
             m = count[0]
@@ -942,12 +1007,11 @@ def strata_sums(cand: np.ndarray, stratum: np.ndarray, tallies: np.ndarray, tota
     return num, var, single
 
 
-@kernel(i8[::1], i8[::1], f8[:, ::1], b1[:, ::1], i8[::1], f8[:, ::1], f8[:, ::1])
-def _inside_findings(cand, stratum, tallies, bits, row_of, inside, own):
+@kernel(i8[::1], i8[::1], f8[:, ::1], i8[::1], i8[::1], i8[::1], f8[:, ::1], f8[:, ::1])
+def _inside_findings(cand, stratum, tallies, in_start, in_find, row_of, inside, own):
     """Per candidate (its output row ``row_of[cand]``, -1: not wanted), its tallies inside each
-    finding (``inside[row, 3 * f + c]``, the entries whose stratum is in finding f: ``bits``) and
-    in all (``own``)."""
-    n_find = bits.shape[1]
+    finding (``inside[row, 3 * f + c]``, the entries whose stratum is in finding f: the findings
+    of stratum h are ``in_find[in_start[h]:in_start[h + 1]]``) and in all (``own``)."""
     for e in range(cand.shape[0]):
         o = row_of[cand[e]]
         if o < 0:
@@ -955,10 +1019,10 @@ def _inside_findings(cand, stratum, tallies, bits, row_of, inside, own):
         h = stratum[e]
         for c in range(3):
             own[o, c] += tallies[e, c]
-        for f in range(n_find):
-            if bits[h, f]:
-                for c in range(3):
-                    inside[o, 3 * f + c] += tallies[e, c]
+        for u in range(in_start[h], in_start[h + 1]):
+            f = in_find[u]
+            for c in range(3):
+                inside[o, 3 * f + c] += tallies[e, c]
 
 
 @kernel(f8[:, ::1], f8[:, ::1], f8[:, ::1], f8[::1], b1, f8[:, ::1])
@@ -993,8 +1057,12 @@ def pair_z(cand: np.ndarray, stratum: np.ndarray, tallies: np.ndarray, bits: np.
     row_of[positions] = np.arange(positions.size)
     inside = np.zeros((positions.size, 3 * n_find))
     own = np.zeros((positions.size, 3))
+    in_h, in_find = np.nonzero(bits)  # each stratum's findings, in order
+    in_start = np.zeros(bits.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(in_h, minlength=bits.shape[0]), out=in_start[1:])
     _inside_findings(np.ascontiguousarray(cand, dtype=np.int64), np.ascontiguousarray(stratum, dtype=np.int64),
-                     np.ascontiguousarray(tallies, dtype=np.float64), bits, row_of, inside, own)
+                     np.ascontiguousarray(tallies, dtype=np.float64), in_start, in_find.astype(np.int64), row_of,
+                     inside, own)
     totals = np.asarray(totals, dtype=np.float64)
     f_totals = np.ascontiguousarray(bits.T.astype(np.float64) @ totals)
     grand = np.ascontiguousarray(totals.sum(axis=0))

@@ -63,9 +63,12 @@ MAX_BOOTSTRAP_CELLS = 50_000_000
 #: cap on rows x replicates of the Poisson weights drawn in one pass
 BOOTSTRAP_PASS_CELLS = 20_000_000
 
-#: the work the search for a metric's distinct findings may do, per slice and distinct row
-#: (itemsets walked, rows read, entries updated; see divergence.findings): about what the scan does
-FINDINGS_WORK = 4
+#: the work the search for a metric's distinct findings may do by default, per slice and distinct
+#: row (itemsets walked, rows read, entries updated; see divergence.findings): four times what the
+#: complete searches of Adult at supports 0.02 to 0.005 use (at most 99 per slice and row), so that
+#: the search is complete on real tables and ends on pathological ones; ``Statistics.findings_work``
+#: sets it (0: no limit)
+FINDINGS_WORK = 400
 #: the least work it may do (a small table's search always ends: it takes milliseconds)
 FINDINGS_WORK_FLOOR = 200_000
 
@@ -347,7 +350,8 @@ def assess(
         verdict[rest & (div == 0)] = "noise"
         cols[f"{name}_verdict"] = verdict
     # ---- estimates honest at the top, distinct findings and the default order (divergence.findings)
-    findings_cut = _findings_columns(table, cols, tests, alpha, correction, level, family_size)
+    findings_cut = _findings_columns(table, cols, tests, alpha, correction, level, family_size,
+                                    st.findings_work)
     intervals = "analytic and bootstrap" if boot else "analytic"
     assessment = {
         "confidence": confidence, "correction": correction, "bootstrap": int(bootstrap),
@@ -371,13 +375,14 @@ def assess(
 
 
 def _findings_columns(table, cols: dict, tests: dict, alpha: float, correction: str, level: dict,
-                      family_size: dict) -> dict:
+                      family_size: dict, work: float | None = FINDINGS_WORK) -> dict:
     """Per metric: the lattice-aware shrunk divergence (:func:`divergence.shrinkage.shrink_lattice`),
     the bound nearest zero of the simultaneous (Bonferroni) interval over the family, the distinct
     findings (``M_finding``, ``M_explained_by``) and each slice's position in the default order
     (``M_order``); see :mod:`divergence.findings`. Each metric's search is given a budget of work
-    (:data:`FINDINGS_WORK` per slice and distinct row); past it, the findings found stand and a note
-    says so (``assessment["findings_cut"]``)."""
+    (``work`` per slice and distinct row, None or 0 for none); past it, the findings found stand
+    and a note says so (``assessment["findings_cut"]``)."""
+    budget = (float(work), FINDINGS_WORK_FLOOR) if work else None
     n_items = len(table)
     cut = {}
     significant = {}
@@ -401,7 +406,7 @@ def _findings_columns(table, cols: dict, tests: dict, alpha: float, correction: 
             # each metric's search is given about the work of the scan (deterministic units, see
             # divergence.findings.distinct_findings): a scan with findings costs about twice one without
             found = distinct_findings(table, k, significant[name], alpha, correction, level[name],
-                                      int(family_size.get(name) or 1), budget=(FINDINGS_WORK, FINDINGS_WORK_FLOOR))
+                                      int(family_size.get(name) or 1), budget=budget)
             finding, by = found.finding, found.explained_by
             if found.cut:
                 cut[name] = (f"{name}: the search for distinct findings stopped after {int(finding.sum()):,} "

@@ -141,6 +141,10 @@ def add_scan_options(p: argparse.ArgumentParser, data: bool = True) -> None:
     stats.add_argument("--bootstrap", type=int, default=0, help="bootstrap replicates (0: analytic intervals only)")
     stats.add_argument("--seed", type=int, default=0, help="random seed for bootstrap and holdout")
     stats.add_argument("--top-k", type=int, default=None, help="slices bootstrapped per metric (default: all where cheap)")
+    stats.add_argument("--findings-work", type=float, default=_statistics_default("findings_work"), metavar="UNITS",
+                       help="budget of the search for distinct findings, in work units per slice and distinct "
+                            "row (default %(default)g: complete on real tables; 0 for no limit); past it the "
+                            "findings found stand and a note says so")
     stats.add_argument("--sort-by", default=None,
                        help="what orders the summary, the CSV's rows (the whole dataset first) and the top-k slices: "
                             "a column, or a peer's score of the first metric: sliceline[:ALPHA] (SliceLine, "
@@ -173,6 +177,13 @@ def build_parser(prog: str = "divergence") -> argparse.ArgumentParser:
     _add_plan_parsers(sub)
     _add_compare_parser(sub)
     return parser
+
+
+def _statistics_default(field: str):
+    """A statistics setting's default (one source: :class:`divergence.settings.Statistics`)."""
+    from .settings import Statistics
+
+    return getattr(Statistics(), field)
 
 
 #: option (its argparse dest) -> the settings keyword it sets, where the names differ

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .lattice import walk_label_entries, walk_label_tallies, walk_order
+from .lattice import RowBits, pair_z, split_strata, strata_sums_csr, update_entries, walk_label_entries, walk_order
 from .stats import fisher_exact_p, normal_quantile
 from .tallies import metric_columns
 
@@ -122,7 +122,7 @@ def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, corr
     z_own = strata.z()
     prefer = worse_sign(table.metrics[k].name) or 1
     support = np.asarray(table.columns["support"], dtype=float)[cand]
-    top = np.argsort(-np.abs(z_own), kind="stable")[:EXACT_TOP]
+    top = _strongest_first(np.arange(cand.size), z_own)
     exact = strata.exact_z(top, z_own)
     if first_bar is not None and np.abs(exact).max() < first_bar:
         return Findings(finding, explained, cand, np.zeros(0, dtype=np.int64), "")
@@ -170,7 +170,7 @@ def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, corr
             if left.size == 0:
                 break
             # the strongest by the exact test among the strongest by the stratified statistic
-            top = left[np.argsort(-np.abs(z[left]), kind="stable")[:EXACT_TOP]]
+            top = _strongest_first(left, z)
             exact = strata.exact_z(top, z)
             if np.abs(exact).max() < bar_z(j):
                 break
@@ -181,7 +181,7 @@ def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, corr
             active[best] = False
             strata.drop(np.array([best]))
         # every candidate left, tested given all the findings (and each finding alone)
-        z_all, z_pair = rows.final(np.nonzero(alive)[0], binary)
+        z_all, _ = rows.final(np.nonzero(alive)[0], binary, pairs=False)
         if cut:
             break
         if budget is not None and rows.work > budget - reserve:
@@ -195,7 +195,7 @@ def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, corr
         strata = rows.strata_of(again, binary)
         active = np.zeros(cand.size, dtype=bool)
         active[again] = True
-        top = again[np.argsort(-np.abs(z_all[again]), kind="stable")[:EXACT_TOP]]
+        top = _strongest_first(again, z_all)
         exact = strata.exact_z(top, strata.z())
         if np.abs(exact).max() < bar_z(j):
             break
@@ -205,6 +205,7 @@ def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, corr
         active[best] = False
         strata.drop(np.array([best]))
     finding[cand[chosen]] = True
+    z_pair = rows.pairs(binary)  # given each finding alone, from the last final test's entries
     # a candidate left over is explained by a finding when, with the findings' rows accounted
     # for, it no longer passes the scan's own bar; by the finding that alone weakens it most
     z_scan = _z_two_sided(1.0 - scan_level)
@@ -278,74 +279,81 @@ def _z_two_sided(p: float) -> float:
 
 
 class _Strata:
-    """The strata (patterns of membership in the findings) and, for each candidate and stratum it
-    has rows in, the candidate's tallies there (defined count, shifted sum, sum of squares), as
-    entries (candidate, stratum, tallies). The residual test's numerator and variance are sums of
-    one term per entry, recomputed after each split (one vectorised pass over the entries)."""
+    """The strata (patterns of membership in the findings) and, for each candidate followed and
+    stratum it has rows in, the candidate's tallies there (defined count, shifted sum, sum of
+    squares): its *entries*, held per candidate (candidate c's at ``start[c]:start[c + 1]``).
+    The residual test's numerator and variance are sums of one term per entry, recomputed after
+    each split (compiled: :func:`divergence.lattice.strata_sums`)."""
 
     def __init__(self, per_slice: np.ndarray, total: np.ndarray, binary: bool) -> None:
-        self.binary = binary
-        self.r = per_slice.shape[0]
-        self.cand = np.arange(self.r, dtype=np.int64)
-        self.stratum = np.zeros(self.r, dtype=np.int64)
-        self.tallies = per_slice.astype(float)
-        self.totals = np.asarray(total, dtype=float)[None, :].copy()
-        self._sums()
+        r = per_slice.shape[0]
+        self._set(binary, r, np.arange(r, dtype=np.int64), np.arange(1, r + 1, dtype=np.int64),
+                  np.zeros(r, dtype=np.int64), np.ascontiguousarray(per_slice, dtype=float),
+                  np.asarray(total, dtype=float)[None, :].copy(), np.ones(r, dtype=bool))
 
-    def __len__(self) -> int:
-        return self.totals.shape[0]
-
-    def drop(self, candidates: np.ndarray) -> None:
-        """Stop following these candidates (their entries are removed; their statistic reads 0)."""
-        keep = ~np.isin(self.cand, candidates)
-        self.cand, self.stratum, self.tallies = self.cand[keep], self.stratum[keep], self.tallies[keep]
+    def _set(self, binary, r, beg, end, stratum, tallies, totals, tracked) -> None:
+        self.binary, self.r = binary, r
+        self.beg, self.end, self.stratum, self.tallies = beg, end, stratum, tallies
+        self.totals = np.ascontiguousarray(totals, dtype=float)
+        #: the candidates followed (the others' entries are dropped at the next split)
+        self.tracked = tracked
         self._sums()
 
     @classmethod
     def from_entries(cls, r: int, cand: np.ndarray, stratum: np.ndarray, tallies: np.ndarray, totals: np.ndarray,
                      binary: bool) -> "_Strata":
+        """The strata of entries (``cand``, ``stratum``, ``tallies``; each candidate's
+        consecutive)."""
+        beg, end = _runs(cand, r)
         out = cls.__new__(cls)
-        out.binary, out.r = binary, r
-        out.cand, out.stratum, out.tallies = cand.astype(np.int64), stratum.astype(np.int64), tallies
-        out.totals = np.asarray(totals, dtype=float).copy()
-        out._sums()
+        out._set(binary, r, beg, end, np.ascontiguousarray(stratum, dtype=np.int64),
+                 np.ascontiguousarray(tallies, dtype=float), totals, end > beg)
         return out
 
-    def entries_of(self, candidates: np.ndarray) -> np.ndarray:
-        """The entries of the given candidates (positions in the entry arrays)."""
-        return np.nonzero(np.isin(self.cand, candidates))[0]
+    def __len__(self) -> int:
+        return self.totals.shape[0]
 
-    def split(self, cand: np.ndarray, old: np.ndarray, new: np.ndarray, part: np.ndarray,
-              old_strata: np.ndarray, new_totals: np.ndarray) -> None:
-        """Move ``part`` (per entry (``cand``, ``old``)) into the new strata ``new``; the new strata's
-        totals ``new_totals`` leave the ``old_strata`` they were split from (in that order)."""
-        import pandas as pd
+    def n_entries(self, among: np.ndarray | None = None) -> int:
+        """The entries of the candidates followed (of those of them in the mask ``among``)."""
+        keep = self.tracked if among is None else self.tracked & among
+        return int((self.end - self.beg)[keep].sum())
 
-        width = np.int64(len(self) + new_totals.shape[0] + 1)
-        keys = pd.Index(self.cand * width + self.stratum)
-        at = keys.get_indexer(cand * width + old)
-        self.tallies[at] -= part
-        self.totals[old_strata] -= new_totals
-        self.totals = np.concatenate([self.totals, new_totals])
-        keep = self.tallies[:, 0] > 0.5  # sums taken apart leave rounding dust
-        self.cand = np.concatenate([self.cand[keep], cand])
-        self.stratum = np.concatenate([self.stratum[keep], new])
-        self.tallies = np.concatenate([self.tallies[keep], part])
-        self._sums()
+    def drop(self, candidates: np.ndarray) -> None:
+        """Stop following these candidates (their statistic reads 0; their entries go at the next split)."""
+        self.tracked[candidates] = False
+        self.num[candidates] = 0.0
+        self.var[candidates] = 0.0
+        self.single[candidates] = 0.0
+
+    def split(self, mode: np.ndarray, old: np.ndarray, new_totals: np.ndarray, w_cand: np.ndarray, w_j: np.ndarray,
+              w_t: np.ndarray) -> None:
+        """A finding's rows, in the strata ``old`` (sorted), leave them for new strata (one per
+        old stratum, appended in that order, with totals ``new_totals``): per candidate followed,
+        ``mode`` 1 (a refinement of the finding) moves its entries whole, mode 2 moves its
+        tallies in the finding (the walk's entries ``w_cand``, ``w_j`` (the place of the old
+        stratum in ``old``), ``w_t``), mode 0 keeps them (it has no row in the finding)."""
+        h = len(self)
+        old_index = np.full(h, -1, dtype=np.int64)
+        old_index[old] = np.arange(old.size)
+        w_beg, w_end = _runs(w_cand, self.r)
+        cap = self.stratum.size + w_cand.size
+        out_start = np.zeros(self.r + 1, dtype=np.int64)
+        out_stratum = np.empty(cap, dtype=np.int64)
+        out_tallies = np.empty((cap, 3))
+        m = split_strata(self.beg, self.end, self.stratum, self.tallies, self.tracked, mode.astype(np.int64), old_index,
+                         h, w_beg, w_end, np.ascontiguousarray(w_j, dtype=np.int64),
+                         np.ascontiguousarray(w_t, dtype=float), np.full(max(old.size, 1), -1, dtype=np.int64),
+                         np.zeros(max(old.size, 1), dtype=np.int64), out_start, out_stratum, out_tallies)
+        self.totals[old] -= new_totals
+        self._set(self.binary, self.r, out_start[:-1], out_start[1:], out_stratum[:m], out_tallies[:m],
+                  np.concatenate([self.totals, new_totals]), self.tracked)
 
     def _sums(self) -> None:
-        total = self.totals[self.stratum]
-        num, var = _contribution(self.tallies, total, self.binary)
-        self.num = np.bincount(self.cand, weights=num, minlength=self.r)
-        self.var = np.bincount(self.cand, weights=var, minlength=self.r)
-        if self.binary:
-            # the count of strata that inform each candidate's test and the sums of their events,
-            # rows, stratum events and stratum rows (one stratum's own when the count is 1)
-            t = self.tallies
-            inform = ((t[:, 0] > 0.5) & (total[:, 0] - t[:, 0] > 0.5)).astype(float)
-            cells = (inform, inform * np.rint(t[:, 1]), inform * t[:, 0], inform * np.rint(total[:, 1]),
-                     inform * total[:, 0])
-            self.single = np.column_stack([np.bincount(self.cand, weights=c, minlength=self.r) for c in cells])
+        # per candidate, the sums of its entries' terms; for a 0/1 outcome also the count of strata
+        # that inform its test and the sums of their events, rows, stratum events and stratum rows
+        # (one stratum's own when the count is 1)
+        self.num, self.var, self.single = strata_sums_csr(self.beg, self.end, self.stratum, self.tallies,
+                                                          self.totals, self.binary, self.tracked)
 
     def z(self) -> np.ndarray:
         """Each candidate's stratified statistic (signed: above or below the other rows of its
@@ -412,25 +420,59 @@ class _Rows:
         merged = np.zeros((codes.shape[0], 3))
         np.add.at(merged, inverse.ravel(), w)
         self.codes, self.w = np.ascontiguousarray(codes), merged
+        #: the rows with a weight for this metric (a row where it is undefined adds to no tally:
+        #: the walks skip it)
+        self.used = np.any(merged != 0, axis=1)
+        #: the rows with weight, their weights, and the rows holding each item as bitsets
+        self.uw = np.ascontiguousarray(merged[self.used])
+        self.row_bits = RowBits(self.codes[self.used], table.codes)
         self.label = np.zeros(self.codes.shape[0], dtype=np.int64)
         self.slice_codes = table.codes
         self.parent = table.parent
         self.cand = cand
         self.cand_codes = table.codes[cand]
         #: the findings accounted for (candidate positions, in order) and, per stratum, which of
-        #: them its rows are in
+        #: them its rows are in, and the stratum it was split from (-1: the first)
         self.order: list[int] = []
         self.bits = np.zeros((1, 0), dtype=bool)
+        self.split_from = np.full(1, -1, dtype=np.int64)
         #: the work done: itemsets walked, distinct rows read, entries updated
         self.work = 0
+        #: the entries of the last final test (see :meth:`final`)
+        self._last: dict | None = None
+        self._walk_info: tuple | None = None
 
     def final_work(self, alive: np.ndarray) -> int:
         """The work of a final test of the candidates ``alive``: their lattice walked over every row."""
         return int(_with_ancestors(self.parent, self.cand[alive]).size + self.codes.shape[0] + 4 * alive.sum())
 
+    def _walk_entries(self, positions: np.ndarray, rows: np.ndarray, labels: np.ndarray, n_labels: int
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(candidate position, label, tallies) of the candidates ``positions`` on the distinct
+        rows ``rows`` (a mask; the rows without weight are skipped) of each label (``labels``,
+        one per distinct row, read on the rows of the mask), the labels each one's rows hold:
+        one walk of their lattice."""
+        needed = _with_ancestors(self.parent, self.cand[positions])
+        remap = np.full(len(self.parent), -1, dtype=np.int64)
+        remap[needed] = np.arange(needed.size)
+        parent = np.where(self.parent[needed] >= 0, remap[np.maximum(self.parent[needed], 0)], -1)
+        walk = walk_order(parent, self.slice_codes[needed])
+        slot = np.full(needed.size, -1, dtype=np.int64)
+        slot[remap[self.cand[positions]]] = positions
+        last = self._last
+        c, lab, tallies = walk_label_entries(walk, None, labels[self.used], self.uw, n_labels, slot,
+                                             last["entries"][0].size if last is not None and rows.all() else 0,
+                                             bits=self.row_bits, rows=rows[self.used])
+        self.work += int(needed.size + rows.sum() + c.size)
+        keep = tallies[:, 0] > 0.5
+        if keep.all():
+            return c, lab, tallies
+        return c[keep], lab[keep], tallies[keep]
+
     def add(self, strata: _Strata, position: int, active: np.ndarray) -> bool:
         """Split every stratum by membership in the slice ``finding``; False when the strata would
-        pass :data:`MAX_STRATA` (nothing changed).
+        pass :data:`MAX_STRATA` or the entries of the candidates followed :data:`MAX_ENTRIES`
+        (nothing changed).
 
         A candidate holding every item of the finding moves whole; one fixing an attribute of the
         finding to another value has no row in it; the others' rows in it come from one walk of
@@ -440,124 +482,157 @@ class _Rows:
         inside = np.ones(self.codes.shape[0], dtype=bool)
         for a in items:
             inside &= self.codes[:, a] == f[a]
-        old = np.unique(self.label[inside])
         h = len(strata)
+        old = np.flatnonzero(np.bincount(self.label[inside], minlength=h))
         if h + old.size > MAX_STRATA:
             return False
-        self.work += int(inside.sum()) + len(strata.cand)
+        self.work += int(inside.sum()) + strata.n_entries()
         pos = np.searchsorted(old, self.label[inside])
-        total = np.zeros((old.size, 3))
-        np.add.at(total, pos, self.w[inside])
+        total = _sums_by(pos, self.w[inside], old.size)
         mine = self.cand_codes[:, items]
         refines = np.all(mine == f[items], axis=1) & active
         compatible = np.all((mine < 0) | (mine == f[items]), axis=1) & ~refines & active
-        # the refinements' entries move whole into the new strata
-        moved = strata.entries_of(np.nonzero(refines)[0])
-        parts = [(strata.cand[moved], strata.stratum[moved], strata.tallies[moved].copy())]
         walked = np.nonzero(compatible)[0]
         if walked.size:
-            needed = _with_ancestors(self.parent, self.cand[walked])
-            remap = np.full(len(self.parent), -1, dtype=np.int64)
-            remap[needed] = np.arange(needed.size)
-            parent = np.where(self.parent[needed] >= 0, remap[np.maximum(self.parent[needed], 0)], -1)
-            walk = walk_order(parent, self.slice_codes[needed])
-            slot = np.full(needed.size, -1, dtype=np.int64)
-            slot[remap[self.cand[walked]]] = np.arange(walked.size)
-            part = walk_label_tallies(walk, np.asfortranarray(self.codes[inside], dtype=np.int32), pos,
-                                      self.w[inside], old.size, slot, walked.size)
-            c, j = np.nonzero(part[:, :, 0] > 0.5)
-            parts.append((walked[c], old[j], part[c, j, :]))
-        cand = np.concatenate([p[0] for p in parts])
-        if len(strata.cand) + cand.size > MAX_ENTRIES:
+            labels = np.zeros(self.codes.shape[0], dtype=np.int64)
+            labels[inside] = pos
+            w_cand, w_j, w_t = self._walk_entries(walked, inside, labels, old.size)
+        else:
+            w_cand, w_j, w_t = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 3))
+        moved = strata.n_entries(refines)
+        if strata.n_entries() + moved + w_cand.size > MAX_ENTRIES:
             return False
-        old_of = np.concatenate([p[1] for p in parts])
-        tallies = np.concatenate([p[2] for p in parts])
-        strata.split(cand, old_of, h + np.searchsorted(old, old_of), tallies, old, total)
+        mode = np.where(refines, 1, np.where(compatible, 2, 0))
+        strata.split(mode, old, total, w_cand, w_j, w_t)
+        self._split(old, inside, pos, h)
+        self.order.append(int(position))
+        return True
+
+    def _split(self, old: np.ndarray, inside: np.ndarray, pos: np.ndarray, h: int) -> None:
+        """The rows of a finding (``inside``, of the strata ``old``) to their new strata."""
         self.label[inside] = h + pos
         bits = np.zeros((h + old.size, self.bits.shape[1] + 1), dtype=bool)
         bits[:h, :-1] = self.bits
         bits[h:, :-1] = self.bits[old]
         bits[h:, -1] = True
         self.bits = bits
-        self.order.append(int(position))
-        return True
-
-    def _walk(self, positions: np.ndarray, rows: np.ndarray, labels: np.ndarray, n_labels: int) -> np.ndarray:
-        """Per candidate (``positions``) and label, its tallies on the distinct rows ``rows`` (a
-        mask) of each label (``labels``, per row of the mask): one walk of their lattice."""
-        needed = _with_ancestors(self.parent, self.cand[positions])
-        self.work += int(needed.size)
-        remap = np.full(len(self.parent), -1, dtype=np.int64)
-        remap[needed] = np.arange(needed.size)
-        parent = np.where(self.parent[needed] >= 0, remap[np.maximum(self.parent[needed], 0)], -1)
-        walk = walk_order(parent, self.slice_codes[needed])
-        slot = np.full(needed.size, -1, dtype=np.int64)
-        slot[remap[self.cand[positions]]] = np.arange(positions.size)
-        return walk_label_tallies(walk, np.asfortranarray(self.codes[rows], dtype=np.int32), labels,
-                                  self.w[rows], n_labels, slot, positions.size)
+        self.split_from = np.concatenate([self.split_from, old])
 
     def _totals(self) -> np.ndarray:
-        n_labels = self.bits.shape[0]
-        total = np.zeros((n_labels, 3))
-        np.add.at(total, self.label, self.w)
-        return total
+        return _sums_by(self.label, self.w, self.bits.shape[0])
 
     def _entries(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The entries (candidate, stratum, tallies) of these candidates under the strata of every
-        finding accounted for: one walk of their lattice over every distinct row."""
-        needed = _with_ancestors(self.parent, self.cand[positions])
-        remap = np.full(len(self.parent), -1, dtype=np.int64)
-        remap[needed] = np.arange(needed.size)
-        parent = np.where(self.parent[needed] >= 0, remap[np.maximum(self.parent[needed], 0)], -1)
-        walk = walk_order(parent, self.slice_codes[needed])
-        slot = np.full(needed.size, -1, dtype=np.int64)
-        slot[remap[self.cand[positions]]] = positions
-        c, lab, tallies = walk_label_entries(walk, self.codes, self.label, self.w, self.bits.shape[0], slot)
-        self.work += int(needed.size + self.codes.shape[0] + c.size)
-        keep = tallies[:, 0] > 0.5
-        return c[keep], lab[keep], tallies[keep]
+        finding accounted for: from the last final test's entries when it had them (updated by a
+        walk over the rows of the findings since, the only rows whose stratum changed), else one
+        walk of their lattice over every distinct row."""
+        last = self._last
+        n_labels = self.bits.shape[0]
+        if last is not None and np.all(last["have"][positions]):
+            keep = np.zeros(self.cand.size, dtype=bool)
+            keep[positions] = True
+            h0 = last["strata"]
+            changed = self.label >= h0
+            if not changed.any() or n_labels == h0:
+                c, lab, tallies = last["entries"]
+                sel = keep[c]
+                return c[sel], lab[sel], tallies[sel]
+            # candidates with rows in a finding since: not fixing one of its attributes otherwise
+            since = [self.slice_codes[self.cand[p]] for p in self.order[last["findings"]:]]
+            touched = np.zeros(self.cand.size, dtype=bool)
+            for f in since:
+                items = np.nonzero(f >= 0)[0]
+                mine = self.cand_codes[:, items]
+                touched |= np.all((mine < 0) | (mine == f[items]), axis=1)
+            walked = np.nonzero(touched & keep)[0]
+            w_cand, w_lab, w_t = self._walk_entries(walked, changed, np.maximum(self.label - h0, 0), n_labels - h0) \
+                if walked.size else (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 3)))
+            ancestor = np.arange(n_labels, dtype=np.int64)
+            for s in range(h0, n_labels):
+                ancestor[s] = ancestor[self.split_from[s]]
+            c0, lab0, t0 = last["entries"]
+            beg, end = _runs(c0, self.cand.size)
+            w_beg, w_end = _runs(w_cand, self.cand.size)
+            cap = c0.size + w_cand.size
+            out_c = np.empty(cap, dtype=np.int64)
+            out_l = np.empty(cap, dtype=np.int64)
+            out_t = np.empty((cap, 3))
+            m = update_entries(beg, end, lab0, t0, keep, w_beg, w_end, np.ascontiguousarray(w_lab + h0),
+                               np.ascontiguousarray(w_t), ancestor, np.full(n_labels, -1, dtype=np.int64),
+                               np.zeros((n_labels, 3)), np.zeros(self.cand.size + 1, dtype=np.int64), out_c, out_l,
+                               out_t)
+            self.work += int(c0.size)
+            return out_c[:m], out_l[:m], out_t[:m]
+        everything = np.ones(self.codes.shape[0], dtype=bool)
+        return self._walk_entries(positions, everything, self.label, n_labels)
 
     def strata_of(self, positions: np.ndarray, binary: bool) -> _Strata:
         """The strata entries of these candidates under every finding accounted for."""
         c, lab, tallies = self._entries(positions)
         return _Strata.from_entries(self.cand.size, c, lab, tallies, self._totals(), binary)
 
-    def final(self, positions: np.ndarray, binary: bool) -> tuple[np.ndarray, np.ndarray]:
-        """Each candidate's residual statistic given every finding accounted for, and given each
-        finding alone (columns in the order of :attr:`order`): full-length arrays, 0 elsewhere."""
-        r, k = self.cand.size, len(self.order)
+    def final(self, positions: np.ndarray, binary: bool, pairs: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+        """Each candidate's residual statistic given every finding accounted for, and (``pairs``)
+        given each finding alone (columns in the order of :attr:`order`): full-length arrays, 0
+        elsewhere. The entries are kept for the next final test (and :meth:`pairs`)."""
+        r = self.cand.size
         z_all = np.zeros(r)
-        z_pair = np.zeros((r, k))
         if positions.size == 0:
-            return z_all, z_pair
+            return z_all, (np.zeros((r, len(self.order))) if pairs else None)
         totals = self._totals()
         c, lab, tallies = self._entries(positions)
+        have = np.zeros(r, dtype=bool)
+        have[positions] = True
+        self._last = {"entries": (c, lab, tallies), "strata": self.bits.shape[0], "findings": len(self.order),
+                      "have": have, "positions": positions}
         z_all[positions] = _Strata.from_entries(r, c, lab, tallies, totals, binary).z()[positions]
-        own = np.column_stack([np.bincount(c, weights=tallies[:, j], minlength=r) for j in range(3)])
-        grand = totals.sum(axis=0)
-        f_totals = self.bits.T.astype(float) @ totals  # each finding's own totals
-        # each candidate's tallies inside each finding: (candidates x strata) times (strata x findings)
-        from scipy import sparse
+        return z_all, (self.pairs(binary) if pairs else None)
 
-        strata_of = sparse.csr_matrix((np.ones(c.size), (c, lab)), shape=(r, self.bits.shape[0]))
-        bits = sparse.csr_matrix(self.bits.astype(float))
-        inside = [np.asarray((sparse.csr_matrix((tallies[:, j], (c, lab)), shape=strata_of.shape) @ bits).todense())
-                  for j in range(3)]
-        part = np.stack([inside[j][positions, :] for j in range(3)], axis=2)  # positions x findings x 3
-        rest = own[positions][:, None, :] - part
-        p, kk = part.shape[0], part.shape[1]
-        t_in = np.broadcast_to(f_totals[None, :, :], part.shape).reshape(-1, 3)
-        t_out = np.broadcast_to((grand[None, :] - f_totals)[None, :, :], part.shape).reshape(-1, 3)
-        n_in, v_in = _contribution(part.reshape(-1, 3), t_in, binary)
-        n_out, v_out = _contribution(rest.reshape(-1, 3), t_out, binary)
-        num = (n_in + n_out).reshape(p, kk)
-        var = np.maximum((v_in + v_out).reshape(p, kk), 0.0)
-        if binary:
-            num = np.sign(num) * np.maximum(np.abs(num) - 0.5, 0.0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            den = np.sqrt(var)
-            z_pair[positions] = np.where(den > 1e-12, num / np.where(den > 1e-12, den, 1.0), 0.0)
-        return z_all, z_pair
+    def pairs(self, binary: bool) -> np.ndarray:
+        """Each candidate of the last final test, its residual statistic given each finding alone
+        (columns in the order of :attr:`order`; 0 for the other candidates)."""
+        r, k = self.cand.size, len(self.order)
+        z_pair = np.zeros((r, k))
+        last = self._last
+        if last is None or not k:
+            return z_pair
+        c, lab, tallies = last["entries"]
+        positions = last["positions"]
+        z_pair[positions] = pair_z(c, lab, tallies, self.bits, self._totals(), positions, r, binary)
+        return z_pair
+
+
+def _sums_by(label: np.ndarray, w: np.ndarray, n: int) -> np.ndarray:
+    """Per label (0 to n - 1), the sums of the rows of ``w`` that have it."""
+    return np.column_stack([np.bincount(label, weights=w[:, j], minlength=n) for j in range(w.shape[1])])
+
+
+def _strongest_first(at: np.ndarray, z: np.ndarray, count: int = EXACT_TOP) -> np.ndarray:
+    """The (at most) ``count`` candidates of ``at`` with the largest |z|, strongest first (ties
+    in the order of ``at``): ``at[np.argsort(-|z[at]|, kind="stable")[:count]]`` without sorting
+    them all."""
+    neg = -np.abs(z[at])
+    if at.size > count:
+        kth = np.partition(neg, count - 1)[count - 1]
+        pick = np.flatnonzero(neg <= kth)
+    else:
+        pick = np.arange(at.size)
+    return at[pick[np.argsort(neg[pick], kind="stable")][:count]]
+
+
+def _runs(cand: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray]:
+    """Where each of ``r`` candidates' entries begin and end in ``cand`` (each candidate's
+    consecutive; begin = end for a candidate without entries)."""
+    beg = np.zeros(r, dtype=np.int64)
+    end = np.zeros(r, dtype=np.int64)
+    if cand.size:
+        first = np.flatnonzero(np.concatenate([[True], cand[1:] != cand[:-1]]))
+        who = cand[first]
+        if np.bincount(who, minlength=r).max() > 1:
+            raise AssertionError("a candidate's entries are not consecutive")
+        beg[who] = first
+        end[who] = np.concatenate([first[1:], [cand.size]])
+    return beg, end
 
 
 def _with_ancestors(parent: np.ndarray, rows: np.ndarray) -> np.ndarray:

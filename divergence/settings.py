@@ -50,6 +50,8 @@ MSG_DELTA_ALL = "delta must be a positive number; got {value!r}."
 MSG_BINS = "bins must be a mapping of column name to bins; got {value!r}."
 MSG_HOLDOUT = "holdout must be a share in (0, 1); got {value!r}."
 MSG_TOP_K = "top_k must be a positive integer; got {value!r}."
+MSG_FINDINGS_WORK = ("findings_work (the distinct-findings search's budget, per slice and distinct row) must be "
+                     "a number of 0 or more (0: no limit); got {value!r}.")
 MSG_THRESHOLD = "threshold must be a finite number; got {value!r}."
 MSG_QUANTILE_BINS = "quantile_bins must be at least 1; got {value!r}."
 MSG_BINNING = "binning must be 'quantile', 'uniform' or 'tree'; got {value!r}."
@@ -329,6 +331,9 @@ class Statistics:
     #: the peers' scores added as columns (``sliceline``, ``sliceline:ALPHA``, ``wracc``, ``lift``;
     #: :mod:`divergence.scores`)
     scores: tuple[str, ...] = ()
+    #: the work the search for distinct findings may do per slice and distinct row (None or 0: no
+    #: limit; past it the findings found stand and a note says so); default 400
+    findings_work: float | None = 400.0
 
     def __post_init__(self) -> None:
         from .scores import parse_score
@@ -360,6 +365,11 @@ class Statistics:
             if k < 1:
                 raise _fail(MSG_TOP_K, value=self.top_k)
             _set(self, "top_k", k)
+        if self.findings_work is not None:
+            w = _number(self.findings_work, MSG_FINDINGS_WORK)
+            if not w >= 0:
+                raise _fail(MSG_FINDINGS_WORK, value=self.findings_work)
+            _set(self, "findings_work", None if w == 0 or math.isinf(w) else w)
         if self.delta is not None:
             if isinstance(self.delta, Mapping):
                 _set(self, "delta", {str(k): _delta(v, str(k)) for k, v in self.delta.items()})
@@ -375,7 +385,7 @@ class Statistics:
     def __hash__(self) -> int:
         d = tuple(sorted(self.delta.items())) if isinstance(self.delta, Mapping) else self.delta
         return hash((d, self.confidence, self.correction, self.family, self.bootstrap, self.seed,
-                     self.top_k, self.sort_by, self.scores))
+                     self.top_k, self.sort_by, self.scores, self.findings_work))
 
 
 def _delta(value: Any, name: str | None) -> float:

@@ -133,7 +133,12 @@ def test_the_plan_schema_is_the_model():
     assert "family" in section_keys("statistics") and "exhaustive" in section_keys("mining")
     for cls in (Roles, Slicing, Mining, Statistics, Replication, Compare):
         assert cls() == cls()  # every section has defaults and compares by value
-    assert hash(Settings.from_keywords(bins={"a": 3}, delta={"fpr": 0.1})) is not None
+    # settings hash by value (the dashboard's caches key on them): equal settings alike, a change apart
+    one = Settings.from_keywords(bins={"a": 3}, delta={"fpr": 0.1})
+    assert one == Settings.from_keywords(bins={"a": 3}, delta={"fpr": 0.1})
+    assert hash(one) == hash(Settings.from_keywords(bins={"a": 3}, delta={"fpr": 0.1}))
+    assert hash(one) != hash(Settings.from_keywords(bins={"a": 4}, delta={"fpr": 0.1}))
+    assert hash(one) != hash(Settings.from_keywords(bins={"a": 3}, delta={"fpr": 0.2}))
 
 
 def test_one_default_support_for_the_api_the_command_line_and_the_dashboard():

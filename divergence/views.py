@@ -588,6 +588,7 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
     overall = table.overall(m)
     first = f.iloc[0]
     label = _metric_label(table, m)
+    unit = "queries" if (table.params or {}).get("query") else "rows"  # a query-level slice is a set of queries
     taken: list[int] = []
     rows_of: dict[int, np.ndarray] = {}
     cards: list[Finding] = []
@@ -604,7 +605,7 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
                 continue
         taken.append(i)
         r = f.iloc[i]
-        who = f"{format_count(r['count'])} rows ({format_percent(r['support'])} of all)"
+        who = f"{format_count(r['count'])} {unit} ({format_percent(r['support'])} of all)"
         if r[f"{m}_count"] != r["count"]:
             who += f"; {label} measured on {format_count(r[f'{m}_count'])}"
         what = (f"{label} {format_value(r[m], binary)} {format_interval(r.get(f'{m}_ci_low'), r.get(f'{m}_ci_high'), binary)}"

@@ -142,3 +142,16 @@ def test_a_planted_worse_query_group_is_found(tmp_path):
     r = scan(df, query="q", relevance="rel", rank_by="score", metrics=["mrr"], min_support=0.02,
              replicate=_planted(1, nq=2000))
     assert bool(r.row("device=mobile, market=de")["mrr_replicated"])
+
+
+def test_finding_cards_of_a_query_level_scan_count_queries():
+    """A query-level slice is a set of queries: its card says so (a row-level scan's card says rows)."""
+    from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
+    from divergence.views import findings
+
+    t = scan(_planted(0), query="q", relevance="rel", rank_by="score", metrics=["ndcg@10"], min_support=0.02)
+    cards, _ = findings(t, "ndcg@10")
+    assert cards and all(" queries (" in c.who and " rows (" not in c.who for c in cards)
+    row_level = scan(load_demo(), **DEMO_ROLES["classification"], attributes=DEMO_ATTRIBUTES)
+    cards, _ = findings(row_level, "fpr")
+    assert cards and all(" rows (" in c.who for c in cards)

@@ -42,7 +42,7 @@ setup: $(VENV)/.kernels
 setup-dev: $(VENV)/.installed-dev
 
 ## run the dashboard on the built-in dataset, on this machine only (http://localhost:8501).
-## SERVE=host.example.com serves a team (every interface; read the README's warning first);
+## SERVE=host.example.com serves a team (every interface; read the warning in docs/safety.md first);
 ## DATA_FOLDER=/srv/evals lets the Data page read local paths under that folder (none by default)
 SERVE ?=
 DATA_FOLDER ?=

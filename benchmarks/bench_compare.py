@@ -16,7 +16,7 @@ the pooled differences' saddlepoints once per metric).
 
 Each time is the best of ``--repeat`` calls after one warm-up call (which loads the
 compiled miner), in this process. On a shared machine, run it when the load is low (the
-README's table says when it was not).
+table in docs/performance.md says when it was not).
 """
 from __future__ import annotations
 

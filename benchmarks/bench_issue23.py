@@ -1,4 +1,4 @@
-"""What tree binning and query-level ranking cost (README, "Tree binning" and "Ranking quality per
+"""What tree binning and query-level ranking cost (docs/performance.md, "Tree binning" and "Ranking quality per
 query"): whole scan() calls, best of --repeat, printed as a table.
 
     python benchmarks/bench_issue23.py [--rows 1000000] [--repeat 3]

@@ -1,5 +1,5 @@
 """Safety on a shared network and against hostile files, the same answer on a busy machine (issue
-21): the figures of the README's "Safety" section, one table per section.
+21): the figures of docs/safety.md (tables in docs/performance.md), one table per section.
 
     python benchmarks/bench_safety.py                       # every section
     python benchmarks/bench_safety.py --only plan,bomb      # some of them

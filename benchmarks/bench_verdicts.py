@@ -156,7 +156,7 @@ def cohorts_section(runs: int) -> list[Row]:
                     if kind == "unseen":
                         target = ()
                     if task == "classification" and kind == "hard" and not column:
-                        target = ()  # a 0/1 target whose signal is in no column: see the README
+                        target = ()  # a 0/1 target whose signal is in no column: see docs/statistics.md
                     rows.append(Row("cohorts", f"{task}, {m}, {kind} cohort ({where}): called {want}", runs,
                                     c[want] / runs, target,
                                     ", ".join(f"{v} {k / runs:.0%}" for v, k in c.most_common())))

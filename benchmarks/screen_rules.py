@@ -1,4 +1,4 @@
-"""The attribute screen's measured rules on real and synthetic tables (README "Default attributes"):
+"""The attribute screen's measured rules on real and synthetic tables (docs/discretization.md, "Default attributes"):
 per column, what the rules measure and what the screen decides, to show where the lines fall.
 
     .venv/bin/python benchmarks/screen_rules.py

@@ -1,5 +1,5 @@
 """Tree binning by simulation: a planted failing band on a continuous column, and columns without
-an effect. Prints a table (README, "Tree binning").
+an effect. Prints a table (docs/method-record.md, "Tree binning").
 
     python benchmarks/sim_tree.py [--runs 200] [--rows 10000]
 

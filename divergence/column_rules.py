@@ -18,7 +18,7 @@ measured on the values (never on names), on a sample of :data:`SAMPLE_ROWS` rows
 - **near copy**: a column that another attribute gives on at least :data:`COPY_AGREEMENT` of rows
   and that gives it back as well (one kept, the first in the table).
 
-Where the line is, and why (README "Default attributes"): a genuine attribute a weak model
+Where the line is, and why (docs/discretization.md, "Default attributes"): a genuine attribute a weak model
 ignores stays an attribute (its slices are findings) until it is sharper than anything measured
 on real attributes: it would have to halve both the model's errors and the commonest-class guess's
 errors on its own, or mark a group of rows 90% one class that the model gets wrong on most of them.

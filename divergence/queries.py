@@ -2,7 +2,7 @@
 query's attributes (``scan(df, query=COL, relevance=COL, rank_by=COL | rank=COL,
 metrics=["ndcg@10", "mrr", "precision@5"])``).
 
-Rules (the README's "Ranking quality per query" says the same):
+Rules (docs/outcomes.md, "Ranking quality per query", says the same):
 
 - Within a query, rows are ranked by ``rank`` (1 = best) or by ``rank_by`` (higher is better unless
   ``ascending``); ties keep the rows' order in the table. A row without a rank or score is not

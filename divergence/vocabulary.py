@@ -33,7 +33,7 @@ REPORT_SORTS = {"order": "the default order (distinct findings first)", "lift_sh
 PEER_SORTS = ("sliceline", "wracc", "lift")
 
 #: the one default minimum support, of the settings model (so of the Python API and plans), the command
-#: line and the dashboard: slices of 2% of the rows (README "Default support": why 0.02, measured)
+#: line and the dashboard: slices of 2% of the rows (docs/mining.md, "Default support": why 0.02; measured in docs/performance.md)
 DEFAULT_MIN_SUPPORT = 0.02
 
 # ------------------------------------------------------------------ verdicts (one list each)

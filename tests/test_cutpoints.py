@@ -83,7 +83,7 @@ def test_tree_with_holdout_replication_and_plan(tmp_path):
 
 @pytest.mark.slow
 def test_a_planted_band_is_found_and_noise_is_not():
-    """A few seeded runs of benchmarks/sim_tree.py (the README's table has 200)."""
+    """A few seeded runs of benchmarks/sim_tree.py (docs/method-record.md's table has 200)."""
     planted = [judge(scan(generate(s, 10_000), **ROLES, binning="tree", min_support=0.02)) for s in range(6)]
     assert all(r["near"] and r["band_significant"] and r["top_in_band"] for r in planted)
     assert sum(r["null_alarm"] for r in planted) <= 1

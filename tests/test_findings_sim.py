@@ -1,5 +1,5 @@
 """Distinct findings and the estimates at the top of the default order, by simulation (a few seeds
-of each world; benchmarks/sim_findings.py runs 200 and prints the table in the README)."""
+of each world; benchmarks/sim_findings.py runs 200 and prints the table in docs/method-record.md)."""
 from __future__ import annotations
 
 import pytest

@@ -30,8 +30,8 @@ def compare_headline(c: Comparison, metric: str | None = None) -> dict:
 
 def compare_view(c: Comparison, metric: str | None = None, *, verdicts: Sequence[str] | None = None,
                  top_n: int | None = 25, min_length: int = 1) -> pd.DataFrame:
-    """The slices in the default order (:meth:`Comparison.top`: at least the minimum size first, then
-    the distinct findings, the other significant slices and the rest, the change in the bad
+    """The slices in the default order (:meth:`Comparison.top`: the distinct findings, the other
+    significant slices and the rest, each at least the minimum size first, the change in the bad
     direction first), optionally only some verdicts, at most ``top_n`` rows."""
     m = c.metric(metric).name
     return c.top(len(c) if top_n is None else int(top_n), metric=m, verdict=verdicts, min_length=min_length)

@@ -362,8 +362,9 @@ GLOSSARY = {
     "bound": "The end nearest zero of the divergence's simultaneous interval (Bonferroni over every test "
              "of the family; 0 when it holds 0): with 95% confidence every slice's divergence is at least "
              "its bound at once, so the top of a list sorted by it is no luckier than the rest.",
-    "order": "The slice's place in the default order: slices of at least the minimum size first, then the "
-             "distinct findings, the other significant slices and the rest, each by its honest estimate.",
+    "order": "The slice's place in the default order: the distinct findings first, then the other significant "
+             "slices, then the rest; within each, slices of at least the minimum size first, then by the honest "
+             "estimate.",
     "finding": "A distinct finding is a significant slice no stronger finding explains: with the findings' "
                "rows accounted for, it still diverges. 'Explained by F': with F's rows accounted for, the "
                "slice no longer diverges (a refinement no different from F, a wider slice holding F's rows, "

@@ -111,8 +111,9 @@ with f2:
 chosen = state.get(KC.VERDICTS) or None
 rows = compare_view(c, metric, verdicts=chosen, top_n=int(state.get(KC.TOP_N)))
 matching = len(compare_view(c, metric, verdicts=chosen, top_n=None))
-st.caption(f"Showing {format_count(len(rows))} of {format_count(matching)} matching slices in the default order: those "
-           "of at least the minimum size first, then the distinct findings, the other significant slices and the rest, "
+st.caption(f"Showing {format_count(len(rows))} of {format_count(matching)} matching slices in the default order: the "
+           "distinct findings first, then the other significant slices, then the rest, each at least the minimum size "
+           "first, "
            f"the change in the bad direction first ({'up' if h['worse_when'] == 'up' else 'down'} for {h['label']}).")
 if not len(rows):
     st.warning("No slice matches these filters.")

@@ -11,6 +11,7 @@ from conftest import data_file
 from divergence import scan
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
 from divergence.views import headline, headline_tiles
+from divergence.vocabulary import SIGNIFICANT_VERDICTS
 
 SPILLOVER = ("sex=Female, education=Primary", "education=Primary, employment=Salaried")
 
@@ -55,16 +56,21 @@ def test_regression_defect_and_hard_cohort_are_the_findings_first_in_their_verdi
         assert first[first[f"{m}_verdict"] == verdict]["itemset"].iloc[0] == planted
 
 
-def test_default_order_meets_min_size_first_and_findings_lead(fpr_table, regression_table):
+def test_default_order_findings_lead_and_meets_min_size_first_within_each_group(fpr_table, regression_table):
     for t in (fpr_table, regression_table):
         for m in t.metric_names:
             rows = t.frame.iloc[t.default_order(m)]
             meets = rows[f"{m}_meets_min_size"].to_numpy(dtype=bool)
-            # never a slice below the minimum size ahead of one that meets it
-            assert not (np.nonzero(~meets)[0][:1] < np.nonzero(meets)[0][-1:]).any()
-            # within those that meet it: the distinct findings first
-            finding = rows[f"{m}_finding"].to_numpy(dtype=bool)[meets]
-            assert not (np.nonzero(~finding)[0][:1] < np.nonzero(finding)[0][-1:]).any()
+            finding = rows[f"{m}_finding"].to_numpy(dtype=bool)
+            significant = rows[f"{m}_verdict"].isin(SIGNIFICANT_VERDICTS).to_numpy()
+            group = np.where(finding, 0, np.where(significant, 1, 2))
+            # the distinct findings first, then the other significant slices, then the rest
+            assert (np.diff(group) >= 0).all()
+            for g in (0, 1, 2):  # within each: never a slice below the minimum size ahead of one that meets it
+                inside = meets[group == g]
+                assert not (np.nonzero(~inside)[0][:1] < np.nonzero(inside)[0][-1:]).any()
+            # a slice neither significant nor big enough (too small) never leads one that meets it
+            assert (rows[f"{m}_verdict"].to_numpy()[group == 2][~meets[group == 2]] != "noise").all()
             assert list(t.top(len(t), metric=m).index) == list(rows.index)
             # sorting by any column stays one call away
             by = t.top(5, metric=m, by=f"{m}_divergence")
@@ -140,7 +146,9 @@ def test_csv_and_frame_carry_the_findings(fpr_table, tmp_path):
 
 
 @pytest.mark.slow
-def test_raw_compas_default_order_leads_with_slices_of_the_minimum_size():
+def test_raw_compas_default_order_leads_with_findings_never_with_tiny_slices():
+    """Raw COMPAS's first ten per metric: the distinct findings, then significant slices of at least
+    n_min rows; none too small, none of a few rows (the 1-3-row slices at FPR 100% led before)."""
     from divergence.io import load_table
 
     raw = load_table(data_file("compas-scores-two-years.csv")).frame
@@ -148,7 +156,11 @@ def test_raw_compas_default_order_leads_with_slices_of_the_minimum_size():
              bootstrap=0)
     for m in ("fpr", "fnr"):
         first = t.top(10, metric=m)
-        assert first[f"{m}_meets_min_size"].all() and first[f"{m}_finding"].iloc[0]
+        finding = first[f"{m}_finding"].to_numpy(dtype=bool)
+        assert finding[0] and finding.sum() == int(t.frame[f"{m}_finding"].sum())
+        assert first[f"{m}_verdict"].isin(SIGNIFICANT_VERDICTS).all()
+        assert first.loc[~finding, f"{m}_meets_min_size"].all()
+        assert first[f"{m}_count"].min() >= 100
 
 
 def test_comparison_slices_worse_only_through_a_finding_are_explained_by_it():

@@ -269,8 +269,17 @@ def length_slider(longest: int) -> None:
 
 # ----------------------------------------------------------------------------- the slice table and the open slice
 
-#: widget key of the slice table: its selection state says which row or header was clicked
+#: widget key of the slice table: its selection state says which row or header was clicked. A
+#: header click that sorts gives the next table a new key (``grid_key``): the browser leaves a
+#: clicked column selected, and a click on a selected column sends nothing, so the table drawn
+#: after a sort starts with no column selected and a second click on the same header reaches the app
 GRID = "slice_grid"
+GRID_EPOCH = "slice_grid_epoch"
+
+
+def grid_key() -> str:
+    """The slice table's current widget key (see :data:`GRID`)."""
+    return f"{GRID}-{int(st.session_state.get(GRID_EPOCH, 0))}"
 
 
 def chosen(metric: str) -> str | None:
@@ -304,10 +313,11 @@ def read_table_click(table: SliceTable, metric: str) -> None:
     sorted column reverses the order). A click is what changed since the selection the table had."""
     ss = st.session_state
     shown = state.get(K.GRID_SHOWN)
-    if (not shown or GRID not in ss or shown.get("metric") != metric
+    key = (shown or {}).get("key") or grid_key()
+    if (not shown or key not in ss or shown.get("metric") != metric
             or shown.get("result") != (state.result() or {}).get("id")):
         return
-    now, seen = _selection(ss[GRID]), shown.get("seen") or _selection(None)
+    now, seen = _selection(ss[key]), shown.get("seen") or _selection(None)
     if now["columns"] != seen["columns"]:
         clicked = (now["columns"] or seen["columns"])[0]  # a click on a selected header deselects it
         frame_col = display_sort_columns(table, metric).get(clicked)
@@ -317,6 +327,7 @@ def read_table_click(table: SliceTable, metric: str) -> None:
                 ss[K.SORT_ASC] = not bool(state.get(K.SORT_ASC))
             else:
                 ss.update({K.SORT_BY: label, K.SORT_ASC: default_ascending(frame_col)})
+        ss[GRID_EPOCH] = int(ss.get(GRID_EPOCH, 0)) + 1  # the next table: no column selected
         return
     r = None
     if now["cells"] and now["cells"] != seen["cells"]:
@@ -397,27 +408,31 @@ def slice_grid(table: SliceTable, view: SliceView, metric: str, open_itemset: st
     sorted_col = next((c for c, f in display_sort_columns(table, metric).items() if f == view.sort_by), None)
     arrow = " ▲" if view.ascending else " ▼"
     widths = {"Slice": 350, "Verdict": 200, "Interval": 112, "Bootstrap": 112, "Replication": 160, "Finding": 330}
+    # a column without a set width is as wide as its header, the sort arrow and the column menu need
+    # (left to the grid, a 4-digit column cut 'Rows ▼' to 'Ro' and put the menu where a click sorts)
     config = {c: st.column_config.TextColumn(c + (arrow if c == sorted_col else ""), help=column_help(c),
-                                             width=widths.get(c), pinned=c == "Slice",
+                                             width=widths.get(c) or 8 * len(c + arrow) + 44, pinned=c == "Slice",
                                              alignment="left" if c in ("Slice", "Verdict", "Finding") else "right")
               for c in shown.columns}
     # the verdict beside the slice: what a reader needs first, never scrolled out of view
     order = ["Slice"] + (["Verdict"] if "Verdict" in shown.columns else []) + [
         c for c in shown.columns if c not in ("Slice", "Verdict", "Finding", "Order")] + [
         c for c in ("Finding", "Order") if c in shown.columns]
-    # the open slice's row selected, the sorted column highlighted. The table takes a selection from here
-    # only when it differs from the one sent before; otherwise it keeps its own (what the browser reported)
-    desired = {"rows": [itemsets.index(open_itemset)] if open_itemset in itemsets else [],
-               "columns": [sorted_col] if sorted_col in shown.columns else [], "cells": []}
+    # the open slice's row selected; no column (the sorted one carries the arrow: a selected column
+    # would swallow the next click on it). The table takes a selection from here only when it differs
+    # from the one sent before; otherwise it keeps its own (what the browser reported)
+    key = grid_key()
+    desired = {"rows": [itemsets.index(open_itemset)] if open_itemset in itemsets else [], "columns": [],
+               "cells": []}
     previous = state.get(K.GRID_SHOWN) or {}
-    reported = _selection(st.session_state.get(GRID)) if GRID in st.session_state else desired
-    seen = reported if desired == previous.get("sent") else desired
-    st.session_state[GRID] = {"selection": desired}
-    st.session_state[K.GRID_SHOWN] = dict(itemsets=itemsets, sent=desired, seen=seen, metric=metric,
+    reported = _selection(st.session_state.get(key)) if key in st.session_state else desired
+    seen = reported if desired == previous.get("sent") and key == previous.get("key") else desired
+    st.session_state[key] = {"selection": desired}
+    st.session_state[K.GRID_SHOWN] = dict(itemsets=itemsets, sent=desired, seen=seen, metric=metric, key=key,
                                           result=(state.result() or {}).get("id"))
     styled = shown.style.map(lambda v: f"background-color: {rgba(verdict_color(str(v).split(' ·')[0]), 0.28)}",
                              subset=["Verdict"]) if "Verdict" in shown.columns else shown
-    st.dataframe(styled, key=GRID, on_select="rerun", selection_mode=["single-row", "single-column", "single-cell"],
+    st.dataframe(styled, key=key, on_select="rerun", selection_mode=["single-row", "single-column", "single-cell"],
                  hide_index=True, column_config=config, column_order=order,
                  height=height or min(38 + 35 * max(len(shown), 1), 460), placeholder="–")
 

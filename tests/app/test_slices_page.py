@@ -9,7 +9,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import divergence
-from apptest_readers import APP, charts, click_header, keyed, metrics, open_row, run_scan, table_cells
+from apptest_readers import APP, charts, click_header, grid_key, keyed, metrics, open_row, run_scan, table_cells
 from divergence import assess, redundant_itemsets, scan
 from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
 from divergence.formats import VERDICT_TEXT, family_sentence, format_count, format_divergence, format_p, format_value
@@ -77,7 +77,7 @@ def test_row_click_opens_and_the_selection_survives_reruns(app, reference):
     assert metrics(at)["Rows"] == format_count(reference.row(chosen)["count"])
     # another widget reruns the page: the same row stays selected, the same slice open
     keyed(at.selectbox, "w:top_n").set_value(50).run()
-    sel = at.session_state["slice_grid"]["selection"]
+    sel = at.session_state[grid_key(at)]["selection"]
     assert table_cells(at)["Slice"][sel["rows"][0]] == chosen
     assert _bar_items(at) == sorted(chosen.split(", "))
 

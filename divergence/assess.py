@@ -215,14 +215,17 @@ def assess(
         each metric's slices corrected on their own.
     bootstrap : replicates for bootstrap intervals of every slice (0: none), seeded by ``seed``;
         ``top_k`` (with ``sort_by``) keeps them for the top slices only.
-    replicate : a second table with the same columns, on which every slice is re-measured.
-    holdout : for bookkeeping only (scan() splits the rows); describes the replication.
+    replicate : a second table with the same columns, on which every slice is re-measured
+        (default: the one :func:`divergence.mine` kept in ``table``, e.g. a holdout's rows).
+    holdout : for bookkeeping only (mine() splits the rows); describes the replication.
     exploratory : False for a scan from a pre-registered slice plan.
     family_p : per metric, the p-values of other slices tested alongside these (e.g. the mined
         slices, when a slice typed by hand is measured): the correction and the replication bar
         count them as members of the same family.
     """
     st = section(Statistics, statistics, keywords)
+    if replicate is None and getattr(table, "replicate", None) is not None:  # kept by mine()
+        replicate, replication_label, holdout = table.replicate, table.replication_label, table.holdout
     if holdout is not None:
         holdout = Replication(kind="holdout", share=holdout).share
     delta, confidence, correction, family = st.delta, st.confidence, st.correction, st.family

@@ -96,9 +96,9 @@ def default_limits() -> WorkerLimits:
 
 @dataclass
 class ScanRequest:
-    """What a worker computes: mine (unless ``mined`` is given), then assess.
+    """What a worker computes: mine once (unless ``mined`` is given), then assess once.
 
-    ``scan`` holds keyword arguments of :func:`divergence.scan` (or ``scan_duckdb`` with ``path``),
+    ``scan`` holds keyword arguments of :func:`divergence.mine` (or ``scan_duckdb`` with ``path``),
     ``statistics`` those of :func:`divergence.assess`.
     """
 
@@ -188,27 +188,26 @@ def compute(request: ScanRequest, progress: Callable[[dict], None] | None = None
         if progress is not None:
             progress({"stage": info.pop("stage"), "slices": None, "length": None, "fraction": None, **info})
 
-    if request.holdout is not None:
-        kw = dict(progress=progress) if progress is not None and _accepts(divergence.scan, "progress") else {}
-        table = divergence.scan(request.frame, **request.scan, **request.statistics, holdout=request.holdout, **kw)
-        table.frame  # the readable frame is built here, not in the server
-        return None, table
     mined = request.mined
     if mined is None:
+        scan = dict(request.scan)
         if request.path is not None:
             fn, data = divergence.scan_duckdb, request.files if request.files else request.path
+            scan["mine_only"] = True
         else:
-            fn, data = divergence.scan, request.frame
+            fn, data = divergence.mine, request.frame
+        if request.holdout is not None:  # the statistics' seed draws the held-out rows
+            scan.update(holdout=request.holdout, seed=request.statistics.get("seed", 0))
         kw = dict(progress=progress) if progress is not None and _accepts(fn, "progress") else {}
-        mined = fn(data, **request.scan, **kw)
-        mined.frame
+        mined = fn(data, **scan, **kw)
     report(stage="statistics", slices=len(mined) - 1)
     kwargs = dict(request.statistics)
     if request.replicate is not None:
         kwargs.update(replicate=request.replicate, replication_label=request.replication_label)
     table = divergence.assess(mined, **kwargs)
-    table.frame
-    return mined, table
+    table.frame  # the readable frame is built here, not in the server
+    # a holdout's mining is not kept (its held-out rows depend on the seed, a statistic)
+    return (None if request.holdout is not None else mined), table
 
 
 # ----------------------------------------------------------------------------- the worker process

@@ -156,3 +156,27 @@ def test_the_worker_mines_once_and_assesses_once(demo, case, monkeypatch, tmp_pa
         _same(again, _before(worker.ScanRequest(scan=request.scan, statistics=other, frame=request.frame,
                                                 path=request.path, replicate=request.replicate,
                                                 replication_label=request.replication_label)))
+
+
+def test_the_request_carries_the_frozen_settings(demo, monkeypatch):
+    """The page's validated Settings go to the worker as they are (no dict, no JSON): the table of
+    scan() with those settings (the seed drawing the tree's cut rows and the held-out rows from
+    them), in one mining pass and one assessment."""
+    import pickle
+
+    from divergence import Settings, SlicePlan
+
+    sections = {"scan": dict(**DEMO_ROLES["regression"], **SUPPORT, binning="tree"),
+                "statistics": dict(confidence=0.9, correction="holm", bootstrap=30, seed=3)}
+    for holdout in (None, 0.3):
+        if holdout is not None:
+            sections["replication"] = dict(kind="holdout", share=holdout)
+        plan = SlicePlan.from_settings(Settings.from_sections(sections))
+        want = scan(demo, plan.settings)
+        request = pickle.loads(pickle.dumps(worker.ScanRequest(settings=plan.settings, statistics=dict(exploratory=True),
+                                                               frame=demo, holdout=holdout)))
+        assert request.settings == plan.settings
+        calls = _count_assess(monkeypatch)
+        _same(worker.compute(request)[1], want)
+        assert calls == {"assess": 1, "mine": 1}
+        monkeypatch.undo()

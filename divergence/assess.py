@@ -226,6 +226,8 @@ def assess(
     st = section(Statistics, statistics, keywords)
     if replicate is None and getattr(table, "replicate", None) is not None:  # kept by mine()
         replicate, replication_label, holdout = table.replicate, table.replication_label, table.holdout
+    elif replicate is not None and (table.params or {}).get("query"):  # rows, for a table of queries
+        replicate = _per_query(table, replicate)
     if holdout is not None:
         holdout = Replication(kind="holdout", share=holdout).share
     delta, confidence, correction, family = st.delta, st.confidence, st.correction, st.family
@@ -375,6 +377,19 @@ def assess(
 
         out = add_scores(out, st.scores)
     return out
+
+
+def _per_query(table, replicate: pd.DataFrame) -> pd.DataFrame:
+    """A query-level table's replication rows as one row per query, as mine() turns its own (unless
+    they are that already: every metric a column)."""
+    q = table.params["query"]
+    if set(q["metrics"]) <= set(getattr(replicate, "columns", ())):
+        return replicate
+    from .queries import query_table
+
+    rq = query_table(replicate, query=q["query"], relevance=q["relevance"], rank=q["rank"], rank_by=q["rank_by"],
+                     ascending=q["ascending"], metrics=q["metrics"], attributes=list(table.attributes), candidates=())
+    return rq.frame.assign(**rq.values)
 
 
 def _findings_columns(table, cols: dict, tests: dict, alpha: float, correction: str, level: dict,

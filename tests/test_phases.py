@@ -180,3 +180,19 @@ def test_the_request_carries_the_frozen_settings(demo, monkeypatch):
         _same(worker.compute(request)[1], want)
         assert calls == {"assess": 1, "mine": 1}
         monkeypatch.undo()
+
+
+def test_a_query_table_is_assessed_on_replication_rows():
+    """The dashboard sends a query scan's replication table as rows (a split column or a second
+    file): assess takes them one row per query, as mine does (before: "Outcome column 'mrr' is not
+    in the data")."""
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
+    from test_queries import _planted
+
+    df, other = _planted(0, nq=600), _planted(1, nq=400)
+    kw = dict(query="q", relevance="rel", rank_by="score", metrics=["mrr"], min_support=0.05)
+    want = scan(df, **kw, replicate=other)
+    _same(assess(mine(df, **kw), replicate=other), want)
+    request = worker.ScanRequest(scan=kw, statistics={}, frame=df, replicate=other,
+                                 replication_label="second table")
+    _same(worker.compute(request)[1], want)

@@ -53,7 +53,7 @@ def _timed(fn):
 
 # the mining pass of each: both mine through divergence.scan's mine() (compare by scan_compressed);
 # scan compresses its rows first (compress_outcomes)
-_scan_mod.mine = _timed(_scan_mod.mine)
+_scan_mod.mine_itemsets = _timed(_scan_mod.mine_itemsets)
 _scan_mod.compress_outcomes = _timed(_scan_mod.compress_outcomes)
 
 

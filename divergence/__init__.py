@@ -5,6 +5,10 @@ slice's outcome diverges from the whole dataset's, and attach the statistics tha
 make a worst-slice table trustworthy. No Streamlit here: usable from a notebook,
 a script or the command line (``divergence`` or ``python -m divergence``).
 
+Two phases make a scan: ``mine(data, settings) -> MinedTable`` (the slices, their outcomes and
+divergences) and ``assess(mined, statistics) -> SliceTable`` (the worst-slice statistics);
+``scan(data, settings)`` is ``assess(mine(data, settings), settings.statistics)``.
+
 The public names below are imported when first used (PEP 562), so ``import divergence``
 and the command line's ``--help`` stay fast; the modules behind them are private.
 """
@@ -20,6 +24,8 @@ __version__ = "0.9.0"
 #: public name -> the module that defines it
 _EXPORTS = {
     "scan": "scan",
+    "mine": "scan",
+    "MinedTable": "scan",
     "compare": "compare",
     "Comparison": "compare",
     "COMPARE_VERDICTS": "compare",
@@ -73,7 +79,7 @@ if TYPE_CHECKING:  # what type checkers and editors see
     from .plan import SlicePlan, load_plan, save_plan
     from .settings import Settings
     from .roles import RoleGuess, guess_roles
-    from .scan import scan
+    from .scan import MinedTable, mine, scan
     from .shapley import (corrective_items, global_divergence, individual_divergence, item_contributions,
                           prune_redundant, redundant_itemsets, shapley_matrix)
     from .spark_engine import scan_spark

@@ -215,14 +215,19 @@ def assess(
         each metric's slices corrected on their own.
     bootstrap : replicates for bootstrap intervals of every slice (0: none), seeded by ``seed``;
         ``top_k`` (with ``sort_by``) keeps them for the top slices only.
-    replicate : a second table with the same columns, on which every slice is re-measured.
-    holdout : for bookkeeping only (scan() splits the rows); describes the replication.
+    replicate : a second table with the same columns, on which every slice is re-measured
+        (default: the one :func:`divergence.mine` kept in ``table``, e.g. a holdout's rows).
+    holdout : for bookkeeping only (mine() splits the rows); describes the replication.
     exploratory : False for a scan from a pre-registered slice plan.
     family_p : per metric, the p-values of other slices tested alongside these (e.g. the mined
         slices, when a slice typed by hand is measured): the correction and the replication bar
         count them as members of the same family.
     """
     st = section(Statistics, statistics, keywords)
+    if replicate is None and getattr(table, "replicate", None) is not None:  # kept by mine()
+        replicate, replication_label, holdout = table.replicate, table.replication_label, table.holdout
+    elif replicate is not None and (table.params or {}).get("query"):  # rows, for a table of queries
+        replicate = _per_query(table, replicate)
     if holdout is not None:
         holdout = Replication(kind="holdout", share=holdout).share
     delta, confidence, correction, family = st.delta, st.confidence, st.correction, st.family
@@ -372,6 +377,19 @@ def assess(
 
         out = add_scores(out, st.scores)
     return out
+
+
+def _per_query(table, replicate: pd.DataFrame) -> pd.DataFrame:
+    """A query-level table's replication rows as one row per query, as mine() turns its own (unless
+    they are that already: every metric a column)."""
+    q = table.params["query"]
+    if set(q["metrics"]) <= set(getattr(replicate, "columns", ())):
+        return replicate
+    from .queries import query_table
+
+    rq = query_table(replicate, query=q["query"], relevance=q["relevance"], rank=q["rank"], rank_by=q["rank_by"],
+                     ascending=q["ascending"], metrics=q["metrics"], attributes=list(table.attributes), candidates=())
+    return rq.frame.assign(**rq.values)
 
 
 def _findings_columns(table, cols: dict, tests: dict, alpha: float, correction: str, level: dict,

@@ -661,7 +661,7 @@ def _category_codes(name: str, keys: pa.ChunkedArray) -> tuple[np.ndarray, Attri
 
 
 #: keywords of scan_duckdb and scan_spark that are not settings: how this run reads and reports
-RUN_KEYWORDS = ("replicate", "engine", "exploratory", "quantiles", "progress")
+RUN_KEYWORDS = ("replicate", "engine", "exploratory", "quantiles", "progress", "mine_only")
 
 
 def engine_settings(settings: Settings | None, keywords: dict) -> tuple[Settings, dict]:
@@ -680,9 +680,11 @@ def scan_engine(
     exploratory: bool = True,
     quantiles: QuantileMode = "auto",
     progress: Callable[[dict], None] | None = None,
+    mine_only: bool = False,
 ) -> SliceTable:
     """The slice table of :func:`divergence.scan`, with binning, outcomes and compression run
-    by ``backend``; see :func:`divergence.scan_duckdb` and :func:`divergence.scan_spark`."""
+    by ``backend``; see :func:`divergence.scan_duckdb` and :func:`divergence.scan_spark`.
+    ``mine_only``: the table of :func:`divergence.mine` (not assessed; ``replicate`` kept in it)."""
     from .assess import assess
 
     roles, slicing, mining = settings.roles, settings.slicing, settings.mining
@@ -836,6 +838,8 @@ def scan_engine(
     if progress is not None:
         progress({"stage": "statistics", "slices": len(table) - 1, "length": None, "fraction": None})
     table = dataclasses.replace(table, engine=backend.name)
+    if mine_only:
+        return dataclasses.replace(table, replicate=replicate)
     out = assess(table, settings.statistics, replicate=replicate, exploratory=exploratory)
     if progress is not None:
         progress({"stage": "done", "slices": len(out) - 1, "length": None, "fraction": 1.0})

@@ -23,7 +23,9 @@ from .table import MetricInfo, SliceTable
 from .tallies import COUNT, metric_tallies
 from .vocabulary import DEFAULT_MIN_SUPPORT, ENGINES
 
-__all__ = ["scan", "table_params", "default_attributes", "role_columns", "NEAR_UNIQUE_SHARE", "check_frame", "check_min_support",
+mine_itemsets = mine  # the miner (divergence.mining); ``mine`` below is the public phase
+
+__all__ = ["scan", "mine", "MinedTable", "table_params", "default_attributes", "role_columns", "NEAR_UNIQUE_SHARE", "check_frame", "check_min_support",
            "metric_columns", "scan_compressed"]
 
 
@@ -156,6 +158,42 @@ def scan(
         ``fraction`` an estimate of the mining done or None).
     """
     st = Settings.resolve(settings, keywords)
+    table = mine(data, st, outcomes=outcomes, replicate=replicate, engine=engine, progress=progress)
+    from .assess import assess
+
+    _tell(progress, "statistics", len(table) - 1)
+    out = assess(table, st.statistics, exploratory=exploratory)
+    _tell(progress, "done", len(out) - 1)
+    return out
+
+
+#: a slice table as :func:`mine` returns it: every slice with its support, count and each metric's
+#: outcome, divergence, t and p, not yet assessed (``assessment`` None); :func:`divergence.assess`
+#: adds the worst-slice statistics
+MinedTable = SliceTable
+
+
+def mine(
+    data: pd.DataFrame,
+    settings: Settings | None = None,
+    *,
+    outcomes: Sequence[Outcome] | None = None,
+    replicate: pd.DataFrame | None = None,
+    engine: str = "fast",
+    progress: Callable[[dict], None] | None = None,
+    **keywords: Any,
+) -> MinedTable:
+    """The mining phase of :func:`scan`: every slice with support >= ``min_support`` with its
+    outcome, divergence, t and p, without the worst-slice statistics; ``assess(mine(...))`` is
+    ``scan(...)``, so a table mined once can be assessed at any statistics.
+
+    Settings and keywords as in :func:`scan`. Of the statistics only ``seed`` is read here: it
+    draws the rows a ``holdout`` sets aside and those ``binning="tree"`` chooses cut points on.
+    The held-out rows, or ``replicate`` (one row per query for a query-level scan), are kept in
+    the table (``replicate``) for :func:`divergence.assess` to measure every slice again on.
+    ``progress`` is told "discretizing" and "mining" (see :func:`scan`).
+    """
+    st = Settings.resolve(settings, keywords)
     df = check_frame(data)
     query_notes: list[str] = []
     query_params: dict = {}
@@ -234,17 +272,11 @@ def scan(
                             max_work=mining.max_work)
     table = dataclasses.replace(table, row_codes=disc.codes, outcomes=tuple(found),
                                 data_rows=_positions(held_mask, data_rows))
-    from .assess import assess
-
-    _tell(progress, "statistics", len(table) - 1)
     label = None
     if held_out is not None:
         replicate = held_out
         label = f"held-out {holdout:.0%} of the rows ({len(held_out):,})"
-    out = assess(table, stats, replicate=replicate, replication_label=label, holdout=holdout,
-                 exploratory=exploratory)
-    _tell(progress, "done", len(out) - 1)
-    return out
+    return dataclasses.replace(table, replicate=replicate, replication_label=label, holdout=holdout)
 
 
 def _by_query(df: pd.DataFrame, replicate: pd.DataFrame | None, st: Settings):
@@ -380,7 +412,7 @@ def scan_compressed(
     max_slices, time_limit = check_budget(max_slices, time_limit)
     max_work = check_work(max_work)
     cap = effective_max_slices(max_slices, len(bins), weights.shape[1], len(metrics))
-    mined = mine(codes, weights, n_values, min_support=s, max_length=max_length, engine=engine,
+    mined = mine_itemsets(codes, weights, n_values, min_support=s, max_length=max_length, engine=engine,
                  exhaustive=exhaustive, max_slices=cap, time_limit=time_limit, progress=progress,
                  attribute_names=[b.name for b in bins], max_work=max_work)
     if mined.cut == "time":  # the safety net cut it: this table depends on the machine, say so aloud

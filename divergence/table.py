@@ -109,6 +109,12 @@ class SliceTable:
     cut_by: str | None = None
     #: units of mining work the scan took (the miner's count of rows x attributes visited)
     mining_work: int = 0
+    #: the table :func:`divergence.mine` keeps for :func:`divergence.assess` to measure every slice
+    #: again on (a holdout's held-out rows, or the replication table given; one row per query for a
+    #: query-level scan), the words naming it, and the holdout's share (None: a second table)
+    replicate: pd.DataFrame | None = None
+    replication_label: str | None = None
+    holdout: float | None = None
 
     # ----- shape and basic accessors
     def __repr__(self) -> str:

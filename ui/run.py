@@ -67,8 +67,9 @@ def _scan_spec() -> dict:
     holdout = float(state.get(K.HOLDOUT)) if kind == "holdout" else None
     # a corrected replication file of the same name and length is another file
     assess_key = data_key + (f"|replicate:{data.replicate_key()}" if kind == "file" else "")
-    scan = json.loads(scan_json)
-    request = worker.ScanRequest(scan=scan, statistics=stats, frame=None if path else df, path=path,
+    # the settings as validated here, frozen: the worker mines and assesses them as they are
+    request = worker.ScanRequest(settings=plan.settings, statistics=dict(exploratory=stats["exploratory"]),
+                                 frame=None if path else df, path=path,
                                  files=data.path_files(path) if path else None,  # checked again: in the data folder
                                  replicate=replicate, replication_label=label, holdout=holdout)
     mined_key = None if holdout is not None else (data_key, "duckdb" if path else "pandas", scan_json)

@@ -31,7 +31,7 @@ from typing import Any, Callable
 import pandas as pd
 
 import divergence
-from divergence import DivergenceInputError, SliceTable
+from divergence import DivergenceInputError, Settings, SliceTable
 
 __all__ = ["ScanRequest", "TaskRequest", "TASKS", "Job", "compute", "start", "run_task", "START_METHOD",
            "WorkerLimits", "WorkerPool", "POOL", "default_limits", "resident_bytes", "WAITING", "read_upload"]
@@ -96,14 +96,15 @@ def default_limits() -> WorkerLimits:
 
 @dataclass
 class ScanRequest:
-    """What a worker computes: mine (unless ``mined`` is given), then assess.
+    """What a worker computes: mine once (unless ``mined`` is given), then assess once.
 
-    ``scan`` holds keyword arguments of :func:`divergence.scan` (or ``scan_duckdb`` with ``path``),
-    ``statistics`` those of :func:`divergence.assess`.
+    ``settings``: the analysis, frozen and validated where it was made (the dashboard's page);
+    ``scan`` holds keyword arguments of :func:`divergence.mine` (or ``scan_duckdb`` with ``path``)
+    and ``statistics`` those of :func:`divergence.assess`, each changing ``settings``' fields.
     """
 
-    scan: dict
-    statistics: dict
+    scan: dict = field(default_factory=dict)
+    statistics: dict = field(default_factory=dict)
     frame: pd.DataFrame | None = None
     path: str | None = None
     #: the files of ``path``, each checked to lie in the data folder (what DuckDB reads)
@@ -112,6 +113,7 @@ class ScanRequest:
     replicate: pd.DataFrame | None = None
     replication_label: str = ""
     holdout: float | None = None
+    settings: Settings | None = None
 
 
 @dataclass
@@ -188,27 +190,28 @@ def compute(request: ScanRequest, progress: Callable[[dict], None] | None = None
         if progress is not None:
             progress({"stage": info.pop("stage"), "slices": None, "length": None, "fraction": None, **info})
 
-    if request.holdout is not None:
-        kw = dict(progress=progress) if progress is not None and _accepts(divergence.scan, "progress") else {}
-        table = divergence.scan(request.frame, **request.scan, **request.statistics, holdout=request.holdout, **kw)
-        table.frame  # the readable frame is built here, not in the server
-        return None, table
+    settings = request.settings
     mined = request.mined
     if mined is None:
+        scan = dict(request.scan)
         if request.path is not None:
             fn, data = divergence.scan_duckdb, request.files if request.files else request.path
+            scan["mine_only"] = True
         else:
-            fn, data = divergence.scan, request.frame
+            fn, data = divergence.mine, request.frame
+        if request.holdout is not None:  # the statistics' seed draws the held-out rows
+            seed = settings.statistics.seed if settings is not None else 0
+            scan.update(holdout=request.holdout, seed=request.statistics.get("seed", seed))
         kw = dict(progress=progress) if progress is not None and _accepts(fn, "progress") else {}
-        mined = fn(data, **request.scan, **kw)
-        mined.frame
+        mined = fn(data, settings, **scan, **kw)
     report(stage="statistics", slices=len(mined) - 1)
     kwargs = dict(request.statistics)
     if request.replicate is not None:
         kwargs.update(replicate=request.replicate, replication_label=request.replication_label)
-    table = divergence.assess(mined, **kwargs)
-    table.frame
-    return mined, table
+    table = divergence.assess(mined, None if settings is None else settings.statistics, **kwargs)
+    table.frame  # the readable frame is built here, not in the server
+    # a holdout's mining is not kept (its held-out rows depend on the seed, a statistic)
+    return (None if request.holdout is not None else mined), table
 
 
 # ----------------------------------------------------------------------------- the worker process

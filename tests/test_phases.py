@@ -1,0 +1,198 @@
+"""The two public phases of a scan (issue 22): ``mine`` (the slices, their outcomes and divergences)
+and ``assess`` (the worst-slice statistics); ``scan`` is one then the other, and the dashboard's
+worker mines once and assesses once."""
+from __future__ import annotations
+
+import sys
+
+import pandas as pd
+import pytest
+
+import divergence
+import ui.worker as worker
+from divergence import MinedTable, SliceTable, assess, mine, scan
+from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
+
+SUPPORT = dict(attributes=list(DEMO_ATTRIBUTES), min_support=0.05)
+STATS = dict(confidence=0.9, correction="bonferroni", bootstrap=30, seed=1, exploratory=True)
+#: the columns the mining phase computes, per metric (besides itemset, length, support and count)
+MINED = ("", "_count", "_divergence", "_t", "_p")
+
+
+@pytest.fixture(scope="module")
+def demo() -> pd.DataFrame:
+    return load_demo(6000)
+
+
+def _same(a: SliceTable, b: SliceTable) -> None:
+    pd.testing.assert_frame_equal(a.frame, b.frame, check_exact=True)
+    assert repr(a.assessment) == repr(b.assessment)
+    assert a.notes == b.notes
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_assess_of_mine_is_scan(demo, task):
+    roles = DEMO_ROLES[task]
+    _same(assess(mine(demo, **roles, **SUPPORT)), scan(demo, **roles, **SUPPORT))
+    # other statistics: given to scan, or to assess of the same mined table
+    mined = mine(demo, **roles, **SUPPORT, seed=1)
+    _same(assess(mined, **{k: v for k, v in STATS.items() if k != "exploratory"}), scan(demo, **roles, **SUPPORT, **STATS))
+
+
+@pytest.mark.parametrize("extra", [dict(holdout=0.3, seed=4), dict(binning="tree", seed=2)],
+                         ids=["holdout", "tree"])
+def test_assess_of_mine_is_scan_where_mining_reads_the_seed(demo, extra):
+    roles = DEMO_ROLES["regression"]
+    mined = mine(demo, **roles, **SUPPORT, **extra)
+    out = scan(demo, **roles, **SUPPORT, **extra)
+    _same(assess(mined, seed=extra["seed"]), out)
+    if "holdout" in extra:  # the held-out rows travel in the mined table: assess replicates on them
+        assert mined.holdout == 0.3 and len(mined.replicate) + mined.n_rows == len(demo)
+        assert out.assessment["replication"] == mined.replication_label
+        assert "abs_error_replicated" in out.frame.columns
+
+
+def test_a_query_scan_keeps_its_replication_table_per_query():
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
+    from test_queries import _planted
+
+    df, other = _planted(0, nq=600), _planted(1, nq=400)
+    kw = dict(query="q", relevance="rel", rank_by="score", metrics=["mrr"], min_support=0.05)
+    mined = mine(df, **kw, replicate=other)
+    assert len(mined.replicate) == 400  # one row per query
+    _same(assess(mined), scan(df, **kw, replicate=other))
+    assert "mrr_replicated" in assess(mined).frame.columns
+
+
+def test_mine_has_no_statistics_columns(demo):
+    roles = DEMO_ROLES["classification"]
+    mined = mine(demo, **roles, **SUPPORT)
+    assert isinstance(mined, MinedTable) and mined.assessment is None
+    names = mined.metric_names
+    assert list(mined.frame.columns) == ["itemset", "length", "support", "count"] + [
+        f"{m}{s}" for m in names for s in MINED]
+    out = assess(mined)
+    assert {f"{m}_{c}" for m in names for c in ("q", "ci_low", "verdict")} <= set(out.frame.columns)
+    # assessing again starts from the mined columns: the same table
+    _same(assess(out), out)
+
+
+def test_scan_costs_one_assessment(demo, monkeypatch):
+    calls = _count_assess(monkeypatch)
+    scan(demo, **DEMO_ROLES["classification"], **SUPPORT)
+    assert calls == {"assess": 1, "mine": 1}
+
+
+def _count_assess(monkeypatch) -> dict:
+    """Count every assessment (however it is reached) and every mining pass."""
+    calls = {"assess": 0, "mine": 0}
+    original = sys.modules["divergence.assess"].assess
+    scan_module = sys.modules["divergence.scan"]
+    miner = scan_module.mine_itemsets
+
+    def counted(*args, **kwargs):
+        calls["assess"] += 1
+        return original(*args, **kwargs)
+
+    def mined(*args, **kwargs):
+        calls["mine"] += 1
+        return miner(*args, **kwargs)
+
+    monkeypatch.setattr(sys.modules["divergence.assess"], "assess", counted)
+    monkeypatch.setattr(divergence, "assess", counted)
+    monkeypatch.setattr(scan_module, "mine_itemsets", mined)
+    return calls
+
+
+def _request(**extra) -> worker.ScanRequest:
+    base = dict(scan=dict(**DEMO_ROLES["classification"], **SUPPORT), statistics=dict(STATS))
+    base.update(extra)
+    return worker.ScanRequest(**base)
+
+
+def _before(request: worker.ScanRequest) -> SliceTable:
+    """What the worker computed before the phases: a scan (assessed at the default statistics), then
+    assessed again at the request's; a holdout scanned at once with them."""
+    if request.holdout is not None:
+        return scan(request.frame, **request.scan, **request.statistics, holdout=request.holdout)
+    if request.path is not None:
+        mined = divergence.scan_duckdb(request.path, **request.scan)
+    else:
+        mined = scan(request.frame, **request.scan)
+    kw = dict(request.statistics)
+    if request.replicate is not None:
+        kw.update(replicate=request.replicate, replication_label=request.replication_label)
+    return assess(mined, **kw)
+
+
+@pytest.mark.parametrize("case", ["plain", "holdout", "replicate", "duckdb"])
+def test_the_worker_mines_once_and_assesses_once(demo, case, monkeypatch, tmp_path):
+    extra: dict = dict(frame=demo)
+    if case == "holdout":
+        extra.update(holdout=0.25)
+    elif case == "replicate":
+        extra = dict(frame=demo.iloc[:4000], replicate=demo.iloc[4000:], replication_label="the last 2,000 rows")
+    elif case == "duckdb":
+        path = tmp_path / "demo.parquet"  # (DuckDB reads a CSV's yes/no as booleans)
+        demo.to_parquet(path, index=False)
+        extra = dict(frame=None, path=str(path))
+    request = _request(**extra)
+    want = _before(request)
+    calls = _count_assess(monkeypatch)
+    mined, table = worker.compute(request)
+    assert calls == {"assess": 1, "mine": 1}
+    _same(table, want)
+    if case == "holdout":
+        assert mined is None  # its mining depends on the seed: not kept for other statistics
+    else:
+        assert mined.assessment is None
+        # the cached mining result, assessed at other statistics in a later request: no mining
+        calls.update(assess=0, mine=0)
+        other = dict(STATS, confidence=0.99, bootstrap=0)
+        again = worker.compute(worker.ScanRequest(scan=request.scan, statistics=other, mined=mined,
+                                                  replicate=request.replicate,
+                                                  replication_label=request.replication_label))[1]
+        assert calls == {"assess": 1, "mine": 0}
+        _same(again, _before(worker.ScanRequest(scan=request.scan, statistics=other, frame=request.frame,
+                                                path=request.path, replicate=request.replicate,
+                                                replication_label=request.replication_label)))
+
+
+def test_the_request_carries_the_frozen_settings(demo, monkeypatch):
+    """The page's validated Settings go to the worker as they are (no dict, no JSON): the table of
+    scan() with those settings (the seed drawing the tree's cut rows and the held-out rows from
+    them), in one mining pass and one assessment."""
+    import pickle
+
+    from divergence import Settings, SlicePlan
+
+    sections = {"scan": dict(**DEMO_ROLES["regression"], **SUPPORT, binning="tree"),
+                "statistics": dict(confidence=0.9, correction="holm", bootstrap=30, seed=3)}
+    for holdout in (None, 0.3):
+        if holdout is not None:
+            sections["replication"] = dict(kind="holdout", share=holdout)
+        plan = SlicePlan.from_settings(Settings.from_sections(sections))
+        want = scan(demo, plan.settings)
+        request = pickle.loads(pickle.dumps(worker.ScanRequest(settings=plan.settings, statistics=dict(exploratory=True),
+                                                               frame=demo, holdout=holdout)))
+        assert request.settings == plan.settings
+        calls = _count_assess(monkeypatch)
+        _same(worker.compute(request)[1], want)
+        assert calls == {"assess": 1, "mine": 1}
+        monkeypatch.undo()
+
+
+def test_a_query_table_is_assessed_on_replication_rows():
+    """The dashboard sends a query scan's replication table as rows (a split column or a second
+    file): assess takes them one row per query, as mine does (before: "Outcome column 'mrr' is not
+    in the data")."""
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
+    from test_queries import _planted
+
+    df, other = _planted(0, nq=600), _planted(1, nq=400)
+    kw = dict(query="q", relevance="rel", rank_by="score", metrics=["mrr"], min_support=0.05)
+    want = scan(df, **kw, replicate=other)
+    _same(assess(mine(df, **kw), replicate=other), want)
+    request = worker.ScanRequest(scan=kw, statistics={}, frame=df, replicate=other,
+                                 replication_label="second table")
+    _same(worker.compute(request)[1], want)

@@ -240,3 +240,23 @@ def test_build_says_what_it_is_doing(monkeypatch, capsys, tmp_path):
     # --check is unchanged: one line, the build's status, nothing built
     assert _aot.main(["--check"]) in (0, 1)
     assert capsys.readouterr().out.strip() == compiled.build_status()
+
+
+def test_pycc_is_still_only_pending_deprecation():
+    """The trigger of docs/kernels.md's plan: numba's `pycc` (behind the ahead-of-time build)
+    warns of a *pending* deprecation (since numba 0.57; 0.68.1 pinned). numba's schedule: a
+    NumbaDeprecationWarning once its replacement exists, then at least two releases before
+    removal. This fails the day an upgrade of numba turns the warning into a deprecation: then
+    move to the plan's next step (docs/kernels.md)."""
+    import importlib
+    import warnings
+
+    numba_errors = pytest.importorskip("numba.core.errors")
+    import numba.pycc
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        importlib.reload(numba.pycc)
+    kinds = {type(w.message) for w in caught if "pycc" in str(w.message)}
+    assert numba_errors.NumbaDeprecationWarning not in kinds, "numba now deprecates pycc: see docs/kernels.md"
+    assert numba_errors.NumbaPendingDeprecationWarning in kinds

@@ -92,8 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     # say what is about to happen: the build prints nothing for a minute or two
     print(f"divergence: building the compiled kernels ahead of time ({len(exported_kernels())} numba kernels, "
           f"with numba's pycc and the C compiler, for {'this CPU' if args.host else 'any CPU of this kind'}) "
-          f"into {HERE}, so that short jobs never load numba; usually 1-2 minutes on two cores. "
-          "If it fails, numba's JIT compiles the kernels on first use instead.", flush=True)
+          f"into {HERE}, so that short jobs never load numba; usually 1-2 minutes on two idle cores, "
+          "longer on busy ones. If it fails, numba's JIT compiles the kernels on first use instead.", flush=True)
     print(f"  (now: {build_status()})", flush=True)
     start = time.perf_counter()
     try:

@@ -252,10 +252,10 @@ def test_pycc_is_still_only_pending_deprecation():
     import warnings
 
     numba_errors = pytest.importorskip("numba.core.errors")
-    import numba.pycc
-
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        import numba.pycc
+
         importlib.reload(numba.pycc)
     kinds = {type(w.message) for w in caught if "pycc" in str(w.message)}
     assert numba_errors.NumbaDeprecationWarning not in kinds, "numba now deprecates pycc: see docs/kernels.md"

@@ -19,6 +19,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from .compiled import EXTENSION, HERE, KERNEL_MODULES, REGISTRY, STAMP, build_identity, build_status, forget_build
@@ -88,14 +89,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         print(build_status())
         return 0 if load_build()[0] is not None else 1
+    # say what is about to happen: the build prints nothing for a minute or two
+    print(f"divergence: building the compiled kernels ahead of time ({len(exported_kernels())} numba kernels, "
+          f"with numba's pycc and the C compiler, for {'this CPU' if args.host else 'any CPU of this kind'}) "
+          f"into {HERE}, so that short jobs never load numba; usually 1-2 minutes on two idle cores, "
+          "longer on busy ones. If it fails, numba's JIT compiles the kernels on first use instead.", flush=True)
+    print(f"  (now: {build_status()})", flush=True)
+    start = time.perf_counter()
     try:
         path = build(target_cpu="host" if args.host else "")
     except Exception as exc:  # no C compiler, no setuptools, an unsupported construct, ...
         why = " ".join(str(exc).split())[:300]
-        print(f"divergence: ahead-of-time kernels not built ({type(exc).__name__}: {why}); "
-              "numba's JIT will compile them on first use", file=sys.stderr)
+        print(f"divergence: ahead-of-time kernels not built after {time.perf_counter() - start:.0f} s "
+              f"({type(exc).__name__}: {why}); numba's JIT will compile them on first use", file=sys.stderr)
         return 1
-    print(f"built {path}")
+    print(f"built {path} in {time.perf_counter() - start:.0f} s")
     return 0
 
 

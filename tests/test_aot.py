@@ -212,3 +212,51 @@ def test_command_line_never_imports_numba(tmp_path, job):
                          capture_output=True, text=True, cwd=ROOT, check=True)
     assert len(pd.read_csv(out)) > 20
     assert not re.search(r"\|\s+numba(\.|\s*$)", run.stderr, flags=re.M)
+
+
+def test_build_says_what_it_is_doing(monkeypatch, capsys, tmp_path):
+    """`python -m divergence._aot --host` (what `make` runs) says before the minute-long build what
+    it builds, why, how long it usually takes and that a failure falls back to the JIT; after it,
+    the seconds it took (or, on a failure, the seconds and the fallback)."""
+    from divergence import _aot
+
+    built = tmp_path / "_kernels.so"
+    monkeypatch.setattr(_aot, "build", lambda target_cpu="": built)
+    assert _aot.main(["--host"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 3
+    assert "ahead of time" in out[0] and "this CPU" in out[0] and "1-2 minutes" in out[0] and "JIT" in out[0]
+    assert out[1].startswith("  (now: ") and ("fresh" in out[1] or "stale" in out[1] or "no ahead" in out[1])
+    assert re.fullmatch(rf"built {re.escape(str(built))} in \d+ s", out[2])
+
+    def fails(target_cpu=""):
+        raise RuntimeError("no C compiler")
+
+    monkeypatch.setattr(_aot, "build", fails)
+    assert _aot.main([]) == 1
+    captured = capsys.readouterr()
+    assert "any CPU of this kind" in captured.out
+    assert re.search(r"not built after \d+ s \(RuntimeError: no C compiler\); numba's JIT", captured.err)
+    # --check is unchanged: one line, the build's status, nothing built
+    assert _aot.main(["--check"]) in (0, 1)
+    assert capsys.readouterr().out.strip() == compiled.build_status()
+
+
+def test_pycc_is_still_only_pending_deprecation():
+    """The trigger of docs/kernels.md's plan: numba's `pycc` (behind the ahead-of-time build)
+    warns of a *pending* deprecation (since numba 0.57; 0.68.1 pinned). numba's schedule: a
+    NumbaDeprecationWarning once its replacement exists, then at least two releases before
+    removal. This fails the day an upgrade of numba turns the warning into a deprecation: then
+    move to the plan's next step (docs/kernels.md)."""
+    import importlib
+    import warnings
+
+    numba_errors = pytest.importorskip("numba.core.errors")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        import numba.pycc
+
+        importlib.reload(numba.pycc)
+    kinds = {type(w.message) for w in caught if "pycc" in str(w.message)}
+    assert numba_errors.NumbaDeprecationWarning not in kinds, "numba now deprecates pycc: see docs/kernels.md"
+    assert numba_errors.NumbaPendingDeprecationWarning in kinds

@@ -1,4 +1,4 @@
-"""Slices typed by hand (divergence.adhoc): their rows, counts, values, tests, q-values and
+"""Slices typed by hand (divergence.explain.adhoc): their rows, counts, values, tests, q-values and
 verdicts against references computed from the rows, and the rows findings share."""
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pytest
 from scipy.stats import fisher_exact
 
 from divergence import DivergenceInputError, item_contributions, scan
-from divergence.adhoc import item_catalog, measure_slice, overlap, rows_covered, slice_rows
-from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
-from divergence.stats import adjust_p, wilson_interval
+from divergence.explain.adhoc import item_catalog, measure_slice, overlap, rows_covered, slice_rows
+from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
+from divergence.stats.stats import adjust_p, wilson_interval
 
 STATS = dict(confidence=0.95, correction="bh", bootstrap=200, seed=0)
 
@@ -213,7 +213,7 @@ def test_a_cut_typed_on_any_numeric_column_is_measured_from_the_rows():
     """income<=20, income=(20,35] (a scanned attribute's other bins) and a cut on a column left out of
     the scan are measured from the rows with the scan's settings, equal to brute force."""
     from divergence import item_contributions
-    from divergence.datasets import load_demo
+    from divergence.data.datasets import load_demo
 
     df = load_demo()
     t = scan(df, target="defaulted", prediction="predicted_default", positive="yes", metrics=["fpr"],

@@ -1,5 +1,5 @@
-"""The compiled kernels (divergence/compiled.py, built ahead of time by divergence/_aot.py into
-divergence/_kernels*.so by `make`): the same results as numba's JIT, bit for bit; numba never
+"""The compiled kernels (divergence/kernels/compiled.py, built ahead of time by divergence/kernels/_aot.py into
+divergence/kernels/_kernels*.so by `make`): the same results as numba's JIT, bit for bit; numba never
 imported by an ordinary command-line job; a build made from other sources, or with other numba
 or numpy versions, ignored; arguments of the wrong type refused; long kernels called in pieces."""
 from __future__ import annotations
@@ -17,15 +17,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from divergence import compiled, fisher, lattice, mining, mining_driver, scan
-from divergence.compiled import ArgType, f4, f8, i4, i8
-from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
+from divergence import scan
+from divergence.kernels import compiled
+from divergence.mining import lattice, mining, mining_driver
+from divergence.stats import fisher
+from divergence.kernels.compiled import ArgType, f4, f8, i4, i8
+from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
 
 from conftest import ROOT, data_file
 
 FRESH = compiled.load_build()[0] is not None
 needs_build = pytest.mark.skipif(not FRESH, reason="no fresh ahead-of-time build of the kernels "
-                                                   "(`make setup` or `python -m divergence._aot` builds it)")
+                                                   "(`make setup` or `python -m divergence.kernels._aot` builds it)")
 
 
 @needs_build
@@ -127,12 +130,16 @@ def _package_copy(tmp_path: Path) -> Path:
 def test_stale_when_sources_or_versions_differ(tmp_path, monkeypatch):
     """The stamp records what a build was made from; any difference makes it stale, and the
     line saying so names it."""
-    folder = tmp_path / "divergence"
-    folder.mkdir()
+    package = tmp_path / "divergence"
+    folder = package / "kernels"
+    folder.mkdir(parents=True)
     for name in compiled.KERNEL_MODULES:
-        shutil.copy(ROOT / "divergence" / f"{name}.py", folder)
+        path = Path(*name.split(".")).with_suffix(".py")
+        (package / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / "divergence" / path, package / path)
     (folder / "_kernels.cpython-311-x86_64-linux-gnu.so").write_bytes(b"")
     monkeypatch.setattr(compiled, "HERE", folder)
+    monkeypatch.setattr(compiled, "PACKAGE", package)
     # the empty file stands for a build: loading it is not what this test is about
     monkeypatch.setattr(compiled, "importlib", types.SimpleNamespace(import_module=types.ModuleType))
     now = compiled.build_identity()
@@ -146,7 +153,7 @@ def test_stale_when_sources_or_versions_differ(tmp_path, monkeypatch):
     (folder / compiled.STAMP).write_text(json.dumps(dict(now, target="generic", cpu="other")))
     assert "is fresh" in compiled._find_build()[1]
     (folder / compiled.STAMP).write_text(json.dumps(dict(now, target="host")))
-    with open(folder / "lattice.py", "a", encoding="utf-8") as fh:
+    with open(package / "mining" / "lattice.py", "a", encoding="utf-8") as fh:
         fh.write("# an edit\n")
     assert compiled.build_identity()["sources"] != now["sources"]
     module, why = compiled._find_build()
@@ -156,8 +163,8 @@ def test_stale_when_sources_or_versions_differ(tmp_path, monkeypatch):
 _CHILD = r"""
 import json, sys
 import numpy as np
-from divergence import compiled
-from divergence.fisher import fisher_exact_p
+from divergence.kernels import compiled
+from divergence.stats.fisher import fisher_exact_p
 rng = np.random.default_rng(0)
 n = rng.integers(1, 900, 3000).astype(float)
 p = fisher_exact_p(np.floor(n * rng.random(3000)), n, 300.0, 1000.0)
@@ -181,7 +188,7 @@ def test_stale_build_falls_back_to_the_jit(tmp_path):
     root = _package_copy(tmp_path)
     fresh, a = _child(root, tmp_path / "fresh.npy")
     assert fresh["file"].startswith(str(root))
-    with open(root / "divergence" / "fisher.py", "a", encoding="utf-8") as fh:
+    with open(root / "divergence" / "stats" / "fisher.py", "a", encoding="utf-8") as fh:
         fh.write("# an edit since the build\n")
     stale, b = _child(root, tmp_path / "stale.npy")
     assert "is fresh" in fresh["status"] and not fresh["numba"]

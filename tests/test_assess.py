@@ -9,9 +9,9 @@ import pytest
 from scipy import stats as st
 
 from divergence import VERDICTS, DivergenceInputError, assess, scan, support_for_min_size
-from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
-from divergence.replication import apply_bins
-from divergence.stats import adjust_p, min_slice_size
+from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
+from divergence.stats.replication import apply_bins
+from divergence.stats.stats import adjust_p, min_slice_size
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +74,7 @@ def test_min_size_derivation(demo):
     assert info["tests"] == m == t.n_tested["fpr"] + t.n_tested["fnr"]  # the scan's family
     assert info["bar"] == pytest.approx(0.1 / m)
     # n_min: the first size at which a slice diverging by delta (either side) is found with 80% power
-    from divergence.stats import detection_power
+    from divergence.stats.stats import detection_power
     sides = [min_slice_size(s * 0.04, info["bar"], n_total, binary=True, overall=p) for s in (1, -1)]
     assert info["n_min"] == max(sides) and info["sides"] == {"above": sides[0], "below": sides[1]}
     up = 1 if sides[0] >= sides[1] else -1
@@ -99,8 +99,8 @@ def test_min_size_derivation(demo):
 def test_min_size_is_power_at_the_scans_bar():
     """The derivation by hand: the 80% point of the power curve, against a simulation of Fisher's
     test and Welch's t-test at the bar, and the (1 - n/N) factor of a large slice."""
-    from divergence.fisher import fisher_exact_p
-    from divergence.stats import detection_power
+    from divergence.stats.fisher import fisher_exact_p
+    from divergence.stats.stats import detection_power
     bar = 0.05 / 2000
     n = min_slice_size(0.05, bar, 10_000, binary=True, overall=0.2)
     rng = np.random.default_rng(0)
@@ -131,7 +131,7 @@ def test_min_size_is_power_at_the_scans_bar():
     assert min_slice_size(-0.05, bar, N, binary=True, overall=0.02) is None
     assert min_slice_size(0.02, bar, 200, binary=False, sigma=1.0) is None  # no slice of 200 rows gets there
     # a right-skewed outcome keeps its coefficient of variation: a slice above is more spread
-    from divergence.assess import min_size_derivation
+    from divergence.stats.assess import min_size_derivation
     skewed = min_size_derivation(1.65, 2.16, False, None, 0.95, "o", n_total=N, tests=2000, skew=6.2)
     plain = min_size_derivation(1.65, 2.16, False, None, 0.95, "o", n_total=N, tests=2000, skew=0.0)
     assert skewed["sides"]["below"] == plain["n_min"] < skewed["sides"]["above"] == skewed["n_min"]

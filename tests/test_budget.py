@@ -12,9 +12,9 @@ import pytest
 
 from conftest import ROOT
 from divergence import DivergenceBudgetError, DivergenceInputError, scan
-from divergence.cli import main
+from divergence.cli.cli import main
 from divergence.errors import DivergenceTimeLimitWarning
-from divergence.mining import mine
+from divergence.mining.mining import mine
 
 
 def wide(n: int = 1500, attrs: int = 14, seed: int = 1) -> pd.DataFrame:

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from conftest import ROOT
-from divergence.cli import main
-from divergence.datasets import load_demo
+from divergence.cli.cli import main
+from divergence.data.datasets import load_demo
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
@@ -167,7 +167,7 @@ def test_family_option_and_verbose_say_which_family(demo_csv, tmp_path):
             "--metric", "fpr,fnr", "--attributes", "region,education", "--min-support", "0.02", "--verbose",
             "--output", str(out))
     assert r.returncode == 0, r.stderr
-    # the family in the one sentence every surface uses (divergence.formats.family_sentence)
+    # the family in the one sentence every surface uses (divergence.present.formats.family_sentence)
     assert "fpr: q-values: Benjamini–Hochberg over 38 tests: the 19 slices tested for each of fpr and fnr" in r.stderr
     per = tmp_path / "m.csv"
     r = run("scan", str(demo_csv), "--target", "defaulted", "--prediction", "predicted_default", "--positive", "yes",

@@ -7,8 +7,8 @@ import pytest
 
 from conftest import data_file
 from divergence import AttributeScreen, DivergenceInputError, scan, screen_attributes
-from divergence.discretize import discretize
-from divergence.io import load_table
+from divergence.prepare.discretize import discretize
+from divergence.data.io import load_table
 
 N = 400
 

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from divergence import COMPARE_VERDICTS, DivergenceInputError, compare
-from divergence.compare import compare_columns
-from divergence.mining import min_count_for
-from divergence.paired import PooledNull, mcnemar_p, paired_proportion_interval, paired_t
+from divergence.comparison.compare import compare_columns
+from divergence.mining.mining import min_count_for
+from divergence.stats.paired import PooledNull, mcnemar_p, paired_proportion_interval, paired_t
 
 
 # ----------------------------------------------------------------------------- brute force
@@ -158,7 +158,7 @@ def test_mcnemar_in_a_comparison_is_binomtest_of_its_slices():
 
 
 def test_paired_proportion_interval_is_the_score_tests_acceptance_set_and_covers():
-    from divergence.paired import _tango_z
+    from divergence.stats.paired import _tango_z
 
     b = np.array([0.0, 5, 30, 12, 80, 0])
     c = np.array([0.0, 1, 10, 12, 3, 7])
@@ -179,14 +179,14 @@ def test_paired_proportion_interval_is_the_score_tests_acceptance_set_and_covers
 
 
 def test_paired_proportion_interval_once_per_distinct_count_triple():
-    from divergence.paired import _tango_interval
+    from divergence.stats.paired import _tango_interval
 
     rng = np.random.default_rng(8)
     n = rng.integers(1, 60, 5000).astype(float)
     b = np.floor(rng.random(5000) * (n + 1) / 2)
     c = np.floor(rng.random(5000) * (n - b + 1))
     lo, hi = paired_proportion_interval(b, c, n, 0.9)  # many repeated triples: the shared path
-    from divergence.stats import z_value
+    from divergence.stats.stats import z_value
 
     want_lo, want_hi = _tango_interval(b, c, n, z_value(0.9))
     np.testing.assert_array_equal(lo, want_lo)
@@ -208,7 +208,7 @@ def test_pooled_null_matches_a_bootstrap_and_its_interval_inverts_its_test():
     d = rng.lognormal(0, 1, 6000) - rng.lognormal(0, 1, 6000) * 1.1  # skewed, mean not 0
     pool = PooledNull(d)
     # the null: the pooled differences tilted to mean 0; a Monte Carlo bootstrap of it
-    from divergence.paired import _reduce, _tilt_to_zero
+    from divergence.stats.paired import _reduce, _tilt_to_zero
 
     v, w = _reduce(d)
     w = _tilt_to_zero(v, w)
@@ -273,7 +273,7 @@ def test_columns_whole_dataset_first_and_the_planted_slice(two_models):
         assert (f[f"{m}_verdict"].to_numpy() == expect).all()
         assert set(f[f"{m}_verdict"]) <= set(COMPARE_VERDICTS)
     # one family: q-values corrected over every itemset and every metric
-    from divergence.stats import adjust_p
+    from divergence.stats.stats import adjust_p
 
     allp = np.concatenate([c.frame[f"{m}_change_p"] for m in ("error", "fpr", "fnr")])
     np.testing.assert_allclose(np.concatenate([c.frame[f"{m}_change_q"] for m in ("error", "fpr", "fnr")]),

@@ -11,8 +11,8 @@ import pytest
 
 from conftest import ROOT
 from divergence import compare
-from divergence.cli import main
-from divergence.compare import compare_columns
+from divergence.cli.cli import main
+from divergence.comparison.compare import compare_columns
 
 
 def run(*args: str) -> subprocess.CompletedProcess:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from divergence import DivergenceInputError
-from divergence.cli import main
-from divergence.datasets import DEMO_ATTRIBUTES, DEMO_COMPARE_TRUTH, load_demo_models
-from divergence.plan import SlicePlan, load_plan, plan_hash, save_plan
-from divergence.report import build_report, run_comparison, run_plan
+from divergence.cli.cli import main
+from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_COMPARE_TRUTH, load_demo_models
+from divergence.report.plan import SlicePlan, load_plan, plan_hash, save_plan
+from divergence.report.report import build_report, run_comparison, run_plan
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +49,7 @@ def test_report_carries_the_comparison(data):
     assert "Comparison with the reference model" in html and "Pre-release check: the model is worse" in html
     assert DEMO_COMPARE_TRUTH["worse_fpr"] in html
     # the report colours a comparison's verdicts as the app does (one palette, in formats)
-    from divergence.formats import COMPARE_VERDICT_COLORS, ink_on
+    from divergence.present.formats import COMPARE_VERDICT_COLORS, ink_on
 
     worse = COMPARE_VERDICT_COLORS["worse"]
     assert f'style="background:{worse};color:{ink_on(worse)}">worse</span>' in html

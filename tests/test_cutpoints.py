@@ -1,5 +1,5 @@
 """Tree binning: cut points where the outcome changes, chosen on rows set aside, every statistic
-measured on the others (divergence/cutpoints.py)."""
+measured on the others (divergence/prepare/cutpoints.py)."""
 from __future__ import annotations
 
 import sys
@@ -10,8 +10,8 @@ import pytest
 
 from conftest import ROOT
 from divergence import DivergenceInputError, scan
-from divergence.cli import main
-from divergence.cutpoints import cut_mask, tree_edges
+from divergence.cli.cli import main
+from divergence.prepare.cutpoints import cut_mask, tree_edges
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from sim_tree import ROLES, generate, judge  # noqa: E402
@@ -105,7 +105,7 @@ def test_where_the_data_lies_the_cuts_are_chosen_once_and_the_rest_measured(engi
         from divergence import scan_duckdb
 
         t = scan_duckdb(str(path), **ROLES, binning="tree", min_support=0.02)
-        from divergence.sql import Column, Dialect
+        from divergence.engines.sql import Column, Dialect
 
         frac = Dialect("duckdb").row_fraction([Column(c, "DOUBLE", "float") for c in df.columns], 0)
         con = duckdb.connect()
@@ -114,19 +114,19 @@ def test_where_the_data_lies_the_cuts_are_chosen_once_and_the_rest_measured(engi
     else:
         pytest.importorskip("pyspark")
         from divergence import scan_spark
-        from divergence.spark_engine import read_spark
+        from divergence.engines.spark_engine import read_spark
 
         try:
             spark_df = read_spark(str(path), master="local[1]")
         except Exception as exc:  # pragma: no cover - no Java here
             pytest.skip(f"Spark cannot start: {exc}")
         t = scan_spark(spark_df, **ROLES, binning="tree", min_support=0.02)
-        from divergence.sql import Column, Dialect
+        from divergence.engines.sql import Column, Dialect
 
         frac = Dialect("spark").row_fraction([Column(c, "DOUBLE", "float") for c in df.columns], 0)
         rows = spark_df.selectExpr(f"{frac} AS u").collect()
         u = np.array([r["u"] for r in rows], dtype=float)
-    from divergence.cutpoints import cut_fraction
+    from divergence.prepare.cutpoints import cut_fraction
 
     rest = df[u >= cut_fraction(len(df))].reset_index(drop=True)
     assert t.n_rows == len(rest) and next(n for n in t.notes if n.startswith("Tree binning"))

@@ -6,7 +6,7 @@ import pandas as pd
 from scipy.stats import binomtest
 
 from divergence import scan
-from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
+from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
 
 
 def test_deterministic():

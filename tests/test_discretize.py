@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from divergence import DivergenceInputError, discretize, scan
-from divergence.column_kinds import is_row_index
-from divergence.discretize import bin_labels, format_number
+from divergence.data.column_kinds import is_row_index
+from divergence.prepare.discretize import bin_labels, format_number
 
 
 def test_explicit_edges_closed_on_the_right():

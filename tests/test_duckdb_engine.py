@@ -12,9 +12,9 @@ import pytest
 from conftest import data_file
 from engine_cases import CASES, assert_same_table, pandas_reference, synthetic
 from divergence import DivergenceInputError, scan_duckdb
-from divergence.cli import main
-from divergence.engine_scan import numpy_quantile
-from divergence.io import read_table
+from divergence.cli.cli import main
+from divergence.engines.engine_scan import numpy_quantile
+from divergence.data.io import read_table
 
 pytest.importorskip("duckdb")
 
@@ -136,7 +136,7 @@ def test_a_pandas_frame_is_a_source_too():
 
 
 def test_preview_of_a_path_for_the_dashboard(parquet_file):
-    from divergence.duckdb_engine import preview_source
+    from divergence.engines.duckdb_engine import preview_source
 
     head, total = preview_source(parquet_file, rows=50)
     want = read_table(parquet_file)
@@ -221,6 +221,6 @@ def test_cli_engine_duckdb_bad_path_exits_2(tmp_path, capsys):
 
 
 def test_importing_divergence_does_not_import_the_engines():
-    code = ("import sys, divergence, divergence.cli; from divergence import scan_duckdb, scan_spark; "
+    code = ("import sys, divergence, divergence.cli.cli; from divergence import scan_duckdb, scan_spark; "
             "assert 'duckdb' not in sys.modules and 'pyspark' not in sys.modules, sorted(sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], env={**os.environ}).returncode == 0

@@ -11,8 +11,8 @@ import pytest
 
 from conftest import ROOT, data_file
 from divergence import global_divergence, item_contributions, prune_redundant, scan
-from divergence.cli import main
-from divergence.datasets import load_demo
+from divergence.cli.cli import main
+from divergence.data.datasets import load_demo
 
 ROLES = ["--target", "defaulted", "--prediction", "predicted_default", "--positive", "yes",
          "--attributes", "sex,region,education,employment", "--min-support", "0.02"]

@@ -1,4 +1,4 @@
-"""Distinct findings, the default order and the headline tiles (divergence.findings): the planted
+"""Distinct findings, the default order and the headline tiles (divergence.stats.findings): the planted
 cohorts of the built-in data are the findings and lead the order, their spillover is explained by
 them, the residual tests equal a computation from the rows, and the tiles add up."""
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 
 from conftest import data_file
 from divergence import scan
-from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
-from divergence.views import headline, headline_tiles
+from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
+from divergence.present.views import headline, headline_tiles
 
 SPILLOVER = ("sex=Female, education=Primary", "education=Primary, employment=Salaried")
 
@@ -75,7 +75,7 @@ def test_residual_tests_equal_a_computation_from_the_rows():
     """The stratified residual statistic from the lattice walks equals one computed from the rows
     by boolean masks, for every candidate, given the findings (0/1 outcome: Cochran–Mantel–Haenszel
     with the continuity correction; each finding alone too)."""
-    from divergence.findings import _Rows, _Strata, significant_slices
+    from divergence.stats.findings import _Rows, _Strata, significant_slices
 
     t = scan(load_demo(3000, seed=11), **DEMO_ROLES["classification"], attributes=DEMO_ATTRIBUTES,
              min_support=0.03, bootstrap=0)
@@ -141,7 +141,7 @@ def test_csv_and_frame_carry_the_findings(fpr_table, tmp_path):
 
 @pytest.mark.slow
 def test_raw_compas_default_order_leads_with_slices_of_the_minimum_size():
-    from divergence.io import load_table
+    from divergence.data.io import load_table
 
     raw = load_table(data_file("compas-scores-two-years.csv")).frame
     t = scan(raw, target="two_year_recid", score="decile_score", threshold=8, positive=1, metrics=["fpr", "fnr"],
@@ -153,7 +153,7 @@ def test_raw_compas_default_order_leads_with_slices_of_the_minimum_size():
 
 def test_comparison_slices_worse_only_through_a_finding_are_explained_by_it():
     from divergence import compare
-    from divergence.datasets import DEMO_COMPARE, DEMO_COMPARE_TRUTH, load_demo_models
+    from divergence.data.datasets import DEMO_COMPARE, DEMO_COMPARE_TRUTH, load_demo_models
 
     c = compare(load_demo_models(), **DEMO_COMPARE["classification"], attributes=DEMO_ATTRIBUTES, min_support=0.02)
     f = c.frame.iloc[1:]
@@ -167,8 +167,8 @@ def test_comparison_slices_worse_only_through_a_finding_are_explained_by_it():
 
 
 def test_the_table_says_which_finding_explains_a_slice(fpr_table):
-    from divergence.formats import finding_label
-    from divergence.views import display_frame, slice_view
+    from divergence.present.formats import finding_label
+    from divergence.present.views import display_frame, slice_view
 
     view = slice_view(fpr_table, metric="fpr", top_n=5)
     shown = display_frame(fpr_table, view.rows, "fpr")["Finding"].tolist()

@@ -1,4 +1,4 @@
-"""divergence.formats: one source for the numbers, verdict names and colours, and the words the
+"""divergence.present.formats: one source for the numbers, verdict names and colours, and the words the
 app and the report use; and the figures drawn from it (units, legends, thresholds)."""
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from divergence import VERDICTS, overlap, redundant_itemsets, scan
-from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
-from divergence.figures import contribution_figure, item_values_figure, lattice_figure, overlap_figure
-from divergence.formats import (ACTIONS, GLOSSARY, VERDICT_COLORS, VERDICT_TEXT, column_help, format_threshold,
+from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
+from divergence.present.figures import contribution_figure, item_values_figure, lattice_figure, overlap_figure
+from divergence.present.formats import (ACTIONS, GLOSSARY, VERDICT_COLORS, VERDICT_TEXT, column_help, format_threshold,
                                 verdict_color, verdict_label, verdict_legend)
-from divergence.report import build_report
-from divergence.shapley import global_divergence, item_contributions
-from divergence.views import display_frame, findings, redundancy_epsilon
+from divergence.report.report import build_report
+from divergence.explain.shapley import global_divergence, item_contributions
+from divergence.present.views import display_frame, findings, redundancy_epsilon
 
 STATS = dict(confidence=0.95, correction="bh", bootstrap=200, seed=0)
 COLOUR = re.compile(r"^(#[0-9a-fA-F]{3}([0-9a-fA-F]{3})?|rgba?\([\d.,\s]+\))$")
@@ -159,9 +159,9 @@ def test_verdict_lists_and_colours_have_one_home():
     import importlib
 
     from divergence import compare_views, formats, report, views, vocabulary
-    from divergence.compare import COMPARE_VERDICTS
+    from divergence.comparison.compare import COMPARE_VERDICTS
 
-    assess, compare = (importlib.import_module(f"divergence.{m}") for m in ("assess", "compare"))
+    assess, compare = (importlib.import_module(f"divergence.{m}") for m in ("stats.assess", "comparison.compare"))
 
     assert assess.VERDICTS is vocabulary.VERDICTS and compare.COMPARE_VERDICTS is vocabulary.COMPARE_VERDICTS
     assert formats.FINDING_VERDICTS is vocabulary.FINDING_VERDICTS
@@ -177,7 +177,7 @@ def test_verdict_lists_and_colours_have_one_home():
 
 
 def test_wrap_itemset_breaks_after_commas():
-    from divergence.formats import wrap_itemset
+    from divergence.present.formats import wrap_itemset
 
     assert wrap_itemset("age=<25, sex=Male") == "age=<25, sex=Male"
     assert wrap_itemset("age=<25, sex=Male, race=Other", 18) == "age=<25, sex=Male,<br>race=Other"
@@ -186,7 +186,7 @@ def test_wrap_itemset_breaks_after_commas():
 
 
 def test_one_sentence_for_the_multiple_testing_family():
-    from divergence.formats import family_sentence
+    from divergence.present.formats import family_sentence
 
     both = {"n_tested": {"fpr": 1337, "fnr": 1337}, "family_size": {"fpr": 2674, "fnr": 2674}, "family": "scan",
             "correction": "bh"}

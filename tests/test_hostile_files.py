@@ -27,8 +27,8 @@ import pytest
 from conftest import ROOT
 from divergence import DivergenceInputError
 from divergence.errors import shown
-from divergence.io import ReadLimits, estimate_table, load_table
-from divergence.plan import MAX_PLAN_BYTES, parse_plan
+from divergence.data.io import ReadLimits, estimate_table, load_table
+from divergence.report.plan import MAX_PLAN_BYTES, parse_plan
 
 LINE = b"0,0,0,0,0,0,0,0,0,0\n"
 HEADER = b"a,b,c,d,e,f,g,h,i,j\n"
@@ -96,7 +96,7 @@ def test_a_real_one_megabyte_gzip_bomb_on_the_command_line(tmp_path):
     member = gzip_bomb(64 << 20, header=b"", body=b"0" * 4096)  # gzip members concatenate: 16 of them
     path.write_bytes(gzip_bomb(0) + member * 16)
     assert 0.9e6 < path.stat().st_size < 1.2e6
-    code = ("import sys, time\nfrom divergence.cli import main\nt = time.monotonic()\n"
+    code = ("import sys, time\nfrom divergence.cli.cli import main\nt = time.monotonic()\n"
             "status = main(['scan', sys.argv[1], '--outcome', 'a'])\n"
             f"print(status, time.monotonic() - t, {PEAK})")
     run = subprocess.run([sys.executable, "-c", code, str(path)], cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -183,7 +183,7 @@ def test_the_billion_laughs_plan_is_refused_at_once(tmp_path):
     path = tmp_path / "laughs.yaml"
     path.write_text("\n".join(lines) + "\n")
     assert path.stat().st_size < 700
-    code = ("import sys, time\nfrom divergence.cli import main\nt = time.monotonic()\n"
+    code = ("import sys, time\nfrom divergence.cli.cli import main\nt = time.monotonic()\n"
             "status = main(['report', sys.argv[1], sys.argv[1], '--output', sys.argv[2]])\n"
             f"print(status, time.monotonic() - t, {PEAK})")
     run = subprocess.run([sys.executable, "-c", code, str(path), str(tmp_path / "r.html")], cwd=ROOT,

@@ -11,8 +11,8 @@ import pytest
 
 from conftest import data_file
 from divergence import DivergenceInputError, scan, scan_duckdb
-from divergence.cli import main
-from divergence.io import LoadedTable, load_table, read_table, sniff_csv, write_atomically
+from divergence.cli.cli import main
+from divergence.data.io import LoadedTable, load_table, read_table, sniff_csv, write_atomically
 
 ROWS = [("Zoë", "1,5", 3, 1), ("Ana", "2,5", 4, 0), ("José", "3,5", 5, 1), ("Li", "4,5", 6, 0)] * 10
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from conftest import brute_force
 from divergence import scan
-from divergence.mining import compress, min_count_for, mine
+from divergence.mining.mining import compress, min_count_for, mine
 
 
 @st.composite

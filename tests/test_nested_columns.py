@@ -11,9 +11,9 @@ import pytest
 
 from conftest import ROOT
 from divergence import DivergenceInputError, scan, screen_attributes
-from divergence.io import load_table
-from divergence.roles import guess_roles
-from divergence.views import describe_columns, preview_frame
+from divergence.data.io import load_table
+from divergence.data.roles import guess_roles
+from divergence.present.views import describe_columns, preview_frame
 
 NESTED = ["lst", "st", "bin", "mp"]
 

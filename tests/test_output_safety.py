@@ -16,7 +16,7 @@ import pytest
 
 from conftest import ROOT
 from divergence.errors import DivergenceOutputError
-from divergence.io import remove_stale_temporaries, write_atomically
+from divergence.data.io import remove_stale_temporaries, write_atomically
 
 SCAN = ["scan", "--target", "y", "--prediction", "p", "--positive", "1", "--metric", "fpr", "--min-support", "0.1"]
 
@@ -129,7 +129,7 @@ def slow(t, path):
     print("writing", flush=True)
     time.sleep(60)
 table._write_arrow_csv = slow
-from divergence.cli import main
+from divergence.cli.cli import main
 sys.exit(main(sys.argv[1:]))
 """
 

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from divergence import DivergenceInputError, scan
-from divergence.datasets import DEMO_ATTRIBUTES, load_demo
-from divergence.plan import SlicePlan, dump_plan, load_plan, parse_plan, save_plan
+from divergence.data.datasets import DEMO_ATTRIBUTES, load_demo
+from divergence.report.plan import SlicePlan, dump_plan, load_plan, parse_plan, save_plan
 
 PLAN = SlicePlan(
     scan=dict(target="defaulted", prediction="predicted_default", positive="yes", metrics=["fpr", "fnr"],

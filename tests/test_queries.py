@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from divergence import DivergenceInputError, scan
-from divergence.cli import main
+from divergence.cli.cli import main
 
 
 def _brute(df: pd.DataFrame, key: str, ascending: bool, k: int | None, kind: str) -> dict:

@@ -20,8 +20,8 @@ from divergence import (
     scan_duckdb,
     shapley_matrix,
 )
-from divergence.figures import lattice_figure
-from divergence.mining import min_count_for, mine
+from divergence.present.figures import lattice_figure
+from divergence.mining.mining import min_count_for, mine
 
 
 def row_sets(codes: np.ndarray, n_values, min_count: int, max_length: int | None) -> dict:

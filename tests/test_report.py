@@ -14,9 +14,9 @@ import pytest
 
 from conftest import ROOT, data_file
 from divergence import DivergenceInputError
-from divergence.datasets import DEMO_ATTRIBUTES, DEMO_TRUTH, load_demo
-from divergence.plan import SlicePlan, load_plan, plan_hash, save_plan
-from divergence.report import build_report, check_plan_fits, run_plan
+from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_TRUTH, load_demo
+from divergence.report.plan import SlicePlan, load_plan, plan_hash, save_plan
+from divergence.report.report import build_report, check_plan_fits, run_plan
 
 ARTIFACTS = Path(os.environ.get("DIVERGENCE_ARTIFACTS") or ROOT / "tests" / "e2e" / "artifacts")
 

@@ -1,4 +1,4 @@
-"""Role guessing of a new table (divergence.roles): names first, then values; unsure roles empty."""
+"""Role guessing of a new table (divergence.data.roles): names first, then values; unsure roles empty."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,8 +7,8 @@ import pytest
 
 from conftest import data_file
 from divergence import build_outcomes
-from divergence.datasets import load_demo
-from divergence.roles import guess_positive, guess_roles
+from divergence.data.datasets import load_demo
+from divergence.data.roles import guess_positive, guess_roles
 
 
 def _rng(seed=0):

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from divergence import DivergenceInputError, scan
 from divergence.outcome_rules import CLASSIFICATION, REGRESSION
-from divergence.outcomes import CLASSIFICATION_METRICS, CLASSIFICATION_RULES, REGRESSION_METRICS
-from divergence.sql import CLASSIFICATION_SQL
+from divergence.prepare.outcomes import CLASSIFICATION_METRICS, CLASSIFICATION_RULES, REGRESSION_METRICS
+from divergence.engines.sql import CLASSIFICATION_SQL
 
 pytest.importorskip("duckdb")
 from divergence import scan_duckdb  # noqa: E402

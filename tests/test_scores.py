@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from conftest import ROOT
 from divergence import DivergenceInputError, scan
-from divergence.cli import main
+from divergence.cli.cli import main
 from divergence.scores import add_scores, parse_score, score_values
 
 ADULT = ROOT.parent / "shared" / "data" / "adult_discretized.csv"
@@ -159,8 +159,8 @@ def test_sort_by_a_score_everywhere(tmp_path, capsys):
 
 
 def test_report_and_dashboard_view_sort_by_a_score():
-    from divergence.report import _sorted_rows, build_report
-    from divergence.views import display_frame, slice_view, sort_options
+    from divergence.report.report import _sorted_rows, build_report
+    from divergence.present.views import display_frame, slice_view, sort_options
 
     t = scan(_random_frame(4, 600), outcome="err", min_support=30)
     want = t.top(5, by="wracc")["itemset"].tolist()

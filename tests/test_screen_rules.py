@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from divergence import scan, screen_attributes
-from divergence.column_rules import loo_accuracy
+from divergence.data.column_rules import loo_accuracy
 from divergence.table import split_items
 from screen_fixtures import post_outcome, two_models
 
@@ -108,7 +108,7 @@ needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data is abs
 
 @needs_data
 def test_raw_compas_with_roles_only():
-    from divergence.io import load_table
+    from divergence.data.io import load_table
 
     raw = load_table(DATA / "compas-scores-two-years.csv").frame
     s = screen_attributes(raw, ["two_year_recid", "decile_score"], target="two_year_recid", score="decile_score",

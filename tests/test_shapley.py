@@ -26,8 +26,8 @@ from divergence import (
     scan,
     shapley_matrix,
 )
-from divergence import shapley as S
-from divergence.figures import LOWERS_COLOR, RAISES_COLOR, contribution_figure, item_values_figure, lattice_figure
+from divergence.explain import shapley as S
+from divergence.present.figures import LOWERS_COLOR, RAISES_COLOR, contribution_figure, item_values_figure, lattice_figure
 
 ROLES = dict(target="class", prediction="predicted", positive=1, metrics=["fpr", "fnr"])
 TOP_FPR = "age=<25, #prior=>3, sex=Male"

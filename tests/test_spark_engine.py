@@ -15,15 +15,15 @@ import pytest
 from conftest import data_file
 from engine_cases import CASES, assert_same_table, pandas_reference, synthetic
 from divergence import DivergenceInputError
-from divergence.cli import main
-from divergence.io import read_table
+from divergence.cli.cli import main
+from divergence.data.io import read_table
 
 pytest.importorskip("pyspark", reason="pyspark is not installed (pip install -r requirements-spark.txt)")
 if shutil.which("java") is None:
     pytest.skip("no java on PATH: Spark needs Java 17 or later", allow_module_level=True)
 
 from divergence import scan_spark  # noqa: E402
-from divergence.spark_engine import read_spark, spark_session  # noqa: E402
+from divergence.engines.spark_engine import read_spark, spark_session  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -72,9 +72,9 @@ def test_compas_discretized_and_raw(spark):
 
 
 def test_quantiles_are_approximate_by_default_and_said(spark, parquet_file, monkeypatch):
-    import divergence.engine_scan
+    import divergence.engines.engine_scan
 
-    monkeypatch.setattr(divergence.engine_scan, "VALUE_COUNTS_MAX", 10)  # no exact counts for 'income'
+    monkeypatch.setattr(divergence.engines.engine_scan, "VALUE_COUNTS_MAX", 10)  # no exact counts for 'income'
     table = scan_spark(spark.read.parquet(parquet_file), outcome="grade", attributes=["income", "city"])
     assert any("'income': quantile edges are approximate (spark" in n for n in table.notes)
     edges = table.bins[0].edges

@@ -7,8 +7,8 @@ import pytest
 from scipy import special, stats as st
 
 from divergence import scan
-from divergence.shrinkage import shrink
-from divergence.stats import (adjust_p, beta_t, corrected_level, fisher_exact_p, mean_difference_test,
+from divergence.stats.shrinkage import shrink
+from divergence.stats.stats import (adjust_p, beta_t, corrected_level, fisher_exact_p, mean_difference_test,
                               normal_quantile, rate_difference_interval, skewness_from_sums, welch_p, welch_t)
 
 
@@ -228,7 +228,7 @@ def test_shrinkage_pulls_noise_to_zero_and_keeps_a_precise_effect():
 def test_shrinkage_in_blocks_is_the_shrinkage_of_the_whole(monkeypatch):
     """The posterior means are computed a block of slices at a time: any block size gives the
     same floats, to the last bit."""
-    from divergence import shrinkage
+    from divergence.stats import shrinkage
 
     rng = np.random.default_rng(12)
     se = rng.uniform(0.002, 0.2, 20_000)

@@ -12,8 +12,8 @@ import itertools
 import numpy as np
 import pytest
 
-from divergence import lattice
-from divergence.lattice import VERDICT_COLUMNS, walk_order, walk_verdict
+from divergence.mining import lattice
+from divergence.mining.lattice import VERDICT_COLUMNS, walk_order, walk_verdict
 
 
 # ------------------------------------------------------------------ the walk before (reference)
@@ -65,7 +65,7 @@ def _rows_of(codes_i, row_codes):
 
 
 def reference_walk(item_codes, row_codes, n_values, err, target, pred, kind):
-    """The walk before (divergence/lattice.py at 4eab2be^), one slice at a time, rows in order."""
+    """The walk before (divergence/mining/lattice.py at 4eab2be^), one slice at a time, rows in order."""
     n_items = item_codes.shape[0]
     n_rows, n_attr = row_codes.shape
     out = np.full((n_items, len(VERDICT_COLUMNS)), np.nan)
@@ -392,7 +392,7 @@ def test_counts_match_the_slices():
 def test_majority_reference_on_a_balanced_cell_errs_like_a_coin():
     """Plain leave-one-out gives a majority class an error of 1 on a balanced cell (each row
     sees the other class ahead); within one of a tie the cell's own majority decides."""
-    from divergence.lattice import _loo_majority
+    from divergence.mining.lattice import _loo_majority
     # 5 ones and 5 zeros: every row gets the tie-breaker (class 1): the zeros err, half the rows
     assert [_loo_majority(5.0, 5.0, y, 1.0) for y in (1.0, 0.0)] == [1.0, 1.0]
     # 6 ones, 5 zeros: the ones are right, the zeros wrong: 5 of 11

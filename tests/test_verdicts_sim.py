@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from divergence import scan
-from divergence.datasets import DEMO_ATTRIBUTES, DEMO_TRUTH, load_demo
+from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_TRUTH, load_demo
 from divergence.simulate import cohort_table, noisier_labels_table, sized_slice_table
 
 pytestmark = pytest.mark.slow
@@ -52,7 +52,7 @@ def test_a_slice_at_1_1_n_min_with_divergence_delta_is_found(kind, base, delta):
 def test_before_the_power_rule_a_slice_at_n_min_was_rarely_found():
     """The old n_min, ceil((z sigma / delta)^2) at the whole dataset's rate, is a fraction of the
     new one: a slice of that size and true divergence delta is found in few runs."""
-    from divergence.stats import z_value
+    from divergence.stats.stats import z_value
 
     old = math.ceil((z_value(0.95) * math.sqrt(0.2 * 0.8) / 0.05) ** 2)
     df, kw, _ = sized_slice_table(999_000, 1000, kind="rate", delta=0.05)

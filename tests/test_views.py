@@ -1,4 +1,4 @@
-"""divergence.views: numbers for people, the slice view (against a pandas reference), role
+"""divergence.present.views: numbers for people, the slice view (against a pandas reference), role
 guesses, and the slice-table and interval figures (what they draw, value by value)."""
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from divergence import DivergenceInputError, scan
-from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
-from divergence.views import (display_frame, figure_html, figure_png, format_count, format_divergence,
+from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
+from divergence.present.views import (display_frame, figure_html, figure_png, format_count, format_divergence,
                               format_interval, format_number, format_p, format_percent, guess_positive,
                               headline, interval_figure, parse_bin_spec, png_supported,
                               slice_table_figure, slice_view, sort_options, split_rows, table_csv)
@@ -264,7 +264,7 @@ def test_one_default_sort_for_table_view_report_and_app():
     """The default order is decided once (SliceTable.default_sort_column: each slice's position
     in the default order, ``M_order``, for every metric); the view, the sort options, ``top`` and
     the report all follow it."""
-    from divergence.report import _sorted_rows  # the report's own ordering
+    from divergence.report.report import _sorted_rows  # the report's own ordering
 
     rng = np.random.default_rng(4)
     n = 600
@@ -292,7 +292,7 @@ def test_a_stuck_png_export_is_started_again_then_refused(monkeypatch):
 
     import plotly.graph_objects as go
 
-    from divergence import views
+    from divergence.present import views
 
     release = threading.Event()
     calls, restarts = [], []
@@ -322,8 +322,8 @@ def test_every_exported_figure_says_its_data_metric_settings_and_time():
     from datetime import datetime, timezone
 
     from divergence import scan
-    from divergence.datasets import DEMO_ROLES, load_demo
-    from divergence.views import (display_frame, export_caption, figure_html, interval_figure, slice_table_figure,
+    from divergence.data.datasets import DEMO_ROLES, load_demo
+    from divergence.present.views import (display_frame, export_caption, figure_html, interval_figure, slice_table_figure,
                                   titled_figure)
 
     t = scan(load_demo(), **DEMO_ROLES["classification"], min_support=0.05, max_length=2)

@@ -426,7 +426,7 @@ def scan_duckdb(
     try:
         # DuckDB 2.0 trusts Parquet min/max statistics, which leave NaN out: with these two
         # optimizers on, isnan() on a column holding NaN folds to false and NaN is binned
-        # as the largest number (checked in tests/test_duckdb_engine.py)
+        # as the largest number (checked in tests/engines/test_duckdb_engine.py)
         con.execute("SET disabled_optimizers = 'statistics_propagation,filter_pushdown'")
         con.execute("SET enable_progress_bar = false")  # a library prints nothing
         backend = duckdb_backend(source, con, workdir=tmp)

@@ -163,7 +163,7 @@ def test_headline_counts(demo_table):
     assert h["min_size"]["n_min"] == demo_table.assessment["min_size"]["fpr"]["n_min"]
 
 
-def test_guess_positive():  # the roles themselves: tests/test_roles.py
+def test_guess_positive():  # the roles themselves: tests/data/test_roles.py
     assert guess_positive(pd.Series([0, 1, 1, 0])) == 1
     assert guess_positive(pd.Series(["<=50K", ">50K"])) == ">50K"
     assert guess_positive(pd.Series(["b", "a", None])) == "b"

@@ -14,7 +14,7 @@ from divergence.data.column_rules import loo_accuracy
 from divergence.table import split_items
 from screen_fixtures import post_outcome, two_models
 
-DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 POST = ["in_collections", "days_to_missed_payment", "agency"]
 
 

@@ -158,7 +158,10 @@ def test_verdict_lists_and_colours_have_one_home():
     sentence and (for a finding) an action."""
     import importlib
 
-    from divergence import compare_views, formats, report, views, vocabulary
+    from divergence import vocabulary
+    from divergence.comparison import compare_views
+    from divergence.present import formats, views
+    from divergence.report import report
     from divergence.comparison.compare import COMPARE_VERDICTS
 
     assess, compare = (importlib.import_module(f"divergence.{m}") for m in ("stats.assess", "comparison.compare"))

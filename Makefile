@@ -20,15 +20,15 @@ $(VENV)/.installed-spark: requirements-spark.txt $(VENV)/.installed
 	$(PIP) install -r requirements-spark.txt
 	touch $@
 
-# the compiled kernels built ahead of time for this machine's CPU (divergence/_kernels*.so, not
+# the compiled kernels built ahead of time for this machine's CPU (divergence/kernels/_kernels*.so, not
 # portable: it is built where it runs), so short jobs never load
 # numba; rebuilt when a kernel's source changes. If the build fails (no C compiler) it says so
 # and numba's JIT compiles the kernels on first use instead, as before.
-KERNEL_SRC := $(wildcard divergence/*.py)
+KERNEL_SRC := $(shell find divergence -name "*.py")
 # The package's bytecode is written here too, as `pip install` does: where PYTHONDONTWRITEBYTECODE
 # is set, every short command-line job would otherwise compile its ~40 modules again (0.1 s).
 $(VENV)/.kernels: $(VENV)/.installed $(KERNEL_SRC)
-	@$(PY) -m divergence._aot --check >/dev/null 2>&1 || { $(MAKE) -s compiler; $(PY) -m divergence._aot --host \
+	@$(PY) -m divergence.kernels._aot --check >/dev/null 2>&1 || { $(MAKE) -s compiler; $(PY) -m divergence.kernels._aot --host \
 		|| echo "the kernels were not built ahead of time: numba's JIT will compile them on first use"; }
 	@$(PY) -m compileall -q divergence ui pages app.py >/dev/null || true
 	@touch $@

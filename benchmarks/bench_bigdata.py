@@ -92,7 +92,7 @@ if spec["engine"] == "duckdb":
     table = scan_duckdb(spec["path"], memory_limit=spec["memory_limit"], threads=spec["threads"], **spec["roles"])
     out["seconds"] = time.perf_counter() - t
 elif spec["engine"] == "spark":
-    from divergence.spark_engine import scan_spark, spark_session
+    from divergence.engines.spark_engine import scan_spark, spark_session
     t = time.perf_counter()
     spark = spark_session("local[{{}}]".format(spec["threads"]), config={{"spark.driver.memory": spec["spark_memory"]}})
     out["start"] = time.perf_counter() - t
@@ -154,7 +154,7 @@ def distinct_rows(path: Path, threads: int, memory_limit: str) -> int:
     import duckdb
 
     from divergence import scan_duckdb
-    from divergence.sql import DUCKDB, Column
+    from divergence.engines.sql import DUCKDB, Column
 
     table = scan_duckdb(str(path), memory_limit=memory_limit, threads=threads, **{**ROLES, "min_support": 1.0})
     con = duckdb.connect(config={"memory_limit": memory_limit, "threads": threads})

@@ -91,7 +91,7 @@ def adult_cases():
 
 
 def regression_cases():
-    from divergence.datasets import DEMO_ATTRIBUTES, load_demo
+    from divergence.data.datasets import DEMO_ATTRIBUTES, load_demo
 
     df = load_demo(100_000)
     rng = np.random.default_rng(1)

@@ -14,7 +14,7 @@
 - "re-scan": mining plus statistics as the Run button does them, on the raw COMPAS file
   (7,214 rows, ../shared/data, skipped when absent) and on the built-in dataset.
 - "view": the Slices page's work per sort or filter on a table of more than 100,000 slices:
-  the top-N view (divergence.views.slice_view), its formatting for people and the Plotly table.
+  the top-N view (divergence.present.views.slice_view), its formatting for people and the Plotly table.
 
 Timings on a shared machine vary: rerun it, and read the worst column with that in mind.
 """
@@ -33,8 +33,8 @@ sys.path.insert(0, str(ROOT))
 DATA = Path(os.environ.get("DIVERGENCE_DATA", ROOT.parent / "shared" / "data"))
 
 from divergence import assess, redundant_itemsets, scan  # noqa: E402
-from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo  # noqa: E402
-from divergence.views import display_frame, slice_table_figure, slice_view  # noqa: E402
+from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo  # noqa: E402
+from divergence.present.views import display_frame, slice_table_figure, slice_view  # noqa: E402
 
 STATS = dict(confidence=0.95, correction="bh", bootstrap=200, seed=0)
 
@@ -172,7 +172,7 @@ def interactions(reps: int = 5) -> list[tuple[str, float, float]]:
     t0 = time.perf_counter()
     report()
     out.append(("export: the report's first build", 1000 * (time.perf_counter() - t0), float("nan")))
-    from divergence.views import PNG_EXPORTER, png_supported, warm_png_exporter
+    from divergence.present.views import PNG_EXPORTER, png_supported, warm_png_exporter
 
     if png_supported():
         warm_png_exporter()

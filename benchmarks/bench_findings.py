@@ -23,7 +23,7 @@ DATA = Path(os.environ.get("DIVERGENCE_DATA", ROOT.parent / "shared" / "data"))
 def _cases(quick: bool):
     import pandas as pd
 
-    from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
+    from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
 
     demo = load_demo()
     yield "built-in, fpr and fnr", demo, dict(DEMO_ROLES["classification"], attributes=DEMO_ATTRIBUTES,
@@ -37,7 +37,7 @@ def _cases(quick: bool):
             yield f"Adult, fpr and fnr, support {s:g}", df, dict(roles, min_support=s)
     raw = DATA / "compas-scores-two-years.csv"
     if raw.exists() and not quick:
-        from divergence.io import load_table
+        from divergence.data.io import load_table
 
         frame = load_table(raw).frame
         yield "raw COMPAS, roles only, fpr and fnr", frame, dict(target="two_year_recid", score="decile_score",
@@ -58,12 +58,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    import divergence.findings as findings_module
+    import divergence.stats.findings as findings_module
     from divergence import scan
 
     import importlib
 
-    assess_module = importlib.import_module("divergence.assess")
+    assess_module = importlib.import_module("divergence.stats.assess")
     real = assess_module.distinct_findings
 
     def nothing(table, k, significant, *a, **kw):  # the search replaced by one that finds nothing

@@ -58,8 +58,8 @@ def main() -> None:
     for label, kw in (("3 quantile bins", {}), ("tree binning", {"binning": "tree"})):
         s, t = best(lambda: scan(df, **ROLES, min_support=0.01, **kw), a.repeat)
         lines.append(("pandas", label, a.rows, t.n_rows, len(t) - 1, s))
-    from divergence.cutpoints import choose_cuts, cut_mask
-    from divergence.outcomes import build_outcomes
+    from divergence.prepare.cutpoints import choose_cuts, cut_mask
+    from divergence.prepare.outcomes import build_outcomes
 
     found = build_outcomes(df, **ROLES)
     cut = cut_mask(len(df), 0)

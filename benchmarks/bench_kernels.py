@@ -8,7 +8,7 @@ instead of ``pycc``), and numba's JIT from cold (no cache, every kernel compiled
 Rows (each a fresh ``python -m divergence scan ... --output`` process, timed from outside, the
 routes taking turns so that they share the machine's load):
 
-- built-in data: the demo table (``divergence.datasets.load_demo()``, 10,000 rows) written to a
+- built-in data: the demo table (``divergence.data.datasets.load_demo()``, 10,000 rows) written to a
   CSV beforehand, scanned for FPR and FNR at ``--min-support 0.01``;
 - Adult: ``adult_discretized.csv`` (from ../shared/data or ``DIVERGENCE_DATA``; skipped with a
   message when absent), FPR and FNR at ``--min-support 0.005 --exhaustive``, as in
@@ -23,7 +23,7 @@ Routes, chosen without touching the library, by environment variables only:
   layout 'C', the type numba gives such an argument at a call);
 - ``jit, cold``: ``DIVERGENCE_KERNELS=jit`` and ``NUMBA_CACHE_DIR`` a new empty folder for every run.
 
-One-time costs: the ahead-of-time build (``divergence._aot.build(target_cpu="host")`` into a
+One-time costs: the ahead-of-time build (``divergence.kernels._aot.build(target_cpu="host")`` into a
 temporary folder, what ``make`` runs; once, it takes minutes: ``--build-repeat``), the cache's
 warm-up (``--repeat`` times into new folders) and what each leaves on disk.
 """
@@ -43,14 +43,14 @@ DATA = Path(os.environ.get("DIVERGENCE_DATA", HERE.parent / "shared" / "data"))
 
 WRITE_DEMO = r"""
 import sys
-from divergence.datasets import load_demo
+from divergence.data.datasets import load_demo
 load_demo().to_csv(sys.argv[1], index=False)
 """
 
 # what an install step would run instead of pycc: every exported kernel compiled by numba's JIT
 # with its declared signature, written to numba's on-disk cache (NUMBA_CACHE_DIR)
 WARM = r"""
-from divergence._aot import exported_kernels
+from divergence.kernels._aot import exported_kernels
 kernels = exported_kernels()
 for k in kernels:
     jit = k.jit  # imports numba, registers how kernels see each other
@@ -63,7 +63,7 @@ print(len(kernels))
 
 BUILD = r"""
 import sys
-from divergence._aot import build
+from divergence.kernels._aot import build
 print(build(sys.argv[1], target_cpu="host"))
 """
 
@@ -100,7 +100,7 @@ def main() -> None:
     py = sys.executable
     base = {k: v for k, v in os.environ.items() if k not in ("DIVERGENCE_KERNELS", "PYTHONPATH", "NUMBA_CACHE_DIR")}
     base["PYTHONPATH"] = str(HERE)
-    status = subprocess.run([py, "-m", "divergence._aot", "--check"], capture_output=True, text=True, cwd=HERE,
+    status = subprocess.run([py, "-m", "divergence.kernels._aot", "--check"], capture_output=True, text=True, cwd=HERE,
                             env=base)
     fresh = status.returncode == 0
     import numba  # only for its version
@@ -148,7 +148,7 @@ def main() -> None:
                   "jit, cold": None}  # a new empty cache folder for every run
         if not fresh:
             print("no fresh ahead-of-time build in divergence/: the aot column is empty "
-                  "(python -m divergence._aot --host builds it)")
+                  "(python -m divergence.kernels._aot --host builds it)")
             routes.pop("aot")
         times: dict[tuple[str, str], list[float]] = {(j, r): [] for j in jobs for r in routes}
         cold = 0

@@ -28,7 +28,7 @@ DATA = Path(os.environ.get("DIVERGENCE_DATA", ROOT.parent / "shared" / "data"))
 
 import divergence  # noqa: E402
 import ui.worker as worker  # noqa: E402
-from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo  # noqa: E402
+from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo  # noqa: E402
 
 STATS = dict(confidence=0.95, correction="bh", bootstrap=200, seed=0, exploratory=True)
 

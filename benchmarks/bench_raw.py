@@ -128,7 +128,7 @@ def main() -> int:
         cases.append((f"synthetic ({args.rows:,} x 62)", path,
                       ["--target", "y", "--score", "score", "--threshold", "0.5", "--positive", "1",
                        "--metric", "fpr,fnr"]))
-        from divergence.compiled import build_status
+        from divergence.kernels.compiled import build_status
 
         print(f"kernels: {build_status()}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
         print(f"{'data':<28} {'mode':<11} {'exit':>4} {'slices':>10} {'seconds':>8} {'peak MiB':>9}  budget")

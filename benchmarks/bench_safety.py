@@ -46,7 +46,7 @@ PEAK = "int(next(l for l in open('/proc/self/status') if l.startswith('VmHWM')).
 
 def whole_process(args: list[str]) -> tuple[int, float, float, str]:
     """(exit status, seconds, peak MiB, last line of standard error) of ``main(args)`` in a new process."""
-    code = ("import sys, time\nt = time.monotonic()\nfrom divergence.cli import main\n"
+    code = ("import sys, time\nt = time.monotonic()\nfrom divergence.cli.cli import main\n"
             f"status = main(sys.argv[1:])\nprint(status, time.monotonic() - t, {PEAK})")
     run = subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
     status, seconds, peak = run.stdout.split()[-3:]

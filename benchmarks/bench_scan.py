@@ -138,7 +138,7 @@ def main() -> None:
     args = parser.parse_args()
 
     sys.path.insert(0, str(ROOT))
-    from divergence.compiled import build_status
+    from divergence.kernels.compiled import build_status
 
     print(f"kernels: {build_status()}; DIVERGENCE_KERNELS={os.environ.get('DIVERGENCE_KERNELS', 'auto')}")
     header = (f"{'dataset':<12} {'support':>8} {'rows':>11} {'distinct':>9} {'itemsets':>9} {'scan s':>8} "

@@ -32,7 +32,7 @@ from divergence import (  # noqa: E402
     scan,
     shapley_matrix,
 )
-from divergence import shapley as _shapley  # noqa: E402
+from divergence.explain import shapley as _shapley  # noqa: E402
 
 DATA = Path(os.environ.get("DIVERGENCE_DATA", ROOT.parent / "shared" / "data"))
 DIVEXPLORER = os.environ.get("DIVEXPLORER_PYTHON", "/work/divx-venv/bin/python")

@@ -92,7 +92,7 @@ def main() -> None:
     py = sys.executable
     base_env = {k: v for k, v in os.environ.items() if k not in ("DIVERGENCE_KERNELS", "PYTHONPATH")}
     base_env["PYTHONPATH"] = str(root)
-    status = subprocess.run([py, "-m", "divergence._aot", "--check"], capture_output=True, text=True, cwd=root,
+    status = subprocess.run([py, "-m", "divergence.kernels._aot", "--check"], capture_output=True, text=True, cwd=root,
                             env=base_env)
     print(f"code: {root}; kernels: {(status.stdout or status.stderr).strip()}")
     load = os.getloadavg()

@@ -91,7 +91,7 @@ def _scan(df, kw, **extra):
 # ----------------------------------------------------------------------------------- sections
 
 def null_section(runs: int) -> list[Row]:
-    import divergence.stats as stats
+    import divergence.stats.stats as stats
     from divergence.simulate import null_table
 
     rows = []
@@ -208,7 +208,7 @@ def _without_rows(table):
 
 
 def verdicts_section(runs: int) -> list[Row]:
-    from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
+    from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
     from divergence.simulate import classifier_cohorts_table, noisier_labels_table
 
     rows = []
@@ -328,7 +328,7 @@ def shrinkage_section(runs: int) -> list[Row]:
 
 def power_section(runs: int) -> list[Row]:
     """What the skew guard costs: a planted lognormal slice found, with and without it."""
-    import divergence.stats as stats
+    import divergence.stats.stats as stats
     from divergence.simulate import planted_lognormal_table
 
     rows = []
@@ -376,7 +376,7 @@ import numpy as np, pandas as pd
 from divergence import scan
 spec = json.loads(sys.argv[2])
 if spec["data"] == "demo":
-    from divergence.datasets import load_demo, DEMO_ATTRIBUTES, DEMO_ROLES
+    from divergence.data.datasets import load_demo, DEMO_ATTRIBUTES, DEMO_ROLES
     df = load_demo()
     kw = dict(attributes=DEMO_ATTRIBUTES, **DEMO_ROLES[spec["roles"]])
 else:

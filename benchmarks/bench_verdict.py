@@ -7,7 +7,7 @@ checkout, and the seconds of the verdict's walk alone).
     python benchmarks/bench_verdict.py --quick              # without the 200,000-row table
 
 Each case runs in a fresh process per checkout, with the kernels that checkout's ordinary runs
-use (its ahead-of-time build when fresh: build it there with ``python -m divergence._aot
+use (its ahead-of-time build when fresh: build it there with ``python -m divergence.kernels._aot
 --host``; the first line of each checkout says which); "scan s" is the best of three scan()
 calls after a warm-up, "walk s" the time spent in the verdict's walk (lattice.walk_verdict)
 during the best call. Adult comes from ../shared/data (DIVERGENCE_DATA), skipped when absent;
@@ -32,12 +32,12 @@ sys.path.insert(0, sys.argv[1])
 import numpy as np, pandas as pd
 from divergence import scan
 try:  # where the kernels come from: the framework module, or (older checkouts) the build module
-    from divergence.compiled import build_status as kernel_status
+    from divergence.kernels.compiled import build_status as kernel_status
 except ImportError:
-    from divergence._aot import status as kernel_status
+    from divergence.kernels._aot import status as kernel_status
 spec = json.loads(sys.argv[2])
 if spec["data"] == "demo":
-    from divergence.datasets import load_demo, DEMO_ATTRIBUTES, DEMO_ROLES
+    from divergence.data.datasets import load_demo, DEMO_ATTRIBUTES, DEMO_ROLES
     df = load_demo()
     role = "regression" if spec["metric"] in ("abs_error", "squared_error") else "classification"
     kw = dict(DEMO_ROLES[role], attributes=DEMO_ATTRIBUTES)
@@ -65,7 +65,7 @@ else:
     df = pd.read_csv(spec["data"])
     kw = dict(target="class", prediction="predicted", positive=1)
 kw.update(metrics=[spec["metric"]], min_support=spec["support"])
-lattice = importlib.import_module("divergence.lattice")
+lattice = importlib.import_module("divergence.mining.lattice")
 walk = getattr(lattice, "walk_verdict", None)
 spent = [0.0]
 if walk is not None:  # the walk's own time, wherever the engine calls it from
@@ -75,7 +75,7 @@ if walk is not None:  # the walk's own time, wherever the engine calls it from
             return walk(*args)
         finally:
             spent[0] += time.perf_counter() - t0
-    for name in ("divergence.assess", "divergence.lattice"):
+    for name in ("divergence.stats.assess", "divergence.mining.lattice"):
         mod = importlib.import_module(name)
         if getattr(mod, "walk_verdict", None) is walk:
             setattr(mod, "walk_verdict", timed)

@@ -178,7 +178,7 @@ def cohorts_section(runs: int) -> list[Row]:
 # -------------------------------------------------------------------------------------- demo
 
 def demo_section(runs: int) -> list[Row]:
-    from divergence.datasets import DEMO_ATTRIBUTES, DEMO_TRUTH, load_demo
+    from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_TRUTH, load_demo
 
     rows = []
     metrics = ("abs_error", "squared_error")

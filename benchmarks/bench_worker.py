@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import ui.worker as worker  # noqa: E402
-from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo  # noqa: E402
+from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo  # noqa: E402
 
 STATS = dict(confidence=0.95, correction="bh", bootstrap=200, seed=0, exploratory=True)
 

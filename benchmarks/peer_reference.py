@@ -1,5 +1,5 @@
 """Regenerate tests/peer_values.py: pysubgroup's WRAcc top-k on Adult (0/1 error of the given
-random forest), the table of values tests/test_scores.py checks our table against.
+random forest), the table of values tests/stats/test_scores.py checks our table against.
 
 pysubgroup 0.9.0 requires numpy < 2, so it cannot be a test dependency of this project (numpy 2.4
 is pinned); run this in an environment that has it (or with `pip install --no-deps --target DIR

@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from divergence import screen_attributes  # noqa: E402
-from divergence.column_rules import MARK_ROWS, MARK_SHARE, _auc, _kappa, _model, groups, loo_accuracy  # noqa: E402
-from divergence.io import load_table  # noqa: E402
+from divergence.data.column_rules import MARK_ROWS, MARK_SHARE, _auc, _kappa, _model, groups, loo_accuracy  # noqa: E402
+from divergence.data.io import load_table  # noqa: E402
 from screen_fixtures import post_outcome, two_models  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"

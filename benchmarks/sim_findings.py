@@ -8,7 +8,7 @@ Worlds (10,000 rows, six random attributes, a 0/1 outcome at rate 0.2, support 0
 2,000 slices; every slice's truth is the divergence of the per-row rate): ``one``, one true
 cohort ``a0=v0`` (half the rows, +0.053) with its refinements; ``two``, cohorts ``a1=v0`` (30%)
 and ``a3=v1, a4=v2`` (about 8%), +0.12 each; ``null``, nothing planted; ``planted``, a segment on
-5% of the rows whose truth is +0.10. ``tests/test_findings_sim.py`` runs a few seeds of each.
+5% of the rows whose truth is +0.10. ``tests/stats/test_findings_sim.py`` runs a few seeds of each.
 """
 from __future__ import annotations
 

@@ -84,8 +84,8 @@ def run(runs: int, rows: int, planted: bool, binning: str, naive: bool = False) 
         df = generate(seed, rows, planted)
         t0 = time.perf_counter()
         if naive:  # the cuts chosen and measured on the same rows: what the held-out rows prevent
-            from divergence.cutpoints import CutRows, choose_cuts
-            from divergence.outcomes import build_outcomes
+            from divergence.prepare.cutpoints import CutRows, choose_cuts
+            from divergence.prepare.outcomes import build_outcomes
 
             everyone = CutRows(np.ones(len(df), bool), len(df), len(df))
             cuts = choose_cuts(df, ["x", "z", "w"], {}, 3, build_outcomes(df, **ROLES), everyone, 1)

@@ -26,63 +26,63 @@ _EXPORTS = {
     "scan": "scan",
     "mine": "scan",
     "MinedTable": "scan",
-    "compare": "compare",
-    "Comparison": "compare",
-    "COMPARE_VERDICTS": "compare",
-    "scan_duckdb": "duckdb_engine",
-    "scan_spark": "spark_engine",
+    "compare": "comparison.compare",
+    "Comparison": "comparison.compare",
+    "COMPARE_VERDICTS": "comparison.compare",
+    "scan_duckdb": "engines.duckdb_engine",
+    "scan_spark": "engines.spark_engine",
     "Settings": "settings",
-    "SlicePlan": "plan",
-    "save_plan": "plan",
-    "load_plan": "plan",
-    "assess": "assess",
-    "support_for_min_size": "assess",
-    "VERDICTS": "assess",
+    "SlicePlan": "report.plan",
+    "save_plan": "report.plan",
+    "load_plan": "report.plan",
+    "assess": "stats.assess",
+    "support_for_min_size": "stats.assess",
+    "VERDICTS": "stats.assess",
     "SliceTable": "table",
     "MetricInfo": "table",
-    "Outcome": "outcomes",
-    "build_outcomes": "outcomes",
-    "discretize": "discretize",
-    "Discretized": "discretize",
-    "AttributeBins": "discretize",
+    "Outcome": "prepare.outcomes",
+    "build_outcomes": "prepare.outcomes",
+    "discretize": "prepare.discretize",
+    "Discretized": "prepare.discretize",
+    "AttributeBins": "prepare.discretize",
     "DivergenceInputError": "errors",
     "DivergenceBudgetError": "errors",
     "DivergenceOutputError": "errors",
     "DivergenceTimeLimitWarning": "errors",
-    "screen_attributes": "columns",
-    "AttributeScreen": "columns",
-    "guess_roles": "roles",
-    "RoleGuess": "roles",
-    "item_contributions": "shapley",
-    "shapley_matrix": "shapley",
-    "individual_divergence": "shapley",
-    "global_divergence": "shapley",
-    "corrective_items": "shapley",
-    "redundant_itemsets": "shapley",
-    "prune_redundant": "shapley",
-    "measure_slice": "adhoc",
-    "MeasuredSlice": "adhoc",
-    "overlap": "adhoc",
+    "screen_attributes": "data.columns",
+    "AttributeScreen": "data.columns",
+    "guess_roles": "data.roles",
+    "RoleGuess": "data.roles",
+    "item_contributions": "explain.shapley",
+    "shapley_matrix": "explain.shapley",
+    "individual_divergence": "explain.shapley",
+    "global_divergence": "explain.shapley",
+    "corrective_items": "explain.shapley",
+    "redundant_itemsets": "explain.shapley",
+    "prune_redundant": "explain.shapley",
+    "measure_slice": "explain.adhoc",
+    "MeasuredSlice": "explain.adhoc",
+    "overlap": "explain.adhoc",
 }
 
 __all__ = list(_EXPORTS)
 
 if TYPE_CHECKING:  # what type checkers and editors see
-    from .adhoc import MeasuredSlice, measure_slice, overlap
-    from .assess import VERDICTS, assess, support_for_min_size
-    from .columns import AttributeScreen, screen_attributes
-    from .compare import COMPARE_VERDICTS, Comparison, compare
-    from .discretize import AttributeBins, Discretized, discretize
-    from .duckdb_engine import scan_duckdb
+    from .explain.adhoc import MeasuredSlice, measure_slice, overlap
+    from .stats.assess import VERDICTS, assess, support_for_min_size
+    from .data.columns import AttributeScreen, screen_attributes
+    from .comparison.compare import COMPARE_VERDICTS, Comparison, compare
+    from .prepare.discretize import AttributeBins, Discretized, discretize
+    from .engines.duckdb_engine import scan_duckdb
     from .errors import DivergenceBudgetError, DivergenceInputError, DivergenceOutputError, DivergenceTimeLimitWarning
-    from .outcomes import Outcome, build_outcomes
-    from .plan import SlicePlan, load_plan, save_plan
+    from .prepare.outcomes import Outcome, build_outcomes
+    from .report.plan import SlicePlan, load_plan, save_plan
     from .settings import Settings
-    from .roles import RoleGuess, guess_roles
+    from .data.roles import RoleGuess, guess_roles
     from .scan import MinedTable, mine, scan
-    from .shapley import (corrective_items, global_divergence, individual_divergence, item_contributions,
+    from .explain.shapley import (corrective_items, global_divergence, individual_divergence, item_contributions,
                           prune_redundant, redundant_itemsets, shapley_matrix)
-    from .spark_engine import scan_spark
+    from .engines.spark_engine import scan_spark
     from .table import MetricInfo, SliceTable
 
 

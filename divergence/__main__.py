@@ -1,5 +1,5 @@
-"""``python -m divergence``: the command line (see divergence.cli)."""
-from .cli import console
+"""``python -m divergence``: the command line (see divergence.cli.cli)."""
+from .cli.cli import console
 
 if __name__ == "__main__":
     console()

@@ -1,7 +1,7 @@
 """The rule of each classification and regression outcome, written once.
 
-The pandas path (:mod:`divergence.outcomes`) turns these rules into numpy masks and the SQL
-engines (:mod:`divergence.sql`) into SQL text; ``tests/test_rules.py`` checks on random
+The pandas path (:mod:`divergence.prepare.outcomes`) turns these rules into numpy masks and the SQL
+engines (:mod:`divergence.engines.sql`) into SQL text; ``tests/engines/test_rules.py`` checks on random
 tables that both give the same slice table. Pure rules: no numpy, no pandas.
 """
 from __future__ import annotations

@@ -8,19 +8,19 @@ import numpy as np
 import pandas as pd
 
 from .budget import MAX_SLICES, MAX_WORK, MEMORY_LIMIT, TIME_LIMIT, check_budget, check_work, slice_bytes
-from .canonical import canonical_permutation
-from .columns import NEAR_UNIQUE_SHARE, check_attributes, screen_attributes
-from .compression import compress_outcomes
-from .discretize import AttributeBins, BinSpec, Binning, discretize
+from .mining.canonical import canonical_permutation
+from .data.columns import NEAR_UNIQUE_SHARE, check_attributes, screen_attributes
+from .prepare.compression import compress_outcomes
+from .prepare.discretize import AttributeBins, BinSpec, Binning, discretize
 from .errors import DivergenceInputError
-from .mining import min_count_for, mine
-from .nested import check_supported
-from .outcomes import Outcome, build_outcomes
+from .mining.mining import min_count_for, mine
+from .data.nested import check_supported
+from .prepare.outcomes import Outcome, build_outcomes
 from .settings import Roles, Settings, check_min_support
-from .row_weights import aux_columns, metric_infos, outcome_weights
-from .stats import beta_t, fisher_exact_p, mean_difference_test, rest_skew, slice_means, welch_t
+from .stats.row_weights import aux_columns, metric_infos, outcome_weights
+from .stats.stats import beta_t, fisher_exact_p, mean_difference_test, rest_skew, slice_means, welch_t
 from .table import MetricInfo, SliceTable
-from .tallies import COUNT, metric_tallies
+from .prepare.tallies import COUNT, metric_tallies
 from .vocabulary import DEFAULT_MIN_SUPPORT, ENGINES
 
 mine_itemsets = mine  # the miner (divergence.mining); ``mine`` below is the public phase
@@ -45,7 +45,7 @@ def default_attributes(df: pd.DataFrame, exclude: Sequence[str], *, target: str 
                        prediction: str | None = None, score: str | None = None,
                        threshold: float | None = None) -> tuple[list[str], list[str]]:
     """Every column not in ``exclude``, less those a careful analyst would not slice by (see
-    :func:`divergence.columns.screen_attributes`); with the notes saying which and why."""
+    :func:`divergence.data.columns.screen_attributes`); with the notes saying which and why."""
     screen = screen_attributes(df, exclude, target=target, prediction=prediction, score=score,
                                threshold=threshold)
     return screen.attributes, screen.notes
@@ -121,9 +121,9 @@ def scan(
     attributes : the columns to slice by; default every column not used above, less row
         numbers, identifiers, person names, dates, free text, constant and all-missing columns
         and columns that leak the target, prediction or score (see
-        :func:`divergence.columns.screen_attributes`; the result's notes say which and why).
+        :func:`divergence.data.columns.screen_attributes`; the result's notes say which and why).
     bins, quantile_bins, binning : how numeric attributes are binned (see
-        :func:`divergence.discretize.discretize`).
+        :func:`divergence.prepare.discretize.discretize`).
     min_support : the smallest share of rows a slice may hold, in (0, 1] (default 0.02,
         ``divergence.settings.DEFAULT_MIN_SUPPORT``).
     max_length : the most items in an itemset (default: no limit).
@@ -159,7 +159,7 @@ def scan(
     """
     st = Settings.resolve(settings, keywords)
     table = mine(data, st, outcomes=outcomes, replicate=replicate, engine=engine, progress=progress)
-    from .assess import assess
+    from .stats.assess import assess
 
     _tell(progress, "statistics", len(table) - 1)
     out = assess(table, st.statistics, exploratory=exploratory)
@@ -197,7 +197,7 @@ def mine(
     df = check_frame(data)
     query_notes: list[str] = []
     query_params: dict = {}
-    if st.roles.query is not None:  # ranking quality per query: one row per query (divergence.queries)
+    if st.roles.query is not None:  # ranking quality per query: one row per query (divergence.prepare.queries)
         df, replicate, st, query_notes, query_params = _by_query(df, replicate, st)
     roles, slicing, mining, stats = st.roles, st.slicing, st.mining, st.statistics
     _tell(progress, "discretizing")
@@ -227,7 +227,7 @@ def mine(
                 f"Outcome '{o.name}' has {len(o.values)} values for {len(df)} rows."
             )
     if query_params:
-        from .queries import describe
+        from .prepare.queries import describe
 
         found = [dataclasses.replace(o, description=describe(o.name)) if o.name in query_params["metrics"] else o
                  for o in found]
@@ -284,7 +284,7 @@ def _by_query(df: pd.DataFrame, replicate: pd.DataFrame | None, st: Settings):
     each metric as a column), the replication table likewise, the settings that scan it (the
     metrics as outcome columns, the attributes those constant within a query), notes, and what the
     table records of the query roles."""
-    from .queries import canonical, query_table
+    from .prepare.queries import canonical, query_table
 
     roles, slicing = st.roles, st.slicing
     metrics = [canonical(m) for m in (roles.metrics or ())] or None
@@ -314,9 +314,9 @@ def _by_query(df: pd.DataFrame, replicate: pd.DataFrame | None, st: Settings):
 
 def _tree_split(df: pd.DataFrame, found: list, attrs: list, slicing, mining, seed: int):
     """``binning="tree"``: the cut rows choose every continuous column's cut points
-    (:mod:`divergence.cutpoints`) and are set aside; the rest, their outcomes, their positions in
+    (:mod:`divergence.prepare.cutpoints`) and are set aside; the rest, their outcomes, their positions in
     ``df``, the notes and the cut points (explicit edges for :func:`discretize`)."""
-    from .cutpoints import choose_cuts, cut_mask, cut_note
+    from .prepare.cutpoints import choose_cuts, cut_mask, cut_note
 
     cut = cut_mask(len(df), seed)
     if cut.n_cut < 20 or cut.n_rest < 1:

@@ -175,7 +175,7 @@ class Roles:
     ascending: bool = False
     gamma: str | None = None
     regression: bool = False
-    #: ranking quality per query (divergence.queries): the query column and the graded relevance
+    #: ranking quality per query (divergence.prepare.queries): the query column and the graded relevance
     query: str | None = None
     relevance: str | None = None
 
@@ -224,7 +224,7 @@ class Roles:
 
     def screen_keywords(self) -> dict:
         """What the default attributes are screened against for leakage
-        (:func:`divergence.columns.screen_attributes`): an outcome column is checked as a target
+        (:func:`divergence.data.columns.screen_attributes`): an outcome column is checked as a target
         is, a score to rank by as a score; the threshold when the prediction is a score's."""
         single = self.outcome[0] if self.outcome is not None and len(self.outcome) == 1 else None
         return dict(target=self.target if self.target is not None else single, prediction=self.prediction,
@@ -292,7 +292,7 @@ def _bin_spec(column: str, spec: Any) -> Any:
 class Mining:
     """Which itemsets are mined: the support, their length, and the budget."""
 
-    #: a share of the rows in (0, 1], or a row count above 1 (see :func:`divergence.mining.min_count_for`)
+    #: a share of the rows in (0, 1], or a row count above 1 (see :func:`divergence.mining.mining.min_count_for`)
     min_support: float | int = DEFAULT_MIN_SUPPORT
     max_length: int | None = None
     exhaustive: bool = False

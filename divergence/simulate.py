@@ -207,7 +207,7 @@ def truths(df: pd.DataFrame, kw: dict, table) -> np.ndarray:
 
 def findings_run(kind: str, seed: int, *, min_support: float = 0.005) -> dict:
     """One seeded run of the distinct-findings simulations (``benchmarks/sim_findings.py``,
-    ``tests/test_findings_sim.py``): ``one`` (one true cohort with its refinements), ``two`` (two
+    ``tests/stats/test_findings_sim.py``): ``one`` (one true cohort with its refinements), ``two`` (two
     cohorts), ``null`` (nothing planted) or ``planted`` (a 5% slice whose truth is +0.10). Returns
     the findings, the first slice of the default order and, per slice of interest, estimate and
     truth."""
@@ -260,7 +260,7 @@ def findings_run(kind: str, seed: int, *, min_support: float = 0.005) -> dict:
 
 def findings_summary(runs: list) -> list:
     """The measured rates of :func:`findings_run` results, each ``(setting, runs, value, target,
-    meets)``: what ``tests/test_findings_sim.py`` asserts and ``benchmarks/sim_findings.py`` prints."""
+    meets)``: what ``tests/stats/test_findings_sim.py`` asserts and ``benchmarks/sim_findings.py`` prints."""
     out = []
 
     def add(setting, rs, value, target, ok):

@@ -8,7 +8,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .discretize import AttributeBins
+from .prepare.discretize import AttributeBins
 from .errors import DivergenceInputError
 
 __all__ = ["SliceTable", "MetricInfo", "write_csv", "formula_safe", "FORMULA_START", "split_items",
@@ -31,7 +31,7 @@ class MetricInfo:
     #: the target is stored shifted by this value in those columns
     target_shift: float = 0.0
     #: the outcome's skewness over the whole dataset (NaN: unknown); real outcomes only, it
-    #: decides the side of the skew guard in :func:`divergence.stats.mean_difference_test`
+    #: decides the side of the skew guard in :func:`divergence.stats.stats.mean_difference_test`
     skew: float = float("nan")
     #: tally column of the sum of the cubed shifted outcome over defined rows (then the sum of
     #: its square), or -1: real outcomes, for the skewness of the rows outside each slice
@@ -127,7 +127,7 @@ class SliceTable:
     @property
     def min_count(self) -> int:
         """The fewest rows a mined slice holds (the support bar in rows)."""
-        from .mining import min_count_for
+        from .mining.mining import min_count_for
 
         return min_count_for(self.min_support, self.n_rows)
 
@@ -139,7 +139,7 @@ class SliceTable:
     @property
     def support_text(self) -> str:
         """The support bar in words: ``109 rows (1.77% of 6,172)`` or ``0.02 (124 rows of 6,172)``."""
-        from .mining import support_text
+        from .mining.mining import support_text
 
         return support_text(self.min_support, self.n_rows)
 
@@ -148,7 +148,7 @@ class SliceTable:
         return [m.name for m in self.metrics]
 
     def outcome(self, name: str | None = None):
-        """The :class:`~divergence.outcomes.Outcome` (per-row values) of a metric, if kept."""
+        """The :class:`~divergence.prepare.outcomes.Outcome` (per-row values) of a metric, if kept."""
         if self.outcomes is None:
             raise DivergenceInputError("This result did not keep its rows (per-row outcomes).")
         return self.outcomes[self.metric_names.index(self.metric(name).name)]
@@ -407,7 +407,7 @@ class SliceTable:
         """The column a metric's slices are sorted by unless told otherwise: ``M_order``, each
         slice's position in the default order (smallest first: distinct findings, then the other
         significant slices, then the rest, those below the minimum size after those that meet
-        it; see :func:`divergence.findings.default_order`). Without statistics, the divergence
+        it; see :func:`divergence.stats.findings.default_order`). Without statistics, the divergence
         (largest first). The one rule behind :meth:`top`, the dashboard and the report."""
         m = self.metric(metric).name
         return f"{m}_order" if f"{m}_order" in self.columns else f"{m}_divergence"
@@ -504,7 +504,7 @@ def formula_safe(table):
 def write_csv(frame, path, *, neutralise_formulas: bool = True) -> None:
     """Fast CSV writing (Arrow's writer) of a DataFrame or a ``pyarrow.Table``: shortest
     round-trip floats, NaN as an empty cell. A file path is written through a temporary file
-    renamed into place (:func:`divergence.io.write_atomically`): never half a file.
+    renamed into place (:func:`divergence.data.io.write_atomically`): never half a file.
     ``neutralise_formulas`` (default): text cells and column names a spreadsheet would run as a
     formula get a leading apostrophe (:func:`neutralise_formulas`); False writes them as they are."""
     import os
@@ -515,7 +515,7 @@ def write_csv(frame, path, *, neutralise_formulas: bool = True) -> None:
     if neutralise_formulas:
         table = formula_safe(table)
     if isinstance(path, (str, os.PathLike)):
-        from .io import write_atomically
+        from .data.io import write_atomically
 
         write_atomically(path, lambda tmp: _write_arrow_csv(table, tmp))
     else:

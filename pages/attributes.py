@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from divergence.figures import item_values_figure
+from divergence.present.figures import item_values_figure
 from ui import cache, render
 
 render.page_setup()

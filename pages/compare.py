@@ -4,11 +4,11 @@ from __future__ import annotations
 import streamlit as st
 
 from divergence import COMPARE_VERDICTS, DivergenceInputError
-from divergence.compare_views import (change_contribution_figure, change_interval_figure, compare_display_frame,
+from divergence.comparison.compare_views import (change_contribution_figure, change_interval_figure, compare_display_frame,
                                       compare_headline, compare_table_figure, compare_view, worst_slice)
-from divergence.formats import md_code, md_text
-from divergence.plan import dump_plan
-from divergence.views import format_count, format_divergence, format_p, format_percent, format_value, table_csv
+from divergence.present.formats import md_code, md_text
+from divergence.report.plan import dump_plan
+from divergence.present.views import format_count, format_divergence, format_p, format_percent, format_value, table_csv
 from ui import cache, compare, data, render, settings, state
 from ui.state import K, KC
 

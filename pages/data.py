@@ -7,9 +7,9 @@ import pandas as pd
 import streamlit as st
 
 from divergence import DivergenceInputError
-from divergence.columns import screen_summary
-from divergence.formats import md_code, md_text
-from divergence.views import format_count, preview_frame
+from divergence.data.columns import screen_summary
+from divergence.present.formats import md_code, md_text
+from divergence.present.views import format_count, preview_frame
 from divergence.vocabulary import BINNINGS
 from ui import cache, compare, data, render, settings, state
 from ui.state import K
@@ -139,7 +139,7 @@ elif task == "ranking":
                         index=None, placeholder="Choose a column")
             st.caption("The metrics are chosen on the Outcome page.")
             if state.get(K.QUERY) in df.columns:
-                from divergence.queries import varying_within
+                from divergence.prepare.queries import varying_within
 
                 chosen_now, _ = settings.attribute_choice(df)
                 varying = varying_within(df, state.get(K.QUERY), chosen_now)

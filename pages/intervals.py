@@ -5,9 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from divergence import DivergenceInputError
-from divergence.figures import overlap_figure
-from divergence.formats import FINDING_VERDICTS, GLOSSARY, format_count, format_percent, md_text
-from divergence.views import interval_figure
+from divergence.present.figures import overlap_figure
+from divergence.present.formats import FINDING_VERDICTS, GLOSSARY, format_count, format_percent, md_text
+from divergence.present.views import interval_figure
 from ui import cache, render, state
 from ui.state import K
 

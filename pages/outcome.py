@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from divergence.mining import min_count_for
-from divergence.formats import md_code, md_text
-from divergence.views import format_count, format_percent
+from divergence.mining.mining import min_count_for
+from divergence.present.formats import md_code, md_text
+from divergence.present.views import format_count, format_percent
 from ui import data, job, render, run, settings, state
 from ui.state import K
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 from divergence import VERDICTS, DivergenceInputError
-from divergence.formats import (CORRECTION_NAMES, GLOSSARY, family_sentence, VERDICT_TEXT, direction, format_count,
+from divergence.present.formats import (CORRECTION_NAMES, GLOSSARY, family_sentence, VERDICT_TEXT, direction, format_count,
                                 format_divergence, format_interval, format_number, format_p, format_percent,
                                 format_threshold, format_value, html_text, md_code, md_text, verdict_ink)
-from divergence.views import default_ascending, findings_header, headline, headline_tiles, redundancy_epsilon, sort_options, verdict_evidence
+from divergence.present.views import default_ascending, findings_header, headline, headline_tiles, redundancy_epsilon, sort_options, verdict_evidence
 from ui import cache, render, state
 from ui.state import K
 

@@ -62,11 +62,11 @@ CASES = {
 
 def pandas_reference(df, **kw):
     """The pandas scan, and the same table assessed without its rows (what an engine reports).
-    Given a file, it is read by divergence.io.load_table and its notes come first, as the
+    Given a file, it is read by divergence.data.io.load_table and its notes come first, as the
     command line does."""
     notes: list = []
     if not isinstance(df, pd.DataFrame):
-        from divergence.io import load_table
+        from divergence.data.io import load_table
 
         loaded = load_table(df)
         df, notes = loaded.frame, list(loaded.notes)

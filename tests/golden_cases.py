@@ -40,7 +40,7 @@ SCREENS = {
 def data_path(kind: str, folder: Path, data_dir: Path) -> Path:
     """The case's input file (the built-in data written to ``folder`` first)."""
     if kind in ("demo", "demo_models"):
-        from divergence.datasets import load_demo, load_demo_models
+        from divergence.data.datasets import load_demo, load_demo_models
 
         path = folder / f"{kind}.csv"
         if not path.exists():
@@ -51,7 +51,7 @@ def data_path(kind: str, folder: Path, data_dir: Path) -> Path:
 
 def run_case(name: str, folder: Path, data_dir: Path) -> Path:
     """Run one case through the command line's entry point; the path of its CSV."""
-    from divergence.cli import main
+    from divergence.cli.cli import main
 
     kind, args = CASES[name]
     out = folder / f"{name}.csv"
@@ -66,7 +66,7 @@ def screens(data_dir: Path) -> dict:
     import pandas as pd
 
     from divergence import screen_attributes
-    from divergence.io import read_table
+    from divergence.data.io import read_table
 
     out = {}
     for name, roles in SCREENS.items():

@@ -1,47 +1,101 @@
-"""The house reads at a glance: imports flow one way (no cycle, lazy imports inside functions
-included), no private name is imported from another module, what one module takes from another
-is in that module's ``__all__``, and the compiled kernels' source is what their build stamp
-hashes."""
+"""The house reads at a glance: the package is rooms (subpackages named after their jobs) and a few
+loose modules, and imports flow one way between them (each room's ``__init__`` says what it may
+import; the loose modules' rules are :data:`LOOSE_RULES` below); no import cycle between modules
+(lazy imports inside functions included), no private name imported from another module, what one
+module takes from another is in that module's ``__all__``, and the compiled kernels' source is
+what their build stamp hashes."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
-from divergence import compiled
+from divergence.kernels import compiled
 
 PACKAGE = Path(__file__).resolve().parents[1] / "divergence"
-MODULES = {p.stem: ast.parse(p.read_text(encoding="utf-8"), filename=str(p)) for p in sorted(PACKAGE.glob("*.py"))}
 
 
-def _imports(tree: ast.Module):
+def _dotted(path: Path) -> str:
+    """A module's name under the package: ``scan``, ``stats.assess``; a subpackage's ``__init__``
+    is the subpackage (``stats``), the package's own stays ``__init__``."""
+    parts = list(path.relative_to(PACKAGE).with_suffix("").parts)
+    if parts[-1] == "__init__" and len(parts) > 1:
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES = {_dotted(p): ast.parse(p.read_text(encoding="utf-8"), filename=str(p))
+           for p in sorted(PACKAGE.rglob("*.py")) if not any(s.startswith(".") for s in p.relative_to(PACKAGE).parts)}
+#: the subpackages (rooms): every folder of the package with an ``__init__.py``
+ROOMS = sorted(p.parent.name for p in PACKAGE.glob("*/__init__.py"))
+#: the modules at the top, beside the rooms
+LOOSE = sorted(name for name in MODULES if "." not in name and name not in ROOMS)
+
+#: what each loose module may import (rooms and loose modules; the rooms' rules are their docstrings)
+LOOSE_RULES = {
+    "errors": set(),
+    "vocabulary": set(),
+    "budget": {"errors"},
+    "outcome_rules": {"errors"},
+    "scores": {"errors"},
+    "settings": {"budget", "outcome_rules", "scores", "errors", "vocabulary"},
+    "table": {"data", "prepare", "mining", "scores", "errors"},
+    "scan": {"data", "prepare", "mining", "stats", "table", "settings", "budget", "errors", "vocabulary"},
+    "simulate": {"scan"},
+}
+#: the public surface and the command line's entry: they may import any room
+UNRULED = {"__init__", "__main__"}
+
+
+def _is_package(name: str) -> bool:
+    return name in ROOMS
+
+
+def _imports(tree: ast.Module, importer: str = ""):
     """(imported module of the package, names taken) for every import anywhere in the module:
-    at the top, inside functions, under ``if TYPE_CHECKING``."""
+    at the top, inside functions, under ``if TYPE_CHECKING``. ``importer`` is the importing module's
+    name under the package (to resolve relative imports); a name taken from a subpackage that is
+    one of its modules counts as that module."""
+    if importer in ROOMS:
+        base_package = importer.split(".")
+    else:
+        base_package = importer.split(".")[:-1] if importer not in ("", "__init__", "__main__") else []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
-            if node.level == 1 and node.module:
-                yield node.module.split(".")[0], [a.name for a in node.names]
-            elif node.level == 1:  # from . import x
-                for a in node.names:
-                    yield a.name, []
+            if node.level:
+                anchor = base_package[:len(base_package) - (node.level - 1)] if node.level > 1 else base_package
+                parts = anchor + (node.module.split(".") if node.module else [])
             elif node.module and node.module.split(".")[0] == "divergence":
-                parts = node.module.split(".")
-                if len(parts) > 1:
-                    yield parts[1], [a.name for a in node.names]
-                else:
-                    for a in node.names:
-                        yield a.name, []
+                parts = node.module.split(".")[1:]
+            else:
+                continue
+            source = ".".join(parts)
+            if not source or _is_package(source):
+                for a in node.names:
+                    sub = f"{source}.{a.name}" if source else a.name
+                    if sub in MODULES:
+                        yield sub, []
+                    elif source:
+                        yield source, [a.name]
+            else:
+                yield source, [a.name for a in node.names]
         elif isinstance(node, ast.Import):
             for a in node.names:
                 parts = a.name.split(".")
                 if parts[0] == "divergence" and len(parts) > 1:
-                    yield parts[1], []
+                    yield ".".join(parts[1:]), []
+
+
+def _room(name: str) -> str:
+    """The room of a module: its subpackage, or the loose module itself."""
+    return name.split(".")[0]
 
 
 def _graph() -> dict[str, set[str]]:
-    return {name: {m for m, _ in _imports(tree) if m in MODULES and m != name}
-            for name, tree in MODULES.items() if name not in ("__init__", "__main__")}
+    return {name: {m for m, _ in _imports(tree, name) if m in MODULES and m != name}
+            for name, tree in MODULES.items() if name not in UNRULED}
 
 
 def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -76,15 +130,26 @@ def test_the_cycle_finder_finds_cycles():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
 
 
+def test_imports_are_resolved_to_modules():
+    assert list(_imports(ast.parse("from ..mining.lattice import walk_order"), "stats.assess")) == [
+        ("mining.lattice", ["walk_order"])]
+    assert list(_imports(ast.parse("from .fisher import fisher_exact_p"), "stats.stats")) == [
+        ("stats.fisher", ["fisher_exact_p"])]
+    assert list(_imports(ast.parse("from .stats.assess import assess"), "__init__")) == [("stats.assess", ["assess"])]
+    assert list(_imports(ast.parse("from divergence.stats import fisher"), "")) == [("stats.fisher", [])]
+    assert list(_imports(ast.parse("import divergence.present.views"), "")) == [("present.views", [])]
+    assert list(_imports(ast.parse("from ..errors import message"), "data.io")) == [("errors", ["message"])]
+
+
 def test_no_import_cycle():
     graph = _graph()
-    assert len(graph) > 30 and graph["scan"] >= {"mining", "assess"}
+    assert len(graph) > 30 and graph["scan"] >= {"mining.mining", "stats.assess"}
     cycle = _cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
 
 def test_no_private_name_crosses_modules():
-    bad = [(name, mod, n) for name, tree in MODULES.items() for mod, names in _imports(tree)
+    bad = [(name, mod, n) for name, tree in MODULES.items() for mod, names in _imports(tree, name)
            for n in names if n.startswith("_") and mod in MODULES]
     assert not bad, f"private names imported from another module: {bad}"
 
@@ -109,12 +174,77 @@ def test_what_a_module_takes_is_in_its_all():
             if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__"
                                                     for t in node.targets):
                 declared[name] = set(_all_names(tree, node.value))
-    assert set(MODULES) - set(declared) <= {"__main__"}, "every module says what it offers"
-    missing = sorted({(mod, n, name) for name, tree in MODULES.items() for mod, names in _imports(tree)
+    assert set(MODULES) - set(declared) <= {"__main__"} | set(ROOMS), "every module says what it offers"
+    missing = sorted({(mod, n, name) for name, tree in MODULES.items() for mod, names in _imports(tree, name)
                       for n in names if mod in declared and n not in declared[mod]})
     assert not missing, f"(module, name, taken by) not in the module's __all__: {missing}"
 
 
+# ----------------------------------------------------------------------------- rooms and layers
+def _may_import(room: str) -> set[str]:
+    """A room's rule, from its ``__init__``'s docstring: ``May import: a, b, c.`` (or ``nothing``)."""
+    doc = ast.get_docstring(MODULES[room]) or ""
+    found = re.search(r"^May import: (.*?)\.\s*$", doc, re.M | re.S)
+    assert found, f"divergence/{room}/__init__.py does not say what the room may import ('May import: ...')"
+    words = " ".join(found.group(1).split())
+    return set() if words == "nothing" else {w.strip() for w in words.split(",")}
+
+
+RULES = {**{room: _may_import(room) for room in ROOMS}, **LOOSE_RULES}
+
+
+def test_the_tree_is_rooms_and_a_few_loose_modules():
+    assert {"data", "prepare", "mining", "stats", "explain", "comparison", "engines", "present", "report",
+            "cli", "kernels"} <= set(ROOMS)
+    assert len([m for m in LOOSE if m != "__init__"]) <= 10, LOOSE
+    assert set(LOOSE) - UNRULED == set(LOOSE_RULES), "every loose module has its rule in LOOSE_RULES"
+
+
+@pytest.mark.parametrize("room", ROOMS)
+def test_a_room_says_what_it_holds_and_holds_nothing_else(room):
+    """A subpackage's ``__init__`` is its docstring only (what it holds, what it may import): the
+    code lives in its modules, imported by their full names."""
+    tree = MODULES[room]
+    assert len(tree.body) == 1 and ast.get_docstring(tree), f"divergence/{room}/__init__.py holds code"
+    assert _may_import(room) <= set(RULES), (room, _may_import(room) - set(RULES))
+    modules = {name.split(".", 1)[1] for name in MODULES if name.startswith(room + ".")}
+    named = set(re.findall(r"``(\w+)``", ast.get_docstring(tree)))
+    assert modules <= named, f"{room}'s docstring names every module: {modules - named}"
+
+
+def test_the_rules_have_no_back_arrow():
+    """The rules are layers: no room may import, however indirectly, a room that may import it."""
+    cycle = _cycle(RULES)
+    assert cycle is None, "the rules go round: " + " -> ".join(cycle)
+
+
+def test_imports_follow_the_rules():
+    broken = sorted({(name, mod) for name, tree in MODULES.items() if name not in UNRULED
+                     for mod, _ in _imports(tree, name)
+                     if mod in MODULES and _room(mod) != _room(name) and _room(mod) not in RULES[_room(name)]})
+    assert not broken, f"(importer, imported) outside the importer's rule: {broken}"
+
+
+def test_the_rules_catch_a_back_arrow():
+    tree = ast.parse("from ..engines.sql import anything\nfrom ..present.formats import format_count")
+    taken = {_room(m) for m, _ in _imports(tree, "stats.assess")}
+    assert taken == {"engines", "present"} and not taken & RULES["stats"]
+
+
+@pytest.mark.parametrize("room, never", [
+    ("data", {"prepare", "mining", "stats", "table", "scan", "settings"}),  # data is the ground floor
+    ("kernels", set(RULES) - {"kernels"}),
+    ("mining", {"stats", "explain", "table", "scan", "present", "engines"}),
+    ("stats", {"explain", "present", "comparison", "engines", "report", "cli", "scan"}),
+    ("present", {"stats", "engines", "scan", "comparison", "report", "cli"}),
+    ("explain", {"present", "comparison", "engines", "report", "cli"}),
+    ("engines", {"present", "comparison", "report", "cli"}),
+])
+def test_the_headline_rules(room, never):
+    assert not RULES[room] & never, (room, RULES[room] & never)
+
+
+# ----------------------------------------------------------------------------- compiled kernels
 def _decorated_kernels(tree: ast.Module) -> bool:
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef):
@@ -131,11 +261,14 @@ def test_kernel_sources_are_hashed_into_the_build():
     freezes the constants a kernel reads into the compiled code)."""
     with_kernels = {name for name, tree in MODULES.items() if _decorated_kernels(tree)}
     assert with_kernels and with_kernels <= set(compiled.KERNEL_MODULES)
+    assert set(compiled.KERNEL_MODULES) <= set(MODULES)
     for name in compiled.KERNEL_MODULES:
-        taken = {m for m, _ in _imports(MODULES[name]) if m in MODULES}
-        assert taken <= {"compiled"} | set(compiled.KERNEL_MODULES), (name, taken)
+        taken = {m for m, _ in _imports(MODULES[name], name) if m in MODULES}
+        assert taken <= {"kernels.compiled"} | set(compiled.KERNEL_MODULES), (name, taken)
 
 
-@pytest.mark.parametrize("name", ["stats", "lattice", "fisher", "shrinkage", "assess", "paired", "shapley"])
+@pytest.mark.parametrize("name", ["stats.stats", "mining.lattice", "stats.fisher", "stats.shrinkage", "stats.assess",
+                                  "stats.paired", "explain.shapley"])
 def test_statistics_do_not_import_the_miner(name):
-    assert not {m for m, _ in _imports(MODULES[name])} & {"mining", "mining_kernel", "mining_driver"}
+    assert not {m for m, _ in _imports(MODULES[name], name)} & {"mining.mining", "mining.mining_kernel",
+                                                                 "mining.mining_driver"}

@@ -11,7 +11,7 @@ import pytest
 import divergence
 import ui.worker as worker
 from divergence import MinedTable, SliceTable, assess, mine, scan
-from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
+from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
 
 SUPPORT = dict(attributes=list(DEMO_ATTRIBUTES), min_support=0.05)
 STATS = dict(confidence=0.9, correction="bonferroni", bootstrap=30, seed=1, exploratory=True)

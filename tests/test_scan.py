@@ -115,15 +115,15 @@ def test_input_frame_is_not_modified(small):
 
 
 def test_importing_the_engine_never_imports_streamlit():
-    code = "import sys, divergence, divergence.cli; assert 'streamlit' not in sys.modules"
+    code = "import sys, divergence, divergence.cli.cli; assert 'streamlit' not in sys.modules"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 
 def test_scan_compressed_equals_scan_on_rows():
     """The seam for engines that group rows elsewhere: distinct rows plus tallies suffice."""
-    from divergence.datasets import DEMO_ATTRIBUTES, load_demo
-    from divergence.mining import compress
-    from divergence.row_weights import outcome_weights
+    from divergence.data.datasets import DEMO_ATTRIBUTES, load_demo
+    from divergence.mining.mining import compress
+    from divergence.stats.row_weights import outcome_weights
     from divergence.scan import scan_compressed, build_outcomes
     from divergence import assess, discretize
 
@@ -153,7 +153,7 @@ def test_ready_made_outcomes_with_a_replication_table_say_what_to_do():
     """Ready-made outcomes have values for the scanned rows only: replicating them ends with a
     line saying so (it said 'Classification metrics need a target column'); with the roles, a
     replication table works."""
-    from divergence.outcomes import build_outcomes
+    from divergence.prepare.outcomes import build_outcomes
 
     rng = np.random.default_rng(0)
     n = 400

@@ -20,12 +20,12 @@ import pandas as pd
 import streamlit as st
 
 import divergence
-import divergence.adhoc
+import divergence.explain.adhoc
 from divergence import Settings, SliceTable
-from divergence.columns import AttributeScreen
-from divergence.datasets import load_demo
-from divergence.plan import dump_plan, parse_plan
-from divergence.views import SliceView, describe_columns, distinct_values, findings, slice_view, table_csv
+from divergence.data.columns import AttributeScreen
+from divergence.data.datasets import load_demo
+from divergence.report.plan import dump_plan, parse_plan
+from divergence.present.views import SliceView, describe_columns, distinct_values, findings, slice_view, table_csv
 
 # ----------------------------------------------------------------------------- work kept off the server
 
@@ -72,7 +72,7 @@ def demo_frame() -> pd.DataFrame:
 @st.cache_data(show_spinner=False)
 def demo_models_frame() -> pd.DataFrame:
     """The built-in dataset with the previous models' predictions, for comparisons."""
-    from divergence.datasets import load_demo_models
+    from divergence.data.datasets import load_demo_models
 
     return load_demo_models()
 
@@ -236,7 +236,7 @@ def shared_rows(result_id: str, itemsets: tuple[str, ...], _table: SliceTable) -
 @st.cache_resource(show_spinner=False, max_entries=32)
 def covered_rows(result_id: str, itemsets: tuple[str, ...], _table: SliceTable) -> int | None:
     """Distinct rows the slices hold together."""
-    return divergence.adhoc.rows_covered(_table, list(itemsets))
+    return divergence.explain.adhoc.rows_covered(_table, list(itemsets))
 
 
 # ----------------------------------------------------------------------------- one slice
@@ -245,7 +245,7 @@ def covered_rows(result_id: str, itemsets: tuple[str, ...], _table: SliceTable) 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def item_options(result_id: str, _table: SliceTable, _data: pd.DataFrame | None) -> pd.DataFrame:
     """Every item a slice can be built from (the scanned attributes', then the left-out columns')."""
-    return divergence.adhoc.item_catalog(_table, _data)
+    return divergence.explain.adhoc.item_catalog(_table, _data)
 
 
 @st.cache_resource(show_spinner="Measuring the slice…", max_entries=64)
@@ -281,7 +281,7 @@ def plan_yaml(key: str, created: str | None = None) -> str:
 
 
 def _report(plan_text: str, data_label: str, table: SliceTable, comparison=None) -> str:
-    from divergence.report import build_report
+    from divergence.report.report import build_report
 
     return build_report(table, plan=parse_plan(plan_text), plan_label="the dashboard's settings",
                         data_label=data_label, comparison=comparison)
@@ -305,8 +305,8 @@ def comparison_report_html(result_id: str, scan_id: str, plan_text: str, data_la
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def check_comparison(data_key: str, compare_json: str, _df: pd.DataFrame) -> dict:
-    """The models' columns checked without mining (``divergence.compare.check_models``)."""
-    from divergence.compare import check_models
+    """The models' columns checked without mining (``divergence.comparison.compare.check_models``)."""
+    from divergence.comparison.compare import check_models
 
     return check_models(_df, Settings.from_sections(json.loads(compare_json)))
 

@@ -11,8 +11,8 @@ import pandas as pd
 import streamlit as st
 
 from divergence import DivergenceInputError
-from divergence.formats import md_code, md_text
-from divergence.views import format_count
+from divergence.present.formats import md_code, md_text
+from divergence.present.views import format_count
 from ui import cache, data, settings, state
 from ui.state import KC, K
 

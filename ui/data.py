@@ -17,11 +17,11 @@ import pandas as pd
 import streamlit as st
 
 from divergence import DivergenceInputError
-from divergence.duckdb_engine import files_under, preview_source
-from divergence.formats import md_code, md_text
-from divergence.io import LoadedTable, load_table
-from divergence.plan import parse_plan
-from divergence.roles import guess_roles
+from divergence.engines.duckdb_engine import files_under, preview_source
+from divergence.present.formats import md_code, md_text
+from divergence.data.io import LoadedTable, load_table
+from divergence.report.plan import parse_plan
+from divergence.data.roles import guess_roles
 from ui import cache, job, settings, state, worker
 from ui.state import BUILT_IN, DEMO_SETTINGS, KC, LOCAL_PATH, ROLE_DEFAULTS, K
 
@@ -192,7 +192,7 @@ def _spool_dir() -> str:
 def _spool(name: str, data: bytes) -> str:
     """The upload's bytes written to a file a worker can read (in chunks: no copy in memory); a
     compressed upload keeps its compression's suffix, so DuckDB reads it too."""
-    from divergence.io import MAGIC
+    from divergence.data.io import MAGIC
 
     base = "".join(c if c.isalnum() or c in "._-" else "_" for c in os.path.basename(name))[-80:] or "upload"
     kind = next((k for k, m in MAGIC.items() if bytes(data[:8]).startswith(m)), None)
@@ -316,7 +316,7 @@ def _remember_summary(key: str, summary: pd.DataFrame) -> None:
 def _too_large(read: dict, result: dict, error_key: str) -> None:
     """An upload too large to hold in memory: DuckDB reads it where the server put it (as a local
     path), or, where DuckDB cannot read it, one line says what to do."""
-    from divergence.io import size_text as _size
+    from divergence.data.io import size_text as _size
 
     est = result["too_large"]
     what = (f"{read['name']} would take about {_size(est.memory)} in memory (about {est.rows:,} rows x {est.columns:,} "

@@ -9,8 +9,8 @@ import hashlib
 import streamlit as st
 
 from divergence import SliceTable
-from divergence.formats import md_text
-from divergence.views import format_count
+from divergence.present.formats import md_text
+from divergence.present.views import format_count
 from ui import cache, state, worker
 from ui.state import K
 

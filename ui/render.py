@@ -9,11 +9,11 @@ import streamlit as st
 
 import divergence
 from divergence import DivergenceInputError, SliceTable
-from divergence.assess import min_size_derivation
+from divergence.stats.assess import min_size_derivation
 from divergence.budget import TIME_CUT
-from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH
-from divergence.formats import column_help, md_text, rgba, verdict_color, verdict_legend
-from divergence.views import (SliceView, default_ascending, display_frame, display_sort_columns, format_percent,
+from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH
+from divergence.present.formats import column_help, md_text, rgba, verdict_color, verdict_legend
+from divergence.present.views import (SliceView, default_ascending, display_frame, display_sort_columns, format_percent,
                               metric_label, redundancy_epsilon, sort_options)
 from ui import cache, data, job, run, settings, state
 from ui.state import BUILT_IN, DEMO_SETTINGS, ROLE_DEFAULTS, K
@@ -356,7 +356,7 @@ def open_slice(table: SliceTable, view: SliceView, metric: str, known: set[str] 
     if typed:
         if known is None:
             known = {f"{b.name}={lab}" for b in table.bins for lab in b.labels}
-        from divergence.typed_cuts import looks_like_cut
+        from divergence.prepare.typed_cuts import looks_like_cut
 
         if all(i in known or looks_like_cut(i) for i in typed):  # a cut typed by hand: measured from the rows
             return list(typed), "typed"
@@ -451,7 +451,7 @@ def verdict_legend_row(present) -> None:
 def slice_figures(result_id: str, items: tuple[str, ...], metric: str, delta: float | None, _measured):
     """The open slice's Shapley chart and lattice (the lattice None with the reason when it cannot be
     drawn), built once per slice and metric: a sort or a filter that keeps the slice open redraws nothing."""
-    from divergence.figures import contribution_figure, lattice_figure
+    from divergence.present.figures import contribution_figure, lattice_figure
 
     binary = _measured.table.metric(metric).binary
     contrib = cache.slice_contributions(result_id, items, metric, _measured)
@@ -466,7 +466,7 @@ def slice_figures(result_id: str, items: tuple[str, ...], metric: str, delta: fl
 
 # ----------------------------------------------------------------------------- the built-in data's planted findings
 
-#: what was planted in the built-in dataset (divergence.datasets), each reachable in one click
+#: what was planted in the built-in dataset (divergence.data.datasets), each reachable in one click
 DEMO_CASES = {
     "elevated_fpr": dict(task="classification", metric="fpr", itemset=DEMO_TRUTH["elevated_fpr"],
                          label="FPR: region=South, education=Primary"),

@@ -14,12 +14,12 @@ import pandas as pd
 import streamlit as st
 
 from divergence import DivergenceInputError
-from divergence.columns import AttributeScreen
-from divergence.plan import SlicePlan, dump_plan
+from divergence.data.columns import AttributeScreen
+from divergence.report.plan import SlicePlan, dump_plan
 from divergence.settings import MAX_SLICES, MAX_WORK, TIME_LIMIT, Settings
-from divergence.roles import RoleGuess, guess_positive
+from divergence.data.roles import RoleGuess, guess_positive
 from divergence.scan import role_columns
-from divergence.views import parse_bin_spec, split_rows
+from divergence.present.views import parse_bin_spec, split_rows
 from ui import cache, state
 from ui.state import BUILT_IN, KC, ROLE_DEFAULTS, K
 
@@ -280,7 +280,7 @@ def scan_kwargs() -> dict:
     roles = role_kwargs()
     if roles.get("query") and df is not None and roles["query"] in df.columns:
         # a query-level slice is a set of queries: only attributes constant within a query
-        from divergence.queries import varying_within
+        from divergence.prepare.queries import varying_within
 
         attrs = [a for a in attrs if a not in set(varying_within(df, roles["query"], attrs))]
     if state.is_large() and get(K.ATTRIBUTES) is None and not get(K.ADDED):
@@ -426,7 +426,7 @@ def reference_columns() -> list[str]:
 
 def compare_metrics() -> list[str]:
     """The Outcome page's metrics that a comparison measures, else the comparison's defaults."""
-    from divergence.compare import COMPARE_CLASSIFICATION_METRICS, COMPARE_REGRESSION_METRICS
+    from divergence.comparison.compare import COMPARE_CLASSIFICATION_METRICS, COMPARE_REGRESSION_METRICS
 
     regression = state.get(K.TASK) == "regression"
     allowed = COMPARE_REGRESSION_METRICS if regression else COMPARE_CLASSIFICATION_METRICS

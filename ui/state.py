@@ -14,9 +14,9 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES
+from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES
 from divergence.errors import shown
-from divergence.formats import md_text
+from divergence.present.formats import md_text
 from divergence.settings import DEFAULT_MIN_SUPPORT, MAX_SLICES, MAX_WORK, TIME_LIMIT
 from ui import cache
 

@@ -78,7 +78,7 @@ def default_limits() -> WorkerLimits:
     ``DIVERGENCE_WORKER_MEMORY`` (one worker; default that total shared by the cores, between
     1 and 4 GiB) and ``DIVERGENCE_WORKERS`` (default the cores, fewer when the memory does not
     hold that many workers)."""
-    from divergence.io import available_memory
+    from divergence.data.io import available_memory
 
     def env(name: str) -> int | None:
         try:
@@ -131,9 +131,9 @@ def read_upload(path: str, name: str, max_memory: int | None = None, *, progress
     needs of it at once (the roles guessed, the columns described): a decompression bomb, a
     hostile CSV or a file too large for memory costs a worker, never the server. A file whose
     frame would not fit in ``max_memory`` is not parsed: its estimate comes back (``too_large``)."""
-    from divergence.io import ReadLimits, estimate_table, load_table
-    from divergence.roles import guess_roles
-    from divergence.views import describe_columns
+    from divergence.data.io import ReadLimits, estimate_table, load_table
+    from divergence.data.roles import guess_roles
+    from divergence.present.views import describe_columns
 
     def tell(stage: str) -> None:
         if progress is not None:
@@ -156,13 +156,13 @@ def _screen(df, used, *, progress=None, **roles):
 
 
 def _describe(df, *, progress=None):
-    from divergence.views import describe_columns
+    from divergence.present.views import describe_columns
 
     return describe_columns(df)
 
 
 def _guess(df, *, progress=None):
-    from divergence.roles import guess_roles
+    from divergence.data.roles import guess_roles
 
     return guess_roles(df)
 

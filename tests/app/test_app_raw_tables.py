@@ -221,7 +221,7 @@ def _csv_dialects() -> list[tuple[str, bytes]]:
 
 @pytest.mark.parametrize("name, data", _csv_dialects(), ids=lambda x: x if isinstance(x, str) else "")
 def test_the_upload_reads_files_as_they_come_and_says_how(app, name, data):
-    from divergence.io import load_table
+    from divergence.data.io import load_table
 
     expected = load_table(data, name=name)
     at = _upload(app, name, data)
@@ -238,7 +238,7 @@ def test_the_upload_reads_files_as_they_come_and_says_how(app, name, data):
 
 
 def test_every_itemset_and_the_budget_go_into_the_plan_and_come_back(app):
-    from divergence.plan import parse_plan
+    from divergence.report.plan import parse_plan
 
     at = go(app, "outcome")
     keyed(at.checkbox, "w:exhaustive").check().run()

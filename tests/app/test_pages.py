@@ -15,11 +15,11 @@ from streamlit.testing.v1 import AppTest
 import divergence
 from apptest_readers import (APP, charts, decode, fresh_app, go, keyed, left_out, metrics, open_row, run_scan,
                              table_cells)
-from divergence.formats import md_text
+from divergence.present.formats import md_text
 from divergence import assess, redundant_itemsets, scan
-from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
-from divergence.plan import parse_plan
-from divergence.views import (display_frame, format_count, format_percent, format_value, headline,
+from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
+from divergence.report.plan import parse_plan
+from divergence.present.views import (display_frame, format_count, format_percent, format_value, headline,
                               redundancy_epsilon, slice_view)
 
 STATS = dict(confidence=0.95, correction="bh", bootstrap=200, seed=0, exploratory=True)
@@ -270,7 +270,7 @@ def test_thresholds_min_size_and_persistence(app, reference):
     keyed(at.number_input, "w:delta").set_value(0.1).run()
     keyed(at.selectbox, "w:confidence").set_value(0.99).run()
     # n_min: 80% power at the bar alpha / m, as the engine derives it, under the settings as they are now
-    from divergence.assess import min_size_derivation
+    from divergence.stats.assess import min_size_derivation
     info = reference.assessment["min_size"]["fpr"]
     now = min_size_derivation(reference.overall("fpr"), info["sigma"], True, 0.1, 0.99, "fpr",
                               n_total=info["n_total"], tests=info["tests"], correction=info["correction"])

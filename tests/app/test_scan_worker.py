@@ -13,7 +13,7 @@ import pytest
 
 import ui.worker as worker
 from divergence import assess, scan
-from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
+from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
 
 STATS = dict(confidence=0.95, correction="bh", bootstrap=50, seed=0, exploratory=True)
 

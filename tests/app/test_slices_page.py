@@ -11,9 +11,9 @@ from streamlit.testing.v1 import AppTest
 import divergence
 from apptest_readers import APP, charts, click_header, grid_key, keyed, metrics, open_row, run_scan, table_cells
 from divergence import assess, redundant_itemsets, scan
-from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
-from divergence.formats import VERDICT_TEXT, family_sentence, format_count, format_divergence, format_p, format_value
-from divergence.views import redundancy_epsilon, slice_view
+from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
+from divergence.present.formats import VERDICT_TEXT, family_sentence, format_count, format_divergence, format_p, format_value
+from divergence.present.views import redundancy_epsilon, slice_view
 
 STATS = dict(confidence=0.95, correction="bh", bootstrap=200, seed=0, exploratory=True)
 
@@ -173,7 +173,7 @@ def test_finding_cards_open_their_slice_and_the_legend_explains_verdicts(app, re
         assert VERDICT_TEXT[verdict] in legend
     # a significant slice below the minimum size keeps its verdict in the table, flagged; too small is plain
     # (in the default order such slices come after every slice that meets it: the table's own formatting)
-    from divergence.views import display_frame
+    from divergence.present.views import display_frame
 
     f = reference.frame
     small = f[(f["fpr_verdict"].isin(["above", "below"])) & ~f["fpr_meets_min_size"].astype(bool)].head(5)

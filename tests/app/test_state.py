@@ -17,8 +17,8 @@ from streamlit.testing.v1 import AppTest
 import ui.state  # noqa: F401  (the dashboard's support imports)
 from apptest_readers import charts, fresh_app, go, keyed, metrics, open_row, run_scan
 from divergence import assess, redundant_itemsets, scan
-from divergence.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
-from divergence.views import redundancy_epsilon, slice_view
+from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
+from divergence.present.views import redundancy_epsilon, slice_view
 
 STATS = dict(confidence=0.95, correction="bh", bootstrap=200, seed=0, exploratory=True)
 
@@ -201,11 +201,11 @@ class _LaterEachCall(datetime.datetime):
 
 
 def test_report_is_built_once_per_result(app, deferred, monkeypatch):
-    import divergence.report
+    import divergence.report.report
 
     built = []
-    original = divergence.report.build_report
-    monkeypatch.setattr(divergence.report, "build_report", lambda *a, **k: built.append(1) or original(*a, **k))
+    original = divergence.report.report.build_report
+    monkeypatch.setattr(divergence.report.report, "build_report", lambda *a, **k: built.append(1) or original(*a, **k))
     monkeypatch.setattr(datetime, "datetime", _LaterEachCall)
     at = go(app, "export")
     at = go(at, "slices")

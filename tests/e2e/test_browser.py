@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import app_server
-from divergence.datasets import load_demo
+from divergence.data.datasets import load_demo
 
 pytestmark = pytest.mark.e2e
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from divergence.datasets import load_demo
+from divergence.data.datasets import load_demo
 from test_browser import ARTIFACTS, _goto, _no_exception, _settle, browser, start_app  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.e2e

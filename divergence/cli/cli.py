@@ -1,0 +1,760 @@
+"""Command line: ``divergence scan DATA ...`` (or ``python -m divergence scan DATA ...``).
+
+Bad input ends with exit status 2 and one line on standard error naming what is wrong. The
+arguments are parsed before the engine is imported: ``--help`` and a usage error answer at once.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import TYPE_CHECKING, Sequence
+
+from ..budget import MAX_SLICES, MAX_WORK, TIME_CUT, TIME_LIMIT
+from ..errors import DivergenceInputError
+from ..vocabulary import (BINNINGS, CORRECTIONS, DEFAULT_MIN_SUPPORT, FAMILIES, PERIODS, QUANTILE_MODES, REPORT_SORTS,
+                         SCAN_ENGINES)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["main", "build_parser", "console"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors and exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise DivergenceInputError(message)
+
+
+def _float(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+def _parse_bins(specs: Sequence[str] | None) -> dict:
+    out: dict = {}
+    for spec in specs or []:
+        col, sep, edges = spec.rpartition("=")
+        if not sep or not col or not edges:
+            raise DivergenceInputError(f"--bins expects COL=e1,e2,... or COL=month|quarter|year; got {spec!r}.")
+        if edges.strip() in PERIODS:
+            out[col] = edges.strip()
+            continue
+        try:
+            values = [float(e) for e in edges.split(",") if e.strip()]
+        except ValueError:
+            raise DivergenceInputError(f"--bins {spec!r}: edges must be numbers.") from None
+        out[col] = values
+    return out
+
+
+def _seconds(text: str) -> float | None:
+    value = _float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected seconds >= 0, got {text!r}")
+    return None if value == 0 else value
+
+
+def _work(text: str) -> int | None:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of work units, got {text!r}") from None
+    if value < 0 or value != int(value):
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return None if value == 0 else int(value)
+
+
+def _split(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def add_scan_options(p: argparse.ArgumentParser, data: bool = True) -> None:
+    """Options shared by every command that runs a scan (``data``: with the DATA argument)."""
+    if data:
+        p.add_argument("data", help="CSV or Parquet file (--engine duckdb: also a folder or a glob; "
+                                    "--engine spark: also a table name)")
+    roles = p.add_argument_group("column roles")
+    roles.add_argument("--target", help="true label (classification) or true value (regression)")
+    roles.add_argument("--prediction", help="predicted label or value")
+    roles.add_argument("--score", help="classifier score, predicted positive when score >= --threshold")
+    roles.add_argument("--threshold", type=_float, default=0.5, help="score threshold (default 0.5)")
+    roles.add_argument("--positive", help="the positive label of the target (text or number)")
+    roles.add_argument("--metric", help="comma-separated metrics, e.g. fpr,fnr or abs_error")
+    roles.add_argument("--regression", action="store_true", help="target and prediction are numbers")
+    roles.add_argument("--outcome", help="numeric column(s) used as the outcome as they are (comma-separated)")
+    roles.add_argument("--rank-by", help="score to rank rows by (higher is better unless --ascending)")
+    roles.add_argument("--rank", help="rank column (1 = best)")
+    roles.add_argument("--ascending", action="store_true", help="with --rank-by: lower score is better")
+    roles.add_argument("--gamma", default=None, help="rank value: topk:K, power:A or dcg (default)")
+    roles.add_argument("--query", help="ranking quality per query: the query column (with --relevance and --rank-by "
+                                       "or --rank; --metric ndcg@10,mrr,precision@5)")
+    roles.add_argument("--relevance", help="with --query: graded relevance of each row (0 = not relevant)")
+    slicing = p.add_argument_group("slicing")
+    slicing.add_argument("--attributes", help="comma-separated columns to slice by (default: all others)")
+    slicing.add_argument("--bins", action="append", metavar="COL=e1,e2,...",
+                         help="explicit bin edges for a numeric column, or COL=month|quarter|year for a "
+                              "date column (repeatable)")
+    slicing.add_argument("--quantile-bins", type=int, default=3, help="bins per numeric column (default 3)")
+    slicing.add_argument("--binning", choices=BINNINGS, default="quantile", help="default quantile")
+    slicing.add_argument("--min-support", type=_float, default=DEFAULT_MIN_SUPPORT,
+                         help="minimum support: a share of the rows in (0, 1], or a row count above 1 (e.g. 109) "
+                              f"(default {DEFAULT_MIN_SUPPORT:g}, as in the dashboard)")
+    slicing.add_argument("--max-length", type=int, default=None, help="most items in a slice")
+    slicing.add_argument("--exhaustive", action="store_true",
+                         help="list every itemset above the support, as DivExplorer does (default: each "
+                              "distinct set of rows once, by its shortest description)")
+    slicing.add_argument("--max-slices", type=int, default=MAX_SLICES, metavar="N",
+                         help=f"budget: at most N slices (default {MAX_SLICES:,}); past it the table is "
+                              "complete up to the longest length that fits, and a note says so")
+    slicing.add_argument("--max-work", type=_work, default=MAX_WORK, metavar="UNITS",
+                         help=f"budget: units of mining work (rows x attributes visited; default {MAX_WORK:.0e}; 0 for "
+                              "no limit): counted, so the same data and settings give the same table on any machine")
+    slicing.add_argument("--time-limit", type=_seconds, default=TIME_LIMIT, metavar="SECONDS",
+                         help=f"a safety net: seconds of mining (default {TIME_LIMIT:g}; 0 for no limit); a table it cuts "
+                              "depends on the machine's speed and load, and a note says so")
+    slicing.add_argument("--engine", default="fast", choices=SCAN_ENGINES,
+                         help="fast (default) or mlxtend (FP-growth, slow, the reference) mine in memory; "
+                              "duckdb (files larger than memory: a file, folder or glob) and spark (a file "
+                              "or a table name) bin, measure and compress where the data lives, then mine fast")
+    slicing.add_argument("--memory-limit", default=None,
+                         help="duckdb: memory limit, e.g. 4GB (default: half the memory, at most 4GB)")
+    slicing.add_argument("--spark-master", default="local[*]", help="spark: master URL (default local[*])")
+    slicing.add_argument("--quantiles", default="auto", choices=QUANTILE_MODES,
+                         help="duckdb/spark: quantile edges exact (as pandas) or approximate; auto: "
+                              "duckdb exact when affordable, spark approximate")
+    stats = p.add_argument_group("statistics")
+    stats.add_argument("--delta", help="smallest divergence worth acting on: a number, or M=D,M=D per metric "
+                                       "(default 0.05 for a rate, 0.2 standard deviations otherwise)")
+    stats.add_argument("--confidence", type=_float, default=0.95, help="confidence level (default 0.95)")
+    stats.add_argument("--correction", default="bh", choices=CORRECTIONS,
+                       help="multiple-testing correction over the slices tested (default bh)")
+    stats.add_argument("--family", default="scan", choices=FAMILIES,
+                       help="tests corrected together: every slice of every metric (scan, default) "
+                            "or each metric's slices on their own (metric)")
+    stats.add_argument("--bootstrap", type=int, default=0, help="bootstrap replicates (0: analytic intervals only)")
+    stats.add_argument("--seed", type=int, default=0, help="random seed for bootstrap and holdout")
+    stats.add_argument("--top-k", type=int, default=None, help="slices bootstrapped per metric (default: all where cheap)")
+    stats.add_argument("--findings-work", type=float, default=_statistics_default("findings_work"), metavar="UNITS",
+                       help="budget of the search for distinct findings, in work units per slice and distinct "
+                            "row (default %(default)g: complete on real tables; 0 for no limit); past it the "
+                            "findings found stand and a note says so")
+    stats.add_argument("--sort-by", default=None,
+                       help="what orders the summary, the CSV's rows (the whole dataset first) and the top-k slices: "
+                            "a column, or a peer's score of the first metric: sliceline[:ALPHA] (SliceLine, "
+                            "alpha default 0.95), wracc (support x divergence), lift (slice / overall)")
+    stats.add_argument("--scores", default=None, metavar="SCORE,...",
+                       help="add the peers' scores as columns, per metric: sliceline[:ALPHA], wracc, lift "
+                            "(columns M_sliceline, M_wracc, M_ratio)")
+    rep = stats.add_mutually_exclusive_group()
+    rep.add_argument("--replicate", metavar="OTHER", help="second table (CSV or Parquet) to re-measure every slice on")
+    rep.add_argument("--holdout", type=_float, default=None,
+                     help="share of rows held out of mining to replicate on (e.g. 0.5)")
+
+
+def build_parser(prog: str = "divergence") -> argparse.ArgumentParser:
+    """The command line's parser (``prog``: how its help and errors name the command)."""
+    parser = _Parser(prog=prog, description="Find the slices of a dataset where a model behaves differently.")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    p_scan = sub.add_parser("scan", help="mine every slice above a support threshold")
+    add_scan_options(p_scan)
+    p_scan.add_argument("--output", "-o", help="write the slice table to this CSV file")
+    p_scan.add_argument("--allow-formulas", action="store_true", help=FORMULAS_HELP)
+    p_scan.add_argument("--top", type=int, default=10, help="slices shown per metric without --output (default 10)")
+    p_scan.add_argument("--verbose", "-v", action="store_true", help="print what was decided and measured")
+    p_scan.add_argument("--prune", type=_float, metavar="EPS", help="drop redundant slices: those whose "
+                        "divergence is within EPS of a subset with one item fewer (for every metric)")
+    p_scan.add_argument("--min-t", type=_float, metavar="T", help="keep only slices with t >= T (for some metric)")
+    p_scan.add_argument("--save-plan", metavar="FILE", help="also save these settings as a slice plan "
+                        "(YAML, or JSON by the name) that `report` and the dashboard can load")
+    _add_explain_parser(sub)
+    _add_plan_parsers(sub)
+    _add_compare_parser(sub)
+    return parser
+
+
+def _statistics_default(field: str):
+    """A statistics setting's default (one source: :class:`divergence.settings.Statistics`)."""
+    from ..settings import Statistics
+
+    return getattr(Statistics(), field)
+
+
+#: option (its argparse dest) -> the settings keyword it sets, where the names differ
+_OPTION_KEYWORDS = {"metric": "metrics"}
+#: how an option's text becomes the setting's value
+_OPTION_PARSERS = {"metric": lambda v: _split(v) or (), "outcome": lambda v: _split(v),
+                   "attributes": lambda v: _split(v), "bins": lambda v: _parse_bins(v),
+                   "delta": lambda v: _parse_delta(v), "scores": lambda v: _split(v) or ()}
+
+
+def settings_from_args(args: argparse.Namespace):
+    """The command's options read once into the one settings model
+    (:class:`divergence.settings.Settings`), validated there."""
+    from ..settings import Settings, scan_keys, section_keys
+
+    known = set(scan_keys()) | set(section_keys("statistics")) | {"holdout", "reference", "reference_score",
+                                                                   "reference_threshold"}
+    kw = {}
+    for dest, value in vars(args).items():
+        key = _OPTION_KEYWORDS.get(dest, dest)
+        if key not in known:
+            continue
+        kw[key] = _OPTION_PARSERS[dest](value) if dest in _OPTION_PARSERS else value
+    return Settings.from_keywords(**kw)
+
+
+def plan_from_args(args: argparse.Namespace, kind: str = "exploratory"):
+    """The settings of the options as a slice plan."""
+    from ..report.plan import SlicePlan
+
+    return SlicePlan.from_settings(settings_from_args(args), kind=kind,
+                                   slices=list(getattr(args, "slice", None) or []))
+
+
+def scan_from_args(args: argparse.Namespace):
+    """Read the data and run the scan the options describe."""
+    engine = getattr(args, "engine", "fast")
+    if engine in ("duckdb", "spark"):
+        return None, _engine_scan(args)
+    from ..data.io import load_table, read_table
+    from ..scan import scan
+
+    loaded = load_table(args.data)
+    df = loaded.frame
+    table = scan(df, settings_from_args(args), engine=args.engine,
+                 replicate=read_table(args.replicate) if args.replicate else None, **_progress_args(args))
+    args.reader_notes = list(loaded.notes)
+    if loaded.notes:  # how the file was read (delimiter, encoding, renamed columns) comes first
+        import dataclasses
+
+        table = dataclasses.replace(table, notes=tuple(loaded.notes) + tuple(table.notes))
+    return df, table
+
+
+def _engine_scan(args: argparse.Namespace):
+    """The scan with binning, outcomes and compression in DuckDB or Spark."""
+    from ..data.io import read_table
+
+    settings = settings_from_args(args)
+    kw = dict(quantiles=args.quantiles, replicate=read_table(args.replicate) if args.replicate else None,
+              **_progress_args(args))
+    if args.engine == "duckdb":
+        from ..engines.duckdb_engine import scan_duckdb
+
+        return scan_duckdb(args.data, settings, memory_limit=args.memory_limit, **kw)
+    from ..engines.spark_engine import read_spark, scan_spark
+
+    return scan_spark(read_spark(args.data, master=args.spark_master), settings, **kw)
+
+
+def _progress_args(args: argparse.Namespace) -> dict:
+    """With --verbose, progress on standard error."""
+    return {"progress": _Progress()} if getattr(args, "verbose", False) else {}
+
+
+class _Progress:
+    """Progress of a scan on standard error: each stage, and the slices mined every two seconds."""
+
+    def __init__(self) -> None:
+        import time
+
+        self._time = time.monotonic
+        self._last = 0.0
+        self._stage = None
+
+    def __call__(self, info: dict) -> None:
+        now = self._time()
+        if info["stage"] == self._stage and now - self._last < 2.0:
+            return
+        self._stage, self._last = info["stage"], now
+        extra = f": {info['slices']:,} slices" if info.get("slices") else ""
+        if info.get("length"):
+            extra += f", complete up to {info['length']} items"
+        print(f"{info['stage']}{extra}", file=sys.stderr, flush=True)
+
+
+def _parse_delta(text: str | None):
+    if text is None:
+        return None
+    try:
+        if "=" not in text:
+            return float(text)
+        out = {}
+        for part in text.split(","):
+            name, _, value = part.partition("=")
+            out[name.strip()] = float(value)
+        return out
+    except ValueError:
+        raise DivergenceInputError(f"--delta expects a number or METRIC=NUMBER,...; got {text!r}.") from None
+
+
+def _summary(table, top: int, keep: dict | None = None, sort_by: str | None = None) -> str:
+    import pandas as pd
+
+    from ..present.formats import finding_label
+    from ..scores import sort_column
+    from ..present.views import headline_tiles
+
+    what = ("slices" if table.exhaustive else "slices (distinct sets of rows)")
+    lines = [f"{table.n_rows:,} rows, {len(table) - 1:,} {what} with support >= {table.support_text}"]
+    with pd.option_context("display.width", 160, "display.max_colwidth", 60):
+        for m in table.metrics:
+            lines.append("")
+            lines.append(f"{m.name} ({m.description}): whole dataset {table.overall(m.name):.4g}")
+            if table.assessment:  # the dashboard's headline, in the same words
+                tiles = headline_tiles(table, m.name)[1:]
+                lines.append("; ".join(f"{t.label.lower()} {t.value}" + (f" ({t.caption})" if t.caption else "")
+                                       for t in tiles))
+                cut = (table.assessment.get("findings_cut") or {}).get(m.name)
+                if cut:
+                    lines.append(f"note: {cut}")
+            cols = ["itemset", "support", m.name, f"{m.name}_divergence", f"{m.name}_t", f"{m.name}_p"]
+            cols += [c for c in (f"{m.name}_q", f"{m.name}_verdict") if c in table.columns]
+            if sort_by is None:
+                rows = table.top(top if keep is None else len(table), metric=m.name)
+            else:
+                sorted_table, by = sort_column(table, sort_by, m.name)
+                if by is not None and by not in cols:
+                    cols.append(by)
+                rows = sorted_table.top(top if keep is None else len(table), by=by, metric=m.name,
+                                        ascending=by is not None and by.endswith(("_p", "_q", "_order")))
+            rows = rows if keep is None else rows[keep[m.name][rows.index]].head(top)
+            shown = rows[cols]
+            if f"{m.name}_finding" in table.columns:
+                shown = shown.assign(finding=[finding_label(a, b) for a, b in
+                                              zip(rows[f"{m.name}_finding"], rows[f"{m.name}_explained_by"])])
+            if not table.exhaustive:  # the same rows under other descriptions
+                same = [", ".join(table.implied_items(int(i))) for i in rows.index]
+                if any(same):
+                    shown = shown.assign(same_rows_as=same)
+            lines.append(f"first {len(shown)} in the default order (distinct findings first):")
+            lines.append(shown.to_string(index=False))
+    return "\n".join(lines)
+
+
+def _sorted_frame(table, sort_by: str):
+    """The table's rows ordered by a column or a peer's score of the first metric, the whole dataset
+    first (largest first; p- and q-values smallest first)."""
+    import numpy as np
+
+    from ..scores import sort_column
+    from ..present.views import default_ascending
+
+    sorted_table, col = sort_column(table, sort_by, None)
+    frame = sorted_table.frame
+    if col not in frame.columns:
+        raise DivergenceInputError(f"Cannot sort by {sort_by!r}: not a column of the result, nor a score "
+                                   "(sliceline, sliceline:ALPHA, wracc, lift).")
+    rest = frame.iloc[1:].sort_values([col, "support"], ascending=[default_ascending(col), False],
+                                      na_position="last", kind="stable")
+    return frame.iloc[np.r_[0, frame.index.get_indexer(rest.index)]]
+
+
+FORMULAS_HELP = ("write text cells and column names that start with = + - @, a tab or a carriage return as they "
+                 "are; by default they get a leading apostrophe, so a spreadsheet shows them as text instead of "
+                 "running them as formulas (numbers are never changed)")
+
+
+def _write_csv(frame, path: str, args: argparse.Namespace | None = None) -> None:
+    """A DataFrame or a ``pyarrow.Table`` as CSV, through a temporary file (never half a file);
+    formula-like text neutralised unless ``--allow-formulas``."""
+    from ..table import write_csv
+
+    write_csv(frame, path, neutralise_formulas=not getattr(args, "allow_formulas", False))
+
+
+def _cmd_scan(args: argparse.Namespace) -> int:
+    from ..present.formats import family_sentence
+    from ..explain.shapley import prune_redundant
+
+    _, table = scan_from_args(args)
+    # how the file was read and a budget that cut the scan are always said
+    shown = set(getattr(args, "reader_notes", None) or [])
+    if table.complete_length is not None:
+        shown |= {n for n in table.notes if n.startswith(("Complete up to", TIME_CUT))}
+    # what the bins are: fewer than asked (tied quantile edges), the rows a tree's cut points came from
+    shown |= {n for n in table.notes if "bins asked" in n or n.startswith("Tree binning")}
+    if not args.verbose:
+        for note in table.notes:
+            if note in shown:
+                print(f"note: {note}", file=sys.stderr)
+    if args.verbose:
+        for note in table.notes:
+            print(f"note: {note}", file=sys.stderr)
+        print(f"attributes: {', '.join(table.attributes)}", file=sys.stderr)
+        a = table.assessment
+        for m in table.metric_names:
+            print(f"{m}: q-values: {family_sentence(a, m)}", file=sys.stderr)
+            print(f"{m}: {a['min_size'][m]['text']}", file=sys.stderr)
+        if a.get("replication"):
+            print(f"replication: {a['replication']}", file=sys.stderr)
+    if args.save_plan:
+        from ..report.plan import save_plan
+
+        save_plan(plan_from_args(args), args.save_plan)
+        print(f"saved the settings as a slice plan in {args.save_plan}", file=sys.stderr)
+    pruning = args.prune is not None or args.min_t is not None
+    if args.output:
+        # the whole table goes to CSV from its arrays, without building a DataFrame
+        if args.sort_by:
+            frame = _sorted_frame(table, args.sort_by)
+            if pruning:
+                frame = frame[frame["itemset"].isin(prune_redundant(table, args.prune, min_t=args.min_t)["itemset"])]
+        else:
+            frame = prune_redundant(table, args.prune, min_t=args.min_t) if pruning else table.to_arrow()
+        _write_csv(frame, args.output, args)
+        print(f"wrote {len(frame):,} rows to {args.output}", file=sys.stderr)
+    else:
+        if not args.verbose:
+            for note in table.notes:
+                if note not in shown:
+                    print(f"note: {note}", file=sys.stderr)
+        keep = {m: table.frame.index.isin(prune_redundant(table, args.prune, metric=m, min_t=args.min_t).index)
+                for m in table.metric_names} if pruning else None
+        print(_summary(table, args.top, keep, args.sort_by))
+    return 0
+
+
+def _add_explain_parser(sub) -> None:
+    p = sub.add_parser("explain", conflict_handler="resolve",
+                       help="Shapley contributions of a slice's items, or global item values")
+    add_scan_options(p)
+    p.add_argument("--itemset", help='the slice to explain, e.g. "age=<25, #prior=>3, sex=Male"')
+    p.add_argument("--global", dest="global_values", action="store_true",
+                   help="global Shapley value and individual divergence of every frequent item")
+    p.add_argument("--output", "-o", help="write the table to this CSV file")
+    p.add_argument("--allow-formulas", action="store_true", help=FORMULAS_HELP)
+    p.add_argument("--bootstrap", type=int, default=0, metavar="B",
+                   help="bootstrap replicates for intervals on the contributions (e.g. 200)")
+    p.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap (default 0)")
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    """Explain the first metric of the scan: one slice's contributions, or global item values."""
+    if bool(args.itemset) == bool(args.global_values):
+        raise DivergenceInputError('explain needs either --itemset "attr=value, ..." or --global.')
+    if args.global_values and args.bootstrap:
+        raise DivergenceInputError("--bootstrap gives intervals on one slice's contributions: use it with --itemset.")
+    import pandas as pd
+
+    from ..explain.shapley import global_divergence, item_contributions
+
+    scan_args = argparse.Namespace(**vars(args))
+    scan_args.bootstrap = 0  # the slice table's own intervals are not shown here
+    _, table = scan_from_args(scan_args)
+    for note in _budget_notes(table.notes):
+        print(f"note: {note}", file=sys.stderr)
+    m = table.metric()
+    if args.global_values:
+        frame = global_divergence(table, metric=m.name)
+        head = (f"{m.name} ({m.description}): global item divergence of {len(frame)} items over "
+                f"{len(table) - 1:,} slices with support >= {table.support_text}")
+    else:
+        frame = item_contributions(table, args.itemset, metric=m.name, n_boot=args.bootstrap,
+                                   seed=args.seed, level=getattr(args, "confidence", 0.95))
+        a = frame.attrs
+        head = (f"{a['itemset']}: {a['count']:,} rows (support {a['support']:.4g}); {m.name} divergence "
+                f"{a['divergence']:+.4f} ({m.name} {table.overall(m.name) + a['divergence']:.4g}, "
+                f"whole dataset {table.overall(m.name):.4g})")
+        if args.bootstrap:
+            head += (f"\n{a['level']:.0%} bootstrap intervals from {a['n_boot_used']} of {a['n_boot']} "
+                     f"replicates (seed {args.seed}); divergence [{a['divergence_low']:+.4f}, "
+                     f"{a['divergence_high']:+.4f}]")
+    if args.output:
+        _write_csv(frame, args.output, args)
+        print(f"wrote {len(frame):,} rows to {args.output}", file=sys.stderr)
+    else:
+        print(head)
+        with pd.option_context("display.width", 160, "display.max_rows", 500):
+            print(frame.to_string(index=False))
+    return 0
+
+
+def _add_plan_parsers(sub) -> None:
+    p = sub.add_parser("plan", help="write a slice plan (before looking at any errors) from scan options")
+    add_scan_options(p, data=False)
+    p.add_argument("--output", "-o", required=True, help="plan file: .yaml/.yml or .json")
+    p.add_argument("--pre-registered", action="store_true",
+                   help="mark the plan as written before the data was looked at")
+    p.add_argument("--slice", action="append", metavar="ITEMSET",
+                   help='a slice always reported, e.g. "age=<25, sex=Male" (repeatable)')
+    cmp = p.add_argument_group("comparison (a standing pre-release check: the report also compares the model "
+                               "with a reference)")
+    cmp.add_argument("--reference", help="the reference model's predicted labels or values")
+    cmp.add_argument("--reference-score", help="the reference model's score")
+    cmp.add_argument("--reference-threshold", type=_float, default=None, help="the reference's score threshold")
+    r = sub.add_parser("report", help="run a slice plan on a data file and write a self-contained HTML report")
+    r.add_argument("plan", help="slice plan file (YAML or JSON)")
+    r.add_argument("data", help="CSV or Parquet file to report on")
+    r.add_argument("--previous", metavar="PREVIOUS_DATA",
+                   help="the previous cycle's file: which findings held there, which are new")
+    r.add_argument("--output", "-o", required=True, help="the HTML file to write")
+    r.add_argument("--title", default=None, help="report title")
+    r.add_argument("--top", type=int, default=200, help="slices listed per metric (default 200)")
+    r.add_argument("--sort", default=None, choices=list(REPORT_SORTS),
+                   help="what each slice table is sorted by (default: lift shortfall for error metrics, "
+                        "else divergence)")
+    r.add_argument("--fail-on-worse", action="store_true",
+                   help="with a comparison in the plan: exit with status 1 when a slice (or the whole dataset) is "
+                        "worse than the reference (the report is written first)")
+
+
+def _cmd_plan(args: argparse.Namespace) -> int:
+    from ..report.plan import save_plan
+
+    plan = plan_from_args(args, kind="pre-registered" if args.pre_registered else "exploratory")
+    path = save_plan(plan, args.output)
+    print(f"wrote the slice plan to {path}", file=sys.stderr)
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from ..report.plan import load_plan
+
+    plan = load_plan(args.plan)  # first: a bad plan is refused before anything heavy is imported
+    from ..data.io import read_table
+    from ..report.report import build_report, run_comparison, run_plan, write_report
+
+    df = read_table(args.data)
+    previous_df = read_table(args.previous) if args.previous else None
+    table = run_plan(plan, df, previous=previous_df)
+    comparison = run_comparison(plan, df)
+    if args.fail_on_worse and comparison is None:
+        raise DivergenceInputError("--fail-on-worse needs a comparison: the plan has no compare section.")
+    previous = run_plan(plan, previous_df) if previous_df is not None else None
+    text = build_report(table, plan=plan, plan_label=str(args.plan), data_label=str(args.data),
+                        data_modified=os.path.getmtime(args.data), previous=previous,
+                        previous_label=str(args.previous) if args.previous else None,
+                        top=args.top, title=args.title, sort_by=args.sort, comparison=comparison)
+    write_report(text, args.output)
+    for note in _budget_notes(table.notes):
+        print(f"note: {note}", file=sys.stderr)
+    print(f"wrote the report to {args.output}", file=sys.stderr)
+    if comparison is not None:
+        worse = {m: int((comparison.frame[f"{m}_verdict"] == "worse").sum()) for m in comparison.metric_names}
+        print("comparison: " + ", ".join(f"{m}: {n:,} worse" for m, n in worse.items()), file=sys.stderr)
+        if args.fail_on_worse and any(worse.values()):
+            return 1
+    return 0
+
+
+# ----------------------------------------------------------------------------- compare
+
+def _add_compare_parser(sub) -> None:
+    p = sub.add_parser("compare", help="compare two models slice by slice: where is the model worse "
+                                       "than the reference?")
+    p.add_argument("data", help="CSV or Parquet file with both models' predictions")
+    roles = p.add_argument_group("the models")
+    roles.add_argument("--target", required=True, help="true label (classification) or true value (regression)")
+    roles.add_argument("--prediction", help="the model's predicted label or value")
+    roles.add_argument("--reference", help="the reference model's (e.g. the one in production) predicted label or value")
+    roles.add_argument("--score", help="the model's score, predicted positive when score >= --threshold")
+    roles.add_argument("--threshold", type=_float, default=0.5, help="the model's score threshold (default 0.5)")
+    roles.add_argument("--reference-score", help="the reference model's score")
+    roles.add_argument("--reference-threshold", type=_float, default=None,
+                       help="the reference's score threshold (default: --threshold)")
+    roles.add_argument("--positive", help="the positive label of the target (text or number)")
+    roles.add_argument("--metric", help="comma-separated: error,fpr,fnr,accuracy,tpr,tnr,brier; with "
+                                        "--regression abs_error,squared_error")
+    roles.add_argument("--regression", action="store_true", help="target and predictions are numbers")
+    slicing = p.add_argument_group("slicing")
+    slicing.add_argument("--attributes", help="comma-separated columns to slice by (default: all others)")
+    slicing.add_argument("--bins", action="append", metavar="COL=e1,e2,...",
+                         help="explicit bin edges for a numeric column (repeatable)")
+    slicing.add_argument("--quantile-bins", type=int, default=3, help="bins per numeric column (default 3)")
+    slicing.add_argument("--binning", choices=BINNINGS, default="quantile", help="default quantile")
+    slicing.add_argument("--min-support", type=_float, default=DEFAULT_MIN_SUPPORT,
+                         help="minimum support: a share of the rows in (0, 1], or a row count above 1 (e.g. 109) "
+                              f"(default {DEFAULT_MIN_SUPPORT:g}, as in the dashboard)")
+    slicing.add_argument("--max-length", type=int, default=None, help="most items in a slice")
+    slicing.add_argument("--exhaustive", action="store_true",
+                         help="list every itemset above the support (default: each distinct set of rows once, "
+                              "by its shortest description, as scan)")
+    slicing.add_argument("--max-slices", type=int, default=MAX_SLICES, metavar="N",
+                         help=f"budget: at most N slices (default {MAX_SLICES:,})")
+    slicing.add_argument("--max-work", type=_work, default=MAX_WORK, metavar="UNITS",
+                         help=f"budget: units of mining work (default {MAX_WORK:.0e}; 0 for no limit)")
+    slicing.add_argument("--time-limit", type=_seconds, default=TIME_LIMIT, metavar="SECONDS",
+                         help=f"a safety net: seconds of mining (default {TIME_LIMIT:g}; 0 for no limit)")
+    stats = p.add_argument_group("statistics")
+    stats.add_argument("--delta", help="smallest change worth acting on: a number, or M=D,M=D per metric "
+                                       "(default 0.05 for a rate, 0.2 standard deviations of the reference's "
+                                       "outcome otherwise)")
+    stats.add_argument("--confidence", type=_float, default=0.95, help="confidence level (default 0.95)")
+    stats.add_argument("--correction", default="bh", choices=CORRECTIONS,
+                       help="multiple-testing correction over every slice and metric (default bh)")
+    p.add_argument("--output", "-o", help="write the comparison to this CSV file")
+    p.add_argument("--allow-formulas", action="store_true", help=FORMULAS_HELP)
+    p.add_argument("--top", type=int, default=10, help="slices shown per metric without --output (default 10)")
+    p.add_argument("--verbose", "-v", action="store_true", help="print what was decided and measured")
+    p.add_argument("--save-plan", metavar="FILE", help="also save these settings as a slice plan with a compare "
+                   "section, so `report` re-runs the comparison every cycle (a standing pre-release check)")
+
+
+def compare_from_args(args: argparse.Namespace):
+    """Read the data and run the comparison the options describe."""
+    from ..comparison.compare import compare
+    from ..data.io import read_table
+
+    if args.prediction is None and args.score is None:
+        raise DivergenceInputError("compare needs the model: --prediction COL, or --score COL --threshold T.")
+    if args.reference is None and args.reference_score is None:
+        raise DivergenceInputError("compare needs the reference model: --reference COL, or --reference-score COL "
+                                   "--reference-threshold T.")
+    settings = settings_from_args(args)  # checked before the data is read
+    return compare(read_table(args.data), settings, **_progress_args(args))
+
+
+def _compare_summary(c, top: int) -> str:
+    import pandas as pd
+
+    from ..comparison.compare import COMPARE_VERDICTS
+
+    a = c.assessment
+    lines = [f"{c.n_rows:,} rows ({a['rows_compared']:,} compared), {len(c) - 1:,} slices with support >= "
+             f"{c.table.support_text}; model '{a['model']}' against reference '{a['reference']}'; "
+             f"{c.n_tested:,} tests ({a['family']}), correction {a['correction']}"]
+    with pd.option_context("display.width", 160, "display.max_colwidth", 60):
+        for m in c.metrics:
+            h = c.headline(m.name)
+            lines.append("")
+            lines.append(f"{m.name} ({m.description}; {m.worse_when} is worse): model {h['model']:.4g}, "
+                         f"reference {h['reference']:.4g}, change {h['change']:+.4g} "
+                         f"[{h['change_low']:+.4g}, {h['change_high']:+.4g}], whole dataset: {h['verdict']}")
+            lines.append("slices: " + ", ".join(f"{n:,} {v}" for v, n in h["verdicts"].items()))
+            cols = ["itemset", "count", m.name, f"{m.name}_reference", f"{m.name}_change",
+                    f"{m.name}_change_q", f"{m.name}_verdict"]
+            large_enough = tuple(v for v in COMPARE_VERDICTS if v != "too small")
+            rows = c.top(top, metric=m.name, min_length=1, verdict=large_enough)
+            n_min = a["min_size"][m.name]["n_min"]
+            lines.append(f"the {len(rows)} slices where the model is worst against the reference (the too small left "
+                         f"out: below n_min = {f'{n_min:,}' if n_min is not None else 'more than the rows'} and neither "
+                         "significant nor within ±δ):")
+            lines.append(rows[cols].to_string(index=False) if len(rows) else "(none)")
+    return "\n".join(lines)
+
+
+def _budget_notes(notes) -> list[str]:
+    """The notes saying the budget (or the time limit) cut a scan: always printed."""
+    return [n for n in notes if n.startswith(("Complete up to", TIME_CUT))]
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    c = compare_from_args(args)
+    if args.verbose or not args.output:
+        for note in c.notes:
+            print(f"note: {note}", file=sys.stderr)
+    else:
+        for note in _budget_notes(c.notes):
+            print(f"note: {note}", file=sys.stderr)
+    if args.verbose:
+        a = c.assessment
+        print(f"attributes: {', '.join(c.table.attributes)}", file=sys.stderr)
+        print(f"{c.n_tested:,} tests in one family ({a['family']}), correction {a['correction']}", file=sys.stderr)
+        for m in c.metric_names:
+            print(f"{m}: {a['test'][m]}; interval: {a['interval'][m]}", file=sys.stderr)
+            print(f"{m}: {a['min_size'][m]['text']}", file=sys.stderr)
+    if args.save_plan:
+        from ..report.plan import save_plan
+
+        save_plan(plan_from_args(args), args.save_plan)
+        print(f"saved the settings as a slice plan in {args.save_plan}", file=sys.stderr)
+    if args.output:
+        _write_csv(c.frame, args.output, args)
+        print(f"wrote {len(c.frame):,} rows to {args.output}", file=sys.stderr)
+    else:
+        print(_compare_summary(c, args.top))
+    return 0
+
+
+COMMANDS = {"scan": _cmd_scan, "explain": _cmd_explain, "plan": _cmd_plan, "report": _cmd_report,
+            "compare": _cmd_compare}
+
+
+def _prog() -> str:
+    """How the command was called: ``divergence`` (the console command) or ``python -m divergence``."""
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return "python -m divergence" if name in ("__main__.py", "-c", "-m", "") else name
+
+
+def console() -> None:
+    """The ``divergence`` console command (and ``python -m divergence``)."""
+    sys.exit(main(prog=_prog()))
+
+
+class _Stopped(BaseException):
+    """A termination signal (SIGTERM, SIGHUP) raised where the command was: the file being written
+    is removed on the way out (a BaseException, so no ``except Exception`` swallows it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_stopped(signum, frame) -> None:
+    raise _Stopped(signum)
+
+
+def _catch_signals() -> dict:
+    """SIGTERM and SIGHUP raise :class:`_Stopped` (SIGINT raises KeyboardInterrupt already), so a
+    command stopped by ``timeout``, a CI cancellation or ``docker stop`` cleans up and says so;
+    returns the handlers it replaced. Only the main thread can set them (elsewhere: nothing)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    old = {}
+    for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if sig is not None:
+            old[sig] = signal.signal(sig, _raise_stopped)
+    return old
+
+
+def _one_line(text: str) -> str:
+    """A message on one line (a user's value may hold line breaks)."""
+    return " ".join(str(text).split("\n")).replace("\r", " ").strip()
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "divergence") -> int:
+    """Entry point; returns the exit status: 0, 1 (``report --fail-on-worse`` found a worse
+    slice), 2 (bad input, a file that cannot be written, out of memory: one line), 130 (SIGINT),
+    143 (SIGTERM) or 129 (SIGHUP); a stopped command leaves no half-written file."""
+    import signal
+
+    parser = build_parser(prog)
+    old = _catch_signals()
+    try:
+        args = parser.parse_args(argv)
+        if not args.command:
+            parser.print_help()
+            return 2
+        return COMMANDS[args.command](args)
+    except DivergenceInputError as exc:
+        print(f"divergence: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("divergence: error: out of memory: raise the support, limit items per slice (--max-length), choose "
+              "fewer attributes, or scan with --engine duckdb.", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a file that cannot be read or written: the reason, not a traceback
+        where = f" '{exc.filename}'" if getattr(exc, "filename", None) else ""
+        print(f"divergence: error: cannot use{where}: {_one_line(exc.strerror or exc)}.", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("divergence: interrupted (SIGINT); no partial file was left.", file=sys.stderr)
+        return 130
+    except _Stopped as exc:
+        name = signal.Signals(exc.signum).name
+        print(f"divergence: stopped ({name}); no partial file was left.", file=sys.stderr)
+        return 128 + exc.signum
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)

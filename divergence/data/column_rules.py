@@ -1,0 +1,453 @@
+"""Columns measured against the model: read the target better than it, another model's outputs, near copies.
+
+Three rules of the attribute screen (:mod:`divergence.data.columns`) that need the model's output, all
+measured on the values (never on names), on a sample of :data:`SAMPLE_ROWS` rows:
+
+- **after the outcome**: a column from which the target is read far better than from the model
+  (the best guess per value of the column alone, scored leave-one-out so that many rare values
+  gain nothing by chance, has at most :data:`READ_ERROR_SHARE` of the model's errors and of the
+  errors of always guessing the commonest class), or one of whose values (or its presence, or
+  its absence) marks a group of rows nearly all one class (at least :data:`MARK_PURITY`) where the
+  model predicts that class on fewer than half of them: ``event``, ``end``, ``r_days_from_arrest``,
+  ``is_violent_recid`` in the raw COMPAS file, recorded after the outcome.
+- **another model**: a column on the prediction's labels that agrees with it far beyond chance
+  (Cohen's kappa at least :data:`OTHER_LABELS_KAPPA`), or a numeric column that orders the rows like
+  the prediction (AUC at least :data:`OTHER_SCORE_AUC` against the predicted labels; rank correlation
+  :data:`OTHER_SCORE_RHO` with a score or a regressor's prediction); a column the prediction is a
+  threshold of is the model's own score.
+- **near copy**: a column that another attribute gives on at least :data:`COPY_AGREEMENT` of rows
+  and that gives it back as well (one kept, the first in the table).
+
+Where the line is, and why (docs/discretization.md, "Default attributes"): a genuine attribute a weak model
+ignores stays an attribute (its slices are findings) until it is sharper than anything measured
+on real attributes: it would have to halve both the model's errors and the commonest-class guess's
+errors on its own, or mark a group of rows 90% one class that the model gets wrong on most of them.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["model_rules", "near_copies", "Found", "READ_ERROR_SHARE", "MARK_PURITY", "MARK_ROWS",
+           "MARK_SHARE", "OTHER_LABELS_KAPPA", "RIVAL_KAPPA", "RIVAL_SHARE", "RIVAL_RHO", "scores_behind", "OTHER_SCORE_AUC", "OTHER_SCORE_RHO", "COPY_AGREEMENT", "COPY_ERROR_SHARE",
+           "SAMPLE_ROWS", "BINS"]
+
+#: alone, the column has at most this share of the model's errors and of the commonest-class guess's errors
+READ_ERROR_SHARE = 0.5
+#: a value marking rows of which at least this share are one class (and the other class at most half as
+#: common there as in the whole table) ...
+MARK_PURITY = 0.9
+#: ... on at least this many rows and this share of rows, where the model predicts that class on fewer than
+#: half of them
+MARK_ROWS = 30
+MARK_SHARE = 0.01
+#: labels agreeing with the prediction with at least this Cohen's kappa are another model's
+OTHER_LABELS_KAPPA = 0.6
+#: labels at least as good a guess of the target as the model's (Cohen's kappa with the target), agreeing
+#: with the prediction with at least this kappa, are another model's too
+RIVAL_KAPPA = 0.2
+#: "as good a guess": at least this share of the model's kappa with the target
+RIVAL_SHARE = 0.9
+#: a regressor's rival: values as close to the target as the prediction, rank correlation with it at least this
+RIVAL_RHO = 0.7
+#: a numeric column whose AUC against the predicted labels is at least this (or at most 1 minus it) ...
+OTHER_SCORE_AUC = 0.95
+#: ... or whose rank correlation with the score (or a regressor's prediction) is at least this in size
+OTHER_SCORE_RHO = 0.9
+#: two columns each giving the other on at least this share of rows (leave-one-out) ...
+COPY_AGREEMENT = 0.95
+#: ... with at most this share of the errors of guessing the other's commonest value, are near copies
+COPY_ERROR_SHARE = 0.25
+#: rows measured (a seeded sample of larger tables)
+SAMPLE_ROWS = 20_000
+#: a numeric column with more distinct values than this is measured in BINS equal-count bins
+MANY_VALUES = 20
+BINS = 10
+
+
+@dataclass(frozen=True)
+class Found:
+    """A column left out by a rule: its kind (``after the outcome``, ``another model``, ``leakage``
+    or ``near copy``), the reason in one sentence, and what it is another model's output of
+    (``labels``/``score``) or a copy of."""
+
+    kind: str
+    reason: str
+    output: str = ""   # "labels" or "score" for another model's outputs
+    of: str = ""       # the column a near copy copies
+
+
+def _label_codes(s: pd.Series, index: dict) -> np.ndarray:
+    """The column's values as codes of the labels in ``index`` (by :func:`_label`), -1 where missing or
+    not a label."""
+    codes, uniques = pd.factorize(s, use_na_sentinel=True)
+    lookup = np.array([index.get(_label(u), -1) for u in uniques] + [-1], dtype=np.int64)
+    return lookup[codes]
+
+
+def _label(v: object) -> str:
+    try:
+        f = float(v)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return str(v).strip().lower()
+    return repr(f) if math.isfinite(f) else str(v)
+
+
+def _numeric(s: pd.Series) -> np.ndarray | None:
+    if pd.api.types.is_bool_dtype(s) or not pd.api.types.is_numeric_dtype(s):
+        return None
+    return s.to_numpy(dtype=float, na_value=np.nan)
+
+
+def groups(s: pd.Series) -> tuple[np.ndarray, int, np.ndarray]:
+    """The column as group codes (values; a numeric column with many values in BINS equal-count
+    bins), missing as its own code; and which codes are missing."""
+    x = _numeric(s)
+    if x is not None and len(pd.unique(x[~np.isnan(x)])) > MANY_VALUES:
+        ranks = pd.Series(x).rank(method="average", pct=True).to_numpy()
+        missing = np.isnan(ranks)
+        codes = np.where(missing, BINS, np.minimum((np.nan_to_num(ranks) * BINS).astype(np.int64), BINS - 1))
+        return codes.astype(np.int64), BINS + 1, missing
+    codes, uniques = pd.factorize(s, use_na_sentinel=True)
+    codes = codes.astype(np.int64)
+    k = len(uniques)
+    missing = codes < 0
+    if missing.any():
+        codes[missing] = k
+        k += 1
+    return codes, k, missing
+
+
+def loo_accuracy(codes: np.ndarray, k: int, y: np.ndarray, ky: int) -> float:
+    """Share of rows whose class is the commonest one among the other rows with their code (a tie, a
+    value seen once included, falls back to the commonest class overall): the best guess per value,
+    scored without the row it guesses, so that many rare values gain nothing by chance."""
+    table = np.bincount(codes * ky + y, minlength=k * ky).reshape(k, ky).astype(float)
+    overall = int(table.sum(axis=0).argmax())
+    order = np.argsort(-table, axis=1, kind="stable")
+    first = order[:, 0]
+    a = table[np.arange(k), first]
+    b = table[np.arange(k), order[:, 1]] if ky > 1 else np.zeros(k)
+    # a row of the commonest class, left out, leaves a - 1 against b; any other row leaves a against b - 1
+    tie_right = np.where(first == overall, a, 0.0)
+    right = np.where(a - 1 > b, a, np.where(a - 1 == b, tie_right, 0.0))
+    return float(right.sum() / len(codes))
+
+
+def _kappa(a: np.ndarray, b: np.ndarray, k: int) -> tuple[float, float]:
+    agree = float(np.mean(a == b))
+    pa = np.bincount(a, minlength=k) / len(a)
+    pb = np.bincount(b, minlength=k) / len(b)
+    chance = float(pa @ pb)
+    return agree, (agree - chance) / (1 - chance) if chance < 1 else 0.0
+
+
+def _auc(x: np.ndarray, labels: np.ndarray) -> float | None:
+    ok = ~np.isnan(x)
+    x, lab = x[ok], labels[ok]
+    n1 = int(lab.sum())
+    n0 = len(lab) - n1
+    if n1 == 0 or n0 == 0 or len(x) < MARK_ROWS:
+        return None
+    r = pd.Series(x).rank(method="average").to_numpy()
+    return float((r[lab == 1].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
+
+
+def _rho(x: np.ndarray, y: np.ndarray) -> float | None:
+    ok = ~np.isnan(x) & ~np.isnan(y)
+    if ok.sum() < MARK_ROWS or len(np.unique(x[ok])) < 3:
+        return None
+    r = pd.Series(x[ok]).rank().corr(pd.Series(y[ok]).rank())
+    return None if pd.isna(r) else float(r)
+
+
+def _pct(x: float) -> str:
+    return f"{x:.1%}"
+
+
+@dataclass
+class _Model:
+    """The target and the model's output on the rows measured."""
+
+    name: str              # "the prediction 'pred_gb'" / "the prediction ('decile_score' >= 8)"
+    target_name: str
+    y: np.ndarray          # target codes
+    ky: int
+    labels: list           # target values, in code order
+    p: np.ndarray | None   # predicted labels as target codes (classification)
+    p_raw: pd.Series | None  # the prediction's values (labels), for the label-set check
+    score: np.ndarray | None  # the score, or a regressor's prediction
+    score_name: str = ""
+    regression: bool = False
+    t: np.ndarray | None = None  # a regressor's target
+
+
+def _model(df: pd.DataFrame, target, prediction, score, threshold) -> _Model | None:
+    """The target and the model's output as the rules measure them, or None (no model, or labels
+    the target does not share)."""
+    if target is None or target not in df.columns:
+        return None
+    t = df[target]
+    ok = t.notna().to_numpy()
+    t_num = _numeric(t)
+    p_series = df[prediction] if prediction is not None and prediction in df.columns else None
+    s_num = _numeric(df[score]) if score is not None and score in df.columns else None
+    distinct_t = pd.unique(t[ok])
+    if t_num is not None and len(distinct_t) > 10:  # a regressor
+        pred = _numeric(p_series) if p_series is not None else None
+        if pred is None:
+            return None
+        return _Model(f"the prediction '{prediction}'", str(target), np.zeros(0, np.int64), 0, [], None, None,
+                      pred, f"the prediction '{prediction}'", regression=True, t=t_num)
+    if len(distinct_t) < 2 or len(distinct_t) > 10:
+        return None
+    labels = sorted(distinct_t.tolist(), key=_label)
+    index = {_label(v): i for i, v in enumerate(labels)}
+    y = _label_codes(t, index)
+    if p_series is not None:
+        p = _label_codes(p_series, index)
+        name = f"the prediction '{prediction}'"
+    elif s_num is not None and threshold is not None and len(labels) == 2:
+        with np.errstate(invalid="ignore"):
+            p = np.where(np.isnan(s_num), -1, (s_num >= float(threshold)).astype(np.int64))
+        p_series = pd.Series(np.where(p < 0, np.nan, p), index=df.index)
+        name = f"the prediction ('{score}' >= {float(threshold):g})"
+    else:
+        return None
+    return _Model(name, str(target), y, len(labels), labels, p, p_series, s_num,
+                  f"the score '{score}'" if s_num is not None else "")
+
+
+def _sample_index(n: int) -> np.ndarray | None:
+    if n <= SAMPLE_ROWS:
+        return None
+    return np.sort(np.random.default_rng(0).choice(n, SAMPLE_ROWS, replace=False))
+
+
+def model_rules(df: pd.DataFrame, candidates: list[str], *, target=None, prediction=None, score=None,
+                threshold=None) -> dict[str, Found]:
+    """The candidate columns another model's outputs, or read the target far better than the model
+    (see the module), each with its reason; measured on a seeded sample of large tables."""
+    idx = _sample_index(len(df))
+    sub = df if idx is None else df.iloc[idx]
+    m = _model(sub, target, prediction, score, threshold)
+    if m is None:
+        return {}
+    out: dict[str, Found] = {}
+    for col in candidates:
+        found = (_other_model(sub[col], m) or _after_outcome(sub[col], m)
+                 or _other_model(sub[col], m, late=True))
+        if found is not None:
+            out[col] = found
+    return out
+
+
+def _other_model(s: pd.Series, m: _Model, late: bool = False) -> Found | None:
+    x = _numeric(s)
+    if m.regression:
+        rho = _rho(x, m.score) if x is not None else None
+        if rho is not None and abs(rho) >= OTHER_SCORE_RHO:
+            return Found("another model", f"another model's predictions: orders the rows like {m.name} "
+                                          f"(rank correlation {rho:.2f})", output="prediction")
+        if late and rho is not None and rho >= RIVAL_RHO:  # on the target's scale, as close to it as the model
+            ok = ~np.isnan(x) & ~np.isnan(m.t) & ~np.isnan(m.score)
+            col_sse = float(np.sum((m.t[ok] - x[ok]) ** 2))
+            model_sse = float(np.sum((m.t[ok] - m.score[ok]) ** 2))
+            if col_sse <= model_sse:
+                return Found("another model", f"another model's predictions: as close to '{m.target_name}' as "
+                                              f"{m.name} ({col_sse / model_sse:.0%} of its squared error), ranking "
+                                              f"the rows like it (rank correlation {rho:.2f})", output="prediction")
+        return None
+    ok = (m.y >= 0) & (m.p >= 0)
+    # on the prediction's labels: agrees with it far beyond chance
+    present = s.notna().to_numpy()
+    distinct = pd.unique(s[present])
+    values = {_label(v) for v in distinct} if len(distinct) <= m.ky else set()
+    label_set = {_label(v) for v in m.labels}
+    if len(values) >= 2 and values <= label_set and present.mean() >= 0.5:
+        codes = _label_codes(s, {_label(v): i for i, v in enumerate(m.labels)})
+        both = ok & (codes >= 0)
+        if both.sum() >= MARK_ROWS:
+            agree, kappa = _kappa(codes[both], m.p[both], m.ky)
+            if kappa >= OTHER_LABELS_KAPPA:
+                return Found("another model", f"another model's labels: agrees with {m.name} on {_pct(agree)} "
+                                              f"of rows (Cohen's kappa {kappa:.2f})", output="labels")
+            if late:  # as good a guess of the target as the model, and agreeing with it beyond chance
+                acc, k_col = _kappa(codes[both], m.y[both], m.ky)
+                model_acc, k_model = _kappa(m.p[both], m.y[both], m.ky)
+                if kappa >= RIVAL_KAPPA and k_col >= RIVAL_SHARE * k_model:
+                    return Found("another model", f"another model's labels: right about '{m.target_name}' on "
+                                                  f"{_pct(acc)} of rows (the model: {_pct(model_acc)}), agreeing with "
+                                                  f"{m.name} on {_pct(agree)} (Cohen's kappa {kappa:.2f})",
+                                 output="labels")
+        return None
+    if late or x is None or len(np.unique(x[~np.isnan(x)])) <= MANY_VALUES // 4:
+        return None
+    if m.score is not None:
+        rho = _rho(x, m.score)
+        if rho is not None and abs(rho) >= OTHER_SCORE_RHO:
+            return Found("another model", f"another model's score: orders the rows like {m.score_name} "
+                                          f"(rank correlation {rho:.2f})", output="score")
+    if m.ky == 2:
+        auc = _auc(x[ok], m.p[ok].astype(float))
+        if auc is not None and max(auc, 1 - auc) >= OTHER_SCORE_AUC:
+            if max(auc, 1 - auc) == 1.0:
+                return Found("leakage", f"the model's own score: {m.name} is a threshold of it")
+            return Found("another model", f"another model's score: orders the rows like {m.name} "
+                                          f"(AUC {max(auc, 1 - auc):.3f})", output="score")
+    return None
+
+
+def scores_behind(df: pd.DataFrame, candidates: list[str], labels: list[str]) -> dict[str, Found]:
+    """Numeric candidates that another model's labels are a threshold of (its score)."""
+    idx = _sample_index(len(df))
+    sub = df if idx is None else df.iloc[idx]
+    out: dict[str, Found] = {}
+    for col in candidates:
+        x = _numeric(sub[col])
+        if x is None or len(np.unique(x[~np.isnan(x)])) <= MANY_VALUES // 4:
+            continue
+        for lab in labels:
+            codes, k, missing = groups(sub[lab])
+            if k - int(missing.any()) != 2:
+                continue
+            ok = ~missing
+            auc = _auc(x[ok], codes[ok].astype(float))
+            if auc is not None and max(auc, 1 - auc) == 1.0:
+                out[col] = Found("another model", f"another model's score: the labels of '{lab}' are a threshold "
+                                                  "of it", output="score")
+                break
+    return out
+
+
+def _after_outcome(s: pd.Series, m: _Model) -> Found | None:
+    if m.regression:
+        return _reads_numeric_target(s, m)
+    ok = (m.y >= 0) & (m.p >= 0)
+    y, p = m.y[ok], m.p[ok]
+    n = len(y)
+    if n < MARK_ROWS:
+        return None
+    codes, k, missing = groups(s[ok])
+    model_acc = float(np.mean(y == p))
+    class_share = np.bincount(y, minlength=m.ky) / n
+    base_acc = float(class_share.max())
+    acc = loo_accuracy(codes, k, y, m.ky)
+    err, model_err, base_err = 1 - acc, 1 - model_acc, 1 - base_acc
+    if err <= READ_ERROR_SHARE * model_err and err <= READ_ERROR_SHARE * base_err:
+        return Found("after the outcome", f"the target '{m.target_name}' is read from it alone on {_pct(acc)} of "
+                                          f"rows, from the model on {_pct(model_acc)} (recorded after the outcome?)")
+    # a value, the column's presence or its absence marking rows nearly all one class the model misses
+    marks = [(codes == c, None) for c in range(k)]
+    if missing.any() and (~missing).sum() > 0:
+        marks.append((~missing, "present"))
+    best = None
+    for rows, what in marks:
+        size = int(rows.sum())
+        if size < max(MARK_ROWS, MARK_SHARE * n) or size == n:
+            continue
+        counts = np.bincount(y[rows], minlength=m.ky)
+        c = int(counts.argmax())
+        purity = counts[c] / size
+        if purity < MARK_PURITY or 1 - purity > 0.5 * (1 - class_share[c]):
+            continue
+        predicted = float(np.mean(p[rows] == c))
+        if predicted >= 0.5:
+            continue
+        gain = size * (purity - predicted)
+        if best is None or gain > best[0]:
+            label = what or _value_label(s[ok], codes, int(codes[rows][0]))
+            best = (gain, label, size, purity, c, predicted)
+    if best is None:
+        return None
+    _, label, size, purity, c, predicted = best
+    where = "where it is present" if label == "present" else f"where it is {label}"
+    return Found("after the outcome", f"{where} ({size:,} rows), {_pct(purity)} of rows are "
+                                      f"'{m.target_name}'={m.labels[c]!r}, and the model predicts that on "
+                                      f"{_pct(predicted)} of them (recorded after the outcome?)")
+
+
+def _value_label(s: pd.Series, codes: np.ndarray, code: int) -> str:
+    """How a group code reads: the value, missing, or a numeric bin's range."""
+    vals = s[codes == code]
+    if vals.isna().all():
+        return "missing"
+    x = _numeric(s)
+    if x is not None and len(pd.unique(x[~np.isnan(x)])) > MANY_VALUES:
+        v = x[codes == code]
+        return f"between {np.nanmin(v):g} and {np.nanmax(v):g}"
+    return repr(vals.iloc[0].item() if isinstance(vals.iloc[0], np.generic) else vals.iloc[0])
+
+
+def _reads_numeric_target(s: pd.Series, m: _Model) -> Found | None:
+    """A regressor's target read from the column alone (group means, leave-one-out) with at most
+    READ_ERROR_SHARE of the model's squared error and of the variance."""
+    ok = ~np.isnan(m.t) & ~np.isnan(m.score)
+    t, pred = m.t[ok], m.score[ok]
+    if len(t) < MARK_ROWS:
+        return None
+    codes, k, _ = groups(s[ok])
+    n = np.bincount(codes, minlength=k).astype(float)
+    total = np.bincount(codes, weights=t, minlength=k)
+    squares = np.bincount(codes, weights=t * t, minlength=k)
+    within = squares - np.divide(total * total, n, out=np.zeros(k), where=n > 0)
+    loo = np.where(n > 1, (n / np.maximum(n - 1, 1)) ** 2 * within, 0.0)
+    single = n == 1  # a value seen once is guessed by the mean of the other rows
+    loo_single = ((t - (t.sum() - t) / max(len(t) - 1, 1)) ** 2)[single[codes]].sum()
+    col_sse = float(loo.sum() + loo_single)
+    model_sse = float(np.sum((t - pred) ** 2))
+    var_sse = float(np.sum((t - t.mean()) ** 2))
+    if var_sse > 0 and col_sse <= READ_ERROR_SHARE * model_sse and col_sse <= READ_ERROR_SHARE * var_sse:
+        return Found("after the outcome", f"the target '{m.target_name}' is read from it alone with "
+                                          f"{col_sse / model_sse:.0%} of the model's squared error and "
+                                          f"{col_sse / var_sse:.0%} of its variance (recorded after the outcome?)")
+    return None
+
+
+def near_copies(df: pd.DataFrame, columns: list[str]) -> dict[str, Found]:
+    """Columns another (earlier) column gives on at least COPY_AGREEMENT of rows and that give it back
+    as well, each left out as a near copy of the first such column kept."""
+    idx = _sample_index(len(df))
+    sub = df if idx is None else df.iloc[idx]
+    n = len(sub)
+    if n < MARK_ROWS:
+        return {}
+    coded = {c: groups(sub[c])[:2] for c in columns}
+    text = {c: sub[c].astype("string").fillna("\u0001").to_numpy() for c in columns}
+    values = {c: _numeric(sub[c]) for c in columns}
+    kept: list[str] = []
+    out: dict[str, Found] = {}
+    for col in columns:
+        cx, kx = coded[col]
+        hit, what = None, ""
+        for other in kept:
+            co, ko = coded[other]
+            base = max(np.bincount(cx, minlength=kx).max(), np.bincount(co, minlength=ko).max()) / n
+            x, y = values[col], values[other]
+            same = (float(np.mean((x == y) | (np.isnan(x) & np.isnan(y)))) if x is not None and y is not None
+                    else float(np.mean(text[col] == text[other])))
+            if same == 1.0:
+                hit, what = other, f"a copy of attribute '{other}'"
+            elif same >= COPY_AGREEMENT and 1 - same <= COPY_ERROR_SHARE * (1 - base):
+                hit, what = other, f"a near copy of attribute '{other}': the same value on {_pct(same)} of rows"
+            elif _gives(co, ko, cx, kx) and _gives(cx, kx, co, ko):
+                a = min(loo_accuracy(co, ko, cx, kx), loo_accuracy(cx, kx, co, ko))
+                hit, what = other, f"a near copy of attribute '{other}': each gives the other on {_pct(a)} of rows"
+            if hit is not None:
+                break
+        if hit is None:
+            kept.append(col)
+        else:
+            out[col] = Found("near copy", what, of=hit)
+    return out
+
+
+def _gives(cx: np.ndarray, kx: int, cy: np.ndarray, ky: int) -> bool:
+    """x gives y: the commonest y per x value (leave-one-out) is right on COPY_AGREEMENT of rows, with at
+    most COPY_ERROR_SHARE of the errors of guessing y's commonest value."""
+    acc = loo_accuracy(cx, kx, cy, ky)
+    base = float(np.bincount(cy, minlength=ky).max() / len(cy))
+    return acc >= COPY_AGREEMENT and 1 - acc <= COPY_ERROR_SHARE * (1 - base)

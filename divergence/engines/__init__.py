@@ -1,0 +1,7 @@
+"""The heavy step where the data lives: the SQL text (``sql``), the shared back end handing the
+compressed table to the in-memory miner (``engine_scan``), DuckDB (``duckdb_engine``:
+``scan_duckdb``) and Spark (``spark_engine``: ``scan_spark``).
+
+May import: data, prepare, mining, stats, table, scan, settings, outcome_rules, errors,
+vocabulary.
+"""

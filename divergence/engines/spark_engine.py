@@ -1,0 +1,179 @@
+"""scan_spark(): the heavy step in Spark, for data on a cluster.
+
+Spark bins the attributes, computes the outcomes and groups identical discretized rows with
+their tallies (the SQL of :mod:`divergence.engines.sql`); only the grouped rows reach the driver,
+where the in-memory miner takes over. pyspark is optional: ``pip install -r
+requirements-spark.txt`` (it needs Java 17 or later).
+
+Quantile bins: Spark's ``percentile_approx`` by default (approximate, said in the result's
+notes), or ``quantiles="exact"`` (exact order statistics by ``percentile_disc``, then numpy's
+interpolation: the pandas edges, at the cost of a count per distinct value).
+"""
+from __future__ import annotations
+
+import itertools
+import os
+from typing import TYPE_CHECKING, Iterator, Sequence
+
+from .engine_scan import engine_settings, scan_engine
+from ..settings import Settings
+from ..errors import DivergenceInputError
+from .sql import SPARK, Column, kind_of
+from ..table import SliceTable
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["scan_spark", "read_spark", "spark_session", "SPARK_ACCURACY"]
+
+#: accuracy of percentile_approx (relative rank error 1 / accuracy)
+SPARK_ACCURACY = 10_000
+_views = itertools.count()
+
+
+def _pyspark():
+    try:
+        import pyspark  # noqa: F401
+        from pyspark.sql import DataFrame, SparkSession
+    except ImportError:
+        raise DivergenceInputError(
+            "The Spark engine needs pyspark: pip install -r requirements-spark.txt (and Java 17 or later)."
+        ) from None
+    return DataFrame, SparkSession
+
+
+def spark_session(master: str = "local[*]", *, app_name: str = "divergence", config: dict | None = None):
+    """A Spark session for a scan: the running one if any, else a new one on ``master``
+    (``local[*]``: this machine's cores), UI off and bound to 127.0.0.1 when local."""
+    _, SparkSession = _pyspark()
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    builder = SparkSession.builder.master(master).appName(app_name)
+    settings = {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
+                "spark.sql.shuffle.partitions": str(max(2, 2 * (os.cpu_count() or 1)))}
+    if master.startswith("local"):
+        settings.update({"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"})
+    settings.update(config or {})
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    try:
+        session = builder.getOrCreate()
+    except Exception as exc:  # Java missing or unusable: say so in one line
+        raise DivergenceInputError(f"Could not start Spark on {master!r}: {str(exc).strip().splitlines()[0]}") from None
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+class SparkBackend:
+    """Runs the scan's SQL as Spark SQL on a temporary view."""
+
+    name = "spark"
+    dialect = SPARK
+
+    def __init__(self, spark, view: str, columns: list[Column], label: str):
+        self.spark = spark
+        self.source = SPARK.ident(view)
+        self.columns = columns
+        self.label = label
+
+    def _df(self, sql: str):
+        return self.spark.sql(sql)
+
+    def fetch(self, sql: str) -> pa.Table:
+        return _guard(lambda: self._df(sql).toArrow(), self.label)
+
+    def stream(self, sql: str) -> Iterator[pa.RecordBatch]:
+        # the grouped rows are few (that is the point): collect them as Arrow batches
+        table = self.fetch(sql)
+        yield from table.to_batches()
+
+    def order_statistics(self, number_sql: str, levels: Sequence[float]) -> list[float]:
+        parts = ", ".join(f"percentile_disc({SPARK.double(x)}) WITHIN GROUP (ORDER BY {number_sql})" for x in levels)
+        row = self.fetch(f"SELECT {parts} FROM {self.source}").to_pylist()[0]
+        return [float(v) for v in row.values()]
+
+    def approx_quantiles(self, number_sql: str, levels: Sequence[float]) -> list[float]:
+        listed = ", ".join(SPARK.double(x) for x in levels)
+        row = self.fetch(f"SELECT percentile_approx({number_sql}, array({listed}), {SPARK_ACCURACY}) AS q "
+                         f"FROM {self.source}").column(0)[0].as_py()
+        return [float(v) for v in row]
+
+    def exact_quantiles_affordable(self, n_values: int) -> bool:
+        return False  # Spark: approximate unless asked (quantiles="exact")
+
+
+def _guard(run, label: str):
+    try:
+        return run()
+    except Exception as exc:
+        name = type(exc).__name__
+        if name in ("AnalysisException", "IllegalArgumentException", "SparkRuntimeException",
+                    "NumberFormatException", "ArithmeticException") or "FileNotFound" in str(exc)[:500]:
+            raise DivergenceInputError(f"Spark could not read {label}: {str(exc).strip().splitlines()[0]}") from None
+        raise
+
+
+def read_spark(source: str, *, master: str = "local[*]", spark=None):
+    """A Spark DataFrame of a CSV or Parquet file, folder or glob (the files DuckDB would
+    read), or of a table or view in the session's catalog when no such file exists."""
+    from .duckdb_engine import resolve_files
+
+    session = spark or spark_session(master)
+    text = os.fspath(source)
+    if not (os.path.exists(text) or any(ch in text for ch in "*?[")):
+        try:
+            return session.table(text)
+        except Exception:
+            raise DivergenceInputError(f"File, folder or table '{text}' does not exist.") from None
+    files, fmt = resolve_files(text)
+    if fmt == "parquet":
+        return _guard(lambda: session.read.parquet(*files), f"'{text}'")
+    return _guard(lambda: session.read.csv(files, header=True, inferSchema=True), f"'{text}'")
+
+
+def scan_spark(data, settings: Settings | None = None, *, spark=None, master: str = "local[*]",
+               **kwargs) -> SliceTable:
+    """Every slice with support >= ``min_support``, binned, measured and compressed by Spark.
+
+    Parameters
+    ----------
+    data : a Spark DataFrame, or the name of a table or view in the session's catalog.
+    spark : the Spark session (default: the active one, else a new one on ``master``).
+    master : where a new session runs (``local[*]``: this machine; a cluster URL otherwise).
+    settings, **kwargs : the settings and keyword arguments of :func:`divergence.scan` (roles, ``attributes``,
+        ``bins``, ``quantile_bins``, ``binning``, ``min_support``, ``max_length``, the
+        statistics' options; not ``holdout``), plus ``quantiles``: ``"auto"`` or
+        ``"approx"`` (Spark's ``percentile_approx``, relative rank error 1e-4, said in the
+        notes) or ``"exact"`` (the pandas edges exactly).
+
+    The result holds no rows: bootstrap intervals and median baselines (``abs_error``) are
+    not computed, ``table.assessment["intervals"]`` is ``"analytic"`` and the notes say so.
+    """
+    settings, run = engine_settings(settings, dict(kwargs))
+    DataFrame, _ = _pyspark()
+    if isinstance(data, str):
+        session = spark or spark_session(master)
+        try:
+            frame = session.table(data)
+        except Exception as exc:
+            raise DivergenceInputError(f"Spark has no table or view '{data}': {str(exc).strip().splitlines()[0]}") from None
+        label = f"table '{data}'"
+    elif isinstance(data, DataFrame):
+        frame = data
+        session = spark or frame.sparkSession
+        label = "the Spark DataFrame"
+    else:
+        raise DivergenceInputError(f"Expected a Spark DataFrame or a table name; got {type(data).__name__}.")
+    columns = [Column(f.name, kind_of(f.dataType.simpleString()), f.dataType.simpleString())
+               for f in frame.schema.fields]
+    names = [c.name for c in columns]
+    dups = sorted({n for n in names if names.count(n) > 1})
+    if dups:
+        raise DivergenceInputError(f"Column name '{dups[0]}' appears more than once.")
+    view = f"divergence_scan_{os.getpid()}_{next(_views)}"
+    frame.createOrReplaceTempView(view)
+    try:
+        return scan_engine(SparkBackend(session, view, columns, label), settings, **run)
+    finally:
+        session.catalog.dropTempView(view)

@@ -1,0 +1,9 @@
+"""The compiled-kernel framework: ``@kernel`` and its argument types (``compiled``), the
+ahead-of-time build of every kernel into one extension module (``_aot``: ``python -m
+divergence.kernels._aot --host``), and that build with its stamp (``_kernels*.so``,
+``_kernels.json``, made by ``make``). The kernels themselves live with their jobs
+(``prepare.tallies``, ``prepare.compression``, ``mining.mining_kernel``, ``mining.lattice``,
+``stats.fisher``).
+
+May import: nothing.
+"""

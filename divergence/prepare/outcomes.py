@@ -1,0 +1,416 @@
+"""Outcomes: one float per row for each metric, NaN where the metric is undefined.
+
+A slice's outcome is the mean of the defined outcomes of its rows, so a rate like
+the false-positive rate is the mean of an outcome that is 1 for a false positive,
+0 for a true negative and undefined elsewhere.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..errors import DivergenceInputError
+from ..outcome_rules import CLASSIFICATION, REGRESSION, GammaKind, canonical_metric, parse_gamma
+
+from ..settings import Roles, section
+
+__all__ = ["Outcome", "CLASSIFICATION_METRICS", "REGRESSION_METRICS", "classification_outcomes",
+           "regression_outcomes", "ranking_outcome", "column_outcome", "parse_gamma", "match_label",
+           "BASELINE_KIND", "CLASSIFICATION_RULES", "DESCRIPTIONS", "build_outcomes", "measures", "Measure", "check_names", "canonical_metric",
+           "numeric_column", "positive_labels", "positive_mask", "regression_error", "show_value"]
+
+def _mask(condition: str, y: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """Rows meeting a condition of :mod:`divergence.outcome_rules` (y, p: boolean arrays)."""
+    if condition == "all":
+        return np.ones_like(y)
+    if condition == "y == p":
+        return y == p
+    if condition == "y != p":
+        return y != p
+    negated = condition.startswith("not ")
+    value = y if condition.removeprefix("not ") == "y" else p
+    return ~value if negated else value
+
+
+def _rule(defined: str, one: str):
+    return (lambda y, p: _mask(defined, y, p)), (lambda y, p: _mask(one, y, p))
+
+
+#: name -> (rows where defined, in words; those rows as a function of (y = true class is
+#: positive, p = predicted positive); the rows where the outcome is 1): built from
+#: :data:`divergence.outcome_rules.CLASSIFICATION`, the rules the SQL engines also read.
+CLASSIFICATION_RULES = {name: (r.rows, *_rule(r.defined, r.one)) for name, r in CLASSIFICATION.items()}
+
+
+def regression_error(metric: str, diff: np.ndarray) -> np.ndarray:
+    """A regression error of :data:`divergence.outcome_rules.REGRESSION` from the residuals."""
+    kind = REGRESSION[metric]
+    if kind == "abs":
+        return np.abs(diff)
+    if kind == "square":
+        return diff ** 2
+    return diff
+
+
+#: Metric names for a binary classifier (``brier`` needs a score in [0, 1]).
+CLASSIFICATION_METRICS: tuple[str, ...] = tuple(CLASSIFICATION_RULES) + ("brier",)
+#: Metric names for a regressor.
+REGRESSION_METRICS: tuple[str, ...] = tuple(REGRESSION)
+
+DESCRIPTIONS = {
+    "fpr": "false-positive rate", "fnr": "false-negative rate", "tpr": "true-positive rate",
+    "tnr": "true-negative rate", "error": "error rate", "accuracy": "accuracy",
+    "precision": "precision", "fdr": "false-discovery rate", "npv": "negative predictive value",
+    "for": "false-omission rate", "positive_rate": "positive prediction rate",
+    "base_rate": "share of positives", "brier": "Brier score",
+    "abs_error": "absolute error", "squared_error": "squared error", "signed_error": "signed error",
+}
+
+#: Error metrics whose slice baseline is the best constant prediction inside the slice.
+BASELINE_KIND = {"error": "majority", "brier": "base_rate", "abs_error": "median",
+                 "squared_error": "mean"}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One metric: its name (the column prefix in results) and its per-row values."""
+
+    name: str
+    values: np.ndarray
+    description: str = ""
+    #: True when every defined value is 0 or 1 (a rate: exact tests, Wilson intervals)
+    binary: bool = False
+    #: an error metric with a slice baseline: 'mean', 'median', 'majority', 'base_rate'
+    baseline: str | None = None
+    #: for error metrics, the per-row target the baseline predicts (numeric or 0/1)
+    target: np.ndarray | None = None
+    #: the model's per-row prediction behind an error metric (score for Brier)
+    prediction: np.ndarray | None = None
+
+    @property
+    def defined(self) -> int:
+        return int(np.count_nonzero(~np.isnan(self.values)))
+
+
+def _check_column(df: pd.DataFrame, col: str | None, role: str) -> pd.Series:
+    if col is None:
+        raise DivergenceInputError(f"A {role} column is needed for this metric; none was given.")
+    if col not in df.columns:
+        raise DivergenceInputError(f"{role.capitalize()} column '{col}' is not in the data.")
+    return df[col]
+
+
+def _as_number(value: object) -> float | None:
+    if isinstance(value, (bool, np.bool_)):
+        return float(value)
+    try:
+        x = float(str(value).strip()) if not isinstance(value, (int, float, np.number)) else float(value)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def show_value(value: object) -> str:
+    """A value as a person reads it: 1, 'yes' (not np.int64(1))."""
+    if isinstance(value, (np.generic,)):
+        value = value.item()
+    return repr(value)
+
+
+def match_label(value: object, wanted: object) -> bool:
+    """Whether a column value is the wanted label, read as text or as a number (1 == "1")."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return False
+    if value == wanted:
+        return True
+    a, b = _as_number(value), _as_number(wanted)
+    if a is not None and b is not None:
+        return a == b
+    ta, tb = str(value).strip(), str(wanted).strip()
+    if isinstance(value, (bool, np.bool_)) or isinstance(wanted, (bool, np.bool_)):
+        return ta.lower() == tb.lower()
+    return ta == tb
+
+
+def positive_labels(values: list, positive: object, col: str, role: str, complete: bool = True) -> list:
+    """The values of a binary label column that are the positive label; an error naming the
+    column when it has more than two values (``values``: its distinct values, or the first
+    six of them when not ``complete``) or, for the target, when none is the positive label."""
+    if len(values) > 2:
+        shown = ", ".join(show_value(v) for v in values[:5])
+        more = ", …" if len(values) > 5 else ""
+        count = f"{len(values)}" if complete or len(values) <= 5 else "more than 5"
+        raise DivergenceInputError(
+            f"{role.capitalize()} column '{col}' is not binary: it has {count} distinct values ({shown}{more})."
+        )
+    hits = [v for v in values if match_label(v, positive)]
+    if role == "target" and not hits:
+        shown = ", ".join(show_value(v) for v in values)
+        raise DivergenceInputError(
+            f"Positive label {positive!r} is not a value of target column '{col}' (values: {shown})."
+        )
+    return hits
+
+
+def positive_mask(series: pd.Series, positive: object, col: str, role: str) -> np.ndarray:
+    """Rows whose value is the positive label; NaN where the value is missing."""
+    hits = positive_labels(list(pd.unique(series.dropna())), positive, col, role)
+    out = np.where(series.isin(hits).to_numpy(), 1.0, 0.0)
+    out[series.isna().to_numpy()] = np.nan
+    return out
+
+
+def numeric_column(series: pd.Series, col: str, role: str) -> np.ndarray:
+    if pd.api.types.is_bool_dtype(series):
+        return series.astype(float).to_numpy()
+    if not pd.api.types.is_numeric_dtype(series):
+        converted = pd.to_numeric(series, errors="coerce")
+        bad = series.notna() & converted.isna()
+        if bad.any():
+            raise DivergenceInputError(
+                f"{role.capitalize()} column '{col}' must be numeric; it holds "
+                f"{series[bad].iloc[0]!r} (row {series.index[bad.to_numpy()][0]})."
+            )
+        series = converted
+    values = series.to_numpy(dtype=float, na_value=np.nan)
+    if np.isinf(values).any():
+        raise DivergenceInputError(f"{role.capitalize()} column '{col}' holds an infinite value.")
+    return values
+
+
+def _finish(name: str, values: np.ndarray, description: str, **kw) -> Outcome:
+    defined = values[~np.isnan(values)]
+    if defined.size == 0:
+        raise DivergenceInputError(
+            f"Outcome '{name}' ({description}) is undefined on every row: no row qualifies "
+            "(for a rate, check the positive label and that both classes occur)."
+        )
+    binary = bool(np.all((defined == 0) | (defined == 1)))
+    return Outcome(name=name, values=values, description=description, binary=binary, **kw)
+
+
+def classification_outcomes(
+    df: pd.DataFrame,
+    *,
+    target: str,
+    positive: object,
+    prediction: str | None = None,
+    score: str | None = None,
+    threshold: float = 0.5,
+    metrics: Sequence[str] = ("fpr", "fnr"),
+) -> list[Outcome]:
+    """Outcomes of a binary classifier, predictions given as labels or as a score and threshold.
+
+    A row whose target or prediction is missing has every classification outcome undefined.
+    """
+    y_series = _check_column(df, target, "target")
+    if positive is None:
+        raise DivergenceInputError(f"Name the positive label of target column '{target}'.")
+    y = positive_mask(y_series, positive, target, "target")
+    if prediction is not None:
+        p_series = _check_column(df, prediction, "prediction")
+        p = positive_mask(p_series, positive, prediction, "prediction")
+        target_values = {str(v) for v in pd.unique(y_series.dropna())}
+        stray = [v for v in pd.unique(p_series.dropna())
+                 if not any(match_label(v, t) for t in pd.unique(y_series.dropna()))]
+        if stray and len(target_values) == 2:
+            raise DivergenceInputError(
+                f"Prediction column '{prediction}' holds {show_value(stray[0])}, which is not a value of "
+                f"target column '{target}' ({', '.join(sorted(target_values))})."
+            )
+        s = None
+    elif score is not None:
+        s = numeric_column(_check_column(df, score, "score"), score, "score")
+        p = np.where(np.isnan(s), np.nan, (s >= float(threshold)).astype(float))
+    else:
+        raise DivergenceInputError("Give a prediction column (labels) or a score column and a threshold.")
+    undefined = np.isnan(y) | np.isnan(p)
+    yb = np.nan_to_num(y).astype(bool)
+    pb = np.nan_to_num(p).astype(bool)
+    out = []
+    for metric in metrics:
+        m = canonical_metric(metric)
+        if m == "brier":
+            if s is None:
+                raise DivergenceInputError("Metric 'brier' needs a score column (a probability in [0, 1]).")
+            finite = s[~np.isnan(s)]
+            if finite.size and (finite.min() < 0 or finite.max() > 1):
+                raise DivergenceInputError(
+                    f"Metric 'brier' needs scores in [0, 1]; score column '{score}' ranges "
+                    f"{finite.min():g} to {finite.max():g}."
+                )
+            values = np.where(undefined | np.isnan(s), np.nan, (np.nan_to_num(s) - yb) ** 2)
+            out.append(_finish("brier", values, DESCRIPTIONS["brier"], baseline="base_rate",
+                               target=np.where(np.isnan(y), np.nan, yb.astype(float)), prediction=s))
+            continue
+        if m not in CLASSIFICATION_RULES:
+            raise DivergenceInputError(
+                f"Unknown classification metric {metric!r}; choose from {', '.join(CLASSIFICATION_METRICS)}."
+            )
+        _, defined_fn, one_fn = CLASSIFICATION_RULES[m]
+        defined = defined_fn(yb, pb) & ~undefined
+        values = np.where(defined, one_fn(yb, pb).astype(float), np.nan)
+        extra = {}
+        if m == "error":
+            extra = dict(baseline="majority", target=np.where(undefined, np.nan, yb.astype(float)),
+                         prediction=np.where(undefined, np.nan, pb.astype(float)))
+        out.append(_finish(m, values, DESCRIPTIONS[m], **extra))
+    return out
+
+
+def regression_outcomes(
+    df: pd.DataFrame,
+    *,
+    target: str,
+    prediction: str,
+    metrics: Sequence[str] = ("abs_error",),
+) -> list[Outcome]:
+    """Errors of a regressor: absolute, squared, or signed (prediction minus target)."""
+    y = numeric_column(_check_column(df, target, "target"), target, "target")
+    p = numeric_column(_check_column(df, prediction, "prediction"), prediction, "prediction")
+    diff = p - y
+    out = []
+    for metric in metrics:
+        m = canonical_metric(metric)
+        if m not in REGRESSION:
+            raise DivergenceInputError(
+                f"Unknown regression metric {metric!r}; choose from {', '.join(REGRESSION_METRICS)}."
+            )
+        values = regression_error(m, diff)
+        out.append(_finish(m, values, DESCRIPTIONS[m], baseline=BASELINE_KIND.get(m),
+                           target=y, prediction=p))
+    return out
+
+
+def ranking_outcome(
+    df: pd.DataFrame,
+    *,
+    rank: str | None = None,
+    rank_by: str | None = None,
+    ascending: bool = False,
+    gamma: str = "dcg",
+) -> Outcome:
+    """The rank-value ``gamma(rank)`` of each row, rank 1 the best.
+
+    From a rank column, or from a score (``rank_by``; higher is better unless
+    ``ascending``), tied scores sharing their average rank. Rows without a score are
+    left out of the ranking and their outcome is undefined.
+    """
+    kind, a = parse_gamma(gamma)
+    if (rank is None) == (rank_by is None):
+        raise DivergenceInputError("Give exactly one of a rank column or a score to rank by.")
+    if rank is not None:
+        ranks = numeric_column(_check_column(df, rank, "rank"), rank, "rank")
+        if np.nanmin(ranks) < 1 if np.any(~np.isnan(ranks)) else False:
+            raise DivergenceInputError(f"Rank column '{rank}' must hold ranks of 1 or more (1 = best).")
+    else:
+        s = numeric_column(_check_column(df, rank_by, "rank-by"), rank_by, "rank-by")
+        ranks = np.full(len(s), np.nan)
+        ok = ~np.isnan(s)
+        ranks[ok] = pd.Series(s[ok] if ascending else -s[ok]).rank(method="average").to_numpy()
+    if kind == "topk":
+        values = np.where(np.isnan(ranks), np.nan, (ranks <= a).astype(float))
+        desc = f"in the top {int(a)}"
+    elif kind == "power":
+        values = ranks ** (-a)
+        desc = f"rank^-{a:g}"
+    else:
+        values = 1.0 / np.log2(1.0 + ranks)
+        desc = "DCG gain 1/log2(1+rank)"
+    return _finish("gamma", values, desc)
+
+
+def column_outcome(df: pd.DataFrame, column: str) -> Outcome:
+    """A numeric column used as it is (booleans as 0/1); missing values are undefined."""
+    values = numeric_column(_check_column(df, column, "outcome"), column, "outcome")
+    return _finish(column, values, f"mean of {column}")
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One thing the roles ask a scan to measure: ``kind`` "outcome" (``column`` as it is),
+    "ranking", "regression" or "classification" (``metrics``)."""
+
+    kind: str
+    column: str | None = None
+    metrics: tuple[str, ...] = ()
+
+
+def measures(roles: Roles) -> list[Measure]:
+    """What the roles ask to measure, checked: the one rule the pandas scan
+    (:func:`build_outcomes`) and the SQL engines (``engine_scan.plan_outcomes``) both follow."""
+    metrics = [canonical_metric(m) for m in roles.metrics]
+    if roles.query is not None:  # ranking quality per query (divergence.prepare.queries)
+        from .queries import DEFAULT_QUERY_METRICS, canonical
+
+        if roles.relevance is None:
+            raise DivergenceInputError("A query-level ranking needs a relevance column (graded, 0 = not relevant).")
+        if roles.rank is None and roles.rank_by is None:
+            raise DivergenceInputError("A query-level ranking needs a rank column or a score to rank by.")
+        return [Measure("query", metrics=tuple(canonical(m) for m in (metrics or DEFAULT_QUERY_METRICS)))]
+    out = [Measure("outcome", column=col) for col in (roles.outcome or ())]
+    if roles.rank is not None or roles.rank_by is not None:
+        out.append(Measure("ranking"))
+    if roles.target is not None or roles.prediction is not None or metrics:
+        reg = [m for m in metrics if m in REGRESSION_METRICS]
+        cls = [m for m in metrics if m not in REGRESSION_METRICS]
+        if roles.regression or (reg and not cls):
+            if cls:
+                raise DivergenceInputError(
+                    f"Metric {cls[0]!r} is not a regression metric; choose from {', '.join(REGRESSION_METRICS)}."
+                )
+            if roles.target is None or roles.prediction is None:
+                raise DivergenceInputError("Regression metrics need a target and a prediction column.")
+            out.append(Measure("regression", metrics=tuple(reg or ["abs_error"])))
+        else:
+            if reg:
+                raise DivergenceInputError(
+                    f"Metric {reg[0]!r} is a regression metric; mixing it with classification "
+                    f"metrics ({', '.join(cls)}) needs two scans."
+                )
+            if roles.target is None:
+                raise DivergenceInputError("Classification metrics need a target column.")
+            out.append(Measure("classification", metrics=tuple(cls or ["fpr", "fnr"])))
+    if not out:
+        raise DivergenceInputError(
+            "Nothing to measure: give a target and a prediction (classification or regression), "
+            "an outcome column, or a rank or score to rank by."
+        )
+    return out
+
+
+def check_names(names: Sequence[str]) -> None:
+    """Each metric once."""
+    dup = {n for n in names if list(names).count(n) > 1}
+    if dup:
+        raise DivergenceInputError(f"Metric {sorted(dup)[0]!r} is asked for twice.")
+
+
+def build_outcomes(df: pd.DataFrame, roles: Roles | None = None, **keywords: Any) -> list[Outcome]:
+    """The outcomes a scan measures, from the column roles (a :class:`~divergence.settings.Roles`,
+    its fields as keywords, or both; see :func:`divergence.scan`)."""
+    r = section(Roles, roles, keywords)
+    out: list[Outcome] = []
+    for m in measures(r):
+        if m.kind == "query":  # one value per query, not per row
+            from .queries import describe, query_table
+
+            qt = query_table(df, query=r.query, relevance=r.relevance, rank=r.rank, rank_by=r.rank_by,
+                             ascending=r.ascending, metrics=m.metrics, attributes=[], candidates=[])
+            out += [_finish(name, v, describe(name)) for name, v in qt.values.items()]
+        elif m.kind == "outcome":
+            out.append(column_outcome(df, m.column))
+        elif m.kind == "ranking":
+            out.append(ranking_outcome(df, rank=r.rank, rank_by=r.rank_by, ascending=r.ascending,
+                                       gamma=r.gamma or "dcg"))
+        elif m.kind == "regression":
+            out += regression_outcomes(df, target=r.target, prediction=r.prediction, metrics=list(m.metrics))
+        else:
+            out += classification_outcomes(df, target=r.target, positive=r.positive, prediction=r.prediction,
+                                           score=r.score, threshold=r.threshold, metrics=list(m.metrics))
+    check_names([o.name for o in out])
+    return out

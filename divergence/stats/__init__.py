@@ -1,0 +1,8 @@
+"""The statistics of the mined slices: per-itemset tests (``stats``; Fisher's exact test in
+``fisher``), the worst-slice assessment with intervals, corrections and verdicts (``assess``),
+shrinkage (``shrinkage``), distinct findings and the default order (``findings``), replication
+on another table (``replication``), the per-row tally columns of the outcomes (``row_weights``)
+and paired tests of two models on the same rows (``paired``).
+
+May import: data, prepare, mining, kernels, table, settings, scores, errors, vocabulary.
+"""

@@ -1,0 +1,164 @@
+"""Output that never harms a target (issue 21): a symbolic link is followed, a device or a pipe is
+written in place, a folder is refused in one line; a full disk or a refused permission is one line
+and exit status 2; SIGTERM and SIGINT leave no temporary file; stale temporaries are cleaned."""
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+
+import pandas as pd
+import pytest
+
+from conftest import ROOT
+from divergence.errors import DivergenceOutputError
+from divergence.data.io import remove_stale_temporaries, write_atomically
+
+SCAN = ["scan", "--target", "y", "--prediction", "p", "--positive", "1", "--metric", "fpr", "--min-support", "0.1"]
+
+
+@pytest.fixture()
+def data(tmp_path):
+    path = tmp_path / "data.csv"
+    rows = 400
+    pd.DataFrame({"y": [i % 2 for i in range(rows)], "p": [(i // 2) % 2 for i in range(rows)],
+                  "a": [f"v{i % 5}" for i in range(rows)], "b": [f"w{i % 3}" for i in range(rows)]}).to_csv(path, index=False)
+    return path
+
+
+def cli(*args, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "divergence", *map(str, args)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, **kw)
+
+
+def one_line_error(proc) -> str:
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("divergence: error: "), proc.stderr
+    return lines[0]
+
+
+def test_a_symbolic_link_is_followed_and_stays(tmp_path, data):
+    real = tmp_path / "real.csv"
+    real.write_text("old")
+    os.chmod(real, 0o640)
+    link = tmp_path / "link.csv"
+    link.symlink_to(real)
+    proc = cli(SCAN[0], data, *SCAN[1:], "--output", link)
+    assert proc.returncode == 0, proc.stderr
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert real.read_text().startswith("\"itemset\",") and stat.S_IMODE(real.stat().st_mode) == 0o640
+    dangling = tmp_path / "dangling.csv"
+    dangling.symlink_to(tmp_path / "new.csv")
+    write_atomically(dangling, "x")
+    assert dangling.is_symlink() and (tmp_path / "new.csv").read_text() == "x"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dangling.csv", "data.csv", "link.csv", "new.csv", "real.csv"]
+
+
+def test_a_character_device_is_written_in_place():
+    before = os.stat("/dev/null")
+    write_atomically("/dev/null", "x" * 1000)
+    write_atomically("/dev/null", lambda path: open(path, "w").write("from a writer"))
+    after = os.stat("/dev/null")
+    assert stat.S_ISCHR(after.st_mode) and after.st_rdev == before.st_rdev and after.st_ino == before.st_ino
+
+
+def test_a_pipe_is_written_in_place(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()))
+    reader.start()
+    write_atomically(fifo, b"through the pipe")
+    reader.join(10)
+    assert got == [b"through the pipe"] and stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]
+
+
+def test_a_folder_is_refused_in_one_line_and_left_alone(tmp_path, data):
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / "keep.txt").write_text("keep")
+    line = one_line_error(cli(SCAN[0], data, *SCAN[1:], "--output", folder))
+    assert line == f"divergence: error: Cannot write '{folder}': it is a folder; give the path of a file in it."
+    assert [p.name for p in folder.iterdir()] == ["keep.txt"]
+    with pytest.raises(DivergenceOutputError):
+        write_atomically(folder, "x")
+
+
+def test_a_full_disk_is_one_line_and_exit_2(data):
+    line = one_line_error(cli(SCAN[0], data, *SCAN[1:], "--output", "/dev/full"))
+    assert line == "divergence: error: Cannot write '/dev/full': no space left on device."
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+
+
+def test_a_full_file_system_leaves_nothing(tmp_path, data):
+    """A regular file on a file system that fills up: one line, exit 2, no temporary file left."""
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("needs root and tmpfs to make a small file system")
+    try:
+        (mount / "filler").write_bytes(b"x" * 60 * 1024)  # 4 KiB left: the table does not fit
+        line = one_line_error(cli(SCAN[0], data, *SCAN[1:], "--min-support", "0.01", "--output", mount / "out.csv"))
+        assert line == f"divergence: error: Cannot write '{mount / 'out.csv'}': no space left on device."
+        assert [p.name for p in mount.iterdir()] == ["filler"]
+    finally:
+        subprocess.run(["umount", str(mount)], check=False)
+
+
+def test_permission_denied_is_one_line(tmp_path, data):
+    if os.geteuid() == 0:
+        pytest.skip("root may write anywhere")
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    os.chmod(ro, 0o500)
+    line = one_line_error(cli(SCAN[0], data, *SCAN[1:], "--output", ro / "out.csv"))
+    assert line == f"divergence: error: Cannot write '{ro / 'out.csv'}': permission denied."
+
+
+SLOW_WRITER = """
+import sys, time
+from divergence import table
+def slow(t, path):
+    open(path, "w").write("half a table")
+    print("writing", flush=True)
+    time.sleep(60)
+table._write_arrow_csv = slow
+from divergence.cli.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("sig, status, name", [(signal.SIGTERM, 143, "SIGTERM"), (signal.SIGINT, 130, "SIGINT")])
+def test_a_signal_while_writing_leaves_nothing(tmp_path, data, sig, status, name):
+    out = tmp_path / "out.csv"
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_WRITER, SCAN[0], str(data), *SCAN[1:], "--output", str(out)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "writing"
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]  # the temporary file exists
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == status
+    assert err.strip().splitlines() == [f"divergence: stopped ({name}); no partial file was left."
+                                        if sig == signal.SIGTERM else
+                                        "divergence: interrupted (SIGINT); no partial file was left."]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv"]
+
+
+def test_stale_temporaries_of_a_killed_run_are_removed(tmp_path):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp_path / f".out.csv.{dead.pid}.0123456789ab.tmp"
+    stale.write_text("half")
+    live = tmp_path / f".out.csv.{os.getppid()}.0123456789ab.tmp"  # a live process's write: kept
+    live.write_text("half")
+    other = tmp_path / f".other.csv.{dead.pid}.0123456789ab.tmp"  # another target's: not ours to judge now
+    other.write_text("half")
+    write_atomically(tmp_path / "out.csv", "new")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["out.csv", live.name, other.name])
+    assert remove_stale_temporaries(str(tmp_path), "other.csv") == [other.name]

@@ -1,0 +1,140 @@
+"""The attribute screen's rules measured against the model (issue 19, point 2): columns that read
+the target far better than the model (recorded after the outcome), another model's outputs, near
+copies of another attribute. Fixtures: tests/screen_fixtures.py (synthetic) and ../shared/data."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from divergence import scan, screen_attributes
+from divergence.data.column_rules import loo_accuracy
+from divergence.table import split_items
+from screen_fixtures import post_outcome, two_models
+
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+POST = ["in_collections", "days_to_missed_payment", "agency"]
+
+
+def _items(table) -> set[str]:
+    """The attributes that appear in some slice of the table."""
+    return {item.split("=")[0] for s in table.frame["itemset"] if s for item in split_items(s, table.attributes)}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_post_outcome_columns_and_near_copies_leave_a_strong_ignored_attribute(seed):
+    df = post_outcome(seed=seed)
+    s = screen_attributes(df, ["defaulted", "predicted"], target="defaulted", prediction="predicted")
+    # employment raises defaults from ~27% to ~60% and the model ignores it: a finding, kept
+    assert s.attributes == ["age", "region", "income", "prior_defaults", "employment"]
+    assert set(POST) <= set(s.left_out)
+    assert s.kinds["in_collections"] == "after the outcome"
+    assert "read from it alone on" in s.left_out["in_collections"]
+    assert s.kinds["region_recorded"] == s.kinds["age_at_application"] == "near copy"
+    assert s.copies == {"region_recorded": "region", "age_at_application": "age"}
+    assert s.left_out["region_recorded"].startswith("a near copy of attribute 'region': the same value on 9")
+    assert any("Left out column 'agency' from the attributes:" in n for n in s.notes)
+
+
+def test_a_scan_with_roles_only_slices_by_no_post_outcome_column():
+    df = post_outcome(seed=0)
+    t = scan(df, target="defaulted", prediction="predicted", positive=1, metrics=["fpr", "fnr"], min_support=0.05)
+    assert not (_items(t) & set(POST + ["region_recorded", "age_at_application"]))
+    assert "employment" in _items(t)
+    assert any(n.startswith("Left out column 'in_collections'") for n in t.notes)
+    # one click back: naming a column brings it back
+    t = scan(df, target="defaulted", prediction="predicted", positive=1, metrics=["fpr"], min_support=0.05,
+             attributes=["employment", "in_collections"])
+    assert "in_collections" in _items(t)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_another_models_outputs_are_left_out_and_offered(seed):
+    df = two_models(seed=seed)
+    s = screen_attributes(df, ["survived", "pred_gb"], target="survived", prediction="pred_gb")
+    assert s.attributes == ["pclass", "sex", "age", "sibsp", "fare", "embarked"]
+    assert s.kinds["pred_lr"] == s.kinds["proba_lr"] == "another model"
+    assert s.models == {"pred_lr": "labels", "proba_lr": "score"}
+    assert s.left_out["pred_lr"].startswith("another model's labels: agrees with the prediction 'pred_gb' on 9")
+    assert s.kinds["proba_gb"] == "leakage"  # the model's own score
+    t = scan(df, target="survived", prediction="pred_gb", positive=1, metrics=["fpr", "fnr"], min_support=0.02)
+    assert not (_items(t) & {"pred_lr", "proba_lr", "proba_gb"})
+
+
+def test_the_line_a_genuine_feature_a_weak_model_ignores_stays():
+    """A feature moving the positive rate from 30% to 70% on half the rows, ignored by a model no better
+    than chance, stays; the same feature recorded after the outcome (97% pure where present) goes."""
+    rng = np.random.default_rng(3)
+    n = 5000
+    f = rng.integers(0, 2, n)
+    y = (rng.random(n) < np.where(f == 1, 0.7, 0.3)).astype(int)
+    pred = rng.integers(0, 2, n)
+    flag = np.where(y == 1, rng.random(n) < 0.5, rng.random(n) < 0.015).astype(int)
+    df = pd.DataFrame({"f": f, "g": rng.choice(list("abc"), n), "flag": flag, "y": y, "p": pred})
+    s = screen_attributes(df, ["y", "p"], target="y", prediction="p")
+    assert s.attributes == ["f", "g"]
+    assert s.kinds["flag"] == "after the outcome"
+    assert s.left_out["flag"].startswith("where it is 1 (")
+
+
+def test_loo_accuracy_gives_rare_values_nothing():
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 2000)
+    unique = np.arange(2000)  # every value once: in-sample 100%, out of sample the commonest class
+    assert loo_accuracy(unique, 2000, y, 2) == max(y.mean(), 1 - y.mean())
+    # two groups of known counts: (3 ones, 1 zero) and (2, 2)
+    assert loo_accuracy(np.array([0, 0, 0, 0, 1, 1, 1, 1]), 2, np.array([1, 1, 1, 0, 1, 1, 0, 0]), 2) == 3 / 8
+
+
+def test_a_regressors_rival_and_a_post_outcome_column():
+    rng = np.random.default_rng(1)
+    n = 4000
+    x = rng.normal(0, 1, n)
+    spend = 100 + 20 * x + rng.normal(0, 10, n)
+    df = pd.DataFrame({"x_band": np.digitize(x, [-1, 0, 1]), "region": rng.choice(list("NSEW"), n),
+                       "refund": np.round(spend + rng.normal(0, 1, n)),  # known after the purchase
+                       "old_model": 100 + 20 * x + rng.normal(0, 6, n),
+                       "spend": spend, "predicted": 100 + 20 * x + rng.normal(0, 8, n)})
+    s = screen_attributes(df, ["spend", "predicted"], target="spend", prediction="predicted")
+    assert s.attributes == ["x_band", "region"]
+    assert s.kinds["old_model"] == "another model" and s.models["old_model"] == "prediction"
+    assert s.kinds["refund"] in ("after the outcome", "another model")
+
+
+needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data is absent (public datasets for tests)")
+
+
+@needs_data
+def test_raw_compas_with_roles_only():
+    from divergence.data.io import load_table
+
+    raw = load_table(DATA / "compas-scores-two-years.csv").frame
+    s = screen_attributes(raw, ["two_year_recid", "decile_score"], target="two_year_recid", score="decile_score",
+                          threshold=8)
+    post = ["event", "end", "r_days_from_arrest", "is_violent_recid", "vr_charge_degree", "vr_charge_desc"]
+    assert {s.kinds[c] for c in post} == {"after the outcome"}
+    assert "read from it alone on 89.2% of rows, from the model on 63.2%" in s.left_out["event"]
+    assert s.kinds["v_decile_score"] == s.kinds["v_score_text"] == "another model"
+    assert s.copies == {"priors_count.1": "priors_count"}
+    assert "priors_count" in s.attributes and "age" in s.attributes and "juv_fel_count" in s.attributes
+    t = scan(raw, target="two_year_recid", score="decile_score", threshold=8, positive=1, metrics=["fpr", "fnr"])
+    assert not (_items(t) & set(post + ["v_decile_score", "priors_count.1"]))
+    assert "priors_count" in _items(t)
+
+
+@needs_data
+@pytest.mark.parametrize("name", ["adult_discretized.csv", "compas_discretized.csv"])
+def test_every_attribute_of_adult_and_compas_stays(name):
+    df = pd.read_csv(DATA / name)
+    s = screen_attributes(df, ["class", "predicted"], target="class", prediction="predicted")
+    assert s.attributes == [c for c in df.columns if c not in ("class", "predicted")]
+    assert len(s.attributes) == (11 if name.startswith("adult") else 6)
+
+
+@needs_data
+def test_law_data_keeps_its_attributes():
+    df = pd.read_csv(DATA / "law_data.csv")
+    s = screen_attributes(df, ["ZFYA"], target="ZFYA")
+    assert s.attributes == ["race", "sex", "LSAT", "UGPA", "region_first", "sander_index", "first_pf"]

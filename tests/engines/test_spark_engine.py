@@ -1,0 +1,108 @@
+"""Spark engine (local[2]): the same slice table as the pandas path.
+
+Needs pyspark (requirements-spark.txt) and Java; skipped with the reason otherwise. One
+session for the whole module: it takes several seconds to start.
+"""
+from __future__ import annotations
+
+import shutil
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import data_file
+from engine_cases import CASES, assert_same_table, pandas_reference, synthetic
+from divergence import DivergenceInputError
+from divergence.cli.cli import main
+from divergence.data.io import read_table
+
+pytest.importorskip("pyspark", reason="pyspark is not installed (pip install -r requirements-spark.txt)")
+if shutil.which("java") is None:
+    pytest.skip("no java on PATH: Spark needs Java 17 or later", allow_module_level=True)
+
+from divergence import scan_spark  # noqa: E402
+from divergence.engines.spark_engine import read_spark, spark_session  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def spark():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # pyspark: pandas 3 "not fully supported"
+        session = spark_session("local[2]", config={"spark.sql.shuffle.partitions": "2"})
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def parquet_file(tmp_path_factory) -> str:
+    path = tmp_path_factory.mktemp("spark") / "synthetic.parquet"
+    synthetic(2000, seed=2).to_parquet(path, index=False)
+    return str(path)
+
+
+@pytest.mark.parametrize("case", ["labels", "score", "regression", "ranking", "ranking_ascending",
+                                  "rank_column", "outcome", "default_attributes"])
+def test_same_table_as_pandas(spark, parquet_file, case):
+    kw = {"min_support": 0.03, **CASES[case]}
+    _, want = pandas_reference(read_table(parquet_file), **kw)
+    got = scan_spark(spark.read.parquet(parquet_file), quantiles="exact", **kw)
+    assert_same_table(got, want)
+    assert got.assessment["intervals"] == "analytic" and "Spark" in got.notes[-1]
+
+
+def test_compas_discretized_and_raw(spark):
+    path = str(data_file("compas_discretized.csv"))
+    kw = dict(target="class", prediction="predicted", positive=1, metrics=["fpr", "fnr"], min_support=0.01)
+    _, want = pandas_reference(read_table(path), **kw)
+    assert_same_table(scan_spark(spark.read.csv(path, header=True, inferSchema=True), **kw), want, rtol=0)
+    raw_path = data_file("compas-scores-two-years.csv")
+    cols = ["age", "priors_count", "sex", "race", "c_charge_degree", "decile_score", "two_year_recid"]
+    raw = read_table(raw_path)[cols]
+    kw = dict(target="two_year_recid", score="decile_score", threshold=5, positive=1,
+              metrics=["fpr", "fnr", "error"], min_support=0.02)
+    _, want = pandas_reference(raw, **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # pyspark: pandas 3 "not fully supported"
+        frame = spark.createDataFrame(raw)
+    assert_same_table(scan_spark(frame, quantiles="exact", **kw), want)
+    _, want = pandas_reference(raw, bins={"age": [25, 45], "priors_count": [0, 3]}, **kw)
+    assert_same_table(scan_spark(frame, bins={"age": [25, 45], "priors_count": [0, 3]}, **kw), want)
+
+
+def test_quantiles_are_approximate_by_default_and_said(spark, parquet_file, monkeypatch):
+    import divergence.engines.engine_scan
+
+    monkeypatch.setattr(divergence.engines.engine_scan, "VALUE_COUNTS_MAX", 10)  # no exact counts for 'income'
+    table = scan_spark(spark.read.parquet(parquet_file), outcome="grade", attributes=["income", "city"])
+    assert any("'income': quantile edges are approximate (spark" in n for n in table.notes)
+    edges = table.bins[0].edges
+    exact = np.quantile(read_table(parquet_file)["income"], [1 / 3, 2 / 3])
+    np.testing.assert_allclose(edges, exact, rtol=0.05)  # approximate, then rounded
+
+
+def test_a_table_name_and_bad_input(spark, parquet_file):
+    spark.read.parquet(parquet_file).createOrReplaceTempView("synthetic_view")
+    kw = {"min_support": 0.03, **CASES["labels"]}
+    _, want = pandas_reference(read_table(parquet_file), **kw)
+    assert_same_table(scan_spark("synthetic_view", spark=spark, quantiles="exact", **kw), want)
+    with pytest.raises(DivergenceInputError, match="Spark has no table or view 'no_such_table'"):
+        scan_spark("no_such_table", spark=spark, outcome="grade")
+    with pytest.raises(DivergenceInputError, match="Expected a Spark DataFrame or a table name; got DataFrame"):
+        scan_spark(pd.DataFrame({"a": [1]}), outcome="a")
+    with pytest.raises(DivergenceInputError, match="Outcome column 'nope' is not in the data."):
+        scan_spark("synthetic_view", spark=spark, outcome="nope")
+    with pytest.raises(DivergenceInputError, match="File, folder or table 'missing.parquet' does not exist."):
+        read_spark("missing.parquet", spark=spark)
+
+
+def test_cli_engine_spark(spark, parquet_file, tmp_path, capsys):
+    args = ["scan", parquet_file, "--outcome", "grade", "--attributes", "city,children,member",
+            "--min-support", "0.03"]
+    assert main(args + ["--output", str(tmp_path / "pandas.csv")]) == 0
+    assert main(args + ["--engine", "spark", "--spark-master", "local[2]", "--output", str(tmp_path / "spark.csv")]) == 0
+    a, b = pd.read_csv(tmp_path / "pandas.csv"), pd.read_csv(tmp_path / "spark.csv")
+    assert list(a["itemset"].fillna("")) == list(b["itemset"].fillna(""))
+    np.testing.assert_array_equal(a["count"], b["count"])
+    np.testing.assert_allclose(a["grade"], b["grade"], rtol=1e-12)

@@ -1,0 +1,106 @@
+"""No CSV the product writes holds a formula cell (issue 21): text cells and column names that a
+spreadsheet would run (starting with = + - @, a tab, a carriage return) get a leading apostrophe,
+on by default for the command line and the dashboard's downloads; numbers stay numbers."""
+from __future__ import annotations
+
+import csv
+import io
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import ROOT
+from divergence import compare, scan
+from divergence.table import FORMULA_START, write_csv
+from divergence.present.views import table_csv
+
+HOSTILE_NAMES = ['=HYPERLINK("http://x","y")', "@SUM(1)", "+cmd", "-2+3", "\tlead"]
+HOSTILE_VALUES = ["=1+1", "@SUM(A1)", "+x", "-x", "\rcr", "ok"]
+NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+
+
+def hostile_frame(n: int = 600) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({name: rng.choice(HOSTILE_VALUES, n) for name in HOSTILE_NAMES})
+    df["y"] = rng.integers(0, 2, n)
+    df["p"] = np.where(rng.random(n) < 0.8, df["y"], 1 - df["y"])
+    df["ref"] = np.where(rng.random(n) < 0.7, df["y"], 1 - df["y"])
+    return df
+
+
+def formula_cells(text: str) -> list[str]:
+    """Cells a spreadsheet would run: text starting with a trigger that is not a plain number."""
+    return [cell for row in csv.reader(io.StringIO(text)) for cell in row
+            if cell[:1] and cell[:1] in FORMULA_START and not NUMBER.match(cell)]
+
+
+def numbers_of(text: str, column: str) -> np.ndarray:
+    return pd.read_csv(io.StringIO(text))[column].to_numpy(float)
+
+
+@pytest.fixture(scope="module")
+def data_path(tmp_path_factory):
+    path = tmp_path_factory.mktemp("formulas") / "hostile.csv"
+    hostile_frame().to_csv(path, index=False)
+    return path
+
+
+ROLES = ["--target", "y", "--prediction", "p", "--positive", "1", "--min-support", "0.05"]
+COMMANDS = {
+    "scan": ["scan", "{data}", *ROLES, "--metric", "fpr,fnr"],
+    "explain global": ["explain", "{data}", *ROLES, "--metric", "fpr", "--global"],
+    "explain itemset": ["explain", "{data}", *ROLES, "--metric", "fpr", "--itemset", "=HYPERLINK(\"http://x\",\"y\")==1+1"],
+    "compare": ["compare", "{data}", "--target", "y", "--prediction", "p", "--reference", "ref", "--positive", "1",
+                "--metric", "error", "--min-support", "0.05"],
+}
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_the_command_line_writes_no_formula_cell(tmp_path, data_path, command):
+    out = tmp_path / "out.csv"
+    args = [a.format(data=data_path) for a in COMMANDS[command]]
+    run = subprocess.run([sys.executable, "-m", "divergence", *args, "--output", str(out)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    text = out.read_text(encoding="utf-8")
+    assert formula_cells(text) == []
+    assert "'=HYPERLINK" in text  # the text is still there, marked as text
+    raw = tmp_path / "raw.csv"
+    run = subprocess.run([sys.executable, "-m", "divergence", *args, "--output", str(raw), "--allow-formulas"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert formula_cells(raw.read_text(encoding="utf-8"))  # turned off on request: written as they are
+
+
+def test_numbers_stay_numbers_and_only_formula_text_changes():
+    df = hostile_frame(800)
+    table = scan(df, target="y", prediction="p", positive=1, metrics=["fpr"], min_support=0.05)
+    frame = table.frame
+    text = table_csv(frame)  # the dashboard's download
+    assert formula_cells(text.decode("utf-8")) == []
+    back = pd.read_csv(io.BytesIO(text), keep_default_na=False)
+    # negative divergences are numbers, unchanged to the last digit
+    got = back["fpr_divergence"].replace("", np.nan).astype(float).to_numpy()
+    want = frame["fpr_divergence"].to_numpy(float)
+    assert (want < 0).any() and np.array_equal(np.isnan(got), np.isnan(want))
+    assert np.array_equal(got[~np.isnan(got)], want[~np.isnan(want)])
+    # each itemset is its text, with one apostrophe in front exactly where a trigger starts it
+    for shown, itemset in zip(back["itemset"], frame["itemset"]):
+        assert shown == (f"'{itemset}" if itemset[:1] and itemset[:1] in FORMULA_START else itemset)
+    plain = pd.DataFrame({"t": ["-5", "+1.5e3", "-1+1", "a-b"], "x": [-1.0, 2.0, -3.5, 4.0]})
+    buf = io.BytesIO()
+    write_csv(plain, buf)
+    assert buf.getvalue().decode() == '"t","x"\n"-5",-1\n"+1.5e3",2\n"\'-1+1",-3.5\n"a-b",4\n'
+
+
+def test_comparison_csv_is_guarded(tmp_path):
+    df = hostile_frame(800)
+    c = compare(df, target="y", prediction="p", reference="ref", positive=1, metrics=["error"], min_support=0.05)
+    c.to_csv(tmp_path / "c.csv")
+    assert formula_cells((tmp_path / "c.csv").read_text(encoding="utf-8")) == []
+    c.to_csv(tmp_path / "raw.csv", neutralise_formulas=False)
+    assert formula_cells((tmp_path / "raw.csv").read_text(encoding="utf-8"))

@@ -1,0 +1,189 @@
+"""Distinct findings, the default order and the headline tiles (divergence.stats.findings): the planted
+cohorts of the built-in data are the findings and lead the order, their spillover is explained by
+them, the residual tests equal a computation from the rows, and the tiles add up."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import data_file
+from divergence import scan
+from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
+from divergence.present.views import headline, headline_tiles
+from divergence.vocabulary import SIGNIFICANT_VERDICTS
+
+SPILLOVER = ("sex=Female, education=Primary", "education=Primary, employment=Salaried")
+
+
+@pytest.fixture(scope="module")
+def fpr_table():
+    return scan(load_demo(), **DEMO_ROLES["classification"], attributes=DEMO_ATTRIBUTES, min_support=0.02)
+
+
+@pytest.fixture(scope="module")
+def regression_table():
+    return scan(load_demo(), **DEMO_ROLES["regression"], attributes=DEMO_ATTRIBUTES, min_support=0.02)
+
+
+def test_built_in_fpr_has_one_distinct_finding_and_its_spillover_is_explained(fpr_table):
+    t, f = fpr_table, fpr_table.frame
+    planted = DEMO_TRUTH["elevated_fpr"]
+    assert list(t.findings("fpr")["itemset"]) == [planted]
+    for s in SPILLOVER:  # significant, and with the planted cohort's rows accounted for, no longer
+        row = t.row(s)
+        assert row["fpr_q"] <= 0.05 and not row["fpr_finding"] and row["fpr_explained_by"] == planted
+    # the slices that only look low because the cohort lifts the whole dataset: explained too
+    below = f[(f["fpr_verdict"] == "below")]
+    assert len(below) and set(below["fpr_explained_by"]) == {planted}
+    # every significant slice is the finding or explained by it
+    sig = f.iloc[1:][(f["fpr_q"].iloc[1:] <= 0.05) & ((f["fpr_divergence_adj_low"] > 0)
+                                                     | (f["fpr_divergence_adj_high"] < 0)).iloc[1:]]
+    assert ((sig["fpr_explained_by"] == planted) | sig["fpr_finding"]).all()
+    assert t.findings("fpr")["covers"].iloc[0] == len(sig)
+    # first in the default order, everywhere: top(), the order column
+    assert t.top(1, metric="fpr")["itemset"].iloc[0] == planted
+    assert t.row(planted)["fpr_order"] == 1
+
+
+def test_regression_defect_and_hard_cohort_are_the_findings_first_in_their_verdict(regression_table):
+    t, f, m = regression_table, regression_table.frame, "abs_error"
+    found = t.findings(m)
+    assert set(found["itemset"]) == {DEMO_TRUTH["defect"], DEMO_TRUTH["hard_cohort"]}
+    for verdict, planted in (("defect", DEMO_TRUTH["defect"]), ("hard cohort", DEMO_TRUTH["hard_cohort"])):
+        assert list(found.loc[found[f"{m}_verdict"] == verdict, "itemset"]) == [planted]
+        first = f.iloc[t.default_order(m)]
+        assert first[first[f"{m}_verdict"] == verdict]["itemset"].iloc[0] == planted
+
+
+def test_default_order_findings_lead_and_meets_min_size_first_within_each_group(fpr_table, regression_table):
+    for t in (fpr_table, regression_table):
+        for m in t.metric_names:
+            rows = t.frame.iloc[t.default_order(m)]
+            meets = rows[f"{m}_meets_min_size"].to_numpy(dtype=bool)
+            finding = rows[f"{m}_finding"].to_numpy(dtype=bool)
+            significant = rows[f"{m}_verdict"].isin(SIGNIFICANT_VERDICTS).to_numpy()
+            group = np.where(finding, 0, np.where(significant, 1, 2))
+            # the distinct findings first, then the other significant slices, then the rest
+            assert (np.diff(group) >= 0).all()
+            for g in (0, 1, 2):  # within each: never a slice below the minimum size ahead of one that meets it
+                inside = meets[group == g]
+                assert not (np.nonzero(~inside)[0][:1] < np.nonzero(inside)[0][-1:]).any()
+            # a slice neither significant nor big enough (too small) never leads one that meets it
+            assert (rows[f"{m}_verdict"].to_numpy()[group == 2][~meets[group == 2]] != "noise").all()
+            assert list(t.top(len(t), metric=m).index) == list(rows.index)
+            # sorting by any column stays one call away
+            by = t.top(5, metric=m, by=f"{m}_divergence")
+            assert list(by[f"{m}_divergence"]) == sorted(t.frame[f"{m}_divergence"].iloc[1:], reverse=True)[:5]
+
+
+def test_residual_tests_equal_a_computation_from_the_rows():
+    """The stratified residual statistic from the lattice walks equals one computed from the rows
+    by boolean masks, for every candidate, given the findings (0/1 outcome: Cochran–Mantel–Haenszel
+    with the continuity correction; each finding alone too)."""
+    from divergence.stats.findings import _Rows, _Strata, significant_slices
+
+    t = scan(load_demo(3000, seed=11), **DEMO_ROLES["classification"], attributes=DEMO_ATTRIBUTES,
+             min_support=0.03, bootstrap=0)
+    k = 0
+    f = t.frame
+    cand = np.nonzero(significant_slices(f["fpr_q"].to_numpy(), f["fpr_divergence_adj_low"].to_numpy(),
+                                         f["fpr_divergence_adj_high"].to_numpy(), 0.05))[0]
+    cand = np.union1d(cand, np.arange(1, min(len(t), 200)))  # and some more slices
+    tal = t.tallies[:, [1, 2, 3]]
+    strata = _Strata(tal[cand], tal[0], True)
+    rows = _Rows(t, cand, k)
+    findings = [int(np.nonzero(cand == t.lookup(DEMO_TRUTH["elevated_fpr"]))[0][0]), 5, 40]
+    active = np.ones(cand.size, dtype=bool)
+    for pos in findings:
+        assert rows.add(strata, pos, active)
+    z_all, z_pair = rows.final(np.arange(cand.size), True)
+    assert np.allclose(strata.z(), z_all, atol=1e-9)  # the step-by-step strata agree with the final walk
+    o = np.asarray(t.outcome("fpr").values)
+    d = ~np.isnan(o)
+    masks = [t.rows_of(int(cand[p])) for p in findings]
+    pattern = sum((m.astype(int) << j) for j, m in enumerate(masks))
+
+    def cmh(s, groups):
+        num = var = 0.0
+        for g in np.unique(groups[d]):
+            h = d & (groups == g)
+            n1, big_n = (s & h).sum(), h.sum()
+            n0, m = big_n - n1, o[h].sum()
+            if n1 == 0 or n0 == 0:
+                continue
+            num += o[s & h].sum() - n1 * m / big_n
+            var += n1 * n0 * m * (big_n - m) / (big_n ** 2 * max(big_n - 1, 1))
+        num = np.sign(num) * max(abs(num) - 0.5, 0.0)
+        return num / np.sqrt(var) if var > 1e-12 else 0.0
+
+    for j, c in enumerate(cand):
+        s = t.rows_of(int(c))
+        assert z_all[j] == pytest.approx(cmh(s, pattern), abs=1e-7)
+        for q, mask in enumerate(masks):
+            assert z_pair[j, q] == pytest.approx(cmh(s, mask.astype(int)), abs=1e-7)
+
+
+def test_tiles_add_up_with_replication_too():
+    t = scan(load_demo(), **DEMO_ROLES["classification"], attributes=DEMO_ATTRIBUTES, min_support=0.02, holdout=0.3)
+    h = headline(t, "fpr")
+    assert h["n_tested"] == h["n_significant"] + h["n_not_significant"]
+    assert h["n_significant"] == h["n_findings"] + h["n_explained"] + h["n_unexplained"]
+    assert h["n_significant"] == h["n_replicated"] + h["n_not_replicated"]
+    tiles = {tile.label: tile for tile in headline_tiles(t, "fpr")}
+    assert tiles["Distinct findings"].value == "1"
+    assert tiles["Not replicated"].value == f"{h['n_not_replicated']:,}"
+    assert tiles["Slices tested"].caption == f"{h['n_significant']:,} significant + {h['n_not_significant']:,} not"
+
+
+def test_csv_and_frame_carry_the_findings(fpr_table, tmp_path):
+    out = tmp_path / "slices.csv"
+    fpr_table.to_csv(out)
+    f = pd.read_csv(out, keep_default_na=False)
+    assert {"fpr_finding", "fpr_explained_by", "fpr_order", "fnr_finding"} <= set(f.columns)
+    row = f[f["itemset"] == SPILLOVER[0]].iloc[0]
+    assert row["fpr_explained_by"] == DEMO_TRUTH["elevated_fpr"] and str(row["fpr_finding"]) == "False"
+
+
+@pytest.mark.slow
+def test_raw_compas_default_order_leads_with_findings_never_with_tiny_slices():
+    """Raw COMPAS's first ten per metric: the distinct findings, then significant slices of at least
+    n_min rows; none too small, none of a few rows (the 1-3-row slices at FPR 100% led before)."""
+    from divergence.data.io import load_table
+
+    raw = load_table(data_file("compas-scores-two-years.csv")).frame
+    t = scan(raw, target="two_year_recid", score="decile_score", threshold=8, positive=1, metrics=["fpr", "fnr"],
+             bootstrap=0)
+    for m in ("fpr", "fnr"):
+        first = t.top(10, metric=m)
+        finding = first[f"{m}_finding"].to_numpy(dtype=bool)
+        assert finding[0] and finding.sum() == int(t.frame[f"{m}_finding"].sum())
+        assert first[f"{m}_verdict"].isin(SIGNIFICANT_VERDICTS).all()
+        assert first.loc[~finding, f"{m}_meets_min_size"].all()
+        assert first[f"{m}_count"].min() >= 100
+
+
+def test_comparison_slices_worse_only_through_a_finding_are_explained_by_it():
+    from divergence import compare
+    from divergence.data.datasets import DEMO_COMPARE, DEMO_COMPARE_TRUTH, load_demo_models
+
+    c = compare(load_demo_models(), **DEMO_COMPARE["classification"], attributes=DEMO_ATTRIBUTES, min_support=0.02)
+    f = c.frame.iloc[1:]
+    planted = DEMO_COMPARE_TRUTH["worse_fpr"]
+    assert list(f.loc[f["fpr_finding"], "itemset"]) == [planted]
+    worse = f[f["fpr_verdict"] == "worse"]
+    assert len(worse) > 1 and (worse["fpr_finding"] | (worse["fpr_explained_by"] == planted)).all()
+    # the default order: the finding first among the slices of at least the minimum size
+    assert c.top(1, metric="fpr")["itemset"].iloc[0] == planted
+    assert c.headline("fpr")["findings"]["worse"] == 1
+
+
+def test_the_table_says_which_finding_explains_a_slice(fpr_table):
+    from divergence.present.formats import finding_label
+    from divergence.present.views import display_frame, slice_view
+
+    view = slice_view(fpr_table, metric="fpr", top_n=5)
+    shown = display_frame(fpr_table, view.rows, "fpr")["Finding"].tolist()
+    assert shown[0] == "distinct finding"
+    assert shown[1:] == [f"explained by {DEMO_TRUTH['elevated_fpr']}"] * 4
+    assert finding_label(False, "") == "" and finding_label(False, float("nan")) == ""

@@ -53,7 +53,7 @@ def test_assess_of_mine_is_scan_where_mining_reads_the_seed(demo, extra):
 
 
 def test_a_query_scan_keeps_its_replication_table_per_query():
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent / "prepare"))
     from test_queries import _planted
 
     df, other = _planted(0, nq=600), _planted(1, nq=400)
@@ -86,7 +86,7 @@ def test_scan_costs_one_assessment(demo, monkeypatch):
 def _count_assess(monkeypatch) -> dict:
     """Count every assessment (however it is reached) and every mining pass."""
     calls = {"assess": 0, "mine": 0}
-    original = sys.modules["divergence.assess"].assess
+    original = sys.modules["divergence.stats.assess"].assess
     scan_module = sys.modules["divergence.scan"]
     miner = scan_module.mine_itemsets
 
@@ -98,7 +98,7 @@ def _count_assess(monkeypatch) -> dict:
         calls["mine"] += 1
         return miner(*args, **kwargs)
 
-    monkeypatch.setattr(sys.modules["divergence.assess"], "assess", counted)
+    monkeypatch.setattr(sys.modules["divergence.stats.assess"], "assess", counted)
     monkeypatch.setattr(divergence, "assess", counted)
     monkeypatch.setattr(scan_module, "mine_itemsets", mined)
     return calls
@@ -186,7 +186,7 @@ def test_a_query_table_is_assessed_on_replication_rows():
     """The dashboard sends a query scan's replication table as rows (a split column or a second
     file): assess takes them one row per query, as mine does (before: "Outcome column 'mrr' is not
     in the data")."""
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent / "prepare"))
     from test_queries import _planted
 
     df, other = _planted(0, nq=600), _planted(1, nq=400)

@@ -385,7 +385,7 @@ def _per_query(table, replicate: pd.DataFrame) -> pd.DataFrame:
     q = table.params["query"]
     if set(q["metrics"]) <= set(getattr(replicate, "columns", ())):
         return replicate
-    from .queries import query_table
+    from ..prepare.queries import query_table
 
     rq = query_table(replicate, query=q["query"], relevance=q["relevance"], rank=q["rank"], rank_by=q["rank_by"],
                      ascending=q["ascending"], metrics=q["metrics"], attributes=list(table.attributes), candidates=())

@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: app test setup setup-dev browser java compiler kernels bench clean
+.PHONY: app test test-fast setup setup-dev browser java compiler kernels bench clean
 
 $(VENV)/.installed: requirements.txt
 	python3 -m venv $(VENV)
@@ -78,6 +78,10 @@ java:
 ## run every test
 test: $(VENV)/.installed-dev $(VENV)/.installed-spark $(VENV)/.kernels browser java
 	$(PY) -m pytest
+
+## the fast tests only: no slow test (tests/conftest.py's SLOW says which and why) and no browser
+test-fast: $(VENV)/.installed-dev $(VENV)/.kernels
+	$(PY) -m pytest -m "not slow and not e2e" -q
 
 ## speed benchmark (prints a table)
 bench: $(VENV)/.installed-dev $(VENV)/.kernels

@@ -49,3 +49,67 @@ def brute_force(codes: np.ndarray, weights: np.ndarray, n_values, min_count: int
                         key[j] = v
                     out[tuple(key)] = weights[mask].sum(axis=0)
     return out
+
+
+# ----------------------------------------------------------------------------- fast and slow
+
+#: what `make test-fast` leaves out (``-m "not slow and not e2e"``; `make test` runs everything):
+#: a test file (every test in it) or one test (``file::name``, parameters included), each with why.
+#: Measured: a test that takes more than about three seconds on an idle 2-core machine is slow.
+SLOW = {
+    "engines/test_spark_engine.py": "Spark: a JVM per session, tens of seconds a test",
+    "kernels/test_aot.py": "the compiled kernels: builds, fresh processes and the JIT",
+    "stats/test_findings_sim.py": "simulation",
+    "stats/test_verdicts_sim.py": "simulation",
+    "comparison/test_compare_sim.py": "simulation",
+    "test_real_data.py": "real data: Adult and COMPAS against the peers",
+    "test_raw_tables.py": "real data: raw files with every column",
+    "mining/test_deterministic_budget.py": "subprocesses under load",
+    "cli/test_output_safety.py": "subprocesses and signals",
+    "data/test_hostile_files.py": "subprocesses reading hostile files",
+    "app/test_serving.py": "a Streamlit server per test",
+    "app/test_worker_pool.py": "worker processes",
+    "app/test_scan_worker.py": "worker processes",
+    "app/test_safety_pages.py": "AppTest pages with workers and files",
+    "app/test_app_raw_tables.py": "AppTest pages on real data",
+    "app/test_app_screen.py": "AppTest pages on real data",
+    "app/test_large_data.py": "AppTest pages with DuckDB",
+    "app/test_pages.py": "AppTest: every page run, seconds each",
+    "app/test_slices_page.py": "AppTest: every page run, seconds each",
+    "app/test_compare_pages.py": "AppTest: every page run, seconds each",
+    "engines/test_rules.py::test_classification_rules_from_a_score_same_in_pandas_and_sql": "pandas and SQL twice",
+    "engines/test_rules.py::test_classification_rules_same_in_pandas_and_sql": "pandas and SQL twice",
+    "prepare/test_cutpoints.py::test_where_the_data_lies_the_cuts_are_chosen_once_and_the_rest_measured": "Spark",
+    "prepare/test_queries.py::test_metrics_per_slice_equal_brute_force": "brute force over every slice",
+    "stats/test_assess.py::test_bootstrap_covers_at_about_the_nominal_rate": "simulation",
+    "stats/test_assess.py::test_null_data_false_findings_stay_within_the_promised_rate": "simulation",
+    "stats/test_stats.py::test_fisher_matches_scipy_on_random_tables": "thousands of random tables",
+    "mining/test_budget.py::test_pathological_request_in_a_subprocess_ends": "a subprocess on a pathological request",
+    "mining/test_budget.py::test_progress_reports_every_stage_with_plain_values": "a scan of 200,000 slices",
+    "report/test_report.py::test_report_cli_on_compas_with_previous_cycle": "real data, two cycles",
+    "app/test_state.py": "AppTest: every page run, seconds each",
+    "present/test_csv_formulas.py::test_the_command_line_writes_no_formula_cell": "a command-line process per case",
+    "engines/test_duckdb_engine.py::test_compas_raw_csv_numeric_columns": "real data through DuckDB",
+    "data/test_screen_rules.py::test_raw_compas_with_roles_only": "real data: raw COMPAS",
+    "mining/test_mining.py::test_itemsets_and_supports_equal_mlxtend_fpgrowth": "mlxtend's FP-growth as the reference",
+    "engines/test_rules.py::test_regression_rules_same_in_pandas_and_sql": "pandas and SQL twice",
+    "comparison/test_compare.py::test_rates_and_change_equal_brute_force": "brute force over every slice",
+    "comparison/test_compare.py::test_regression_change_equals_brute_force": "brute force over every slice",
+    "data/test_nested_columns.py::test_the_command_line_says_so_and_scans": "a command-line process",
+    "mining/test_budget.py::test_progress_during_a_long_mining_run": "a long mining run",
+    "present/test_views.py::test_slice_view_on_100k_slices_returns_top_n": "100,000 slices",
+    "cli/test_explain_cli.py::test_compas_explain_from_the_command_line": "real data: COMPAS",
+    "stats/test_error_rates.py::test_noisier_labels_are_a_hard_cohort_and_random_flips_a_defect": "simulation",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark :data:`SLOW` tests ``slow`` (and the browser tests ``e2e``, by their folder)."""
+    here = Path(__file__).parent
+    for item in items:
+        path = Path(str(item.fspath)).resolve().relative_to(here).as_posix()
+        name = item.name.split("[")[0]
+        if path in SLOW or f"{path}::{name}" in SLOW:
+            item.add_marker(pytest.mark.slow)
+        if path.startswith("e2e/"):
+            item.add_marker(pytest.mark.e2e)

@@ -93,7 +93,7 @@ def test_two_models_file_offers_the_other_model_as_the_reference(browser, server
     page.screenshot(path=str(ARTIFACTS / "screen_3_two_models_left_out.png"), full_page=True)
     page.get_by_text(re.compile("Compare the model with a reference model")).first.click()
     _quiet(page)
-    page.get_by_text(re.compile("against reference 'pred_lr'")).first.wait_for(timeout=60_000)
+    page.get_by_text(re.compile("against reference '?pred_lr'?")).first.wait_for(timeout=60_000)
     _no_exception(page)
     page.screenshot(path=str(ARTIFACTS / "screen_4_two_models_reference.png"), full_page=True)
     page.close()

@@ -31,13 +31,13 @@ def adult() -> pd.DataFrame:
     return pd.read_csv(data_file("adult_discretized.csv"))
 
 
-def brute_force(codes: np.ndarray, weights: np.ndarray, n_values, min_count: int,
-                max_length: int | None = None) -> dict:
-    """Every itemset with count >= min_count, tallies by boolean masks: {code tuple: tallies}."""
+def itemset_masks(codes: np.ndarray, n_values, min_count: int, max_length: int | None = None, *,
+                  shortest: int = 1):
+    """The one brute-force enumerator of the tests: every itemset of ``shortest`` to
+    ``max_length`` items with at least ``min_count`` rows, by boolean masks, as (code tuple, mask)."""
     n, a = codes.shape
     max_length = a if max_length is None else max_length
-    out = {tuple([-1] * a): weights.sum(axis=0)}
-    for length in range(1, max_length + 1):
+    for length in range(shortest, max_length + 1):
         for attrs in itertools.combinations(range(a), length):
             for values in itertools.product(*[range(n_values[j]) for j in attrs]):
                 mask = np.ones(n, dtype=bool)
@@ -47,7 +47,14 @@ def brute_force(codes: np.ndarray, weights: np.ndarray, n_values, min_count: int
                     key = [-1] * a
                     for j, v in zip(attrs, values):
                         key[j] = v
-                    out[tuple(key)] = weights[mask].sum(axis=0)
+                    yield tuple(key), mask
+
+
+def brute_force(codes: np.ndarray, weights: np.ndarray, n_values, min_count: int,
+                max_length: int | None = None) -> dict:
+    """Every itemset with count >= min_count, tallies by boolean masks: {code tuple: tallies}."""
+    out = {tuple([-1] * codes.shape[1]): weights.sum(axis=0)}
+    out.update({key: weights[mask].sum(axis=0) for key, mask in itemset_masks(codes, n_values, min_count, max_length)})
     return out
 
 

@@ -96,29 +96,7 @@ def add_scan_options(p: argparse.ArgumentParser, data: bool = True) -> None:
     roles.add_argument("--query", help="ranking quality per query: the query column (with --relevance and --rank-by "
                                        "or --rank; --metric ndcg@10,mrr,precision@5)")
     roles.add_argument("--relevance", help="with --query: graded relevance of each row (0 = not relevant)")
-    slicing = p.add_argument_group("slicing")
-    slicing.add_argument("--attributes", help="comma-separated columns to slice by (default: all others)")
-    slicing.add_argument("--bins", action="append", metavar="COL=e1,e2,...",
-                         help="explicit bin edges for a numeric column, or COL=month|quarter|year for a "
-                              "date column (repeatable)")
-    slicing.add_argument("--quantile-bins", type=int, default=3, help="bins per numeric column (default 3)")
-    slicing.add_argument("--binning", choices=BINNINGS, default="quantile", help="default quantile")
-    slicing.add_argument("--min-support", type=_float, default=DEFAULT_MIN_SUPPORT,
-                         help="minimum support: a share of the rows in (0, 1], or a row count above 1 (e.g. 109) "
-                              f"(default {DEFAULT_MIN_SUPPORT:g}, as in the dashboard)")
-    slicing.add_argument("--max-length", type=int, default=None, help="most items in a slice")
-    slicing.add_argument("--exhaustive", action="store_true",
-                         help="list every itemset above the support, as DivExplorer does (default: each "
-                              "distinct set of rows once, by its shortest description)")
-    slicing.add_argument("--max-slices", type=int, default=MAX_SLICES, metavar="N",
-                         help=f"budget: at most N slices (default {MAX_SLICES:,}); past it the table is "
-                              "complete up to the longest length that fits, and a note says so")
-    slicing.add_argument("--max-work", type=_work, default=MAX_WORK, metavar="UNITS",
-                         help=f"budget: units of mining work (rows x attributes visited; default {MAX_WORK:.0e}; 0 for "
-                              "no limit): counted, so the same data and settings give the same table on any machine")
-    slicing.add_argument("--time-limit", type=_seconds, default=TIME_LIMIT, metavar="SECONDS",
-                         help=f"a safety net: seconds of mining (default {TIME_LIMIT:g}; 0 for no limit); a table it cuts "
-                              "depends on the machine's speed and load, and a note says so")
+    slicing = _add_slicing_arguments(p)
     slicing.add_argument("--engine", default="fast", choices=SCAN_ENGINES,
                          help="fast (default) or mlxtend (FP-growth, slow, the reference) mine in memory; "
                               "duckdb (files larger than memory: a file, folder or glob) and spark (a file "
@@ -156,6 +134,34 @@ def add_scan_options(p: argparse.ArgumentParser, data: bool = True) -> None:
     rep.add_argument("--replicate", metavar="OTHER", help="second table (CSV or Parquet) to re-measure every slice on")
     rep.add_argument("--holdout", type=_float, default=None,
                      help="share of rows held out of mining to replicate on (e.g. 0.5)")
+
+
+def _add_slicing_arguments(p: argparse.ArgumentParser):
+    """The slicing options, written once for every command that mines (scan, compare); returns the group."""
+    slicing = p.add_argument_group("slicing")
+    slicing.add_argument("--attributes", help="comma-separated columns to slice by (default: all others)")
+    slicing.add_argument("--bins", action="append", metavar="COL=e1,e2,...",
+                         help="explicit bin edges for a numeric column, or COL=month|quarter|year for a "
+                              "date column (repeatable)")
+    slicing.add_argument("--quantile-bins", type=int, default=3, help="bins per numeric column (default 3)")
+    slicing.add_argument("--binning", choices=BINNINGS, default="quantile", help="default quantile")
+    slicing.add_argument("--min-support", type=_float, default=DEFAULT_MIN_SUPPORT,
+                         help="minimum support: a share of the rows in (0, 1], or a row count above 1 (e.g. 109) "
+                              f"(default {DEFAULT_MIN_SUPPORT:g}, as in the dashboard)")
+    slicing.add_argument("--max-length", type=int, default=None, help="most items in a slice")
+    slicing.add_argument("--exhaustive", action="store_true",
+                         help="list every itemset above the support, as DivExplorer does (default: each "
+                              "distinct set of rows once, by its shortest description)")
+    slicing.add_argument("--max-slices", type=int, default=MAX_SLICES, metavar="N",
+                         help=f"budget: at most N slices (default {MAX_SLICES:,}); past it the table is "
+                              "complete up to the longest length that fits, and a note says so")
+    slicing.add_argument("--max-work", type=_work, default=MAX_WORK, metavar="UNITS",
+                         help=f"budget: units of mining work (rows x attributes visited; default {MAX_WORK:.0e}; 0 for "
+                              "no limit): counted, so the same data and settings give the same table on any machine")
+    slicing.add_argument("--time-limit", type=_seconds, default=TIME_LIMIT, metavar="SECONDS",
+                         help=f"a safety net: seconds of mining (default {TIME_LIMIT:g}; 0 for no limit); a table it cuts "
+                              "depends on the machine's speed and load, and a note says so")
+    return slicing
 
 
 def build_parser(prog: str = "divergence") -> argparse.ArgumentParser:
@@ -564,25 +570,7 @@ def _add_compare_parser(sub) -> None:
     roles.add_argument("--metric", help="comma-separated: error,fpr,fnr,accuracy,tpr,tnr,brier; with "
                                         "--regression abs_error,squared_error")
     roles.add_argument("--regression", action="store_true", help="target and predictions are numbers")
-    slicing = p.add_argument_group("slicing")
-    slicing.add_argument("--attributes", help="comma-separated columns to slice by (default: all others)")
-    slicing.add_argument("--bins", action="append", metavar="COL=e1,e2,...",
-                         help="explicit bin edges for a numeric column (repeatable)")
-    slicing.add_argument("--quantile-bins", type=int, default=3, help="bins per numeric column (default 3)")
-    slicing.add_argument("--binning", choices=BINNINGS, default="quantile", help="default quantile")
-    slicing.add_argument("--min-support", type=_float, default=DEFAULT_MIN_SUPPORT,
-                         help="minimum support: a share of the rows in (0, 1], or a row count above 1 (e.g. 109) "
-                              f"(default {DEFAULT_MIN_SUPPORT:g}, as in the dashboard)")
-    slicing.add_argument("--max-length", type=int, default=None, help="most items in a slice")
-    slicing.add_argument("--exhaustive", action="store_true",
-                         help="list every itemset above the support (default: each distinct set of rows once, "
-                              "by its shortest description, as scan)")
-    slicing.add_argument("--max-slices", type=int, default=MAX_SLICES, metavar="N",
-                         help=f"budget: at most N slices (default {MAX_SLICES:,})")
-    slicing.add_argument("--max-work", type=_work, default=MAX_WORK, metavar="UNITS",
-                         help=f"budget: units of mining work (default {MAX_WORK:.0e}; 0 for no limit)")
-    slicing.add_argument("--time-limit", type=_seconds, default=TIME_LIMIT, metavar="SECONDS",
-                         help=f"a safety net: seconds of mining (default {TIME_LIMIT:g}; 0 for no limit)")
+    _add_slicing_arguments(p)
     stats = p.add_argument_group("statistics")
     stats.add_argument("--delta", help="smallest change worth acting on: a number, or M=D,M=D per metric "
                                        "(default 0.05 for a rate, 0.2 standard deviations of the reference's "

@@ -2,7 +2,6 @@
 maps to a listed slice with identical tallies; everything downstream works on such a table."""
 from __future__ import annotations
 
-import itertools
 
 import numpy as np
 import pandas as pd
@@ -10,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import data_file
+from conftest import data_file, itemset_masks
 from divergence import (
     corrective_items,
     global_divergence,
@@ -26,20 +25,9 @@ from divergence.mining.mining import min_count_for, mine
 
 def row_sets(codes: np.ndarray, n_values, min_count: int, max_length: int | None) -> dict:
     """Brute force: every itemset above the support (up to max_length items), grouped by its rows."""
-    n, a = codes.shape
-    max_length = a if max_length is None else max_length
     out: dict = {}
-    for length in range(0, max_length + 1):
-        for attrs in itertools.combinations(range(a), length):
-            for values in itertools.product(*[range(n_values[j]) for j in attrs]):
-                mask = np.ones(n, dtype=bool)
-                for j, v in zip(attrs, values):
-                    mask &= codes[:, j] == v
-                if mask.sum() >= min_count:
-                    key = [-1] * a
-                    for j, v in zip(attrs, values):
-                        key[j] = v
-                    out.setdefault(mask.tobytes(), []).append(tuple(key))
+    for key, mask in itemset_masks(codes, n_values, min_count, max_length, shortest=0):
+        out.setdefault(mask.tobytes(), []).append(key)
     return out
 
 

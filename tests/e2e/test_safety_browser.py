@@ -141,7 +141,10 @@ def test_a_gzip_bomb_upload_is_refused_while_the_server_answers(browser, server,
 
 def test_a_scan_waiting_for_a_free_worker_says_so(browser, server, tmp_path):
     rng = np.random.default_rng(0)
-    rows = 4000
+    # heavy enough that the one worker is still mining when the second session asks (at 4,000 rows a
+    # fast, idle machine finished the first scan before the second was sent, and nothing waited; at
+    # 100,000 the budget cuts its mining after about 45 s)
+    rows = 100_000
     df = pd.DataFrame({f"a{i}": rng.integers(0, 3, rows) for i in range(30)})
     df["label"], df["pred"] = rng.integers(0, 2, rows), rng.integers(0, 2, rows)
     path = tmp_path / "heavy.csv"
@@ -149,7 +152,7 @@ def test_a_scan_waiting_for_a_free_worker_says_so(browser, server, tmp_path):
     url = server(DIVERGENCE_WORKERS="1")
     first = _page(browser, url, [])
     _upload(first, path)
-    first.get_by_text("4,000 rows × 32 columns").first.wait_for(timeout=60_000)
+    first.get_by_text("100,000 rows × 32 columns").first.wait_for(timeout=60_000)
     _goto(first, "2 · Outcome and thresholds")
     box = first.get_by_role("spinbutton", name="Minimum support (share of rows)")
     box.fill("0.0003")
@@ -219,7 +222,10 @@ def _scan_workers(server_pid: int) -> list[int]:
 
 def test_a_closed_tabs_scan_is_stopped_within_seconds(browser, tmp_path):
     rng = np.random.default_rng(0)
-    rows = 4000
+    # heavy enough that the one worker is still mining when the second session asks (at 4,000 rows a
+    # fast, idle machine finished the first scan before the second was sent, and nothing waited; at
+    # 100,000 the budget cuts its mining after about 45 s)
+    rows = 100_000
     df = pd.DataFrame({f"a{i}": rng.integers(0, 3, rows) for i in range(30)})
     df["label"], df["pred"] = rng.integers(0, 2, rows), rng.integers(0, 2, rows)
     path = tmp_path / "heavy.csv"
@@ -228,7 +234,7 @@ def test_a_closed_tabs_scan_is_stopped_within_seconds(browser, tmp_path):
     try:
         page = _page(browser, url, [])
         _upload(page, path)
-        page.get_by_text("4,000 rows × 32 columns").first.wait_for(timeout=60_000)
+        page.get_by_text("100,000 rows × 32 columns").first.wait_for(timeout=60_000)
         _goto(page, "2 · Outcome and thresholds")
         box = page.get_by_role("spinbutton", name="Minimum support (share of rows)")
         box.fill("0.0003")

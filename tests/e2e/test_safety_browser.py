@@ -12,6 +12,7 @@ import time
 import urllib.parse
 import urllib.request
 import zlib
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -139,16 +140,21 @@ def test_a_gzip_bomb_upload_is_refused_while_the_server_answers(browser, server,
     page.close()
 
 
-def test_a_scan_waiting_for_a_free_worker_says_so(browser, server, tmp_path):
+def _heavy_csv(tmp_path: Path) -> Path:
+    """A scan that keeps a worker busy: 100,000 rows, 30 random attributes, mined at support 0.0003
+    (at 4,000 rows a fast, idle machine finished it before a second session asked, and nothing
+    waited; at 100,000 the budget cuts its mining after about 45 s)."""
     rng = np.random.default_rng(0)
-    # heavy enough that the one worker is still mining when the second session asks (at 4,000 rows a
-    # fast, idle machine finished the first scan before the second was sent, and nothing waited; at
-    # 100,000 the budget cuts its mining after about 45 s)
     rows = 100_000
     df = pd.DataFrame({f"a{i}": rng.integers(0, 3, rows) for i in range(30)})
     df["label"], df["pred"] = rng.integers(0, 2, rows), rng.integers(0, 2, rows)
     path = tmp_path / "heavy.csv"
     df.to_csv(path, index=False)
+    return path
+
+
+def test_a_scan_waiting_for_a_free_worker_says_so(browser, server, tmp_path):
+    path = _heavy_csv(tmp_path)
     url = server(DIVERGENCE_WORKERS="1")
     first = _page(browser, url, [])
     _upload(first, path)
@@ -221,15 +227,7 @@ def _scan_workers(server_pid: int) -> list[int]:
 
 
 def test_a_closed_tabs_scan_is_stopped_within_seconds(browser, tmp_path):
-    rng = np.random.default_rng(0)
-    # heavy enough that the one worker is still mining when the second session asks (at 4,000 rows a
-    # fast, idle machine finished the first scan before the second was sent, and nothing waited; at
-    # 100,000 the budget cuts its mining after about 45 s)
-    rows = 100_000
-    df = pd.DataFrame({f"a{i}": rng.integers(0, 3, rows) for i in range(30)})
-    df["label"], df["pred"] = rng.integers(0, 2, rows), rng.integers(0, 2, rows)
-    path = tmp_path / "heavy.csv"
-    df.to_csv(path, index=False)
+    path = _heavy_csv(tmp_path)
     url, proc, log = app_server.start(tmp_path / "server.log")
     try:
         page = _page(browser, url, [])

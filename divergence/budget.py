@@ -9,13 +9,12 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Sequence
 
-from .errors import DivergenceInputError
 
 if TYPE_CHECKING:  # numpy is not needed to read the limits (the command line's defaults)
     import numpy as np
 
 __all__ = ["MAX_SLICES", "MAX_WORK", "TIME_LIMIT", "MEMORY_LIMIT", "REPORT_EVERY", "Budget", "Overflow",
-           "check_budget", "check_work", "slice_bytes", "budget_message", "TIME_CUT"]
+           "slice_bytes", "budget_message", "TIME_CUT"]
 
 #: default bounds of one scan (2 cores, a few GiB): most slices, units of mining work (the miner's
 #: count of rows x attributes visited: the same on every machine), bytes of result
@@ -63,43 +62,6 @@ class Budget:
             self._last = now
             self.progress({"stage": "mining", "slices": int(slices), "length": length,
                            "fraction": None if fraction is None else float(min(max(fraction, 0.0), 1.0))})
-
-
-def check_work(max_work: object) -> int | None:
-    """The work bound as a positive integer (or None: no work budget), or a clear error."""
-    if max_work is None:
-        return None
-    try:
-        w = int(max_work)  # type: ignore[arg-type]
-        ok = w == max_work and w >= 1 and not isinstance(max_work, bool)
-    except (TypeError, ValueError, OverflowError):
-        ok = False
-    if not ok:
-        from .errors import shown
-
-        raise DivergenceInputError(f"max_work must be a positive integer (units of mining work) or None; got "
-                                   f"{shown(max_work)}.")
-    return w
-
-
-def check_budget(max_slices: object, time_limit: object) -> tuple[int, float | None]:
-    """The slice and time bounds as numbers, or a clear error."""
-    try:
-        ms = int(max_slices)  # type: ignore[arg-type]
-        ok = ms == max_slices and ms >= 1
-    except (TypeError, ValueError):
-        ok = False
-    if not ok:
-        raise DivergenceInputError(f"max_slices must be a positive integer; got {max_slices!r}.")
-    if time_limit is not None:
-        try:
-            tl = float(time_limit)  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            tl = float("nan")
-        if not tl > 0:
-            raise DivergenceInputError(f"time_limit must be a positive number of seconds (or None); got {time_limit!r}.")
-        return ms, tl
-    return ms, None
 
 
 def slice_bytes(n_attr: int, n_tallies: int, n_metrics: int) -> int:

@@ -7,7 +7,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from .budget import MAX_SLICES, MAX_WORK, MEMORY_LIMIT, TIME_LIMIT, check_budget, check_work, slice_bytes
+from .budget import MAX_SLICES, MAX_WORK, MEMORY_LIMIT, TIME_LIMIT, slice_bytes
 from .mining.canonical import canonical_permutation
 from .data.columns import NEAR_UNIQUE_SHARE, check_attributes, screen_attributes
 from .prepare.compression import compress_outcomes
@@ -16,7 +16,7 @@ from .errors import DivergenceInputError
 from .mining.mining import min_count_for, mine
 from .data.nested import check_supported
 from .prepare.outcomes import Outcome, build_outcomes
-from .settings import Roles, Settings, check_min_support
+from .settings import Roles, Settings, check, check_min_support
 from .stats.row_weights import aux_columns, metric_infos, outcome_weights
 from .stats.stats import beta_t, fisher_exact_p, mean_difference_test, rest_skew, slice_means, welch_t
 from .table import MetricInfo, SliceTable
@@ -409,8 +409,8 @@ def scan_compressed(
     if n_rows is None:
         n_rows = int(round(weights[:, 0].sum()))
     n_values = np.array([b.n_items for b in bins], dtype=np.int64)
-    max_slices, time_limit = check_budget(max_slices, time_limit)
-    max_work = check_work(max_work)
+    max_slices, time_limit, max_work = (check(k, v) for k, v in (("max_slices", max_slices), ("time_limit", time_limit),
+                                                                 ("max_work", max_work)))
     cap = effective_max_slices(max_slices, len(bins), weights.shape[1], len(metrics))
     mined = mine_itemsets(codes, weights, n_values, min_support=s, max_length=max_length, engine=engine,
                  exhaustive=exhaustive, max_slices=cap, time_limit=time_limit, progress=progress,

@@ -1,10 +1,13 @@
 """One settings model for an analysis: roles, slicing, mining, statistics, replication.
 
 Every way in (``scan()``'s keywords, the SQL engines, the command line, a plan file, the
-dashboard) builds a :class:`Settings`; it is validated once, here, with the messages below,
-and a plan's sections are derived from its fields (an unknown key is refused by name).
-Dataclasses rather than pydantic: no new dependency, frozen values that hash and compare,
-and fields that can be listed to derive the plan schema and the CLI's keywords.
+dashboard) builds a :class:`Settings`; it is validated once, here. Each field declares the kind
+of value it takes (:class:`Real`, :class:`Integer`, :class:`OneOf` a vocabulary word, :class:`Text`
+a column name, :class:`Columns`, :class:`Flag`, :class:`BinSpecs`, ...), and everything else is
+derived from the fields: every message ("<name> must be <what the kind takes>"), the plan's
+sections (an unknown key is refused by name) and the command line's options (flag, default, help,
+how the text is read: :func:`divergence.cli.cli.add_settings`). Dataclasses rather than pydantic:
+no new dependency, frozen values that hash and compare.
 
 Checks that need the data (does a column exist, is the target binary) stay where the data
 is read (``outcomes``, ``discretize``); these are the checks that need none.
@@ -16,55 +19,30 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping, Sequence
 
-from .budget import MAX_SLICES, MAX_WORK, TIME_LIMIT, check_budget, check_work
+from .budget import MAX_SLICES, MAX_WORK, TIME_LIMIT
 from .errors import DivergenceInputError, message
 from .outcome_rules import REGRESSION, canonical_metric, parse_gamma
-from .vocabulary import BINNINGS, CORRECTIONS, DEFAULT_MIN_SUPPORT, FAMILIES, PERIODS, REPLICATION_KINDS, TASKS
+from .vocabulary import BINNINGS, CORRECTIONS, DEFAULT_MIN_SUPPORT, FAMILIES, PERIODS, REPLICATION_KINDS
 
 __all__ = [
     "Roles", "Slicing", "Mining", "Statistics", "Replication", "Explain", "Compare", "Settings",
-    "check_min_support", "DEFAULT_MIN_SUPPORT", "section", "scan_keys", "section_keys", "TASKS", "CORRECTIONS", "FAMILIES", "REPLICATION_KINDS", "BINNINGS", "PERIODS",
-    "MSG_BINNING",
+    "check", "check_min_support", "setting_field", "flat_keys", "DEFAULT_MIN_SUPPORT", "section", "scan_keys",
+    "section_keys", "Kind", "Real", "Integer", "OneOf", "Flag", "Text", "Columns", "Names", "Support", "PerMetric",
+    "BinSpecs", "Gamma", "MAX_SLICES", "MAX_WORK", "TIME_LIMIT",
 ]
 
 
 # ----------------------------------------------------------------------------- messages
+#: the one message of a value a setting does not take; ``takes`` comes from the field's kind
+MSG_SETTING = "{name} must be {takes}; got {value!r}."
 MSG_UNKNOWN_KEY = "Unknown key {key!r}{where}; known keys: {known}."
 MSG_UNKNOWN_SETTING = "Unknown setting {key!r}; known settings: {known}."
 MSG_NOT_MAPPING = "Section {name!r} of the plan must be a mapping; got {value!r}."
-MSG_MIN_SUPPORT_NUMBER = ("min_support must be a number: a share of the rows in (0, 1] or a row count above 1; "
-                          "got {value!r}.")
-MSG_MIN_SUPPORT_RANGE = ("min_support must be a share of the rows in (0, 1] or a row count above 1; "
-                         "got {value!r}.")
-MSG_MIN_SUPPORT_ROWS = "min_support above 1 is a row count and must be a whole number; got {value!r}."
-MSG_MAX_LENGTH = "max_length must be a positive integer; got {value!r}."
-MSG_CONFIDENCE_NUMBER = "confidence must be a number in (0, 1); got {value!r}."
-MSG_CONFIDENCE = "confidence must be in (0, 1); got {value!r}."
-MSG_CORRECTION = "correction must be one of {choices}; got {value!r}."
-MSG_FAMILY = "family must be one of {choices}; got {value!r}."
-MSG_BOOTSTRAP_NUMBER = "bootstrap must be a whole number of replicates; got {value!r}."
-MSG_BOOTSTRAP = "bootstrap must be 0 (none) or at least 20 replicates; got {value!r}."
-MSG_SEED = "seed must be a non-negative integer; got {value!r}."
-MSG_DELTA = "delta for '{name}' must be a positive number; got {value!r}."
-MSG_DELTA_ALL = "delta must be a positive number; got {value!r}."
-MSG_BINS = "bins must be a mapping of column name to bins; got {value!r}."
-MSG_HOLDOUT = "holdout must be a share in (0, 1); got {value!r}."
-MSG_TOP_K = "top_k must be a positive integer; got {value!r}."
-MSG_FINDINGS_WORK = ("findings_work (the distinct-findings search's budget, per slice and distinct row) must be "
-                     "a number of 0 or more (0: no limit); got {value!r}.")
-MSG_THRESHOLD = "threshold must be a finite number; got {value!r}."
-MSG_QUANTILE_BINS = "quantile_bins must be at least 1; got {value!r}."
-MSG_BINNING = "binning must be 'quantile', 'uniform' or 'tree'; got {value!r}."
-MSG_COLUMN_NAME = "{role} must be a column name; got {value!r}."
-MSG_COLUMN_LIST = "{role} must be a list of column names; got {value!r}."
-MSG_TWICE = "{role} names column '{column}' twice."
-MSG_BINS_SPEC = ("bins for '{column}' must be a bin count, a list of edges or a period "
-                 "(month, quarter, year); got {value!r}.")
+MSG_ROW_COUNT = "{name} above 1 is a row count and must be a whole number; got {value!r}."
+MSG_TWICE = "{name} names column '{column}' twice."
 MSG_REPLICATION_KIND = "Unknown replication kind {value!r}; choose from {choices}."
 MSG_REPLICATION_KEY = "Replication of kind {kind!r} takes no {key!r}; it takes {known}."
 MSG_REPLICATION_NEEDS = "Replication of kind {kind!r} needs {key!r}."
-MSG_REDUNDANCY = "redundancy must be a number of 0 or more; got {value!r}."
-MSG_BOOL = "{name} must be true or false; got {value!r}."
 MSG_NO_REFERENCE = "The compare section names no reference model (reference or reference_score)."
 
 
@@ -72,86 +50,428 @@ def _fail(msg: str, **kw: Any) -> DivergenceInputError:
     return DivergenceInputError(message(msg, **kw))  # a user's value is cut when long
 
 
-# ----------------------------------------------------------------------------- coercion helpers
+# ----------------------------------------------------------------------------- kinds of value
+# Each field of a section declares the kind of value it takes (in the manner of scikit-learn's
+# ``_param_validation``); the kind checks and normalises a value, says in words what it takes
+# (every message is MSG_SETTING with those words) and how the command line reads it.
+
+
+class Kind:
+    """A kind of value a setting takes."""
+
+    #: what the setting takes, in words ("in (0, 1)", "one of bh, bonferroni, holm")
+    takes: str = "a value"
+    #: what a value of the wrong type is told, when it differs ("a number in (0, 1)")
+    takes_type: str | None = None
+
+    def check(self, value: Any, name: str) -> Any:
+        """The value normalised, or a :class:`DivergenceInputError` naming the setting."""
+        return value
+
+    def fail(self, name: str, value: Any, type_error: bool = False) -> DivergenceInputError:
+        return _fail(MSG_SETTING, name=name, takes=(self.takes_type or self.takes) if type_error else self.takes,
+                     value=value)
+
+    def cli(self) -> dict:
+        """How the command line reads it: ``argparse`` keywords (type, choices, action)."""
+        return {}
+
+
+def _number(value: Any) -> float | None:
+    """A real number (not a bool, not NaN), else None."""
+    if isinstance(value, bool):
+        return None
+    try:
+        x = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return None if math.isnan(x) else x
+
+
+def _cli_float(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse_type_error(f"expected a number, got {text!r}") from None
+
+
+def argparse_type_error(text: str) -> Exception:
+    """argparse's error of a value it cannot read (imported only when the command line runs)."""
+    import argparse
+
+    return argparse.ArgumentTypeError(text)
+
+
+@dataclass(frozen=True)
+class Real(Kind):
+    """A real number between bounds; ``none_at``: values that mean "no limit" (None)."""
+
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = True
+    high_open: bool = True
+    what: str = "a number"
+    unit: str | None = None
+    optional: bool = False
+    #: the words say that None is taken too
+    none_word: bool = False
+    none_at: tuple = ()
+    words: str | None = None
+    #: on the command line, 0 means None (no limit)
+    cli_zero_none: bool = False
+
+    @property
+    def takes(self) -> str:  # type: ignore[override]
+        if self.words:
+            return self.words
+        if self.low is not None and self.high is not None:
+            interval = (f"{'(' if self.low_open else '['}{self.low:g}, {self.high:g}{')' if self.high_open else ']'}")
+            text = f"in {interval}" if self.what == "a number" else f"{self.what} in {interval}"
+        elif self.low == 0:
+            text = "a positive number" if self.low_open else "a number of 0 or more"
+        else:
+            text = "a finite number"
+        if self.unit:
+            text += f" of {self.unit}"
+        return text + (" (or None)" if self.none_word else "")
+
+    @property
+    def takes_type(self) -> str | None:  # type: ignore[override]
+        if self.low is not None and self.high is not None and self.what == "a number" and not self.words:
+            return f"a number {self.takes}"
+        return None
+
+    def _inside(self, x: float) -> bool:
+        if not math.isfinite(x):
+            return False
+        if self.low is not None and (x <= self.low if self.low_open else x < self.low):
+            return False
+        return not (self.high is not None and (x >= self.high if self.high_open else x > self.high))
+
+    def check(self, value: Any, name: str) -> float | None:
+        if value is None and self.optional:
+            return None
+        x = _number(value)
+        if x is None:
+            raise self.fail(name, value, type_error=True)
+        if x in self.none_at:
+            return None
+        if not self._inside(x):
+            raise self.fail(name, value)
+        return x
+
+    def cli(self) -> dict:
+        if self.cli_zero_none:
+            return {"type": lambda text: None if _cli_float(text) == 0 else _cli_float(text)}
+        return {"type": _cli_float}
+
+
+@dataclass(frozen=True)
+class Integer(Kind):
+    """A whole number of at least ``low``; ``gap``: whole numbers refused in between."""
+
+    low: int | None = None
+    gap: tuple[int, int] | None = None
+    unit: str | None = None
+    optional: bool = False
+    none_word: bool = False
+    words: str | None = None
+    type_words: str | None = None
+    cli_zero_none: bool = False
+
+    @property
+    def takes(self) -> str:  # type: ignore[override]
+        if self.words:
+            return self.words
+        text = {1: "a positive integer", 0: "a non-negative integer"}.get(self.low, "an integer")  # type: ignore[arg-type]
+        if self.unit:
+            text += f" ({self.unit})"
+        return text + (" or None" if self.none_word else "")
+
+    @property
+    def takes_type(self) -> str | None:  # type: ignore[override]
+        return self.type_words
+
+    def check(self, value: Any, name: str) -> int | None:
+        if value is None and self.optional:
+            return None
+        x = _number(value)
+        if x is None or not math.isfinite(x) or x != int(x):
+            raise self.fail(name, value, type_error=x is None)
+        k = int(x)
+        if (self.low is not None and k < self.low) or (self.gap and self.gap[0] <= k <= self.gap[1]):
+            raise self.fail(name, value)
+        return k
+
+    def cli(self) -> dict:
+        def read(text: str) -> int | None:
+            x = _cli_float(text)
+            if x != int(x):
+                raise argparse_type_error(f"expected a whole number, got {text!r}")
+            return None if self.cli_zero_none and x == 0 else int(x)
+
+        return {"type": read}
+
+
+@dataclass(frozen=True)
+class OneOf(Kind):
+    """One of the vocabulary's words."""
+
+    words: tuple[str, ...] = ()
+
+    @property
+    def takes(self) -> str:  # type: ignore[override]
+        return "one of " + ", ".join(self.words)
+
+    def check(self, value: Any, name: str) -> str:
+        if not isinstance(value, str) or value not in self.words:
+            raise self.fail(name, value)
+        return value
+
+    def cli(self) -> dict:
+        return {"choices": self.words}
+
+
+@dataclass(frozen=True)
+class Flag(Kind):
+    """True or false (1 and 0 too)."""
+
+    takes = "true or false"
+
+    def check(self, value: Any, name: str) -> bool:
+        if isinstance(value, bool):
+            return value
+        if value in (0, 1) and not isinstance(value, str):
+            return bool(value)
+        raise self.fail(name, value)
+
+    def cli(self) -> dict:
+        return {"action": "store_true"}
+
+
+@dataclass(frozen=True)
+class Text(Kind):
+    """Any text (a column name, a sort key); None when not set."""
+
+    takes = "a column name"
+
+    def check(self, value: Any, name: str) -> str | None:
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value:
+            raise self.fail(name, value)
+        return value
+
+
+def _cli_list(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+@dataclass(frozen=True)
+class Columns(Kind):
+    """A list of column names (a single name is a list of one; comma-separated text is not split:
+    a column's name may hold a comma), none twice; None when not set."""
+
+    takes = "a list of column names"
+
+    def check(self, value: Any, name: str) -> tuple[str, ...] | None:
+        if value is None:
+            return None
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and v for v in value):
+            raise self.fail(name, value)
+        seen: set = set()
+        for v in value:
+            if v in seen:
+                raise _fail(MSG_TWICE, name=name, column=v)
+            seen.add(v)
+        return tuple(value)
+
+    def cli(self) -> dict:
+        return {"type": _cli_list}
+
+
+@dataclass(frozen=True)
+class Names(Kind):
+    """Names from a list or comma-separated text, blanks dropped, each read by ``read``
+    (metric names with their aliases resolved; the peers' score specs)."""
+
+    takes = "a list of names"
+    read: Any = None
+    unique: bool = False
+
+    def check(self, value: Any, name: str) -> tuple[str, ...]:
+        if value is None:
+            return ()
+        items = value.split(",") if isinstance(value, str) else value
+        if not isinstance(items, (list, tuple)) or not all(isinstance(m, str) for m in items):
+            raise self.fail(name, value)
+        names = tuple(self.read(m) for m in items if m.strip())
+        return tuple(dict.fromkeys(names)) if self.unique else names
+
+
+@dataclass(frozen=True)
+class Support(Kind):
+    """A share of the rows in (0, 1] or, above 1, a row count; ``"109/6172"`` is a share."""
+
+    takes = "a share of the rows in (0, 1] or a row count above 1"
+    takes_type = "a number: a share of the rows in (0, 1] or a row count above 1"
+
+    def check(self, value: Any, name: str) -> float | int:
+        s = _number(value)
+        if isinstance(value, str) and "/" in value:
+            num, _, den = value.partition("/")
+            a, b = _number(num.strip()), _number(den.strip())
+            s = None if a is None or not b else a / b
+        if s is None:
+            raise self.fail(name, value, type_error=True)
+        if 0.0 < s <= 1.0:
+            return s
+        if s > 1.0 and math.isfinite(s):
+            if s != int(s):
+                raise _fail(MSG_ROW_COUNT, name=name, value=value)
+            return int(s)
+        raise self.fail(name, value)
+
+
+def _cli_delta(text: str) -> Any:
+    try:
+        if "=" not in text:
+            return float(text)
+        out = {}
+        for part in text.split(","):
+            name, _, value = part.partition("=")
+            out[name.strip()] = float(value)
+        return out
+    except ValueError:
+        raise argparse_type_error(f"expected a number or METRIC=NUMBER,...; got {text!r}") from None
+
+
+@dataclass(frozen=True)
+class PerMetric(Kind):
+    """A positive number, for every metric or per metric (a mapping of metric name to number)."""
+
+    takes = "a positive number"
+
+    def check(self, value: Any, name: str) -> Any:
+        if value is None:
+            return None
+        if isinstance(value, Mapping):
+            return {str(k): self.check(v, f"{name} for '{k}'") for k, v in value.items()}
+        x = _number(value)
+        if x is None or not (x > 0 and math.isfinite(x)):
+            raise self.fail(name, value)
+        return x
+
+    def cli(self) -> dict:
+        return {"type": _cli_delta}
+
+
+MSG_BIN_SPEC = ("{name} for '{column}' must be a bin count, a list of edges or a period "
+                "(" + ", ".join(PERIODS) + "); got {value!r}.")
+
+
+def _cli_bins(spec: str) -> tuple[str, Any]:
+    col, sep, edges = spec.rpartition("=")
+    if not sep or not col or not edges:
+        raise argparse_type_error(f"expected COL=e1,e2,... or COL={'|'.join(PERIODS)}; got {spec!r}")
+    if edges.strip() in PERIODS:
+        return col, edges.strip()
+    try:
+        return col, [float(e) for e in edges.split(",") if e.strip()]
+    except ValueError:
+        raise argparse_type_error(f"{spec!r}: edges must be numbers") from None
+
+
+@dataclass(frozen=True)
+class BinSpecs(Kind):
+    """Per column: a bin count (an integer of 1 or more), a list of finite edges, or a period."""
+
+    takes = "a mapping of column name to bins"
+
+    def check(self, value: Any, name: str) -> dict:
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping):
+            raise self.fail(name, value)
+        return {str(col): self._spec(str(col), spec, name) for col, spec in value.items()}
+
+    def _spec(self, column: str, spec: Any, name: str) -> Any:
+        def bad() -> DivergenceInputError:
+            return _fail(MSG_BIN_SPEC, name=name, column=column, value=spec)
+
+        if hasattr(spec, "tolist") and not isinstance(spec, (str, bool)):
+            spec = spec.tolist()
+        if isinstance(spec, bool):
+            raise bad()
+        if isinstance(spec, str):
+            if spec.lower() in PERIODS:
+                return spec.lower()
+            raise bad()
+        if isinstance(spec, (int, float)):
+            if spec == int(spec) and spec >= 1:
+                return int(spec)
+            raise bad()
+        if isinstance(spec, (list, tuple)):
+            edges = [_number(e) for e in spec]
+            if any(e is None or not math.isfinite(e) for e in edges):
+                raise bad()
+            return edges
+        raise bad()
+
+    def cli(self) -> dict:
+        return {"type": _cli_bins, "action": "append", "metavar": "COL=e1,e2,..."}
+
+
+@dataclass(frozen=True)
+class Gamma(Kind):
+    """A ranking's value of a rank: ``topk:K``, ``power:A`` or ``dcg``."""
+
+    takes = "topk:K, power:A or dcg"
+
+    def check(self, value: Any, name: str) -> Any:
+        if value is not None:
+            parse_gamma(value)
+        return value
+
+
+def setting(default: Any = None, kind: Kind | None = None, help: str = "", *, option: str | None = None,
+            factory: Any = None, label: str | None = None, metavar: str | None = None) -> Any:
+    """A section's field: its default, the kind of value it takes, and how the command line offers
+    it (``option``: the flag, default ``--`` and the name with dashes; ``help``: its text, where
+    ``%(default)s`` is the default; ``label``: the name messages use, default the field's)."""
+    meta = {"kind": kind or Kind(), "help": help, "option": option, "label": label, "metavar": metavar}
+    if factory is not None:
+        return field(default_factory=factory, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+def _check_fields(obj: Any) -> None:
+    """Check and normalise every field of a section by its kind."""
+    for f in fields(obj):
+        kind = f.metadata.get("kind")
+        if kind is not None:
+            _set(obj, f.name, kind.check(getattr(obj, f.name), f.metadata.get("label") or f.name))
+
+
+def check(name: str, value: Any) -> Any:
+    """One setting (a flat keyword: ``min_support``, ``binning``) checked and normalised by its
+    field's kind: what code below the settings model checks a lone value with."""
+    f = setting_field(name)
+    return f.metadata["kind"].check(value, f.metadata.get("label") or name)
+
+
 def check_min_support(value: Any) -> float | int:
     """min_support as a share of the rows (a float in (0, 1]) or, above 1, a row count (an int);
     ``"109/6172"`` reads as the share 109/6172. Anything else is a clear error."""
-    if isinstance(value, str) and "/" in value:
-        num, _, den = value.partition("/")
-        a, b = _number(num.strip(), MSG_MIN_SUPPORT_NUMBER), _number(den.strip(), MSG_MIN_SUPPORT_NUMBER)
-        if b == 0:
-            raise _fail(MSG_MIN_SUPPORT_NUMBER, value=value)
-        value = a / b
-    s = _number(value, MSG_MIN_SUPPORT_NUMBER)
-    if not (0.0 < s <= 1.0):
-        if s > 1.0 and math.isfinite(s):
-            if s != int(s):
-                raise _fail(MSG_MIN_SUPPORT_ROWS, value=value)
-            return int(s)
-        raise _fail(MSG_MIN_SUPPORT_RANGE, value=value)
-    return s
+    return check("min_support", value)
 
 
-def _column(value: Any, role: str) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value:
-        raise _fail(MSG_COLUMN_NAME, role=role, value=value)
-    return value
+def _score(spec: str) -> str:
+    from .scores import parse_score  # numpy: loaded only when a score is named
 
-
-def _columns(value: Any, role: str) -> tuple[str, ...] | None:
-    """A list of column names; a single name is a list of one; comma-separated text is not split."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and v for v in value):
-        raise _fail(MSG_COLUMN_LIST, role=role, value=value)
-    seen: set = set()
-    for v in value:
-        if v in seen:
-            raise _fail(MSG_TWICE, role=role, column=v)
-        seen.add(v)
-    return tuple(value)
-
-
-def _number(value: Any, msg: str, **kw: Any) -> float:
-    if isinstance(value, bool):
-        raise _fail(msg, value=value, **kw)
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise _fail(msg, value=value, **kw) from None
-    if math.isnan(x):
-        raise _fail(msg, value=value, **kw)
-    return x
-
-
-def _integer(value: Any, msg: str, **kw: Any) -> int:
-    x = _number(value, msg, **kw)
-    if not math.isfinite(x) or x != int(x):
-        raise _fail(msg, value=value, **kw)
-    return int(x)
-
-
-def _flag(value: Any, name: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    if value in (0, 1):
-        return bool(value)
-    raise _fail(MSG_BOOL, name=name, value=value)
-
-
-def _metric_names(value: Any) -> tuple[str, ...]:
-    """Metric names from a list or comma-separated text, as the results spell them (aliases
-    resolved), blanks dropped."""
-    if value is None:
-        return ()
-    items = value.split(",") if isinstance(value, str) else value
-    if not isinstance(items, (list, tuple)) or not all(isinstance(m, str) for m in items):
-        raise _fail(MSG_COLUMN_LIST, role="metrics", value=value)
-    return tuple(canonical_metric(m) for m in items if m.strip())
+    return parse_score(spec).spec
 
 
 def _set(obj: Any, name: str, value: Any) -> None:
@@ -159,39 +479,34 @@ def _set(obj: Any, name: str, value: Any) -> None:
 
 
 # ----------------------------------------------------------------------------- sections
+_COLUMN, _COLUMNS, _FLAG = Text(), Columns(), Flag()
+
+
 @dataclass(frozen=True)
 class Roles:
     """What is measured: the task's columns and metrics (see ``divergence.scan``)."""
 
-    target: str | None = None
-    prediction: str | None = None
-    score: str | None = None
-    threshold: float = 0.5
-    positive: Any = None
-    metrics: tuple[str, ...] = ()
-    outcome: tuple[str, ...] | None = None
-    rank: str | None = None
-    rank_by: str | None = None
-    ascending: bool = False
-    gamma: str | None = None
-    regression: bool = False
+    target: str | None = setting(None, _COLUMN, "true label (classification) or true value (regression)")
+    prediction: str | None = setting(None, _COLUMN, "predicted label or value")
+    score: str | None = setting(None, _COLUMN, "classifier score, predicted positive when score >= --threshold")
+    threshold: float = setting(0.5, Real(), "score threshold (default %(default)s)")
+    positive: Any = setting(None, None, "the positive label of the target (text or number)")
+    metrics: tuple[str, ...] = setting((), Names(read=canonical_metric), "comma-separated metrics, e.g. fpr,fnr "
+                                       "or abs_error", option="--metric", metavar="METRIC")
+    outcome: tuple[str, ...] | None = setting(None, _COLUMNS, "numeric column(s) used as the outcome as they are "
+                                              "(comma-separated)")
+    rank: str | None = setting(None, _COLUMN, "rank column (1 = best)")
+    rank_by: str | None = setting(None, _COLUMN, "score to rank rows by (higher is better unless --ascending)")
+    ascending: bool = setting(False, _FLAG, "with --rank-by: lower score is better")
+    gamma: str | None = setting(None, Gamma(), "rank value: topk:K, power:A or dcg (default)")
+    regression: bool = setting(False, _FLAG, "target and prediction are numbers")
     #: ranking quality per query (divergence.prepare.queries): the query column and the graded relevance
-    query: str | None = None
-    relevance: str | None = None
+    query: str | None = setting(None, _COLUMN, "ranking quality per query: the query column (with --relevance "
+                                "and --rank-by or --rank; --metric ndcg@10,mrr,precision@5)")
+    relevance: str | None = setting(None, _COLUMN, "with --query: graded relevance of each row (0 = not relevant)")
 
     def __post_init__(self) -> None:
-        for name in ("target", "prediction", "score", "rank", "rank_by", "query", "relevance"):
-            _set(self, name, _column(getattr(self, name), name))
-        _set(self, "outcome", _columns(self.outcome, "outcome"))
-        _set(self, "metrics", _metric_names(self.metrics))
-        t = _number(self.threshold, MSG_THRESHOLD)
-        if not math.isfinite(t):
-            raise _fail(MSG_THRESHOLD, value=self.threshold)
-        _set(self, "threshold", t)
-        _set(self, "ascending", _flag(self.ascending, "ascending"))
-        _set(self, "regression", _flag(self.regression, "regression"))
-        if self.gamma is not None:
-            parse_gamma(self.gamma)
+        _check_fields(self)
 
     @property
     def task(self) -> str:
@@ -236,56 +551,20 @@ class Roles:
 class Slicing:
     """Which columns are attributes and how numeric and date columns are binned."""
 
-    attributes: tuple[str, ...] | None = None
-    bins: Mapping[str, Any] = field(default_factory=dict)
-    quantile_bins: int = 3
-    binning: str = "quantile"
+    attributes: tuple[str, ...] | None = setting(None, _COLUMNS, "comma-separated columns to slice by "
+                                                 "(default: all others)")
+    bins: Mapping[str, Any] = setting(kind=BinSpecs(), factory=dict, help="explicit bin edges for a numeric "
+                                      "column, or COL=month|quarter|year for a date column (repeatable)")
+    quantile_bins: int = setting(3, Integer(1), "bins per numeric column (default %(default)s)")
+    binning: str = setting("quantile", OneOf(BINNINGS), "how numeric columns are cut: quantile (default), "
+                           "uniform, or tree (where the model's outcome changes)")
 
     def __post_init__(self) -> None:
-        _set(self, "attributes", _columns(self.attributes, "attributes"))
-        if self.bins is None:
-            _set(self, "bins", {})
-        if not isinstance(self.bins, Mapping):
-            raise _fail(MSG_BINS, value=self.bins)
-        bins: dict = {}
-        for col, spec in self.bins.items():
-            bins[str(col)] = _bin_spec(str(col), spec)
-        _set(self, "bins", bins)
-        q = _integer(self.quantile_bins, MSG_QUANTILE_BINS)
-        if q < 1:
-            raise _fail(MSG_QUANTILE_BINS, value=self.quantile_bins)
-        _set(self, "quantile_bins", q)
-        if self.binning not in BINNINGS:
-            raise _fail(MSG_BINNING, value=self.binning)
+        _check_fields(self)
 
     def __hash__(self) -> int:  # bins is a dict
         return hash((self.attributes, tuple(sorted((k, str(v)) for k, v in self.bins.items())),
                      self.quantile_bins, self.binning))
-
-
-def _bin_spec(column: str, spec: Any) -> Any:
-    """A bin count (int >= 1), a list of finite edges, or a period name."""
-    if isinstance(spec, bool):
-        raise _fail(MSG_BINS_SPEC, column=column, value=spec)
-    if isinstance(spec, str):
-        if spec.lower() in PERIODS:
-            return spec.lower()
-        raise _fail(MSG_BINS_SPEC, column=column, value=spec)
-    if isinstance(spec, (int, float)) and not isinstance(spec, bool):
-        if spec == int(spec) and spec >= 1:
-            return int(spec)
-        raise _fail(MSG_BINS_SPEC, column=column, value=spec)
-    if isinstance(spec, (list, tuple)):
-        try:
-            edges = [float(e) for e in spec]
-        except (TypeError, ValueError):
-            raise _fail(MSG_BINS_SPEC, column=column, value=spec) from None
-        if not all(math.isfinite(e) for e in edges):
-            raise _fail(MSG_BINS_SPEC, column=column, value=spec)
-        return edges
-    if hasattr(spec, "tolist"):
-        return _bin_spec(column, spec.tolist())
-    raise _fail(MSG_BINS_SPEC, column=column, value=spec)
 
 
 @dataclass(frozen=True)
@@ -293,88 +572,70 @@ class Mining:
     """Which itemsets are mined: the support, their length, and the budget."""
 
     #: a share of the rows in (0, 1], or a row count above 1 (see :func:`divergence.mining.mining.min_count_for`)
-    min_support: float | int = DEFAULT_MIN_SUPPORT
-    max_length: int | None = None
-    exhaustive: bool = False
-    max_slices: int = MAX_SLICES
+    min_support: float | int = setting(DEFAULT_MIN_SUPPORT, Support(), "minimum support: a share of the rows in "
+                                       "(0, 1], or a row count above 1 (e.g. 109) (default %(default)s, as in the "
+                                       "dashboard)")
+    max_length: int | None = setting(None, Integer(1, optional=True),
+                                     "most items in a slice")
+    exhaustive: bool = setting(False, _FLAG, "list every itemset above the support, as DivExplorer does "
+                               "(default: each distinct set of rows once, by its shortest description)")
+    max_slices: int = setting(MAX_SLICES, Integer(1), f"budget: at most N slices (default {MAX_SLICES:,}); past it "
+                              "the table is complete up to the longest length that fits, and a note says so",
+                              metavar="N")
     #: seconds of mining, a safety net (its cut depends on the machine); None: no time limit
-    time_limit: float | None = TIME_LIMIT
+    time_limit: float | None = setting(TIME_LIMIT, Real(0, unit="seconds", optional=True, none_word=True,
+                                                                cli_zero_none=True),
+                                       "a safety net: seconds of mining (default %(default)g; 0 for no limit); a "
+                                       "table it cuts depends on the machine's speed and load, and a note says so",
+                                       metavar="SECONDS")
     #: units of mining work (counted: the same table on any machine); None: no work budget
-    max_work: int | None = MAX_WORK
+    max_work: int | None = setting(MAX_WORK, Integer(1, unit="units of mining work", optional=True,
+                                                     none_word=True, cli_zero_none=True),
+                                   f"budget: units of mining work (rows x attributes visited; default {MAX_WORK:.0e}; "
+                                   "0 for no limit): counted, so the same data and settings give the same table on "
+                                   "any machine", metavar="UNITS")
 
     def __post_init__(self) -> None:
-        _set(self, "min_support", check_min_support(self.min_support))
-        if self.max_length is not None:
-            k = _integer(self.max_length, MSG_MAX_LENGTH)
-            if k < 1:
-                raise _fail(MSG_MAX_LENGTH, value=self.max_length)
-            _set(self, "max_length", k)
-        _set(self, "exhaustive", _flag(self.exhaustive, "exhaustive"))
-        max_slices, time_limit = check_budget(self.max_slices, self.time_limit)
-        _set(self, "max_slices", max_slices)
-        _set(self, "time_limit", time_limit)
-        _set(self, "max_work", check_work(self.max_work))
+        _check_fields(self)
 
 
 @dataclass(frozen=True)
 class Statistics:
     """How slices are judged: δ, confidence, correction and its family, bootstrap."""
 
-    delta: Any = None
-    confidence: float = 0.95
-    correction: str = "bh"
-    family: str = "scan"
-    bootstrap: int = 0
-    seed: int = 0
-    top_k: int | None = None
-    sort_by: str | None = None
+    delta: Any = setting(None, PerMetric(), "smallest divergence worth acting on: a number, or M=D,M=D per metric "
+                         "(default 0.05 for a rate, 0.2 standard deviations otherwise)")
+    confidence: float = setting(0.95, Real(0, 1), "confidence level (default %(default)s)")
+    correction: str = setting("bh", OneOf(CORRECTIONS), "multiple-testing correction over the slices tested "
+                              "(default %(default)s)")
+    family: str = setting("scan", OneOf(FAMILIES), "tests corrected together: every slice of every metric (scan, "
+                          "default) or each metric's slices on their own (metric)")
+    bootstrap: int = setting(0, Integer(0, gap=(1, 19), words="0 (none) or at least 20 replicates",
+                                        type_words="a whole number of replicates"),
+                             "bootstrap replicates (0: analytic intervals only)")
+    seed: int = setting(0, Integer(0), "random seed for bootstrap and holdout")
+    top_k: int | None = setting(None, Integer(1, optional=True),
+                                "slices bootstrapped per metric (default: all where cheap)")
+    sort_by: str | None = setting(None, _COLUMN, "what orders the summary, the CSV's rows (the whole dataset first) "
+                                  "and the top-k slices: a column, or a peer's score of the first metric: "
+                                  "sliceline[:ALPHA] (SliceLine, alpha default 0.95), wracc (support x divergence), "
+                                  "lift (slice / overall)")
     #: the peers' scores added as columns (``sliceline``, ``sliceline:ALPHA``, ``wracc``, ``lift``;
     #: :mod:`divergence.scores`)
-    scores: tuple[str, ...] = ()
+    scores: tuple[str, ...] = setting((), Names(read=_score, unique=True), "add the peers' scores as columns, per "
+                                      "metric: sliceline[:ALPHA], wracc, lift (columns M_sliceline, M_wracc, M_ratio)",
+                                      metavar="SCORE,...")
     #: the work the search for distinct findings may do per slice and distinct row (None or 0: no
     #: limit; past it the findings found stand and a note says so); default 400
-    findings_work: float | None = 400.0
+    findings_work: float | None = setting(400.0, Real(0, low_open=False, optional=True, none_at=(0.0,),
+                                                      words="a number of 0 or more (0: no limit)"),
+                                          "budget of the search for distinct findings, in work units per slice and "
+                                          "distinct row (default %(default)g: complete on real tables; 0 for no "
+                                          "limit); past it the findings found stand and a note says so",
+                                          metavar="UNITS")
 
     def __post_init__(self) -> None:
-        from .scores import parse_score
-
-        specs = self.scores.split(",") if isinstance(self.scores, str) else (self.scores or ())
-        if not isinstance(specs, (list, tuple)):
-            raise _fail(MSG_COLUMN_LIST, role="scores", value=self.scores)
-        _set(self, "scores", tuple(dict.fromkeys(parse_score(x).spec for x in specs if str(x).strip())))
-        if self.sort_by is not None and not isinstance(self.sort_by, str):
-            raise _fail(MSG_COLUMN_NAME, role="sort_by", value=self.sort_by)
-        c = _number(self.confidence, MSG_CONFIDENCE_NUMBER)
-        if not (0.0 < c < 1.0):
-            raise _fail(MSG_CONFIDENCE, value=self.confidence)
-        _set(self, "confidence", c)
-        if self.correction not in CORRECTIONS:
-            raise _fail(MSG_CORRECTION, choices=", ".join(CORRECTIONS), value=self.correction)
-        if self.family not in FAMILIES:
-            raise _fail(MSG_FAMILY, choices=", ".join(FAMILIES), value=self.family)
-        b = _integer(self.bootstrap, MSG_BOOTSTRAP_NUMBER)
-        if b < 0 or 0 < b < 20:
-            raise _fail(MSG_BOOTSTRAP, value=self.bootstrap)
-        _set(self, "bootstrap", b)
-        seed = _integer(self.seed, MSG_SEED)
-        if seed < 0:
-            raise _fail(MSG_SEED, value=self.seed)
-        _set(self, "seed", seed)
-        if self.top_k is not None:
-            k = _integer(self.top_k, MSG_TOP_K)
-            if k < 1:
-                raise _fail(MSG_TOP_K, value=self.top_k)
-            _set(self, "top_k", k)
-        if self.findings_work is not None:
-            w = _number(self.findings_work, MSG_FINDINGS_WORK)
-            if not w >= 0:
-                raise _fail(MSG_FINDINGS_WORK, value=self.findings_work)
-            _set(self, "findings_work", None if w == 0 or math.isinf(w) else w)
-        if self.delta is not None:
-            if isinstance(self.delta, Mapping):
-                _set(self, "delta", {str(k): _delta(v, str(k)) for k, v in self.delta.items()})
-            else:
-                _set(self, "delta", _delta(self.delta, None))
+        _check_fields(self)
 
     def delta_for(self, metric: str) -> float | None:
         """δ of one metric (None: the default from the outcome's spread)."""
@@ -388,15 +649,6 @@ class Statistics:
                      self.top_k, self.sort_by, self.scores, self.findings_work))
 
 
-def _delta(value: Any, name: str | None) -> float:
-    """δ of one metric (``name``) or of every metric (None)."""
-    msg, kw = (MSG_DELTA_ALL, {}) if name is None else (MSG_DELTA, {"name": name})
-    x = _number(value, msg, **kw)
-    if not (x > 0 and math.isfinite(x)):
-        raise _fail(msg, value=value, **kw)
-    return x
-
-
 _REPLICATION_FIELDS = {"none": (), "split": ("column", "confirm_values"), "file": ("name",),
                        "holdout": ("share",)}
 
@@ -407,10 +659,10 @@ class Replication:
     held-out share of the rows."""
 
     kind: str = "none"
-    column: str | None = None
+    column: str | None = setting(None, _COLUMN, label="the split column")
     confirm_values: tuple | None = None
     name: str | None = None
-    share: float | None = None
+    share: float | None = setting(None, Real(0, 1, what="a share", optional=True), label="holdout")
 
     def __post_init__(self) -> None:
         if self.kind not in REPLICATION_KINDS:
@@ -419,20 +671,13 @@ class Replication:
         for f in ("column", "confirm_values", "name", "share"):
             if getattr(self, f) is not None and f not in allowed:
                 raise _fail(MSG_REPLICATION_KEY, kind=self.kind, key=f, known=", ".join(allowed) or "nothing")
-        if self.kind == "holdout":
-            if self.share is None:
-                raise _fail(MSG_REPLICATION_NEEDS, kind="holdout", key="share")
-            x = _number(self.share, MSG_HOLDOUT)
-            if not (0.0 < x < 1.0):
-                raise _fail(MSG_HOLDOUT, value=self.share)
-            _set(self, "share", x)
-        if self.kind == "split":
-            if self.column is None:
-                raise _fail(MSG_REPLICATION_NEEDS, kind="split", key="column")
-            _set(self, "column", _column(self.column, "the split column"))
-            values = self.confirm_values
-            if values is not None:
-                _set(self, "confirm_values", tuple(values) if isinstance(values, (list, tuple)) else (values,))
+        needs = {"holdout": "share", "split": "column"}.get(self.kind)
+        if needs is not None and getattr(self, needs) is None:
+            raise _fail(MSG_REPLICATION_NEEDS, kind=self.kind, key=needs)
+        _check_fields(self)
+        values = self.confirm_values
+        if values is not None:
+            _set(self, "confirm_values", tuple(values) if isinstance(values, (list, tuple)) else (values,))
 
     def to_dict(self) -> dict:
         """The plan's replication section (empty for none)."""
@@ -450,13 +695,10 @@ class Replication:
 class Explain:
     """How slices are explained and pruned (the dashboard's redundancy ε)."""
 
-    redundancy: float = 0.0
+    redundancy: float = setting(0.0, Real(0, low_open=False))
 
     def __post_init__(self) -> None:
-        x = _number(self.redundancy, MSG_REDUNDANCY)
-        if not (x >= 0 and math.isfinite(x)):
-            raise _fail(MSG_REDUNDANCY, value=self.redundancy)
-        _set(self, "redundancy", x)
+        _check_fields(self)
 
 
 @dataclass(frozen=True)
@@ -464,20 +706,13 @@ class Compare:
     """A reference model compared with the model in the roles on the same rows
     (``divergence.compare``); none when neither ``reference`` nor ``reference_score`` is set."""
 
-    reference: str | None = None
-    reference_score: str | None = None
-    reference_threshold: float | None = None
-    metrics: tuple[str, ...] = ()
+    reference: str | None = setting(None, _COLUMN, "the reference model's predicted labels or values")
+    reference_score: str | None = setting(None, _COLUMN, "the reference model's score")
+    reference_threshold: float | None = setting(None, Real(optional=True), "the reference's score threshold")
+    metrics: tuple[str, ...] = setting((), Names(read=canonical_metric))
 
     def __post_init__(self) -> None:
-        _set(self, "reference", _column(self.reference, "reference"))
-        _set(self, "reference_score", _column(self.reference_score, "reference_score"))
-        if self.reference_threshold is not None:
-            t = _number(self.reference_threshold, MSG_THRESHOLD)
-            if not math.isfinite(t):
-                raise _fail(MSG_THRESHOLD, value=self.reference_threshold)
-            _set(self, "reference_threshold", t)
-        _set(self, "metrics", _metric_names(self.metrics))
+        _check_fields(self)
         if (self.reference_threshold is not None or self.metrics) and not self.enabled:
             raise _fail(MSG_NO_REFERENCE)
 
@@ -517,6 +752,27 @@ def scan_keys() -> tuple[str, ...]:
     return tuple(k for s in SCAN_SECTIONS for k in section_keys(s))
 
 
+def _owners() -> dict[str, str]:
+    """Flat keyword -> the section that holds it (replication is ``holdout``; a comparison's own
+    metrics are the roles')."""
+    owner = {k: name for name in _SECTIONS if name not in ("replication", "compare") for k in section_keys(name)}
+    owner.update({k: "compare" for k in ("reference", "reference_score", "reference_threshold")})
+    return owner
+
+
+def flat_keys() -> tuple[str, ...]:
+    """Every flat keyword of :meth:`Settings.from_keywords` (``scan()``'s, the command line's)."""
+    return tuple(_owners()) + ("holdout",)
+
+
+def setting_field(name: str) -> Any:
+    """The field behind a flat keyword (its default, kind and help: what the command line offers)."""
+    owner = _owners().get(name)
+    if owner is None:
+        raise _fail(MSG_UNKNOWN_SETTING, key=name, known=", ".join(sorted(flat_keys())))
+    return next(f for f in fields(_SECTIONS[owner]) if f.name == name)
+
+
 def _defaults(cls) -> dict:
     out = {}
     for f in fields(cls):
@@ -546,13 +802,10 @@ class Settings:
         kw = dict(kw)
         holdout = kw.pop("holdout", None)
         parts: dict[str, dict] = {name: {} for name in _SECTIONS}
-        owner = {k: name for name in _SECTIONS if name not in ("replication", "compare")
-                 for k in section_keys(name)}
-        owner.update({k: "compare" for k in ("reference", "reference_score", "reference_threshold")})
+        owner = _owners()
         for key, value in kw.items():
             if key not in owner:
-                known = ", ".join(sorted(owner) + ["holdout"])
-                raise _fail(MSG_UNKNOWN_SETTING, key=key, known=known)
+                raise _fail(MSG_UNKNOWN_SETTING, key=key, known=", ".join(sorted(flat_keys())))
             parts[owner[key]][key] = value
         if holdout is not None:
             parts["replication"] = {"kind": "holdout", "share": holdout}

@@ -37,7 +37,7 @@ LOOSE = sorted(name for name in MODULES if "." not in name and name not in ROOMS
 LOOSE_RULES = {
     "errors": set(),
     "vocabulary": set(),
-    "budget": {"errors"},
+    "budget": set(),
     "outcome_rules": {"errors"},
     "scores": {"errors"},
     "settings": {"budget", "outcome_rules", "scores", "errors", "vocabulary"},

@@ -36,8 +36,8 @@ def _msg(fn, **kw) -> str:
     (dict(top_k=0), "top_k must be a positive integer; got 0."),
     (dict(holdout=1.0), "holdout must be a share in (0, 1); got 1.0."),
     (dict(threshold=float("inf")), "threshold must be a finite number; got inf."),
-    (dict(quantile_bins=0), "quantile_bins must be at least 1; got 0."),
-    (dict(binning="log"), "binning must be 'quantile', 'uniform' or 'tree'; got 'log'."),
+    (dict(quantile_bins=0), "quantile_bins must be a positive integer; got 0."),
+    (dict(binning="log"), "binning must be one of quantile, uniform, tree; got 'log'."),
     (dict(bins={"age": "fortnight"}), "bins for 'age' must be a bin count, a list of edges or a period "
                                       "(month, quarter, year); got 'fortnight'."),
     (dict(attributes=["age", "age"]), "attributes names column 'age' twice."),
@@ -158,3 +158,80 @@ def test_one_default_support_for_the_api_the_command_line_and_the_dashboard():
                                                              .choices["scan"].format_help().split())
     state = (Path(__file__).resolve().parent.parent / "ui" / "state.py").read_text()
     assert "K.MIN_SUPPORT: DEFAULT_MIN_SUPPORT," in state  # the dashboard reads the same constant
+
+
+# ----------------------------------------------------------------------------- one source: the fields' kinds
+def _kinds():
+    from dataclasses import fields as dc_fields
+
+    from divergence.settings import _SECTIONS
+
+    for cls in _SECTIONS.values():
+        for f in dc_fields(cls):
+            if f.metadata.get("kind") is not None:
+                yield cls, f
+
+
+def test_every_field_declares_its_kind_and_every_message_is_derived_from_it():
+    """A value of the wrong type gets '<name> must be <what the kind takes>'; nothing is said by hand."""
+    from divergence.settings import Columns, Flag, Integer, Names, OneOf, Real, Support, Text
+
+    seen = 0
+    for cls, f in _kinds():
+        kind, name = f.metadata["kind"], f.metadata.get("label") or f.name
+        if type(kind).__name__ in ("Kind", "Gamma"):
+            continue
+        bad = object() if not isinstance(kind, (Names,)) else 7
+        with pytest.raises(DivergenceInputError) as exc:
+            kind.check(bad, name)
+        expected = f"{name} must be {kind.takes_type or kind.takes}; got "
+        assert str(exc.value).startswith(expected), (cls.__name__, f.name, str(exc.value))
+        seen += 1
+    assert seen >= 30
+    assert Real(0, 1).takes == "in (0, 1)" and Real(0, 1).takes_type == "a number in (0, 1)"
+    assert Integer(1).takes == "a positive integer" and Integer(0).takes == "a non-negative integer"
+    assert OneOf(("a", "b")).takes == "one of a, b" and Flag().takes == "true or false"
+    assert Text().check(None, "x") is None and Columns().check("a,b", "x") == ("a,b",)  # a name may hold a comma
+    assert Support().check("109/6172", "min_support") == pytest.approx(109 / 6172)
+
+
+def test_a_lone_value_is_checked_by_the_same_kind_as_the_settings():
+    from divergence.settings import check
+
+    assert check("binning", "tree") == "tree" and check("quantile_bins", 4.0) == 4
+    with pytest.raises(DivergenceInputError, match="^binning must be one of quantile, uniform, tree; got 'log'.$"):
+        check("binning", "log")
+    with pytest.raises(DivergenceInputError, match="^Unknown setting 'bining'"):
+        check("bining", "tree")
+
+
+def test_the_command_line_options_are_the_settings_fields():
+    """Every option of `scan` that sets a setting has the field's default, kind and help text."""
+    import argparse
+
+    from divergence.cli.cli import build_parser
+    from divergence.settings import flat_keys, setting_field
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    actions = {a.dest: a for a in sub.choices["scan"]._actions}
+    offered = [k for k in flat_keys() if k in actions]
+    assert set(offered) >= {"target", "metrics", "min_support", "max_work", "confidence", "correction", "bins",
+                            "findings_work", "scores", "holdout"}
+    for key in offered:
+        if key == "holdout":
+            continue
+        f, action = setting_field(key), actions[key]
+        assert action.help == f.metadata["help"], key
+        if f.metadata["kind"].cli().get("action") != "store_true":
+            assert action.default == f.default or (action.default is None and callable(f.default_factory)), key
+        choices = getattr(f.metadata["kind"], "words", None)
+        if isinstance(choices, tuple):
+            assert tuple(action.choices) == choices, key
+    args = parser.parse_args(["scan", "x.csv", "--metric", "fpr", "--bins", "age=30,50", "--bins", "d=quarter",
+                              "--max-work", "0", "--time-limit", "0"])
+    from divergence.cli.cli import settings_from_args
+
+    s = settings_from_args(args)
+    assert s.roles.metrics == ("fpr",) and s.slicing.bins == {"age": [30.0, 50.0], "d": "quarter"}
+    assert s.mining.max_work is None and s.mining.time_limit is None

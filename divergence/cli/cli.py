@@ -6,14 +6,14 @@ arguments are parsed before the engine is imported: ``--help`` and a usage error
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from typing import TYPE_CHECKING, Sequence
 
-from ..budget import MAX_SLICES, MAX_WORK, TIME_CUT, TIME_LIMIT
+from ..budget import TIME_CUT
 from ..errors import DivergenceInputError
-from ..vocabulary import (BINNINGS, CORRECTIONS, DEFAULT_MIN_SUPPORT, FAMILIES, PERIODS, QUANTILE_MODES, REPORT_SORTS,
-                         SCAN_ENGINES)
+from ..vocabulary import QUANTILE_MODES, REPORT_SORTS, SCAN_ENGINES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -35,44 +35,39 @@ def _float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
 
 
-def _parse_bins(specs: Sequence[str] | None) -> dict:
-    out: dict = {}
-    for spec in specs or []:
-        col, sep, edges = spec.rpartition("=")
-        if not sep or not col or not edges:
-            raise DivergenceInputError(f"--bins expects COL=e1,e2,... or COL=month|quarter|year; got {spec!r}.")
-        if edges.strip() in PERIODS:
-            out[col] = edges.strip()
-            continue
-        try:
-            values = [float(e) for e in edges.split(",") if e.strip()]
-        except ValueError:
-            raise DivergenceInputError(f"--bins {spec!r}: edges must be numbers.") from None
-        out[col] = values
-    return out
-
-
-def _seconds(text: str) -> float | None:
-    value = _float(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected seconds >= 0, got {text!r}")
-    return None if value == 0 else value
-
-
-def _work(text: str) -> int | None:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of work units, got {text!r}") from None
-    if value < 0 or value != int(value):
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
-    return None if value == 0 else int(value)
-
-
 def _split(text: str | None) -> list[str] | None:
     if text is None:
         return None
     return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def add_settings(group, names: Sequence[str], help: dict | None = None, required: Sequence[str] = ()) -> None:
+    """One option per setting, built from its field (:func:`divergence.settings.setting_field`): the
+    flag, the default, the help, and how the text is read (the field's kind), so that the command
+    line and the settings model cannot drift. ``help`` replaces a field's text where a command says
+    it in its own words."""
+    from ..settings import setting_field
+
+    for name in names:
+        f = setting_field(name)
+        meta, kind = f.metadata, f.metadata["kind"]
+        kw = dict(kind.cli(), dest=name, help=(help or {}).get(name, meta["help"]))
+        if "action" not in kw or kw["action"] != "store_true":
+            kw["default"] = None if f.default is dataclasses.MISSING else f.default
+        if meta.get("metavar") and kw.get("action") != "store_true":
+            kw["metavar"] = meta["metavar"]
+        if name in required:
+            kw["required"] = True
+        group.add_argument(meta.get("option") or "--" + name.replace("_", "-"), **kw)
+
+
+ROLE_OPTIONS = ("target", "prediction", "score", "threshold", "positive", "metrics", "regression", "outcome",
+                "rank_by", "rank", "ascending", "gamma", "query", "relevance")
+SLICING_OPTIONS = ("attributes", "bins", "quantile_bins", "binning", "min_support", "max_length", "exhaustive",
+                   "max_slices", "max_work", "time_limit")
+STATISTICS_OPTIONS = ("delta", "confidence", "correction", "family", "bootstrap", "seed", "top_k", "findings_work",
+                      "sort_by", "scores")
+REFERENCE_OPTIONS = ("reference", "reference_score", "reference_threshold")
 
 
 def add_scan_options(p: argparse.ArgumentParser, data: bool = True) -> None:
@@ -80,23 +75,9 @@ def add_scan_options(p: argparse.ArgumentParser, data: bool = True) -> None:
     if data:
         p.add_argument("data", help="CSV or Parquet file (--engine duckdb: also a folder or a glob; "
                                     "--engine spark: also a table name)")
-    roles = p.add_argument_group("column roles")
-    roles.add_argument("--target", help="true label (classification) or true value (regression)")
-    roles.add_argument("--prediction", help="predicted label or value")
-    roles.add_argument("--score", help="classifier score, predicted positive when score >= --threshold")
-    roles.add_argument("--threshold", type=_float, default=0.5, help="score threshold (default 0.5)")
-    roles.add_argument("--positive", help="the positive label of the target (text or number)")
-    roles.add_argument("--metric", help="comma-separated metrics, e.g. fpr,fnr or abs_error")
-    roles.add_argument("--regression", action="store_true", help="target and prediction are numbers")
-    roles.add_argument("--outcome", help="numeric column(s) used as the outcome as they are (comma-separated)")
-    roles.add_argument("--rank-by", help="score to rank rows by (higher is better unless --ascending)")
-    roles.add_argument("--rank", help="rank column (1 = best)")
-    roles.add_argument("--ascending", action="store_true", help="with --rank-by: lower score is better")
-    roles.add_argument("--gamma", default=None, help="rank value: topk:K, power:A or dcg (default)")
-    roles.add_argument("--query", help="ranking quality per query: the query column (with --relevance and --rank-by "
-                                       "or --rank; --metric ndcg@10,mrr,precision@5)")
-    roles.add_argument("--relevance", help="with --query: graded relevance of each row (0 = not relevant)")
-    slicing = _add_slicing_arguments(p)
+    add_settings(p.add_argument_group("column roles"), ROLE_OPTIONS)
+    slicing = p.add_argument_group("slicing")
+    add_settings(slicing, SLICING_OPTIONS)
     slicing.add_argument("--engine", default="fast", choices=SCAN_ENGINES,
                          help="fast (default) or mlxtend (FP-growth, slow, the reference) mine in memory; "
                               "duckdb (files larger than memory: a file, folder or glob) and spark (a file "
@@ -108,60 +89,11 @@ def add_scan_options(p: argparse.ArgumentParser, data: bool = True) -> None:
                          help="duckdb/spark: quantile edges exact (as pandas) or approximate; auto: "
                               "duckdb exact when affordable, spark approximate")
     stats = p.add_argument_group("statistics")
-    stats.add_argument("--delta", help="smallest divergence worth acting on: a number, or M=D,M=D per metric "
-                                       "(default 0.05 for a rate, 0.2 standard deviations otherwise)")
-    stats.add_argument("--confidence", type=_float, default=0.95, help="confidence level (default 0.95)")
-    stats.add_argument("--correction", default="bh", choices=CORRECTIONS,
-                       help="multiple-testing correction over the slices tested (default bh)")
-    stats.add_argument("--family", default="scan", choices=FAMILIES,
-                       help="tests corrected together: every slice of every metric (scan, default) "
-                            "or each metric's slices on their own (metric)")
-    stats.add_argument("--bootstrap", type=int, default=0, help="bootstrap replicates (0: analytic intervals only)")
-    stats.add_argument("--seed", type=int, default=0, help="random seed for bootstrap and holdout")
-    stats.add_argument("--top-k", type=int, default=None, help="slices bootstrapped per metric (default: all where cheap)")
-    stats.add_argument("--findings-work", type=float, default=_statistics_default("findings_work"), metavar="UNITS",
-                       help="budget of the search for distinct findings, in work units per slice and distinct "
-                            "row (default %(default)g: complete on real tables; 0 for no limit); past it the "
-                            "findings found stand and a note says so")
-    stats.add_argument("--sort-by", default=None,
-                       help="what orders the summary, the CSV's rows (the whole dataset first) and the top-k slices: "
-                            "a column, or a peer's score of the first metric: sliceline[:ALPHA] (SliceLine, "
-                            "alpha default 0.95), wracc (support x divergence), lift (slice / overall)")
-    stats.add_argument("--scores", default=None, metavar="SCORE,...",
-                       help="add the peers' scores as columns, per metric: sliceline[:ALPHA], wracc, lift "
-                            "(columns M_sliceline, M_wracc, M_ratio)")
+    add_settings(stats, STATISTICS_OPTIONS)
     rep = stats.add_mutually_exclusive_group()
     rep.add_argument("--replicate", metavar="OTHER", help="second table (CSV or Parquet) to re-measure every slice on")
     rep.add_argument("--holdout", type=_float, default=None,
                      help="share of rows held out of mining to replicate on (e.g. 0.5)")
-
-
-def _add_slicing_arguments(p: argparse.ArgumentParser):
-    """The slicing options, written once for every command that mines (scan, compare); returns the group."""
-    slicing = p.add_argument_group("slicing")
-    slicing.add_argument("--attributes", help="comma-separated columns to slice by (default: all others)")
-    slicing.add_argument("--bins", action="append", metavar="COL=e1,e2,...",
-                         help="explicit bin edges for a numeric column, or COL=month|quarter|year for a "
-                              "date column (repeatable)")
-    slicing.add_argument("--quantile-bins", type=int, default=3, help="bins per numeric column (default 3)")
-    slicing.add_argument("--binning", choices=BINNINGS, default="quantile", help="default quantile")
-    slicing.add_argument("--min-support", type=_float, default=DEFAULT_MIN_SUPPORT,
-                         help="minimum support: a share of the rows in (0, 1], or a row count above 1 (e.g. 109) "
-                              f"(default {DEFAULT_MIN_SUPPORT:g}, as in the dashboard)")
-    slicing.add_argument("--max-length", type=int, default=None, help="most items in a slice")
-    slicing.add_argument("--exhaustive", action="store_true",
-                         help="list every itemset above the support, as DivExplorer does (default: each "
-                              "distinct set of rows once, by its shortest description)")
-    slicing.add_argument("--max-slices", type=int, default=MAX_SLICES, metavar="N",
-                         help=f"budget: at most N slices (default {MAX_SLICES:,}); past it the table is "
-                              "complete up to the longest length that fits, and a note says so")
-    slicing.add_argument("--max-work", type=_work, default=MAX_WORK, metavar="UNITS",
-                         help=f"budget: units of mining work (rows x attributes visited; default {MAX_WORK:.0e}; 0 for "
-                              "no limit): counted, so the same data and settings give the same table on any machine")
-    slicing.add_argument("--time-limit", type=_seconds, default=TIME_LIMIT, metavar="SECONDS",
-                         help=f"a safety net: seconds of mining (default {TIME_LIMIT:g}; 0 for no limit); a table it cuts "
-                              "depends on the machine's speed and load, and a note says so")
-    return slicing
 
 
 def build_parser(prog: str = "divergence") -> argparse.ArgumentParser:
@@ -185,34 +117,14 @@ def build_parser(prog: str = "divergence") -> argparse.ArgumentParser:
     return parser
 
 
-def _statistics_default(field: str):
-    """A statistics setting's default (one source: :class:`divergence.settings.Statistics`)."""
-    from ..settings import Statistics
-
-    return getattr(Statistics(), field)
-
-
-#: option (its argparse dest) -> the settings keyword it sets, where the names differ
-_OPTION_KEYWORDS = {"metric": "metrics"}
-#: how an option's text becomes the setting's value
-_OPTION_PARSERS = {"metric": lambda v: _split(v) or (), "outcome": lambda v: _split(v),
-                   "attributes": lambda v: _split(v), "bins": lambda v: _parse_bins(v),
-                   "delta": lambda v: _parse_delta(v), "scores": lambda v: _split(v) or ()}
-
-
 def settings_from_args(args: argparse.Namespace):
     """The command's options read once into the one settings model
     (:class:`divergence.settings.Settings`), validated there."""
-    from ..settings import Settings, scan_keys, section_keys
+    from ..settings import Settings, flat_keys
 
-    known = set(scan_keys()) | set(section_keys("statistics")) | {"holdout", "reference", "reference_score",
-                                                                   "reference_threshold"}
-    kw = {}
-    for dest, value in vars(args).items():
-        key = _OPTION_KEYWORDS.get(dest, dest)
-        if key not in known:
-            continue
-        kw[key] = _OPTION_PARSERS[dest](value) if dest in _OPTION_PARSERS else value
+    kw = {key: value for key, value in vars(args).items() if key in flat_keys()}
+    if isinstance(kw.get("bins"), list):  # COL=SPEC given again: the last one counts
+        kw["bins"] = dict(kw["bins"])
     return Settings.from_keywords(**kw)
 
 
@@ -284,21 +196,6 @@ class _Progress:
         if info.get("length"):
             extra += f", complete up to {info['length']} items"
         print(f"{info['stage']}{extra}", file=sys.stderr, flush=True)
-
-
-def _parse_delta(text: str | None):
-    if text is None:
-        return None
-    try:
-        if "=" not in text:
-            return float(text)
-        out = {}
-        for part in text.split(","):
-            name, _, value = part.partition("=")
-            out[name.strip()] = float(value)
-        return out
-    except ValueError:
-        raise DivergenceInputError(f"--delta expects a number or METRIC=NUMBER,...; got {text!r}.") from None
 
 
 def _summary(table, top: int, keep: dict | None = None, sort_by: str | None = None) -> str:
@@ -491,11 +388,8 @@ def _add_plan_parsers(sub) -> None:
                    help="mark the plan as written before the data was looked at")
     p.add_argument("--slice", action="append", metavar="ITEMSET",
                    help='a slice always reported, e.g. "age=<25, sex=Male" (repeatable)')
-    cmp = p.add_argument_group("comparison (a standing pre-release check: the report also compares the model "
-                               "with a reference)")
-    cmp.add_argument("--reference", help="the reference model's predicted labels or values")
-    cmp.add_argument("--reference-score", help="the reference model's score")
-    cmp.add_argument("--reference-threshold", type=_float, default=None, help="the reference's score threshold")
+    add_settings(p.add_argument_group("comparison (a standing pre-release check: the report also compares the model "
+                                      "with a reference)"), REFERENCE_OPTIONS)
     r = sub.add_parser("report", help="run a slice plan on a data file and write a self-contained HTML report")
     r.add_argument("plan", help="slice plan file (YAML or JSON)")
     r.add_argument("data", help="CSV or Parquet file to report on")
@@ -557,27 +451,22 @@ def _add_compare_parser(sub) -> None:
     p = sub.add_parser("compare", help="compare two models slice by slice: where is the model worse "
                                        "than the reference?")
     p.add_argument("data", help="CSV or Parquet file with both models' predictions")
-    roles = p.add_argument_group("the models")
-    roles.add_argument("--target", required=True, help="true label (classification) or true value (regression)")
-    roles.add_argument("--prediction", help="the model's predicted label or value")
-    roles.add_argument("--reference", help="the reference model's (e.g. the one in production) predicted label or value")
-    roles.add_argument("--score", help="the model's score, predicted positive when score >= --threshold")
-    roles.add_argument("--threshold", type=_float, default=0.5, help="the model's score threshold (default 0.5)")
-    roles.add_argument("--reference-score", help="the reference model's score")
-    roles.add_argument("--reference-threshold", type=_float, default=None,
-                       help="the reference's score threshold (default: --threshold)")
-    roles.add_argument("--positive", help="the positive label of the target (text or number)")
-    roles.add_argument("--metric", help="comma-separated: error,fpr,fnr,accuracy,tpr,tnr,brier; with "
-                                        "--regression abs_error,squared_error")
-    roles.add_argument("--regression", action="store_true", help="target and predictions are numbers")
-    _add_slicing_arguments(p)
-    stats = p.add_argument_group("statistics")
-    stats.add_argument("--delta", help="smallest change worth acting on: a number, or M=D,M=D per metric "
-                                       "(default 0.05 for a rate, 0.2 standard deviations of the reference's "
-                                       "outcome otherwise)")
-    stats.add_argument("--confidence", type=_float, default=0.95, help="confidence level (default 0.95)")
-    stats.add_argument("--correction", default="bh", choices=CORRECTIONS,
-                       help="multiple-testing correction over every slice and metric (default bh)")
+    add_settings(p.add_argument_group("the models"),
+                 ("target", "prediction", "reference", "score", "threshold", "reference_score", "reference_threshold",
+                  "positive", "metrics", "regression"), required=("target",), help={
+                     "prediction": "the model's predicted label or value",
+                     "reference": "the reference model's (e.g. the one in production) predicted label or value",
+                     "score": "the model's score, predicted positive when score >= --threshold",
+                     "threshold": "the model's score threshold (default %(default)s)",
+                     "reference_threshold": "the reference's score threshold (default: --threshold)",
+                     "metrics": "comma-separated: error,fpr,fnr,accuracy,tpr,tnr,brier; with --regression "
+                                "abs_error,squared_error",
+                     "regression": "target and predictions are numbers"})
+    add_settings(p.add_argument_group("slicing"), SLICING_OPTIONS)
+    add_settings(p.add_argument_group("statistics"), ("delta", "confidence", "correction"), help={
+        "delta": "smallest change worth acting on: a number, or M=D,M=D per metric (default 0.05 for a rate, "
+                 "0.2 standard deviations of the reference's outcome otherwise)",
+        "correction": "multiple-testing correction over every slice and metric (default %(default)s)"})
     p.add_argument("--output", "-o", help="write the comparison to this CSV file")
     p.add_argument("--allow-formulas", action="store_true", help=FORMULAS_HELP)
     p.add_argument("--top", type=int, default=10, help="slices shown per metric without --output (default 10)")

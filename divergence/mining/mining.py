@@ -19,18 +19,18 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..budget import (MAX_SLICES, MAX_WORK, MEMORY_LIMIT, TIME_LIMIT, Budget, Overflow, budget_message, check_budget,
-                     check_work, slice_bytes)
+from ..budget import MAX_SLICES, MAX_WORK, MEMORY_LIMIT, TIME_LIMIT, Budget, Overflow, budget_message, slice_bytes
 from .canonical import canonical_permutation, fingerprints, keep_first_of_each_rows
 from ..prepare.compression import Compressed, compress, compress_outcomes
 from ..errors import DivergenceBudgetError, DivergenceInputError
+from ..settings import check
 from .mining_driver import Root, run
 from .mining_kernel import expand_codes, root_fingerprints, root_tallies
 from ..vocabulary import ENGINES
 
 __all__ = ["Compressed", "Mined", "Budget", "compress", "compress_outcomes", "mine", "min_count_for", "ENGINES",
            "share_for_mlxtend", "SUPPORT_TOLERANCE", "support_text",
-           "MAX_SLICES", "MAX_WORK", "TIME_LIMIT", "MEMORY_LIMIT", "slice_bytes", "check_budget"]
+           "MAX_SLICES", "MAX_WORK", "TIME_LIMIT", "MEMORY_LIMIT", "slice_bytes"]
 
 #: the share of the time limit the whole request may use before the miner falls back to
 #: complete shorter lengths in the rest
@@ -128,8 +128,8 @@ def mine(codes: np.ndarray, weights: np.ndarray, n_values: np.ndarray, *, min_su
     """
     if engine not in ENGINES:
         raise DivergenceInputError(f"Unknown engine {engine!r}; choose from {', '.join(ENGINES)}.")
-    max_slices, time_limit = check_budget(max_slices, time_limit)
-    max_work = check_work(max_work)
+    max_slices, time_limit, max_work = (check(k, v) for k, v in (("max_slices", max_slices), ("time_limit", time_limit),
+                                                                 ("max_work", max_work)))
     n_rows = int(round(weights[:, 0].sum())) if weights.size else 0
     n_attr = codes.shape[1]
     max_length = n_attr if max_length is None else min(int(max_length), n_attr)

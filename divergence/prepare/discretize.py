@@ -18,8 +18,8 @@ import pandas as pd
 
 from ..data.column_kinds import date_values, integer_valued, is_date_column, is_numeric
 from ..errors import DivergenceInputError
-from ..settings import MSG_BINNING
-from ..vocabulary import BINNINGS, PERIODS
+from ..settings import check
+from ..vocabulary import PERIODS
 
 __all__ = ["AttributeBins", "Discretized", "discretize", "format_number", "MAX_CATEGORIES", "MISSING",
            "category_label", "numeric_values", "PERIODS", "default_period", "period_labels", "BinSpec",
@@ -342,12 +342,9 @@ def discretize(
     """
     cuts = dict(cuts or {})
     bins = dict(bins or {})
-    if binning not in BINNINGS:
-        raise DivergenceInputError(MSG_BINNING.format(value=binning))
+    binning, quantile_bins = check("binning", binning), check("quantile_bins", quantile_bins)
     if binning == "tree":
         binning = "quantile"
-    if int(quantile_bins) < 1:
-        raise DivergenceInputError(f"quantile_bins must be at least 1; got {quantile_bins!r}.")
     unknown = [c for c in bins if c not in attributes]
     if unknown:
         raise DivergenceInputError(

@@ -12,7 +12,8 @@ from typing import Literal
 from .errors import DivergenceInputError
 
 __all__ = ["Condition", "ClassificationRule", "CLASSIFICATION", "RegressionError", "REGRESSION", "GammaKind",
-           "parse_gamma", "ALIASES", "canonical_metric"]
+           "parse_gamma", "ALIASES", "canonical_metric", "CLASSIFICATION_METRICS", "REGRESSION_METRICS",
+           "WORSE_WHEN"]
 
 #: A condition on a row with a known true class and prediction: ``y`` the true class is the
 #: positive label, ``p`` the prediction is; ``all`` every such row.
@@ -54,6 +55,17 @@ REGRESSION: dict[str, RegressionError] = {
     "signed_error": "identity",
 }
 
+
+#: Metric names for a binary classifier (``brier`` needs a score in [0, 1]).
+CLASSIFICATION_METRICS: tuple[str, ...] = tuple(CLASSIFICATION) + ("brier",)
+#: Metric names for a regressor.
+REGRESSION_METRICS: tuple[str, ...] = tuple(REGRESSION)
+
+#: the direction in which a metric is worse (up: error rates and errors; down: rates of success
+#: and a ranking's gain); metrics not listed have no worse direction (an outcome column, a bias)
+WORSE_WHEN = {"fpr": "up", "fnr": "up", "error": "up", "fdr": "up", "for": "up", "brier": "up",
+              "abs_error": "up", "squared_error": "up", "tpr": "down", "tnr": "down", "accuracy": "down",
+              "precision": "down", "npv": "down", "gamma": "down"}
 
 #: other spellings of metric names
 ALIASES = {"ppr": "positive_rate", "acc": "accuracy", "err": "error", "mae": "abs_error",

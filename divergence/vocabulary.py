@@ -1,11 +1,13 @@
-"""The words a setting may take, in one place: the settings model validates against them, the
-engines dispatch on them and the command line offers them as choices. No imports, so the
+"""The words a setting may take, and every word's name for people, in one place: the settings
+model validates against the words, the engines dispatch on them, the command line offers them as
+choices, and the dashboard, the report and the cards show their labels. No imports, so the
 command line's parser reads them before the engine (and pandas) loads."""
 from __future__ import annotations
 
 __all__ = ["DEFAULT_MIN_SUPPORT", "TASKS", "CORRECTIONS", "FAMILIES", "REPLICATION_KINDS", "BINNINGS", "PERIODS",
            "ENGINES", "SCAN_ENGINES", "QUANTILE_MODES", "REPORT_SORTS", "PEER_SORTS", "VERDICTS",
-           "FINDING_VERDICTS", "SIGNIFICANT_VERDICTS", "COMPARE_VERDICTS"]
+           "FINDING_VERDICTS", "SIGNIFICANT_VERDICTS", "COMPARE_VERDICTS", "TASK_LABELS", "CORRECTION_NAMES",
+           "CORRECTION_CHOICES", "CORRECTION_SHORT", "REPLICATION_LABELS", "BINNING_LABELS", "OUTPUT_KINDS", "METRIC_LABELS"]
 
 TASKS = ("classification", "regression", "ranking", "outcome")
 #: multiple-testing corrections (Benjamini-Hochberg, Bonferroni, Holm)
@@ -50,3 +52,31 @@ SIGNIFICANT_VERDICTS = ("not replicated", "defect", "hard cohort", "undetermined
                         "worse")
 #: a model comparison's verdicts
 COMPARE_VERDICTS = ("worse", "better", "no change", "too small", "noise")
+
+# ------------------------------------------------------------------ labels: each word's name for people
+#: the tasks, as the dashboard offers them
+TASK_LABELS = {"classification": "Classification", "regression": "Regression", "ranking": "Ranking",
+               "outcome": "A numeric outcome"}
+#: the corrections for the number of slices tested, by name (sentences, cards, the report)
+CORRECTION_NAMES = {"bh": "Benjamini–Hochberg", "bonferroni": "Bonferroni", "holm": "Holm"}
+#: the corrections as a choice (Benjamini–Hochberg controls the false discoveries: q-values)
+CORRECTION_CHOICES = {k: v + (" (q-values)" if k == "bh" else "") for k, v in CORRECTION_NAMES.items()}
+#: what a corrected p-value is called in a column's help
+CORRECTION_SHORT = {"bh": "BH-adjusted", "bonferroni": "Bonferroni-adjusted", "holm": "Holm-adjusted"}
+#: where slices are re-measured, as the dashboard offers it
+REPLICATION_LABELS = {"none": "None", "split": "A split or period column", "file": "A second file",
+                      "holdout": "A held-out share of the rows"}
+#: how numeric columns are cut, as the dashboard offers it
+BINNING_LABELS = {"quantile": "Quantiles (equal rows)", "uniform": "Equal width",
+                  "tree": "Where the outcome changes (tree)"}
+#: what a model's output is (classification): predicted labels, or a score cut at a threshold
+OUTPUT_KINDS = {"labels": "Predicted labels", "score": "A score and a threshold"}
+#: each classification and regression metric's name in words
+METRIC_LABELS = {
+    "fpr": "false-positive rate", "fnr": "false-negative rate", "tpr": "true-positive rate",
+    "tnr": "true-negative rate", "error": "error rate", "accuracy": "accuracy",
+    "precision": "precision", "fdr": "false-discovery rate", "npv": "negative predictive value",
+    "for": "false-omission rate", "positive_rate": "positive prediction rate",
+    "base_rate": "share of positives", "brier": "Brier score",
+    "abs_error": "absolute error", "squared_error": "squared error", "signed_error": "signed error",
+}

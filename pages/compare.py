@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from divergence import COMPARE_VERDICTS, DivergenceInputError
+from divergence import COMPARE_VERDICTS, DivergenceInputError, vocabulary
 from divergence.comparison.compare_views import (change_contribution_figure, change_interval_figure, compare_display_frame,
                                       compare_headline, compare_table_figure, compare_view, worst_slice)
 from divergence.present.formats import md_code, md_text
 from divergence.report.plan import dump_plan
-from divergence.present.views import format_count, format_divergence, format_p, format_percent, format_value, table_csv
+from divergence.present.views import table_csv
+from divergence.present.formats import format_count, format_divergence, format_p, format_percent, format_value
 from ui import cache, compare, data, render, settings, state
 from ui.state import K, KC
 
@@ -45,7 +46,7 @@ a = c.assessment
 st.caption(f"{data.data_caption()} Model {md_code(a['model'])} against reference {md_code(a['reference'])} on "
            f"{format_count(a['rows_compared'])} rows; {format_count(len(c) - 1)} slices with support ≥ "
            f"{c.table.support_text}; {format_count(c.n_tested)} paired tests in one family (every slice × every "
-           f"metric), {settings.CORRECTIONS.get(a['correction'], a['correction'])}; "
+           f"metric), {vocabulary.CORRECTION_CHOICES.get(a['correction'], a['correction'])}; "
            f"computed in {res['seconds']:.2f} s.")
 for note in c.notes:
     st.caption(md_text(note))

@@ -6,10 +6,10 @@ import json
 import pandas as pd
 import streamlit as st
 
-from divergence import DivergenceInputError
+from divergence import DivergenceInputError, vocabulary
 from divergence.data.columns import screen_summary
-from divergence.present.formats import md_code, md_text
-from divergence.present.views import format_count, preview_frame
+from divergence.present.formats import format_count, md_code, md_text
+from divergence.present.views import preview_frame
 from divergence.vocabulary import BINNINGS
 from ui import cache, compare, data, render, settings, state
 from ui.state import K
@@ -82,7 +82,7 @@ def _task_changed() -> None:
     state.update(**{K.METRICS: settings.default_metrics(task)})
 
 
-state.bound(st.radio, "Task", K.TASK, options=list(settings.TASKS), format_func=settings.TASKS.get, horizontal=True,
+state.bound(st.radio, "Task", K.TASK, options=list(vocabulary.TASK_LABELS), format_func=vocabulary.TASK_LABELS.get, horizontal=True,
             after=_task_changed)
 task = state.get(K.TASK)
 c1, c2, c3 = st.columns(3)
@@ -92,8 +92,8 @@ if task in ("classification", "regression"):
                     placeholder="Choose a column", after=_reset_positive if task == "classification" else None)
     if task == "classification":
         with c2:
-            state.bound(st.radio, "The model's output", K.PRED_KIND, options=list(settings.OUTPUT_KINDS),
-                        horizontal=True, format_func=settings.OUTPUT_KINDS.get)
+            state.bound(st.radio, "The model's output", K.PRED_KIND, options=list(vocabulary.OUTPUT_KINDS),
+                        horizontal=True, format_func=vocabulary.OUTPUT_KINDS.get)
             if state.get(K.PRED_KIND) == "labels":
                 state.bound(st.selectbox, "Prediction column", K.PREDICTION, options=columns, index=None,
                             placeholder="Choose a column")
@@ -237,8 +237,7 @@ with st.expander("Binning of numeric attributes ("
         state.bound(st.number_input, "Bins per numeric column", K.QUANTILE_BINS, min_value=1, max_value=20, step=1)
     with b2:
         state.bound(st.radio, "Cut by", K.BINNING, options=list(BINNINGS), horizontal=True,
-                    format_func={"quantile": "Quantiles (equal rows)", "uniform": "Equal width",
-                                 "tree": "Where the outcome changes (tree)"}.get,
+                    format_func=vocabulary.BINNING_LABELS.get,
                     help="Tree: each continuous column is cut where the model's outcome changes (a narrow failing "
                          "band gets a bin of its own), the cut points chosen on 30% of the rows, which are then set "
                          "aside; every number of the results is measured on the other rows, so the cuts are tested "
@@ -278,8 +277,8 @@ with st.expander("Binning of numeric attributes ("
 # ---------------------------------------------------------------- replication
 st.subheader("Replication")
 # a split column or a held-out share needs the rows in memory: a local path offers a second file
-kinds = [k for k in settings.REPLICATION_KINDS if not large or k in ("none", "file")]
-state.bound(st.radio, "Confirm the slices on", K.REPLICATION, options=kinds, format_func=settings.REPLICATION_KINDS.get,
+kinds = [k for k in vocabulary.REPLICATION_LABELS if not large or k in ("none", "file")]
+state.bound(st.radio, "Confirm the slices on", K.REPLICATION, options=kinds, format_func=vocabulary.REPLICATION_LABELS.get,
             horizontal=True)
 if large:
     st.caption("A local path is scanned without loading its rows, so a split column or a held-out share is not "

@@ -5,11 +5,11 @@ import streamlit as st
 
 from divergence import DivergenceInputError
 from divergence.present.figures import LATTICE_MAX_ITEMS, contribution_figure, item_values_figure, lattice_figure
-from divergence.present.formats import md_text
+from divergence.present.formats import format_count, md_text
 from divergence.report.plan import dump_plan
-from divergence.present.views import (PNG_EXPORTER, display_frame, export_caption, figure_html, figure_png, format_count,
-                              interval_figure, png_supported, slice_table_figure, table_csv, titled_figure,
-                              warm_png_exporter)
+from divergence.present.views import (PNG_EXPORTER, display_frame, export_caption, figure_html, figure_png,
+                                      interval_figure, png_supported, slice_table_figure, table_csv, titled_figure,
+                                      warm_png_exporter)
 from ui import cache, data, render, run, settings, state
 from ui.state import K
 

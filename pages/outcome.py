@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from divergence import outcome_rules, vocabulary
 from divergence.mining.mining import min_count_for
-from divergence.present.formats import md_code, md_text
-from divergence.present.views import format_count, format_percent
+from divergence.present.formats import format_count, format_percent, md_code, md_text
 from ui import data, job, render, run, settings, state
 from ui.state import K
 
@@ -25,10 +25,10 @@ task = state.get(K.TASK)
 # ---------------------------------------------------------------- metrics
 st.subheader("What to measure")
 if task == "classification":
-    state.bound(st.multiselect, "Metrics", K.METRICS, options=settings.CLASSIFICATION_METRICS,
+    state.bound(st.multiselect, "Metrics", K.METRICS, options=outcome_rules.CLASSIFICATION_METRICS,
                 format_func=render.metric_name)
 elif task == "regression":
-    state.bound(st.multiselect, "Metrics", K.METRICS, options=settings.REGRESSION_METRICS,
+    state.bound(st.multiselect, "Metrics", K.METRICS, options=outcome_rules.REGRESSION_METRICS,
                 format_func=render.metric_name)
 elif task == "ranking" and state.get(K.RANK_LEVEL) == "query":
     chosen = list(state.get(K.QUERY_METRICS) or [])
@@ -135,8 +135,8 @@ with d2:
     state.bound(st.selectbox, "Confidence", K.CONFIDENCE, options=[0.8, 0.9, 0.95, 0.99, 0.999],
                 format_func=lambda c: f"{c:.1%}".replace(".0%", "%"))
 with d3:
-    state.bound(st.selectbox, "Correction for the slices tested", K.CORRECTION, options=list(settings.CORRECTIONS),
-                format_func=settings.CORRECTIONS.get)
+    state.bound(st.selectbox, "Correction for the slices tested", K.CORRECTION, options=list(vocabulary.CORRECTION_CHOICES),
+                format_func=vocabulary.CORRECTION_CHOICES.get)
 with d4:
     state.bound(st.number_input, "Bootstrap replicates (0: none)", K.BOOTSTRAP, min_value=0, max_value=2000, step=50,
                 disabled=state.is_large())

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from divergence import VERDICTS, DivergenceInputError
-from divergence.present.formats import (CORRECTION_NAMES, GLOSSARY, family_sentence, VERDICT_TEXT, direction, format_count,
+from divergence import VERDICTS, DivergenceInputError, vocabulary
+from divergence.present.formats import (GLOSSARY, family_sentence, VERDICT_TEXT, direction, format_count,
                                 format_divergence, format_interval, format_number, format_p, format_percent,
                                 format_threshold, format_value, html_text, md_code, md_text, verdict_ink)
 from divergence.present.views import default_ascending, findings_header, headline, headline_tiles, redundancy_epsilon, sort_options, verdict_evidence
@@ -28,7 +28,7 @@ render.read_table_click(table, metric)  # a click on the table's previous run: s
 # ---------------------------------------------------------------- headline
 h = headline(table, metric)
 n_min = h["min_size"]["n_min"] if h["min_size"] else None
-correction = CORRECTION_NAMES.get(table.assessment["correction"], "")
+correction = vocabulary.CORRECTION_NAMES.get(table.assessment["correction"], "")
 tiles = headline_tiles(table, metric)  # the same tiles as the report and the command line; they add up
 for col, tile in zip(st.columns(len(tiles)), tiles):
     col.metric(md_text(tile.label), tile.value, help=md_text(tile.help) if tile.help else None)

@@ -289,3 +289,31 @@ def test_every_import_of_the_package_resolves():
                 if importlib.util.find_spec(name) is None:
                     missing.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno} imports {name}")
     assert missing == []
+
+
+def test_every_label_of_a_vocabulary_word_is_in_the_vocabulary():
+    """A mapping from a setting's words (the corrections, the tasks, the replication kinds, the metrics)
+    to what people read is written once, in ``divergence/vocabulary.py``: nowhere else in the package,
+    the dashboard or its pages; and it labels every word."""
+    from divergence import outcome_rules, vocabulary as v
+
+    word_sets = [set(v.CORRECTIONS), set(v.TASKS), set(v.REPLICATION_KINDS), set(v.FAMILIES), set(v.BINNINGS),
+                 set(outcome_rules.CLASSIFICATION_METRICS)]
+    root = PACKAGE.parent
+    found = []
+    for path in [*PACKAGE.rglob("*.py"), *(root / "ui").glob("*.py"), *(root / "pages").glob("*.py"), root / "app.py"]:
+        if path.name == "vocabulary.py" or not path.exists():
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Dict) and node.keys and all(isinstance(k, ast.Constant) for k in node.keys):
+                keys = {k.value for k in node.keys}
+                texts = [x.value for x in node.values if isinstance(x, ast.Constant) and isinstance(x.value, str)]
+                values_text = (len(texts) == len(node.values) and all(len(t.split()) <= 6 for t in texts)  # names,
+                               and any(t[:1].isupper() or " " in t for t in texts))  # not sentences nor codes
+                if values_text and any(len(keys & words) >= min(3, len(words)) for words in word_sets):
+                    found.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert found == [], found
+    assert set(v.TASK_LABELS) == set(v.TASKS) and set(v.CORRECTION_NAMES) == set(v.CORRECTIONS)
+    assert set(v.CORRECTION_CHOICES) == set(v.CORRECTIONS) and set(v.CORRECTION_SHORT) == set(v.CORRECTIONS)
+    assert set(v.REPLICATION_LABELS) == set(v.REPLICATION_KINDS) and set(v.BINNING_LABELS) == set(v.BINNINGS)
+    assert set(v.METRIC_LABELS) == set(outcome_rules.CLASSIFICATION_METRICS) | set(outcome_rules.REGRESSION_METRICS)

@@ -10,9 +10,8 @@ import time
 import pandas as pd
 import streamlit as st
 
-from divergence import DivergenceInputError
-from divergence.present.formats import md_code, md_text
-from divergence.present.views import format_count
+from divergence import DivergenceInputError, vocabulary
+from divergence.present.formats import format_count, md_code, md_text
 from ui import cache, data, settings, state
 from ui.state import KC, K
 
@@ -46,8 +45,8 @@ def compare_section(df: pd.DataFrame) -> None:
     c1, c2 = st.columns(2)
     if task == "classification":
         with c1:
-            state.bound(st.radio, "The reference's output", KC.REF_KIND, options=list(settings.OUTPUT_KINDS),
-                        horizontal=True, format_func=settings.OUTPUT_KINDS.get)
+            state.bound(st.radio, "The reference's output", KC.REF_KIND, options=list(vocabulary.OUTPUT_KINDS),
+                        horizontal=True, format_func=vocabulary.OUTPUT_KINDS.get)
         with c2:
             if state.get(KC.REF_KIND) == "score":
                 state.bound(st.selectbox, "Reference score column", KC.REF_SCORE, options=candidates, index=None,

@@ -9,8 +9,7 @@ import hashlib
 import streamlit as st
 
 from divergence import SliceTable
-from divergence.present.formats import md_text
-from divergence.present.views import format_count
+from divergence.present.formats import format_count, md_text
 from ui import cache, state, worker
 from ui.state import K
 

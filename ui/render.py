@@ -8,13 +8,13 @@ import pandas as pd
 import streamlit as st
 
 import divergence
-from divergence import DivergenceInputError, SliceTable
+from divergence import DivergenceInputError, SliceTable, vocabulary
 from divergence.stats.assess import min_size_derivation
 from divergence.budget import TIME_CUT
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH
-from divergence.present.formats import column_help, md_text, rgba, verdict_color, verdict_legend
-from divergence.present.views import (SliceView, default_ascending, display_frame, display_sort_columns, format_percent,
-                              metric_label, redundancy_epsilon, sort_options)
+from divergence.present.formats import column_help, format_percent, md_text, rgba, verdict_color, verdict_legend
+from divergence.present.views import (SliceView, default_ascending, display_frame, display_sort_columns, metric_label,
+                                      redundancy_epsilon, sort_options)
 from ui import cache, data, job, run, settings, state
 from ui.state import BUILT_IN, DEMO_SETTINGS, ROLE_DEFAULTS, K
 
@@ -134,7 +134,7 @@ def result_caption(table: SliceTable, res: dict | None = None) -> str:
     caption = (res or {}).get("data_caption", "").removeprefix("Data: ").rstrip(".")
     where = f"Results of {caption}: " if caption else ""
     return (f"{where}{kind}, {len(table) - 1:,} slices with support ≥ {table.support_text}; "
-            f"{a.get('confidence', 0.95):.0%} confidence, {settings.CORRECTIONS.get(a.get('correction'), '')}{rep}"
+            f"{a.get('confidence', 0.95):.0%} confidence, {vocabulary.CORRECTION_CHOICES.get(a.get('correction'), '')}{rep}"
             f"{engine}.")
 
 
@@ -145,7 +145,7 @@ def interval_level(table: SliceTable) -> str:
     if label:
         return label
     return (f"{a.get('confidence', 0.95):.0%} intervals per slice (not adjusted); significance uses "
-            f"{settings.CORRECTION_SHORT.get(a.get('correction'), '')} q-values")
+            f"{vocabulary.CORRECTION_SHORT.get(a.get('correction'), '')} q-values")
 
 
 def score_note(df: pd.DataFrame, column: str | None, threshold: float | None) -> str | None:

@@ -11,7 +11,7 @@ from typing import Callable
 import streamlit as st
 
 from divergence import DivergenceInputError
-from divergence.present.views import format_count
+from divergence.present.formats import format_count
 from ui import cache, data, job, settings, state, worker
 from ui.state import K
 

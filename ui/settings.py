@@ -23,20 +23,6 @@ from divergence.present.views import parse_bin_spec, split_rows
 from ui import cache, state
 from ui.state import BUILT_IN, KC, ROLE_DEFAULTS, K
 
-TASKS = {"classification": "Classification", "regression": "Regression", "ranking": "Ranking",
-         "outcome": "A numeric outcome"}
-CORRECTIONS = {"bh": "Benjamini–Hochberg (q-values)", "bonferroni": "Bonferroni", "holm": "Holm"}
-CORRECTION_SHORT = {"bh": "BH-adjusted", "bonferroni": "Bonferroni-adjusted", "holm": "Holm-adjusted"}
-#: what a model's output is (classification): predicted labels, or a score cut at a threshold
-OUTPUT_KINDS = {"labels": "Predicted labels", "score": "A score and a threshold"}
-REPLICATION_KINDS = {"none": "None", "split": "A split or period column", "file": "A second file",
-                     "holdout": "A held-out share of the rows"}
-#: metrics offered per task
-CLASSIFICATION_METRICS = ("fpr", "fnr", "error", "accuracy", "tpr", "tnr", "precision", "fdr", "npv",
-                          "for", "positive_rate", "base_rate", "brier")
-REGRESSION_METRICS = ("abs_error", "squared_error", "signed_error")
-
-
 def default_metrics(task: str) -> list[str]:
     """The metrics a task starts with (none for ranking and a numeric outcome: they have one each)."""
     return {"classification": ["fpr", "fnr"], "regression": ["abs_error"]}.get(task, [])

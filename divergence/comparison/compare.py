@@ -35,9 +35,9 @@ import pandas as pd
 from ..prepare.discretize import discretize
 from ..errors import DivergenceInputError
 from ..settings import Settings
+from ..outcome_rules import WORSE_WHEN
 from ..prepare.outcomes import (
     CLASSIFICATION_RULES,
-    DESCRIPTIONS,
     canonical_metric,
     numeric_column,
     positive_mask,
@@ -48,15 +48,12 @@ from ..prepare.outcomes import (
 from ..stats.paired import PooledNull, mcnemar_p, paired_proportion_interval, paired_t
 from ..stats.stats import MIN_SIZE_POWER, adjust_p, paired_min_size
 from ..table import MetricInfo, SliceTable, find_metric, write_csv
-from ..vocabulary import COMPARE_VERDICTS, CORRECTIONS
+from ..vocabulary import COMPARE_VERDICTS, CORRECTIONS, METRIC_LABELS
 
-__all__ = ["compare", "check_models", "Comparison", "CompareMetric", "COMPARE_VERDICTS", "WORSE_WHEN",
+__all__ = ["compare", "check_models", "Comparison", "CompareMetric", "COMPARE_VERDICTS",
            "COMPARE_CLASSIFICATION_METRICS", "COMPARE_REGRESSION_METRICS", "compare_columns"]
 
 
-#: the direction in which each comparable metric gets worse
-WORSE_WHEN = {"error": "up", "fpr": "up", "fnr": "up", "brier": "up", "abs_error": "up",
-              "squared_error": "up", "accuracy": "down", "tpr": "down", "tnr": "down"}
 COMPARE_CLASSIFICATION_METRICS = ("error", "fpr", "fnr", "accuracy", "tpr", "tnr", "brier")
 COMPARE_REGRESSION_METRICS = ("abs_error", "squared_error")
 _NOT_PAIRED = {
@@ -385,7 +382,7 @@ def compare(data: pd.DataFrame, settings: Settings | None = None, *, progress=No
     min_size: dict = {}
     reference_sd: dict = {}
     for m in names:
-        info = CompareMetric(name=m, description=DESCRIPTIONS.get(m, m), binary=m != "brier" and not regression,
+        info = CompareMetric(name=m, description=METRIC_LABELS.get(m, m), binary=m != "brier" and not regression,
                              worse_when=WORSE_WHEN[m])
         infos.append(info)
         stats = per_metric[m](tallies)

@@ -14,8 +14,8 @@ import plotly.graph_objects as go
 from .compare import COMPARE_VERDICTS, Comparison
 from ..errors import DivergenceInputError
 from ..present.formats import COMPARE_VERDICT_COLORS, finding_label, is_undefined, wrap_itemset
-from ..present.views import (add_interval_traces, axis_range, format_count, format_divergence, format_interval, format_p,
-                    format_value, interval_layout, metric_label, slice_table_figure)
+from ..present.views import add_interval_traces, axis_range, interval_layout, metric_label, slice_table_figure
+from ..present.formats import format_count, format_divergence, format_interval, format_p, format_value
 
 __all__ = ["worst_slice", "COMPARE_VERDICT_COLORS", "compare_headline", "compare_view", "compare_display_frame",
            "compare_table_figure", "change_interval_figure", "change_contribution_figure"]

@@ -34,7 +34,9 @@ from ..prepare.discretize import (
     summary_edges,
 )
 from ..errors import DivergenceInputError
-from ..prepare.outcomes import BASELINE_KIND, CLASSIFICATION_METRICS, REGRESSION_METRICS, DESCRIPTIONS
+from ..outcome_rules import CLASSIFICATION_METRICS, REGRESSION_METRICS
+from ..prepare.outcomes import BASELINE_KIND
+from ..vocabulary import ENGINES, METRIC_LABELS, PERIODS, QUANTILE_MODES
 from ..prepare.outcomes import canonical_metric, check_names, measures, show_value, match_label, parse_gamma, positive_labels
 from ..data.columns import NEAR_UNIQUE_SHARE, check_attributes
 from ..scan import scan_compressed, table_params
@@ -43,7 +45,6 @@ from .sql import Column, Dialect, average_ranks, classification_value, gamma_val
 from .sql import regression_value, threshold_flag
 from ..stats.row_weights import place_aux
 from ..table import MetricInfo, SliceTable
-from ..vocabulary import ENGINES, PERIODS, QUANTILE_MODES
 
 if TYPE_CHECKING:  # pyarrow is imported when a scan runs, not with the package
     import pyarrow as pa
@@ -198,7 +199,7 @@ def _classification(plan: _Plan, *, target, positive, prediction, score, thresho
             yd = f"CAST({y} AS DOUBLE)"
             value = (f"(CASE WHEN {y} IS NULL OR {p} IS NULL OR {s} IS NULL THEN NULL "
                      f"ELSE ({s} - {yd}) * ({s} - {yd}) END)")
-            out.append(_OutcomePlan("brier", DESCRIPTIONS["brier"], value, "base_rate", yd, score_range=s))
+            out.append(_OutcomePlan("brier", METRIC_LABELS["brier"], value, "base_rate", yd, score_range=s))
             continue
         if m not in CLASSIFICATION_METRICS:
             raise DivergenceInputError(
@@ -208,7 +209,7 @@ def _classification(plan: _Plan, *, target, positive, prediction, score, thresho
         if m == "error":
             extra = dict(baseline="majority",
                          target=f"(CASE WHEN {p} IS NULL THEN NULL ELSE CAST({y} AS DOUBLE) END)")
-        out.append(_OutcomePlan(m, DESCRIPTIONS[m], classification_value(m, y, p, d), **extra))
+        out.append(_OutcomePlan(m, METRIC_LABELS[m], classification_value(m, y, p, d), **extra))
     return out
 
 
@@ -223,7 +224,7 @@ def _regression(plan: _Plan, *, target, prediction, metrics) -> list[_OutcomePla
             raise DivergenceInputError(
                 f"Unknown regression metric {metric!r}; choose from {', '.join(REGRESSION_METRICS)}."
             )
-        out.append(_OutcomePlan(m, DESCRIPTIONS[m], regression_value(m, diff), BASELINE_KIND.get(m), y))
+        out.append(_OutcomePlan(m, METRIC_LABELS[m], regression_value(m, diff), BASELINE_KIND.get(m), y))
     return out
 
 

@@ -14,14 +14,16 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DivergenceInputError
-from ..outcome_rules import CLASSIFICATION, REGRESSION, GammaKind, canonical_metric, parse_gamma
-
+from ..outcome_rules import (CLASSIFICATION, CLASSIFICATION_METRICS, REGRESSION, REGRESSION_METRICS, GammaKind,
+                             canonical_metric, parse_gamma)
 from ..settings import Roles, section
+from ..vocabulary import METRIC_LABELS
 
-__all__ = ["Outcome", "CLASSIFICATION_METRICS", "REGRESSION_METRICS", "classification_outcomes",
+__all__ = ["Outcome", "classification_outcomes",
            "regression_outcomes", "ranking_outcome", "column_outcome", "parse_gamma", "match_label",
-           "BASELINE_KIND", "CLASSIFICATION_RULES", "DESCRIPTIONS", "build_outcomes", "measures", "Measure", "check_names", "canonical_metric",
+           "BASELINE_KIND", "CLASSIFICATION_RULES", "build_outcomes", "measures", "Measure", "check_names", "canonical_metric",
            "numeric_column", "positive_labels", "positive_mask", "regression_error", "show_value"]
+
 
 def _mask(condition: str, y: np.ndarray, p: np.ndarray) -> np.ndarray:
     """Rows meeting a condition of :mod:`divergence.outcome_rules` (y, p: boolean arrays)."""
@@ -55,20 +57,6 @@ def regression_error(metric: str, diff: np.ndarray) -> np.ndarray:
         return diff ** 2
     return diff
 
-
-#: Metric names for a binary classifier (``brier`` needs a score in [0, 1]).
-CLASSIFICATION_METRICS: tuple[str, ...] = tuple(CLASSIFICATION_RULES) + ("brier",)
-#: Metric names for a regressor.
-REGRESSION_METRICS: tuple[str, ...] = tuple(REGRESSION)
-
-DESCRIPTIONS = {
-    "fpr": "false-positive rate", "fnr": "false-negative rate", "tpr": "true-positive rate",
-    "tnr": "true-negative rate", "error": "error rate", "accuracy": "accuracy",
-    "precision": "precision", "fdr": "false-discovery rate", "npv": "negative predictive value",
-    "for": "false-omission rate", "positive_rate": "positive prediction rate",
-    "base_rate": "share of positives", "brier": "Brier score",
-    "abs_error": "absolute error", "squared_error": "squared error", "signed_error": "signed error",
-}
 
 #: Error metrics whose slice baseline is the best constant prediction inside the slice.
 BASELINE_KIND = {"error": "majority", "brier": "base_rate", "abs_error": "median",
@@ -244,7 +232,7 @@ def classification_outcomes(
                     f"{finite.min():g} to {finite.max():g}."
                 )
             values = np.where(undefined | np.isnan(s), np.nan, (np.nan_to_num(s) - yb) ** 2)
-            out.append(_finish("brier", values, DESCRIPTIONS["brier"], baseline="base_rate",
+            out.append(_finish("brier", values, METRIC_LABELS["brier"], baseline="base_rate",
                                target=np.where(np.isnan(y), np.nan, yb.astype(float)), prediction=s))
             continue
         if m not in CLASSIFICATION_RULES:
@@ -258,7 +246,7 @@ def classification_outcomes(
         if m == "error":
             extra = dict(baseline="majority", target=np.where(undefined, np.nan, yb.astype(float)),
                          prediction=np.where(undefined, np.nan, pb.astype(float)))
-        out.append(_finish(m, values, DESCRIPTIONS[m], **extra))
+        out.append(_finish(m, values, METRIC_LABELS[m], **extra))
     return out
 
 
@@ -281,7 +269,7 @@ def regression_outcomes(
                 f"Unknown regression metric {metric!r}; choose from {', '.join(REGRESSION_METRICS)}."
             )
         values = regression_error(m, diff)
-        out.append(_finish(m, values, DESCRIPTIONS[m], baseline=BASELINE_KIND.get(m),
+        out.append(_finish(m, values, METRIC_LABELS[m], baseline=BASELINE_KIND.get(m),
                            target=y, prediction=p))
     return out
 

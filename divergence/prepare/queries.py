@@ -66,9 +66,6 @@ def canonical(name: str) -> str:
     return kind if k is None else f"{kind}@{k}"
 
 
-DESCRIPTIONS = {"ndcg": "NDCG", "mrr": "reciprocal rank of the first relevant row", "precision": "precision"}
-
-
 def describe(name: str) -> str:
     kind, k = parse_query_metric(name)
     if kind == "ndcg":

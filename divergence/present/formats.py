@@ -9,11 +9,11 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
-from ..vocabulary import FINDING_VERDICTS, SIGNIFICANT_VERDICTS, VERDICTS
+from ..vocabulary import CORRECTION_NAMES, FINDING_VERDICTS, SIGNIFICANT_VERDICTS, VERDICTS
 
 __all__ = ["DASH", "format_count", "format_number", "format_percent", "format_value", "format_divergence",
            "format_interval", "format_p", "format_threshold", "divergence_unit", "VERDICT_COLORS",
-           "VERDICT_TEXT", "FINDING_VERDICTS", "COMPARE_VERDICT_COLORS", "ACTIONS", "CORRECTION_NAMES", "family_sentence",
+           "VERDICT_TEXT", "FINDING_VERDICTS", "COMPARE_VERDICT_COLORS", "ACTIONS", "family_sentence",
            "verdict_color", "verdict_ink", "ink_on", "verdict_legend", "verdict_label", "finding_label", "direction",
            "GLOSSARY", "COLUMN_HELP", "column_help", "rgba", "is_undefined", "wrap_itemset", "format_support",
            "md_text", "md_code", "html_text"]
@@ -197,9 +197,6 @@ VERDICT_TEXT = {
                     "harder here (noisier, or driven by a feature the model and these columns lack), the model may "
                     "fail here, or both; or there are too few rows to tell.",
 }
-
-#: the corrections for the number of slices tested, by name
-CORRECTION_NAMES = {"bh": "Benjamini–Hochberg", "bonferroni": "Bonferroni", "holm": "Holm"}
 
 
 

@@ -22,8 +22,7 @@ from ..table import SliceTable
 
 __all__ = [
     "verdict_evidence",
-    "format_count", "format_number", "format_percent", "format_value", "format_divergence",
-    "format_interval", "format_p", "COLUMN_LABELS", "VERDICT_COLORS", "SliceView",
+    "COLUMN_LABELS", "VERDICT_COLORS", "SliceView",
     "slice_view", "sort_options", "DEFAULT_ORDER_LABEL", "default_ascending", "metric_label", "display_frame", "display_sort_columns", "redundancy_epsilon",
     "headline", "headline_tiles", "Tile", "findings", "findings_header", "Finding", "FINDING_CARDS", "guess_positive",
     "distinct_values", "describe_columns", "preview_frame", "parse_bin_spec", "split_rows",
@@ -201,10 +200,10 @@ def _order(values: np.ndarray, ascending: bool, support: np.ndarray, top_n: int)
 
 def metric_label(m: str, *, long: bool = False) -> str:
     """A metric's name for people: 'fpr' -> 'FPR' (long: 'FPR: false-positive rate')."""
-    from ..prepare.outcomes import DESCRIPTIONS
+    from ..vocabulary import METRIC_LABELS
 
     short = m.upper() if len(m) <= 4 else m.replace("_", " ")
-    desc = DESCRIPTIONS.get(m)
+    desc = METRIC_LABELS.get(m)
     return f"{short}: {desc}" if long and desc and desc != short else short
 
 
@@ -411,7 +410,8 @@ def headline_tiles(table: SliceTable, metric: str | None = None) -> list[Tile]:
     replication the significant slices that did not replicate, and the slices not significant (noise
     plus too small to tell). The counts add up: tested = significant + not significant; significant
     = covered by the findings + neither; significant = replicated + not replicated."""
-    from .formats import CORRECTION_NAMES, GLOSSARY, VERDICT_TEXT
+    from ..vocabulary import CORRECTION_NAMES
+    from .formats import GLOSSARY, VERDICT_TEXT
 
     h = headline(table, metric)
     a = table.assessment or {}
@@ -889,7 +889,7 @@ def export_caption(table: SliceTable, metric: str | None = None, *, data_label: 
     95% confidence, Benjamini–Hochberg · exported 2026-12-01 18:10 UTC``."""
     from datetime import datetime, timezone
 
-    from .formats import CORRECTION_NAMES
+    from ..vocabulary import CORRECTION_NAMES
 
     a = table.assessment or {}
     m = table.metric(metric)

@@ -17,13 +17,13 @@ import pandas as pd
 
 from ..budget import TIME_CUT
 from ..errors import DivergenceInputError
-from ..present.formats import (COMPARE_VERDICT_COLORS, CORRECTION_NAMES, FINDING_VERDICTS, column_help, family_sentence,
+from ..vocabulary import CORRECTION_NAMES, PEER_SORTS, REPORT_SORTS
+from ..present.formats import (COMPARE_VERDICT_COLORS, FINDING_VERDICTS, column_help, family_sentence,
                       finding_label, format_count, format_divergence, format_interval, format_number, format_p,
                       format_percent, format_threshold, format_value,
                       ink_on, verdict_color, verdict_ink, verdict_label, verdict_legend)
 from .plan import SlicePlan, plan_hash
 from ..table import SliceTable
-from ..vocabulary import PEER_SORTS, REPORT_SORTS
 
 __all__ = ["run_plan", "run_comparison", "build_report", "write_report", "check_plan_fits", "FINDINGS"]
 

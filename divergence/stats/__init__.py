@@ -4,5 +4,5 @@ shrinkage (``shrinkage``), distinct findings and the default order (``findings``
 on another table (``replication``), the per-row tally columns of the outcomes (``row_weights``)
 and paired tests of two models on the same rows (``paired``).
 
-May import: data, prepare, mining, kernels, table, settings, scores, errors, vocabulary.
+May import: data, prepare, mining, kernels, table, settings, outcome_rules, scores, errors, vocabulary.
 """

@@ -40,18 +40,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..outcome_rules import WORSE_WHEN
 from ..mining.lattice import RowBits, pair_z, split_strata, strata_sums_csr, update_entries, walk_label_entries, walk_order
 from .stats import fisher_exact_p, normal_quantile
 from ..prepare.tallies import metric_columns
 
-__all__ = ["Findings", "distinct_findings", "significant_slices", "default_order", "WORSE_WHEN",
+__all__ = ["Findings", "distinct_findings", "significant_slices", "default_order",
            "worse_sign", "honest_estimate", "MAX_STRATA", "MAX_ENTRIES"]
 
-#: the direction in which a metric is worse (up: error rates and errors; down: rates of success
-#: and a ranking's gain); metrics not listed have no worse direction (an outcome column)
-WORSE_WHEN = {"fpr": "up", "fnr": "up", "error": "up", "fdr": "up", "for": "up", "brier": "up",
-              "abs_error": "up", "squared_error": "up", "tpr": "down", "tnr": "down", "accuracy": "down",
-              "precision": "down", "npv": "down", "gamma": "down"}
 #: most strata (membership patterns of the findings) followed, and most (candidate, stratum) pairs
 #: with rows: past either no finding is added (the findings' overlaps have cut the rows into cells
 #: too many and too small to test in; the assessment says so) and the work stays within a scan's

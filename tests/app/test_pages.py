@@ -15,12 +15,11 @@ from streamlit.testing.v1 import AppTest
 import divergence
 from apptest_readers import (APP, charts, decode, fresh_app, go, keyed, left_out, metrics, open_row, run_scan,
                              table_cells)
-from divergence.present.formats import md_text
+from divergence.present.formats import format_count, format_percent, format_value, md_text
 from divergence import assess, redundant_itemsets, scan
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
 from divergence.report.plan import parse_plan
-from divergence.present.views import (display_frame, format_count, format_percent, format_value, headline,
-                              redundancy_epsilon, slice_view)
+from divergence.present.views import display_frame, headline, redundancy_epsilon, slice_view
 
 STATS = dict(confidence=0.95, correction="bh", bootstrap=200, seed=0, exploratory=True)
 

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from divergence import DivergenceInputError, scan
-from divergence.outcome_rules import CLASSIFICATION, REGRESSION
-from divergence.prepare.outcomes import CLASSIFICATION_METRICS, CLASSIFICATION_RULES, REGRESSION_METRICS
+from divergence.outcome_rules import CLASSIFICATION, CLASSIFICATION_METRICS, REGRESSION, REGRESSION_METRICS
+from divergence.prepare.outcomes import CLASSIFICATION_RULES
 from divergence.engines.sql import CLASSIFICATION_SQL
 
 pytest.importorskip("duckdb")

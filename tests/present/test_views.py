@@ -10,10 +10,10 @@ import pytest
 
 from divergence import DivergenceInputError, scan
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
-from divergence.present.views import (display_frame, figure_html, figure_png, format_count, format_divergence,
-                              format_interval, format_number, format_p, format_percent, guess_positive,
-                              headline, interval_figure, parse_bin_spec, png_supported,
-                              slice_table_figure, slice_view, sort_options, split_rows, table_csv)
+from divergence.present.views import (display_frame, figure_html, figure_png, guess_positive, headline,
+                                      interval_figure, parse_bin_spec, png_supported, slice_table_figure, slice_view,
+                                      sort_options, split_rows, table_csv)
+from divergence.present.formats import format_count, format_divergence, format_interval, format_number, format_p, format_percent
 
 
 @pytest.fixture(scope="module")

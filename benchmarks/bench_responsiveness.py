@@ -30,6 +30,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("DIVERGENCE_DATA", ROOT.parent / "shared" / "data"))
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+from processes import scan_workers  # noqa: E402  (the same reading of /proc as the browser tests)
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -98,22 +100,6 @@ def number(page, label: str, value: str) -> None:
     box.fill(value)
     box.press("Enter")
     settle(page)
-
-
-def workers(server_pid: int) -> list[int]:
-    def children(pid: int) -> list[int]:
-        out = []
-        for e in Path("/proc").iterdir():
-            if e.name.isdigit():
-                try:
-                    stat = (e / "stat").read_text()
-                except OSError:
-                    continue
-                if int(stat[stat.rindex(")") + 2:].split()[1]) == pid:
-                    out.append(int(e.name))
-        return out
-    servers = [p for p in children(server_pid) if b"forkserver" in Path(f"/proc/{p}/cmdline").read_bytes()]
-    return [w for s in servers for w in children(s)]
 
 
 def summary(times: list[float]) -> str:
@@ -190,12 +176,12 @@ def measure(app_dir: Path) -> dict:
                 page.get_by_role("button", name="Run the scan").click()
                 page.get_by_text(re.compile(r"Mining: [1-9][\d,]* slices so far")).first.wait_for(timeout=300_000)
                 page.wait_for_timeout(3000)
-                assert workers(proc.pid), "no worker is running"
+                assert scan_workers(proc.pid), "no worker is running"
                 t0 = time.monotonic()
                 page.get_by_role("button", name="Cancel").click()
                 page.get_by_text("Scan cancelled after").first.wait_for(timeout=60_000)
                 out["cancel: notice shown after (s)"] = f"{time.monotonic() - t0:.2f}"
-                while workers(proc.pid) and time.monotonic() - t0 < 60:
+                while scan_workers(proc.pid) and time.monotonic() - t0 < 60:
                     time.sleep(0.05)
                 out["cancel: worker process gone after (s)"] = f"{time.monotonic() - t0:.2f}"
                 health.stop.set()

@@ -36,19 +36,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("DIVERGENCE_DATA", HERE.parent / "shared" / "data"))
 
-DIVEX_JOB = r'''
-import sys
-import pandas as pd
-from divexplorer import DivergenceExplorer
-from divexplorer.outcomes import get_false_positive_rate_outcome, get_false_negative_rate_outcome
-path, s, out = sys.argv[1], float(sys.argv[2]), sys.argv[3]
-df = pd.read_csv(path)
-df["fpr"] = get_false_positive_rate_outcome(df["class"], df["predicted"])
-df["fnr"] = get_false_negative_rate_outcome(df["class"], df["predicted"])
-attrs = [c for c in df.columns if c not in ("class", "predicted", "fpr", "fnr")]
-r = DivergenceExplorer(df[attrs + ["fpr", "fnr"]]).get_pattern_divergence(min_support=s, boolean_outcomes=["fpr", "fnr"])
-r.to_csv(out, index=False)
-'''
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_scan import DIVEX_JOB  # noqa: E402  (DivExplorer doing the same scan: written once)
 
 # the floor of any scan that reads and writes these files the way ours does: the imports, reading
 # the Adult file with pandas, writing the scan's own table (prepared beforehand, memory-mapped) as

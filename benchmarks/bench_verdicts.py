@@ -25,7 +25,6 @@ Sections (every table seeded; the same numbers for the same runs):
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import math
 import sys
 import time
@@ -37,29 +36,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from bench_stats import Row  # noqa: E402  (a measured rate against its target: written once)
+
 ALPHA = 0.05
-
-
-@dataclasses.dataclass
-class Row:
-    section: str
-    setting: str
-    runs: int
-    rate: float
-    target: tuple  # ("<=", x), (">=", x) or ()
-    note: str = ""
-
-    def target_text(self) -> str:
-        if not self.target:
-            return "reported"
-        return f"{'≤' if self.target[0] == '<=' else '≥'} {self.target[1]:.2f}"
-
-    def meets(self) -> str:
-        if not self.target or self.runs == 0:
-            return ""
-        se = 2 * math.sqrt(max(self.rate * (1 - self.rate), 0.25 / self.runs) / self.runs)
-        ok = self.rate <= self.target[1] + se if self.target[0] == "<=" else self.rate >= self.target[1] - se
-        return "yes" if ok else "NO"
 
 
 def _scan(df, kw, **extra):

@@ -335,19 +335,6 @@ class Support(Kind):
         raise self.fail(name, value)
 
 
-def _cli_delta(text: str) -> Any:
-    try:
-        if "=" not in text:
-            return float(text)
-        out = {}
-        for part in text.split(","):
-            name, _, value = part.partition("=")
-            out[name.strip()] = float(value)
-        return out
-    except ValueError:
-        raise argparse_type_error(f"expected a number or METRIC=NUMBER,...; got {text!r}") from None
-
-
 @dataclass(frozen=True)
 class PerMetric(Kind):
     """A positive number, for every metric or per metric (a mapping of metric name to number)."""
@@ -365,23 +352,25 @@ class PerMetric(Kind):
         return x
 
     def cli(self) -> dict:
-        return {"type": _cli_delta}
+        return {"type": self.read_text}
+
+    @staticmethod
+    def read_text(text: str) -> Any:
+        """``0.05`` or ``fpr=0.05,fnr=0.1`` as given on the command line."""
+        try:
+            if "=" not in text:
+                return float(text)
+            out = {}
+            for part in text.split(","):
+                name, _, value = part.partition("=")
+                out[name.strip()] = float(value)
+            return out
+        except ValueError:
+            raise argparse_type_error(f"expected a number or METRIC=NUMBER,...; got {text!r}") from None
 
 
 MSG_BIN_SPEC = ("{name} for '{column}' must be a bin count, a list of edges or a period "
                 "(" + ", ".join(PERIODS) + "); got {value!r}.")
-
-
-def _cli_bins(spec: str) -> tuple[str, Any]:
-    col, sep, edges = spec.rpartition("=")
-    if not sep or not col or not edges:
-        raise argparse_type_error(f"expected COL=e1,e2,... or COL={'|'.join(PERIODS)}; got {spec!r}")
-    if edges.strip() in PERIODS:
-        return col, edges.strip()
-    try:
-        return col, [float(e) for e in edges.split(",") if e.strip()]
-    except ValueError:
-        raise argparse_type_error(f"{spec!r}: edges must be numbers") from None
 
 
 @dataclass(frozen=True)
@@ -391,11 +380,9 @@ class BinSpecs(Kind):
     takes = "a mapping of column name to bins"
 
     def check(self, value: Any, name: str) -> dict:
-        if value is None:
-            return {}
-        if not isinstance(value, Mapping):
+        if not isinstance(value, (Mapping, type(None))):
             raise self.fail(name, value)
-        return {str(col): self._spec(str(col), spec, name) for col, spec in value.items()}
+        return {str(col): self._spec(str(col), spec, name) for col, spec in (value or {}).items()}
 
     def _spec(self, column: str, spec: Any, name: str) -> Any:
         def bad() -> DivergenceInputError:
@@ -421,7 +408,20 @@ class BinSpecs(Kind):
         raise bad()
 
     def cli(self) -> dict:
-        return {"type": _cli_bins, "action": "append", "metavar": "COL=e1,e2,..."}
+        return {"type": self.read_text, "action": "append", "metavar": "COL=e1,e2,..."}
+
+    @staticmethod
+    def read_text(spec: str) -> tuple[str, Any]:
+        """One ``--bins COL=e1,e2,...`` (or ``COL=quarter``) as (column, spec)."""
+        col, sep, edges = spec.rpartition("=")
+        if not sep or not col or not edges:
+            raise argparse_type_error(f"expected COL=e1,e2,... or COL={'|'.join(PERIODS)}; got {spec!r}")
+        if edges.strip() in PERIODS:
+            return col, edges.strip()
+        try:
+            return col, [float(e) for e in edges.split(",") if e.strip()]
+        except ValueError:
+            raise argparse_type_error(f"{spec!r}: edges must be numbers") from None
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,48 @@ def adult() -> pd.DataFrame:
     return pd.read_csv(data_file("adult_discretized.csv"))
 
 
+#: the nested columns of :func:`nested_parquet` (a list, a struct, bytes, a map)
+NESTED = ["lst", "st", "bin", "mp"]
+
+
+@pytest.fixture(scope="session")
+def nested_parquet(tmp_path_factory) -> Path:
+    """A Parquet file of 300 rows with a label, a prediction, one plain attribute and the
+    :data:`NESTED` columns no one slices by."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = 300
+    rng = np.random.default_rng(0)
+    t = pa.table({"label": rng.integers(0, 2, n), "predicted": rng.integers(0, 2, n), "a": [f"v{i % 3}" for i in range(n)],
+                  "lst": [[i % 3, 1] for i in range(n)], "st": [{"k": i % 2, "s": "x"} for i in range(n)],
+                  "bin": [bytes([i % 4]) for i in range(n)],
+                  "mp": pa.array([[("a", i % 2)] for i in range(n)], type=pa.map_(pa.string(), pa.int64()))})
+    path = tmp_path_factory.mktemp("nested") / "nested.parquet"
+    pq.write_table(t, path)
+    return path
+
+
+
+def random_shape(draw, max_rows: int, max_attributes: int, min_rows: int = 1):
+    """For a hypothesis strategy: a row count, an attribute count and a seeded generator."""
+    from hypothesis import strategies as st
+
+    n = draw(st.integers(min_rows, max_rows))
+    n_attr = draw(st.integers(1, max_attributes))
+    return n, n_attr, np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+
+
+def engine_cli_tables(main, args: list[str], engine_args: list[str], tmp_path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The command line's scan table in memory and with ``engine_args`` (DuckDB, Spark), each
+    written to CSV and read back, checked to list the same slices with the same row counts."""
+    assert main(args + ["--output", str(tmp_path / "pandas.csv")]) == 0
+    assert main(args + engine_args + ["--output", str(tmp_path / "engine.csv")]) == 0
+    a, b = pd.read_csv(tmp_path / "pandas.csv"), pd.read_csv(tmp_path / "engine.csv")
+    assert list(a["itemset"].fillna("")) == list(b["itemset"].fillna(""))
+    np.testing.assert_array_equal(a["count"], b["count"])
+    return a, b
+
 def itemset_masks(codes: np.ndarray, n_values, min_count: int, max_length: int | None = None, *,
                   shortest: int = 1):
     """The one brute-force enumerator of the tests: every itemset of ``shortest`` to

@@ -25,11 +25,12 @@ errors on its own, or mark a group of rows 90% one class that the model gets wro
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+
+from .roles import label_key
 
 __all__ = ["model_rules", "near_copies", "Found", "READ_ERROR_SHARE", "MARK_PURITY", "MARK_ROWS",
            "MARK_SHARE", "OTHER_LABELS_KAPPA", "RIVAL_KAPPA", "RIVAL_SHARE", "RIVAL_RHO", "scores_behind", "OTHER_SCORE_AUC", "OTHER_SCORE_RHO", "COPY_AGREEMENT", "COPY_ERROR_SHARE",
@@ -81,19 +82,11 @@ class Found:
 
 
 def _label_codes(s: pd.Series, index: dict) -> np.ndarray:
-    """The column's values as codes of the labels in ``index`` (by :func:`_label`), -1 where missing or
+    """The column's values as codes of the labels in ``index`` (by :func:`.roles.label_key`), -1 where missing or
     not a label."""
     codes, uniques = pd.factorize(s, use_na_sentinel=True)
-    lookup = np.array([index.get(_label(u), -1) for u in uniques] + [-1], dtype=np.int64)
+    lookup = np.array([index.get(label_key(u), -1) for u in uniques] + [-1], dtype=np.int64)
     return lookup[codes]
-
-
-def _label(v: object) -> str:
-    try:
-        f = float(v)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return str(v).strip().lower()
-    return repr(f) if math.isfinite(f) else str(v)
 
 
 def _numeric(s: pd.Series) -> np.ndarray | None:
@@ -204,8 +197,8 @@ def _model(df: pd.DataFrame, target, prediction, score, threshold) -> _Model | N
                       pred, f"the prediction '{prediction}'", regression=True, t=t_num)
     if len(distinct_t) < 2 or len(distinct_t) > 10:
         return None
-    labels = sorted(distinct_t.tolist(), key=_label)
-    index = {_label(v): i for i, v in enumerate(labels)}
+    labels = sorted(distinct_t.tolist(), key=label_key)
+    index = {label_key(v): i for i, v in enumerate(labels)}
     y = _label_codes(t, index)
     if p_series is not None:
         p = _label_codes(p_series, index)
@@ -265,10 +258,10 @@ def _other_model(s: pd.Series, m: _Model, late: bool = False) -> Found | None:
     # on the prediction's labels: agrees with it far beyond chance
     present = s.notna().to_numpy()
     distinct = pd.unique(s[present])
-    values = {_label(v) for v in distinct} if len(distinct) <= m.ky else set()
-    label_set = {_label(v) for v in m.labels}
+    values = {label_key(v) for v in distinct} if len(distinct) <= m.ky else set()
+    label_set = {label_key(v) for v in m.labels}
     if len(values) >= 2 and values <= label_set and present.mean() >= 0.5:
-        codes = _label_codes(s, {_label(v): i for i, v in enumerate(m.labels)})
+        codes = _label_codes(s, {label_key(v): i for i, v in enumerate(m.labels)})
         both = ok & (codes >= 0)
         if both.sum() >= MARK_ROWS:
             agree, kappa = _kappa(codes[both], m.p[both], m.ky)

@@ -19,7 +19,7 @@ import pandas as pd
 
 from .nested import unsupported_columns
 
-__all__ = ["RoleGuess", "guess_roles", "guess_positive", "distinct_values"]
+__all__ = ["RoleGuess", "guess_roles", "guess_positive", "distinct_values", "label_key"]
 
 TARGET_NAMES = ("label", "target", "y", "class", "outcome", "truth", "actual", "ground_truth", "y_true",
                 "gold", "true_label")
@@ -121,10 +121,12 @@ def _same_values(a: list | None, b: list | None) -> bool:
     """Two label columns that share their values (``1`` matches ``1.0`` and ``"1"``)."""
     if not a or not b:
         return False
-    return {_label(v) for v in a} == {_label(v) for v in b}
+    return {label_key(v) for v in a} == {label_key(v) for v in b}
 
 
-def _label(v: object) -> str:
+def label_key(v: object) -> str:
+    """A value's key when labels are matched across columns: a number by its float value (1, 1.0
+    and "1" alike), text stripped and lower-cased."""
     try:
         f = float(v)  # type: ignore[arg-type]
     except (TypeError, ValueError):

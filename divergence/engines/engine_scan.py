@@ -251,13 +251,9 @@ def plan_outcomes(plan: _Plan, roles: Roles) -> list[_OutcomePlan]:
         if m.kind == "outcome":
             out.append(_OutcomePlan(m.column, f"mean of {m.column}", plan.number(m.column, "outcome")))
         elif m.kind == "ranking":
-            out.append(_ranking(plan, rank=roles.rank, rank_by=roles.rank_by, ascending=roles.ascending,
-                                gamma=roles.gamma or "dcg"))
-        elif m.kind == "regression":
-            out += _regression(plan, target=roles.target, prediction=roles.prediction, metrics=list(m.metrics))
+            out.append(_ranking(plan, **m.keywords(roles)))
         else:
-            out += _classification(plan, target=roles.target, positive=roles.positive, prediction=roles.prediction,
-                                   score=roles.score, threshold=roles.threshold, metrics=list(m.metrics))
+            out += (_regression if m.kind == "regression" else _classification)(plan, **m.keywords(roles))
     check_names([o.name for o in out])
     return out
 

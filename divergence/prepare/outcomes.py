@@ -327,6 +327,18 @@ class Measure:
     column: str | None = None
     metrics: tuple[str, ...] = ()
 
+    def keywords(self, roles: Roles) -> dict:
+        """The roles this measure is built from, as the keywords of its builder (the pandas
+        ``*_outcome(s)`` functions and the SQL engines' alike)."""
+        if self.kind == "ranking":
+            return dict(rank=roles.rank, rank_by=roles.rank_by, ascending=roles.ascending, gamma=roles.gamma or "dcg")
+        if self.kind == "regression":
+            return dict(target=roles.target, prediction=roles.prediction, metrics=list(self.metrics))
+        if self.kind == "classification":
+            return dict(target=roles.target, positive=roles.positive, prediction=roles.prediction, score=roles.score,
+                        threshold=roles.threshold, metrics=list(self.metrics))
+        return {}
+
 
 def measures(roles: Roles) -> list[Measure]:
     """What the roles ask to measure, checked: the one rule the pandas scan
@@ -390,15 +402,10 @@ def build_outcomes(df: pd.DataFrame, roles: Roles | None = None, **keywords: Any
             qt = query_table(df, query=r.query, relevance=r.relevance, rank=r.rank, rank_by=r.rank_by,
                              ascending=r.ascending, metrics=m.metrics, attributes=[], candidates=[])
             out += [_finish(name, v, describe(name)) for name, v in qt.values.items()]
-        elif m.kind == "outcome":
-            out.append(column_outcome(df, m.column))
-        elif m.kind == "ranking":
-            out.append(ranking_outcome(df, rank=r.rank, rank_by=r.rank_by, ascending=r.ascending,
-                                       gamma=r.gamma or "dcg"))
-        elif m.kind == "regression":
-            out += regression_outcomes(df, target=r.target, prediction=r.prediction, metrics=list(m.metrics))
+        elif m.kind in ("outcome", "ranking"):
+            out.append(column_outcome(df, m.column) if m.kind == "outcome" else ranking_outcome(df, **m.keywords(r)))
         else:
-            out += classification_outcomes(df, target=r.target, positive=r.positive, prediction=r.prediction,
-                                           score=r.score, threshold=r.threshold, metrics=list(m.metrics))
+            build = regression_outcomes if m.kind == "regression" else classification_outcomes
+            out += build(df, **m.keywords(r))
     check_names([o.name for o in out])
     return out

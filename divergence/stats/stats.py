@@ -252,6 +252,18 @@ def _fisher_power(n: int, N: int, T: int, ps: float, pr: float, bar: float) -> f
     return float(alt[p <= bar].sum())
 
 
+
+def _first_enough(enough, lo: int, hi: int) -> int:
+    """The first n in (lo, hi] with ``enough(n)``, by bisection: ``enough(lo)`` is false, ``enough(hi)``
+    true, and power grows with n between them."""
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if enough(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
 def min_slice_size(delta: float, bar: float, n_total: int, *, binary: bool, overall: float = 0.0,
                    sigma: float = 1.0, slice_sigma: float | None = None, power: float = MIN_SIZE_POWER) -> int | None:
     """The smallest defined-row count at which a slice whose outcome truly differs from the whole
@@ -288,13 +300,7 @@ def min_slice_size(delta: float, bar: float, n_total: int, *, binary: bool, over
         if not ok:
             return None
         hi = ok[0]
-    while hi - lo > 1:  # power grows with n: the first n that is enough
-        mid = (lo + hi) // 2
-        if enough(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return _first_enough(enough, lo, hi)
 
 
 def paired_power(n: int, delta: float, bar: float, *, binary: bool, discordant: float = 0.0,
@@ -369,13 +375,7 @@ def paired_min_size(delta: float, bar: float, n_total: int, *, binary: bool, dis
         return lo
     if not enough(hi):
         return None
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if enough(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return _first_enough(enough, lo, hi)
 
 
 # ---------------------------------------------------------------- slice against the rest, valid on skewed data

@@ -26,6 +26,14 @@ def fresh_app(timeout: float = 90, *, keep_resources: bool = False) -> AppTest:
     return at
 
 
+def scanned(at: AppTest) -> AppTest:
+    """The app after running the scan from the Outcome page, with no exception."""
+    at = go(at, "outcome")
+    run_scan(at)
+    assert not at.exception, at.exception
+    return at
+
+
 def go(at: AppTest, page: str) -> AppTest:
     """Switch to ``pages/<page>.py`` and run it; it must render without an exception."""
     at.switch_page(f"pages/{page}.py")

@@ -15,7 +15,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import divergence
-from apptest_readers import charts, decode, fresh_app, go, keyed, left_out, metrics, run_scan, table_cells
+from apptest_readers import charts, decode, fresh_app, go, keyed, left_out, metrics, run_scan, scanned, table_cells
 from divergence import assess, redundant_itemsets, scan, scan_duckdb
 from divergence.data.datasets import load_demo
 from divergence.present.views import headline, redundancy_epsilon, slice_view
@@ -88,13 +88,6 @@ def _choose_path(at: AppTest, path) -> AppTest:
     return at
 
 
-def _run(at: AppTest) -> AppTest:
-    at = go(at, "outcome")
-    run_scan(at)
-    assert not at.exception, at.exception
-    return at
-
-
 def _reference(path, **kw) -> divergence.SliceTable:
     """What the app computes: scan_duckdb with the scan settings, then the statistics."""
     settings = dict(ROLES, attributes=ATTRIBUTES, min_support=0.02, bins={}, quantile_bins=3,
@@ -162,7 +155,7 @@ def test_local_folder_of_two_parquet_files(app, parquet_folder):
     at = _choose_path(app, parquet_folder)
     assert not _errors(at)
     assert "6,000 rows × 7 columns" in at.markdown[0].value
-    at = _run(at)
+    at = scanned(at)
     table = _reference(parquet_folder)
     assert f"{len(table) - 1:,} slices mined" in at.success[0].value
     _assert_slices_page_shows(at, table)
@@ -176,7 +169,7 @@ def test_local_folder_of_two_parquet_files(app, parquet_folder):
 def test_a_glob_names_the_files(app, parquet_folder):
     at = _choose_path(app, parquet_folder / "part-*.parquet")
     assert not _errors(at) and "6,000 rows" in at.markdown[0].value
-    at = _run(at)
+    at = scanned(at)
     assert f"{len(_reference(parquet_folder)) - 1:,} slices mined" in at.success[0].value
 
 
@@ -209,7 +202,7 @@ def test_bad_path_shows_the_error_and_keeps_the_settings(app, parquet_file, tmp_
     assert {k: at.session_state[k] for k in keys} == before
     assert f"`{parquet_file}`" in at.markdown[0].value
     # the run still uses the good path
-    at = _run(at)
+    at = scanned(at)
     table = _reference(parquet_file, attributes=["age", "region"], min_support=0.05)
     assert f"{len(table) - 1:,} slices mined" in at.success[0].value
 
@@ -240,7 +233,7 @@ def test_errors_only_the_full_scan_sees_are_shown_beside_the_run_button(app, tmp
     df.to_parquet(path, index=False)
     at = _choose_path(app, path)
     assert not _errors(at)  # the first 1,000 rows are binary
-    at = _run(at)
+    at = scanned(at)
     assert "Target column 'label' is not binary: it has 3 distinct values (0.0, 1.0, 7.0)." in _errors(at)
     assert at.session_state["result"]["data_key"] == "built-in"  # the previous result stays
 
@@ -257,7 +250,7 @@ def test_a_changed_file_is_scanned_again(app, tmp_path, monkeypatch):
     path = tmp_path / "evals.parquet"
     _frame(6000).to_parquet(path, index=False)
     at = _choose_path(app, path)
-    at = _run(at)
+    at = scanned(at)
     assert calls == [str(path)]
     # the same run again is the cached result; a changed file is scanned again
     run_scan(at)
@@ -278,14 +271,14 @@ def test_holdout_is_refused_and_a_second_file_replicates(app, parquet_file):
     at = _choose_path(app, parquet_file)
     # a held-out share chosen elsewhere (a plan) is refused with the reason
     at.session_state["replication"] = "holdout"
-    at = _run(at)
+    at = scanned(at)
     assert any(e.startswith("Replication on a held-out share needs the rows in memory") for e in _errors(at))
     at = go(at, "data")
     keyed(at.radio, "w:replication").set_value("file").run()
     second = _frame(4000, seed=11)
     at.file_uploader(key="w:replicate_upload").set_value(
         ("next_month.csv", second.to_csv(index=False).encode(), "text/csv")).run()
-    at = _run(at)
+    at = scanned(at)
     assert not _errors(at)
     at = go(at, "slices")
     settings = dict(ROLES, attributes=ATTRIBUTES, min_support=0.02, bins={}, quantile_bins=3,
@@ -298,7 +291,7 @@ def test_holdout_is_refused_and_a_second_file_replicates(app, parquet_file):
 
 
 def test_slice_detail_shapley_without_bootstrap(app, parquet_file):
-    at = _run(_choose_path(app, parquet_file))
+    at = scanned(_choose_path(app, parquet_file))
     at = go(at, "slices")
     table = _reference(parquet_file)
     selected = _view(table).rows["itemset"].iloc[0]  # the table's first row is open
@@ -315,7 +308,7 @@ def test_slice_detail_shapley_without_bootstrap(app, parquet_file):
 
 
 def test_every_page_works_on_a_duckdb_result(app, parquet_file):
-    at = _run(_choose_path(app, parquet_file))
+    at = scanned(_choose_path(app, parquet_file))
     table = _reference(parquet_file)
     at = go(at, "attributes")
     values = divergence.global_divergence(table, metric="fpr")

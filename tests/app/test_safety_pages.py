@@ -2,33 +2,17 @@
 from __future__ import annotations
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
+from conftest import NESTED
 from apptest_readers import fresh_app, go, keyed, run_scan
 
-NESTED = ["lst", "st", "bin", "mp"]
 
-
-@pytest.fixture(scope="module")
-def parquet(tmp_path_factory):
-    n = 300
-    rng = np.random.default_rng(0)
-    t = pa.table({"label": rng.integers(0, 2, n), "predicted": rng.integers(0, 2, n), "a": [f"v{i % 3}" for i in range(n)],
-                  "lst": [[i % 3, 1] for i in range(n)], "st": [{"k": i % 2, "s": "x"} for i in range(n)],
-                  "bin": [bytes([i % 4]) for i in range(n)],
-                  "mp": pa.array([[("a", i % 2)] for i in range(n)], type=pa.map_(pa.string(), pa.int64()))})
-    path = tmp_path_factory.mktemp("nested") / "nested.parquet"
-    pq.write_table(t, path)
-    return path
-
-
-def test_the_upload_callback_reads_and_scans_it(parquet):
+def test_the_upload_callback_reads_and_scans_it(nested_parquet):
     at = fresh_app(300)
     at = go(at, "data")
     keyed(at.radio, "w:source").set_value("upload").run()
-    at.file_uploader[0].set_value(("nested.parquet", parquet.read_bytes(), "application/octet-stream")).run()
+    at.file_uploader[0].set_value(("nested.parquet", nested_parquet.read_bytes(), "application/octet-stream")).run()
     assert not at.exception and not [e.value for e in at.error]
     left = next(d.value for d in at.dataframe if list(d.value.columns) == ["column", "left out as", "why"])
     assert sorted(left["column"]) == sorted(NESTED) and set(left["left out as"]) == {"nested"}

@@ -15,7 +15,7 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 import ui.state  # noqa: F401  (the dashboard's support imports)
-from apptest_readers import charts, fresh_app, go, keyed, metrics, open_row, run_scan
+from apptest_readers import charts, fresh_app, go, keyed, metrics, open_row, run_scan, scanned
 from divergence import assess, redundant_itemsets, scan
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
 from divergence.present.views import redundancy_epsilon, slice_view
@@ -40,13 +40,6 @@ def deferred(monkeypatch):
 
     monkeypatch.setattr(MediaFileManager, "add_deferred", record)
     return found
-
-
-def _run(at: AppTest) -> AppTest:
-    at = go(at, "outcome")
-    run_scan(at)
-    assert not at.exception, at.exception
-    return at
 
 
 def _loans(n: int = 3000, seed: int = 7, flip: bool = False) -> pd.DataFrame:
@@ -108,7 +101,7 @@ def test_a_new_upload_never_relabels_the_old_results(app):
 def test_outcome_page_drops_the_previous_data_error_and_n_min(app):
     at = go(app, "data")
     keyed(at.selectbox, "w:target").set_value("income").run()
-    at = _run(at)
+    at = scanned(at)
     assert any("'income' is not binary" in e.value for e in at.error)
     at = _upload(at, "loans.csv", _loans())
     at = go(at, "outcome")
@@ -126,7 +119,7 @@ def test_outcome_page_drops_the_previous_data_error_and_n_min(app):
 def test_items_per_slice_widens_again_after_a_longer_result(app):
     at = go(app, "outcome")
     keyed(at.selectbox, "w:max_length").set_value(1).run()
-    at = _run(at)
+    at = scanned(at)
     at = go(at, "slices")
     at = go(at, "outcome")
     keyed(at.selectbox, "w:max_length").set_value(0).run()
@@ -164,7 +157,7 @@ def test_open_slice_follows_a_new_scan(app):
     keyed(at.radio, "w:task").set_value("regression").run()
     keyed(at.selectbox, "w:target").set_value("spend").run()
     keyed(at.selectbox, "w:prediction").set_value("predicted_spend").run()
-    at = _run(at)
+    at = scanned(at)
     at = go(at, "slices")
     view = _view(_demo(roles=DEMO_ROLES["regression"]), metric="abs_error")
     assert chosen not in view.rows["itemset"].tolist()
@@ -180,7 +173,7 @@ def test_replication_file_with_the_same_name_and_rows_is_read_again(app):
     for df in (first, corrected):
         at.file_uploader(key="w:replicate_upload").set_value(
             ("next_month.csv", df.to_csv(index=False).encode(), "text/csv")).run()
-        at = _run(at)
+        at = scanned(at)
         at = go(at, "data")
     table = at.session_state["result"]["table"]
     expected = assess(scan(_loans(), target="label", prediction="pred", positive=1, metrics=["fpr", "fnr"],
@@ -221,7 +214,7 @@ def test_report_is_built_once_per_result(app, deferred, monkeypatch):
 
 def test_report_names_the_data_it_came_from(app, deferred):
     at = _upload(app, "loans.csv", _loans())
-    at = _run(at)
+    at = scanned(at)
     at = go(at, "export")
     html = deferred["slice_report.html"][-1]()
     assert "<dt>Data</dt><dd>loans.csv, 3,000 rows</dd>" in html
@@ -233,7 +226,7 @@ def test_a_second_upload_with_another_schema(app):
     keyed(at.multiselect, "w:slice_items").set_value(["channel=App", "region=South"]).run()
     keyed(at.multiselect, "w:f_attributes").set_value(["channel"]).run()
     at = _upload(at, "loans.csv", _loans())
-    at = _run(at)
+    at = scanned(at)
     other = pd.DataFrame({"shop": load_demo(2500)["region"], "hour": load_demo(2500)["age"] % 24,
                           "y": (load_demo(2500)["defaulted"] == "yes").astype(int),
                           "yhat": (load_demo(2500)["predicted_default"] == "yes").astype(int)})
@@ -243,7 +236,7 @@ def test_a_second_upload_with_another_schema(app):
     about = next(c.value for c in at.caption if "slices with support" in c.value)
     assert about.startswith("Results of `loans.csv`, 3,000 rows") and "shops.csv" not in about
     assert any("shops.csv" in w.value for w in at.warning)
-    at = _run(at)
+    at = scanned(at)
     at = go(at, "slices")
     assert not at.exception and not [e.value for e in at.error]
     table = at.session_state["result"]["table"]

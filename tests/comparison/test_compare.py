@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from conftest import random_shape
 from divergence import COMPARE_VERDICTS, DivergenceInputError, compare
 from divergence.comparison.compare import compare_columns
 from divergence.mining.mining import min_count_for
@@ -36,10 +37,7 @@ def _itemset_masks(df: pd.DataFrame, attrs, min_count: int):
 
 @st.composite
 def label_tables(draw):
-    n = draw(st.integers(5, 80))
-    n_attr = draw(st.integers(1, 3))
-    seed = draw(st.integers(0, 2**32 - 1))
-    rng = np.random.default_rng(seed)
+    n, n_attr, rng = random_shape(draw, 80, 3, min_rows=5)
     df = pd.DataFrame({f"a{j}": rng.choice(list("xyz")[: draw(st.integers(1, 3))], n) for j in range(n_attr)})
     df["y"] = rng.integers(0, 2, n)
     df["p"] = rng.integers(0, 2, n)

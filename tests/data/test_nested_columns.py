@@ -9,36 +9,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import ROOT
+from conftest import NESTED, ROOT
 from divergence import DivergenceInputError, scan, screen_attributes
 from divergence.data.io import load_table
 from divergence.data.roles import guess_roles
 from divergence.present.views import describe_columns, preview_frame
 
-NESTED = ["lst", "st", "bin", "mp"]
-
-
-@pytest.fixture(scope="module")
-def parquet(tmp_path_factory):
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    n = 300
-    rng = np.random.default_rng(0)
-    t = pa.table({"label": rng.integers(0, 2, n), "predicted": rng.integers(0, 2, n), "a": [f"v{i % 3}" for i in range(n)],
-                  "lst": [[i % 3, 1] for i in range(n)], "st": [{"k": i % 2, "s": "x"} for i in range(n)],
-                  "bin": [bytes([i % 4]) for i in range(n)],
-                  "mp": pa.array([[("a", i % 2)] for i in range(n)], type=pa.map_(pa.string(), pa.int64()))})
-    path = tmp_path_factory.mktemp("nested") / "nested.parquet"
-    pq.write_table(t, path)
-    return path
-
 
 KW = dict(target="label", prediction="predicted", positive=1, metrics=["fpr"], min_support=0.1)
 
 
-def test_left_out_of_the_default_attributes_with_a_note(parquet):
-    df = load_table(parquet).frame
+def test_left_out_of_the_default_attributes_with_a_note(nested_parquet):
+    df = load_table(nested_parquet).frame
     table = scan(df, **KW)
     assert list(table.attributes) == ["a"]
     for col in NESTED:
@@ -65,19 +47,19 @@ def test_python_objects_of_a_frame_too():
                                    "which no slice can be cut from."),
     (dict(target="lst"), "Column 'lst' cannot be used as a target, prediction, score or outcome: it holds lists"),
 ])
-def test_asked_for_they_are_named_in_one_line(parquet, kw, message):
-    df = load_table(parquet).frame
+def test_asked_for_they_are_named_in_one_line(nested_parquet, kw, message):
+    df = load_table(nested_parquet).frame
     with pytest.raises(DivergenceInputError, match=message.replace("(", r"\(").replace(")", r"\)")):
         scan(df, **{**KW, **kw})
 
 
-def test_the_command_line_says_so_and_scans(parquet):
-    run = subprocess.run([sys.executable, "-m", "divergence", "scan", str(parquet), "--target", "label", "--prediction",
+def test_the_command_line_says_so_and_scans(nested_parquet):
+    run = subprocess.run([sys.executable, "-m", "divergence", "scan", str(nested_parquet), "--target", "label", "--prediction",
                           "predicted", "--positive", "1", "--metric", "fpr", "--min-support", "0.1"],
                          cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
     assert "note: Left out column 'st' from the attributes: it holds structs or mappings" in run.stderr
-    run = subprocess.run([sys.executable, "-m", "divergence", "scan", str(parquet), "--target", "label", "--prediction",
+    run = subprocess.run([sys.executable, "-m", "divergence", "scan", str(nested_parquet), "--target", "label", "--prediction",
                           "predicted", "--positive", "1", "--metric", "fpr", "--attributes", "a,lst"],
                          cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert run.returncode == 2 and run.stderr.strip().splitlines() == [

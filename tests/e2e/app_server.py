@@ -50,3 +50,16 @@ def stop(proc: subprocess.Popen, log: IO, timeout: float = 30.0) -> None:
     os.killpg(proc.pid, signal.SIGTERM)
     proc.wait(timeout=timeout)
     log.close()
+
+
+def random_table_csv(path: Path, rows: int, attributes: int, values: int, seed: int = 0) -> Path:
+    """A table of ``attributes`` random columns of ``values`` values and a random 0/1 ``label`` and
+    ``pred``: mining it at a low support keeps a worker busy for as long as its size says."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({f"a{i}": rng.integers(0, values, rows) for i in range(attributes)})
+    df["label"], df["pred"] = rng.integers(0, 2, rows), rng.integers(0, 2, rows)
+    df.to_csv(path, index=False)
+    return path

@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 
 import app_server
+from processes import scan_workers
 from test_browser import ARTIFACTS, _goto, _no_exception, _settle, browser  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.e2e
@@ -144,28 +145,27 @@ def _heavy_csv(tmp_path: Path) -> Path:
     """A scan that keeps a worker busy: 100,000 rows, 30 random attributes, mined at support 0.0003
     (at 4,000 rows a fast, idle machine finished it before a second session asked, and nothing
     waited; at 100,000 the budget cuts its mining after about 45 s)."""
-    rng = np.random.default_rng(0)
-    rows = 100_000
-    df = pd.DataFrame({f"a{i}": rng.integers(0, 3, rows) for i in range(30)})
-    df["label"], df["pred"] = rng.integers(0, 2, rows), rng.integers(0, 2, rows)
-    path = tmp_path / "heavy.csv"
-    df.to_csv(path, index=False)
-    return path
+    return app_server.random_table_csv(tmp_path / "heavy.csv", rows=100_000, attributes=30, values=3)
+
+
+def _start_heavy_scan(page, path: Path) -> None:
+    """Upload the heavy table, set its support and run the scan until it reports slices mined."""
+    _upload(page, path)
+    page.get_by_text("100,000 rows × 32 columns").first.wait_for(timeout=60_000)
+    _goto(page, "2 · Outcome and thresholds")
+    box = page.get_by_role("spinbutton", name="Minimum support (share of rows)")
+    box.fill("0.0003")
+    box.press("Enter")
+    _settle(page)
+    page.get_by_role("button", name="Run the scan").click()
+    page.get_by_text("slices so far").first.wait_for(timeout=120_000)
 
 
 def test_a_scan_waiting_for_a_free_worker_says_so(browser, server, tmp_path):
     path = _heavy_csv(tmp_path)
     url = server(DIVERGENCE_WORKERS="1")
     first = _page(browser, url, [])
-    _upload(first, path)
-    first.get_by_text("100,000 rows × 32 columns").first.wait_for(timeout=60_000)
-    _goto(first, "2 · Outcome and thresholds")
-    box = first.get_by_role("spinbutton", name="Minimum support (share of rows)")
-    box.fill("0.0003")
-    box.press("Enter")
-    _settle(first)
-    first.get_by_role("button", name="Run the scan").click()
-    first.get_by_text("slices so far").first.wait_for(timeout=120_000)  # the one worker is busy
+    _start_heavy_scan(first, path)  # the one worker is busy
     second = _page(browser, url, [])  # a second session (its first result came from the server's cache)
     _goto(second, "2 · Outcome and thresholds")
     box = second.get_by_role("spinbutton", name="Minimum support (share of rows)")
@@ -208,45 +208,19 @@ def test_local_paths_only_under_the_data_folder(browser, server, tmp_path):
     page.close()
 
 
-def _children() -> dict[int, list[int]]:
-    out: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                ppid = int(open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            out.setdefault(ppid, []).append(int(entry))
-    return out
-
-
-def _scan_workers(server_pid: int) -> list[int]:
-    """The server's scan workers: the children of its fork server (its own child)."""
-    tree = _children()
-    return [w for fork_server in tree.get(server_pid, []) for w in tree.get(fork_server, [])]
-
-
 def test_a_closed_tabs_scan_is_stopped_within_seconds(browser, tmp_path):
     path = _heavy_csv(tmp_path)
     url, proc, log = app_server.start(tmp_path / "server.log")
     try:
         page = _page(browser, url, [])
-        _upload(page, path)
-        page.get_by_text("100,000 rows × 32 columns").first.wait_for(timeout=60_000)
-        _goto(page, "2 · Outcome and thresholds")
-        box = page.get_by_role("spinbutton", name="Minimum support (share of rows)")
-        box.fill("0.0003")
-        box.press("Enter")
-        _settle(page)
-        page.get_by_role("button", name="Run the scan").click()
-        page.get_by_text("slices so far").first.wait_for(timeout=120_000)
-        assert len(_scan_workers(proc.pid)) == 1
+        _start_heavy_scan(page, path)
+        assert len(scan_workers(proc.pid)) == 1
         page.close()  # the tab is closed mid-scan
         t0 = time.monotonic()
-        while _scan_workers(proc.pid) and time.monotonic() - t0 < 30:
+        while scan_workers(proc.pid) and time.monotonic() - t0 < 30:
             time.sleep(0.1)
         seconds = time.monotonic() - t0
         print(f"closed tab: its scan's worker gone after {seconds:.1f} s")
-        assert not _scan_workers(proc.pid) and seconds < 8
+        assert not scan_workers(proc.pid) and seconds < 8
     finally:
         app_server.stop(proc, log, timeout=30)

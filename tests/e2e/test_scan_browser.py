@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 import app_server
+from processes import scan_workers
 from conftest import data_file
 from test_browser import ARTIFACTS, _goto, _no_exception, _settle, browser  # noqa: F401 (fixture)
 
@@ -36,26 +37,6 @@ def server():
     url, proc, log = app_server.start(ARTIFACTS / "server_scan.log", wait=90)
     yield url, proc.pid
     app_server.stop(proc, log)
-
-
-def _children(pid: int) -> list[int]:
-    out = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat[stat.rindex(")") + 2:].split()[1]) == pid:
-                out.append(int(entry.name))
-    return out
-
-
-def _workers(server_pid: int) -> list[int]:
-    """The scan workers: children of the server's fork server."""
-    servers = [p for p in _children(server_pid)
-               if b"forkserver" in Path(f"/proc/{p}/cmdline").read_bytes()]
-    return [w for s in servers for w in _children(s)]
 
 
 def _health(url: str) -> float:
@@ -128,16 +109,7 @@ def _give_roles(page) -> None:
 def _long_scan_file(tmp_path) -> Path:
     """300,000 rows, 14 attributes of 4 values: every itemset of 30 rows or more takes minutes to
     mine (each slice holds many rows), so the scan is still running when it is cancelled."""
-    import numpy as np
-    import pandas as pd
-
-    rng = np.random.default_rng(0)
-    n = 300_000
-    df = pd.DataFrame({f"a{i}": rng.integers(0, 4, n) for i in range(14)})
-    df["label"], df["pred"] = rng.integers(0, 2, n), rng.integers(0, 2, n)
-    path = tmp_path / "long_scan.csv"
-    df.to_csv(path, index=False)
-    return path
+    return app_server.random_table_csv(tmp_path / "long_scan.csv", rows=300_000, attributes=14, values=4)
 
 
 def test_a_long_scan_leaves_the_server_answering_and_cancel_keeps_everything(browser, server, tmp_path):
@@ -191,15 +163,15 @@ def test_a_long_scan_leaves_the_server_answering_and_cancel_keeps_everything(bro
 
     # still running: its worker is alive
     assert cancel.is_visible(), "the scan ended before it could be cancelled: make the request longer"
-    assert _workers(server_pid), "no scan worker is running"
+    assert scan_workers(server_pid), "no scan worker is running"
     t0 = time.monotonic()
     cancel.click()
     page.get_by_text("Scan cancelled after").first.wait_for(timeout=30_000)
     cancel_seconds = time.monotonic() - t0
-    while _workers(server_pid) and time.monotonic() - t0 < 30:
+    while scan_workers(server_pid) and time.monotonic() - t0 < 30:
         page.wait_for_timeout(100)
     gone_seconds = time.monotonic() - t0
-    assert not _workers(server_pid), "the worker is still running after Cancel"
+    assert not scan_workers(server_pid), "the worker is still running after Cancel"
     _no_exception(page)
     page.screenshot(path=ARTIFACTS / "scan_3_cancelled.png")
     (ARTIFACTS / "scan_latency.txt").write_text(

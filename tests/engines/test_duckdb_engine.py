@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import data_file
+from conftest import data_file, engine_cli_tables
 from engine_cases import CASES, assert_same_table, pandas_reference, synthetic
 from divergence import DivergenceInputError, scan_duckdb
 from divergence.cli.cli import main
@@ -205,11 +205,7 @@ def test_unreadable_rows_give_no_partial_result(tmp_path):
 def test_cli_engine_duckdb_writes_the_pandas_table(parquet_file, tmp_path, capsys):
     args = ["scan", parquet_file, "--target", "label", "--prediction", "pred", "--positive", "yes",
             "--metric", "fpr,fnr", "--attributes", "age,city,children,member", "--min-support", "0.03"]
-    assert main(args + ["--output", str(tmp_path / "pandas.csv")]) == 0
-    assert main(args + ["--engine", "duckdb", "--memory-limit", "500MB", "--output", str(tmp_path / "duck.csv")]) == 0
-    a, b = pd.read_csv(tmp_path / "pandas.csv"), pd.read_csv(tmp_path / "duck.csv")
-    assert list(a["itemset"].fillna("")) == list(b["itemset"].fillna(""))
-    np.testing.assert_array_equal(a["count"], b["count"])
+    a, b = engine_cli_tables(main, args, ["--engine", "duckdb", "--memory-limit", "500MB"], tmp_path)
     np.testing.assert_allclose(a["fpr_p"], b["fpr_p"], rtol=1e-12)
     assert "fpr_boot_low" in b.columns and b["fpr_boot_low"].isna().all()
 

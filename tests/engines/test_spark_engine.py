@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import data_file
+from conftest import data_file, engine_cli_tables
 from engine_cases import CASES, assert_same_table, pandas_reference, synthetic
 from divergence import DivergenceInputError
 from divergence.cli.cli import main
@@ -100,9 +100,5 @@ def test_a_table_name_and_bad_input(spark, parquet_file):
 def test_cli_engine_spark(spark, parquet_file, tmp_path, capsys):
     args = ["scan", parquet_file, "--outcome", "grade", "--attributes", "city,children,member",
             "--min-support", "0.03"]
-    assert main(args + ["--output", str(tmp_path / "pandas.csv")]) == 0
-    assert main(args + ["--engine", "spark", "--spark-master", "local[2]", "--output", str(tmp_path / "spark.csv")]) == 0
-    a, b = pd.read_csv(tmp_path / "pandas.csv"), pd.read_csv(tmp_path / "spark.csv")
-    assert list(a["itemset"].fillna("")) == list(b["itemset"].fillna(""))
-    np.testing.assert_array_equal(a["count"], b["count"])
+    a, b = engine_cli_tables(main, args, ["--engine", "spark", "--spark-master", "local[2]"], tmp_path)
     np.testing.assert_allclose(a["grade"], b["grade"], rtol=1e-12)

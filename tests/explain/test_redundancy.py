@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import data_file, itemset_masks
+from conftest import data_file, itemset_masks, random_shape
 from divergence import (
     corrective_items,
     global_divergence,
@@ -39,10 +39,7 @@ def shortest_first(itemset: tuple) -> tuple:
 @st.composite
 def redundant_tables(draw):
     """Random codes plus columns that repeat rows: a copy, a coarsening and a 'missing' marker."""
-    n = draw(st.integers(1, 60))
-    n_attr = draw(st.integers(1, 4))
-    seed = draw(st.integers(0, 2**32 - 1))
-    rng = np.random.default_rng(seed)
+    n, n_attr, rng = random_shape(draw, 60, 4)
     n_values = [draw(st.integers(1, 4)) for _ in range(n_attr)]
     cols = [rng.integers(0, k, n) for k in n_values]
     if draw(st.booleans()):

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import brute_force
+from conftest import brute_force, random_shape
 from divergence import scan
 from divergence.mining.mining import compress, min_count_for, mine
 
@@ -90,10 +90,7 @@ def test_compress_merges_identical_rows():
 
 @st.composite
 def frames(draw):
-    n = draw(st.integers(1, 50))
-    n_attr = draw(st.integers(1, 4))
-    seed = draw(st.integers(0, 2**32 - 1))
-    rng = np.random.default_rng(seed)
+    n, n_attr, rng = random_shape(draw, 50, 4)
     data = {f"a{j}": rng.choice(list("xyzw")[: draw(st.integers(1, 4))], n) for j in range(n_attr)}
     data["o"] = rng.normal(size=n)
     support = draw(st.sampled_from([0.02, 0.1, 0.25, 0.5, 1.0]))

@@ -160,7 +160,7 @@ def run_once(setting: str, seed: int, n_rows: int = 10_000, min_support: float =
 def _slice_means(table, values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Weighted mean of a per-row value in every slice of the table (mined again with these
     tallies: the same itemsets in the same order)."""
-    from divergence.scan import scan_compressed
+    from divergence.stats.tabulate import scan_compressed
 
     again = scan_compressed(table.row_codes, np.column_stack([np.ones(len(values)), weights, values * weights]),
                             bins=table.bins, metrics=(), min_support=table.min_support,

@@ -7,88 +7,19 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from .budget import MAX_SLICES, MAX_WORK, MEMORY_LIMIT, TIME_LIMIT, slice_bytes
-from .mining.canonical import canonical_permutation
-from .data.columns import NEAR_UNIQUE_SHARE, check_attributes, screen_attributes
+from .data.columns import check_attributes, check_frame, default_attributes
 from .prepare.compression import compress_outcomes
-from .prepare.discretize import AttributeBins, BinSpec, Binning, discretize
+from .prepare.discretize import discretize
 from .errors import DivergenceInputError
-from .mining.mining import min_count_for, mine
 from .data.nested import check_supported
 from .prepare.outcomes import Outcome, build_outcomes
-from .settings import Roles, Settings, check, check_min_support
+from .settings import Roles, Settings, min_count_for
 from .stats.row_weights import aux_columns, metric_infos, outcome_weights
-from .stats.stats import beta_t, fisher_exact_p, mean_difference_test, rest_skew, slice_means, welch_t
-from .table import MetricInfo, SliceTable
-from .prepare.tallies import COUNT, metric_tallies
+from .stats.tabulate import scan_compressed, table_params, tell
+from .table import SliceTable
 from .vocabulary import DEFAULT_MIN_SUPPORT, ENGINES
 
-mine_itemsets = mine  # the miner (divergence.mining); ``mine`` below is the public phase
-
-__all__ = ["scan", "mine", "MinedTable", "table_params", "default_attributes", "role_columns", "NEAR_UNIQUE_SHARE", "check_frame", "check_min_support",
-           "metric_columns", "scan_compressed"]
-
-
-def role_columns(**roles: object) -> list[str]:
-    """The columns used as target, prediction, score, rank or outcome (not attributes)."""
-    out: list[str] = []
-    for value in roles.values():
-        if value is None:
-            continue
-        for col in ([value] if isinstance(value, str) else list(value)):  # type: ignore[arg-type]
-            if col not in out:
-                out.append(col)
-    return out
-
-
-def default_attributes(df: pd.DataFrame, exclude: Sequence[str], *, target: str | None = None,
-                       prediction: str | None = None, score: str | None = None,
-                       threshold: float | None = None) -> tuple[list[str], list[str]]:
-    """Every column not in ``exclude``, less those a careful analyst would not slice by (see
-    :func:`divergence.data.columns.screen_attributes`); with the notes saying which and why."""
-    screen = screen_attributes(df, exclude, target=target, prediction=prediction, score=score,
-                               threshold=threshold)
-    return screen.attributes, screen.notes
-
-
-def check_frame(df: object) -> pd.DataFrame:
-    if not isinstance(df, pd.DataFrame):
-        raise DivergenceInputError(f"Expected a pandas DataFrame; got {type(df).__name__}.")
-    if len(df) == 0:
-        raise DivergenceInputError("The table is empty: it has no rows.")
-    if len(df.columns) == 0:
-        raise DivergenceInputError("The table has no columns.")
-    dups = df.columns[df.columns.duplicated()]
-    if len(dups):
-        raise DivergenceInputError(f"Column name '{dups[0]}' appears more than once.")
-    return df
-
-
-def metric_columns(tallies: np.ndarray, metrics: Sequence[MetricInfo], n_rows: int) -> dict:
-    """Support, count and each metric's outcome, divergence, t and p from the tallies."""
-    count = tallies[:, COUNT]
-    cols: dict = {"support": count / float(n_rows), "count": np.rint(count).astype(np.int64)}
-    for k, m in enumerate(metrics):
-        n, s, q = metric_tallies(tallies, k)
-        n_all, s_all, q_all = n[0], s[0], q[0]
-        mean = slice_means(n, s, m.shift)
-        overall = mean[0]
-        div = mean - overall
-        if m.binary:
-            ones = np.rint(s)
-            t = beta_t(ones, n - ones, ones[0], n_all - ones[0])
-            p = fisher_exact_p(ones, n, ones[0], n_all)
-        else:
-            t = welch_t(n, s, q, n_all, s_all, q_all)
-            # the slice against the rest of the rows, valid on skewed outcomes (stats.mean_difference_test)
-            p = mean_difference_test(n, s, q, n_all - n, s_all - s, q_all - q, rest_skew(tallies, k, m)).p_value()
-        div[0], t[0], p[0] = 0.0, 0.0, np.nan
-        cols[m.name] = mean
-        cols[f"{m.name}_count"] = np.rint(n).astype(np.int64)
-        cols[f"{m.name}_divergence"] = div
-        cols[f"{m.name}_t"] = t
-        cols[f"{m.name}_p"] = p
-    return cols
+__all__ = ["scan", "mine", "MinedTable"]
 
 
 def scan(
@@ -161,9 +92,9 @@ def scan(
     table = mine(data, st, outcomes=outcomes, replicate=replicate, engine=engine, progress=progress)
     from .stats.assess import assess
 
-    _tell(progress, "statistics", len(table) - 1)
+    tell(progress, "statistics", len(table) - 1)
     out = assess(table, st.statistics, exploratory=exploratory)
-    _tell(progress, "done", len(out) - 1)
+    tell(progress, "done", len(out) - 1)
     return out
 
 
@@ -200,7 +131,7 @@ def mine(
     if st.roles.query is not None:  # ranking quality per query: one row per query (divergence.prepare.queries)
         df, replicate, st, query_notes, query_params = _by_query(df, replicate, st)
     roles, slicing, mining, stats = st.roles, st.slicing, st.mining, st.statistics
-    _tell(progress, "discretizing")
+    tell(progress, "discretizing")
     holdout = st.replication.share if st.replication.kind == "holdout" else None
     if holdout is not None and replicate is not None:
         raise DivergenceInputError("Give either a replication table or a holdout share, not both.")
@@ -348,125 +279,3 @@ def _positions(held_mask: np.ndarray | None, data_rows: np.ndarray | None) -> np
     return data_rows if base is None else base[data_rows]
 
 
-def table_params(settings: Settings, *, metrics: Sequence[str], attributes: Sequence[str], engine: str,
-                 **extra: Any) -> dict:
-    """What a slice table records of the settings that made it (``SliceTable.params``)."""
-    roles, slicing, mining = settings.roles, settings.slicing, settings.mining
-    outcome = roles.outcome
-    return dict(target=roles.target, prediction=roles.prediction, score=roles.score, threshold=roles.threshold,
-                positive=roles.positive, metrics=list(metrics),
-                outcome=(outcome[0] if outcome is not None and len(outcome) == 1 else
-                         (list(outcome) if outcome is not None else None)),
-                rank=roles.rank, rank_by=roles.rank_by, ascending=roles.ascending, gamma=roles.gamma,
-                regression=roles.regression, attributes=list(attributes),
-                bins={k: (v if isinstance(v, (int, str)) else list(v)) for k, v in slicing.bins.items()},
-                quantile_bins=slicing.quantile_bins, binning=slicing.binning, min_support=mining.min_support,
-                max_length=mining.max_length, engine=engine, **extra, exhaustive=mining.exhaustive)
-
-
-def _tell(progress: Callable[[dict], None] | None, stage: str, slices: int = 0) -> None:
-    """A stage change, told to the caller's progress callback."""
-    if progress is not None:
-        progress({"stage": stage, "slices": int(slices), "length": None,
-                  "fraction": 1.0 if stage == "done" else None})
-
-
-def effective_max_slices(max_slices: int, n_attr: int, n_tallies: int, n_metrics: int,
-                         memory_limit: int = MEMORY_LIMIT) -> int:
-    """The slice budget, lowered so the slices' statistics fit in ``memory_limit`` bytes."""
-    return max(1, min(int(max_slices), memory_limit // slice_bytes(n_attr, n_tallies, n_metrics)))
-
-
-def scan_compressed(
-    codes: np.ndarray,
-    weights: np.ndarray,
-    *,
-    bins: Sequence[AttributeBins],
-    metrics: Sequence[MetricInfo],
-    n_rows: int | None = None,
-    min_support: float = DEFAULT_MIN_SUPPORT,
-    max_length: int | None = None,
-    engine: str = "fast",
-    notes: Sequence[str] = (),
-    params: dict | None = None,
-    exhaustive: bool = False,
-    max_slices: int = MAX_SLICES,
-    time_limit: float | None = TIME_LIMIT,
-    progress: Callable[[dict], None] | None = None,
-    max_work: int | None = MAX_WORK,
-) -> SliceTable:
-    """Mine and measure from (possibly compressed) item codes and tallies: the step that needs
-    no per-row data, so an engine holding the rows elsewhere (DuckDB, Spark) can hand over
-    its GROUP BY. ``weights`` follows :func:`outcome_weights`' layout; rows with identical
-    codes are merged. The result keeps no rows: bootstrap intervals and median baselines need
-    :func:`scan` on a DataFrame. ``exhaustive``, ``max_slices``, ``max_work``, ``time_limit``
-    and ``progress`` as in :func:`scan`; a scan cut by the time limit also warns
-    (:class:`~divergence.errors.DivergenceTimeLimitWarning`).
-    """
-    s = check_min_support(min_support)
-    codes = np.ascontiguousarray(codes, dtype=np.int32)
-    weights = np.ascontiguousarray(weights, dtype=np.float64)
-    if n_rows is None:
-        n_rows = int(round(weights[:, 0].sum()))
-    n_values = np.array([b.n_items for b in bins], dtype=np.int64)
-    max_slices, time_limit, max_work = (check(k, v) for k, v in (("max_slices", max_slices), ("time_limit", time_limit),
-                                                                 ("max_work", max_work)))
-    cap = effective_max_slices(max_slices, len(bins), weights.shape[1], len(metrics))
-    mined = mine_itemsets(codes, weights, n_values, min_support=s, max_length=max_length, engine=engine,
-                 exhaustive=exhaustive, max_slices=cap, time_limit=time_limit, progress=progress,
-                 attribute_names=[b.name for b in bins], max_work=max_work)
-    if mined.cut == "time":  # the safety net cut it: this table depends on the machine, say so aloud
-        import warnings
-
-        from .errors import DivergenceTimeLimitWarning
-
-        warnings.warn(DivergenceTimeLimitWarning(mined.note), stacklevel=3)
-    codes_m, tallies, parent, order = _canonical_order(mined.codes, mined.tallies, mined.parent, n_values)
-    columns = metric_columns(tallies, metrics, n_rows)
-    notes = list(notes)
-    if mined.note:
-        notes.append(mined.note + (f" (The slice budget is {cap:,}, lowered from {max_slices:,} so their "
-                                   "statistics fit in memory.)" if cap < max_slices else ""))
-    groups = mined.groups
-    table = SliceTable(
-        codes=codes_m, tallies=tallies, columns=columns, attributes=tuple(b.name for b in bins),
-        bins=tuple(bins), metrics=tuple(metrics), n_rows=int(n_rows), min_support=s,
-        max_length=max_length, engine=engine, notes=tuple(notes), parent=parent,
-        params=dict(params or {}), exhaustive=bool(exhaustive),
-        groups=None if groups is None else groups.codes,
-        group_counts=None if groups is None else groups.weights[:, 0].copy(),
-        group_fp=mined.group_fp,
-        slice_fp=None if mined.fingerprints is None else mined.fingerprints[order],
-        complete_length=mined.complete_length, cut_by=mined.cut, mining_work=mined.work,
-        distinct_codes=codes, distinct_tallies=weights,
-    )
-    if parent is None:
-        table = dataclasses.replace(table, parent=_parents(table))
-    return table
-
-
-def _canonical_order(codes: np.ndarray, tallies: np.ndarray, parent: np.ndarray,
-                     n_values: np.ndarray):
-    """Sort itemsets by length, then by their items in attribute order (engine-independent)."""
-    n = codes.shape[0]
-    order = canonical_permutation(codes, n_values)
-    codes, tallies = codes[order], tallies[order]
-    if parent is not None and np.all(parent[1:] >= 0):
-        inv = np.empty(n, dtype=np.int64)
-        inv[order] = np.arange(n)
-        p = parent[order]
-        new_parent = np.where(p >= 0, inv[np.maximum(p, 0)], -1)
-        return codes, tallies, new_parent, order
-    return codes, tallies, None, order
-
-
-def _parents(table: SliceTable) -> np.ndarray:
-    """Each itemset's parent (without its last attribute's item), found by lookup."""
-    codes = table.codes.copy()
-    last = table._last_attribute()
-    rows = np.nonzero(last >= 0)[0]
-    codes[rows, last[rows]] = -1
-    parent = np.full(len(table), -1, dtype=np.int64)
-    if rows.size:
-        parent[rows] = table.index_of(codes[rows])
-    return parent

@@ -26,7 +26,7 @@ from .vocabulary import BINNINGS, CORRECTIONS, DEFAULT_MIN_SUPPORT, FAMILIES, PE
 
 __all__ = [
     "Roles", "Slicing", "Mining", "Statistics", "Replication", "Explain", "Compare", "Settings",
-    "check", "check_min_support", "setting_field", "flat_keys", "DEFAULT_MIN_SUPPORT", "section", "scan_keys",
+    "check", "check_min_support", "min_count_for", "support_text", "SUPPORT_TOLERANCE", "setting_field", "flat_keys", "DEFAULT_MIN_SUPPORT", "section", "scan_keys",
     "section_keys", "Kind", "Real", "Integer", "OneOf", "Flag", "Text", "Columns", "Names", "Support", "PerMetric",
     "BinSpecs", "Gamma", "MAX_SLICES", "MAX_WORK", "TIME_LIMIT",
 ]
@@ -466,6 +466,40 @@ def check_min_support(value: Any) -> float | int:
     """min_support as a share of the rows (a float in (0, 1]) or, above 1, a row count (an int);
     ``"109/6172"`` reads as the share 109/6172. Anything else is a clear error."""
     return check("min_support", value)
+
+
+#: a share's row bar ``s·n`` within this relative distance of a whole number k is taken as k:
+#: ``109/6172 * 6172`` is 109.00000000000001 in floating point, and the share meant 109 rows
+SUPPORT_TOLERANCE = 1e-9
+
+
+def min_count_for(min_support: float | int, n_rows: int) -> int:
+    """Smallest row count a slice needs: ``min_support`` itself when it is a row count (above 1),
+    else the smallest count whose support reaches the share, as mlxtend decides (``count >=
+    ceil(s·n)`` and ``count / n >= s``) except where floating point alone puts ``s·n`` a hair
+    above a whole number k (within :data:`SUPPORT_TOLERANCE`, relative): then k rows, the count the
+    share names (mlxtend would ask for k + 1).
+    """
+    if min_support > 1:
+        return int(min_support)
+    x = float(min_support) * n_rows
+    k = round(x)
+    if k >= 1 and abs(x - k) <= SUPPORT_TOLERANCE * k:
+        return int(k)
+    c = max(1, math.ceil(x))
+    while c / n_rows < min_support:
+        c += 1
+    return c
+
+
+def support_text(min_support: float | int, n_rows: int) -> str:
+    """The support bar as it was given, with the other unit beside it: ``109 rows (1.77% of 6,172)``
+    for a row count, ``0.02 (124 rows of 6,172)`` for a share (the words every surface shows)."""
+    k = min_count_for(min_support, max(n_rows, 1))
+    if min_support > 1:
+        share = 100.0 * k / max(n_rows, 1)
+        return f"{int(min_support):,} rows ({float(f'{share:.3g}'):g}% of {n_rows:,})"
+    return f"{float(min_support):g} ({k:,} rows of {n_rows:,})"
 
 
 def _score(spec: str) -> str:

@@ -127,7 +127,7 @@ class SliceTable:
     @property
     def min_count(self) -> int:
         """The fewest rows a mined slice holds (the support bar in rows)."""
-        from .mining.mining import min_count_for
+        from .settings import min_count_for
 
         return min_count_for(self.min_support, self.n_rows)
 
@@ -139,7 +139,7 @@ class SliceTable:
     @property
     def support_text(self) -> str:
         """The support bar in words: ``109 rows (1.77% of 6,172)`` or ``0.02 (124 rows of 6,172)``."""
-        from .mining.mining import support_text
+        from .settings import support_text
 
         return support_text(self.min_support, self.n_rows)
 

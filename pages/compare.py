@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from divergence import COMPARE_VERDICTS, DivergenceInputError, vocabulary
-from divergence.comparison.compare_views import (change_contribution_figure, change_interval_figure, compare_display_frame,
+from divergence.present.compare_views import (change_contribution_figure, change_interval_figure, compare_display_frame,
                                       compare_headline, compare_table_figure, compare_view, worst_slice)
 from divergence.present.formats import md_code, md_text
 from divergence.report.plan import dump_plan

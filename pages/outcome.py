@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from divergence import outcome_rules, vocabulary
-from divergence.mining.mining import min_count_for
+from divergence.settings import min_count_for
 from divergence.present.formats import format_count, format_percent, md_code, md_text
 from ui import data, job, render, run, settings, state
 from ui.state import K

@@ -87,8 +87,8 @@ def _count_assess(monkeypatch) -> dict:
     """Count every assessment (however it is reached) and every mining pass."""
     calls = {"assess": 0, "mine": 0}
     original = sys.modules["divergence.stats.assess"].assess
-    scan_module = sys.modules["divergence.scan"]
-    miner = scan_module.mine_itemsets
+    tabulate = sys.modules["divergence.stats.tabulate"]
+    miner = tabulate.mine_itemsets
 
     def counted(*args, **kwargs):
         calls["assess"] += 1
@@ -100,7 +100,7 @@ def _count_assess(monkeypatch) -> dict:
 
     monkeypatch.setattr(sys.modules["divergence.stats.assess"], "assess", counted)
     monkeypatch.setattr(divergence, "assess", counted)
-    monkeypatch.setattr(scan_module, "mine_itemsets", mined)
+    monkeypatch.setattr(tabulate, "mine_itemsets", mined)
     return calls
 
 

@@ -124,7 +124,8 @@ def test_scan_compressed_equals_scan_on_rows():
     from divergence.data.datasets import DEMO_ATTRIBUTES, load_demo
     from divergence.mining.mining import compress
     from divergence.stats.row_weights import outcome_weights
-    from divergence.scan import scan_compressed, build_outcomes
+    from divergence.prepare.outcomes import build_outcomes
+    from divergence.stats.tabulate import scan_compressed
     from divergence import assess, discretize
 
     df = load_demo(4000)

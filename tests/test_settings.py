@@ -145,7 +145,7 @@ def test_one_default_support_for_the_api_the_command_line_and_the_dashboard():
     import inspect
 
     from divergence.cli.cli import build_parser
-    from divergence.scan import scan_compressed
+    from divergence.stats.tabulate import scan_compressed
     from divergence.settings import DEFAULT_MIN_SUPPORT, Settings
 
     assert DEFAULT_MIN_SUPPORT == 0.02

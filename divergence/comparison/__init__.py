@@ -1,6 +1,5 @@
-"""Comparing two models slice by slice (``compare``: ``divergence.compare``) and what a person
-sees of a comparison: headline, sorted slices, table and figures (``compare_views``).
+"""Comparing two models slice by slice (``compare``: ``divergence.compare``); what a person sees
+of a comparison is in ``divergence.present.compare_views``.
 
-May import: data, prepare, stats, explain, present, table, scan, settings, outcome_rules, errors,
-vocabulary.
+May import: data, prepare, stats, explain, table, scan, settings, outcome_rules, errors, vocabulary.
 """

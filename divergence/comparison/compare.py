@@ -339,7 +339,8 @@ def compare(data: pd.DataFrame, settings: Settings | None = None, *, progress=No
     notes say how many were left out), so both values of a slice come from the same rows.
     """
     from ..data.columns import check_attributes
-    from ..scan import check_frame, default_attributes, scan_compressed
+    from ..data.columns import check_frame, default_attributes
+    from ..stats.tabulate import scan_compressed
 
     st = _resolve(settings, keywords)
     r, sl, mi, cp = st.roles, st.slicing, st.mining, st.compare
@@ -614,7 +615,7 @@ def check_models(data: pd.DataFrame, settings: Settings | None = None, **keyword
     """Check a comparison's models without mining (a form can call it on every change): the
     errors :func:`compare` would raise about the columns, else what would be compared. The
     settings as for :func:`compare`."""
-    from ..scan import check_frame
+    from ..data.columns import check_frame
 
     p = _prepare(check_frame(data), _resolve(settings, keywords))
     return {"metrics": list(p.names), "rows_compared": int(p.usable.sum()), "rows_left_out": p.left_out,

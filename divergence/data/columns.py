@@ -23,7 +23,7 @@ from .column_rules import model_rules, near_copies, scores_behind
 from ..errors import DivergenceInputError
 from .nested import nested_notes, unsupported_kind
 
-__all__ = ["AttributeScreen", "screen_attributes", "screen_summary", "check_attributes", "screen", "screen_notes", "shape_kind", "row_index_kind", "KINDS",
+__all__ = ["role_columns", "default_attributes", "check_frame", "AttributeScreen", "screen_attributes", "screen_summary", "check_attributes", "screen", "screen_notes", "shape_kind", "row_index_kind", "KINDS",
            "DATE_REASON", "MIN_ROWS", "NEAR_UNIQUE_SHARE", "UNIQUE_INT_SHARE"]
 
 #: why a column is left out, in the order the checks run
@@ -559,3 +559,39 @@ def check_attributes(attributes: Sequence[str], columns: Container[str], taken: 
     if clash:
         raise DivergenceInputError(f"Column '{clash[0]}' is used as {role} and cannot also be an attribute.")
     return attrs
+
+
+def role_columns(**roles: object) -> list[str]:
+    """The columns used as target, prediction, score, rank or outcome (not attributes)."""
+    out: list[str] = []
+    for value in roles.values():
+        if value is None:
+            continue
+        for col in ([value] if isinstance(value, str) else list(value)):  # type: ignore[arg-type]
+            if col not in out:
+                out.append(col)
+    return out
+
+
+def default_attributes(df: pd.DataFrame, exclude: Sequence[str], *, target: str | None = None,
+                       prediction: str | None = None, score: str | None = None,
+                       threshold: float | None = None) -> tuple[list[str], list[str]]:
+    """Every column not in ``exclude``, less those a careful analyst would not slice by (see
+    :func:`divergence.data.columns.screen_attributes`); with the notes saying which and why."""
+    screen = screen_attributes(df, exclude, target=target, prediction=prediction, score=score,
+                               threshold=threshold)
+    return screen.attributes, screen.notes
+
+
+def check_frame(df: object) -> pd.DataFrame:
+    """The table itself, checked: a DataFrame with rows, columns and no name twice."""
+    if not isinstance(df, pd.DataFrame):
+        raise DivergenceInputError(f"Expected a pandas DataFrame; got {type(df).__name__}.")
+    if len(df) == 0:
+        raise DivergenceInputError("The table is empty: it has no rows.")
+    if len(df.columns) == 0:
+        raise DivergenceInputError("The table has no columns.")
+    dups = df.columns[df.columns.duplicated()]
+    if len(dups):
+        raise DivergenceInputError(f"Column name '{dups[0]}' appears more than once.")
+    return df

@@ -39,7 +39,7 @@ from ..prepare.outcomes import BASELINE_KIND
 from ..vocabulary import ENGINES, METRIC_LABELS, PERIODS, QUANTILE_MODES
 from ..prepare.outcomes import canonical_metric, check_names, measures, show_value, match_label, parse_gamma, positive_labels
 from ..data.columns import NEAR_UNIQUE_SHARE, check_attributes
-from ..scan import scan_compressed, table_params
+from ..stats.tabulate import scan_compressed, table_params
 from ..settings import Roles, Settings
 from .sql import Column, Dialect, average_ranks, classification_value, gamma_value, label_flag
 from .sql import regression_value, threshold_flag
@@ -531,7 +531,7 @@ class _TreeCut:
 def _tree_bins(plan: _Plan, pending: list, cut: _TreeCut, notes: list[str], out: list) -> None:
     """Cut points of every tree column, from one fetch of the cut rows' values and outcomes."""
     from ..prepare.cutpoints import MAX_TREE_BINS, MIN_BIN_SHARE, cut_note, tree_edges
-    from ..mining.mining import min_count_for
+    from ..settings import min_count_for
 
     d = plan.d
     xs = [f"{d.number(col)} AS {_P}x{i}" for i, (_, _, col, _, _) in enumerate(pending)]

@@ -65,7 +65,7 @@ def _needs_rows(table: SliceTable) -> None:
 
 
 def _role_columns(table: SliceTable) -> list[str]:
-    from ..scan import role_columns
+    from ..data.columns import role_columns
 
     p = table.params
     return role_columns(target=p.get("target"), prediction=p.get("prediction"), score=p.get("score"),
@@ -80,7 +80,7 @@ def _left_out_bins(table: SliceTable, data: pd.DataFrame | None,
     data = _scanned_rows(table, data)
     if len(data) != table.n_rows:
         return ()
-    from ..scan import default_attributes
+    from ..data.columns import default_attributes
 
     if columns is None:
         columns, _ = default_attributes(data, _role_columns(table) + list(table.attributes))
@@ -313,9 +313,9 @@ def measure_slice(table: SliceTable, items: Sequence[str] | str, *, data: pd.Dat
     position = {int(s): i for i, s in enumerate(masks)}
     parent = np.array([-1] + [position[int(s) & ~(1 << (int(s).bit_length() - 1))] for s in masks[1:]],
                       dtype=np.int64)
-    from ..scan import metric_columns
+    from ..stats.tabulate import measure_columns
 
-    small = SliceTable(codes=codes, tallies=tallies, columns=metric_columns(tallies, table.metrics, table.n_rows),
+    small = SliceTable(codes=codes, tallies=tallies, columns=measure_columns(tallies, table.metrics, table.n_rows),
                        attributes=tuple(b.name for b in bins), bins=tuple(bins), metrics=table.metrics,
                        n_rows=table.n_rows, min_support=table.min_support, max_length=table.max_length,
                        engine=table.engine, notes=(), params=dict(table.params), parent=parent,

@@ -13,7 +13,6 @@ the reference in tests.
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -23,14 +22,13 @@ from ..budget import MAX_SLICES, MAX_WORK, MEMORY_LIMIT, TIME_LIMIT, Budget, Ove
 from .canonical import canonical_permutation, fingerprints, keep_first_of_each_rows
 from ..prepare.compression import Compressed, compress, compress_outcomes
 from ..errors import DivergenceBudgetError, DivergenceInputError
-from ..settings import check
+from ..settings import check, min_count_for
 from .mining_driver import Root, run
 from .mining_kernel import expand_codes, root_fingerprints, root_tallies
 from ..vocabulary import ENGINES
 
-__all__ = ["Compressed", "Mined", "Budget", "compress", "compress_outcomes", "mine", "min_count_for", "ENGINES",
-           "share_for_mlxtend", "SUPPORT_TOLERANCE", "support_text",
-           "MAX_SLICES", "MAX_WORK", "TIME_LIMIT", "MEMORY_LIMIT", "slice_bytes"]
+__all__ = ["Compressed", "Mined", "Budget", "compress", "compress_outcomes", "mine", "ENGINES",
+           "share_for_mlxtend", "MAX_SLICES", "MAX_WORK", "TIME_LIMIT", "MEMORY_LIMIT", "slice_bytes"]
 
 #: the share of the time limit the whole request may use before the miner falls back to
 #: complete shorter lengths in the rest
@@ -62,40 +60,6 @@ class Mined:
     cut: str | None = None
     #: units of mining work the request took
     work: int = 0
-
-
-#: a share's row bar ``s·n`` within this relative distance of a whole number k is taken as k:
-#: ``109/6172 * 6172`` is 109.00000000000001 in floating point, and the share meant 109 rows
-SUPPORT_TOLERANCE = 1e-9
-
-
-def min_count_for(min_support: float | int, n_rows: int) -> int:
-    """Smallest row count a slice needs: ``min_support`` itself when it is a row count (above 1),
-    else the smallest count whose support reaches the share, as mlxtend decides (``count >=
-    ceil(s·n)`` and ``count / n >= s``) except where floating point alone puts ``s·n`` a hair
-    above a whole number k (within :data:`SUPPORT_TOLERANCE`, relative): then k rows, the count the
-    share names (mlxtend would ask for k + 1).
-    """
-    if min_support > 1:
-        return int(min_support)
-    x = float(min_support) * n_rows
-    k = round(x)
-    if k >= 1 and abs(x - k) <= SUPPORT_TOLERANCE * k:
-        return int(k)
-    c = max(1, math.ceil(x))
-    while c / n_rows < min_support:
-        c += 1
-    return c
-
-
-def support_text(min_support: float | int, n_rows: int) -> str:
-    """The support bar as it was given, with the other unit beside it: ``109 rows (1.77% of 6,172)``
-    for a row count, ``0.02 (124 rows of 6,172)`` for a share (the words every surface shows)."""
-    k = min_count_for(min_support, max(n_rows, 1))
-    if min_support > 1:
-        share = 100.0 * k / max(n_rows, 1)
-        return f"{int(min_support):,} rows ({float(f'{share:.3g}'):g}% of {n_rows:,})"
-    return f"{float(min_support):g} ({k:,} rows of {n_rows:,})"
 
 
 def share_for_mlxtend(min_count: int, n_rows: int) -> float:

@@ -105,7 +105,7 @@ def format_percent(x: object, digits: int = 3) -> str:
 def format_support(min_support: float | int, min_count: int, n_rows: int) -> str:
     """The support bar as it was given, with the other unit beside it: ``109 rows (1.77%)`` for a
     row count, ``0.02 (124 rows)`` for a share."""
-    from ..mining.mining import support_text
+    from ..settings import support_text
 
     return support_text(min_support, n_rows)
 

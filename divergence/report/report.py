@@ -492,7 +492,7 @@ def _comparison_html(c, *, top: int, findings: int) -> str:
     """The comparison section: per metric the whole dataset's change and verdict, the count of
     slices per verdict, the slices sorted worst first, the change intervals against zero and
     the Shapley chart of the worst slices' change."""
-    from ..comparison.compare_views import (change_contribution_figure, change_interval_figure, compare_display_frame,
+    from ..present.compare_views import (change_contribution_figure, change_interval_figure, compare_display_frame,
                                 compare_headline, compare_view)
 
     a = c.assessment

@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 from apptest_readers import APP, charts, fresh_app, go, keyed, metrics, table_cells
 from divergence import compare
-from divergence.comparison.compare_views import compare_display_frame, compare_headline, compare_view
+from divergence.present.compare_views import compare_display_frame, compare_headline, compare_view
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_COMPARE_TRUTH, load_demo_models
 from divergence.report.plan import parse_plan
 from divergence.present.formats import format_count, format_divergence, format_value

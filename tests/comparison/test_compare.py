@@ -14,7 +14,7 @@ from scipy import stats
 from conftest import random_shape
 from divergence import COMPARE_VERDICTS, DivergenceInputError, compare
 from divergence.comparison.compare import compare_columns
-from divergence.mining.mining import min_count_for
+from divergence.settings import min_count_for
 from divergence.stats.paired import PooledNull, mcnemar_p, paired_proportion_interval, paired_t
 
 

@@ -20,7 +20,8 @@ from divergence import (
     shapley_matrix,
 )
 from divergence.present.figures import lattice_figure
-from divergence.mining.mining import min_count_for, mine
+from divergence.mining.mining import mine
+from divergence.settings import min_count_for
 
 
 def row_sets(codes: np.ndarray, n_values, min_count: int, max_length: int | None) -> dict:

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from conftest import brute_force, random_shape
 from divergence import scan
-from divergence.mining.mining import compress, min_count_for, mine
+from divergence.mining.mining import compress, mine
+from divergence.settings import min_count_for
 
 
 @st.composite

@@ -159,8 +159,7 @@ def test_verdict_lists_and_colours_have_one_home():
     import importlib
 
     from divergence import vocabulary
-    from divergence.comparison import compare_views
-    from divergence.present import formats, views
+    from divergence.present import compare_views, formats, views
     from divergence.report import report
     from divergence.comparison.compare import COMPARE_VERDICTS
 

@@ -11,11 +11,11 @@ from typing import Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
-from .compare import COMPARE_VERDICTS, Comparison
+from ..comparison.compare import Comparison
 from ..errors import DivergenceInputError
-from ..present.formats import COMPARE_VERDICT_COLORS, finding_label, is_undefined, wrap_itemset
-from ..present.views import add_interval_traces, axis_range, interval_layout, metric_label, slice_table_figure
-from ..present.formats import format_count, format_divergence, format_interval, format_p, format_value
+from .formats import (COMPARE_VERDICT_COLORS, finding_label, format_count, format_divergence, format_interval, format_p,
+                      format_value, is_undefined, wrap_itemset)
+from .views import add_interval_traces, axis_range, interval_layout, metric_label, slice_table_figure
 
 __all__ = ["worst_slice", "COMPARE_VERDICT_COLORS", "compare_headline", "compare_view", "compare_display_frame",
            "compare_table_figure", "change_interval_figure", "change_contribution_figure"]
@@ -136,7 +136,7 @@ def change_interval_figure(c: Comparison, rows: pd.DataFrame, metric: str | None
 def change_contribution_figure(contributions: pd.DataFrame, *, binary: bool = False) -> go.Figure:
     """The Shapley contributions of a slice's items to its change beyond the whole dataset's
     (from :meth:`Comparison.contributions`), as bars, largest on top."""
-    from ..present.figures import contribution_figure
+    from .figures import contribution_figure
 
     a = contributions.attrs
     m = a.get("metric", "metric")

@@ -2,5 +2,5 @@
 corrective items and redundancy (``shapley``); slices typed by hand measured like mined ones, and
 the rows slices share (``adhoc``).
 
-May import: data, prepare, stats, table, scan, errors.
+May import: data, prepare, stats, table, errors.
 """

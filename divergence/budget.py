@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Sequence
-
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypedDict
 
 if TYPE_CHECKING:  # numpy is not needed to read the limits (the command line's defaults)
     import numpy as np
 
 __all__ = ["MAX_SLICES", "MAX_WORK", "TIME_LIMIT", "MEMORY_LIMIT", "REPORT_EVERY", "Budget", "Overflow",
-           "slice_bytes", "budget_message", "TIME_CUT"]
+           "slice_bytes", "budget_message", "TIME_CUT", "Progress", "ProgressCallback", "progress_report"]
 
 #: default bounds of one scan (2 cores, a few GiB): most slices, units of mining work (the miner's
 #: count of rows x attributes visited: the same on every machine), bytes of result
@@ -30,13 +29,35 @@ TIME_CUT = "The time limit"
 REPORT_EVERY = 0.25
 
 
+class Progress(TypedDict, total=False):
+    """What a long step says as it goes, the one shape every step reports and every surface reads
+    (the command line's ``--verbose``, the dashboard's status line): the stage, the slices so far,
+    the length mined completely, the share done (None: not known); a step may add its own keys
+    (the dashboard's queue: ``ahead``, ``running``)."""
+
+    stage: str
+    slices: int | None
+    length: int | None
+    fraction: float | None
+
+
+#: whom a long step tells its :class:`Progress`
+ProgressCallback = Callable[[Progress], None]
+
+
+def progress_report(stage: str, slices: int | None = None, length: int | None = None,
+                    fraction: float | None = None, **extra: Any) -> Progress:
+    """A :class:`Progress` report (a plain dict, so it crosses a process boundary as it is)."""
+    return Progress(stage=stage, slices=slices, length=length, fraction=fraction, **extra)  # type: ignore[typeddict-item]
+
+
 @dataclass
 class Budget:
     """The bounds of one mining request and whom to tell about its progress."""
 
     max_slices: int = MAX_SLICES
     time_limit: float | None = TIME_LIMIT
-    progress: Callable[[dict], None] | None = None
+    progress: ProgressCallback | None = None
     #: units of mining work (None: no work budget)
     max_work: int | None = MAX_WORK
     start: float = field(default_factory=time.monotonic)
@@ -60,8 +81,8 @@ class Budget:
         now = time.monotonic()
         if force or now - self._last >= REPORT_EVERY:
             self._last = now
-            self.progress({"stage": "mining", "slices": int(slices), "length": length,
-                           "fraction": None if fraction is None else float(min(max(fraction, 0.0), 1.0))})
+            self.progress(progress_report("mining", int(slices), length,
+                                          None if fraction is None else float(min(max(fraction, 0.0), 1.0))))
 
 
 def slice_bytes(n_attr: int, n_tallies: int, n_metrics: int) -> int:

@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 
+from .budget import ProgressCallback
 from .data.columns import check_attributes, check_frame, default_attributes
 from .prepare.compression import compress_outcomes
 from .prepare.discretize import discretize
@@ -30,7 +31,7 @@ def scan(
     replicate: pd.DataFrame | None = None,
     engine: str = "fast",
     exploratory: bool = True,
-    progress: Callable[[dict], None] | None = None,
+    progress: ProgressCallback | None = None,
     **keywords: Any,
 ) -> SliceTable:
     """Every slice with support >= ``min_support``, with its outcome, divergence, t and p.
@@ -111,7 +112,7 @@ def mine(
     outcomes: Sequence[Outcome] | None = None,
     replicate: pd.DataFrame | None = None,
     engine: str = "fast",
-    progress: Callable[[dict], None] | None = None,
+    progress: ProgressCallback | None = None,
     **keywords: Any,
 ) -> MinedTable:
     """The mining phase of :func:`scan`: every slice with support >= ``min_support`` with its

@@ -11,8 +11,8 @@ import pandas as pd
 from .prepare.discretize import AttributeBins
 from .errors import DivergenceInputError
 
-__all__ = ["SliceTable", "MetricInfo", "write_csv", "formula_safe", "FORMULA_START", "split_items",
-           "find_metric"]
+__all__ = ["SliceTable", "MetricInfo", "MetricStatistics", "write_csv", "formula_safe", "FORMULA_START",
+           "split_items", "find_metric"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,76 @@ def find_metric(metrics: Sequence, name: str | None, where: str):
         if m.name == name:
             return m
     raise DivergenceInputError(f"Metric '{name}' is not in {where}; it has {', '.join(m.name for m in metrics)}.")
+
+
+#: a metric's statistics that every assessed table has, each a named field of MetricStatistics
+#: (the column ``M_<suffix>``; '' is the metric itself)
+_NAMED = {"value": "", "count": "count", "divergence": "divergence", "t": "t", "p": "p", "q": "q",
+          "ci_low": "ci_low", "ci_high": "ci_high", "divergence_ci_low": "divergence_ci_low",
+          "divergence_ci_high": "divergence_ci_high", "divergence_shrunk": "divergence_shrunk",
+          "divergence_bound": "divergence_bound", "meets_min_size": "meets_min_size", "verdict": "verdict",
+          "finding": "finding", "explained_by": "explained_by", "order": "order"}
+
+
+@dataclass(frozen=True)
+class MetricStatistics:
+    """One metric's statistics for every slice, typed (in the manner of fairlearn's ``MetricFrame``):
+    position i is the table's slice i, the whole dataset first. A mined table (before
+    :func:`divergence.assess`) has the first five; the others are None there. Every other column of
+    the metric (baselines, lift, replication, bootstrap) is in ``other``, by its suffix;
+    :attr:`frame` is the same as a DataFrame."""
+
+    name: str
+    info: MetricInfo
+    itemsets: np.ndarray
+    value: np.ndarray
+    count: np.ndarray
+    divergence: np.ndarray
+    t: np.ndarray
+    p: np.ndarray
+    q: np.ndarray | None = None
+    ci_low: np.ndarray | None = None
+    ci_high: np.ndarray | None = None
+    divergence_ci_low: np.ndarray | None = None
+    divergence_ci_high: np.ndarray | None = None
+    divergence_shrunk: np.ndarray | None = None
+    divergence_bound: np.ndarray | None = None
+    meets_min_size: np.ndarray | None = None
+    verdict: np.ndarray | None = None
+    finding: np.ndarray | None = None
+    explained_by: np.ndarray | None = None
+    order: np.ndarray | None = None
+    #: the smallest slice at which a divergence of δ is found with the scan's power (None: none is)
+    n_min: int | None = None
+    delta: float | None = None
+    other: dict = field(default_factory=dict)
+
+    @property
+    def overall(self) -> float:
+        """The whole dataset's value."""
+        return float(self.value[0])
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """These statistics as a DataFrame, one row per slice, indexed by the itemset."""
+        data = {k: getattr(self, k) for k in _NAMED if getattr(self, k) is not None}
+        data.update(self.other)
+        return pd.DataFrame(data, index=pd.Index(self.itemsets, name="itemset"))
+
+    @classmethod
+    def of(cls, table: "SliceTable", metric: str | None = None) -> "MetricStatistics":
+        """The statistics of ``metric`` (the first when None) in ``table``."""
+        info = table.metric(metric)
+        m, cols = info.name, table.columns
+        key = {k: (m if suffix == "" else f"{m}_{suffix}") for k, suffix in _NAMED.items()}
+        named = {k: cols[c] for k, c in key.items() if c in cols}
+        taken = set(key.values())
+        longer = [n for n in table.metric_names if n != m and n.startswith(m + "_")]  # "spend" and "spend_2"
+        other = {c[len(m) + 1:]: v for c, v in cols.items() if c.startswith(m + "_") and c not in taken
+                 and not any(c == n or c.startswith(n + "_") for n in longer)}
+        size = ((table.assessment or {}).get("min_size") or {}).get(m) or {}
+        return cls(name=m, info=info, itemsets=table.itemsets, n_min=size.get("n_min"), delta=size.get("delta"),
+                   other=other, **named)
 
 
 @dataclass(frozen=True, eq=False)
@@ -165,6 +235,16 @@ class SliceTable:
     def metric(self, name: str | None = None) -> MetricInfo:
         """The metric called ``name`` (the first one when None)."""
         return find_metric(self.metrics, name, "this result")
+
+    def statistics(self, metric: str | None = None) -> MetricStatistics:
+        """One metric's statistics for every slice, typed (:class:`MetricStatistics`; the first metric
+        when None): ``table.statistics("fpr").q`` is the q-value of every slice."""
+        return MetricStatistics.of(self, metric)
+
+    @property
+    def by_metric(self) -> dict[str, MetricStatistics]:
+        """Every metric's :class:`MetricStatistics`, by name."""
+        return {m: MetricStatistics.of(self, m) for m in self.metric_names}
 
     def overall(self, metric: str | None = None) -> float:
         """The whole-dataset outcome of a metric."""

@@ -42,7 +42,7 @@ LOOSE_RULES = {
     "scores": {"errors"},
     "settings": {"budget", "outcome_rules", "scores", "errors", "vocabulary"},
     "table": {"data", "prepare", "settings", "scores", "errors"},
-    "scan": {"data", "prepare", "stats", "table", "settings", "errors", "vocabulary"},
+    "scan": {"data", "prepare", "stats", "table", "settings", "budget", "errors", "vocabulary"},
     "simulate": {"scan"},
 }
 #: the public surface and the command line's entry: they may import any room

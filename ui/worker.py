@@ -32,6 +32,7 @@ import pandas as pd
 
 import divergence
 from divergence import DivergenceInputError, Settings, SliceTable
+from divergence.budget import Progress, ProgressCallback, progress_report
 
 __all__ = ["ScanRequest", "TaskRequest", "TASKS", "Job", "compute", "start", "run_task", "START_METHOD",
            "WorkerLimits", "WorkerPool", "POOL", "default_limits", "resident_bytes", "WAITING", "read_upload"]
@@ -137,7 +138,7 @@ def read_upload(path: str, name: str, max_memory: int | None = None, *, progress
 
     def tell(stage: str) -> None:
         if progress is not None:
-            progress({"stage": stage, "slices": None, "length": None, "fraction": None})
+            progress(progress_report(stage))
 
     tell("reading the file")
     limits = ReadLimits.default(**({} if max_memory is None else {"max_memory": int(max_memory)}))
@@ -180,7 +181,7 @@ def _accepts(fn: Callable, name: str) -> bool:
         return False
 
 
-def compute(request: ScanRequest, progress: Callable[[dict], None] | None = None
+def compute(request: ScanRequest, progress: ProgressCallback | None = None
             ) -> tuple[SliceTable | None, SliceTable]:
     """Mine and assess as the request says: (the mined table or None, the assessed table).
 
@@ -188,7 +189,7 @@ def compute(request: ScanRequest, progress: Callable[[dict], None] | None = None
     """
     def report(**info: Any) -> None:
         if progress is not None:
-            progress({"stage": info.pop("stage"), "slices": None, "length": None, "fraction": None, **info})
+            progress(progress_report(info.pop("stage"), **info))
 
     settings = request.settings
     mined = request.mined
@@ -265,11 +266,11 @@ def _work(request: ScanRequest, conn, forked_by_server: bool) -> None:
         conn.send(("started", None))
         if isinstance(request, TaskRequest):  # reading an upload, screening a wide table: off the server
             result = TASKS[request.task](*request.args, progress=progress, **request.kwargs)
-            progress({"stage": "sending the result", "slices": None, "length": None, "fraction": None})
+            progress(progress_report("sending the result"))
             _send_result(conn, result)
             return
         mined, table = compute(request, progress)
-        progress({"stage": "sending the result", "slices": len(table) - 1, "length": None, "fraction": None})
+        progress(progress_report("sending the result", len(table) - 1))
         _send_result(conn, (mined, table))
     except DivergenceInputError as exc:  # the project's errors (a budget too) are meant for people
         conn.send(("error", str(exc)))
@@ -339,8 +340,7 @@ class Job:
     meta: dict = field(default_factory=dict)
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     state: str = "running"
-    progress: dict = field(default_factory=lambda: {"stage": "starting the worker", "slices": None,
-                                                    "length": None, "fraction": None})
+    progress: Progress = field(default_factory=lambda: progress_report("starting the worker"))
     result: tuple | None = None
     #: the result's size as sent (bytes): what keeping it costs
     result_bytes: int = 0

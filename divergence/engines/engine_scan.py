@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING, Callable, Iterator, Literal, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Iterator, Literal, Mapping, Protocol, Sequence
 
 import numpy as np
 
@@ -38,6 +38,7 @@ from ..outcome_rules import CLASSIFICATION_METRICS, REGRESSION_METRICS
 from ..prepare.outcomes import BASELINE_KIND
 from ..vocabulary import ENGINES, METRIC_LABELS, PERIODS, QUANTILE_MODES
 from ..prepare.outcomes import canonical_metric, check_names, measures, show_value, match_label, parse_gamma, positive_labels
+from ..budget import ProgressCallback, progress_report
 from ..data.columns import NEAR_UNIQUE_SHARE, check_attributes
 from ..stats.tabulate import scan_compressed, table_params
 from ..settings import Roles, Settings
@@ -676,7 +677,7 @@ def scan_engine(
     engine: str = "fast",
     exploratory: bool = True,
     quantiles: QuantileMode = "auto",
-    progress: Callable[[dict], None] | None = None,
+    progress: ProgressCallback | None = None,
     mine_only: bool = False,
 ) -> SliceTable:
     """The slice table of :func:`divergence.scan`, with binning, outcomes and compression run
@@ -686,7 +687,7 @@ def scan_engine(
 
     roles, slicing, mining = settings.roles, settings.slicing, settings.mining
     if progress is not None:
-        progress({"stage": "reading", "slices": 0, "length": None, "fraction": None})
+        progress(progress_report("reading", 0))
     if roles.query is not None:
         raise DivergenceInputError(
             f"Query-level ranking metrics are computed in memory (rows ranked within each query): scan the table "
@@ -833,11 +834,11 @@ def scan_engine(
                             params=params, exhaustive=mining.exhaustive, max_slices=mining.max_slices,
                             time_limit=mining.time_limit, progress=progress, max_work=mining.max_work)
     if progress is not None:
-        progress({"stage": "statistics", "slices": len(table) - 1, "length": None, "fraction": None})
+        progress(progress_report("statistics", len(table) - 1))
     table = dataclasses.replace(table, engine=backend.name)
     if mine_only:
         return dataclasses.replace(table, replicate=replicate)
     out = assess(table, settings.statistics, replicate=replicate, exploratory=exploratory)
     if progress is not None:
-        progress({"stage": "done", "slices": len(out) - 1, "length": None, "fraction": 1.0})
+        progress(progress_report("done", len(out) - 1, fraction=1.0))
     return out

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
-from ..budget import MAX_SLICES, MAX_WORK, MEMORY_LIMIT, TIME_LIMIT, Budget, Overflow, budget_message, slice_bytes
+from ..budget import (MAX_SLICES, MAX_WORK, MEMORY_LIMIT, TIME_LIMIT, Budget, Overflow, ProgressCallback, budget_message,
+                      slice_bytes)
 from .canonical import canonical_permutation, fingerprints, keep_first_of_each_rows
 from ..prepare.compression import Compressed, compress, compress_outcomes
 from ..errors import DivergenceBudgetError, DivergenceInputError
@@ -71,7 +72,7 @@ def share_for_mlxtend(min_count: int, n_rows: int) -> float:
 def mine(codes: np.ndarray, weights: np.ndarray, n_values: np.ndarray, *, min_support: float,
          max_length: int | None = None, engine: str = "fast", exhaustive: bool = False,
          max_slices: int = MAX_SLICES, time_limit: float | None = TIME_LIMIT,
-         progress: Callable[[dict], None] | None = None,
+         progress: ProgressCallback | None = None,
          attribute_names: Sequence[str] | None = None, max_work: int | None = MAX_WORK) -> Mined:
     """Every itemset with support >= ``min_support`` (at most ``max_length`` items), with tallies.
 

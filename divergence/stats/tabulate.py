@@ -5,11 +5,11 @@ comparison and a typed slice all end here."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from ..budget import MAX_SLICES, MAX_WORK, MEMORY_LIMIT, TIME_LIMIT, slice_bytes
+from ..budget import MAX_SLICES, MAX_WORK, MEMORY_LIMIT, TIME_LIMIT, ProgressCallback, progress_report, slice_bytes
 from ..mining.canonical import canonical_permutation
 from ..mining.mining import mine as mine_itemsets
 from ..prepare.discretize import AttributeBins
@@ -65,11 +65,10 @@ def table_params(settings: Settings, *, metrics: Sequence[str], attributes: Sequ
                 max_length=mining.max_length, engine=engine, **extra, exhaustive=mining.exhaustive)
 
 
-def tell(progress: Callable[[dict], None] | None, stage: str, slices: int = 0) -> None:
+def tell(progress: ProgressCallback | None, stage: str, slices: int = 0) -> None:
     """A stage change, told to the caller's progress callback."""
     if progress is not None:
-        progress({"stage": stage, "slices": int(slices), "length": None,
-                  "fraction": 1.0 if stage == "done" else None})
+        progress(progress_report(stage, int(slices), fraction=1.0 if stage == "done" else None))
 
 
 def effective_max_slices(max_slices: int, n_attr: int, n_tallies: int, n_metrics: int,
@@ -93,7 +92,7 @@ def scan_compressed(
     exhaustive: bool = False,
     max_slices: int = MAX_SLICES,
     time_limit: float | None = TIME_LIMIT,
-    progress: Callable[[dict], None] | None = None,
+    progress: ProgressCallback | None = None,
     max_work: int | None = MAX_WORK,
 ) -> SliceTable:
     """Mine and measure from (possibly compressed) item codes and tallies: the step that needs

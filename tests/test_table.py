@@ -1,0 +1,50 @@
+"""The result's typed per-metric statistics (``SliceTable.statistics``, ``by_metric``): the same
+numbers as the frame's columns, every column of a metric in exactly one place."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from divergence import Settings, mine, scan
+from divergence.data.datasets import DEMO_ROLES, load_demo
+from divergence.table import MetricStatistics
+
+
+@pytest.fixture(scope="module")
+def table():
+    return scan(load_demo(), **DEMO_ROLES["classification"], min_support=0.05, bootstrap=50, seed=1)
+
+
+def test_each_statistic_is_the_frames_column(table):
+    f = table.frame
+    for m in table.metric_names:
+        s = table.statistics(m)
+        assert isinstance(s, MetricStatistics) and s.name == m and s.overall == pytest.approx(table.overall(m))
+        np.testing.assert_array_equal(s.q, f[f"{m}_q"].to_numpy())
+        np.testing.assert_array_equal(s.divergence, f[f"{m}_divergence"].to_numpy())
+        assert list(s.verdict) == list(f[f"{m}_verdict"]) and list(s.itemsets) == list(f["itemset"])
+        assert s.n_min == table.assessment["min_size"][m]["n_min"] and s.delta == pytest.approx(0.05)
+        # every column of the metric is a named field or in ``other``, once
+        own = {c for c in table.columns if c == m or c.startswith(m + "_")}
+        named = {m if k == "value" else f"{m}_{k}" for k in s.frame.columns if k not in s.other}
+        assert named | {f"{m}_{k}" for k in s.other} == own and not named & {f"{m}_{k}" for k in s.other}
+        assert {"boot_low", "boot_high"} <= set(s.other)
+        assert s.frame.index.name == "itemset" and len(s.frame) == len(table)
+    assert list(table.by_metric) == ["fpr", "fnr"] and table.statistics().name == "fpr"
+
+
+def test_a_mined_table_has_the_first_five_and_no_assessment():
+    mined = mine(load_demo(), Settings.from_keywords(**DEMO_ROLES["classification"], min_support=0.05))
+    s = mined.statistics("fnr")
+    assert s.q is None and s.verdict is None and s.n_min is None and s.other == {}
+    assert len(s.value) == len(s.count) == len(s.p) == len(mined)
+
+
+def test_a_metric_whose_name_starts_another_keeps_its_own_columns():
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"a": rng.choice(list("xy"), 300), "spend": rng.normal(size=300),
+                       "spend_2": rng.normal(size=300)})
+    t = scan(df, outcome=["spend", "spend_2"], min_support=0.1)
+    assert set(t.statistics("spend").frame.columns).isdisjoint({"2", "2_p", "2_q"})
+    np.testing.assert_array_equal(t.statistics("spend_2").value, t.frame["spend_2"].to_numpy())

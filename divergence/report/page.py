@@ -1,5 +1,6 @@
-"""Standing reports: run a slice plan on an evaluation file and write one self-contained
-HTML page (Plotly's JavaScript embedded, no network), which a reader can sort.
+"""The report's page: a scanned table (and the plan's comparison) as one self-contained HTML
+page (Plotly's JavaScript embedded, no network), which a reader can sort; running the plan is
+:mod:`divergence.report.run`.
 
     python -m divergence report PLAN DATA [--previous PREVIOUS_DATA] --output report.html
 """
@@ -25,104 +26,7 @@ from ..present.formats import (COMPARE_VERDICT_COLORS, FINDING_VERDICTS, column_
 from .plan import SlicePlan, plan_hash
 from ..table import SliceTable
 
-__all__ = ["run_plan", "run_comparison", "build_report", "write_report", "check_plan_fits", "FINDINGS"]
-
-#: verdicts that make a slice a finding (reported with its Shapley chart)
-FINDINGS = FINDING_VERDICTS  # the verdicts that make a slice a finding
-
-
-def check_plan_fits(plan: SlicePlan, df: pd.DataFrame) -> None:
-    """Fail, naming the column, when the plan does not fit the data: a column it names is
-    missing, or its explicit bin edges no longer cut the column (every value in one bin)."""
-    roles, slicing = plan.settings.roles, plan.settings.slicing
-    for role in ("target", "prediction", "score", "rank", "rank_by"):
-        col = getattr(roles, role)
-        if col is not None and col not in df.columns:
-            raise DivergenceInputError(f"The plan's {role} column '{col}' is not in the data.")
-    for col in roles.outcome or ():
-        if col not in df.columns:
-            raise DivergenceInputError(f"The plan's outcome column '{col}' is not in the data.")
-    for col in slicing.attributes or ():
-        if col not in df.columns:
-            raise DivergenceInputError(f"The plan's attribute column '{col}' is not in the data.")
-    for col, spec in slicing.bins.items():
-        if col not in df.columns:
-            raise DivergenceInputError(f"The plan bins column '{col}', which is not in the data.")
-        if isinstance(spec, (int, np.integer, str)):  # a bin count or a date period
-            continue
-        values = pd.to_numeric(df[col], errors="coerce")
-        if values.notna().sum() == 0:
-            raise DivergenceInputError(f"The plan's bins for '{col}' no longer fit: the column holds no numbers.")
-        edges = np.asarray(spec, dtype=float)
-        lo, hi = float(values.min()), float(values.max())
-        codes = np.searchsorted(edges, values.dropna().to_numpy(), side="left")
-        if len(np.unique(codes)) < 2 and len(edges):
-            raise DivergenceInputError(
-                f"The plan's bins for '{col}' no longer fit: every value ({lo:g} to {hi:g}) falls in one "
-                f"bin of the edges {', '.join(f'{e:g}' for e in edges)}."
-            )
-
-
-def run_plan(plan: SlicePlan, data: pd.DataFrame, *, previous: pd.DataFrame | None = None) -> SliceTable:
-    """Run a slice plan on a table (replicating on ``previous`` when given)."""
-    from ..scan import scan
-
-    check_plan_fits(plan, data)
-    settings = plan.settings
-    kwargs = settings.keywords("roles", "slicing", "mining", "statistics")
-    rep = settings.replication
-    if previous is not None:
-        check_plan_fits(plan, previous)
-        kwargs["replicate"] = previous
-    elif rep.kind == "holdout":
-        kwargs["holdout"] = rep.share
-    elif rep.kind == "split":
-        from ..present.views import split_rows
-
-        if rep.column not in data.columns:
-            raise DivergenceInputError(f"The plan's replication column '{rep.column}' is not in the data.")
-        data, kwargs["replicate"] = split_rows(data, rep.column, list(rep.confirm_values or []))
-    kwargs["exploratory"] = plan.kind != "pre-registered"
-    table = scan(data, **kwargs)
-    for itemset in plan.slices or []:
-        try:
-            table.lookup(itemset)
-        except DivergenceInputError as exc:
-            raise DivergenceInputError(f"The plan's pre-listed slice {itemset!r}: {exc}") from None
-    return table
-
-
-def run_comparison(plan: SlicePlan, data: pd.DataFrame):
-    """The plan's comparison with its reference model (its ``compare`` section), on the same
-    slices, statistics settings and rows as the scan; None when the plan has no comparison.
-
-    The metrics are the section's own, else the scan's metrics that a comparison can measure
-    (error rates, accuracy, TPR, TNR, Brier; regression errors), else the comparison's defaults.
-    """
-    from ..comparison.compare import COMPARE_CLASSIFICATION_METRICS, COMPARE_REGRESSION_METRICS, compare
-
-    settings = plan.settings
-    ref = settings.compare
-    if not ref.enabled:
-        return None
-    check_plan_fits(plan, data)
-    for role in ("reference", "reference_score"):
-        col = getattr(ref, role)
-        if col is not None and col not in data.columns:
-            raise DivergenceInputError(f"The plan's {role.replace('_', ' ')} column '{col}' is not in the data.")
-    roles = settings.roles
-    metrics = list(ref.metrics) or None
-    if metrics is None:
-        allowed = COMPARE_REGRESSION_METRICS if roles.regression else COMPARE_CLASSIFICATION_METRICS
-        metrics = [m for m in roles.metrics if m in allowed] or None
-    kwargs = {k: v for k, v in settings.keywords("roles", "slicing", "mining").items()
-              if k in ("target", "prediction", "score", "threshold", "positive", "regression", "attributes",
-                       "bins", "quantile_bins", "binning", "min_support", "max_length", "exhaustive",
-                       "max_slices", "max_work", "time_limit")}
-    stats = settings.statistics
-    return compare(data, metrics=metrics, reference=ref.reference, reference_score=ref.reference_score,
-                   reference_threshold=ref.reference_threshold, delta=stats.delta,
-                   confidence=stats.confidence, correction=stats.correction, **kwargs)
+__all__ = ["build_report", "write_report"]
 
 
 # ----------------------------------------------------------------------------- formatting
@@ -276,7 +180,7 @@ def _slice_table_html(table: SliceTable, metric: str, rows: pd.DataFrame, previo
         for label, col, kind in cols:
             if col == "__previous":
                 pv = prev_verdict.get(r["itemset"])
-                text = "not mined" if pv is None else ("finding" if pv in FINDINGS else str(pv))
+                text = "not mined" if pv is None else ("finding" if pv in FINDING_VERDICTS else str(pv))
                 cells.append(f'<td data-v="{_esc(text)}">{_esc(text)}</td>')
                 continue
             v = r[col]
@@ -355,7 +259,7 @@ def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label
                  top: int = 200, findings: int = 6, title: str | None = None, sort_by: str | None = None,
                  comparison=None) -> str:
     """The report as one self-contained HTML page (every script and style inline); with a
-    ``comparison`` (:func:`run_comparison`), a section comparing the model with its reference
+    ``comparison`` (:func:`divergence.report.run.run_comparison`), a section comparing the model with its reference
     comes first: the pre-release check."""
     from ..explain.adhoc import overlap
     from ..present.figures import contribution_figure, overlap_figure
@@ -443,9 +347,9 @@ def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label
         if previous is not None and f"{m}_verdict" in f:
             pf = previous.frame
             prev = dict(zip(pf["itemset"], pf[f"{m}_verdict"]))
-            now_f = rows[rows[f"{m}_verdict"].isin(FINDINGS)]
-            held = [s for s in now_f["itemset"] if prev.get(s) in FINDINGS]
-            new = [s for s in now_f["itemset"] if prev.get(s) not in FINDINGS]
+            now_f = rows[rows[f"{m}_verdict"].isin(FINDING_VERDICTS)]
+            held = [s for s in now_f["itemset"] if prev.get(s) in FINDING_VERDICTS]
+            new = [s for s in now_f["itemset"] if prev.get(s) not in FINDING_VERDICTS]
             parts.append(f"<p class='note'><b>Against the previous cycle</b> ({_esc(previous_label or '')}): "
                          f"{len(held):,} findings held, {len(new):,} are new.</p>")
         if f"{m}_ci_low" in f:
@@ -455,15 +359,15 @@ def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label
                 fig = interval_figure(table, big.head(25), m, level_label=level)
                 parts.append(f"<h3>Intervals against the whole dataset: the top {min(25, len(big))} slices "
                              f"of at least the minimum size</h3>" + _figure_div(fig))
-        top_found = rows[rows[f"{m}_verdict"].isin(FINDINGS)].head(10) if f"{m}_verdict" in f else rows.head(0)
+        top_found = rows[rows[f"{m}_verdict"].isin(FINDING_VERDICTS)].head(10) if f"{m}_verdict" in f else rows.head(0)
         if len(top_found) >= 2:
             parts.append(f"<h3>Rows the top {len(top_found)} findings share</h3><p class='small'>Ten findings may be "
                          "one cohort described ten ways: a dark block is one cohort.</p>"
                          + _figure_div(overlap_figure(overlap(table, list(top_found["itemset"])))))
         if f"{m}_finding" in f:  # the distinct findings first (rows are in the default order)
-            found = rows[rows[f"{m}_finding"].astype(bool) & rows[f"{m}_verdict"].isin(FINDINGS)].head(findings)
+            found = rows[rows[f"{m}_finding"].astype(bool) & rows[f"{m}_verdict"].isin(FINDING_VERDICTS)].head(findings)
         else:
-            found = rows[rows[f"{m}_verdict"].isin(FINDINGS)].head(findings) if f"{m}_verdict" in f else rows.head(0)
+            found = rows[rows[f"{m}_verdict"].isin(FINDING_VERDICTS)].head(findings) if f"{m}_verdict" in f else rows.head(0)
         listed = [s for s in (getattr(plan, "slices", None) or [])]
         shown = list(found["itemset"]) + [table.frame.iloc[table.lookup(s)]["itemset"] for s in listed]
         shown = [s for s in dict.fromkeys(shown) if s]

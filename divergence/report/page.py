@@ -188,7 +188,7 @@ def _slice_table(table: SliceTable, metric: str, rows: pd.DataFrame, previous: S
     heads = [("The verdict on the slice in the previous cycle's data." if kind == "previous" else column_help(label))
              for label, _, kind in cols]
     out = []
-    for _, r in rows.iterrows():
+    for r in rows.to_dict("records"):  # plain values: far quicker to read than a row Series
         cells = []
         for label, col, kind in cols:
             if kind == "previous":
@@ -367,8 +367,8 @@ def _comparison_context(c, *, top: int, findings: int) -> dict:
         rows = compare_view(c, m, top_n=top)
         shown = compare_display_frame(c, rows, m)
         table_rows = []
-        for idx, r in shown.iterrows():
-            raw = c.frame.loc[idx]
+        sort_columns = ["count", f"{m}_change", f"{m}_change_q", m, f"{m}_reference", f"{m}_change_ci_low"]
+        for r, raw in zip(shown.to_dict("records"), c.frame.loc[shown.index, sort_columns].to_dict("records")):
             sort = {"Rows": raw["count"], "Change": raw[f"{m}_change"], "q": raw[f"{m}_change_q"],
                     f"Model {h['label']}": raw[m], f"Reference {h['label']}": raw[f"{m}_reference"],
                     "Change interval": raw[f"{m}_change_ci_low"]}

@@ -330,3 +330,28 @@ def test_the_dashboard_never_imports_the_miner():
             if module.split(".")[0] in ("mining", "kernels"):
                 found.append((path.name, module))
     assert found == []
+
+
+def test_the_templates_ship_with_the_package():
+    """The report's page is template files, not modules: an installed package has them only when
+    pyproject.toml's package data names them (setuptools copies no other file), and the page
+    finds each through the package's loader."""
+    import fnmatch
+    import tomllib
+
+    from divergence.report.page import _environment
+
+    package_data = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8"))[
+        "tool"]["setuptools"]["package-data"]
+    templates = sorted(p for p in PACKAGE.rglob("templates/*") if p.is_file())
+    assert {p.name for p in templates} >= {"report.html.j2", "parts.html.j2", "comparison.html.j2", "report.css",
+                                           "sort.js"}
+    for path in templates:
+        package = ".".join(("divergence", *path.parent.parent.relative_to(PACKAGE).parts))
+        inside = path.relative_to(path.parent.parent).as_posix()
+        assert any(fnmatch.fnmatch(inside, glob) for glob in package_data.get(package, [])), \
+            f"{path.relative_to(PACKAGE.parent)} is not in pyproject.toml's package data"
+    env = _environment()
+    assert sorted(env.list_templates()) == sorted(p.name for p in templates if p.parent.parent.name == "report")
+    for name in env.list_templates(extensions=["j2"]):
+        env.get_template(name)  # parses

@@ -281,7 +281,7 @@ def plan_yaml(key: str, created: str | None = None) -> str:
 
 
 def _report(plan_text: str, data_label: str, table: SliceTable, comparison=None) -> str:
-    from divergence.report.report import build_report
+    from divergence.report.page import build_report
 
     return build_report(table, plan=parse_plan(plan_text), plan_label="the dashboard's settings",
                         data_label=data_label, comparison=comparison)

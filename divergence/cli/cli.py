@@ -420,7 +420,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
     plan = load_plan(args.plan)  # first: a bad plan is refused before anything heavy is imported
     from ..data.io import read_table
-    from ..report.report import build_report, run_comparison, run_plan, write_report
+    from ..report.page import build_report, write_report
+    from ..report.run import run_comparison, run_plan
 
     df = read_table(args.data)
     previous_df = read_table(args.previous) if args.previous else None

@@ -1,5 +1,6 @@
-"""Standing reports: slice plans saved and read back (``plan``), and running a plan on an
-evaluation file into one self-contained HTML page (``report``).
+"""Standing reports: slice plans saved and read back (``plan``), running a plan on an evaluation
+file (``run``: does the plan fit the data, the scan, the comparison with the reference model) and
+the self-contained HTML page of the result (``page``).
 
 May import: data, prepare, mining, stats, explain, comparison, present, table, scan, settings,
 budget, scores, errors, vocabulary.

@@ -194,11 +194,11 @@ class _LaterEachCall(datetime.datetime):
 
 
 def test_report_is_built_once_per_result(app, deferred, monkeypatch):
-    import divergence.report.report
+    import divergence.report.page
 
     built = []
-    original = divergence.report.report.build_report
-    monkeypatch.setattr(divergence.report.report, "build_report", lambda *a, **k: built.append(1) or original(*a, **k))
+    original = divergence.report.page.build_report
+    monkeypatch.setattr(divergence.report.page, "build_report", lambda *a, **k: built.append(1) or original(*a, **k))
     monkeypatch.setattr(datetime, "datetime", _LaterEachCall)
     at = go(app, "export")
     at = go(at, "slices")

@@ -16,7 +16,7 @@ from divergence import DivergenceInputError, Settings, SlicePlan, scan
 from divergence.budget import MAX_WORK, TIME_CUT, TIME_LIMIT
 from divergence.errors import DivergenceTimeLimitWarning
 from divergence.report.plan import dump_plan, parse_plan
-from divergence.report.report import build_report
+from divergence.report.page import build_report
 
 
 def wide(n: int = 20_000, attrs: int = 12, seed: int = 3) -> pd.DataFrame:

@@ -12,7 +12,7 @@ from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, lo
 from divergence.present.figures import contribution_figure, item_values_figure, lattice_figure, overlap_figure
 from divergence.present.formats import (ACTIONS, GLOSSARY, VERDICT_COLORS, VERDICT_TEXT, column_help, format_threshold,
                                 verdict_color, verdict_label, verdict_legend)
-from divergence.report.report import build_report
+from divergence.report.page import build_report
 from divergence.explain.shapley import global_divergence, item_contributions
 from divergence.present.views import display_frame, findings, redundancy_epsilon
 
@@ -160,14 +160,14 @@ def test_verdict_lists_and_colours_have_one_home():
 
     from divergence import vocabulary
     from divergence.present import compare_views, formats, views
-    from divergence.report import report
+    from divergence.report import page
     from divergence.comparison.compare import COMPARE_VERDICTS
 
     assess, compare = (importlib.import_module(f"divergence.{m}") for m in ("stats.assess", "comparison.compare"))
 
     assert assess.VERDICTS is vocabulary.VERDICTS and compare.COMPARE_VERDICTS is vocabulary.COMPARE_VERDICTS
     assert formats.FINDING_VERDICTS is vocabulary.FINDING_VERDICTS
-    assert report.FINDINGS is formats.FINDING_VERDICTS
+    assert page.FINDING_VERDICTS is formats.FINDING_VERDICTS
     assert compare_views.COMPARE_VERDICT_COLORS is formats.COMPARE_VERDICT_COLORS
     assert set(formats.COMPARE_VERDICT_COLORS) == set(COMPARE_VERDICTS)
     assert set(vocabulary.VERDICTS) <= set(formats.VERDICT_COLORS) and set(vocabulary.VERDICTS) <= set(formats.VERDICT_TEXT)

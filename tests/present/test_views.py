@@ -264,7 +264,7 @@ def test_one_default_sort_for_table_view_report_and_app():
     """The default order is decided once (SliceTable.default_sort_column: each slice's position
     in the default order, ``M_order``, for every metric); the view, the sort options, ``top`` and
     the report all follow it."""
-    from divergence.report.report import _sorted_rows  # the report's own ordering
+    from divergence.report.page import _sorted_rows  # the report's own ordering
 
     rng = np.random.default_rng(4)
     n = 600

@@ -159,7 +159,7 @@ def test_sort_by_a_score_everywhere(tmp_path, capsys):
 
 
 def test_report_and_dashboard_view_sort_by_a_score():
-    from divergence.report.report import _sorted_rows, build_report
+    from divergence.report.page import _sorted_rows, build_report
     from divergence.present.views import display_frame, slice_view, sort_options
 
     t = scan(_random_frame(4, 600), outcome="err", min_support=30)

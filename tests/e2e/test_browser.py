@@ -52,10 +52,13 @@ def start_app():
         app_server.stop(proc, log, timeout=20)
 
 
+#: no script run going on and every element drawn (an element's code loads after the run: a grey
+#: skeleton until then, seconds on a fresh server; a test that read the page then missed the tiles)
 _IDLE = """() => {
     const app = document.querySelector('[data-testid="stApp"]');
     return app !== null && app.getAttribute('data-test-script-state') === 'notRunning'
-        && document.querySelector('[data-testid="stStatusWidget"]') === null;
+        && document.querySelector('[data-testid="stStatusWidget"]') === null
+        && document.querySelector('[data-testid="stSkeleton"]') === null;
 }"""
 
 

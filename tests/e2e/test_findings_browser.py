@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import app_server
+from test_browser import _IDLE
 
 pytestmark = pytest.mark.e2e
 
@@ -17,11 +18,6 @@ CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 ARTIFACTS = Path(os.environ.get("DIVERGENCE_ARTIFACTS") or Path(__file__).parent / "artifacts")
-_IDLE = """() => {
-    const app = document.querySelector('[data-testid="stApp"]');
-    return app !== null && app.getAttribute('data-test-script-state') === 'notRunning'
-        && document.querySelector('[data-testid="stStatusWidget"]') === null;
-}"""
 
 
 def test_first_screen_reads_as_one_finding_and_tiles_that_add_up():

@@ -46,7 +46,7 @@ VERDICTS = ("too small", "noise", "not replicated", "defect", "hard cohort", "un
 #: the verdicts that make a slice a finding (its error or value reliably differs), in the order
 #: the finding cards take them
 FINDING_VERDICTS = ("defect", "hard cohort", "undetermined", "above", "below", "better")
-#: the verdicts that stand on a significant slice (flagged 'imprecise' below the minimum size),
+#: the verdicts that stand on a significant slice (marked 'indicative' below the minimum size),
 #: a comparison's included
 SIGNIFICANT_VERDICTS = ("not replicated", "defect", "hard cohort", "undetermined", "better", "above", "below",
                         "worse")

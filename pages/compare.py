@@ -74,10 +74,12 @@ with st.expander("How the verdicts and the minimum size are decided"):
     st.markdown(
         f"**Test.** {a['test'][metric]}; **interval**: {a['interval'][metric]}. **worse / better**: significant "
         f"after correction (q ≤ {1 - a['confidence']:.2g}) and the {a['confidence']:.0%} interval of the change "
-        "excludes 0, in the metric's bad or good direction, at any size (below the minimum size its change is "
-        "measured imprecisely); **no change**: the interval lies within ±δ; **too small**: neither, and below the "
-        "minimum size; **noise**: neither, with at least n_min rows (no change of δ or more, at 80% power).")
+        "excludes 0, in the metric's bad or good direction, at any size (below the minimum size it is marked "
+        "indicative); **no change**: the interval lies within ±δ; **too small**: neither, and below the "
+        "minimum size; **noise**: neither, with at least n_min rows (no finding).")
     st.markdown(f"**Minimum size.** {md_text(h['min_size']['text'])}")
+    if h["min_size"].get("power_text"):
+        st.markdown(f"**Power.** {md_text(h['min_size']['power_text'])}")
 
 # ---------------------------------------------------------------- the worst slice
 worst = worst_slice(c, metric)

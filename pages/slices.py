@@ -198,7 +198,7 @@ d[3].caption(f"p = {format_p(row[metric + '_p'])}; q: {family}",
 d[4].metric("Verdict", verdict or "–", help=VERDICT_TEXT.get(verdict, GLOSSARY["verdict"]))
 meets = "meets" if row[metric + "_meets_min_size"] else "below"
 d[4].caption(f"{meets} n_min = {format_count(n_min)}"
-             + (": its divergence is measured imprecisely" if meets == "below" and verdict not in ("too small", "noise")
+             + (": indicative" if meets == "below" and verdict not in ("too small", "noise")
                 else ""), help=f"{GLOSSARY['n_min']} {GLOSSARY['indicative']}")
 
 evidence = verdict_evidence(table, row, metric)

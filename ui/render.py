@@ -183,18 +183,20 @@ def min_size_sentences() -> list[str]:
         except DivergenceInputError as exc:
             out.append(str(exc))
             continue
-        out.append(f"**{m.name}**: {now['text']}")
+        out.append(f"**{m.name}**: {now['text']} {now['power_text']}".rstrip())
     return out
 
 
-def support_offers(table: SliceTable) -> list[tuple[str, float]]:
-    """Per metric, the support at which a typical slice holds n_min measured rows (engine's rule)."""
+def support_offers(table: SliceTable) -> list[tuple[str, str, float]]:
+    """Per metric and size (``n_min``, ``n_power``), the support at which a typical slice holds that
+    many measured rows (engine's rule)."""
     out = []
     for name in table.metric_names:
-        try:
-            out.append((name, divergence.support_for_min_size(table, name)))
-        except (KeyError, TypeError, DivergenceInputError):
-            continue
+        for size in ("n_min", "n_power"):
+            try:
+                out.append((name, size, divergence.support_for_min_size(table, name, size)))
+            except (KeyError, TypeError, DivergenceInputError):
+                continue
     return out
 
 

@@ -296,6 +296,8 @@ def _cmd_scan(args: argparse.Namespace) -> int:
         for m in table.metric_names:
             print(f"{m}: q-values: {family_sentence(a, m)}", file=sys.stderr)
             print(f"{m}: {a['min_size'][m]['text']}", file=sys.stderr)
+            if a['min_size'][m].get("power_text"):
+                print(f"{m}: {a['min_size'][m]['power_text']}", file=sys.stderr)
         if a.get("replication"):
             print(f"replication: {a['replication']}", file=sys.stderr)
     if args.save_plan:
@@ -539,6 +541,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         for m in c.metric_names:
             print(f"{m}: {a['test'][m]}; interval: {a['interval'][m]}", file=sys.stderr)
             print(f"{m}: {a['min_size'][m]['text']}", file=sys.stderr)
+            if a['min_size'][m].get("power_text"):
+                print(f"{m}: {a['min_size'][m]['power_text']}", file=sys.stderr)
     if args.save_plan:
         from ..report.plan import save_plan
 

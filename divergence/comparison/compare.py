@@ -15,12 +15,13 @@ derived minimum size from δ on the change, and the verdict:
 1. ``worse`` / ``better``: significant after correction (q ≤ α) and the interval excludes 0,
    in the metric's bad or good direction (up is worse for error rates and regression
    errors; down is worse for accuracy, TPR and TNR), at any slice size (``M_meets_min_size``
-   false says its change is measured imprecisely).
+   false marks it *indicative*).
 2. ``no change``: the interval lies within ±δ.
-3. ``too small``: neither, and fewer rows than n_min: the rows at which a slice whose change
-   truly is δ is found worse (or better) after the correction with 80% probability, at the bar
-   α/m (m the tests of the family), from the spread of the per-row difference.
-4. ``noise``: neither, with at least n_min rows: no change of δ or more here, at 80% power.
+3. ``too small``: neither, and fewer rows than n_min: the rows from which the interval of a
+   change of δ is narrower than δ (from the spread of the per-row difference; independent of the
+   number of slices tested). The rows a change of δ needs to be found among the family's tests
+   at 80% power are ``n_power``, beside it.
+4. ``noise``: neither, with at least n_min rows: no finding here.
 """
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ from ..prepare.outcomes import (
     match_label,
 )
 from ..stats.paired import PooledNull, mcnemar_p, paired_proportion_interval, paired_t
-from ..stats.stats import MIN_SIZE_POWER, adjust_p, paired_min_size
+from ..stats.stats import MIN_SIZE_POWER, first_enough, adjust_p, interval_min_size, paired_min_size, z_value
 from ..table import MetricInfo, SliceTable, find_metric, write_csv
 from ..vocabulary import COMPARE_VERDICTS, CORRECTIONS, METRIC_LABELS
 
@@ -428,7 +429,7 @@ def compare(data: pd.DataFrame, settings: Settings | None = None, *, progress=No
         q = allq[k * n_items:(k + 1) * n_items]
         columns[f"{m}_change_q"] = q
         n = details[f"{m}_count"]
-        meets = n >= (min_size[m]["n_min"] if min_size[m]["n_min"] is not None else np.inf)
+        meets = n >= min_size[m]["n_min"]
         columns[f"{m}_meets_min_size"] = meets
         columns[f"{m}_verdict"] = _verdicts(info, columns[f"{m}_change"], columns[f"{m}_change_ci_low"],
                                             columns[f"{m}_change_ci_high"], q, meets, alpha,
@@ -720,10 +721,11 @@ def _real_columns(a, b, usable, start):
 
 def _min_size(info: CompareMetric, diffs: np.ndarray, reference_sd: float, delta, confidence: float, tests: int,
               power: float = MIN_SIZE_POWER) -> dict:
-    """n_min: the rows at which a slice whose change truly is δ is found worse (or better) after
-    the correction with probability ``power``, at the bar α/m (m: the tests of the family; every
-    correction offered declares a p-value at or below it significant), from the spread of the
-    per-row difference (model − reference) over the whole dataset."""
+    """n_min, the rows from which the interval of a slice's change (at ``confidence``, for a change
+    of δ) is narrower than δ, and n_power, the rows at which a change of δ is found worse (or
+    better) after the correction with probability ``power`` at the bar α/m (m: the tests of the
+    family), both from the spread of the per-row difference (model − reference) over the whole
+    dataset."""
     sigma = float(np.std(diffs)) if diffs.size else 0.0
     if delta is None:
         if info.binary:
@@ -747,36 +749,71 @@ def _min_size(info: CompareMetric, diffs: np.ndarray, reference_sd: float, delta
     tests = max(int(tests), 1)
     bar = alpha / tests
     n_total = int(diffs.size)
+    z = z_value(confidence)
+    level = f"{float(confidence):.0%}".replace(".0%", "%")
     if info.binary:
         # the per-row difference is -1, 0 or 1: its discordant share pi (the rows where the models
         # differ) at the slice's side is at least |delta|
         discordant = float(np.mean(diffs != 0)) if diffs.size else 0.0
-        n_min = paired_min_size(delta, bar, n_total, binary=True, discordant=max(discordant, delta), power=power)
+        pi = max(discordant, delta)
+        n_min = _paired_rate_min_size(delta, pi, confidence)
+        closed = (2.0 * z) ** 2 * max(pi - delta * delta, 0.0) / delta ** 2
+        width_text = (f"the {level} interval of the change (Tango's) of a slice whose change is δ, the models "
+                      f"disagreeing on π = {pi:.4g} of its rows (the whole dataset's {discordant:.4g}, at least δ)")
+        closed_text = f"(2z)²·(π − δ²)/δ² = {closed:,.0f}, the normal approximation"
+        n_power = paired_min_size(delta, bar, n_total, binary=True, discordant=pi, power=power)
         spread = (f"the models disagree on π = {discordant:.4g} of the rows over the whole dataset (at the slice's "
                   f"side at least δ); McNemar's exact test, its power exact given the discordant rows")
     else:
-        n_min = paired_min_size(delta, bar, n_total, binary=False, sigma=sigma, power=power) if sigma > 0 else 1
+        n_min = interval_min_size(delta, confidence, binary=False, sigma=sigma) if sigma > 0 else 1
+        closed = (2.0 * z * sigma / delta) ** 2
+        width_text = (f"the {level} paired t interval of the change with σ_d = {sigma:.4g}, the spread of the per-row "
+                      "difference (model − reference) over the whole dataset")
+        closed_text = f"(2zσ_d/δ)² = {closed:,.0f}, the normal approximation"
+        n_power = paired_min_size(delta, bar, n_total, binary=False, sigma=sigma, power=power) if sigma > 0 else 1
         spread = (f"σ_d = {sigma:.4g}, the spread of the per-row difference (model − reference) over the whole "
                   "dataset; the paired t-test, its power from the noncentral t (the comparison also requires the "
                   "pooled test, which can only lower it for a skewed difference)")
     where = f"rows where {info.name} is defined"
-    lead = (f"A slice whose {info.name} truly changes by δ = {delta:.4g} ({source}) is found worse (or better) after "
-            f"the correction with {power:.0%} probability ")
     bar_text = f"p ≤ α/m = {alpha:g}/{tests:,} = {bar:.2g} (m: the tests of the family, itemsets × metrics)"
-    if n_min is None:
-        text = (lead.replace("is found", "would be found") + f"only with more than {n_total:,} {where}: no slice "
-                f"here is large enough (the bar: {bar_text}; {spread}). A significant slice keeps its verdict; one "
-                "that is neither significant nor within ±δ is too small to tell.")
+    text = (f"n_min = {n_min:,} {where}: from that many, {width_text} is narrower than δ = {delta:.4g} ({source}); "
+            f"{closed_text}. Fixed before any slice is looked at, whatever the number of slices tested. A smaller "
+            "slice keeps its verdict when it is significant (marked indicative) or its interval lies within ±δ; "
+            "otherwise it is too small to tell."
+            + ("" if n_min <= n_total else f" No slice here has that many ({n_total:,} {where} in all)."))
+    if n_power is None:
+        power_text = (f"To be found worse (or better) among the m = {tests:,} tests at {power:.0%} power, a change of "
+                      f"δ = {delta:.4g} would need more than the {n_total:,} {where} (the bar: {bar_text}; {spread}).")
     else:
-        text = (lead + f"from n_min = {n_min:,} {where}. The bar: {bar_text}; {spread}. A smaller slice keeps its "
-                "verdict when it is significant (or its interval lies within ±δ); otherwise it is too small to tell.")
+        power_text = (f"To be found worse (or better) among the m = {tests:,} tests at {power:.0%} power, a change of "
+                      f"δ = {delta:.4g} needs n_power = {n_power:,} {where}. The bar: {bar_text}; {spread}.")
     return {"delta": delta, "confidence": float(confidence), "sigma": sigma, "power": float(power), "bar": bar,
-            "tests": tests, "n_total": n_total, "n_min": n_min, "text": text}
+            "tests": tests, "n_total": n_total, "n_min": int(n_min),
+            "n_power": int(n_power) if n_power is not None else None, "closed_form": float(closed), "text": text,
+            "power_text": power_text}
+
+
+def _paired_rate_min_size(delta: float, discordant: float, confidence: float) -> int:
+    """The fewest rows from which the interval of a 0/1 outcome's change (Tango's), for a slice
+    whose change is ``delta`` with the models disagreeing on ``discordant`` of its rows, is
+    narrower than ``delta``."""
+    def enough(n: int) -> bool:
+        b = n * (discordant + delta) / 2.0
+        c = n * (discordant - delta) / 2.0
+        lo, hi = paired_proportion_interval(np.array([b]), np.array([c]), np.array([float(n)]), confidence)
+        return bool(hi[0] - lo[0] < delta)
+
+    lo, hi = 1, 64
+    if enough(lo):
+        return lo
+    while not enough(hi):
+        lo, hi = hi, 2 * hi
+    return first_enough(enough, lo, hi)
 
 
 def _verdicts(info: CompareMetric, change, low, high, q, meets, alpha: float, delta: float) -> np.ndarray:
     """worse / better when significant (at any size), no change when the interval lies within ±δ,
-    then too small (below n_min) or noise (big enough to have shown a δ change, and none)."""
+    then too small (below n_min) or noise (at least n_min rows: no finding)."""
     verdict = np.full(change.shape[0], "noise", dtype=object)
     with np.errstate(invalid="ignore"):
         significant = np.isfinite(q) & (q <= alpha) & ((low > 0) | (high < 0))

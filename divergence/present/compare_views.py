@@ -40,7 +40,7 @@ def compare_view(c: Comparison, metric: str | None = None, *, verdicts: Sequence
 def worst_slice(c: Comparison, metric: str | None = None) -> pd.DataFrame:
     """The slice to name first: of those called ``worse``, the one whose interval guarantees the
     largest change in the bad direction (its end nearest zero), so a small refinement whose
-    point estimate is larger but measured imprecisely does not displace its cohort (one row, or
+    point estimate is larger but indicative does not displace its cohort (one row, or
     none)."""
     m = c.metric(metric)
     worse = compare_view(c, m.name, verdicts=["worse"], top_n=None)

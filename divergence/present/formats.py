@@ -189,8 +189,8 @@ VERDICT_TEXT = {
     "above": "Significantly above the whole dataset's value.",
     "below": "Significantly below the whole dataset's value.",
     "not replicated": "Significant here, but not confirmed on the replication rows.",
-    "noise": "Not significant once corrected for the number of slices tested, with enough rows to have shown a "
-             "divergence of δ or more: no divergence of δ or more here (at 80% power).",
+    "noise": "Not significant once corrected for the number of slices tested, with at least n_min rows (its "
+             "interval narrower than δ): no finding here.",
     "too small": "Not significant, and fewer measured rows than the minimum size n_min: too small to tell whether "
                  "it diverges by δ.",
     "undetermined": "Error above the whole dataset's, but these columns cannot tell why: the target may be "
@@ -240,7 +240,7 @@ ACTIONS = {
 
 
 def verdict_color(verdict: object) -> str:
-    """The colour of a verdict, or of its label ('above · imprecise'); grey for one not listed."""
+    """The colour of a verdict, or of its label ('above · indicative'); grey for one not listed."""
     return VERDICT_COLORS.get(str(verdict).split(" · ")[0], _OTHER_COLOR)
 
 
@@ -289,10 +289,10 @@ def finding_label(finding: object, explained_by: object = "") -> str:
 
 def verdict_label(verdict: object, divergence: object = None, q: object = None, meets: object = None) -> str:
     """A verdict as the table shows it. A significant slice below the minimum size keeps its
-    verdict, flagged: 'above · imprecise' (``meets``: whether it has n_min rows)."""
+    verdict, marked indicative: 'above · indicative' (``meets``: whether it has n_min rows)."""
     v = "" if verdict is None or (isinstance(verdict, float) and math.isnan(verdict)) else str(verdict)
     if v in SIGNIFICANT_VERDICTS and meets is not None and not is_undefined(meets) and not bool(meets):
-        return f"{v} · imprecise"
+        return f"{v} · indicative"
     return v or DASH
 
 
@@ -324,10 +324,13 @@ GLOSSARY = {
          "before correcting for the number of slices tested.",
     "q": "The p-value corrected for the number of slices tested (Benjamini–Hochberg by default: among "
          "slices with q below 0.05, about 5% are false findings). The family is every slice tested.",
-    "n_min": "The minimum slice size: the measured rows at which a slice that truly diverges by δ is found "
-             "significant, after the correction for the slices tested, with 80% probability. A smaller slice "
-             "keeps its verdict when it is significant (its divergence measured imprecisely); when it is not, it is "
-             "too small to tell.",
+    "n_min": "The minimum slice size: the measured rows from which the slice's interval (at the scan's "
+             "confidence, at the whole dataset's value shifted by δ) is narrower than δ. Fixed before any slice is "
+             "looked at, whatever the number of slices tested. A smaller slice that is significant is a finding "
+             "marked indicative; one that is not is too small to tell.",
+    "n_power": "The rows a divergence of δ needs to be found among the slices tested, at 80% power after the "
+               "correction: it grows with the number of slices tested and answers another question than n_min "
+               "(can this scan find it, not is this slice measured precisely).",
     "min size": "Whether the slice has at least n_min measured rows (see n_min).",
     "δ": "The smallest divergence worth acting on; it sets the minimum slice size n_min.",
     "ε": "Redundancy threshold, in units of the metric's standard deviation σ: a slice is hidden as "
@@ -376,8 +379,8 @@ GLOSSARY = {
     "shapley": "How much each item adds to the slice's divergence, averaged over every order in which the "
                "items could be added; the contributions sum to the divergence.",
     "corrective": "An item that brings a slice's divergence closer to zero when it is added.",
-    "indicative": "Below the minimum size n_min: a significant slice keeps its verdict, but its divergence is "
-                  "measured imprecisely (see its interval); one that is not significant is too small to tell.",
+    "indicative": "Below the minimum size n_min: a significant slice keeps its verdict, marked indicative (its "
+                  "interval is wider than δ: see it); one that is not significant is too small to tell.",
     "overlap": "Rows two findings share: ten findings may be one cohort described ten ways.",
 }
 

@@ -216,8 +216,8 @@ def display_frame(table: SliceTable, rows: pd.DataFrame, metric: str | None = No
     """The rows as text for people (formats from :mod:`divergence.present.formats`): the slice, its
     rows, the metric with its interval, the divergence, q, and every statistics column the
     table has for the metric (slice baseline, lift, bootstrap interval, replication, verdict).
-    A significant slice below the minimum size keeps its verdict, flagged in the verdict cell
-    ('above · imprecise').
+    A significant slice below the minimum size keeps its verdict, marked in the verdict cell
+    ('above · indicative').
 
     Support, length, t, p and the min-size flag are left out (the CSV and the slice detail
     have them) unless named in ``also`` (e.g. the column the rows are sorted by).
@@ -460,7 +460,9 @@ def headline_tiles(table: SliceTable, metric: str | None = None) -> list[Tile]:
     small = ns.get("too small", 0)
     tiles.append(Tile("Not significant", format_count(not_sig),
                       f"{format_count(ns.get('noise', 0))} noise + {format_count(small)} too small to tell",
-                      (h["min_size"] or {}).get("text", "") or "Not significant after correction."))
+                      " ".join(t for t in ((h["min_size"] or {}).get("text", ""),
+                                           (h["min_size"] or {}).get("power_text", "")) if t)
+                      or "Not significant after correction."))
     return tiles
 
 

@@ -303,7 +303,7 @@ def _metric_section(table: SliceTable, m: str, *, plan: SlicePlan | None, previo
                 (format_count(0), "significant after correction")]  # no q-values: nothing is significant
     ms = a.get("min_size", {}).get(m)
     section = dict(metric=m, description=info.description or m, kpis=kpis,
-                   findings_cut=(a.get("findings_cut") or {}).get(m), min_size=ms["text"] if ms else None,
+                   findings_cut=(a.get("findings_cut") or {}).get(m), min_size=" ".join(t for t in (ms.get("text"), ms.get("power_text")) if t) if ms else None,
                    cards=None)
     if f"{m}_verdict" in f:
         section.update(_cards(table, m))

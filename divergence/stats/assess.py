@@ -7,11 +7,11 @@ The verdict rule (``alpha = 1 - confidence``), applied in this order:
    by default) is above alpha, or its corrected divergence interval contains 0 (for a
    real-valued outcome the two agree by construction, the test being the interval's inversion;
    for a 0/1 outcome the test is Fisher's and the interval Newcombe's, and a finding needs
-   both): ``too small`` below n_min (too few rows to have shown a divergence of delta), else
-   ``noise`` (no divergence of delta or more here, at 80% power). n_min is the defined-row count
-   at which a slice that truly diverges by delta is significant with 80% probability at the bar
-   alpha / m (see :func:`min_size_derivation`). A significant slice goes on at any size;
-   ``M_meets_min_size`` false says its divergence is measured imprecisely.
+   both): ``too small`` below n_min (too few rows to tell), else ``noise`` (no finding: its
+   interval, narrower than delta, holds the whole dataset's value). n_min is the defined-row count
+   from which the slice's interval is narrower than delta (see :func:`min_size_derivation`),
+   independent of the number of slices tested. A significant slice goes on at any size;
+   ``M_meets_min_size`` false marks it *indicative*.
 2. ``not replicated``: replication data was given and the slice did not replicate (same
    direction, and the replication interval at the Bonferroni-corrected level excluding the
    replication's whole-dataset value).
@@ -45,8 +45,8 @@ from ..mining.lattice import VERDICT_COLUMNS, walk_boot_means, walk_order, walk_
 from ..settings import Replication, Statistics, section
 from .findings import default_order, distinct_findings, significant_slices
 from .shrinkage import shrink_lattice
-from .stats import (MIN_SIZE_POWER, adjust_p, corrected_level, mean_difference_test, min_slice_size,
-                    rate_difference_interval, rest_skew, t_interval, wilson_interval, z_value)
+from .stats import (MIN_SIZE_POWER, adjust_p, corrected_level, interval_min_size, mean_difference_test,
+                    min_slice_size, rate_difference_interval, rest_skew, t_interval, wilson_interval, z_value)
 from ..prepare.tallies import boot_columns, metric_tallies
 from ..vocabulary import FAMILIES, VERDICTS
 
@@ -95,18 +95,21 @@ def min_size_derivation(overall: float, sigma: float, binary: bool, delta: float
                         confidence: float, name: str, *, n_total: int, tests: int = 1,
                         correction: str = "bonferroni", power: float = MIN_SIZE_POWER,
                         skew: float = 0.0) -> dict:
-    """n_min: the defined-row count at which a slice whose outcome truly differs from the whole
-    dataset's by delta is found significant after the scan's correction with probability
-    ``power``, with a sentence saying how (the bar, the test, the variance, the numbers).
+    """n_min, the method's minimum slice size, and n_power, the rows a δ divergence needs to be
+    found among the scan's tests, each with a sentence saying how (DESIGN.md, item 2).
 
-    The bar is ``alpha / tests`` (``tests``: the family the p-values are corrected over): every
-    correction offered declares a p-value at or below it significant (Bonferroni by definition,
-    Holm at its first step, Benjamini-Hochberg whatever the other p-values), so the promise
-    holds under each. A rate's slice is taken at its own side's variance, above (p + delta) and
-    below (p - delta), n_min the larger where both are possible. A right-skewed real outcome
-    (``skew`` above the skew guard's threshold) with a positive mean is taken to keep its
-    coefficient of variation: the slice above has the spread sigma * (mean + delta) / mean (a
-    lognormal's exactly), the slice below the rest's (the skew guard's variance there).
+    **n_min** works backwards from delta: the defined-row count from which the interval the table
+    shows for the slice (Wilson's for a rate, Student t's for a mean), at ``confidence`` and at the
+    whole dataset's value shifted by delta towards the side where that interval is wider, is
+    narrower than delta. One number per metric, fixed before any slice is looked at, independent
+    of how many slices are tested. A rate's wider side is the one nearer 1/2; a right-skewed real
+    outcome (``skew`` above the skew guard's threshold) with a positive mean keeps its coefficient
+    of variation, so its slice above is the wider, sigma * (mean + delta) / mean.
+
+    **n_power** answers another question: the rows at which a slice whose outcome truly differs by
+    delta is significant at the bar ``alpha / tests`` with probability ``power`` (every correction
+    offered passes a p-value at or below that bar), the scan's own test at the slice's side, the
+    larger side. It grows with the number of slices tested.
     """
     if delta is None:
         delta = DEFAULT_DELTA_RATE if binary else DEFAULT_DELTA_SD * sigma
@@ -121,20 +124,31 @@ def min_size_derivation(overall: float, sigma: float, binary: bool, delta: float
     base = {"delta": delta, "confidence": float(confidence), "sigma": float(sigma), "power": float(power),
             "bar": bar, "tests": tests, "correction": correction, "n_total": int(n_total), "sides": {}}
     if sigma == 0 and source != "chosen":
-        return {**base, "delta": delta, "n_min": 1,
-                "text": f"{name} does not vary over the whole dataset (σ = 0): every slice meets the minimum size."}
+        return {**base, "delta": delta, "n_min": 1, "n_power": 1, "width_at": float(overall),
+                "text": f"{name} does not vary over the whole dataset (σ = 0): every slice meets the minimum size.",
+                "power_text": ""}
     if not (delta > 0 and math.isfinite(delta)):
         raise DivergenceInputError(f"delta for '{name}' must be a positive number; got {delta!r}.")
     N = int(n_total)
     where = f"rows where {name} is defined"
+    level = f"{float(confidence):.0%}".replace(".0%", "%")
     bar_text = (f"p ≤ α/m = {alpha:g}/{tests:,} = {bar:.2g} (m: the tests the p-values are corrected over; "
                 f"{_BAR_TEXT.get(correction, correction)})")
+    z = z_value(confidence)
     if binary:
+        # the wider side: the shifted rate nearer 1/2 (a side beyond 0 or 1 is impossible)
+        shifted = [r for r in (overall + delta, overall - delta) if 0.0 <= r <= 1.0] or [min(max(overall, 0.0), 1.0)]
+        at = max(shifted, key=lambda r: r * (1.0 - r))
+        n_min = interval_min_size(delta, confidence, binary=True, rate=at)
+        closed = (2.0 * z) ** 2 * at * (1.0 - at) / delta ** 2
+        width_text = (f"the {level} Wilson interval of a slice at the whole dataset's rate {overall:.4g} shifted by δ "
+                      f"towards the wider side ({at:.4g})")
+        closed_text = f"(2z)²·p(1 − p)/δ² = {closed:,.0f}, the normal approximation"
         sides = {}
         for side, sign in (("above", 1.0), ("below", -1.0)):
             sides[side] = min_slice_size(sign * delta, bar, N, binary=True, overall=overall, power=power)
         found = [v for v in sides.values() if v is not None]
-        n_min = max(found) if found else None
+        n_power = max(found) if found else None
 
         def _side(side, sign):
             rate = overall + sign * delta
@@ -147,47 +161,67 @@ def min_size_derivation(overall: float, sigma: float, binary: bool, delta: float
         test_text = ("Fisher's exact test of the slice against the rest of the rows, its power exact given the "
                      "whole dataset's events, at the slice's side (" + "; ".join(
                          _side(s, g) for s, g in (("above", 1.0), ("below", -1.0))) +
-                     f"; n_min is the larger), the whole dataset's rate p = {overall:.4g} over {N:,} {where}")
+                     f"; n_power is the larger), the whole dataset's rate p = {overall:.4g} over {N:,} {where}")
     else:
         from .stats import SKEW_GUARD
 
         grows = bool(skew > SKEW_GUARD) and overall > 0 and sigma > 0
         above_sigma = sigma * (overall + delta) / overall if grows else sigma
+        at = overall + delta if grows else overall
+        n_min = interval_min_size(delta, confidence, binary=False, sigma=above_sigma) if sigma > 0 else 1
+        closed = (2.0 * z * above_sigma / delta) ** 2
+        width_text = (f"the {level} Student t interval of a slice's mean with the whole dataset's standard deviation "
+                      f"σ = {sigma:.4g}" + (f", grown to σ·(μ + δ)/μ = {above_sigma:.4g} on the wider side above "
+                                            f"(a right-skewed outcome keeps its spread relative to its mean, "
+                                            f"μ = {overall:.4g})" if grows else ""))
+        closed_text = f"(2zσ/δ)² = {closed:,.0f}, the normal approximation"
         n_above = (min_slice_size(delta, bar, N, binary=False, sigma=sigma, slice_sigma=above_sigma, power=power)
                    if sigma > 0 else 1)
         n_below = min_slice_size(-delta, bar, N, binary=False, sigma=sigma, power=power) if sigma > 0 else 1
         sides = {"above": n_above, "below": n_below}
         found = [v for v in sides.values() if v is not None]
-        n_min = (max(found) if len(found) == 2 else None) if sigma > 0 else 1
+        n_power = (max(found) if len(found) == 2 else None) if sigma > 0 else 1
         spread = (f"σ = {sigma:.4g} (the outcome's standard deviation over the whole dataset) on both sides"
                   if not grows else
                   f"σ = {sigma:.4g} (the outcome's standard deviation over the whole dataset) for the rest and for a "
                   f"slice below (the skew guard's variance), σ·(μ + δ)/μ = {above_sigma:.4g} for a slice above (a "
                   f"right-skewed outcome's spread grows with its mean, μ = {overall:.4g}): "
                   + "; ".join(f"{side} {v:,} rows" if v is not None else f"{side}: no slice of these rows"
-                              for side, v in sides.items()) + "; n_min is the larger")
+                              for side, v in sides.items()) + "; n_power is the larger")
         test_text = (f"Welch's t-test of the slice against the rest of the rows (skew-guarded), its power from the "
                      f"noncentral t with {spread}, over {N:,} {where}")
-    lead = (f"A slice whose {name} truly differs from the whole dataset's by δ = {delta:.4g} ({source}) is found "
-            f"significant after the correction with {power:.0%} probability ")
-    if n_min is None:
-        text = (lead.replace("is found", "would be found") + f"only with more than {N:,} {where}: no slice here is "
-                f"large enough (the bar: {bar_text}; the test: {test_text}). A significant slice keeps its verdict; "
-                "one that is not significant is too small to tell.")
+    text = (f"n_min = {n_min:,} {where}: from that many, {width_text} is narrower than δ = {delta:.4g} ({source}); "
+            f"{closed_text}. Fixed before any slice is looked at, whatever the number of slices tested. A smaller "
+            "slice is still shown with its interval: significant, it is a finding marked indicative; not "
+            "significant, it is too small to tell."
+            + ("" if n_min <= N else f" No slice here has that many ({N:,} {where} in all)."))
+    power_lead = (f"To be found among the m = {tests:,} tests at {power:.0%} power, a divergence of δ = {delta:.4g} "
+                  f"needs n_power = ")
+    if n_power is None:
+        power_text = (f"To be found among the m = {tests:,} tests at {power:.0%} power, a divergence of δ = "
+                      f"{delta:.4g} would need more than the {N:,} {where} (the bar: {bar_text}; the test: "
+                      f"{test_text}).")
     else:
-        text = (lead + f"from n_min = {n_min:,} {where}. The bar: {bar_text}. The test: {test_text}; the divergence "
-                "is (1 − n/N) times the slice-minus-rest difference. A smaller slice keeps its verdict when it is "
-                "significant (its divergence measured imprecisely); when it is not, it is too small to tell.")
-    return {**base, "n_min": int(n_min) if n_min is not None else None, "sides": sides, "text": text}
+        power_text = (power_lead + f"{n_power:,} {where}. The bar: {bar_text}. The test: {test_text}; the divergence "
+                      "is (1 − n/N) times the slice-minus-rest difference. It grows with the slices tested.")
+    return {**base, "n_min": int(n_min), "n_power": int(n_power) if n_power is not None else None,
+            "width_at": float(at), "closed_form": float(closed), "sides": sides, "text": text,
+            "power_text": power_text}
 
 
-def support_for_min_size(table, metric: str | None = None) -> float:
-    """The support threshold at which a slice with the dataset's share of defined rows has n_min."""
+def support_for_min_size(table, metric: str | None = None, size: str = "n_min") -> float:
+    """The support threshold at which a slice with the dataset's share of defined rows has
+    ``size`` rows: ``"n_min"`` (its interval narrower than δ: every slice mined is measured
+    precisely enough) or ``"n_power"`` (a δ divergence found at 80% power among the scan's tests);
+    1 when no slice of these rows reaches it."""
+    if size not in ("n_min", "n_power"):
+        raise DivergenceInputError(f"size must be 'n_min' or 'n_power'; got {size!r}.")
     info = table.assessment["min_size"][table.metric(metric).name]
     n_def = float(table.columns[f"{table.metric(metric).name}_count"][0])
-    if info["n_min"] is None:  # no slice of these rows reaches it
+    rows = info.get(size)
+    if rows is None or rows > n_def:  # no slice of these rows reaches it
         return 1.0
-    return float(min(1.0, max(info["n_min"] / max(n_def, 1.0), 1.0 / table.n_rows)))
+    return float(min(1.0, max(rows / max(n_def, 1.0), 1.0 / table.n_rows)))
 
 
 def assess(
@@ -314,7 +348,7 @@ def assess(
                                    n_total=int(n[0]), tests=family_size[name], correction=correction,
                                    skew=float(getattr(m, "skew", 0.0)) if not m.binary else 0.0)
         min_size[name] = info
-        meets = n >= (info["n_min"] if info["n_min"] is not None else np.inf)
+        meets = n >= info["n_min"]
         cols[f"{name}_meets_min_size"] = meets
         # ---- slice baseline, achievable error, lift (error metrics)
         part = defect_parts.get(name)

@@ -17,7 +17,8 @@ from ..prepare.tallies import metric_columns
 from ..vocabulary import CORRECTIONS
 
 __all__ = ["beta_t", "welch_t", "fisher_exact_p", "welch_p", "slice_means", "CORRECTIONS", "adjust_p",
-           "corrected_level", "detection_power", "mean_difference_test", "min_slice_size", "MIN_SIZE_POWER", "paired_power",
+           "corrected_level", "detection_power", "first_enough", "interval_min_size", "interval_width", "mean_difference_test",
+           "min_slice_size", "MIN_SIZE_POWER", "paired_power",
            "paired_min_size", "outcome_skewness",
            "normal_quantile", "rate_difference_interval", "rest_skew", "SKEW_GUARD", "t_interval", "wilson_interval",
            "z_value"]
@@ -253,7 +254,7 @@ def _fisher_power(n: int, N: int, T: int, ps: float, pr: float, bar: float) -> f
 
 
 
-def _first_enough(enough, lo: int, hi: int) -> int:
+def first_enough(enough, lo: int, hi: int) -> int:
     """The first n in (lo, hi] with ``enough(n)``, by bisection: ``enough(lo)`` is false, ``enough(hi)``
     true, and power grows with n between them."""
     while hi - lo > 1:
@@ -263,6 +264,42 @@ def _first_enough(enough, lo: int, hi: int) -> int:
         else:
             lo = mid
     return hi
+
+def interval_width(n: float, confidence: float, *, binary: bool, rate: float = 0.0, sigma: float = 1.0) -> float:
+    """Upper minus lower bound of the interval the table shows for a slice of ``n`` defined rows:
+    Wilson's for a rate (``rate`` the slice's, its events ``n * rate``), Student t's for a mean
+    (``sigma`` the slice's standard deviation)."""
+    n = float(n)
+    if binary:
+        low, high = wilson_interval(np.array([n * rate]), np.array([n]), confidence)
+        return float(high[0] - low[0])
+    if n < 2:
+        return math.inf
+    from scipy import special as _sp
+
+    return float(2.0 * _sp.stdtrit(n - 1.0, 0.5 + confidence / 2.0) * sigma / math.sqrt(n))
+
+
+def interval_min_size(delta: float, confidence: float, *, binary: bool, rate: float = 0.0,
+                      sigma: float = 1.0) -> int:
+    """The method's minimum slice size: the fewest defined rows at which the slice's interval
+    (:func:`interval_width`, at ``confidence``) is narrower than ``delta``, for a slice whose rate
+    is ``rate`` (a rate) or whose standard deviation is ``sigma`` (a mean). Independent of the
+    number of slices tested; near (2·z·σ/δ)² (σ² = rate·(1 − rate) for a rate)."""
+    delta = float(delta)
+
+    def enough(n: int) -> bool:
+        return interval_width(n, confidence, binary=binary, rate=rate, sigma=sigma) < delta
+
+    lo = 1 if binary else 2
+    if enough(lo):
+        return lo
+    hi = max(lo + 1, 2 * int(math.ceil((2.0 * z_value(confidence) * (math.sqrt(rate * (1.0 - rate)) if binary
+                                                                      else sigma) / delta) ** 2)) + 8)
+    while not enough(hi):
+        lo, hi = hi, 2 * hi
+    return first_enough(enough, lo, hi)
+
 
 def min_slice_size(delta: float, bar: float, n_total: int, *, binary: bool, overall: float = 0.0,
                    sigma: float = 1.0, slice_sigma: float | None = None, power: float = MIN_SIZE_POWER) -> int | None:
@@ -300,7 +337,7 @@ def min_slice_size(delta: float, bar: float, n_total: int, *, binary: bool, over
         if not ok:
             return None
         hi = ok[0]
-    return _first_enough(enough, lo, hi)
+    return first_enough(enough, lo, hi)
 
 
 def paired_power(n: int, delta: float, bar: float, *, binary: bool, discordant: float = 0.0,
@@ -375,7 +412,7 @@ def paired_min_size(delta: float, bar: float, n_total: int, *, binary: bool, dis
         return lo
     if not enough(hi):
         return None
-    return _first_enough(enough, lo, hi)
+    return first_enough(enough, lo, hi)
 
 
 # ---------------------------------------------------------------- slice against the rest, valid on skewed data

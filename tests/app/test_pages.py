@@ -453,7 +453,7 @@ def test_second_file_missing_is_an_error_beside_the_run_button(app):
 
 def test_support_from_n_min(app, reference):
     at = go(app, "outcome")
-    at.button(key="support-from-fpr").click().run()
+    at.button(key="support-from-fpr-n_min").click().run()
     assert at.session_state["min_support"] == pytest.approx(divergence.support_for_min_size(reference, "fpr"),
                                                             abs=1e-6)
 

@@ -108,7 +108,7 @@ def test_edit_a_slice_below_the_support(app, reference):
     # inside the planted slice: significant at 60 rows, so it keeps its verdict, its size below n_min
     assert m["q"] == format_p(row["fpr_q"]) and m["Verdict"] == row["fpr_verdict"] == "above"
     assert not row["fpr_meets_min_size"]
-    assert any("measured imprecisely" in c.value for c in at.caption)
+    assert any("indicative" in c.value for c in at.caption)
     note = next(i.value for i in at.info if "Not mined" in i.value)
     assert "below the minimum support 0.02" in note and f"{expected.n_family['fpr']:,} in the family" in note
     family = next(c.value for c in at.caption if c.value.startswith("p = "))
@@ -178,7 +178,7 @@ def test_finding_cards_open_their_slice_and_the_legend_explains_verdicts(app, re
     f = reference.frame
     small = f[(f["fpr_verdict"].isin(["above", "below"])) & ~f["fpr_meets_min_size"].astype(bool)].head(5)
     shown = list(display_frame(reference, small, "fpr")["Verdict"])
-    assert shown and all(v in ("above · imprecise", "below · imprecise") for v in shown)
+    assert shown and all(v in ("above · indicative", "below · indicative") for v in shown)
     plain = list(display_frame(reference, f[f["fpr_verdict"] == "too small"].head(5), "fpr")["Verdict"])
     assert plain and all(v == "too small" for v in plain)
 

@@ -57,8 +57,8 @@ def test_thresholds_are_rounded_for_titles(x, binary, text):
 
 
 def test_verdict_label_flags_a_significant_slice_below_the_minimum_size():
-    assert verdict_label("above", 0.3, 1e-16, False) == "above · imprecise"
-    assert verdict_label("defect", 0.3, 1e-16, False) == "defect · imprecise"
+    assert verdict_label("above", 0.3, 1e-16, False) == "above · indicative"
+    assert verdict_label("defect", 0.3, 1e-16, False) == "defect · indicative"
     assert verdict_label("above", 0.3, 1e-16, True) == "above"
     assert verdict_label("above", 0.3, 1e-16) == "above"
     assert verdict_label("too small", 0.3, 0.4, False) == "too small"  # not significant: nothing to flag
@@ -149,7 +149,7 @@ def test_report_draws_from_the_same_formats(fpr_table):
     assert 'title="' + column_help("q").replace("'", "&#x27;") + '"' in html
     f = fpr_table.frame
     imprecise = f[~f["fpr_meets_min_size"] & f["fpr_verdict"].isin(["above", "below"])]
-    assert len(imprecise) and "above · imprecise" in html
+    assert len(imprecise) and "above · indicative" in html
 
 
 def test_verdict_lists_and_colours_have_one_home():

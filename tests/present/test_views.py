@@ -130,7 +130,7 @@ def test_display_frame_formats_every_statistics_column(demo_table, regression_ta
     assert shown["FPR"] == format_percent(r["fpr"])
     assert shown["Interval"] == f"[{format_percent(r['fpr_ci_low'])}, {format_percent(r['fpr_ci_high'])}]"
     assert shown["Divergence"] == format_divergence(r["fpr_divergence"], True)
-    assert shown["q"] == format_p(r["fpr_q"]) and shown["Verdict"] == "above · imprecise"
+    assert shown["q"] == format_p(r["fpr_q"]) and shown["Verdict"] == "above · indicative"
     assert "t" not in shown and "Support" not in shown and "p" not in shown and "Min size" not in shown
     assert "t" in display_frame(demo_table, row, "fpr", also=["fpr_t"]).columns
     # the planted slice (about 440 negatives) is significant but below n_min: its size is imprecise
@@ -139,7 +139,7 @@ def test_display_frame_formats_every_statistics_column(demo_table, regression_ta
     whole = demo_table.frame.iloc[[0]]
     assert display_frame(demo_table, whole, "fpr", also=["fpr_meets_min_size"])["Min size"].iloc[0] == "yes"
     # a significant slice below the minimum size keeps its verdict, flagged; one not significant is too small
-    assert display_frame(demo_table, row, "fpr")["Verdict"].iloc[0] == "above · imprecise"
+    assert display_frame(demo_table, row, "fpr")["Verdict"].iloc[0] == "above · indicative"
     small = demo_table.frame[demo_table.frame["fpr_verdict"] == "too small"].iloc[[0]]
     assert small.iloc[0]["fpr_q"] > 0.05
     assert display_frame(demo_table, small, "fpr")["Verdict"].iloc[0] == "too small"

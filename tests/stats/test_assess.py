@@ -73,15 +73,25 @@ def test_min_size_derivation(demo):
     assert info["sigma"] == pytest.approx(math.sqrt(p * (1 - p)))
     assert info["tests"] == m == t.n_tested["fpr"] + t.n_tested["fnr"]  # the scan's family
     assert info["bar"] == pytest.approx(0.1 / m)
-    # n_min: the first size at which a slice diverging by delta (either side) is found with 80% power
-    from divergence.stats.stats import detection_power
+    # n_power: the first size at which a slice diverging by delta (either side) is found with 80% power
+    from divergence.stats.stats import detection_power, interval_width
     sides = [min_slice_size(s * 0.04, info["bar"], n_total, binary=True, overall=p) for s in (1, -1)]
-    assert info["n_min"] == max(sides) and info["sides"] == {"above": sides[0], "below": sides[1]}
+    assert info["n_power"] == max(sides) and info["sides"] == {"above": sides[0], "below": sides[1]}
     up = 1 if sides[0] >= sides[1] else -1
-    assert detection_power(info["n_min"], up * 0.04, info["bar"], n_total, binary=True, overall=p) >= 0.8
-    assert detection_power(info["n_min"] - 1, up * 0.04, info["bar"], n_total, binary=True, overall=p) < 0.8
-    for words in ("n_min", "δ = 0.04", f"{m:,}", "80% probability", "p + δ", "Fisher's exact test",
-                  f"{info['n_min']:,}"):
+    assert detection_power(info["n_power"], up * 0.04, info["bar"], n_total, binary=True, overall=p) >= 0.8
+    assert detection_power(info["n_power"] - 1, up * 0.04, info["bar"], n_total, binary=True, overall=p) < 0.8
+    for words in ("n_power", "δ = 0.04", f"{m:,}", "80% power", "p + δ", "Fisher's exact test",
+                  f"{info['n_power']:,}"):
+        assert words in info["power_text"], words
+    # n_min: the first size at which the 90% Wilson interval at p shifted by delta towards 1/2 is
+    # narrower than delta, whatever the number of slices tested
+    at = p + 0.04 if abs(p + 0.04 - 0.5) < abs(p - 0.04 - 0.5) else p - 0.04
+    assert info["width_at"] == pytest.approx(at)
+    assert interval_width(info["n_min"], 0.9, binary=True, rate=at) < 0.04
+    assert interval_width(info["n_min"] - 1, 0.9, binary=True, rate=at) >= 0.04
+    closed = (2 * st.norm.isf(0.05)) ** 2 * at * (1 - at) / 0.04 ** 2
+    assert abs(info["n_min"] - closed) < 0.02 * closed
+    for words in ("n_min", "δ = 0.04", "Wilson", "narrower than δ", f"{info['n_min']:,}", "indicative"):
         assert words in info["text"], words
     np.testing.assert_array_equal(f["fpr_meets_min_size"], f["fpr_count"] >= info["n_min"])
     # too small: not significant and below n_min; a significant slice keeps its direction at any size
@@ -93,6 +103,20 @@ def test_min_size_derivation(demo):
     assert (f.loc[~small & ~significant & (f.index > 0), "fpr_verdict"] == "noise").all()
     s = support_for_min_size(t, "fpr")
     assert s == pytest.approx(info["n_min"] / f.loc[0, "fpr_count"])
+    assert support_for_min_size(t, "fpr", "n_power") == pytest.approx(info["n_power"] / f.loc[0, "fpr_count"])
+    # the method's n_min does not grow with the slices tested: a lower support, more tests, same n_min
+    t2 = scan(demo, attributes=DEMO_ATTRIBUTES, min_support=0.005, delta=0.04, confidence=0.9,
+              **DEMO_ROLES["classification"])
+    info2 = t2.assessment["min_size"]["fpr"]
+    assert info2["tests"] > info["tests"] and info2["n_min"] == info["n_min"]
+    assert info2["n_power"] > info["n_power"]
+    # no significant slice is too small; every significant one below n_min reads indicative
+    from divergence.present.formats import verdict_label
+    sig2 = (t2.frame["fpr_verdict"].isin(["above", "below"]))
+    assert not (t2.frame.loc[sig2, "fpr_verdict"] == "too small").any()
+    below = t2.frame[sig2 & ~t2.frame["fpr_meets_min_size"]]
+    assert len(below) and all(verdict_label(r.fpr_verdict, None, None, r.fpr_meets_min_size).endswith("indicative")
+                              for r in below.itertuples())
     assert t.n_tested["fpr"] == f["fpr_p"].notna().sum() == len(f) - 1
 
 
@@ -134,7 +158,10 @@ def test_min_size_is_power_at_the_scans_bar():
     from divergence.stats.assess import min_size_derivation
     skewed = min_size_derivation(1.65, 2.16, False, None, 0.95, "o", n_total=N, tests=2000, skew=6.2)
     plain = min_size_derivation(1.65, 2.16, False, None, 0.95, "o", n_total=N, tests=2000, skew=0.0)
-    assert skewed["sides"]["below"] == plain["n_min"] < skewed["sides"]["above"] == skewed["n_min"]
+    assert skewed["sides"]["below"] == plain["n_power"] < skewed["sides"]["above"] == skewed["n_power"]
+    # n_min: the t interval's width at the wider side's spread (the skewed slice above)
+    assert plain["n_min"] == pytest.approx((2 * 1.96 * 2.16 / 0.432) ** 2, rel=0.02)
+    assert skewed["n_min"] == pytest.approx((2 * 1.96 * 2.16 * (1.65 + 0.432) / 1.65 / 0.432) ** 2, rel=0.02)
     assert skewed["sides"]["above"] == min_slice_size(0.432, bar, N, binary=False, sigma=2.16,
                                                       slice_sigma=2.16 * (1.65 + 0.432) / 1.65)
     assert "σ·(μ + δ)/μ" in skewed["text"]
@@ -239,7 +266,7 @@ def test_baselines_by_hand(demo_regression, demo):
     assert err.row("region=South")["error_baseline"] == pytest.approx(min(share, 1 - share))
 
 
-def test_tiny_extreme_slice_keeps_its_direction_flagged_imprecise():
+def test_tiny_extreme_slice_keeps_its_direction_marked_indicative():
     rng = np.random.default_rng(3)
     n = 2000
     df = pd.DataFrame({"g": rng.choice(["a", "b", "c"], n), "h": rng.choice(["x", "y"], n)})
@@ -250,7 +277,7 @@ def test_tiny_extreme_slice_keeps_its_direction_flagged_imprecise():
     row = t.row("g=tiny")
     # Fisher's exact test finds four ones out of four against a rate of 0.1 (p about 1e-4):
     # significant at any size, so it keeps its direction, flagged below the minimum size, with
-    # an interval that says how imprecise its size is
+    # an interval that says how wide its size is
     assert row["o"] == 1.0 and row["o_q"] <= 0.05
     assert row["o_verdict"] == "above" and not row["o_meets_min_size"]
     assert row["o_divergence_ci_high"] - row["o_divergence_ci_low"] > 0.4

@@ -31,8 +31,8 @@ def test_a_slice_at_1_1_n_min_with_divergence_delta_is_found(kind, base, delta):
     extra = {"base": base} if base is not None else {}
     kw_scan = {"delta": delta} if kind == "rate" else {}
     df, kw, _ = sized_slice_table(999_000, 1000, kind=kind, delta=delta, **extra)
-    n_min = scan(df, min_support=0.005, **kw, **kw_scan).assessment["min_size"]["o"]["n_min"]
-    size = math.ceil(1.1 * n_min)
+    n_power = scan(df, min_support=0.005, **kw, **kw_scan).assessment["min_size"]["o"]["n_power"]
+    size = math.ceil(1.1 * n_power)
     found = 0
     runs = 12
     for seed in range(runs):
@@ -45,22 +45,27 @@ def test_a_slice_at_1_1_n_min_with_divergence_delta_is_found(kind, base, delta):
         sig = _significant(f, "o")
         assert not (sig & (f["o_verdict"] == "too small").to_numpy()).any()
         assert (f.loc[~sig & ~f["o_meets_min_size"].to_numpy() & (f.index > 0), "o_verdict"] == "too small").all()
-    # power 0.8 at n_min, about 0.85 or more at 1.1 x n_min: at least 9 of 12 (P < 0.04 at 0.85)
+    # power 0.8 at n_power, about 0.85 or more at 1.1 x n_power: at least 9 of 12 (P < 0.04 at 0.85)
     assert found >= 9, (found, size)
 
 
-def test_before_the_power_rule_a_slice_at_n_min_was_rarely_found():
-    """The old n_min, ceil((z sigma / delta)^2) at the whole dataset's rate, is a fraction of the
-    new one: a slice of that size and true divergence delta is found in few runs."""
+def test_n_min_is_the_methods_and_n_power_answers_another_question():
+    """n_min works backwards from delta: the rows from which the Wilson interval at the whole
+    dataset's rate shifted by delta towards 1/2 is narrower than delta, near (2 z sigma / delta)^2;
+    n_power (a delta divergence found at 80% power at the scan's bar) is larger and grows with the
+    slices tested."""
     from divergence.stats.stats import z_value
 
-    old = math.ceil((z_value(0.95) * math.sqrt(0.2 * 0.8) / 0.05) ** 2)
     df, kw, _ = sized_slice_table(999_000, 1000, kind="rate", delta=0.05)
-    new = scan(df, min_support=0.005, **kw).assessment["min_size"]["o"]["n_min"]
-    assert new > 5 * old
-    found = sum(scan(sized_slice_table(s, math.ceil(1.1 * old), kind="rate", delta=0.05)[0], outcome="o",
-                     min_support=0.005).row("segment=s0")["o_verdict"] == "above" for s in range(6))
-    assert found <= 2
+    t = scan(df, min_support=0.005, **kw)
+    info = t.assessment["min_size"]["o"]
+    p = t.overall("o")
+    at = p + 0.05 if abs(p + 0.05 - 0.5) < abs(p - 0.05 - 0.5) else p - 0.05
+    closed = (2 * z_value(0.95)) ** 2 * at * (1 - at) / 0.05 ** 2
+    assert abs(info["n_min"] - closed) < 0.02 * closed
+    assert info["n_power"] > 1.25 * info["n_min"]
+    wider = scan(df, min_support=0.002, **kw).assessment["min_size"]["o"]
+    assert wider["tests"] > info["tests"] and wider["n_min"] == info["n_min"] and wider["n_power"] > info["n_power"]
 
 
 @pytest.mark.parametrize("task, column", [("regression", False), ("regression", True),

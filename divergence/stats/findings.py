@@ -58,6 +58,13 @@ EXACT_TOP = 64
 #: a candidate whose residual |Z| falls this far below the bar is no longer followed step by step
 #: (it is tested again given all the findings; if it could then be one, the search goes on)
 FREEZE_MARGIN = 1.5
+#: rounds of revision (backward steps and swaps, each followed by the forward search again)
+MAX_REVISIONS = 8
+#: candidates a finding explains that are tried in its place, the strongest on their own first
+SWAP_RIVALS = 6
+#: how much stronger (in |Z|) a candidate's residual given a finding must be than the finding's
+#: given it for the candidate to take its place: not a flip on noise between near-equals
+SWAP_MARGIN = 0.5
 
 
 
@@ -128,8 +135,6 @@ def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, corr
     z_scan_own = _z_two_sided(1.0 - scan_level)
     chosen[0] = _coarsest(table, k, cand, position_of, chosen[0], z_own, np.ones(cand.size, dtype=bool), z_scan_own,
                           z_scan_own)
-    alive = np.ones(cand.size, dtype=bool)
-    alive[chosen[0]] = False
     m_follow = max(int(family_size), 1)
 
     def bar_z(j: int) -> float:  # the j-th finding's bar (j >= 2), as |Z|
@@ -138,13 +143,59 @@ def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, corr
     cut = ""
     if table.distinct_codes is None:
         return Findings(finding | _mark(n_items, cand[chosen]), explained, cand, cand[chosen].astype(np.int64), cut)
-    rows = _Rows(table, cand, k)
-    if budget is not None:
-        budget = max(float(budget[1]), float(budget[0]) * (n_items + rows.codes.shape[0]))
+    tallies0 = (tal[cand][:, cols], tal[0, cols])
+    limit = None
+    spent = 0
+    seen = {frozenset(chosen)}
+    for revision in range(MAX_REVISIONS + 1):
+        rows = _Rows(table, cand, k)
+        rows.work = spent
+        if budget is not None and limit is None:
+            limit = max(float(budget[1]), float(budget[0]) * (n_items + rows.codes.shape[0]))
+        chosen, alive, z_all, cut = _forward(rows, _Strata(*tallies0, binary), list(chosen), binary, bar_z, prefer,
+                                             support, limit, table, k, cand, position_of, z_scan_own)
+        spent = rows.work
+        if cut or revision == MAX_REVISIONS or (limit is not None and rows.work > limit):
+            break
+        revised = _revise(rows, chosen, alive, z_own, binary, bar_z)
+        if revised is None or frozenset(revised) in seen:
+            break
+        seen.add(frozenset(revised))
+        chosen = revised
+    finding[cand[chosen]] = True
+    z_pair = rows.pairs(binary)  # given each finding alone, from the last final test's entries
+    # a candidate left over is explained by a finding when, with the findings' rows accounted
+    # for, it no longer passes the scan's own bar; by the finding that alone weakens it most
+    z_scan = _z_two_sided(1.0 - scan_level)
+    left = np.nonzero(alive)[0]
+    drop = np.abs(z_own[left])[:, None] - np.abs(z_pair[left])
+    by = np.argmax(drop, axis=1) if drop.size else np.zeros(0, dtype=np.int64)
+    ok = (np.abs(z_all[left]) < z_scan) & (drop[np.arange(left.size), by] > 0) if left.size else np.zeros(0, bool)
+    explained[cand[left[ok]]] = cand[np.asarray(rows.order)[by[ok]]]
+    rank = cand[chosen].astype(np.int64)
+    return Findings(finding, explained, cand, rank, cut)
+
+
+def _forward(rows: "_Rows", strata: "_Strata", chosen: list, binary: bool, bar_z, prefer: int, support: np.ndarray,
+             budget: float | None, table, k: int, cand: np.ndarray, position_of: np.ndarray, z_scan_own: float
+             ) -> tuple[list, np.ndarray, np.ndarray, str]:
+    """The forward search from the findings ``chosen`` (the last of them not yet accounted for by
+    ``rows``): again and again the candidate whose residual test given the findings is strongest
+    joins them while it passes its bar; then every candidate left is tested given all the findings,
+    and the search goes on from there while one could be a finding. Returns the findings, the
+    candidates left (a mask), their residual statistics given every finding, and why it was cut."""
+    alive = np.ones(cand.size, dtype=bool)
+    alive[chosen] = False
+    active = alive.copy()
+    if len(chosen) > 1:
+        strata.drop(np.asarray(chosen, dtype=np.int64))
+    cut = ""
+    z_all = np.zeros(cand.size)
     # work kept for the final test of every candidate: a walk of all their lattice over every row
     reserve = float(rows.final_work(alive))
-    # the candidates followed step by step: those whose residual test could still reach the bar
-    active = alive.copy()
+    for f in chosen[:-1]:  # the findings carried over from a revision
+        if not rows.add(strata, f, active):
+            return chosen[:len(rows.order)], alive, z_all, "their overlaps cut the rows into too many cells to test in"
     while True:
         while True:
             if not rows.add(strata, chosen[-1], active):
@@ -200,18 +251,95 @@ def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, corr
         alive[best] = False
         active[best] = False
         strata.drop(np.array([best]))
-    finding[cand[chosen]] = True
-    z_pair = rows.pairs(binary)  # given each finding alone, from the last final test's entries
-    # a candidate left over is explained by a finding when, with the findings' rows accounted
-    # for, it no longer passes the scan's own bar; by the finding that alone weakens it most
-    z_scan = _z_two_sided(1.0 - scan_level)
+    return chosen, alive, z_all, cut
+
+
+def _revise(rows: "_Rows", chosen: list, alive: np.ndarray, z_own: np.ndarray, binary: bool, bar_z) -> list | None:
+    """The findings revisited once the forward search has ended (None: nothing to change).
+
+    Backward: a finding whose residual test given the other findings no longer passes the bar of
+    the last of them (``bar_z(len(chosen))``) is dropped, the weakest first: a stand-in chosen early
+    that the later findings account for, or a slice that read low only because they lift the
+    average. Swap: a finding and a candidate it explains (the candidate's own test weakened most by
+    that finding) are tested against each other, both ways, the other findings given; when the
+    candidate's residual given the finding is stronger than the finding's given the candidate (by
+    :data:`SWAP_MARGIN`), the candidate explains the finding better and takes its place (if it
+    passes the finding's bar in its stead). A finding's refinements are not its rivals; a wider
+    slice is (a refinement chosen first is replaced by its cohort). One change at a time, the
+    largest."""
+    if not chosen:
+        return None
+    test = _ResidualTest(rows, binary)
+    if len(chosen) >= 2:
+        zs = [abs(test.z(f, [g for g in chosen if g != f])) for f in chosen]
+        weakest = int(np.argmin(zs))
+        if zs[weakest] < bar_z(len(chosen)):
+            return [f for i, f in enumerate(chosen) if i != weakest]
     left = np.nonzero(alive)[0]
-    drop = np.abs(z_own[left])[:, None] - np.abs(z_pair[left])
-    by = np.argmax(drop, axis=1) if drop.size else np.zeros(0, dtype=np.int64)
-    ok = (np.abs(z_all[left]) < z_scan) & (drop[np.arange(left.size), by] > 0) if left.size else np.zeros(0, bool)
-    explained[cand[left[ok]]] = cand[np.asarray(rows.order)[by[ok]]]
-    rank = cand[chosen].astype(np.int64)
-    return Findings(finding, explained, cand, rank, cut)
+    if left.size == 0 or list(rows.order) != list(chosen):
+        return None
+    z_pair = rows.pairs(binary)[left]
+    drop = np.abs(z_own[left])[:, None] - np.abs(z_pair)
+    by = np.argmax(drop, axis=1)
+    best, gain = None, 0.0
+    for i, f in enumerate(chosen):
+        mine = (by == i) & (drop[np.arange(left.size), by] > 0)
+        # a refinement of the finding is not a rival: the finding explains it (the search takes the
+        # coarsest of the alike, :func:`_coarsest`), and a near copy of it differs from it on noise
+        fc = rows.cand_codes[f]
+        mine &= np.any((fc >= 0) & (rows.cand_codes[left] != fc), axis=1)
+        rivals = left[mine][np.argsort(-np.abs(z_own[left[mine]]), kind="stable")[:SWAP_RIVALS]]
+        others = [g for g in chosen if g != f]
+        for x in rivals:
+            b = abs(test.z(int(x), others + [f]))
+            a = abs(test.z(f, others + [int(x)]))
+            if b - a <= max(gain, SWAP_MARGIN):
+                continue
+            if others and abs(test.z(int(x), others)) < bar_z(len(chosen)):
+                continue
+            best, gain = (i, int(x)), b - a
+    if best is None:
+        return None
+    out = list(chosen)
+    out[best[0]] = best[1]
+    return out
+
+
+class _ResidualTest:
+    """A candidate's residual test given any set of findings, from the distinct rows' membership
+    (the same statistic as the search's, computed directly: for the few tests a revision makes)."""
+
+    def __init__(self, rows: "_Rows", binary: bool) -> None:
+        self.codes = rows.codes[rows.used]
+        self.w = rows.uw
+        self.cand_codes = rows.cand_codes
+        self.binary = binary
+        self._members: dict = {}
+
+    def member(self, position: int) -> np.ndarray:
+        got = self._members.get(position)
+        if got is None:
+            c = self.cand_codes[position]
+            items = np.nonzero(c >= 0)[0]
+            got = np.all(self.codes[:, items] == c[items], axis=1)
+            self._members[position] = got
+        return got
+
+    def z(self, position: int, given: list) -> float:
+        """The residual statistic of candidate ``position`` given the findings ``given``, signed."""
+        if given:
+            bits = np.column_stack([self.member(g) for g in given])
+            _, label = np.unique(np.packbits(bits, axis=1), axis=0, return_inverse=True)
+            label = label.ravel()
+        else:
+            label = np.zeros(self.codes.shape[0], dtype=np.int64)
+        h = int(label.max(initial=0)) + 1
+        totals = _sums_by(label, self.w, h)
+        mine = self.member(position)
+        tallies = _sums_by(label[mine], self.w[mine], h)
+        keep = np.nonzero(tallies[:, 0] > 0.5)[0]
+        st = _Strata.from_entries(1, np.zeros(keep.size, dtype=np.int64), keep, tallies[keep], totals, self.binary)
+        return float(st.exact_z(np.zeros(1, dtype=np.int64), st.z())[0])
 
 
 def _coarsest(table, k: int, cand: np.ndarray, position_of: np.ndarray, best: int, z: np.ndarray,

@@ -187,3 +187,65 @@ def test_the_table_says_which_finding_explains_a_slice(fpr_table):
     assert shown[0] == "distinct finding"
     assert shown[1:] == [f"explained by {DEMO_TRUTH['elevated_fpr']}"] * 4
     assert finding_label(False, "") == "" and finding_label(False, float("nan")) == ""
+
+
+def test_the_revisions_residual_test_is_the_searchs():
+    """The residual test a revision computes from the distinct rows' membership equals the search's
+    (the strata of every finding, Fisher's exact test where one stratum informs), for every candidate."""
+    from divergence.stats.findings import _ResidualTest, _Rows, _Strata, significant_slices
+
+    t = scan(load_demo(3000, seed=11), **DEMO_ROLES["classification"], attributes=DEMO_ATTRIBUTES,
+             min_support=0.03, bootstrap=0)
+    f = t.frame
+    cand = np.nonzero(significant_slices(f["fpr_q"].to_numpy(), f["fpr_divergence_adj_low"].to_numpy(),
+                                         f["fpr_divergence_adj_high"].to_numpy(), 0.05))[0]
+    cand = np.union1d(cand, np.arange(1, min(len(t), 200)))
+    tal = t.tallies[:, [1, 2, 3]]
+    strata = _Strata(tal[cand], tal[0], True)
+    rows = _Rows(t, cand, 0)
+    findings = [int(np.nonzero(cand == t.lookup(DEMO_TRUTH["elevated_fpr"]))[0][0]), 5, 40]
+    active = np.ones(cand.size, dtype=bool)
+    for pos in findings:
+        assert rows.add(strata, pos, active)
+    every = np.array([p for p in range(cand.size) if p not in findings])
+    st = rows.strata_of(every, True)
+    searched = st.exact_z(every, st.z())
+    test = _ResidualTest(rows, True)
+    mine = np.array([test.z(int(p), findings) for p in every])
+    np.testing.assert_allclose(mine, searched, atol=1e-7)
+    # given no finding, the residual test is the slice's own test against the rest
+    own = _Strata(tal[cand], tal[0], True)
+    np.testing.assert_allclose([test.z(int(p), []) for p in every[:50]], own.exact_z(every[:50], own.z()), atol=1e-7)
+
+
+def _look_low_world(seed: int, n: int = 20_000) -> pd.DataFrame:
+    """a=v0 (30% of rows) +0.10 and a=v2, b=w1 (15%) +0.20: a=v1 reads low only because they lift
+    the whole dataset."""
+    rng = np.random.default_rng(seed)
+    a = rng.choice(3, n, p=[0.3, 0.4, 0.3])
+    b = rng.choice(2, n)
+    p = 0.2 + 0.10 * (a == 0) + 0.20 * ((a == 2) & (b == 1))
+    return pd.DataFrame({"a": np.array(["v0", "v1", "v2"])[a], "b": np.array(["w0", "w1"])[b],
+                         "c": rng.choice(["x", "y", "z"], n), "o": (rng.random(n) < p).astype(float)})
+
+
+def test_revision_drops_a_finding_the_later_ones_explain():
+    """Backward: a look-low slice chosen among the findings is dropped once the cohorts that lift the
+    average are findings too; real findings that do not explain each other stay."""
+    from divergence.stats.findings import _Rows, _revise, _z_two_sided, significant_slices
+
+    t = scan(_look_low_world(1), outcome="o", min_support=0.01, bootstrap=0)
+    f = t.frame
+    cand = np.nonzero(significant_slices(f["o_q"].to_numpy(), f["o_divergence_adj_low"].to_numpy(),
+                                         f["o_divergence_adj_high"].to_numpy(), 0.05))[0]
+    pos = {str(f["itemset"].iat[c]): j for j, c in enumerate(cand)}
+    low, c1, c2 = pos["a=v1"], pos["a=v0"], pos["a=v2, b=w1"]
+    rows = _Rows(t, cand, 0)
+    alive = np.ones(cand.size, dtype=bool)
+    alive[[low, c1, c2]] = False
+    revised = _revise(rows, [low, c1, c2], alive, np.zeros(cand.size), True, lambda j: _z_two_sided(0.05 / 1000))
+    assert revised == [c1, c2]
+    # the real findings stay: neither is explained by the other
+    assert _revise(rows, [c1, c2], alive, np.zeros(cand.size), True, lambda j: _z_two_sided(0.05 / 1000)) is None
+    # the whole search ends on the two cohorts
+    assert sorted(t.findings("o")["itemset"]) == ["a=v0", "a=v2, b=w1"]

@@ -155,8 +155,9 @@ if res is not None and not settings.is_stale():
     cols = st.columns(max(len(offers), 1) + 1)
     buys = {"n_min": "every slice mined measured to within δ", "n_power": "every slice mined large enough for a "
             "δ divergence to be found among the slices tested (80% power)"}
-    for col, (metric, size, share) in zip(cols, offers):
-        if col.button(f"Set the minimum support from {size} of {md_text(metric)}: {format_percent(share)}",
+    cols[0].markdown("**Set the minimum support from**")
+    for col, (metric, size, share) in zip(cols[1:], offers):
+        if col.button(f"{size} of {md_text(metric)}: {format_percent(share)}",
                       key=f"support-from-{metric}-{size}", help=buys[size]):
             state.update(**{K.MIN_SUPPORT: round(share, 6), K.SUPPORT_MODE: "share"})
             st.rerun()

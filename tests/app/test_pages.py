@@ -268,13 +268,15 @@ def test_thresholds_min_size_and_persistence(app, reference):
     keyed(at.checkbox, "w:default_delta").uncheck().run()
     keyed(at.number_input, "w:delta").set_value(0.1).run()
     keyed(at.selectbox, "w:confidence").set_value(0.99).run()
-    # n_min: 80% power at the bar alpha / m, as the engine derives it, under the settings as they are now
+    # n_min (the interval narrower than delta) and n_power (80% power at the bar alpha / m), as the
+    # engine derives them, under the settings as they are now
     from divergence.stats.assess import min_size_derivation
     info = reference.assessment["min_size"]["fpr"]
     now = min_size_derivation(reference.overall("fpr"), info["sigma"], True, 0.1, 0.99, "fpr",
                               n_total=info["n_total"], tests=info["tests"], correction=info["correction"])
-    assert now["n_min"] < info["n_min"] and "0.01/" in now["text"]
-    assert any(f"n_min = {now['n_min']:,} rows" in i.value for i in at.info)
+    assert now["n_min"] < info["n_min"] and "99%" in now["text"] and "0.01/" in now["power_text"]
+    assert any(f"n_min = {now['n_min']:,} rows" in i.value and f"n_power = {now['n_power']:,}" in i.value
+               for i in at.info)
     # settings survive a trip to another page
     at = go(at, "data")
     at = go(at, "outcome")

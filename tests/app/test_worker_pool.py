@@ -85,7 +85,7 @@ def test_a_closed_sessions_scan_is_stopped_within_seconds(pool, queued):
     pool.configure(worker.WorkerLimits(workers=1, memory=8 << 30))
     blocker = worker.start(_heavy(seed=9)) if queued else None
     alive = {"open": True}
-    job = worker.start(_heavy(), owner_alive=lambda: alive["open"])
+    job = worker.start(_heavy(rows=40_000), owner_alive=lambda: alive["open"])  # runs well past the grace
     try:
         if queued:
             _wait_for(lambda: job.progress.get("stage") == worker.WAITING)

@@ -58,10 +58,14 @@ EXACT_TOP = 64
 #: a candidate whose residual |Z| falls this far below the bar is no longer followed step by step
 #: (it is tested again given all the findings; if it could then be one, the search goes on)
 FREEZE_MARGIN = 1.5
+#: how far (in |Z|) below the bar of the last finding a finding's residual test given the others
+#: must fall for the backward step to drop it: explained, not a near miss that the forward search
+#: would add back
+DROP_MARGIN = 1.5
 #: rounds of revision (backward steps and swaps, each followed by the forward search again)
-MAX_REVISIONS = 8
+MAX_REVISIONS = 1
 #: candidates a finding explains that are tried in its place, the strongest on their own first
-SWAP_RIVALS = 6
+SWAP_RIVALS = 3
 #: how much stronger (in |Z|) a candidate's residual given a finding must be than the finding's
 #: given it for the candidate to take its place: not a flip on noise between near-equals
 SWAP_MARGIN = 0.5
@@ -187,17 +191,18 @@ def _forward(rows: "_Rows", strata: "_Strata", chosen: list, binary: bool, bar_z
     alive = np.ones(cand.size, dtype=bool)
     alive[chosen] = False
     active = alive.copy()
-    if len(chosen) > 1:
-        strata.drop(np.asarray(chosen, dtype=np.int64))
     cut = ""
     z_all = np.zeros(cand.size)
     # work kept for the final test of every candidate: a walk of all their lattice over every row
     reserve = float(rows.final_work(alive))
-    for f in chosen[:-1]:  # the findings carried over from a revision
-        if not rows.add(strata, f, active):
-            return chosen[:len(rows.order)], alive, z_all, "their overlaps cut the rows into too many cells to test in"
+    resume = len(chosen) > 1
+    if resume:  # findings carried over from a revision: their strata, then every candidate tested at once
+        active[:] = False
+        for f in chosen:
+            if not rows.add_rows_only(f):
+                return chosen[:len(rows.order)], alive, z_all, "their overlaps cut the rows into too many cells to test in"
     while True:
-        while True:
+        while not resume:
             if not rows.add(strata, chosen[-1], active):
                 cut = "their overlaps cut the rows into too many cells to test in"
                 alive[chosen.pop()] = True  # not a finding its rows can be accounted for as
@@ -227,6 +232,7 @@ def _forward(rows: "_Rows", strata: "_Strata", chosen: list, binary: bool, bar_z
             alive[best] = False
             active[best] = False
             strata.drop(np.array([best]))
+        resume = False
         # every candidate left, tested given all the findings (and each finding alone)
         z_all, _ = rows.final(np.nonzero(alive)[0], binary, pairs=False)
         if cut:
@@ -257,51 +263,88 @@ def _forward(rows: "_Rows", strata: "_Strata", chosen: list, binary: bool, bar_z
 def _revise(rows: "_Rows", chosen: list, alive: np.ndarray, z_own: np.ndarray, binary: bool, bar_z) -> list | None:
     """The findings revisited once the forward search has ended (None: nothing to change).
 
-    Backward: a finding whose residual test given the other findings no longer passes the bar of
-    the last of them (``bar_z(len(chosen))``) is dropped, the weakest first: a stand-in chosen early
+    Backward: a finding whose residual test given the other findings falls :data:`DROP_MARGIN`
+    below the bar of the last of them (``bar_z(len(chosen))``) is dropped, the weakest first, again
+    while one does: a stand-in chosen early
     that the later findings account for, or a slice that read low only because they lift the
     average. Swap: a finding and a candidate it explains (the candidate's own test weakened most by
     that finding) are tested against each other, both ways, the other findings given; when the
     candidate's residual given the finding is stronger than the finding's given the candidate (by
     :data:`SWAP_MARGIN`), the candidate explains the finding better and takes its place (if it
     passes the finding's bar in its stead). A finding's refinements are not its rivals; a wider
-    slice is (a refinement chosen first is replaced by its cohort). One change at a time, the
-    largest."""
+    slice is (a refinement chosen first is replaced by its cohort). Every finding's best swap at
+    once (a rival taken once, the largest gain first), then the backward step again: all with direct
+    tests, so that one final walk of the search (the forward search resumed) follows."""
     if not chosen:
         return None
     test = _ResidualTest(rows, binary)
-    if len(chosen) >= 2:
-        zs = [abs(test.z(f, [g for g in chosen if g != f])) for f in chosen]
-        weakest = int(np.argmin(zs))
-        if zs[weakest] < bar_z(len(chosen)):
-            return [f for i, f in enumerate(chosen) if i != weakest]
+
+    def backward(kept: list) -> list:
+        kept = list(kept)
+        while len(kept) >= 2:
+            zs = test.leave_one_out(kept)
+            weakest = int(np.argmin(zs))
+            if zs[weakest] >= bar_z(len(kept)) - DROP_MARGIN:
+                break
+            kept.pop(weakest)
+        return kept
+
+    kept = backward(chosen)
     left = np.nonzero(alive)[0]
-    if left.size == 0 or list(rows.order) != list(chosen):
-        return None
+    if left.size and list(rows.order) == list(chosen):
+        swapped = _swaps(test, rows, kept, left, z_own, binary, bar_z)
+        if swapped != kept:
+            kept = backward(swapped)
+    return None if kept == list(chosen) else kept
+
+
+def _swaps(test: "_ResidualTest", rows: "_Rows", kept: list, left: np.ndarray, z_own: np.ndarray, binary: bool,
+           bar_z) -> list:
+    """Each finding of ``kept`` swapped for the candidate it explains that explains it better (see
+    :func:`_revise`); the attribution of the candidates ``left`` to the findings is the last final
+    test's (each finding alone, so it holds for any set of them)."""
+    column = {f: i for i, f in enumerate(rows.order)}
     z_pair = rows.pairs(binary)[left]
     drop = np.abs(z_own[left])[:, None] - np.abs(z_pair)
     by = np.argmax(drop, axis=1)
-    best, gain = None, 0.0
-    for i, f in enumerate(chosen):
-        mine = (by == i) & (drop[np.arange(left.size), by] > 0)
+    explains = drop[np.arange(left.size), by] > 0
+    fast = len(kept) <= 62
+    if fast:
+        uniq, inverse = test._pattern(kept)
+        label_all, h_all = np.unique(uniq, return_inverse=True)[1].ravel()[inverse], uniq.size
+    swaps = []
+    for i, f in enumerate(kept):
+        mine = left[explains & (by == column[f])]
         # a refinement of the finding is not a rival: the finding explains it (the search takes the
         # coarsest of the alike, :func:`_coarsest`), and a near copy of it differs from it on noise
         fc = rows.cand_codes[f]
-        mine &= np.any((fc >= 0) & (rows.cand_codes[left] != fc), axis=1)
-        rivals = left[mine][np.argsort(-np.abs(z_own[left[mine]]), kind="stable")[:SWAP_RIVALS]]
-        others = [g for g in chosen if g != f]
+        mine = mine[np.any((fc >= 0) & (rows.cand_codes[mine] != fc), axis=1)]
+        # strongest on their own first; ties (slices of the same rows) in the itemsets' own order, so
+        # that any engine's table, whatever its row order, gives the same findings
+        keys = tuple(rows.cand_codes[mine].T[::-1]) + (-np.abs(z_own[mine]),)
+        rivals = mine[np.lexsort(keys)[:SWAP_RIVALS]] if mine.size else mine
+        others = [g for g in kept if g != f]
+        if rivals.size and fast:
+            label_lo, h_lo = test.without(kept, i, uniq, inverse)
+        best, gain = None, SWAP_MARGIN
         for x in rivals:
-            b = abs(test.z(int(x), others + [f]))
-            a = abs(test.z(f, others + [int(x)]))
-            if b - a <= max(gain, SWAP_MARGIN):
+            b = abs(test._z(int(x), label_all, h_all)) if fast else abs(test.z(int(x), others + [f]))
+            if b <= gain:  # the finding's |z| given it is at least 0
                 continue
-            if others and abs(test.z(int(x), others)) < bar_z(len(chosen)):
+            a = abs(test._z(f, *test.with_member(label_lo, h_lo, int(x)))) if fast else abs(test.z(f, others + [int(x)]))
+            if b - a <= gain:
                 continue
-            best, gain = (i, int(x)), b - a
-    if best is None:
-        return None
-    out = list(chosen)
-    out[best[0]] = best[1]
+            if others and abs(test.z(int(x), others)) < bar_z(len(kept)):
+                continue
+            best, gain = int(x), b - a
+        if best is not None:
+            swaps.append((gain, i, best))
+    out = list(kept)
+    taken: set = set()
+    for gain, i, x in sorted(swaps, key=lambda t: (-t[0], t[1])):  # each finding's best, a rival taken once
+        if x not in taken:
+            out[i] = x
+            taken.add(x)
     return out
 
 
@@ -325,15 +368,22 @@ class _ResidualTest:
             self._members[position] = got
         return got
 
-    def z(self, position: int, given: list) -> float:
-        """The residual statistic of candidate ``position`` given the findings ``given``, signed."""
-        if given:
+    def _labels(self, given: list) -> tuple[np.ndarray, int]:
+        """Each row's stratum (its pattern of membership in ``given``), numbered 0 to h - 1."""
+        if not given:
+            return np.zeros(self.codes.shape[0], dtype=np.int64), 1
+        if len(given) > 62:
             bits = np.column_stack([self.member(g) for g in given])
             _, label = np.unique(np.packbits(bits, axis=1), axis=0, return_inverse=True)
             label = label.ravel()
-        else:
-            label = np.zeros(self.codes.shape[0], dtype=np.int64)
-        h = int(label.max(initial=0)) + 1
+            return label, int(label.max()) + 1
+        pattern = np.zeros(self.codes.shape[0], dtype=np.int64)
+        for i, g in enumerate(given):
+            pattern |= self.member(g).astype(np.int64) << i
+        uniq, label = np.unique(pattern, return_inverse=True)
+        return label.ravel(), uniq.size
+
+    def _z(self, position: int, label: np.ndarray, h: int) -> float:
         totals = _sums_by(label, self.w, h)
         mine = self.member(position)
         tallies = _sums_by(label[mine], self.w[mine], h)
@@ -341,6 +391,36 @@ class _ResidualTest:
         st = _Strata.from_entries(1, np.zeros(keep.size, dtype=np.int64), keep, tallies[keep], totals, self.binary)
         return float(st.exact_z(np.zeros(1, dtype=np.int64), st.z())[0])
 
+    def z(self, position: int, given: list) -> float:
+        """The residual statistic of candidate ``position`` given the findings ``given``, signed."""
+        label, h = self._labels(given)
+        return self._z(position, label, h)
+
+    def _pattern(self, findings: list) -> tuple[np.ndarray, np.ndarray]:
+        pattern = np.zeros(self.codes.shape[0], dtype=np.int64)
+        for i, g in enumerate(findings):
+            pattern |= self.member(g).astype(np.int64) << i
+        uniq, inverse = np.unique(pattern, return_inverse=True)
+        return uniq, inverse.ravel()
+
+    def without(self, findings: list, i: int, uniq: np.ndarray, inverse: np.ndarray) -> tuple[np.ndarray, int]:
+        """The strata of ``findings`` but the i-th, from their patterns (``_pattern``)."""
+        sub, small = np.unique(uniq & ~np.int64(1 << i), return_inverse=True)
+        return small.ravel()[inverse], sub.size
+
+    def with_member(self, label: np.ndarray, h: int, position: int) -> tuple[np.ndarray, int]:
+        """The strata ``label`` split by membership in candidate ``position``, renumbered."""
+        both = label * 2 + self.member(position)
+        present = np.bincount(both, minlength=2 * h) > 0
+        return (np.cumsum(present) - 1)[both], int(present.sum())
+
+    def leave_one_out(self, findings: list) -> list[float]:
+        """|z| of each finding given all the others: the strata of every finding computed once, each
+        finding's own bit then left out of its rows' pattern."""
+        if len(findings) > 62:
+            return [abs(self.z(f, [g for g in findings if g != f])) for f in findings]
+        uniq, inverse = self._pattern(findings)
+        return [abs(self._z(f, *self.without(findings, i, uniq, inverse))) for i, f in enumerate(findings)]
 
 def _coarsest(table, k: int, cand: np.ndarray, position_of: np.ndarray, best: int, z: np.ndarray,
               active: np.ndarray, bar: float, z_scan: float) -> int:
@@ -592,6 +672,23 @@ class _Rows:
         if keep.all():
             return c, lab, tallies
         return c[keep], lab[keep], tallies[keep]
+
+    def add_rows_only(self, position: int) -> bool:
+        """:meth:`add` with no candidate followed: the finding's rows to their new strata (a resumed
+        search tests every candidate afterwards in one walk); False past :data:`MAX_STRATA`."""
+        f = self.slice_codes[self.cand[position]]
+        items = np.nonzero(f >= 0)[0]
+        inside = np.ones(self.codes.shape[0], dtype=bool)
+        for a in items:
+            inside &= self.codes[:, a] == f[a]
+        h = self.bits.shape[0]
+        old = np.flatnonzero(np.bincount(self.label[inside], minlength=h))
+        if h + old.size > MAX_STRATA:
+            return False
+        self.work += int(inside.sum())
+        self._split(old, inside, np.searchsorted(old, self.label[inside]), h)
+        self.order.append(int(position))
+        return True
 
     def add(self, strata: _Strata, position: int, active: np.ndarray) -> bool:
         """Split every stratum by membership in the slice ``finding``; False when the strata would

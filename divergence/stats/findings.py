@@ -151,8 +151,9 @@ def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, corr
     limit = None
     spent = 0
     seen = {frozenset(chosen)}
+    rows = None
     for revision in range(MAX_REVISIONS + 1):
-        rows = _Rows(table, cand, k)
+        rows = _Rows(table, cand, k) if rows is None else rows.fresh()
         rows.work = spent
         if budget is not None and limit is None:
             limit = max(float(budget[1]), float(budget[0]) * (n_items + rows.codes.shape[0]))
@@ -630,11 +631,14 @@ class _Rows:
         #: the rows with weight, their weights, and the rows holding each item as bitsets
         self.uw = np.ascontiguousarray(merged[self.used])
         self.row_bits = RowBits(self.codes[self.used], table.codes)
-        self.label = np.zeros(self.codes.shape[0], dtype=np.int64)
         self.slice_codes = table.codes
         self.parent = table.parent
         self.cand = cand
         self.cand_codes = table.codes[cand]
+        self._reset()
+
+    def _reset(self) -> None:
+        self.label = np.zeros(self.codes.shape[0], dtype=np.int64)
         #: the findings accounted for (candidate positions, in order) and, per stratum, which of
         #: them its rows are in, and the stratum it was split from (-1: the first)
         self.order: list[int] = []
@@ -645,6 +649,13 @@ class _Rows:
         #: the entries of the last final test (see :meth:`final`)
         self._last: dict | None = None
         self._walk_info: tuple | None = None
+
+    def fresh(self) -> "_Rows":
+        """The same rows with no finding accounted for (the rows, weights and bitsets shared)."""
+        out = _Rows.__new__(_Rows)
+        out.__dict__.update(self.__dict__)
+        out._reset()
+        return out
 
     def final_work(self, alive: np.ndarray) -> int:
         """The work of a final test of the candidates ``alive``: their lattice walked over every row."""

@@ -153,6 +153,10 @@ def test_summary_without_output(demo_csv):
     assert r.returncode == 0, r.stderr
     assert "fpr (false-positive rate): whole dataset" in r.stdout
     assert "region=South, education=Primary" in r.stdout
+    # the planted finding (about 120 negatives of 3,000 rows) is below n_min: the summary says so in
+    # the table's words
+    line = next(x for x in r.stdout.splitlines() if x.strip().startswith("region=South, education=Primary"))
+    assert "above · indicative" in line and "distinct finding" in line
 
 
 def test_output_is_not_left_half_written(demo_csv, tmp_path):
@@ -167,6 +171,8 @@ def test_family_option_and_verbose_say_which_family(demo_csv, tmp_path):
             "--metric", "fpr,fnr", "--attributes", "region,education", "--min-support", "0.02", "--verbose",
             "--output", str(out))
     assert r.returncode == 0, r.stderr
+    # n_min and n_power, each with its derivation
+    assert "n_min = " in r.stderr and "narrower than δ" in r.stderr and "n_power = " in r.stderr
     # the family in the one sentence every surface uses (divergence.present.formats.family_sentence)
     assert "fpr: q-values: Benjamini–Hochberg over 38 tests: the 19 slices tested for each of fpr and fnr" in r.stderr
     per = tmp_path / "m.csv"

@@ -535,6 +535,13 @@ class Finding:
     covers: int = 1
     #: whether it is a distinct finding (no stronger finding explains it)
     distinct: bool = False
+    #: whether it has n_min measured rows (below: the verdict is marked indicative)
+    meets: bool = True
+
+    @property
+    def badge(self) -> str:
+        """The verdict as the table shows it: 'above · indicative' below the minimum size."""
+        return verdict_label(self.verdict, None, None, self.meets)
 
 
 #: findings summarised as cards, in the app and in the report
@@ -634,10 +641,15 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
             who += (f"; accounts for {format_count(covers[int(i)] - 1)} other significant slice"
                     f"{'s' if covers[int(i)] > 2 else ''} (refinements, wider slices holding its rows, slices it "
                     "lifts or lowers)")
+        meets = bool(r[f"{m}_meets_min_size"]) if f"{m}_meets_min_size" in f.columns else True
+        if not meets:
+            n_min = ((a.get("min_size") or {}).get(m) or {}).get("n_min")
+            sure += (f"; indicative: {format_count(r[f'{m}_count'])} measured rows, below the minimum size "
+                     f"n_min = {format_count(n_min)} (its interval is wider than δ)")
         cards.append(Finding(index=int(i), itemset=str(r["itemset"]), verdict=str(r[f"{m}_verdict"]),
                              color=verdict_color(r[f"{m}_verdict"]), who=who, what=what, sure=sure,
                              todo=ACTIONS.get(str(r[f"{m}_verdict"]), ""), covers=covers.get(int(i), 1),
-                             distinct=distinct))
+                             distinct=distinct, meets=meets))
     return cards, int(candidates.size)
 
 

@@ -78,6 +78,9 @@ def test_findings_cards_say_who_what_how_sure_and_what_to_do(fpr_table, regressi
     cards, total = findings(fpr_table, "fpr")
     assert cards[0].itemset == DEMO_TRUTH["elevated_fpr"] and cards[0].verdict == "above"
     r = fpr_table.row(DEMO_TRUTH["elevated_fpr"])
+    # below the minimum size (415 negatives against n_min 791): the card says indicative, as the table
+    assert not r["fpr_meets_min_size"] and not cards[0].meets and cards[0].badge == "above · indicative"
+    assert "indicative" in cards[0].sure and "n_min = 791" in cards[0].sure
     assert cards[0].who == (f"{r['count']:,} rows (5.90% of all); FPR measured on {r['fpr_count']:,}; accounts for "
                             "86 other significant slices (refinements, wider slices holding its rows, slices it lifts "
                             "or lowers)")

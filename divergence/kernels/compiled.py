@@ -36,7 +36,7 @@ import numpy as np
 
 __all__ = ["kernel", "Kernel", "ArgType", "b1", "i4", "i8", "f4", "f8", "KERNEL_MODULES", "REGISTRY",
            "build_identity", "build_status", "load_build", "load_numba", "mode", "EXTENSION", "STAMP", "HERE",
-           "forget_build"]
+           "forget_build", "say_compiling", "COMPILING"]
 
 #: the modules holding kernels (dotted paths under the package): their source is part of a build's identity
 KERNEL_MODULES = ("prepare.tallies", "prepare.compression", "mining.mining_kernel", "mining.lattice", "stats.fisher")
@@ -188,8 +188,33 @@ class Kernel:
         if self._jit is None:
             with _LOCK:
                 if self._jit is None:
-                    self._jit = load_numba().njit(cache=True, nogil=True)(self.py_func)
+                    dispatcher = load_numba().njit(cache=True, nogil=True)(self.py_func)
+                    say_compiling(dispatcher)
+                    self._jit = dispatcher
         return self._jit
+
+
+#: what a process says, once, when numba is about to compile a kernel it has no cache of
+COMPILING = ("divergence: compiling the kernels for this machine with numba's JIT (the first run after "
+             "installing: a minute or two, once; cached for the next runs; `make kernels` builds them ahead of "
+             "time)")
+_SAID: list = []
+
+
+def say_compiling(dispatcher, stream=None) -> bool:
+    """Say :data:`COMPILING` on stderr, once per process, when ``dispatcher`` (numba's, with
+    ``cache=True``) has nothing cached on disk: its first call compiles, which takes seconds per
+    kernel, and a first run after installing would otherwise sit silent. True when it spoke."""
+    if _SAID:
+        return False
+    try:
+        cold = not os.path.exists(dispatcher._cache._cache_file._index_path)
+    except (AttributeError, TypeError):  # another numba's cache layout: say nothing rather than guess
+        return False
+    if cold:
+        _SAID.append(True)
+        print(COMPILING, file=stream or sys.stderr, flush=True)
+    return cold
 
 
 def kernel(*signature):

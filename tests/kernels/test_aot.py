@@ -267,3 +267,26 @@ def test_pycc_is_still_only_pending_deprecation():
     kinds = {type(w.message) for w in caught if "pycc" in str(w.message)}
     assert numba_errors.NumbaDeprecationWarning not in kinds, "numba now deprecates pycc: see docs/kernels.md"
     assert numba_errors.NumbaPendingDeprecationWarning in kinds
+
+
+def test_a_cold_jit_says_what_it_is_doing_once(monkeypatch, tmp_path):
+    """A process about to compile a kernel it has no cache of says so on stderr, once; with the
+    cache there it says nothing."""
+    import io
+    from types import SimpleNamespace
+
+    from divergence.kernels import compiled
+
+    def dispatcher(index):
+        return SimpleNamespace(_cache=SimpleNamespace(_cache_file=SimpleNamespace(_index_path=str(index))))
+
+    monkeypatch.setattr(compiled, "_SAID", [])
+    (tmp_path / "warm.nbi").write_text("")
+    out = io.StringIO()
+    assert not compiled.say_compiling(dispatcher(tmp_path / "warm.nbi"), out) and out.getvalue() == ""
+    assert compiled.say_compiling(dispatcher(tmp_path / "cold.nbi"), out)
+    assert not compiled.say_compiling(dispatcher(tmp_path / "cold2.nbi"), out)  # once per process
+    assert out.getvalue().count("compiling the kernels") == 1 and out.getvalue().endswith("ahead of time)\n")
+    # another numba's cache layout: silent, never an error
+    monkeypatch.setattr(compiled, "_SAID", [])
+    assert not compiled.say_compiling(SimpleNamespace(), out)

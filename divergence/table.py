@@ -86,8 +86,10 @@ class MetricStatistics:
     finding: np.ndarray | None = None
     explained_by: np.ndarray | None = None
     order: np.ndarray | None = None
-    #: the smallest slice at which a divergence of δ is found with the scan's power (None: none is)
+    #: the minimum slice size: the defined rows from which the slice's interval is narrower than δ
     n_min: int | None = None
+    #: the defined rows at which a divergence of δ is found among the scan's tests at 80% power
+    n_power: int | None = None
     delta: float | None = None
     other: dict = field(default_factory=dict)
 
@@ -115,8 +117,8 @@ class MetricStatistics:
         other = {c[len(m) + 1:]: v for c, v in cols.items() if c.startswith(m + "_") and c not in taken
                  and not any(c == n or c.startswith(n + "_") for n in longer)}
         size = ((table.assessment or {}).get("min_size") or {}).get(m) or {}
-        return cls(name=m, info=info, itemsets=table.itemsets, n_min=size.get("n_min"), delta=size.get("delta"),
-                   other=other, **named)
+        return cls(name=m, info=info, itemsets=table.itemsets, n_min=size.get("n_min"), n_power=size.get("n_power"),
+                   delta=size.get("delta"), other=other, **named)
 
 
 @dataclass(frozen=True, eq=False)

@@ -25,6 +25,7 @@ def test_each_statistic_is_the_frames_column(table):
         np.testing.assert_array_equal(s.divergence, f[f"{m}_divergence"].to_numpy())
         assert list(s.verdict) == list(f[f"{m}_verdict"]) and list(s.itemsets) == list(f["itemset"])
         assert s.n_min == table.assessment["min_size"][m]["n_min"] and s.delta == pytest.approx(0.05)
+        assert s.n_power == table.assessment["min_size"][m]["n_power"]
         # every column of the metric is a named field or in ``other``, once
         own = {c for c in table.columns if c == m or c.startswith(m + "_")}
         named = {m if k == "value" else f"{m}_{k}" for k in s.frame.columns if k not in s.other}

@@ -178,6 +178,12 @@ if res is not None and not state.get(K.RUN_ERROR) and not running:
     if settings.is_stale():
         st.warning("The settings changed since the last run: run again to see their results.")
     else:
-        how = "taken from the cache" if res.get("cached") else f"mined in {res['seconds']:.1f} s"
+        if res.get("cached"):
+            how = "taken from the cache"
+        elif res.get("reassessed"):
+            how = (f"re-assessed in {res['seconds']:.1f} s (only statistics settings changed: the slices mined "
+                   "before were kept, not mined again)")
+        else:
+            how = f"mined in {res['seconds']:.1f} s"
         st.success(f"{len(table) - 1:,} slices {how}.")
         st.page_link("pages/slices.py", label="See the slices", icon=":material/arrow_forward:")

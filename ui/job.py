@@ -55,19 +55,21 @@ def collect_scan() -> None:
         if mined is not None:  # the two share most of their arrays: half the size each
             cache.mined_results().put(spec["mined_key"], mined, job.result_bytes // 2)
         cache.assessed_results().put(spec["key"], table, job.result_bytes // (2 if mined is not None else 1))
-        store_result(table, spec, seconds=job.elapsed)
+        store_result(table, spec, seconds=job.elapsed, reassessed=bool(spec.get("reassessed")))
     elif job.state == "error":
         ss[K.RUN_ERROR] = job.error
 
 
-def store_result(table: SliceTable, spec: dict, seconds: float, cached: bool = False) -> None:
-    """Make ``table`` the session's result, labelled with the settings and data of ``spec``."""
+def store_result(table: SliceTable, spec: dict, seconds: float, cached: bool = False,
+                 reassessed: bool = False) -> None:
+    """Make ``table`` the session's result, labelled with the settings and data of ``spec``;
+    ``reassessed``: only the statistics were computed, on the mined table the server kept."""
     ss = st.session_state
     key = spec["plan_key"]
     ss[K.RUN_ERROR] = None
     # held by the server's results, not by the session (their memory budget bounds every session's)
     ss[K.RESULT] = state.HeldResult(table, spec["key"], plan=key, data_key=spec["data_key"], seconds=seconds,
-                                    cached=cached,
+                                    cached=cached, reassessed=reassessed,
                                     id=hashlib.blake2b((spec["data_key"] + key + spec["replicate_key"]).encode(),
                                                        digest_size=8).hexdigest(),
                                     **spec["labels"])

@@ -107,6 +107,7 @@ def start_scan(auto: bool = False) -> None:
         return
     request = spec.pop("request")
     mined = cache.mined_results().get(spec["mined_key"]) if spec["mined_key"] else None
+    spec["reassessed"] = mined is not None
     if mined is not None:  # only the statistics changed: assess the cached mining result
         request.mined, request.frame, request.path, request.files = mined, None, None, None
     ss[K.JOB] = worker.start(request, label=spec["what"], auto=auto, owner_alive=_session_alive(), meta=spec)

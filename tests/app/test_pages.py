@@ -293,6 +293,25 @@ def test_thresholds_min_size_and_persistence(app, reference):
     assert _metrics(at)["Not significant"] == format_count(h["n_not_significant"])
 
 
+def test_a_statistics_change_reassesses_and_says_so(app):
+    """A changed confidence re-assesses the mined table the server kept (no mining) and the page
+    says which of the two ran; a changed support mines again."""
+    at = go(app, "outcome")
+    keyed(at.radio, "w:support_mode").set_value("rows").run()
+    keyed(at.number_input, "w:support_rows").set_value(333).run()  # a support no other test mines at
+    run_scan(at)
+    first = [m.value for m in at.success]
+    assert any("slices mined in" in v for v in first), first
+    keyed(at.selectbox, "w:confidence").set_value(0.9).run()
+    keyed(at.checkbox, "w:default_delta").uncheck().run()
+    keyed(at.number_input, "w:delta").set_value(0.037).run()  # settings no other test assesses with
+    run_scan(at)
+    again = [m.value for m in at.success]
+    assert any("re-assessed in" in v and "not mined again" in v for v in again), again
+    assert at.session_state["result"]["table"].assessment["confidence"] == 0.9
+    assert at.session_state["result"]["reassessed"] and not at.session_state["result"]["cached"]
+
+
 def test_holdout_replication(app):
     at = go(app, "data")
     keyed(at.radio, "w:replication").set_value("holdout").run()

@@ -458,7 +458,9 @@ def _findings_columns(table, cols: dict, tests: dict, alpha: float, correction: 
             # each metric's search is given about the work of the scan (deterministic units, see
             # divergence.stats.findings.distinct_findings): a scan with findings costs about twice one without
             found = distinct_findings(table, k, significant[name], alpha, correction, level[name],
-                                      int(family_size.get(name) or 1), budget=budget)
+                                      int(family_size.get(name) or 1), budget=budget,
+                                      first_bar=_metric_bar(cols[f"{name}_p"], alpha, correction,
+                                                            int(family_size.get(name) or 1)))
             finding, by = found.finding, found.explained_by
             if found.cut:
                 cut[name] = (f"{name}: the search for distinct findings stopped after {int(finding.sum()):,} "
@@ -472,6 +474,26 @@ def _findings_columns(table, cols: dict, tests: dict, alpha: float, correction: 
         cols[f"{name}_explained_by"] = explained
         cols[f"{name}_order"] = default_order(cols, name, significant[name])
     return cut
+
+
+def _metric_bar(p: np.ndarray, alpha: float, correction: str, family: int) -> float | None:
+    """The |Z| a metric's first distinct finding must reach: the scan's correction applied to this
+    metric's slices alone (its largest p-value significant there, as a two-sided normal deviate; no
+    finding when none is). Over a family of several metrics, Benjamini-Hochberg's realised bar is
+    loosened by another metric's discoveries (a flat FNR borrows FPR's), while a meeting reads each
+    metric's findings on their own; the later findings' Holm bar is over the scan's family already.
+    None (no bar beyond the family's) when the family holds this metric's tests only."""
+    from .findings import _z_two_sided
+
+    p = np.asarray(p, dtype=float)[1:]
+    p = p[np.isfinite(p)]
+    if family <= p.size:
+        return None
+    if p.size == 0:
+        return math.inf
+    q = adjust_p(p, correction)
+    passed = p[q <= alpha]
+    return _z_two_sided(float(passed.max())) if passed.size else math.inf
 
 
 def _error_verdicts(q: dict, alpha: float, rows: bool) -> np.ndarray:

@@ -483,7 +483,7 @@ def _metric_bar(p: np.ndarray, alpha: float, correction: str, family: int) -> fl
     loosened by another metric's discoveries (a flat FNR borrows FPR's), while a meeting reads each
     metric's findings on their own; the later findings' Holm bar is over the scan's family already.
     None (no bar beyond the family's) when the family holds this metric's tests only."""
-    from .findings import _z_two_sided
+    from .stats import normal_quantile
 
     p = np.asarray(p, dtype=float)[1:]
     p = p[np.isfinite(p)]
@@ -493,7 +493,7 @@ def _metric_bar(p: np.ndarray, alpha: float, correction: str, family: int) -> fl
         return math.inf
     q = adjust_p(p, correction)
     passed = p[q <= alpha]
-    return _z_two_sided(float(passed.max())) if passed.size else math.inf
+    return float(-normal_quantile(max(float(passed.max()), 1e-300) / 2.0)) if passed.size else math.inf
 
 
 def _error_verdicts(q: dict, alpha: float, rows: bool) -> np.ndarray:

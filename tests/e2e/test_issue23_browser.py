@@ -19,10 +19,15 @@ def _radio(page, text: str) -> None:
     closes the expander around it, or redraws it elsewhere, is taken as made.)"""
     page.get_by_text(text, exact=True).first.click()
     _settle(page)
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     option = page.get_by_role("radio", name=text, exact=True)
     for _ in range(4):
-        if option.count() == 0 or not option.first.is_visible() or option.first.is_checked():
-            return
+        try:
+            if option.count() == 0 or not option.first.is_visible() or option.first.is_checked(timeout=5_000):
+                return
+        except PlaywrightTimeout:  # drawn away between the look and the check: taken as made (the caller
+            return                 # then waits for what the choice shows)
         page.get_by_text(text, exact=True).first.click()
         _settle(page)
     assert option.first.is_checked(), f"the radio option {text!r} could not be chosen"

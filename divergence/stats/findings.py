@@ -22,6 +22,11 @@ second, false finding through in up to 2α of the scans of a world with one real
 is the scan's, not the candidates', because the candidates were chosen by the same data (a slice
 significant by luck has a residual test about as strong as its own), and any slice of the family
 could have been a follow-up test.
+Once the forward search ends the findings are revisited (:func:`_revise`): a finding the others
+explain is dropped (the backward step: a stand-in chosen early, or a slice that read low only
+because later findings lift the average), and a finding is swapped for a candidate it explains that
+explains it better (a correlated stand-in for the real cohort); the forward search then resumes once
+from the revised set.
 A candidate left over is *explained by* the finding whose arrival weakened its residual test the
 most when that test no longer passes the scan's own bar (the corrected level its own test passed);
 one whose residual test still passes it, without passing the follow-up bar, is significant but not
@@ -32,7 +37,8 @@ the hypergeometric test behind Fisher's, with its continuity correction); real o
 stratified difference of means with weights n₁n₀/(n₁+n₀) and, in each stratum, the slice's
 variance taken as at least the rest's (the skew guard's choice, made on both sides). Tallies per
 slice and stratum are sums over the distinct rows, one walk of the lattice per finding restricted
-to that finding's rows, so nothing is approximated and the cost is a fraction of a mining pass.
+to that finding's rows, so nothing is approximated. Its cost (docs/performance.md): on Adult at
+support 0.005 about ten times the mining pass, the revision included.
 """
 from __future__ import annotations
 

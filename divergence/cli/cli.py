@@ -198,10 +198,20 @@ class _Progress:
         print(f"{info['stage']}{extra}", file=sys.stderr, flush=True)
 
 
+def _labelled(shown, rows, metric: str):
+    """``shown`` with its verdicts as the table shows them: 'above · indicative' below n_min."""
+    from ..present.formats import verdict_label
+
+    if f"{metric}_verdict" not in shown or f"{metric}_meets_min_size" not in rows:
+        return shown
+    return shown.assign(**{f"{metric}_verdict": [verdict_label(v, None, None, ok) for v, ok in
+                                                 zip(rows[f"{metric}_verdict"], rows[f"{metric}_meets_min_size"])]})
+
+
 def _summary(table, top: int, keep: dict | None = None, sort_by: str | None = None) -> str:
     import pandas as pd
 
-    from ..present.formats import finding_label, verdict_label
+    from ..present.formats import finding_label
     from ..scores import sort_column
     from ..present.views import headline_tiles
 
@@ -230,10 +240,7 @@ def _summary(table, top: int, keep: dict | None = None, sort_by: str | None = No
                                         ascending=by is not None and by.endswith(("_p", "_q", "_order")))
             rows = rows if keep is None else rows[keep[m.name][rows.index]].head(top)
             shown = rows[cols]
-            if f"{m.name}_verdict" in shown and f"{m.name}_meets_min_size" in rows:  # 'above · indicative'
-                shown = shown.assign(**{f"{m.name}_verdict": [
-                    verdict_label(v, None, None, ok) for v, ok in zip(rows[f"{m.name}_verdict"],
-                                                                      rows[f"{m.name}_meets_min_size"])]})
+            shown = _labelled(shown, rows, m.name)
             if f"{m.name}_finding" in table.columns:
                 shown = shown.assign(finding=[finding_label(a, b) for a, b in
                                               zip(rows[f"{m.name}_finding"], rows[f"{m.name}_explained_by"])])
@@ -500,7 +507,6 @@ def _compare_summary(c, top: int) -> str:
     import pandas as pd
 
     from ..comparison.compare import COMPARE_VERDICTS
-    from ..present.formats import verdict_label
 
     a = c.assessment
     lines = [f"{c.n_rows:,} rows ({a['rows_compared']:,} compared), {len(c) - 1:,} slices with support >= "
@@ -522,11 +528,7 @@ def _compare_summary(c, top: int) -> str:
             lines.append(f"the {len(rows)} slices where the model is worst against the reference (the too small left "
                          f"out: below n_min = {f'{n_min:,}' if n_min is not None else 'more than the rows'} and neither "
                          "significant nor within ±δ):")
-            shown = rows[cols]
-            if len(rows) and f"{m.name}_meets_min_size" in rows:  # 'worse · indicative'
-                shown = shown.assign(**{f"{m.name}_verdict": [
-                    verdict_label(v, None, None, ok) for v, ok in zip(rows[f"{m.name}_verdict"],
-                                                                      rows[f"{m.name}_meets_min_size"])]})
+            shown = _labelled(rows[cols], rows, m.name)
             lines.append(shown.to_string(index=False) if len(rows) else "(none)")
     return "\n".join(lines)
 

@@ -47,7 +47,7 @@ from ..prepare.outcomes import (
     match_label,
 )
 from ..stats.paired import PooledNull, mcnemar_p, paired_proportion_interval, paired_t
-from ..stats.stats import MIN_SIZE_POWER, first_enough, adjust_p, interval_min_size, paired_min_size, z_value
+from ..stats.stats import MIN_SIZE_POWER, adjust_p, interval_min_size, paired_min_size, smallest_enough, z_value
 from ..table import MetricInfo, SliceTable, find_metric, write_csv
 from ..vocabulary import COMPARE_VERDICTS, CORRECTIONS, METRIC_LABELS
 
@@ -803,12 +803,7 @@ def _paired_rate_min_size(delta: float, discordant: float, confidence: float) ->
         lo, hi = paired_proportion_interval(np.array([b]), np.array([c]), np.array([float(n)]), confidence)
         return bool(hi[0] - lo[0] < delta)
 
-    lo, hi = 1, 64
-    if enough(lo):
-        return lo
-    while not enough(hi):
-        lo, hi = hi, 2 * hi
-    return first_enough(enough, lo, hi)
+    return smallest_enough(enough, 1, 64)
 
 
 def _verdicts(info: CompareMetric, change, low, high, q, meets, alpha: float, delta: float) -> np.ndarray:

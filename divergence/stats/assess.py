@@ -195,15 +195,12 @@ def min_size_derivation(overall: float, sigma: float, binary: bool, delta: float
             "slice is still shown with its interval: significant, it is a finding marked indicative; not "
             "significant, it is too small to tell."
             + ("" if n_min <= N else f" No slice here has that many ({N:,} {where} in all)."))
-    power_lead = (f"To be found among the m = {tests:,} tests at {power:.0%} power, a divergence of δ = {delta:.4g} "
-                  f"needs n_power = ")
+    lead = f"To be found among the m = {tests:,} tests at {power:.0%} power, a divergence of δ = {delta:.4g} "
     if n_power is None:
-        power_text = (f"To be found among the m = {tests:,} tests at {power:.0%} power, a divergence of δ = "
-                      f"{delta:.4g} would need more than the {N:,} {where} (the bar: {bar_text}; the test: "
-                      f"{test_text}).")
+        power_text = (lead + f"would need more than the {N:,} {where} (the bar: {bar_text}; the test: {test_text}).")
     else:
-        power_text = (power_lead + f"{n_power:,} {where}. The bar: {bar_text}. The test: {test_text}; the divergence "
-                      "is (1 − n/N) times the slice-minus-rest difference. It grows with the slices tested.")
+        power_text = (lead + f"needs n_power = {n_power:,} {where}. The bar: {bar_text}. The test: {test_text}; the "
+                      "divergence is (1 − n/N) times the slice-minus-rest difference. It grows with the slices tested.")
     return {**base, "n_min": int(n_min), "n_power": int(n_power) if n_power is not None else None,
             "width_at": float(at), "closed_form": float(closed), "sides": sides, "text": text,
             "power_text": power_text}

@@ -190,8 +190,8 @@ def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, corr
 def _forward(rows: "_Rows", strata: "_Strata", chosen: list, binary: bool, bar_z, prefer: int, support: np.ndarray,
              budget: float | None, table, k: int, cand: np.ndarray, position_of: np.ndarray, z_scan_own: float
              ) -> tuple[list, np.ndarray, np.ndarray, str]:
-    """The forward search from the findings ``chosen`` (the last of them not yet accounted for by
-    ``rows``): again and again the candidate whose residual test given the findings is strongest
+    """The forward search from the findings ``chosen`` (one: the first finding; more: a revision's,
+    whose strata are split at once and every candidate then tested in one walk): again and again the candidate whose residual test given the findings is strongest
     joins them while it passes its bar; then every candidate left is tested given all the findings,
     and the search goes on from there while one could be a finding. Returns the findings, the
     candidates left (a mask), their residual statistics given every finding, and why it was cut."""
@@ -318,7 +318,7 @@ def _swaps(test: "_ResidualTest", rows: "_Rows", kept: list, left: np.ndarray, z
     fast = len(kept) <= 62
     if fast:
         uniq, inverse = test._pattern(kept)
-        label_all, h_all = np.unique(uniq, return_inverse=True)[1].ravel()[inverse], uniq.size
+        label_all, h_all = inverse, uniq.size
     swaps = []
     for i, f in enumerate(kept):
         mine = left[explains & (by == column[f])]
@@ -384,11 +384,8 @@ class _ResidualTest:
             _, label = np.unique(np.packbits(bits, axis=1), axis=0, return_inverse=True)
             label = label.ravel()
             return label, int(label.max()) + 1
-        pattern = np.zeros(self.codes.shape[0], dtype=np.int64)
-        for i, g in enumerate(given):
-            pattern |= self.member(g).astype(np.int64) << i
-        uniq, label = np.unique(pattern, return_inverse=True)
-        return label.ravel(), uniq.size
+        uniq, label = self._pattern(given)
+        return label, uniq.size
 
     def _z(self, position: int, label: np.ndarray, h: int) -> float:
         totals = _sums_by(label, self.w, h)
@@ -404,6 +401,8 @@ class _ResidualTest:
         return self._z(position, label, h)
 
     def _pattern(self, findings: list) -> tuple[np.ndarray, np.ndarray]:
+        """The rows' patterns of membership in ``findings`` (at most 62, one bit each): the distinct
+        patterns, sorted, and each row's place among them."""
         pattern = np.zeros(self.codes.shape[0], dtype=np.int64)
         for i, g in enumerate(findings):
             pattern |= self.member(g).astype(np.int64) << i
@@ -690,14 +689,19 @@ class _Rows:
             return c, lab, tallies
         return c[keep], lab[keep], tallies[keep]
 
-    def add_rows_only(self, position: int) -> bool:
-        """:meth:`add` with no candidate followed: the finding's rows to their new strata (a resumed
-        search tests every candidate afterwards in one walk); False past :data:`MAX_STRATA`."""
+    def _inside(self, position: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The candidate ``position``'s codes, its items' attributes, and its distinct rows (a mask)."""
         f = self.slice_codes[self.cand[position]]
         items = np.nonzero(f >= 0)[0]
         inside = np.ones(self.codes.shape[0], dtype=bool)
         for a in items:
             inside &= self.codes[:, a] == f[a]
+        return f, items, inside
+
+    def add_rows_only(self, position: int) -> bool:
+        """:meth:`add` with no candidate followed: the finding's rows to their new strata (a resumed
+        search tests every candidate afterwards in one walk); False past :data:`MAX_STRATA`."""
+        _, _, inside = self._inside(position)
         h = self.bits.shape[0]
         old = np.flatnonzero(np.bincount(self.label[inside], minlength=h))
         if h + old.size > MAX_STRATA:
@@ -715,11 +719,7 @@ class _Rows:
         A candidate holding every item of the finding moves whole; one fixing an attribute of the
         finding to another value has no row in it; the others' rows in it come from one walk of
         their lattice over the finding's distinct rows."""
-        f = self.slice_codes[self.cand[position]]
-        items = np.nonzero(f >= 0)[0]
-        inside = np.ones(self.codes.shape[0], dtype=bool)
-        for a in items:
-            inside &= self.codes[:, a] == f[a]
+        f, items, inside = self._inside(position)
         h = len(strata)
         old = np.flatnonzero(np.bincount(self.label[inside], minlength=h))
         if h + old.size > MAX_STRATA:

@@ -17,7 +17,8 @@ from ..prepare.tallies import metric_columns
 from ..vocabulary import CORRECTIONS
 
 __all__ = ["beta_t", "welch_t", "fisher_exact_p", "welch_p", "slice_means", "CORRECTIONS", "adjust_p",
-           "corrected_level", "detection_power", "first_enough", "interval_min_size", "interval_width", "mean_difference_test",
+           "corrected_level", "detection_power", "first_enough", "smallest_enough", "interval_min_size",
+           "interval_width", "mean_difference_test",
            "min_slice_size", "MIN_SIZE_POWER", "paired_power",
            "paired_min_size", "outcome_skewness",
            "normal_quantile", "rate_difference_interval", "rest_skew", "SKEW_GUARD", "t_interval", "wilson_interval",
@@ -292,10 +293,17 @@ def interval_min_size(delta: float, confidence: float, *, binary: bool, rate: fl
         return interval_width(n, confidence, binary=binary, rate=rate, sigma=sigma) < delta
 
     lo = 1 if binary else 2
+    guess = 2 * int(math.ceil((2.0 * z_value(confidence) * (math.sqrt(rate * (1.0 - rate)) if binary
+                                                            else sigma) / delta) ** 2)) + 8
+    return smallest_enough(enough, lo, guess)
+
+
+def smallest_enough(enough, lo: int, guess: int) -> int:
+    """The first n ≥ ``lo`` with ``enough(n)``, for an ``enough`` that stays true once it is: from
+    ``guess`` (doubled until enough), then by bisection (:func:`first_enough`)."""
     if enough(lo):
         return lo
-    hi = max(lo + 1, 2 * int(math.ceil((2.0 * z_value(confidence) * (math.sqrt(rate * (1.0 - rate)) if binary
-                                                                      else sigma) / delta) ** 2)) + 8)
+    hi = max(lo + 1, int(guess))
     while not enough(hi):
         lo, hi = hi, 2 * hi
     return first_enough(enough, lo, hi)

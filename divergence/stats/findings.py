@@ -143,8 +143,7 @@ def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, corr
     position_of = np.full(n_items, -1, dtype=np.int64)
     position_of[cand] = np.arange(cand.size)
     z_scan_own = _z_two_sided(1.0 - scan_level)
-    chosen[0] = _coarsest(table, k, cand, position_of, chosen[0], z_own, np.ones(cand.size, dtype=bool), z_scan_own,
-                          z_scan_own)
+    chosen[0] = _coarsest(table, k, cand, position_of, chosen[0], z_own, np.ones(cand.size, dtype=bool), z_scan_own)
     m_follow = max(int(family_size), 1)
 
     def bar_z(j: int) -> float:  # the j-th finding's bar (j >= 2), as |Z|
@@ -234,7 +233,7 @@ def _forward(rows: "_Rows", strata: "_Strata", chosen: list, binary: bool, bar_z
             if np.abs(exact).max() < bar_z(j):
                 break
             best = _strongest(top, exact, prefer, support)
-            best = _coarsest(table, k, cand, position_of, int(best), z, active, bar_z(j), z_scan_own)
+            best = _coarsest(table, k, cand, position_of, int(best), z, active, z_scan_own)
             chosen.append(int(best))
             alive[best] = False
             active[best] = False
@@ -429,12 +428,15 @@ class _ResidualTest:
         return [abs(self._z(f, *self.without(findings, i, uniq, inverse))) for i, f in enumerate(findings)]
 
 def _coarsest(table, k: int, cand: np.ndarray, position_of: np.ndarray, best: int, z: np.ndarray,
-              active: np.ndarray, bar: float, z_scan: float) -> int:
+              active: np.ndarray, z_scan: float) -> int:
     """The finding to take for the strongest candidate ``best``: a wider candidate (a subset of its
     items) from which it does not differ (its rows against the wider slice's other rows, not
-    significant at the scan's bar) and whose own residual test passes the bar, the strongest of
-    them; else ``best``. A lucky refinement of a real cohort can test a little stronger than the
-    cohort: the refinement is explained by the cohort, not the other way round."""
+    significant at the scan's bar) and whose own residual test passes the scan's bar, the strongest
+    of them; else ``best``. A lucky refinement of a real cohort can test a little stronger than the
+    cohort: the refinement is explained by the cohort, not the other way round. ``best`` passed the
+    finding's bar already, so the wider slice need only pass the scan's (a weak cohort whose lucky
+    refinement alone reaches a later finding's Holm bar is named, not its refinement); the number of
+    findings is the same either way."""
     from itertools import combinations
 
     codes = table.codes[cand[best]]
@@ -451,7 +453,7 @@ def _coarsest(table, k: int, cand: np.ndarray, position_of: np.ndarray, best: in
     pos = position_of[np.maximum(rows, 0)]
     ok = (rows >= 0) & (pos >= 0)
     pos = pos[ok]
-    pos = pos[active[pos] & (np.abs(z[pos]) >= bar)]
+    pos = pos[active[pos] & (np.abs(z[pos]) >= z_scan)]
     if pos.size == 0:
         return best
     n, s, q = (np.asarray(table.tallies[:, c], dtype=float) for c in metric_columns(k))

@@ -112,10 +112,13 @@ def shrink_lattice(codes: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarra
     """Shrunk divergences that respect the lattice: a refinement shrunk towards its parent.
 
     A slice S with parent J (an itemset one item shorter, holding S's rows) has the increment
-    ``d = mean(S) - mean(J)``, which is ``(n_R/n_J)·(mean(S) - mean(R))`` with R = J∖S: it is
-    measured from S's and R's rows, and its variance ``se² = σ²(1/n_S − 1/n_J)`` (σ² pooled in J
-    for a 0/1 outcome; for a real one S's variance taken as at least J's) accounts for the
-    overlap of the two slices. The parent is the one-item-shorter subset the increment is smallest
+    ``d = raw(S) − shrunk(J)`` over what the parent's divergence is estimated to be: where J keeps
+    its size that is ``mean(S) − mean(J)``, of variance ``σ²(1/n_S − 1/n_J)`` (σ² pooled in J for a
+    0/1 outcome; for a real one S's variance taken as at least J's), the overlap of the two slices
+    accounted for; where J shrinks to 0 (its divergence is not told from noise) it is S's own
+    divergence from the whole dataset, of variance ``σ²(1/n_S − 1/N)``, so that an interaction of
+    items that do not diverge alone keeps its size as a single item does (between the two, see
+    :func:`_increment`). The parent is the one-item-shorter subset the increment is smallest
     against (in standard errors): the subset S is most like. The increments of each length share a
     prior (:func:`shrink`, fitted on that length's increments: the whole dataset is the parent of
     every single item), so where the data hold real cohorts at one length and only noise in their
@@ -152,7 +155,8 @@ def shrink_lattice(codes: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarra
         found = parents >= 0
         p = np.maximum(parents, 0)
         me = np.repeat(rows, length).reshape(rows.size, length)
-        d, se = _increment(n[me], mean[me], var[me], n[p], mean[p], var[p], binary)
+        d, se = _increment(n[me], mean[me], var[me], n[p], mean[p], var[p], binary,
+                           base=(n[0], mean[0]), parent_shrunk=out[p])
         with np.errstate(invalid="ignore", divide="ignore"):
             z = np.where(se > 0, np.abs(d) / np.where(se > 0, se, 1.0), np.where(d == 0, 0.0, np.inf))
         z = np.where(found & np.isfinite(d), z, np.inf)
@@ -171,11 +175,29 @@ def shrink_lattice(codes: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarra
     return out
 
 
-def _increment(n_s, mean_s, var_s, n_j, mean_j, var_j, binary: bool) -> tuple[np.ndarray, np.ndarray]:
-    """A slice's increment over its parent (``mean_s - mean_j``) and its standard error."""
+def _increment(n_s, mean_s, var_s, n_j, mean_j, var_j, binary: bool, *, base=None,
+               parent_shrunk=None) -> tuple[np.ndarray, np.ndarray]:
+    """A slice's increment over its parent's shrunk divergence and its standard error.
+
+    The increment is ``raw(S) − shrunk(J)`` (raw: the difference from the whole dataset's mean):
+    over the parent's measured mean where the parent kept its size (``mean_s − mean_j``), over the
+    whole dataset's where the parent shrank to 0 (an interaction of items that do not diverge alone
+    is measured from the whole dataset, as a single item is). With ``f = shrunk(J)/raw(J)`` in
+    [0, 1] the increment is ``mean_s − f·mean_j − (1−f)·mean_0`` on nested rows, of variance
+    ``σ²(1/n_S − f(2−f)/n_J − (1−f)²/N)``. Without ``base`` (``(N, mean_0)``), f is 1."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        d = mean_s - mean_j
-        share = np.maximum(1.0 / np.where(n_s > 0, n_s, np.nan) - 1.0 / np.where(n_j > 0, n_j, np.nan), 0.0)
+        if base is None:
+            f = np.ones_like(np.asarray(mean_j, dtype=float))
+            n_0 = np.inf
+            mean_0 = 0.0
+        else:
+            n_0, mean_0 = base
+            raw_j = mean_j - mean_0
+            f = np.where(raw_j != 0, np.asarray(parent_shrunk, dtype=float) / np.where(raw_j != 0, raw_j, 1.0), 1.0)
+            f = np.clip(np.where(np.isfinite(f), f, 1.0), 0.0, 1.0)
+        d = mean_s - f * mean_j - (1.0 - f) * mean_0
+        inv = lambda m: 1.0 / np.where(m > 0, m, np.nan)  # noqa: E731
+        share = np.maximum(inv(n_s) - f * (2.0 - f) * inv(n_j) - (1.0 - f) ** 2 / n_0, 0.0)
         if binary:
             sigma2 = mean_j * (1.0 - mean_j)
         else:
@@ -184,3 +206,4 @@ def _increment(n_s, mean_s, var_s, n_j, mean_j, var_j, binary: bool) -> tuple[np
     d = np.where(n_s >= n_j, 0.0, d)  # the same rows as the parent: no increment
     se = np.where(n_s >= n_j, 0.0, se)
     return d, se
+

@@ -10,7 +10,7 @@ Sections (every table seeded; the same numbers for the same runs):
 - power: one slice (``segment=s0``, divergence.simulate.sized_slice_table) among six random
   attributes (10,000 rows, support 0.005, about 4,500 tests), its true divergence exactly δ
   (0.05 for a rate, 0.2 standard deviations for a real outcome; above and below), at 1.0 and
-  1.1 times the n_min the scan derives (taken from a first scan of the setting): how often it is
+  1.1 times the n_power the scan derives (taken from a first scan of the setting): how often it is
   called ``above`` / ``below``. Also, over every slice of every scan of the section: significant
   slices labelled ``too small`` (the rule makes it impossible; counted, not assumed).
 - cohorts: divergence.simulate.cohort_table: a model as good as possible except in one cohort
@@ -73,12 +73,13 @@ def power_section(runs: int) -> list[Row]:
         delta = sign * (0.05 if kind == "rate" else 0.2 * _SD[kind])
         kw_scan = {"delta": 0.05} if kind == "rate" else {}
         base_kw = {"base": base} if kind == "rate" else {}
-        # the setting's n_min, as the scan derives it (a first scan with the slice at 1,000 rows)
+        # the setting's n_power (the rows a δ divergence needs to be found at 80% among the scan's
+        # tests), as the scan derives it (a first scan with the slice at 1,000 rows); n_min beside it
         df, kw, _ = sized_slice_table(999_000, 1000, kind=kind, delta=delta, **base_kw)
         info = _scan(df, kw, **kw_scan).assessment["min_size"]["o"]
-        n_min = info["n_min"]
+        n_power, n_min = info["n_power"], info["n_min"]
         for mult in (1.0, 1.1):
-            size = int(math.ceil(mult * n_min))
+            size = int(math.ceil(mult * n_power))
             found = meets = 0
             for seed in range(runs):
                 df, kw, truth = sized_slice_table(seed, size, kind=kind, delta=delta, **base_kw)
@@ -91,9 +92,10 @@ def power_section(runs: int) -> list[Row]:
                 small_significant += int((sig & (f["o_verdict"] == "too small").to_numpy()).sum())
                 tested += int(sig.sum())
             target = (">=", 0.80) if mult > 1 and kind in ("rate", "normal") else ()
-            rows.append(Row("power", f"{label}: slice of {mult:g} × n_min = {size:,} rows, δ = {abs(delta):.3g}, "
+            rows.append(Row("power", f"{label}: slice of {mult:g} × n_power = {size:,} rows, δ = {abs(delta):.3g}, "
                                      f"called {'above' if sign > 0 else 'below'}", runs, found / runs, target,
-                            f"n_min {n_min:,} (m = {info['tests']:,}); meets n_min in {meets / runs:.0%}"))
+                            f"n_power {n_power:,} (m = {info['tests']:,}), n_min {n_min:,}; meets n_min in "
+                            f"{meets / runs:.0%}"))
             print(rows[-1], flush=True)
     rows.append(Row("power", "significant slices (every slice of every scan above) labelled too small", tested,
                     small_significant / max(tested, 1), ("<=", 0.0), f"{tested:,} significant slices"))

@@ -8,11 +8,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import re
 import sys
 from typing import TYPE_CHECKING, Sequence
 
 from ..budget import TIME_CUT
-from ..errors import DivergenceInputError
+from ..errors import DivergenceInputError, shown
 from ..vocabulary import QUANTILE_MODES, REPORT_SORTS, SCAN_ENGINES
 
 if TYPE_CHECKING:
@@ -612,9 +613,52 @@ def _catch_signals() -> dict:
     return old
 
 
+#: the longest error line printed: a value nobody cut (a plan's 900 KB name) is cut here
+MAX_LINE = 1_000
+
+
 def _one_line(text: str) -> str:
-    """A message on one line (a user's value may hold line breaks)."""
-    return " ".join(str(text).split("\n")).replace("\r", " ").strip()
+    """A message on one line (a user's value may hold line breaks), cut to :data:`MAX_LINE`."""
+    line = " ".join(str(text).split("\n")).replace("\r", " ").strip()
+    if len(line) > MAX_LINE:
+        line = f"{line[:MAX_LINE]}… ({len(line) - MAX_LINE:,} more characters)"
+    return line
+
+
+#: control characters (C0 but tab and line feed, DEL, C1): a terminal would act on them (clear the
+#: screen, set the window's title, recolour), so text from the data never prints them as they are
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+class _Inert:
+    """A text stream that writes a control character as its escape (ESC as ``\\x1b``): a column
+    name or a value printed by the CLI shows what it holds and cannot drive the terminal."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(_CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", text))
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _refuse_output_over_input(args) -> None:
+    """An output (``--output``, ``--save-plan``) that is one of the command's inputs (the data, the
+    plan, the previous data), by any name or link, is refused before anything runs: writing it would
+    replace the user's file."""
+    inputs = [getattr(args, name, None) for name in ("data", "plan", "previous")]
+    inputs = [str(p) for p in inputs if p and os.path.isfile(str(p))]
+    for flag, name in (("--output", "output"), ("--save-plan", "save_plan")):
+        out = getattr(args, name, None)
+        if not out:
+            continue
+        for given in inputs:
+            same = os.path.exists(str(out)) and os.path.samefile(str(out), given)
+            if same or os.path.realpath(str(out)) == os.path.realpath(given):
+                raise DivergenceInputError(f"{flag} {shown(str(out))} is the input file {shown(given)}: writing it "
+                                           "would replace your data. Choose another file name.")
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "divergence") -> int:
@@ -625,11 +669,14 @@ def main(argv: Sequence[str] | None = None, prog: str = "divergence") -> int:
 
     parser = build_parser(prog)
     old = _catch_signals()
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Inert(sys.stdout), _Inert(sys.stderr)
     try:
         args = parser.parse_args(argv)
         if not args.command:
             parser.print_help()
             return 2
+        _refuse_output_over_input(args)
         return COMMANDS[args.command](args)
     except DivergenceInputError as exc:
         print(f"divergence: error: {_one_line(exc)}", file=sys.stderr)
@@ -650,5 +697,6 @@ def main(argv: Sequence[str] | None = None, prog: str = "divergence") -> int:
         print(f"divergence: stopped ({name}); no partial file was left.", file=sys.stderr)
         return 128 + exc.signum
     finally:
+        sys.stdout, sys.stderr = streams
         for sig, handler in old.items():
             signal.signal(sig, handler)

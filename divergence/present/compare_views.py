@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 from ..comparison.compare import Comparison
 from ..errors import DivergenceInputError
 from .formats import (COMPARE_VERDICT_COLORS, finding_label, format_count, format_divergence, format_interval, format_p,
-                      format_value, is_undefined, wrap_itemset)
+                      format_value, is_undefined, plotly_text, wrap_itemset)
 from .views import add_interval_traces, axis_range, interval_layout, metric_label, slice_table_figure
 
 __all__ = ["worst_slice", "COMPARE_VERDICT_COLORS", "compare_headline", "compare_view", "compare_display_frame",
@@ -118,7 +118,7 @@ def change_interval_figure(c: Comparison, rows: pd.DataFrame, metric: str | None
         color_of=lambda v: COMPARE_VERDICT_COLORS.get(v, "#868e96"),
         name_of=lambda v, indicative: v + (" (below the minimum size)" if indicative else ""),
         hover=lambda sel, v, a, b: [
-            f"{s or '(whole dataset)'}<br>model {format_value(x, binary)}, reference {format_value(y, binary)}"
+            f"{plotly_text(s or '(whole dataset)')}<br>model {format_value(x, binary)}, reference {format_value(y, binary)}"
             f"<br>change {format_divergence(d / scale, binary)} {_signed_interval(e / scale, f / scale, binary)}"
             f"<br>{format_count(k)} rows · {verdict}"
             for s, x, y, d, e, f, k, verdict in zip(itemsets[sel], model[sel], ref[sel], v, a, b, counts[sel],
@@ -141,7 +141,7 @@ def change_contribution_figure(contributions: pd.DataFrame, *, binary: bool = Fa
     a = contributions.attrs
     m = a.get("metric", "metric")
     change, overall = a.get("change", float("nan")), a.get("overall_change", float("nan"))
-    title = (f"{a.get('itemset', '')}<br><sup>change in {metric_label(m)}: "
+    title = (f"{plotly_text(a.get('itemset', ''))}<br><sup>change in {metric_label(m)}: "
              f"{format_divergence(change, binary)} here, {format_divergence(overall, binary)} over the whole dataset "
              f"(items sum to the difference, {format_divergence(change - overall, binary)})</sup>")
     shown = contributions.copy()

@@ -14,7 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..errors import DivergenceInputError
-from .formats import format_count, format_divergence, format_threshold, verdict_color, wrap_itemset
+from .formats import format_count, format_divergence, format_threshold, plotly_text, verdict_color, wrap_itemset
 from ..table import SliceTable
 
 __all__ = ["contribution_figure", "item_values_figure", "lattice_figure", "overlap_figure"]
@@ -60,7 +60,7 @@ def _bars(frame: pd.DataFrame, value: str, *, metric: str, title: str,
             error_x = dict(type="data", symmetric=False, array=(k * (part[high] - part[value])).to_numpy(),
                            arrayminus=(k * (part[value] - part[low])).to_numpy(), color="#868e96", thickness=1.2)
         fig.add_trace(go.Bar(
-            x=k * part[value], y=part["item"], orientation="h", name=name, marker_color=color,
+            x=k * part[value], y=part["item"].map(plotly_text), orientation="h", name=name, marker_color=color,
             error_x=error_x, customdata=[format_divergence(v, binary) for v in part[value]],
             hovertemplate="%{y}: %{customdata}<extra></extra>",
         ))
@@ -70,7 +70,7 @@ def _bars(frame: pd.DataFrame, value: str, *, metric: str, title: str,
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
     )
     # keep the sorted order on the y axis whatever the trace split
-    fig.update_yaxes(categoryorder="array", categoryarray=f["item"].tolist(), automargin=True)
+    fig.update_yaxes(categoryorder="array", categoryarray=f["item"].map(plotly_text).tolist(), automargin=True)
     fig.update_xaxes(title_text=x_title + (" (pp)" if binary else ""), zeroline=True, zerolinewidth=1.5,
                      zerolinecolor="#868e96")
     return fig
@@ -87,7 +87,7 @@ def contribution_figure(contributions: pd.DataFrame, *, title: str | None = None
     metric = _label(attrs.get("metric", "metric"))
     if title is None:
         div = attrs.get("divergence", float(contributions["contribution"].sum()))
-        title = (f"{attrs.get('itemset', '')}<br><sup>{metric} divergence Δ = {format_divergence(div, binary)}"
+        title = (f"{plotly_text(attrs.get('itemset', ''))}<br><sup>{metric} divergence Δ = {format_divergence(div, binary)}"
                  + (f" ({format_count(attrs['count'])} rows)" if "count" in attrs else "") + "</sup>")
     return _bars(contributions, "contribution", metric=metric, title=title,
                  low="contribution_low", high="contribution_high",
@@ -205,7 +205,7 @@ def lattice_figure(table: SliceTable, itemset: str | Iterable[str], *, metric: s
         fig.add_trace(go.Scatter(
             x=xs[ii], y=ys[ii], mode="markers+text", name=name, marker=marker, showlegend=False,
             text=shown, textposition="bottom center", textfont=dict(size=10),
-            customdata=np.column_stack([np.array(names, dtype=object)[ii], shown,
+            customdata=np.column_stack([np.array([plotly_text(n) for n in names], dtype=object)[ii], shown,
                                         [format_count(c) for c in count[ii]]]),
             hovertemplate="%{customdata[0]}<br>Δ %{customdata[1]}<br>%{customdata[2]} rows<extra></extra>",
         ))
@@ -213,9 +213,9 @@ def lattice_figure(table: SliceTable, itemset: str | Iterable[str], *, metric: s
                                  marker=dict(size=12, symbol=symbol, color="rgba(134,142,150,0.35)",
                                              line=dict(width=3.5 if name == big else 1, color=grey))))
     # item labels of the nodes, above each marker
-    fig.add_trace(go.Scatter(x=xs, y=ys + 0.28, mode="text", text=[n.replace(", ", "<br>") for n in names],
+    fig.add_trace(go.Scatter(x=xs, y=ys + 0.28, mode="text", text=[plotly_text(n).replace(", ", "<br>") for n in names],
                              textfont=dict(size=9), hoverinfo="skip", showlegend=False))
-    title = f"Lattice of {table.itemsets[idx]}<br><sup>{_label(m)} divergence of each subset{unit}"
+    title = f"Lattice of {plotly_text(table.itemsets[idx])}<br><sup>{_label(m)} divergence of each subset{unit}"
     if threshold is not None:
         title += f"; squares: |Δ| ≥ δ = {format_threshold(threshold, binary)}"
     fig.update_layout(
@@ -248,7 +248,7 @@ def overlap_figure(shared: pd.DataFrame, *, title: str | None = None, template: 
         z=share, x=numbers, y=rows, text=text, texttemplate="%{text}", textfont=dict(size=11),
         colorscale=[[0, "rgba(134,142,150,0.06)"], [1, "#3b5bdb"]], zmin=0, zmax=1,
         colorbar=dict(title=dict(text="share of the<br>row's rows"), tickformat=".0%"),
-        customdata=[[f"{a}<br>and {b}" for b in labels] for a in labels],
+        customdata=[[f"{plotly_text(a)}<br>and {plotly_text(b)}" for b in labels] for a in labels],
         hovertemplate="%{customdata}<br>%{text}<extra></extra>", xgap=2, ygap=2,
     ))
     n = len(labels)

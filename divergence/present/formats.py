@@ -7,6 +7,7 @@ Pure functions and constants (no Streamlit, no Plotly). Nothing here computes a 
 from __future__ import annotations
 
 import math
+import re
 from typing import Mapping
 
 from ..vocabulary import CORRECTION_NAMES, FINDING_VERDICTS, SIGNIFICANT_VERDICTS, VERDICTS
@@ -26,7 +27,10 @@ DASH = "–"
 #: extensions): ``[`` ``]`` open links, images (``![]()``, fetched at once) and colour directives
 #: (``:red[...]``), ``<`` raw HTML and autolinks, a backtick code spans (and breaks out of ours),
 #: ``$`` LaTeX, and the backslash itself. Emphasis and the like only change how text looks: kept
-_MD_SPECIAL = set("\\`[]<$")
+_MD_SPECIAL = set("\\`[]<$@")
+#: the starts of GitHub's bare autolinks (``http://x``, ``www.x``; an address by its ``@``, above):
+#: broken by an escaped character, which shows as itself
+_AUTOLINK = re.compile(r"(?i)(?<=[a-z])(:)(?=//)|(?<=www)(\.)")
 
 
 def md_text(text: object) -> str:
@@ -34,7 +38,8 @@ def md_text(text: object) -> str:
     them) as markdown that shows that text and plants nothing: no image, link, HTML element,
     colour or formula. Line breaks become spaces (a name reads on one line)."""
     s = " ".join(str(text).replace("\r", "\n").split("\n"))
-    return "".join(f"\\{c}" if c in _MD_SPECIAL else c for c in s)
+    s = "".join(f"\\{c}" if c in _MD_SPECIAL else c for c in s)
+    return _AUTOLINK.sub(lambda m: "\\" + m.group(0), s)
 
 
 def md_code(text: object) -> str:
@@ -402,11 +407,19 @@ def column_help(column: str) -> str:
     return GLOSSARY[COLUMN_HELP.get(column, "value")]
 
 
+def plotly_text(text: object) -> str:
+    """Text from the data made inert for a Plotly figure: Plotly reads every string it draws (axis
+    labels, hover text, table cells, titles) as its own small HTML (``<a href>``, ``<b>``, ``<br>``),
+    so a value holding ``<``, ``>`` or ``&`` is written as an entity, which Plotly shows as the
+    character itself."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def wrap_itemset(itemset: str, width: int = 60) -> str:
-    """An itemset label broken after commas (``<br>``) into lines of at most ``width``
-    characters where its items allow (figures' axis labels)."""
+    """An itemset label for a figure (:func:`plotly_text`), broken after commas (``<br>``) into
+    lines of at most ``width`` characters where its items allow (figures' axis labels)."""
     if len(itemset) <= width:
-        return itemset
+        return plotly_text(itemset)
     parts, line, out = itemset.split(", "), "", []
     for p in parts:
         if line and len(line) + len(p) + 2 > width:
@@ -415,4 +428,4 @@ def wrap_itemset(itemset: str, width: int = 60) -> str:
         else:
             line = f"{line}, {p}" if line else p
     out.append(line)
-    return "<br>".join(out)
+    return "<br>".join(plotly_text(x) for x in out)

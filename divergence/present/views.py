@@ -34,8 +34,8 @@ __all__ = [
 from .formats import (DASH, FINDING_VERDICTS, VERDICT_COLORS, family_sentence, finding_label, is_undefined,  # noqa: F401
                       format_count,
                       format_divergence,
-                      format_interval, format_number, format_p, format_percent, format_value, rgba, verdict_color,
-                      verdict_label, wrap_itemset)
+                      format_interval, format_number, format_p, format_percent, format_value, plotly_text, rgba,
+                      verdict_color, verdict_label, wrap_itemset)
 
 # ----------------------------------------------------------------------------- the slice view
 
@@ -780,9 +780,9 @@ def slice_table_figure(display: pd.DataFrame, *, verdict_column: str = "Verdict"
             fills.append(["rgba(134,142,150,0.08)" if i % 2 else "rgba(0,0,0,0)" for i in range(n)])
     fig = go.Figure(go.Table(
         columnwidth=widths,
-        header=dict(values=[f"<b>{c}</b>" for c in cols], align=align, fill_color="rgba(59,91,219,0.18)",
+        header=dict(values=[f"<b>{plotly_text(c)}</b>" for c in cols], align=align, fill_color="rgba(59,91,219,0.18)",
                     line_color="rgba(134,142,150,0.35)", height=30),
-        cells=dict(values=[display[c].tolist() for c in cols], align=align, fill_color=fills,
+        cells=dict(values=[[plotly_text(v) if isinstance(v, str) else v for v in display[c]] for c in cols], align=align, fill_color=fills,
                    line_color="rgba(134,142,150,0.25)", height=26),
     ))
     fig.update_layout(margin=dict(l=0, r=0, t=4, b=0),
@@ -823,7 +823,7 @@ def interval_figure(table: SliceTable, rows: pd.DataFrame, metric: str | None = 
         fig, rows, labels, verdicts, meets, value, lo, hi, color_of=verdict_color,
         name_of=lambda v, indicative: (v or "slice") + (" (indicative: below minimum size)" if indicative else ""),
         hover=lambda sel, v, a, b: [
-            f"{s}<br>{format_value(x / scale, binary)} {format_interval(y / scale, z / scale, binary)}"
+            f"{plotly_text(s)}<br>{format_value(x / scale, binary)} {format_interval(y / scale, z / scale, binary)}"
             f"<br>{format_count(k)} rows · {verdict or '–'}"
             for s, x, y, z, k, verdict in zip(itemsets[sel], v, a, b, counts[sel], verdicts.to_numpy()[sel])])
     # the axis spans every interval and the whole dataset's band (autorange ignores shapes)
@@ -927,8 +927,8 @@ def titled_figure(fig: go.Figure, heading: str, caption: str) -> go.Figure:
     ``caption`` line of :func:`export_caption` under it: a PNG or HTML file says what it shows."""
     out = go.Figure(fig)
     own = out.layout.title.text if out.layout.title and out.layout.title.text else ""
-    text = own if own else heading
-    out.update_layout(title=dict(text=f"{text}<br><sup>{_html.escape(caption)}</sup>", x=0.01, xanchor="left"))
+    text = own if own else plotly_text(heading)
+    out.update_layout(title=dict(text=f"{text}<br><sup>{plotly_text(caption)}</sup>", x=0.01, xanchor="left"))
     top = out.layout.margin.t if out.layout.margin and out.layout.margin.t is not None else 0
     out.update_layout(margin=dict(t=max(int(top), 110 if "<br>" in own else 90)))
     return out
@@ -937,7 +937,7 @@ def titled_figure(fig: go.Figure, heading: str, caption: str) -> go.Figure:
 def figure_html(fig: go.Figure, *, title: str = "divergence") -> str:
     """A figure as a self-contained HTML page (plotly.js inlined: opens offline)."""
     return fig.to_html(include_plotlyjs=True, full_html=True, default_width="100%",
-                       config={"displaylogo": False}).replace("<head>", f"<head><title>{title}</title>", 1)
+                       config={"displaylogo": False}).replace("<head>", f"<head><title>{_html.escape(title)}</title>", 1)
 
 
 #: where Debian's chromium lives; kaleido draws static images with it

@@ -162,3 +162,34 @@ def test_stale_temporaries_of_a_killed_run_are_removed(tmp_path):
     write_atomically(tmp_path / "out.csv", "new")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["out.csv", live.name, other.name])
     assert remove_stale_temporaries(str(tmp_path), "other.csv") == [other.name]
+
+
+def test_an_output_that_is_the_input_is_refused(tmp_path, data):
+    """Issue 33 F12: ``--output`` naming the data file (itself, through a link or another spelling)
+    is refused in one line before anything runs; the data is left as it was."""
+    before = data.read_bytes()
+    link = tmp_path / "alias.csv"
+    link.symlink_to(data)
+    for out in (data, link, tmp_path / "." / "data.csv"):
+        line = one_line_error(cli(SCAN[0], data, *SCAN[1:], "--output", out))
+        assert "is the input file" in line and "replace your data" in line
+    line = one_line_error(cli(SCAN[0], data, *SCAN[1:], "--save-plan", data))
+    assert "--save-plan" in line
+    assert data.read_bytes() == before
+
+
+def test_text_from_the_data_cannot_drive_the_terminal(tmp_path):
+    """Issue 33 F15: control characters in a column name or a value (clear screen, window title,
+    bell) print as escapes in the summary and the messages; F25: an error line is cut short."""
+    path = tmp_path / "ansi.csv"
+    rows = 400
+    name = "team\x1b[2J\x1b]0;owned\x07"
+    pd.DataFrame({"y": [i % 2 for i in range(rows)], "p": [(i // 3) % 2 for i in range(rows)],
+                  name: [f"v\x1b[31m{i % 3}\x9b" for i in range(rows)]}).to_csv(path, index=False)
+    proc = cli(SCAN[0], path, *SCAN[1:])
+    assert proc.returncode == 0, proc.stderr
+    for stream in (proc.stdout, proc.stderr):
+        assert not any(c in stream for c in "\x1b\x07\x9b"), repr(stream[:300])
+    assert "\\x1b[31m" in proc.stdout  # shown, escaped
+    line = one_line_error(cli(SCAN[0], path, "--target", "x" * 100_000, *SCAN[3:]))
+    assert len(line) < 1_200 and "more characters" in line

@@ -184,8 +184,9 @@ def test_verdict_lists_and_colours_have_one_home():
 def test_wrap_itemset_breaks_after_commas():
     from divergence.present.formats import wrap_itemset
 
-    assert wrap_itemset("age=<25, sex=Male") == "age=<25, sex=Male"
-    assert wrap_itemset("age=<25, sex=Male, race=Other", 18) == "age=<25, sex=Male,<br>race=Other"
+    # text for a figure: Plotly shows an entity as its character
+    assert wrap_itemset("age=<25, sex=Male") == "age=&lt;25, sex=Male"
+    assert wrap_itemset("age=<25, sex=Male, race=Other", 18) == "age=&lt;25, sex=Male,<br>race=Other"
     assert wrap_itemset("a=1, b=2, c=3", 4) == "a=1,<br>b=2,<br>c=3"
     assert wrap_itemset("one-long-item=value", 5) == "one-long-item=value"  # an item is never cut
 

@@ -1,0 +1,99 @@
+"""Every figure draws text from the data as text (issue 33, F1 and F7): Plotly reads the strings it
+draws as its own small HTML, so a value holding a link, a script or an entity must reach every
+figure (axis labels, hover text, table cells, titles, the exported page's title) escaped."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import divergence
+from divergence.present.compare_views import (change_contribution_figure, change_interval_figure,
+                                              compare_display_frame, compare_table_figure, compare_view)
+from divergence.present.figures import contribution_figure, item_values_figure, lattice_figure, overlap_figure
+from divergence.present.formats import plotly_text, wrap_itemset
+from divergence.present.views import (display_frame, export_caption, figure_html, interval_figure, slice_table_figure,
+                                      titled_figure)
+
+LINK = '<a href="http://127.0.0.9:9/plotly">CLICK</a>'
+TITLE = "</title><script>window.__planted=9</script>"
+AMP = "R&D"
+#: the markup our figures write themselves; any other tag in a drawn string came from the data
+OURS = re.compile(r"<(?!/?(?:br|b|sup|sub|i|extra)>)[a-zA-Z/!]")
+
+
+def _strings(obj):
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from _strings(v)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            yield from _strings(v)
+    elif isinstance(obj, np.ndarray) and obj.dtype == object:
+        for v in obj.ravel():
+            yield from _strings(v)
+
+
+def _live(fig) -> list[str]:
+    """The drawn strings holding markup that is not ours, or a bare ``&`` from the data."""
+    bad = []
+    for s in _strings(fig.to_plotly_json()):
+        if OURS.search(s) or AMP in s:
+            bad.append(s)
+    return bad
+
+
+@pytest.fixture(scope="module")
+def hostile():
+    rng = np.random.default_rng(5)
+    n = 3000
+    df = pd.DataFrame({"team": rng.choice([LINK, TITLE, AMP], n), "channel": rng.choice(["App", "Web"], n),
+                       "y": rng.integers(0, 2, n)})
+    wrong = np.where(df["team"] == LINK, rng.random(n) < 0.45, rng.random(n) < 0.15)
+    df["pred"] = np.where(wrong, 1 - df["y"], df["y"])
+    df["ref"] = np.where(rng.random(n) < 0.1, 1 - df["y"], df["y"])
+    kw = dict(target="y", prediction="pred", positive=1, attributes=["team", "channel"], min_support=0.05)
+    table = divergence.scan(df, metrics=["error", "fpr"], **kw)
+    comparison = divergence.compare(df, reference="ref", metrics=["error"], **kw)
+    return table, comparison
+
+
+def test_plotly_text_escapes_what_plotly_reads_as_markup():
+    assert plotly_text(LINK) == '&lt;a href="http://127.0.0.9:9/plotly"&gt;CLICK&lt;/a&gt;'
+    assert plotly_text(AMP) == "R&amp;D" and plotly_text("plain") == "plain"
+    long = ", ".join([f"team={LINK}"] * 3)
+    assert "<a" not in wrap_itemset(long, 40) and "<br>" in wrap_itemset(long, 40)
+
+
+def test_every_figure_draws_hostile_values_as_text(hostile):
+    table, comparison = hostile
+    items = [s for s in table.frame["itemset"] if s]
+    link = next(s for s in items if LINK in s and "," in s)
+    rows = table.frame.iloc[1:]
+    figures = {
+        "slice table": slice_table_figure(display_frame(table, rows, "error")),
+        "intervals": interval_figure(table, rows, "error"),
+        "contributions": contribution_figure(divergence.item_contributions(table, link, metric="error")),
+        "global items": item_values_figure(divergence.global_divergence(table, metric="error"), metric="error"),
+        "lattice": lattice_figure(table, link, metric="error", threshold=0.05),
+        "overlap": overlap_figure(divergence.overlap(table, [s for s in items if "," not in s][:4])),
+        "comparison table": compare_table_figure(compare_display_frame(comparison, compare_view(comparison, "error"))),
+        "comparison intervals": change_interval_figure(comparison, compare_view(comparison, "error"), "error"),
+        "change contributions": change_contribution_figure(comparison.contributions(link, "error")),
+    }
+    for name, fig in figures.items():
+        assert not _live(fig), (name, _live(fig)[:3])
+    # the values are there, escaped (shown by Plotly as the characters themselves)
+    drawn = " ".join(_strings(figures["slice table"].to_plotly_json()))
+    assert plotly_text(LINK) in drawn and "R&amp;D" in drawn
+    # an exported figure's title and caption from the data, and the page's own <title>
+    exported = titled_figure(figures["contributions"], f"Shapley contributions · {TITLE}",
+                             export_caption(table, "error", data_label=f"data {LINK}"))
+    assert not _live(exported)
+    page = figure_html(titled_figure(lattice_figure(table, link, metric="error"), TITLE, "caption"), title=TITLE)
+    assert "<script>window.__planted" not in page and "</title><script>" not in page
+    assert "<title>&lt;/title&gt;&lt;script&gt;window.__planted=9&lt;/script&gt;</title>" in page

@@ -5,7 +5,8 @@ import streamlit as st
 
 from divergence import COMPARE_VERDICTS, DivergenceInputError, vocabulary
 from divergence.present.compare_views import (change_contribution_figure, change_interval_figure, compare_display_frame,
-                                      compare_headline, compare_table_figure, compare_view, worst_slice)
+                                              compare_headline, compare_table_figure, compare_view,
+                                              headline_change_caption, worst_slice)
 from divergence.present.formats import md_code, md_text
 from divergence.report.plan import dump_plan
 from divergence.present.views import table_csv
@@ -62,8 +63,7 @@ cols[0].metric(f"Model {h['label']}", format_value(h["model"], b), help=f"{h['de
 cols[0].caption(f"reference {format_value(h['reference'], b)}")
 cols[1].metric("Change, whole dataset", format_divergence(h["change"], b),
                help=f"model − reference; {h['worse_when']} is worse for {h['label']}")
-cols[1].caption(f"[{format_divergence(h['change_low'], b)}, {format_divergence(h['change_high'], b)}]: "
-                f"**{h['verdict']}**")
+cols[1].caption(headline_change_caption(h))
 for col, verdict, text in zip(cols[2:], ("worse", "better", "no change", "too small"),
                               ("significantly worse than the reference", "significantly better",
                                "interval within ±δ", f"below n_min = {format_count(h['min_size']['n_min'])} rows")):

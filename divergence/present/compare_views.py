@@ -17,7 +17,7 @@ from .formats import (COMPARE_VERDICT_COLORS, finding_label, format_count, forma
                       format_value, is_undefined, plotly_text, wrap_itemset)
 from .views import add_interval_traces, axis_range, interval_layout, metric_label, slice_table_figure
 
-__all__ = ["worst_slice", "COMPARE_VERDICT_COLORS", "compare_headline", "compare_view", "compare_display_frame",
+__all__ = ["worst_slice", "COMPARE_VERDICT_COLORS", "compare_headline", "headline_change_caption", "compare_view", "compare_display_frame",
            "compare_table_figure", "change_interval_figure", "change_contribution_figure"]
 
 
@@ -26,6 +26,15 @@ def compare_headline(c: Comparison, metric: str | None = None) -> dict:
     (:meth:`Comparison.headline`), with the metric's label."""
     head = c.headline(metric)
     return {**head, "label": metric_label(head["metric"])}
+
+
+def headline_change_caption(h: dict) -> str:
+    """The line under the whole dataset's change (markdown): its interval and the verdict, e.g.
+    ``interval \\[−3.09 pp, −1.03 pp\\] · **better**``. The brackets are escaped: ``[a, b]: word``
+    at the start of a line is a markdown link-reference definition, which shows nothing."""
+    b = h["binary"]
+    return (f"interval \\[{format_divergence(h['change_low'], b)}, {format_divergence(h['change_high'], b)}\\] · "
+            f"**{h['verdict']}**")
 
 
 def compare_view(c: Comparison, metric: str | None = None, *, verdicts: Sequence[str] | None = None,

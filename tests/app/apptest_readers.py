@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import base64
+import html
 import json
 
 import numpy as np
@@ -47,7 +48,10 @@ def metrics(at: AppTest) -> dict:
 
 
 def decode(x):
-    """Plotly's JSON holds numpy arrays as {"dtype", "bdata" (base64)[, "shape"]}: plain lists."""
+    """Plotly's JSON holds numpy arrays as {"dtype", "bdata" (base64)[, "shape"]}: plain lists; a
+    string as Plotly shows it (an entity, how figures write text from the data, as its character)."""
+    if isinstance(x, str):
+        return html.unescape(x)
     if isinstance(x, dict) and "bdata" in x:
         values = np.frombuffer(base64.b64decode(x["bdata"]), dtype=np.dtype(x["dtype"]))
         if "shape" in x:

@@ -7,7 +7,8 @@ from streamlit.testing.v1 import AppTest
 
 from apptest_readers import APP, charts, fresh_app, go, keyed, metrics, table_cells
 from divergence import compare
-from divergence.present.compare_views import compare_display_frame, compare_headline, compare_view
+from divergence.present.compare_views import (compare_display_frame, compare_headline, compare_view,
+                                              headline_change_caption)
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_COMPARE_TRUTH, load_demo_models
 from divergence.report.plan import parse_plan
 from divergence.present.formats import format_count, format_divergence, format_value
@@ -54,6 +55,9 @@ def test_the_built_in_comparison_against_the_engine(app, reference):
     for verdict in ("worse", "better", "no change", "too small"):
         assert m[f"Slices {verdict}"] == format_count(h["verdicts"][verdict])
     assert h["verdicts"]["worse"] > 0
+    # the whole dataset's verdict under its change, whatever the verdict (issue 30 point 4)
+    assert headline_change_caption(h) in [c.value for c in at.caption]
+    assert f"· **{h['verdict']}**" in headline_change_caption(h)
     warning = at.error[0].value
     assert f"`{DEMO_COMPARE_TRUTH['worse_fpr']}`" in warning  # the planted regression, named first
     # the table: the slices worst first, as the engine formats them
@@ -123,3 +127,17 @@ def test_the_plan_carries_the_comparison(app):
     assert fresh.session_state["compare_on"] and fresh.session_state["compare_reference"] == "previous_default"
     fresh = go(fresh, "compare")
     assert any(f"`{DEMO_COMPARE_TRUTH['worse_fpr']}`" in e.value for e in fresh.error)
+
+
+@pytest.mark.parametrize("verdict", ["worse", "better", "no change", "too small"])
+def test_the_headline_verdict_is_never_a_link_definition(verdict):
+    """Issue 30 point 4: ``[a, b]: **better**`` at the start of a line is a markdown link-reference
+    definition and showed nothing when the verdict was one word; the caption escapes the brackets,
+    and streamlit's markdown shows the verdict for every one of them."""
+    import re
+
+    h = dict(binary=True, change_low=-0.0309, change_high=-0.0103, verdict=verdict)
+    text = headline_change_caption(h)
+    assert not re.match(r"^\s{0,3}\[[^\]]*\]:", text) and f"**{verdict}**" in text
+    at = AppTest.from_string(f"import streamlit as st\nst.caption({text!r})").run()
+    assert at.caption[0].value == text

@@ -7,7 +7,7 @@ in-memory miner. The slice table is the one :func:`divergence.scan` gives on the
 """
 from __future__ import annotations
 
-import glob as _glob
+import fnmatch
 import os
 import shutil
 import tempfile
@@ -61,9 +61,74 @@ def _format_of(path: str) -> str:
     return "csv"
 
 
+#: most entries (files and folders) a folder or a glob may walk through before it is refused: a
+#: walk is bounded whatever the folder holds
+MAX_WALK = 200_000
+
+
+def _walk(top: str, text: str) -> list[str]:
+    """Every file under the folder ``top`` (relative paths, sorted), links to folders not followed
+    (a link loop, ``sub/self -> .``, cannot make the walk endless) and at most :data:`MAX_WALK`
+    entries seen; only regular files (a link to one counts; a pipe, a socket or a device never)."""
+    out, seen = [], 0
+    for folder, dirs, names in os.walk(top, followlinks=False):
+        seen += len(dirs) + len(names)
+        if seen > MAX_WALK:
+            raise DivergenceInputError(f"'{text}' reaches more than {MAX_WALK:,} files and folders: name a smaller "
+                                       "folder or a narrower glob.")
+        dirs.sort()
+        for name in names:
+            full = os.path.join(folder, name)
+            if os.path.isfile(full):
+                out.append(os.path.relpath(full, top))
+    return sorted(out)
+
+
+def _glob_match(pattern: Sequence[str], parts: Sequence[str]) -> bool:
+    """A relative path (its parts) against a glob's parts: ``**`` any number of folders, ``*``,
+    ``?`` and ``[...]`` within a name; a hidden name (``.x``) only by a part that starts with a dot."""
+    if not pattern:
+        return not parts
+    head = pattern[0]
+    if head == "**":
+        return any(_glob_match(pattern[1:], parts[i:]) for i in range(len(parts) + 1)
+                   if not any(x.startswith(".") for x in parts[:i]))
+    if not parts or (parts[0].startswith(".") and not head.startswith(".")):
+        return False
+    return fnmatch.fnmatchcase(parts[0], head) and _glob_match(pattern[1:], parts[1:])
+
+
+def _glob_files(text: str) -> list[str]:
+    """The regular files a glob matches, walked from its folder part with :func:`_walk`."""
+    prefix = _static_prefix(text)
+    rest = Path(os.path.relpath(text, prefix)).parts if prefix != text else ()
+    if not os.path.isdir(prefix):
+        return []
+    return [f if prefix == "." else os.path.join(prefix, f) for f in _walk(prefix, text)
+            if _glob_match(rest, Path(f).parts)]
+
+
+def _once(files: Sequence[str]) -> list[str]:
+    """Each real file once (a file reached through two links, or a folder linked twice, is read once)."""
+    out, seen = [], set()
+    for f in files:
+        real = os.path.realpath(f)
+        if real not in seen:
+            seen.add(real)
+            out.append(f)
+    return out
+
+
+def _regular(path: str, text: str) -> None:
+    if not os.path.isfile(path):
+        raise DivergenceInputError(f"'{text}' is not a regular file (a pipe, a socket or a device is not read).")
+
+
 def resolve_files(source: str | os.PathLike | Sequence[str | os.PathLike]) -> tuple[list[str], str]:
     """The files a source names (a file, a folder, a glob, or a list of files) and their
-    format ('csv' or 'parquet'); a clear error when there are none or they are mixed."""
+    format ('csv' or 'parquet'); a clear error when there are none or they are mixed. Folders and
+    globs are walked without following links to folders, each real file is read once, and only
+    regular files are read."""
     if isinstance(source, (list, tuple)):
         files = []
         for item in source:
@@ -72,6 +137,7 @@ def resolve_files(source: str | os.PathLike | Sequence[str | os.PathLike]) -> tu
                 raise DivergenceInputError(f"File '{item}' does not exist.")
             if p.is_dir():
                 raise DivergenceInputError(f"'{item}' is a folder; list files, or give the folder alone.")
+            _regular(str(p), str(item))
             files.append(str(p))
         if not files:
             raise DivergenceInputError("No file was given.")
@@ -79,18 +145,20 @@ def resolve_files(source: str | os.PathLike | Sequence[str | os.PathLike]) -> tu
         text = os.fspath(source)
         p = Path(text)
         if any(ch in text for ch in "*?["):
-            files = sorted(f for f in _glob.glob(text, recursive=True) if os.path.isfile(f))
+            files = _glob_files(text)
             if not files:
                 raise DivergenceInputError(f"No file matches '{text}'.")
         elif p.is_dir():
-            files = sorted(str(f) for f in p.rglob("*") if f.is_file() and not f.name.startswith((".", "_"))
-                           and str(f).lower().endswith(PARQUET_SUFFIXES + CSV_SUFFIXES))
+            files = [os.path.join(text, f) for f in _walk(text, text)
+                     if not Path(f).name.startswith((".", "_")) and f.lower().endswith(PARQUET_SUFFIXES + CSV_SUFFIXES)]
             if not files:
                 raise DivergenceInputError(f"Folder '{text}' holds no CSV or Parquet file.")
         elif p.exists():
+            _regular(text, text)
             files = [text]
         else:
             raise DivergenceInputError(f"File or folder '{text}' does not exist.")
+    files = _once(files)
     formats = {_format_of(f) for f in files}
     if len(formats) > 1:
         parquet = next(f for f in files if _format_of(f) == "parquet")
@@ -106,7 +174,7 @@ def _static_prefix(path: str) -> str:
         if any(ch in part for ch in "*?["):
             break
         parts.append(part)
-    return os.path.join(*parts) if parts else os.sep
+    return os.path.join(*parts) if parts else "."
 
 
 def _inside(path: str, root: str) -> bool:

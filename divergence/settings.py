@@ -171,6 +171,8 @@ class Integer(Kind):
     """A whole number of at least ``low``; ``gap``: whole numbers refused in between."""
 
     low: int | None = None
+    #: the largest whole number taken (None: no bound)
+    high: int | None = None
     gap: tuple[int, int] | None = None
     unit: str | None = None
     optional: bool = False
@@ -199,7 +201,8 @@ class Integer(Kind):
         if x is None or not math.isfinite(x) or x != int(x):
             raise self.fail(name, value, type_error=x is None)
         k = int(x)
-        if (self.low is not None and k < self.low) or (self.gap and self.gap[0] <= k <= self.gap[1]):
+        if (self.low is not None and k < self.low) or (self.high is not None and k > self.high) \
+                or (self.gap and self.gap[0] <= k <= self.gap[1]):
             raise self.fail(name, value)
         return k
 
@@ -639,12 +642,16 @@ class Statistics:
 
     delta: Any = setting(None, PerMetric(), "smallest divergence worth acting on: a number, or M=D,M=D per metric "
                          "(default 0.05 for a rate, 0.2 standard deviations otherwise)")
-    confidence: float = setting(0.95, Real(0, 1), "confidence level (default %(default)s)")
+    # a level people use: from 0.5 (an interval of 1 - 2·0.25 would claim little) to 1 - 1e-9 (closer to 1
+    # the quantiles and the corrected levels cannot be told from 1 in floating point)
+    confidence: float = setting(0.95, Real(0.5, 1 - 1e-9, low_open=False, high_open=False,
+                                          words="a level from 0.5 to 0.999999999"),
+                                "confidence level (default %(default)s)")
     correction: str = setting("bh", OneOf(CORRECTIONS), "multiple-testing correction over the slices tested "
                               "(default %(default)s)")
     family: str = setting("scan", OneOf(FAMILIES), "tests corrected together: every slice of every metric (scan, "
                           "default) or each metric's slices on their own (metric)")
-    bootstrap: int = setting(0, Integer(0, gap=(1, 19), words="0 (none) or at least 20 replicates",
+    bootstrap: int = setting(0, Integer(0, high=100_000, gap=(1, 19), words="0 (none) or 20 to 100,000 replicates",
                                         type_words="a whole number of replicates"),
                              "bootstrap replicates (0: analytic intervals only)")
     seed: int = setting(0, Integer(0), "random seed for bootstrap and holdout")

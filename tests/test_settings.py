@@ -23,13 +23,13 @@ def _msg(fn, **kw) -> str:
     (dict(min_support=12.5), "min_support above 1 is a row count and must be a whole number; got 12.5."),
     (dict(max_length=0), "max_length must be a positive integer; got 0."),
     (dict(max_length=2.5), "max_length must be a positive integer; got 2.5."),
-    (dict(confidence=1.0), "confidence must be in (0, 1); got 1.0."),
-    (dict(confidence=0), "confidence must be in (0, 1); got 0."),
-    (dict(confidence="high"), "confidence must be a number in (0, 1); got 'high'."),
+    (dict(confidence=1.0), "confidence must be a level from 0.5 to 0.999999999; got 1.0."),
+    (dict(confidence=0), "confidence must be a level from 0.5 to 0.999999999; got 0."),
+    (dict(confidence="high"), "confidence must be a level from 0.5 to 0.999999999; got 'high'."),
     (dict(correction="fdr"), "correction must be one of bh, bonferroni, holm; got 'fdr'."),
     (dict(family="everything"), "family must be one of scan, metric; got 'everything'."),
-    (dict(bootstrap=-1), "bootstrap must be 0 (none) or at least 20 replicates; got -1."),
-    (dict(bootstrap=5), "bootstrap must be 0 (none) or at least 20 replicates; got 5."),
+    (dict(bootstrap=-1), "bootstrap must be 0 (none) or 20 to 100,000 replicates; got -1."),
+    (dict(bootstrap=5), "bootstrap must be 0 (none) or 20 to 100,000 replicates; got 5."),
     (dict(bootstrap="many"), "bootstrap must be a whole number of replicates; got 'many'."),
     (dict(delta=-0.1), "delta must be a positive number; got -0.1."),
     (dict(delta={"fpr": 0}), "delta for 'fpr' must be a positive number; got 0."),
@@ -235,3 +235,51 @@ def test_the_command_line_options_are_the_settings_fields():
     s = settings_from_args(args)
     assert s.roles.metrics == ("fpr",) and s.slicing.bins == {"age": [30.0, 50.0], "d": "quarter"}
     assert s.mining.max_work is None and s.mining.time_limit is None
+
+
+def test_every_setting_at_and_just_past_its_bounds():
+    """Issue 32 point 6: every numeric setting takes its bounds where they are closed, refuses them where
+    open and just past them, and refuses inf, NaN and a number too large to convert, each with the one
+    message its kind derives (never an OverflowError or Python's 4,300-digit limit)."""
+    import math
+
+    from divergence.settings import Integer, Real
+
+    def refused(kind, value, name):
+        with pytest.raises(DivergenceInputError, match=f"^{name} must be "):
+            kind.check(value, name)
+
+    checked = 0
+    for cls, f in _kinds():
+        kind, name = f.metadata["kind"], f.metadata.get("label") or f.name
+        if isinstance(kind, Real):
+            for bound, is_open, step in ((kind.low, kind.low_open, -1), (kind.high, kind.high_open, 1)):
+                if bound is None:
+                    continue
+                if is_open:
+                    refused(kind, bound, name)
+                elif bound not in kind.none_at:
+                    assert kind.check(bound, name) == bound
+                refused(kind, bound + step * max(abs(bound), 1) * 1e-9, name)
+            for bad in (math.inf, -math.inf, math.nan, 10 ** 5000):
+                if bad not in kind.none_at:
+                    refused(kind, bad, name)
+            checked += 1
+        elif isinstance(kind, Integer):
+            if kind.low is not None:
+                assert kind.check(kind.low, name) == kind.low or kind.gap
+                refused(kind, kind.low - 1, name)
+            if kind.high is not None:
+                assert kind.check(kind.high, name) == kind.high
+                refused(kind, kind.high + 1, name)
+            for bad in (math.inf, math.nan, 10 ** 5000, 2.5):
+                refused(kind, bad, name)
+            checked += 1
+    assert checked >= 10
+    # the levels people use, and what nobody means
+    from divergence.settings import check
+
+    assert check("confidence", 0.5) == 0.5 and check("confidence", 0.999999999) == 0.999999999
+    for bad in (0.4999, 0.9999999999999999, 1e-300, 1.0):
+        with pytest.raises(DivergenceInputError, match="^confidence must be a level from 0.5 to 0.999999999"):
+            check("confidence", bad)

@@ -105,7 +105,7 @@ def build_parser(prog: str = "divergence") -> argparse.ArgumentParser:
     add_scan_options(p_scan)
     p_scan.add_argument("--output", "-o", help="write the slice table to this CSV file")
     p_scan.add_argument("--allow-formulas", action="store_true", help=FORMULAS_HELP)
-    p_scan.add_argument("--top", type=int, default=10, help="slices shown per metric without --output (default 10)")
+    p_scan.add_argument("--top", type=_count, default=10, help="slices shown per metric without --output (default 10)")
     p_scan.add_argument("--verbose", "-v", action="store_true", help="print what was decided and measured")
     p_scan.add_argument("--prune", type=_float, metavar="EPS", help="drop redundant slices: those whose "
                         "divergence is within EPS of a subset with one item fewer (for every metric)")
@@ -233,12 +233,16 @@ def _summary(table, top: int, keep: dict | None = None, sort_by: str | None = No
             cols += [c for c in (f"{m.name}_q", f"{m.name}_verdict") if c in table.columns]
             if sort_by is None:
                 rows = table.top(top if keep is None else len(table), metric=m.name)
+                order = "in the default order (distinct findings first)"
             else:
                 sorted_table, by = sort_column(table, sort_by, m.name)
                 if by is not None and by not in cols:
                     cols.append(by)
+                ascending = by is not None and by.endswith(("_p", "_q", "_order"))
                 rows = sorted_table.top(top if keep is None else len(table), by=by, metric=m.name,
-                                        ascending=by is not None and by.endswith(("_p", "_q", "_order")))
+                                        ascending=ascending)
+                order = (f"by {by or sort_by} ({'smallest' if ascending else 'largest'} first)" if by is not None
+                         else "in the default order (distinct findings first)")
             rows = rows if keep is None else rows[keep[m.name][rows.index]].head(top)
             shown = rows[cols]
             shown = _labelled(shown, rows, m.name)
@@ -249,7 +253,10 @@ def _summary(table, top: int, keep: dict | None = None, sort_by: str | None = No
                 same = [", ".join(table.implied_items(int(i))) for i in rows.index]
                 if any(same):
                     shown = shown.assign(same_rows_as=same)
-            lines.append(f"first {len(shown)} in the default order (distinct findings first):")
+            if len(table) <= 1:
+                lines.append(f"no slice reaches the minimum support ({table.support_text}): lower --min-support.")
+                continue
+            lines.append(f"first {len(shown)} {order}:")
             lines.append(shown.to_string(index=False))
     return "\n".join(lines)
 
@@ -411,7 +418,7 @@ def _add_plan_parsers(sub) -> None:
                    help="the previous cycle's file: which findings held there, which are new")
     r.add_argument("--output", "-o", required=True, help="the HTML file to write")
     r.add_argument("--title", default=None, help="report title")
-    r.add_argument("--top", type=int, default=200, help="slices listed per metric (default 200)")
+    r.add_argument("--top", type=_count, default=200, help="slices listed per metric (default 200)")
     r.add_argument("--sort", default=None, choices=list(REPORT_SORTS),
                    help="what each slice table is sorted by (default: lift shortfall for error metrics, "
                         "else divergence)")
@@ -484,7 +491,7 @@ def _add_compare_parser(sub) -> None:
         "correction": "multiple-testing correction over every slice and metric (default %(default)s)"})
     p.add_argument("--output", "-o", help="write the comparison to this CSV file")
     p.add_argument("--allow-formulas", action="store_true", help=FORMULAS_HELP)
-    p.add_argument("--top", type=int, default=10, help="slices shown per metric without --output (default 10)")
+    p.add_argument("--top", type=_count, default=10, help="slices shown per metric without --output (default 10)")
     p.add_argument("--verbose", "-v", action="store_true", help="print what was decided and measured")
     p.add_argument("--save-plan", metavar="FILE", help="also save these settings as a slice plan with a compare "
                    "section, so `report` re-runs the comparison every cycle (a standing pre-release check)")
@@ -615,6 +622,19 @@ def _catch_signals() -> dict:
 
 #: the longest error line printed: a value nobody cut (a plan's 900 KB name) is cut here
 MAX_LINE = 1_000
+
+
+def _count(text: str) -> int:
+    """A count of rows to show: a whole number of 0 or more."""
+    import argparse
+
+    try:
+        k = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if k < 0:
+        raise argparse.ArgumentTypeError(f"expected 0 or more, got {k}")
+    return k
 
 
 def _one_line(text: str) -> str:

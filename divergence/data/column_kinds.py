@@ -58,12 +58,13 @@ def integer_valued(values: np.ndarray) -> bool:
 
 
 def is_row_index(name: object, series: pd.Series) -> bool:
-    """True for a column that only numbers the rows: unnamed, or unique integers."""
+    """True for a column that only numbers the rows: unnamed and numeric, or unique integers (an
+    unnamed column of text, from a header with an empty name, is classified as any other)."""
     text = str(name)
-    if text.strip() == "" or text.startswith("Unnamed:"):
-        return True
     if len(series) < 2 or not is_numeric(series):
         return False
+    if text.strip() == "" or text.startswith("Unnamed:"):
+        return True
     head = series.iloc[:1000]
     if not head.is_unique or head.isna().any():  # cheap rejection of most columns
         return False

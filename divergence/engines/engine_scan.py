@@ -582,6 +582,10 @@ def _period_sql(plan: _Plan, col: Column, spec) -> str:
 
     d = plan.d
     c = d.ident(col.name)
+    if col.type.upper().startswith("TIME") and not col.type.upper().startswith("TIMESTAMP"):
+        from ..prepare.discretize import times_of_day_error
+
+        raise times_of_day_error(col.name)
     if col.type.upper().startswith(("DATE", "TIMESTAMP")):
         ts = f"CAST({c} AS TIMESTAMP)"
     elif plan.b.name == "duckdb":

@@ -100,6 +100,10 @@ def mine(codes: np.ndarray, weights: np.ndarray, n_values: np.ndarray, *, min_su
     max_length = n_attr if max_length is None else min(int(max_length), n_attr)
     total = weights.sum(axis=0)
     min_count = min_count_for(min_support, n_rows)
+    if n_rows and min_count > n_rows:
+        asked = f"{min_count:,}" if min_count < 10 ** 15 else f"{float(min_count):.3g}"
+        raise DivergenceInputError(f"min_support {min_support:g} asks for {asked} rows, more than the data's "
+                                   f"{n_rows:,}: no slice can reach it.")
     # an item below the threshold can be in no frequent itemset: drop it before compressing
     # (codes may already be -1 where an item was dropped upstream)
     pruned = codes.copy()

@@ -8,6 +8,7 @@ sort in numeric order, so tables and charts list ``<=33``, ``(33,41]``, ``>41``.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import math
 import re
 from dataclasses import dataclass, field
@@ -290,8 +291,29 @@ def default_period(values: pd.Series) -> str:
     return "year"
 
 
-def _dates(name: str, series: pd.Series, spec: object) -> tuple[np.ndarray, AttributeBins]:
+def times_of_day_error(name: str) -> DivergenceInputError:
+    """The one line for a column of times of day (no date) binned as dates, from any engine."""
+    return DivergenceInputError(f"Column '{name}' holds times of day without a date: it has no month, quarter or "
+                                "year to bin by. To slice by time, add a column of the hour (or any text label).")
 
+
+def _times_of_day(series: pd.Series) -> bool:
+    present = series.dropna()
+    if present.empty:
+        return False
+    if isinstance(present.iloc[0], datetime.time) and all(isinstance(v, datetime.time) for v in present):
+        return True
+    if not (pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series)):
+        return False
+    from ..data.column_kinds import TIME
+
+    head = [str(v) for v in present.iloc[:200]]
+    return all(TIME.match(s) for s in head) and bool(present.astype(str).str.match(TIME.pattern).all())
+
+
+def _dates(name: str, series: pd.Series, spec: object) -> tuple[np.ndarray, AttributeBins]:
+    if _times_of_day(series):
+        raise times_of_day_error(name)
     values = date_values(series)
     bad = series.notna() & values.isna()
     if bad.any():

@@ -129,6 +129,10 @@ def min_size_derivation(overall: float, sigma: float, binary: bool, delta: float
                 "power_text": ""}
     if not (delta > 0 and math.isfinite(delta)):
         raise DivergenceInputError(f"delta for '{name}' must be a positive number; got {delta!r}.")
+    if binary and delta >= 1:
+        raise DivergenceInputError(f"delta for '{name}' is a difference of rates, below 1; got {delta!r}.")
+    if not math.isfinite(delta * delta * 1e6):
+        raise DivergenceInputError(f"delta for '{name}' is too large to compute with; got {delta!r}.")
     N = int(n_total)
     where = f"rows where {name} is defined"
     level = f"{float(confidence):.0%}".replace(".0%", "%")

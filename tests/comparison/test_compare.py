@@ -335,7 +335,7 @@ def test_shapley_contributions_of_the_change_sum_to_it(two_models):
     (dict(metrics=["precision"]), "measured on each model's own predicted positives"),
     (dict(metrics=["positive_rate"]), "no better or worse direction"),
     (dict(metrics=["abs_error"]), "add --regression"),
-    (dict(confidence=1.5), "confidence must be in"),
+    (dict(confidence=1.5), "confidence must be a level from 0.5"),
     (dict(correction="fdr"), "correction must be one of"),
     (dict(delta=-0.1), "delta must be a positive number; got -0.1"),
     (dict(min_support=0), "min_support must be a share of the rows in"),

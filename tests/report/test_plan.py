@@ -65,7 +65,7 @@ def test_the_plan_reruns_the_same_scan():
     ("scan: {outcome: x, confidence: 0.9}\nstatistics: {confidence: 0.95}",
      "Unknown key 'confidence' in the plan's scan section"),
     ("scan: {outcome: x, holdout: 0.5}", "Unknown key 'holdout' in the plan's scan section"),
-    ("scan: {outcome: x}\nstatistics: {confidence: 2}", r"confidence must be in \(0, 1\); got 2"),
+    ("scan: {outcome: x}\nstatistics: {confidence: 2}", r"confidence must be a level from 0.5 to 0.999999999; got 2"),
     ("scan: {outcome: x, min_support: 0}", r"min_support must be a share of the rows in \(0, 1\] or a row count above 1; got 0"),
 ])
 def test_bad_plans_are_named(text, message):

@@ -173,8 +173,8 @@ def test_per_metric_delta_and_bad_settings(demo):
     assert t.assessment["min_size"]["fpr"]["delta"] == 0.1 and t.assessment["min_size"]["fnr"]["delta"] == 0.02
     for kwargs, msg in [(dict(delta=-1), "delta must be a positive number; got -1"),
                         (dict(delta={"fpr": -0.1}), "delta for 'fpr' must be a positive number; got -0.1"),
-                        (dict(confidence=1.2), r"confidence must be in \(0, 1\); got 1.2"),
-                        (dict(confidence=0), r"confidence must be in \(0, 1\); got 0"),
+                        (dict(confidence=1.2), r"confidence must be a level from 0.5 to 0.999999999; got 1.2"),
+                        (dict(confidence=0), r"confidence must be a level from 0.5 to 0.999999999; got 0"),
                         (dict(correction="fdr"), "correction must be one of bh, bonferroni, holm"),
                         (dict(family="slices"), "family must be one of scan, metric; got 'slices'"),
                         (dict(bootstrap=5), "bootstrap must be 0"),

@@ -1,0 +1,79 @@
+"""Probes of issue 32 point 6 and their kin, each a clear line from the command line (exit status 2)
+or the right result, never a traceback: header oddities, settings at and past their bounds, a plan
+with a number past Python's conversion limit, times of day binned as dates (both engines)."""
+from __future__ import annotations
+
+import datetime as dt
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from divergence.cli.cli import main
+
+ROLES = ["--target", "y", "--prediction", "pred", "--positive", "1", "--metric", "fpr"]
+
+
+@pytest.fixture()
+def csv(tmp_path):
+    path = tmp_path / "data.csv"
+    path.write_text("a,,y,pred\n" + "".join(f"v{i % 3},note{i},{i % 2},{(i // 2) % 2}\n" for i in range(300)))
+    return path
+
+
+def run(capsys, *args) -> tuple[int, str, str]:
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_line(capsys, *args) -> str:
+    code, _, err = run(capsys, *args)
+    lines = err.strip().splitlines()
+    assert code == 2 and lines and lines[-1].startswith("divergence: error: ") and "Traceback" not in err, err
+    return lines[-1]
+
+
+def test_an_empty_header_name_over_text_is_named_not_a_traceback(csv, capsys):
+    code, out, err = run(capsys, "scan", csv, *ROLES)
+    assert code == 0, err
+    assert "Left out column 'Unnamed: 1'" in err and "a=v0" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--confidence", "0.9999999999999999"], "confidence must be a level from 0.5 to 0.999999999"),
+    (["--confidence", "1e-300"], "confidence must be a level from 0.5 to 0.999999999"),
+    (["--bootstrap", "1e18"], "bootstrap must be 0 (none) or 20 to 100,000 replicates"),
+    (["--delta", "1e300"], "delta for 'fpr' is a difference of rates, below 1"),
+    (["--min-support", "1e300"], "min_support 1e+300 asks for 1e+300 rows, more than the data's 300"),
+    (["--min-support", "301"], "min_support 301 asks for 301 rows, more than the data's 300"),
+])
+def test_settings_past_their_bounds_are_one_line(csv, capsys, args, message):
+    assert message in one_line(capsys, "scan", csv, *ROLES, *args)
+
+
+def test_a_negative_top_is_refused_and_the_summary_names_its_order(csv, capsys):
+    assert "--top: expected 0 or more, got -1" in one_line(capsys, "scan", csv, *ROLES, "--top", "-1")
+    code, out, _ = run(capsys, "scan", csv, *ROLES, "--sort-by", "fpr_p")
+    assert code == 0 and "by fpr_p (smallest first):" in out and "default order" not in out
+    code, out, _ = run(capsys, "scan", csv, *ROLES, "--min-support", "300")
+    assert code == 0 and "no slice reaches the minimum support" in out and "Index: []" not in out
+
+
+def test_a_plan_number_past_the_conversion_limit_is_one_line(csv, tmp_path, capsys):
+    plan = tmp_path / "plan.yaml"
+    plan.write_text("scan:\n  target: y\n  prediction: pred\n  positive: 1\n  metrics: [fpr]\n"
+                    f"  min_support: {'9' * 5000}\n")
+    line = one_line(capsys, "report", plan, csv, "--output", tmp_path / "r.html")
+    assert "more than 4,300 digits" in line
+
+
+@pytest.mark.parametrize("engine", ["fast", "duckdb"])
+def test_times_of_day_binned_as_dates_are_one_line(tmp_path, capsys, engine):
+    n = 300
+    path = tmp_path / "times.parquet"
+    pq.write_table(pa.table({"a": [f"v{i % 3}" for i in range(n)],
+                             "t": pa.array([dt.time(i % 24, i % 60) for i in range(n)], pa.time64("us")),
+                             "y": [i % 2 for i in range(n)], "pred": [(i // 2) % 2 for i in range(n)]}), path)
+    line = one_line(capsys, "scan", path, "--engine", engine, *ROLES, "--attributes", "a,t")
+    assert "Column 't' holds times of day without a date" in line

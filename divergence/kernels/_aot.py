@@ -13,7 +13,7 @@ Needs numba, setuptools and a C compiler with Python's headers (``make`` install
 """
 from __future__ import annotations
 
-import glob
+import contextlib
 import importlib
 import json
 import os
@@ -37,6 +37,20 @@ def exported_kernels() -> list:
                   key=lambda k: k.key)
 
 
+@contextlib.contextmanager
+def _build_lock(dest: Path):
+    """An exclusive lock on ``dest``'s build (a file lock, released when the process ends however it
+    ends): two builds into one folder run one after the other, each installing a whole module."""
+    import fcntl
+
+    with open(dest / ".aot-build.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def build(directory: str | os.PathLike | None = None, target_cpu: str = "") -> Path:
     """Compile every exported kernel into ``directory`` (default: the package folder) and write
     its stamp. Built in a temporary folder beside the target, then moved into place: the
@@ -49,10 +63,12 @@ def build(directory: str | os.PathLike | None = None, target_cpu: str = "") -> P
     kernels = exported_kernels()
     identity = build_identity()
     identity["target"] = target_cpu or "generic"
-    # pycc compiles in a folder of its own under the system's temporary folder, removed when it
-    # succeeds: one it leaves behind on a failure is removed here
-    before = set(glob.glob(os.path.join(tempfile.gettempdir(), f"pycc-build-{EXTENSION}-*")))
-    with tempfile.TemporaryDirectory(prefix=".aot-build-", dir=dest) as tmp:
+    # pycc compiles in a folder it makes under tempfile's folder: pointed into this build's own
+    # temporary folder, it is removed with it and no other build's folder is ever touched; a lock
+    # on the target folder makes a second build in the same checkout wait for the first
+    with _build_lock(dest), tempfile.TemporaryDirectory(prefix=".aot-build-", dir=dest) as tmp:
+        saved = tempfile.tempdir
+        tempfile.tempdir = tmp
         try:
             cc = CC(EXTENSION)
             cc.output_dir = tmp
@@ -61,10 +77,7 @@ def build(directory: str | os.PathLike | None = None, target_cpu: str = "") -> P
                 cc.export(k.export_name, tuple(t.numba_type() for t in k.signature))(k.py_func)  # return type inferred
             cc.compile()
         finally:
-            import shutil
-
-            for left in set(glob.glob(os.path.join(tempfile.gettempdir(), f"pycc-build-{EXTENSION}-*"))) - before:
-                shutil.rmtree(left, ignore_errors=True)
+            tempfile.tempdir = saved
         built = [p for p in Path(tmp).iterdir() if p.name.startswith(EXTENSION + ".")]
         if len(built) != 1:
             raise RuntimeError(f"expected one extension module in {tmp}, found {built}")

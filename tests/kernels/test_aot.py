@@ -290,3 +290,50 @@ def test_a_cold_jit_says_what_it_is_doing_once(monkeypatch, tmp_path):
     # another numba's cache layout: silent, never an error
     monkeypatch.setattr(compiled, "_SAID", [])
     assert not compiled.say_compiling(SimpleNamespace(), out)
+
+
+def test_builds_never_touch_each_other(monkeypatch, tmp_path):
+    """Issue 32 point 2: pycc's build folder lives in the build's own temporary folder (another build's,
+    in the system's temporary folder, is left alone: it used to be removed mid-build), and two builds
+    into one folder take turns (a file lock), each installing a whole module."""
+    import sys
+    import tempfile
+    import threading
+    import time
+    import types
+
+    from divergence.kernels import _aot
+
+    foreign = Path(tempfile.mkdtemp(prefix=f"pycc-build-{compiled.EXTENSION}-"))  # another build's, running
+    inside, spans = [], []
+
+    class FakeCC:
+        def __init__(self, name):
+            self.name, self.output_dir, self.target_cpu = name, None, ""
+
+        def export(self, name, sig):
+            return lambda f: f
+
+        def compile(self):
+            work = Path(tempfile.mkdtemp(prefix=f"pycc-build-{self.name}-"))  # as pycc does
+            inside.append(work.parent == Path(self.output_dir))
+            start = time.monotonic()
+            time.sleep(0.3)
+            (Path(self.output_dir) / f"{self.name}.cpython-test.so").write_bytes(b"module")
+            spans.append((start, time.monotonic()))
+
+    monkeypatch.setattr(_aot, "load_numba", lambda: None)
+    monkeypatch.setitem(sys.modules, "numba.pycc", types.SimpleNamespace(CC=FakeCC))
+    out = tmp_path / "kernels"
+    out.mkdir()
+    threads = [threading.Thread(target=_aot.build, args=(out,)) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert inside == [True, True] and foreign.is_dir()
+    (a0, a1), (b0, b1) = sorted(spans)
+    assert a1 <= b0  # one after the other
+    assert (out / f"{compiled.EXTENSION}.cpython-test.so").read_bytes() == b"module" and (out / compiled.STAMP).is_file()
+    assert not list(out.glob(".aot-build-*")) and tempfile.tempdir != str(out)
+    foreign.rmdir()

@@ -42,14 +42,13 @@ setup: $(VENV)/.kernels
 setup-dev: $(VENV)/.installed-dev
 
 ## run the dashboard on the built-in dataset, on this machine only (http://localhost:8501).
-## SERVE=host.example.com serves a team (every interface; read the warning in docs/safety.md first);
+## SERVE=host.example.com serves a team (every interface, with a warning; read docs/safety.md first);
+## SERVE=127.0.0.2 or localhost stays loopback only (ui/serve.py);
 ## DATA_FOLDER=/srv/evals lets the Data page read local paths under that folder (none by default)
 SERVE ?=
 DATA_FOLDER ?=
 app: $(VENV)/.kernels
-	$(if $(DATA_FOLDER),DIVERGENCE_DATA_FOLDER="$(DATA_FOLDER)") $(PY) -m streamlit run app.py \
-		$(if $(SERVE),--server.address 0.0.0.0 --browser.serverAddress "$(SERVE)" --server.allowedHosts "$(SERVE)" \
-			--server.allowedHosts localhost --server.allowedHosts 127.0.0.1)
+	$(if $(DATA_FOLDER),DIVERGENCE_DATA_FOLDER="$(DATA_FOLDER)") $(PY) -m ui.serve "$(SERVE)"
 
 ## Debian's Chromium for the end-to-end tests (never a browser download)
 browser:

@@ -5,10 +5,12 @@ so a first finding is visible without touching anything.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import streamlit as st
 from ui import job, state
+from ui.serve import SERVED_AS, warning_text
 
 
 # the icon is served by the app itself: a material icon here made the browser fetch it from a Google font host
@@ -30,6 +32,8 @@ PAGES = [
 ]
 # navigation along the top: the full width stays for the tables (a 1280x800 projector)
 page = st.navigation(PAGES, position="top")
+if os.environ.get(SERVED_AS):  # `make app SERVE=name`: every page says who can reach it
+    st.warning(warning_text(os.environ[SERVED_AS]), icon=":material/public:")
 page.run()
 # a running scan's progress (and its Cancel button) on a page that did not draw it
 job.show_scan_status()

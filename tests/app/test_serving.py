@@ -63,32 +63,50 @@ def _websocket_status(port: int, host: str) -> str:
         return s.recv(256).decode(errors="replace").splitlines()[0]
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def _start(tmp_path_factory, serve: str = "", host: str = "127.0.0.1"):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     log_path = tmp_path_factory.mktemp("serving") / "server.log"
-    env = {k: v for k, v in os.environ.items() if k != "DIVERGENCE_DATA_FOLDER"}
+    env = {k: v for k, v in os.environ.items() if k not in ("DIVERGENCE_DATA_FOLDER", "DIVERGENCE_SERVED_AS")}
     log = open(log_path, "w")
-    # exactly what `make app` runs (the repository's .streamlit/config.toml decides), on a free port
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+    # exactly what `make app SERVE=...` runs (the repository's .streamlit/config.toml decides), on a free port
+    proc = subprocess.Popen([sys.executable, "-m", "ui.serve", serve, "--server.port", str(port),
                              "--server.fileWatcherType", "none"], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True, env=env)
     deadline = time.time() + 180
     while time.time() < deadline:
         try:
-            if urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1).read() == b"ok":
+            if urllib.request.urlopen(f"http://{host}:{port}/_stcore/health", timeout=1).read() == b"ok":
                 break
         except OSError:
             time.sleep(0.2)
     else:
         os.killpg(proc.pid, 15)
         pytest.fail(f"the app did not start; see {log_path}")
+    return proc, port, log, log_path
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    proc, port, log, log_path = _start(tmp_path_factory)
     yield port, log_path
     os.killpg(proc.pid, 15)
     proc.wait(30)
     log.close()
+
+
+def test_a_loopback_name_stays_loopback(tmp_path_factory):
+    """Issue 32 point 3: `make app SERVE=127.0.0.2` binds that loopback address, not every interface,
+    and warns of nothing."""
+    proc, port, log, log_path = _start(tmp_path_factory, "127.0.0.2", host="127.0.0.2")
+    try:
+        assert _listening(port) == ["127.0.0.2"]
+        assert "WARNING" not in log_path.read_text()
+    finally:
+        os.killpg(proc.pid, 15)
+        proc.wait(30)
+        log.close()
 
 
 def test_the_app_listens_on_the_loopback_address_only(server):

@@ -694,6 +694,19 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
 
 #: the temporary file of a write in progress: ``.NAME.PID.TOKEN.tmp`` beside the target
 _TEMPORARY = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[0-9a-f]{12}\.tmp$")
+#: the longest target name kept whole in a temporary file's name (the temporary adds up to 40
+#: characters, and a name has at most 255 bytes): a longer one is cut and keyed by its hash
+_TEMPORARY_NAME = 150
+
+
+def _temporary_key(name: str) -> str:
+    """The part of a temporary file's name that says which target it is for."""
+    if len(name.encode("utf-8")) <= _TEMPORARY_NAME:
+        return name
+    import hashlib
+
+    head = name.encode("utf-8")[:100].decode("utf-8", errors="ignore")
+    return f"{head}~{hashlib.sha256(name.encode('utf-8')).hexdigest()[:16]}"
 
 
 def write_atomically(path: str | os.PathLike, content: str | bytes | Callable[[str], None]) -> Path:
@@ -736,7 +749,7 @@ def write_atomically(path: str | os.PathLike, content: str | bytes | Callable[[s
         raise DivergenceOutputError(f"Cannot write '{path}': folder '{shown_dir}' does not exist.")
     name = os.path.basename(target)
     remove_stale_temporaries(directory, name)
-    tmp = os.path.join(directory, f".{name}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
+    tmp = os.path.join(directory, f".{_temporary_key(name)}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as for open()
     except OSError as exc:
@@ -794,7 +807,7 @@ def remove_stale_temporaries(directory: str, name: str) -> list[str]:
         return removed
     for entry in entries:
         m = _TEMPORARY.match(entry)
-        if not m or m.group("name") != name:
+        if not m or m.group("name") != _temporary_key(name):
             continue
         pid = int(m.group("pid"))
         if pid != os.getpid() and _alive(pid):

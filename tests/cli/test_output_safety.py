@@ -193,3 +193,16 @@ def test_text_from_the_data_cannot_drive_the_terminal(tmp_path):
     assert "\\x1b[31m" in proc.stdout  # shown, escaped
     line = one_line_error(cli(SCAN[0], path, "--target", "x" * 100_000, *SCAN[3:]))
     assert len(line) < 1_200 and "more characters" in line
+
+
+def test_a_long_valid_target_name_is_written(tmp_path):
+    """Issue 33 F24: a 244-character file name is valid; its temporary file's name stays within the
+    255-byte limit (the name cut and keyed by its hash), and stale temporaries of it are still found."""
+    target = tmp_path / ("t" * 240 + ".csv")
+    write_atomically(target, "x")
+    assert target.read_text() == "x" and sorted(p.name for p in tmp_path.iterdir()) == [target.name]
+    from divergence.data.io import _temporary_key
+
+    stale = tmp_path / f".{_temporary_key(target.name)}.999999999.{'0' * 12}.tmp"
+    stale.write_text("left by a killed run")
+    assert remove_stale_temporaries(str(tmp_path), target.name) == [stale.name]

@@ -25,7 +25,7 @@ from ..vocabulary import PERIODS
 __all__ = ["AttributeBins", "Discretized", "discretize", "format_number", "MAX_CATEGORIES", "MISSING",
            "category_label", "numeric_values", "PERIODS", "default_period", "period_labels", "BinSpec",
            "Binning", "MAX_DATE_ITEMS", "binned_bins", "categorical_bins", "explicit_edges",
-           "keeps_as_categories", "quantile_levels", "summary_edges", "fewer_bins_note"]
+           "keeps_as_categories", "quantile_levels", "summary_edges", "fewer_bins_note", "times_of_day_error"]
 
 #: Label of the item that holds a column's missing values.
 MISSING = "missing"

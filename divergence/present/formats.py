@@ -17,7 +17,7 @@ __all__ = ["DASH", "format_count", "format_number", "format_percent", "format_va
            "VERDICT_TEXT", "FINDING_VERDICTS", "COMPARE_VERDICT_COLORS", "ACTIONS", "family_sentence",
            "verdict_color", "verdict_ink", "ink_on", "verdict_legend", "verdict_label", "finding_label", "direction",
            "GLOSSARY", "COLUMN_HELP", "column_help", "rgba", "is_undefined", "wrap_itemset", "format_support",
-           "md_text", "md_code", "html_text"]
+           "md_text", "md_code", "html_text", "plotly_text"]
 
 DASH = "–"
 
@@ -27,10 +27,10 @@ DASH = "–"
 #: extensions): ``[`` ``]`` open links, images (``![]()``, fetched at once) and colour directives
 #: (``:red[...]``), ``<`` raw HTML and autolinks, a backtick code spans (and breaks out of ours),
 #: ``$`` LaTeX, and the backslash itself. Emphasis and the like only change how text looks: kept
-_MD_SPECIAL = set("\\`[]<$@")
-#: the starts of GitHub's bare autolinks (``http://x``, ``www.x``; an address by its ``@``, above):
-#: broken by an escaped character, which shows as itself
-_AUTOLINK = re.compile(r"(?i)(?<=[a-z])(:)(?=//)|(?<=www)(\.)")
+_MD_SPECIAL = set("\\`[]<$")
+#: what makes GitHub's bare autolinks (``http://x``, ``www.x``, ``name@host.tld``): broken by an
+#: escaped character, which shows as itself (``ndcg@10`` is no address and stays as it is)
+_AUTOLINK = re.compile(r"(?i)(?<=[a-z])(:)(?=//)|(?<=www)(\.)|(?<=[\w.+-])(@)(?=[\w-]+\.[\w-])")
 
 
 def md_text(text: object) -> str:

@@ -244,6 +244,8 @@ def parse_plan(text: str | bytes) -> SlicePlan:
     except RecursionError:
         raise DivergenceInputError(f"The plan file nests values more than {MAX_PLAN_DEPTH} deep: not a slice plan.") \
             from None
+    except DivergenceInputError:
+        raise
     except (ValueError, OverflowError):  # a scalar the loader cannot build: Python's 4,300-digit limit, a date
         raise DivergenceInputError("The plan file holds a value that cannot be read (a number of more than 4,300 "
                                    "digits, or an impossible date): not a slice plan.") from None

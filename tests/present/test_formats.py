@@ -205,3 +205,14 @@ def test_one_sentence_for_the_multiple_testing_family():
     assert family_sentence(uneven, "fnr").endswith("the slices tested for fpr (1,337), fnr (1,300)")
     assert family_sentence(both, "fpr", extra=2).endswith("and 2 more: this slice, typed by hand, once per metric")
     assert family_sentence(both, "fpr", extra=2).startswith("Benjamini–Hochberg over 2,676 tests")
+
+
+def test_md_text_breaks_bare_autolinks():
+    """Issue 33 F18: GitHub's markdown turns a bare URL, a www. name or an address into a live link even
+    with brackets escaped; the escape of one character breaks it and shows the character itself."""
+    from divergence.present.formats import md_text
+
+    assert md_text("see http://evil.example/x and HTTPS://a.b") == "see http\\://evil.example/x and HTTPS\\://a.b"
+    assert md_text("www.evil.example") == "www\\.evil.example"
+    assert md_text("me@evil.example") == "me\\@evil.example"
+    assert md_text("ndcg@10") == "ndcg@10" and md_text("a: b") == "a: b"

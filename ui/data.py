@@ -159,6 +159,9 @@ def on_path() -> None:
         load_path(text, keep_roles=text.strip() == state.get(K.PATH))
     except DivergenceInputError as exc:
         st.session_state[K.PATH_ERROR] = str(exc)
+    except (OSError, ValueError) as exc:  # what the file system says of a path (no traceback on the page)
+        reason = getattr(exc, "strerror", None) or str(exc).splitlines()[0][:200]
+        st.session_state[K.PATH_ERROR] = f"Cannot read that path: {reason}."
 
 
 def on_source() -> None:

@@ -13,7 +13,7 @@ import sys
 from typing import TYPE_CHECKING, Sequence
 
 from ..budget import TIME_CUT
-from ..errors import DivergenceInputError, shown
+from ..errors import DivergenceInputError, DivergenceTimeLimitWarning, shown
 from ..vocabulary import QUANTILE_MODES, REPORT_SORTS, SCAN_ENGINES
 
 if TYPE_CHECKING:
@@ -617,6 +617,7 @@ def _catch_signals() -> dict:
     for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
         if sig is not None:
             old[sig] = signal.signal(sig, _raise_stopped)
+    old[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)  # KeyboardInterrupt, said below
     return old
 
 
@@ -664,6 +665,11 @@ class _Inert:
         return getattr(self._stream, name)
 
 
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning of a library as one line, ``divergence: warning: ...`` (no source path and line)."""
+    print(f"divergence: warning: {_one_line(message)}", file=sys.stderr)
+
+
 def _refuse_output_over_input(args) -> None:
     """An output (``--output``, ``--save-plan``) that is one of the command's inputs (the data, the
     plan, the previous data), by any name or link, is refused before anything runs: writing it would
@@ -691,6 +697,13 @@ def main(argv: Sequence[str] | None = None, prog: str = "divergence") -> int:
     old = _catch_signals()
     streams = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = _Inert(sys.stdout), _Inert(sys.stderr)
+    import warnings
+
+    caught = warnings.catch_warnings()
+    caught.__enter__()
+    # a warning is one line without a source path; the time limit's is printed as a note already
+    warnings.showwarning = _one_line_warning
+    warnings.filterwarnings("ignore", category=DivergenceTimeLimitWarning)
     try:
         args = parser.parse_args(argv)
         if not args.command:
@@ -717,6 +730,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "divergence") -> int:
         print(f"divergence: stopped ({name}); no partial file was left.", file=sys.stderr)
         return 128 + exc.signum
     finally:
+        caught.__exit__(None, None, None)
         sys.stdout, sys.stderr = streams
         for sig, handler in old.items():
             signal.signal(sig, handler)

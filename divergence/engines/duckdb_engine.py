@@ -190,6 +190,11 @@ def files_under(root: str | os.PathLike, text: str) -> tuple[list[str], str]:
     text = str(text).strip()
     if not text:
         raise DivergenceInputError("Type the path of a CSV or Parquet file, a folder of them, or a glob.")
+    if "\x00" in text:
+        raise DivergenceInputError("A path cannot hold a NUL character.")
+    if len(text.encode("utf-8", errors="replace")) > 4096 or any(len(part.encode("utf-8", errors="replace")) > 255
+                                                                  for part in text.split(os.sep)):
+        raise DivergenceInputError("The path is longer than a path can be (4,096 bytes, 255 a name).")
     path = text if os.path.isabs(text) else os.path.join(root_real, text)
     refused = DivergenceInputError(f"'{text}' is outside the data folder: local paths are read only under "
                                    f"{root_real} (set by the server's owner).")

@@ -54,7 +54,8 @@ def regression_error(metric: str, diff: np.ndarray) -> np.ndarray:
     if kind == "abs":
         return np.abs(diff)
     if kind == "square":
-        return diff ** 2
+        with np.errstate(over="ignore"):  # refused by name (an infinite error) where the outcome is finished
+            return diff ** 2
     return diff
 
 
@@ -171,6 +172,20 @@ def numeric_column(series: pd.Series, col: str, role: str) -> np.ndarray:
 
 
 def _finish(name: str, values: np.ndarray, description: str, **kw) -> Outcome:
+    overflow = np.isinf(values)
+    if overflow.any():  # finite columns whose error is not: |y - ŷ| or its square past 1.8e308
+        row = int(np.flatnonzero(overflow)[0])
+        raise DivergenceInputError(
+            f"Outcome '{name}' ({description}) overflows on {int(overflow.sum()):,} rows (first: row {row}): the values "
+            "are too large to compute with; scale them down (for example to thousands) and scan again."
+        )
+    # the sums of squares a scan keeps overflow too when a value's square passes 1.8e308
+    largest = float(np.abs(values[np.isfinite(values)]).max(initial=0.0))
+    if largest > 1e150:
+        raise DivergenceInputError(
+            f"Outcome '{name}' ({description}) holds values as large as {largest:.3g}: too large to "
+            "compute with (their squares overflow); scale them down (for example to thousands) and scan again."
+        )
     defined = values[~np.isnan(values)]
     if defined.size == 0:
         raise DivergenceInputError(
@@ -260,7 +275,8 @@ def regression_outcomes(
     """Errors of a regressor: absolute, squared, or signed (prediction minus target)."""
     y = numeric_column(_check_column(df, target, "target"), target, "target")
     p = numeric_column(_check_column(df, prediction, "prediction"), prediction, "prediction")
-    diff = p - y
+    with np.errstate(over="ignore"):  # an overflow is refused by name once the errors are known
+        diff = p - y
     out = []
     for metric in metrics:
         m = canonical_metric(metric)

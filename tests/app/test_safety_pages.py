@@ -101,6 +101,23 @@ def test_a_file_inside_the_data_folder_is_read(tmp_path, monkeypatch):
         assert at.session_state["local_path"] == typed and "500 rows" in at.markdown[0].value
 
 
+@pytest.mark.parametrize("typed, message", [("data\x00.csv", "NUL character"), ("x" * 5000, "longer than a path"),
+                                            ("a/" + "y" * 300 + ".csv", "longer than a path")])
+def test_a_path_no_file_system_takes_is_one_line(tmp_path, monkeypatch, typed, message):
+    """Issue 33 F16: a NUL byte or a path longer than any file system takes is said in one line beside
+    the box (it was a traceback on the page); the built-in data stays."""
+    folder = tmp_path / "evals"
+    folder.mkdir()
+    monkeypatch.setenv("DIVERGENCE_DATA_FOLDER", str(folder))
+    at = go(fresh_app(120), "data")
+    keyed(at.radio, "w:source").set_value("path").run()
+    keyed(at.text_input, "w:local_path_text").input(typed).run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert errors and message in errors[0]
+    assert at.session_state["data_name"] == "built-in"
+
+
 # ---------------------------------------------------------------- uploads read by a worker
 
 def _upload(at, name: str, data: bytes):

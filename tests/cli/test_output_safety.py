@@ -206,3 +206,24 @@ def test_a_long_valid_target_name_is_written(tmp_path):
     stale = tmp_path / f".{_temporary_key(target.name)}.999999999.{'0' * 12}.tmp"
     stale.write_text("left by a killed run")
     assert remove_stale_temporaries(str(tmp_path), target.name) == [stale.name]
+
+
+@pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_while_starting_is_one_line(tmp_path, data, sig, status):
+    """Issue 33 F26: a signal in the first tenths of a second (the imports) ends the command with one
+    line and the usual status, never a traceback or a silent kill."""
+    start = time.monotonic()  # before the interpreter runs, the system kills silently: wait that long first
+    subprocess.run([sys.executable, "-c", "import divergence"], cwd=ROOT, check=True)
+    startup = time.monotonic() - start
+    for delay in (1.5 * startup, 1.5 * startup + 0.1, 1.5 * startup + 0.25):
+        proc = subprocess.Popen([sys.executable, "-m", "divergence", SCAN[0], str(data), *SCAN[1:], "--output",
+                                 str(tmp_path / "out.csv")], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        time.sleep(delay)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+        if proc.returncode == 0:  # finished before the signal came
+            continue
+        assert proc.returncode == status and "Traceback" not in err, (delay, err)
+        assert err.strip().splitlines()[-1].startswith("divergence: "), (delay, err)
+        assert not list(tmp_path.glob(".out.csv.*.tmp"))

@@ -77,3 +77,38 @@ def test_times_of_day_binned_as_dates_are_one_line(tmp_path, capsys, engine):
                              "y": [i % 2 for i in range(n)], "pred": [(i // 2) % 2 for i in range(n)]}), path)
     line = one_line(capsys, "scan", path, "--engine", engine, *ROLES, "--attributes", "a,t")
     assert "Column 't' holds times of day without a date" in line
+
+
+def test_an_overflowing_error_is_named_not_blamed_on_delta(tmp_path, capsys):
+    """Issue 33 F29: a regression whose values overflow (1e308) is refused naming the outcome and the
+    remedy, not with a message about delta, a setting the user never gave."""
+    path = tmp_path / "big.csv"
+    path.write_text("a,y,pred\n" + "".join(f"v{i % 3},{1e308 if i % 7 == 0 else i},{-1e308 if i % 5 == 0 else i + 1}\n"
+                                           for i in range(300)))
+    for metric in ("abs_error", "squared_error"):
+        line = one_line(capsys, "scan", path, "--target", "y", "--prediction", "pred", "--regression", "--metric", metric)
+        assert f"Outcome '{metric}'" in line and "scale them down" in line and "delta" not in line
+
+
+def test_a_time_limit_cut_is_a_note_not_a_python_warning(tmp_path, capsys):
+    """Issue 33 F27: the time limit's cut is said once, as a note; no warning with a source path."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    n = 20_000
+    df = pd.DataFrame({f"c{j}": rng.choice(list("abcdef"), n) for j in range(14)})
+    df["y"], df["pred"] = rng.integers(0, 2, n), rng.integers(0, 2, n)
+    path = tmp_path / "wide.csv"
+    df.to_csv(path, index=False)
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    proc = subprocess.run([sys.executable, "-m", "divergence", "scan", str(path), *ROLES, "--min-support", "0.0005",
+                           "--time-limit", "0.05", "--output", str(tmp_path / "out.csv")], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    code, err = proc.returncode, proc.stderr
+    assert code == 0 and "note: The time limit" in err, err[-500:]
+    assert "Warning" not in err and ".py:" not in err

@@ -207,9 +207,19 @@ def files_under(root: str | os.PathLike, text: str) -> tuple[list[str], str]:
     return real, fmt
 
 
-def _reader(files: Sequence[str], fmt: str, union: bool = False, dialect: CsvDialect | None = None) -> str:
+#: the words pandas reads as a boolean (``read_csv``'s defaults): a column of them only is BOOLEAN, as in
+#: pandas; ``yes``/``no``, ``t``/``f``, ``1``/``0`` stay what pandas makes of them (text, numbers)
+_PANDAS_BOOLEANS = ("True", "TRUE", "true", "False", "FALSE", "false")
+#: the rows a text column is read on to decide it is boolean (DuckDB's own sniffer reads as many)
+_BOOLEAN_SAMPLE = 20_480
+
+
+def _reader(files: Sequence[str], fmt: str, union: bool = False, dialect: CsvDialect | None = None,
+            booleans: Sequence[str] = ()) -> str:
     listed = "[" + ", ".join(DUCKDB.string(f) for f in files) + "]"
     extra = ", union_by_name=true" if union else ""
+    if booleans:
+        extra += ", types={" + ", ".join(f"{DUCKDB.string(c)}: 'BOOLEAN'" for c in booleans) + "}"
     if fmt == "parquet":
         return f"read_parquet({listed}{extra})"
     na = "[" + ", ".join(DUCKDB.string(v) for v in _pandas_na_values()) + "]"
@@ -220,7 +230,7 @@ def _reader(files: Sequence[str], fmt: str, union: bool = False, dialect: CsvDia
         if dialect.header:
             extra += ", names=[" + ", ".join(DUCKDB.string(n) for n in pandas_names(dialect.header)) + "]"
     return (f"read_csv({listed}, header=true, nullstr={na}, "
-            f"auto_type_candidates=['BOOLEAN', 'BIGINT', 'DOUBLE', 'VARCHAR']{extra})")
+            f"auto_type_candidates=['BIGINT', 'DOUBLE', 'VARCHAR']{extra})")
 
 
 def _transcode(path: str, encoding: str, workdir: str) -> str:
@@ -330,10 +340,31 @@ def _schema(con, files: Sequence[str], fmt: str, dialect: CsvDialect | None = No
                 raise DivergenceInputError(f"Column '{name}' is {ref_types[name]} in '{first}' but {t} in '{f}'.")
             union = union or t != ref_types[name] or [c for c, _ in cols] != [c for c, _ in ref]
     source = _reader(files, fmt, union, dialect)
-    if union:
+    booleans = _boolean_columns(con, source, ref) if fmt == "csv" else []
+    if booleans:
+        source = _reader(files, fmt, union, dialect, booleans)
+    if union or booleans:
         rows = con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()
         ref = [(r[0], r[1]) for r in rows]
     return source, [Column(name, kind_of(t), t) for name, t in ref]
+
+
+def _boolean_columns(con, source: str, columns: Sequence[tuple[str, str]]) -> list[str]:
+    """The text columns whose values (on the first rows) are all pandas' boolean words: read as
+    BOOLEAN, so an item reads ``flag=True`` with either engine (``yes``/``no`` stay text)."""
+    text = [name for name, t in columns if str(t).upper() == "VARCHAR"]
+    if not text:
+        return []
+    words = "[" + ", ".join(DUCKDB.string(w) for w in _PANDAS_BOOLEANS) + "]"
+    checks = ", ".join(f"bool_and({DUCKDB.ident(c)} IS NULL OR list_contains({words}, {DUCKDB.ident(c)})) AND "
+                       f"count({DUCKDB.ident(c)}) > 0" for c in text)
+    import duckdb
+
+    try:
+        row = con.execute(f"SELECT {checks} FROM (SELECT * FROM {source} LIMIT {_BOOLEAN_SAMPLE})").fetchall()[0]
+    except duckdb.Error:  # a file DuckDB cannot read: the scan's own read says why
+        return []
+    return [c for c, ok in zip(text, row) if ok]
 
 
 class DuckDBBackend:

@@ -59,3 +59,28 @@ def test_a_walk_is_bounded(tree, monkeypatch):
     monkeypatch.setattr(duckdb_engine, "MAX_WALK", 5)
     with pytest.raises(DivergenceInputError, match="more than 5 files and folders"):
         resolve_files("**/*.csv")
+
+
+def test_duckdb_types_yes_no_as_pandas_does(tmp_path):
+    """Issue 33 F13: DuckDB read ``yes``/``no`` as BOOLEAN (``smoker=True``, and ``--positive yes`` was
+    refused); now a column is boolean only when pandas would read it so (True/False words), and the
+    items are the same from either engine."""
+    import numpy as np
+    import pandas as pd
+
+    from divergence import scan, scan_duckdb
+
+    rng = np.random.default_rng(4)
+    n = 2_000
+    df = pd.DataFrame({"smoker": rng.choice(["yes", "no"], n), "flag": rng.choice(["True", "False"], n),
+                       "tf": rng.choice(["t", "f"], n), "y": rng.choice(["yes", "no"], n),
+                       "pred": rng.choice(["yes", "no"], n)})
+    path = tmp_path / "yesno.csv"
+    df.to_csv(path, index=False)
+    kw = dict(target="y", prediction="pred", positive="yes", metrics=["fpr"], min_support=0.05, bootstrap=0)
+    ours = scan(pd.read_csv(path), **kw)
+    theirs = scan_duckdb(str(path), **kw)
+    assert sorted(theirs.frame["itemset"]) == sorted(ours.frame["itemset"])
+    assert {"smoker=yes", "flag=True", "tf=t"} <= set(theirs.frame["itemset"])
+    a, b = ours.frame.set_index("itemset"), theirs.frame.set_index("itemset")
+    assert np.allclose(a.loc[b.index, "fpr"], b["fpr"], equal_nan=True)

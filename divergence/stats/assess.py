@@ -439,10 +439,11 @@ def _findings_columns(table, cols: dict, tests: dict, alpha: float, correction: 
     n_items = len(table)
     cut = {}
     significant = {}
+    subsets: dict = {}  # the lattice's one-item-shorter subsets, looked up once for every metric
     for k, m in enumerate(table.metrics):
         name = m.name
         n, s, q = metric_tallies(table.tallies, k)
-        shrunk = shrink_lattice(table.codes, n, s, q, m.binary, table.index_of)
+        shrunk = shrink_lattice(table.codes, n, s, q, m.binary, table.index_of, subsets=subsets)
         shrunk = np.where(n > 0, shrunk, np.nan)
         shrunk[0] = 0.0
         cols[f"{name}_divergence_shrunk"] = shrunk

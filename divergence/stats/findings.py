@@ -340,7 +340,9 @@ def _swaps(test: "_ResidualTest", rows: "_Rows", kept: list, left: np.ndarray, z
             a = abs(test._z(f, *test.with_member(label_lo, h_lo, int(x)))) if fast else abs(test.z(f, others + [int(x)]))
             if b - a <= gain:
                 continue
-            if others and abs(test.z(int(x), others)) < bar_z(len(kept)):
+            # given the others alone: their strata are ``kept``'s with f's bit cleared (the same
+            # strata, numbered alike, as computed afresh: no second pass over the rows)
+            if others and abs(test._z(int(x), label_lo, h_lo) if fast else test.z(int(x), others)) < bar_z(len(kept)):
                 continue
             best, gain = int(x), b - a
         if best is not None:

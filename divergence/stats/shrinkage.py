@@ -108,7 +108,7 @@ def _fit_weights(lik: np.ndarray, max_iter: int, tol: float, null_pseudocount: f
 
 
 def shrink_lattice(codes: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarray, binary: bool,
-                   index_of) -> np.ndarray:
+                   index_of, subsets: dict | None = None) -> np.ndarray:
     """Shrunk divergences that respect the lattice: a refinement shrunk towards its parent.
 
     A slice S with parent J (an itemset one item shorter, holding S's rows) has the increment
@@ -128,7 +128,8 @@ def shrink_lattice(codes: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarra
 
     ``codes``: the itemsets (row 0 the whole dataset); ``n``, ``s``, ``q``: the metric's defined
     count, shifted sum and sum of squares per itemset; ``index_of``: code rows to itemset rows (-1
-    when not listed)."""
+    when not listed); ``subsets``: a dict kept between calls on the same itemsets (each length's
+    rows and one-item-shorter subsets, looked up once for every metric)."""
     n = np.asarray(n, dtype=float)
     s = np.asarray(s, dtype=float)
     q = np.asarray(q, dtype=float)
@@ -141,17 +142,22 @@ def shrink_lattice(codes: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarra
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(n > 0, s / np.where(n > 0, n, 1.0), np.nan)
         var = np.where(n > 1, np.maximum(q - s * mean, 0.0) / np.maximum(n - 1.0, 1.0), np.nan)
+    cache = {} if subsets is None else subsets
     for length in range(1, int(lengths.max(initial=0)) + 1):
-        rows = np.nonzero(lengths == length)[0]
+        if length not in cache and not (lengths == length).any():
+            cache[length] = np.zeros(0, dtype=np.int64), np.zeros((0, length), dtype=np.int64)
+        if length not in cache:
+            rows = np.nonzero(lengths == length)[0]
+            # every one-item-shorter subset of these itemsets, looked up at once
+            present = codes[rows] >= 0
+            attrs = np.argsort(~present, axis=1, kind="stable")[:, :length]  # each itemset's attributes
+            subs = np.repeat(codes[rows], length, axis=0)
+            subs[np.arange(subs.shape[0]), attrs.ravel()] = -1
+            cache[length] = rows, (np.zeros(subs.shape[0], dtype=np.int64) if length == 1
+                                   else np.asarray(index_of(subs), dtype=np.int64)).reshape(rows.size, length)
+        rows, parents = cache[length]
         if rows.size == 0:
             continue
-        # every one-item-shorter subset of these itemsets, looked up at once
-        present = codes[rows] >= 0
-        attrs = np.argsort(~present, axis=1, kind="stable")[:, :length]  # each itemset's attributes
-        subs = np.repeat(codes[rows], length, axis=0)
-        subs[np.arange(subs.shape[0]), attrs.ravel()] = -1
-        parents = (np.zeros(subs.shape[0], dtype=np.int64) if length == 1
-                   else np.asarray(index_of(subs), dtype=np.int64)).reshape(rows.size, length)
         found = parents >= 0
         p = np.maximum(parents, 0)
         me = np.repeat(rows, length).reshape(rows.size, length)

@@ -33,7 +33,7 @@ PAGES = [
 # navigation along the top: the full width stays for the tables (a 1280x800 projector)
 page = st.navigation(PAGES, position="top")
 if os.environ.get(SERVED_AS):  # `make app SERVE=name`: every page says who can reach it
-    st.warning(warning_text(os.environ[SERVED_AS]), icon=":material/public:")
+    st.warning(warning_text(os.environ[SERVED_AS], markdown=True), icon=":material/public:")
 page.run()
 # a running scan's progress (and its Cancel button) on a page that did not draw it
 job.show_scan_status()

@@ -33,14 +33,19 @@ def is_loopback(name: str) -> bool:
         return False
 
 
-def warning_text(name: str, port: int = 8501) -> str:
-    """What serving beyond this machine means, in one paragraph (the terminal and the page)."""
-    return (f"Served to the network as http://{name}:{port}: anyone who can reach this machine's port can see "
+def warning_text(address: str, *, markdown: bool = False) -> str:
+    """What serving beyond this machine at ``address`` (``http://name:port``) means, in one paragraph
+    (the terminal; ``markdown``: the page, the address as code, not a link)."""
+    if markdown:
+        from divergence.present.formats import md_code
+
+        address = md_code(address)
+    return (f"Served to the network as {address}: anyone who can reach this machine's port can see "
             "and download the data the sessions load, upload files and use its memory and cores. There is no "
             "login: put it behind your organisation's authenticating proxy, or run `make app` without SERVE.")
 
 
-def plan(serve: str) -> tuple[list[str], str | None]:
+def plan(serve: str, port: int = 8501) -> tuple[list[str], str | None]:
     """The ``streamlit run`` options for ``serve`` ('' for this machine only) and the warning to give
     (None on loopback)."""
     serve = serve.strip()
@@ -50,7 +55,8 @@ def plan(serve: str) -> tuple[list[str], str | None]:
         address = "127.0.0.1" if serve.lower().strip("[]").endswith("localhost") else serve.strip("[]")
         return ["--server.address", address, "--browser.serverAddress", serve], None
     return (["--server.address", "0.0.0.0", "--browser.serverAddress", serve, "--server.allowedHosts", serve,
-             "--server.allowedHosts", "localhost", "--server.allowedHosts", "127.0.0.1"], warning_text(serve))
+             "--server.allowedHosts", "localhost", "--server.allowedHosts", "127.0.0.1"],
+            warning_text(f"http://{serve}:{port}"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,13 +64,15 @@ def main(argv: list[str] | None = None) -> int:
     dry = "--dry-run" in args
     args = [a for a in args if a != "--dry-run"]
     serve = args[0] if args else ""
-    options, warning = plan(serve)
+    extra = args[1:]
+    port = int(extra[extra.index("--server.port") + 1]) if "--server.port" in extra[:-1] else 8501
+    options, warning = plan(serve, port)
     command = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), *options, *args[1:]]
     env = dict(os.environ)
     env.pop(SERVED_AS, None)
     if warning:
         print(f"divergence: WARNING: {warning}", file=sys.stderr, flush=True)
-        env[SERVED_AS] = serve
+        env[SERVED_AS] = f"http://{serve}:{port}"
     if dry:
         print(" ".join(command))
         return 0

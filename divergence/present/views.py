@@ -755,6 +755,13 @@ def split_rows(df: pd.DataFrame, column: str, confirm_values: Sequence[object]) 
 # ----------------------------------------------------------------------------- figures
 
 
+#: a table cell's characters at Plotly's default 12 px font (the widest digits and capitals), its
+#: padding, and the longest text a column keeps on one line before it wraps at its spaces
+TABLE_CHAR_PX = 7.6
+TABLE_CELL_PAD_PX = 18
+TABLE_WRAP_CHARS = 34
+
+
 def slice_table_figure(display: pd.DataFrame, *, verdict_column: str = "Verdict",
                        height: int | None = None, color_of=verdict_color) -> go.Figure:
     """The slice table (already formatted with :func:`display_frame`) as a Plotly table.
@@ -764,13 +771,17 @@ def slice_table_figure(display: pd.DataFrame, *, verdict_column: str = "Verdict"
     follow the page's light or dark theme.
     """
     cols = list(display.columns)
-    # widths from the content: the longest header word or the usual cell length, whichever is larger
+    # widths from the content, in characters: every column as wide as its longest cell or header word, so
+    # no number is cut; only long text (a slice, a finding's words) is capped, and it wraps at spaces
     widths = []
     for c in cols:
-        cells = display[c].astype(str).str.len()
-        usual = float(cells.quantile(0.9)) if len(cells) else 0.0
-        widths.append(max(max(len(w) for w in c.split()) + 1, usual, 4) * (0.9 if c == "Slice" else 1.0))
-    align = ["left" if c in ("Slice", "Verdict") else "right" for c in cols]
+        cells = display[c].astype(str)
+        longest = int(cells.str.len().max()) if len(cells) else 0
+        width = max(max(len(w) for w in str(c).split()) + 1, longest + 1, 4)
+        # a piece without a space cannot wrap: the column is never narrower than the longest one
+        piece = max((len(p) for v in cells for p in v.split(" ")), default=0) + 1
+        widths.append(min(width, max(TABLE_WRAP_CHARS, piece)))
+    align = ["left" if c in ("Slice", "Verdict", "Finding") else "right" for c in cols]
     n = len(display)
     fills = []
     for c in cols:
@@ -785,8 +796,10 @@ def slice_table_figure(display: pd.DataFrame, *, verdict_column: str = "Verdict"
         cells=dict(values=[[plotly_text(v) if isinstance(v, str) else v for v in display[c]] for c in cols], align=align, fill_color=fills,
                    line_color="rgba(134,142,150,0.25)", height=26),
     ))
+    # the width at which every column shows in full: an exported image is drawn at least this wide
     fig.update_layout(margin=dict(l=0, r=0, t=4, b=0),
-                      height=height or min(80 + 27 * max(n, 1), 760))
+                      height=height or min(80 + 27 * max(n, 1), 760),
+                      meta={"natural_width": int(sum(widths) * TABLE_CHAR_PX + TABLE_CELL_PAD_PX * len(widths))})
     return fig
 
 
@@ -1011,6 +1024,8 @@ def figure_png(fig: go.Figure, *, width: int = 1280, height: int | None = None, 
         raise DivergenceInputError("PNG export needs the kaleido package and Chromium (/usr/bin/chromium).")
     _use_machine_chromium()
     h = height or int(fig.layout.height or 600)
+    meta = fig.layout.meta if isinstance(fig.layout.meta, dict) else {}
+    width = max(int(width), int(meta.get("natural_width", 0)))  # a table is never drawn narrower than its cells
     with _PNG_LOCK, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # kaleido's server ignores per-call browser options, and says so
         for attempt in range(2):

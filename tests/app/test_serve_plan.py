@@ -37,9 +37,9 @@ def test_the_terminal_warns_before_serving_a_team():
 
 
 def test_every_page_says_it_is_served(monkeypatch):
-    monkeypatch.setenv(SERVED_AS, "host.example.com")
+    monkeypatch.setenv(SERVED_AS, "http://host.example.com:8501")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
-    assert any("Served to the network as http://host.example.com" in w.value for w in at.warning)
+    assert any("Served to the network as `http://host.example.com:8501`" in w.value for w in at.warning)
     monkeypatch.delenv(SERVED_AS)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
     assert not any("Served to the network" in w.value for w in at.warning)

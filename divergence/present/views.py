@@ -949,7 +949,9 @@ def titled_figure(fig: go.Figure, heading: str, caption: str) -> go.Figure:
 
 def figure_html(fig: go.Figure, *, title: str = "divergence") -> str:
     """A figure as a self-contained HTML page (plotly.js inlined: opens offline)."""
-    return fig.to_html(include_plotlyjs=True, full_html=True, default_width="100%",
+    meta = fig.layout.meta if isinstance(fig.layout.meta, dict) else {}
+    natural = int(meta.get("natural_width", 0))  # a table: at least as wide as its cells (the page scrolls)
+    return fig.to_html(include_plotlyjs=True, full_html=True, default_width=f"{natural}px" if natural else "100%",
                        config={"displaylogo": False}).replace("<head>", f"<head><title>{_html.escape(title)}</title>", 1)
 
 

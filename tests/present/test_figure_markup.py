@@ -127,3 +127,10 @@ def test_the_exported_slice_table_shows_every_number_whole(hostile, monkeypatch)
     monkeypatch.setattr(type(fig), "to_image", lambda self, **kw: seen.update(kw) or b"\x89PNG")
     views.figure_png(fig, width=800)
     assert seen["width"] == max(800, natural) >= natural
+
+
+def test_the_exported_table_page_is_as_wide_as_its_cells(hostile):
+    table, _ = hostile
+    fig = slice_table_figure(display_frame(table, table.frame.iloc[1:], "error"))
+    page = figure_html(fig, title="t")
+    assert f'style="height:{fig.layout.height}px; width:{fig.layout.meta["natural_width"]}px;"' in page

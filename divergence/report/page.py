@@ -319,16 +319,21 @@ def _metric_section(table: SliceTable, m: str, *, plan: SlicePlan | None, previo
     if previous is not None and f"{m}_verdict" in f:
         pf = previous.frame
         prev = dict(zip(pf["itemset"], pf[f"{m}_verdict"]))
-        now_f = rows[rows[f"{m}_verdict"].isin(FINDING_VERDICTS)]
+        # counted over the distinct findings, the set the page's tiles count (whatever their verdict now)
+        now_f = (rows[rows[f"{m}_finding"].astype(bool)] if f"{m}_finding" in rows
+                 else rows[rows[f"{m}_verdict"].isin(FINDING_VERDICTS)])
         section["previous"] = dict(label=previous_label or "",
                                    held=sum(prev.get(s) in FINDING_VERDICTS for s in now_f["itemset"]),
                                    new=sum(prev.get(s) not in FINDING_VERDICTS for s in now_f["itemset"]))
     if f"{m}_ci_low" in f:
         level = f"{a.get('confidence', 0.95):.0%} intervals"
         big = rows[rows[f"{m}_meets_min_size"].astype(bool)] if f"{m}_meets_min_size" in rows else rows
-        if len(big):
-            section["intervals"] = dict(n=min(25, len(big)),
-                                        figure=_figure_div(interval_figure(table, big.head(25), m, level_label=level)))
+        # every distinct finding is drawn (open dots below the minimum size), then the largest slices
+        distinct = rows[rows[f"{m}_finding"].astype(bool)] if f"{m}_finding" in rows else rows.head(0)
+        drawn = rows.loc[[i for i in rows.index if i in set(distinct.index) | set(big.head(25).index)]]
+        if len(drawn):
+            section["intervals"] = dict(n=len(drawn), n_findings=len(distinct),
+                                        figure=_figure_div(interval_figure(table, drawn, m, level_label=level)))
     top_found = rows[rows[f"{m}_verdict"].isin(FINDING_VERDICTS)].head(10) if f"{m}_verdict" in f else rows.head(0)
     if len(top_found) >= 2:
         section["overlap"] = dict(n=len(top_found),

@@ -89,7 +89,16 @@ def test_report_cli_on_compas_with_previous_cycle(tmp_path):
     r = run("report", str(plan), str(now), "--previous", str(before), "--output", str(out))
     assert r.returncode == 0, r.stderr
     html = out.read_text()
-    assert "Against the previous cycle" in html and re.search(r"\d+ findings held, \d+ are new", html)
+    # held and new count the distinct findings, the set the tiles count (issue 30 point 5), for each metric
+    from divergence.report.plan import load_plan
+    from divergence.report.run import run_plan
+
+    table = run_plan(load_plan(plan), pd.read_csv(now), previous=pd.read_csv(before))
+    counts = [tuple(map(int, m)) for m in re.findall(r"of the distinct findings, (\d+) held \(a finding's verdict "
+                                                     r"in the previous cycle too\), (\d+) (?:is|are) new", html)]
+    assert counts and [a + b for a, b in counts] == [int(table.frame[f"{m}_finding"].sum()) for m in ("fpr", "fnr")]
+    # every distinct finding is in the interval plot, below the minimum size or not
+    assert "distinct finding" in html and "open dots: below the minimum size, indicative" in html
     assert "Previous cycle</th>" in html and "Replicated</th>" in html
     assert "age=&lt;25, sex=Male, #prior=&gt;3" in html  # the pre-listed slice, escaped
     assert f"{half:,}" in html

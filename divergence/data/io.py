@@ -292,6 +292,19 @@ class _Bounded(io.RawIOBase):
             super().close()
 
 
+def _check_inflation(out: int, compressed: int, limits: "ReadLimits", label: str) -> None:
+    """Refuse a decompressed size past :class:`ReadLimits` (the same words as the stream's checks)."""
+    if out > limits.max_text:
+        raise DivergenceInputError(
+            f"'{label}' decompresses to more than {size_text(limits.max_text)} of text: refused. Decompress it "
+            "yourself if it is genuine and scan it with DuckDB (command line: --engine duckdb).")
+    if out > limits.ratio_floor and out > limits.max_ratio * compressed:
+        raise DivergenceInputError(
+            f"'{label}' decompresses to more than {limits.max_ratio:g} times its {size_text(compressed)} "
+            f"({size_text(out)} declared): a decompression bomb, or data so repetitive that it should be "
+            "decompressed and scanned with DuckDB (command line: --engine duckdb).")
+
+
 def size_text(n: float) -> str:
     """A byte count in words: 1.5 GB, 983 KB."""
     for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
@@ -375,6 +388,10 @@ class _Input:
                 if len(members) != 1:
                     raise DivergenceInputError(f"'{self.label}' is a zip archive of {len(members)} files: give one "
                                                "CSV or Parquet file (or an archive of exactly one).")
+                # a member's declared size bounds what zipfile gives out of it: a bomb is refused from
+                # it before any byte is decompressed (the stream's own count comes too late for a zip,
+                # whose compressed bytes are read ahead in large chunks)
+                _check_inflation(members[0].file_size, self.size, limits, self.label)
                 stream = archive.open(members[0])
             else:
                 raise DivergenceInputError(

@@ -83,6 +83,22 @@ def test_compressed_bombs_are_refused_by_ratio(tmp_path, kind, given):
     assert len(str(err.value).splitlines()) == 1
 
 
+def test_a_zip_bomb_is_refused_before_any_text_is_parsed():
+    """Issue 33 F4: a zip's compressed bytes are read ahead in large chunks, so the stream's own count
+    saw the archive's whole size and the parse ran until the ratio tripped (4.3 GB at peak for a 6 MB
+    zip). The member's declared size (what zipfile gives out at most) refuses it before any byte is
+    decompressed, with little memory."""
+    data = zip_bomb(64 << 20)
+    tracemalloc.start()
+    try:
+        with pytest.raises(DivergenceInputError, match=r"decompresses to more than 100 times its .* declared"):
+            load_table(data, limits=SMALL)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < (8 << 20) + 3 * len(data)
+
+
 def test_a_cap_on_bytes_out_whatever_the_ratio(tmp_path):
     data = gzip_bomb(8 << 20)
     with pytest.raises(DivergenceInputError, match="decompresses to more than 4.00 MB of text"):

@@ -475,6 +475,7 @@ def estimate_parquet(inp: "_Input") -> TableEstimate | None:
             rows, cols = meta.num_rows, meta.num_columns
             unc = [0.0] * cols
             width = [8.0] * cols
+            dictionary_columns: set = set()
             for g in range(meta.num_row_groups):
                 rg = meta.row_group(g)
                 for c in range(min(cols, rg.num_columns)):
@@ -486,11 +487,37 @@ def estimate_parquet(inp: "_Input") -> TableEstimate | None:
                         if st is not None and st.has_min_max:
                             longest = max(len(st.min) if isinstance(st.min, (str, bytes)) else 8,
                                           len(st.max) if isinstance(st.max, (str, bytes)) else 8)
+                        elif col.has_dictionary_page:  # long values carry no statistics: read the dictionary
+                            dictionary_columns.add(c)
                         width[c] = max(width[c], 16.0 + longest)
+            decoded = _dictionary_bytes(fh, meta, sorted(dictionary_columns)) if dictionary_columns else {}
     except Exception:  # noqa: BLE001 - pyarrow raises many kinds; the full read says why
         return None
-    memory = sum(max(w * rows, u) for w, u in zip(width, unc))
+    memory = sum(max(w * rows, u, 16.0 * rows + decoded.get(c, 0)) for c, (w, u) in enumerate(zip(width, unc)))
     return TableEstimate(int(rows), int(cols), int(memory))
+
+
+def _dictionary_bytes(fh, meta, columns: list[int]) -> dict[int, float]:
+    """The bytes the values of dictionary-encoded text columns take once decoded: each row group's
+    dictionary and indices read (not the values: a 1 MB value repeated on 2,000 rows is 1 MB of
+    dictionary and 2,000 indices here, 2 GB in a frame), the lengths summed through the indices."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    names = [meta.schema.column(c).path for c in columns]
+    fh.seek(0)
+    pf = pq.ParquetFile(fh, read_dictionary=names)
+    out = {c: 0.0 for c in columns}
+    for g in range(meta.num_row_groups):
+        part = pf.read_row_group(g, columns=names)
+        for c, name in zip(columns, names):
+            for chunk in part.column(name).chunks:
+                if hasattr(chunk, "dictionary"):
+                    lengths = pc.binary_length(chunk.dictionary).take(chunk.indices)
+                    out[c] += float(pc.sum(lengths).as_py() or 0)
+                else:
+                    out[c] += float(chunk.nbytes)
+    return out
 
 
 def estimate_table(source: Source, *, name: str | None = None, limits: ReadLimits | None = None,

@@ -239,3 +239,28 @@ def test_messages_never_carry_a_value_whole():
 def test_a_device_is_no_data_file():
     with pytest.raises(DivergenceInputError, match="is not a regular file"):
         load_table("/dev/zero")
+
+
+def test_a_parquet_dictionary_bomb_is_sized_by_its_decoded_values(tmp_path):
+    """Issue 33 F5: 2,000 rows of one 1 MB string, dictionary-encoded, is a 50 KB file that decodes to
+    2 GB; long strings carry no statistics and the footer counts the dictionary once, so the estimate
+    said about 1 MB. The dictionary and its indices are read (not the values) and the decoded size
+    decides: refused under a 256 MB cap before any value is decoded."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "dictbomb.parquet"
+    values = pa.DictionaryArray.from_arrays(pa.array([0] * 2000, pa.int32()), pa.array(["x" * (1 << 20)]))
+    pq.write_table(pa.table({"s": values, "y": pa.array([i % 2 for i in range(2000)])}), path, compression="zstd",
+                   store_schema=False)  # read back as plain text, as a file from elsewhere would be
+    assert path.stat().st_size < 200_000
+    est = estimate_table(path)
+    assert est is not None and est.memory >= 2000 * (1 << 20)
+    tracemalloc.start()
+    try:
+        with pytest.raises(DivergenceInputError, match="would take about 1.95 GB in memory"):
+            load_table(path, limits=ReadLimits(max_memory=256 << 20))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 << 20

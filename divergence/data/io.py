@@ -487,7 +487,11 @@ def estimate_parquet(inp: "_Input") -> TableEstimate | None:
                         if st is not None and st.has_min_max:
                             longest = max(len(st.min) if isinstance(st.min, (str, bytes)) else 8,
                                           len(st.max) if isinstance(st.max, (str, bytes)) else 8)
-                        elif col.has_dictionary_page:  # long values carry no statistics: read the dictionary
+                        elif col.has_dictionary_page and \
+                                col.total_uncompressed_size < min(64 * 1024 * max(rg.num_rows, 1), 256 << 20):
+                            # long values carry no statistics, and a dictionary's pages count each value
+                            # once: read the dictionary and its indices (what reading decodes is at most
+                            # these pages, 256 MB; larger pages already size the column)
                             dictionary_columns.add(c)
                         width[c] = max(width[c], 16.0 + longest)
             decoded = _dictionary_bytes(fh, meta, sorted(dictionary_columns)) if dictionary_columns else {}

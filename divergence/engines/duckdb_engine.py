@@ -465,19 +465,51 @@ def duckdb_backend(source, con, *, label: str | None = None, workdir: str | None
     return DuckDBBackend(con, sql, columns, label or str(source), memory, notes)
 
 
+#: the characters of a text value a preview keeps
+PREVIEW_CHARS = 200
+#: the most bytes a row of a Parquet file may take once decoded for a preview to read it (DuckDB
+#: decodes 2,048 rows at a time: 64 KB a row is 128 MB)
+PREVIEW_ROW_BYTES = 64 << 10
+
+
+def _check_preview_rows(source) -> None:
+    """Refuse, from the Parquet footer and dictionaries, a file whose rows are megabytes once decoded
+    (a few KB on disk can hold that: one value repeated through a dictionary), before DuckDB decodes
+    a batch of them in the server's process."""
+    if isinstance(source, pd.DataFrame):
+        return
+    from ..data.io import _Input, estimate_parquet, size_text
+
+    files, fmt = resolve_files(source)
+    if fmt != "parquet":
+        return
+    for f in files[:8]:
+        est = estimate_parquet(_Input.of(f))
+        if est is not None and est.rows and est.memory / est.rows > PREVIEW_ROW_BYTES:
+            raise DivergenceInputError(
+                f"The rows of '{f}' take about {size_text(est.memory / est.rows)} each once decoded (megabyte values, "
+                f"or one value repeated through a dictionary): too large to read here. Drop or shorten that column.")
+
+
 def preview_source(source, *, rows: int = 200, memory_limit: str | None = None) -> tuple[pd.DataFrame, int]:
     """The first ``rows`` rows of a file, folder or glob and its total row count, without
     reading it into memory: what a page shows (columns, types, role guesses) before
     :func:`scan_duckdb` runs on the same path. Bad paths raise DivergenceInputError."""
     import duckdb
 
+    _check_preview_rows(source)
     con = duckdb.connect(config={"memory_limit": memory_limit or _default_memory_limit()})
     tmp = tempfile.mkdtemp(prefix="divergence-duckdb-")
     try:
         con.execute("SET disabled_optimizers = 'statistics_propagation,filter_pushdown'")
         con.execute("SET enable_progress_bar = false")
         backend = duckdb_backend(source, con, workdir=tmp)
-        head = backend.fetch(f"SELECT * FROM {backend.source} LIMIT {int(rows)}").to_pandas()
+        # text cut to what a preview shows: a file of a few KB can hold megabyte values (a dictionary
+        # repeats one on every row) that would otherwise come whole into this process
+        d = DUCKDB
+        cells = ", ".join(f"left({d.ident(c.name)}, {PREVIEW_CHARS}) AS {d.ident(c.name)}" if c.kind == "text"
+                          else d.ident(c.name) for c in backend.columns)
+        head = backend.fetch(f"SELECT {cells} FROM {backend.source} LIMIT {int(rows)}").to_pandas()
         total = int(backend.fetch(f"SELECT COUNT(*) FROM {backend.source}").column(0)[0].as_py())
         return head, total
     finally:

@@ -118,6 +118,35 @@ def test_a_path_no_file_system_takes_is_one_line(tmp_path, monkeypatch, typed, m
     assert at.session_state["data_name"] == "built-in"
 
 
+def test_a_parquet_of_megabyte_rows_is_not_previewed_in_the_server(tmp_path, monkeypatch):
+    """Issue 33 F2: a 50 KB Parquet file of 2,000 rows holding one 1 MB value through a dictionary, typed
+    as a local path: the preview (in the server's process) took 3.2 GB. Its rows are sized from the
+    footer and the dictionary first and it is refused in one line; the built-in data stays."""
+    import tracemalloc
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = tmp_path / "evals"
+    folder.mkdir()
+    values = pa.DictionaryArray.from_arrays(pa.array([0] * 2000, pa.int32()), pa.array(["x" * (1 << 20)]))
+    pq.write_table(pa.table({"s": values, "y": pa.array([i % 2 for i in range(2000)])}), folder / "bomb.parquet",
+                   compression="zstd", store_schema=False)
+    monkeypatch.setenv("DIVERGENCE_DATA_FOLDER", str(folder))
+    at = go(fresh_app(120), "data")
+    keyed(at.radio, "w:source").set_value("path").run()
+    tracemalloc.start()
+    try:
+        keyed(at.text_input, "w:local_path_text").input("bomb.parquet").run()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert errors and "too large to read here" in errors[0]
+    assert at.session_state["data_name"] == "built-in" and peak < 256 << 20
+
+
 # ---------------------------------------------------------------- uploads read by a worker
 
 def _upload(at, name: str, data: bytes):

@@ -1,6 +1,8 @@
 """SliceTable: the result of a scan, one row per itemset, the whole dataset first."""
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterable, Sequence
@@ -387,7 +389,7 @@ class SliceTable:
         """Code row of an itemset written ``attr=value, attr=value`` (or a list of items)."""
         row = np.full(len(self.attributes), -1, dtype=np.int32)
         if isinstance(itemset, str):
-            items = split_items(itemset, self.attributes)
+            items = self._split_known(itemset) or split_items(itemset, self.attributes)
         else:
             items = [str(x).strip() for x in itemset]
         for item in items:
@@ -411,6 +413,38 @@ class SliceTable:
                 raise DivergenceInputError(f"Attribute '{attr}' appears twice in {itemset!r}.")
             row[a] = labels.index(value)
         return row
+
+    def _split_known(self, text: str) -> list[str] | None:
+        """The items of ``text`` split where every piece is a known ``attr=value`` of this table, each
+        attribute once (a value may hold ``", b=1"`` itself: the text is cut where the table's own
+        items allow, trying the pieces in order); None when no cut does."""
+        parts = text.strip().split(",")
+        if not text.strip():
+            return []
+        labels = [set(b.labels) for b in self.bins]
+        by_name = {a: i for i, a in enumerate(self.attributes)}
+
+        def item_of(piece: str) -> int | None:
+            piece = piece.strip()
+            for a in sorted((a for a in self.attributes if piece.startswith(a + "=")), key=len, reverse=True):
+                if piece[len(a) + 1:].strip() in labels[by_name[a]]:
+                    return by_name[a]
+            return None
+
+        @functools.lru_cache(maxsize=4096)
+        def cut(i: int, used: frozenset) -> list[str] | None:
+            if i == len(parts):
+                return []
+            for j in range(i + 1, len(parts) + 1):
+                piece = ",".join(parts[i:j])
+                a = item_of(piece)
+                if a is not None and a not in used:
+                    rest = cut(j, used | {a})
+                    if rest is not None:
+                        return [piece.strip()] + rest
+            return None
+
+        return cut(0, frozenset()) if len(parts) <= 64 else None
 
     def lookup(self, itemset: str | Iterable[str]) -> int:
         """Row index of an itemset (``"age=<25, sex=Male"``); an error if it was not mined.

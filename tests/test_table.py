@@ -49,3 +49,22 @@ def test_a_metric_whose_name_starts_another_keeps_its_own_columns():
     t = scan(df, outcome=["spend", "spend_2"], min_support=0.1)
     assert set(t.statistics("spend").frame.columns).isdisjoint({"2", "2_p", "2_q"})
     np.testing.assert_array_equal(t.statistics("spend_2").value, t.frame["spend_2"].to_numpy())
+
+
+def test_every_itemset_round_trips_whatever_its_values_hold():
+    """Issue 33 F11: a value holding ``", b=1"`` (another attribute's item) made 3 of 8 itemsets fail
+    ``table.lookup`` (a traceback on the Intervals page, a failed report). The text is cut where the
+    table's own items allow."""
+    import numpy as np
+    import pandas as pd
+
+    import divergence
+
+    rng = np.random.default_rng(1)
+    n = 2000
+    df = pd.DataFrame({"city": rng.choice(["Paris, b=1", "Rome", "x, city=Rome", "a,b"], n), "b": rng.choice(["1", "2"], n),
+                       "y": rng.integers(0, 2, n), "p": rng.integers(0, 2, n)})
+    t = divergence.scan(df, target="y", prediction="p", positive=1, metrics=["fpr"], min_support=0.01)
+    assert len(t) > 10
+    assert [t.lookup(s) for s in t.frame["itemset"]] == list(range(len(t)))
+    assert t.lookup("city=Paris, b=1, b=2") == t.lookup(["city=Paris, b=1", "b=2"])

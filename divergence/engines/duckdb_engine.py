@@ -478,13 +478,13 @@ def _check_preview_rows(source) -> None:
     a batch of them in the server's process."""
     if isinstance(source, pd.DataFrame):
         return
-    from ..data.io import _Input, estimate_parquet, size_text
+    from ..data.io import estimate_table, size_text
 
     files, fmt = resolve_files(source)
     if fmt != "parquet":
         return
     for f in files[:8]:
-        est = estimate_parquet(_Input.of(f))
+        est = estimate_table(f)
         if est is not None and est.rows and est.memory / est.rows > PREVIEW_ROW_BYTES:
             raise DivergenceInputError(
                 f"The rows of '{f}' take about {size_text(est.memory / est.rows)} each once decoded (megabyte values, "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import errno
 import io
 import os
 import re
@@ -824,8 +825,21 @@ def write_atomically(path: str | os.PathLike, content: str | bytes | Callable[[s
 
 
 def _write_in_place(path, target: str, content) -> None:
-    """Write into a device or a pipe as it is (no temporary file, no rename)."""
+    """Write into a device or a pipe as it is (no temporary file, no rename). A named pipe with no
+    reader is refused at once (opening it would wait for one forever, deaf to SIGTERM); with one, the
+    first writer's end stays open while the content is written, so the reader never sees an early end."""
+    import stat
+
+    held = None
     try:
+        if stat.S_ISFIFO(os.stat(target).st_mode):
+            try:
+                held = os.open(target, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError as exc:
+                if exc.errno == errno.ENXIO:
+                    raise DivergenceOutputError(f"Cannot write '{path}': it is a named pipe with no reader; start "
+                                                "the reader first.") from None
+                raise
         if callable(content):
             content(target)
         else:
@@ -833,6 +847,9 @@ def _write_in_place(path, target: str, content) -> None:
                 fh.write(content.encode("utf-8") if isinstance(content, str) else content)
     except OSError as exc:
         raise DivergenceOutputError(f"Cannot write '{path}': {_reason(exc)}.") from None
+    finally:
+        if held is not None:
+            os.close(held)
 
 
 def _reason(exc: BaseException) -> str:

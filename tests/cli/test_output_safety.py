@@ -227,3 +227,21 @@ def test_a_signal_while_starting_is_one_line(tmp_path, data, sig, status):
         assert proc.returncode == status and "Traceback" not in err, (delay, err)
         assert err.strip().splitlines()[-1].startswith("divergence: "), (delay, err)
         assert not list(tmp_path.glob(".out.csv.*.tmp"))
+
+
+def test_a_named_pipe_with_no_reader_is_refused_at_once(tmp_path, data):
+    """Issue 33 F23: an --output that is a named pipe nobody reads waited forever in open() (SIGTERM did
+    not stop it); now one line at once. With a reader, the whole table arrives."""
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    start = time.monotonic()
+    line = one_line_error(cli(SCAN[0], data, *SCAN[1:], "--output", fifo))
+    assert "named pipe with no reader" in line and time.monotonic() - start < 60
+    got = {}
+    reader = threading.Thread(target=lambda: got.update(text=open(fifo).read()))
+    reader.start()
+    time.sleep(0.2)
+    proc = cli(SCAN[0], data, *SCAN[1:], "--output", fifo)
+    reader.join(30)
+    assert proc.returncode == 0, proc.stderr
+    assert got["text"].startswith('"itemset",') and len(got["text"].splitlines()) > 2

@@ -137,3 +137,21 @@ def test_readme_is_short_and_starts_with_the_two_commands() -> None:
     assert [line.split()[:2] for line in first_block if line] == [["make", "app"], ["make", "test"]]
     makefile = (ROOT / "Makefile").read_text()
     assert re.search(r"^app:", makefile, re.M) and re.search(r"^test:", makefile, re.M)
+
+
+@pytest.mark.slow
+def test_the_readme_command_line_block_runs_verbatim(tmp_path) -> None:
+    """Issue 30 point 8: the README's command-line lines, as written, in the project's environment
+    (the activation line sourced, the package importable as from the project's folder)."""
+    import os
+    import subprocess
+
+    readme = (ROOT / "README.md").read_text()
+    block = next(b for b in re.findall(r"```bash\n(.*?)```", readme, re.S) if "divergence scan" in b)
+    assert block.startswith(". .venv/bin/activate")
+    script = block.replace(". .venv/bin/activate", f". {ROOT}/.venv/bin/activate", 1)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert (tmp_path / "demo.csv").is_file() and (tmp_path / "slices.csv").read_text().startswith('"itemset"')
+    assert "region=South, education=Primary" in proc.stdout

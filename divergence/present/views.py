@@ -574,6 +574,9 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
     covers = {}
     if distinct:
         flag = f[f"{m}_finding"].to_numpy(dtype=bool)
+        # a finding whose own honest estimate (replicated, else shrunk) is about zero says nothing to act
+        # on: significant, but the estimate a meeting reads is 0 (issue 30): no card
+        flag = flag & ~_about_zero(table, m)
         order = np.array([i for i in table.default_order(m) if flag[i] and verdict[i] not in ("better", "noise")],
                          dtype=np.int64)
         candidates = order
@@ -651,6 +654,24 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
                              todo=ACTIONS.get(str(r[f"{m}_verdict"]), ""), covers=covers.get(int(i), 1),
                              distinct=distinct, meets=meets))
     return cards, int(candidates.size)
+
+
+#: a finding's honest estimate within this share of δ of zero is "about zero": no card
+ABOUT_ZERO = 0.1
+
+
+def _about_zero(table: SliceTable, m: str) -> np.ndarray:
+    """Per slice: its honest estimate (the replicated divergence where measured, else the shrunk one)
+    lies within :data:`ABOUT_ZERO` · δ of 0 (False where there is none, or no δ)."""
+    f = table.frame
+    delta = (((table.assessment or {}).get("min_size") or {}).get(m) or {}).get("delta")
+    if not delta or f"{m}_divergence_shrunk" not in f.columns:
+        return np.zeros(len(f), dtype=bool)
+    honest = f[f"{m}_divergence_shrunk"].to_numpy(dtype=float)
+    if f"{m}_replicated_divergence" in f.columns:
+        rep = f[f"{m}_replicated_divergence"].to_numpy(dtype=float)
+        honest = np.where(np.isfinite(rep), rep, honest)
+    return np.isfinite(honest) & (np.abs(honest) < ABOUT_ZERO * float(delta))
 
 
 def findings_header(cards: Sequence[Finding], total: int) -> str:

@@ -340,3 +340,19 @@ def test_every_exported_figure_says_its_data_metric_settings_and_time():
     assert kept.endswith(f"<br><sup>{cap}</sup>") and kept.startswith(own.layout.title.text or "Interval plot")
     page = figure_html(titled, title="The slice table")
     assert "credit.csv" in page and "exported 2026-12-01 18:10 UTC" in page
+
+
+def test_a_finding_whose_honest_estimate_is_about_zero_is_not_a_card():
+    """Issue 30 point 3: a card said "reliably lower" while its own shrunk estimate was −1.3e-7 pp. A
+    distinct finding whose honest estimate (replicated, else shrunk) is within a tenth of δ of zero
+    gets no card; the others keep theirs."""
+    from divergence import scan
+    from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
+    from divergence.present.views import findings
+
+    t = scan(load_demo(), **DEMO_ROLES["classification"], attributes=DEMO_ATTRIBUTES, min_support=0.02)
+    cards, _ = findings(t, "fpr")
+    assert [c.itemset for c in cards][:1] == [DEMO_TRUTH["elevated_fpr"]]
+    i = cards[0].index
+    t.frame.loc[t.frame.index[i], "fpr_divergence_shrunk"] = -1.3e-9
+    assert DEMO_TRUTH["elevated_fpr"] not in [c.itemset for c in findings(t, "fpr")[0]]

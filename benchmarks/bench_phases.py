@@ -4,7 +4,7 @@ assessed again at the request's: emulated) and after (mine once, assess once). P
 
     python benchmarks/bench_phases.py [--repeat 3]
 
-The statistics are the dashboard's defaults (confidence 0.95, Benjamini-Hochberg, 200 bootstrap
+The statistics are the ones the dashboard used by default until 2026-12-04 (confidence 0.95, BH, 200 bootstrap
 replicates, seed 0). Cases: the built-in data (10,000 rows, its attributes; the classification and
 regression roles, support 0.02) and Adult (/work/shared/data/adult_discretized.csv or
 $DIVERGENCE_DATA; target class, prediction predicted, positive 1, fpr and fnr, support 0.01).

@@ -17,7 +17,7 @@ import streamlit as st
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES
 from divergence.errors import shown
 from divergence.present.formats import md_text
-from divergence.settings import DEFAULT_MIN_SUPPORT, MAX_SLICES, MAX_WORK, TIME_LIMIT
+from divergence.settings import DEFAULT_MIN_SUPPORT, MAX_SLICES, MAX_WORK, TIME_LIMIT, Statistics
 from ui import cache
 
 BUILT_IN = "built-in"
@@ -147,7 +147,8 @@ DEFAULTS: dict[str, Any] = {
     K.REPLICATE_FRAME: None, K.REPLICATE_NAME: None, K.REPLICATE_ERROR: None, K.REPLICATE_NOTES: [], K.REPLICATE_KEY: "",
     K.MIN_SUPPORT: DEFAULT_MIN_SUPPORT, K.SUPPORT_MODE: "share", K.SUPPORT_ROWS: 100, K.MAX_LENGTH: 0, K.EXHAUSTIVE: False,
     K.MAX_SLICES: MAX_SLICES, K.TIME_LIMIT: TIME_LIMIT, K.MAX_WORK: MAX_WORK, K.DELTA: None, K.CONFIDENCE: 0.95, K.CORRECTION: "bh",
-    K.BOOTSTRAP: 200, K.REDUNDANCY: 0.05, K.PLAN_KIND: "exploratory",
+    # the settings model's defaults, as the command line and Python take them (one default per setting)
+    K.BOOTSTRAP: Statistics().bootstrap, K.REDUNDANCY: 0.05, K.PLAN_KIND: "exploratory",
     K.RESULT: None, K.RUN_ERROR: None, K.RUN_NOTICE: None, K.JOB: None, K.READ_JOB: None, K.VIEW_METRIC: None, K.SORT_BY: None,
     K.SORT_ASC: False,
     K.F_VERDICTS: [], K.F_MIN_SIZE: "all", K.F_LENGTHS: None, K.F_ATTRIBUTES: [], K.F_PRUNE: True,

@@ -21,7 +21,7 @@ from divergence.data.datasets import load_demo
 from divergence.present.views import headline, redundancy_epsilon, slice_view
 from divergence.present.formats import format_count, format_percent
 
-STATS = dict(confidence=0.95, correction="bh", bootstrap=200, seed=0, exploratory=True)
+STATS = dict(confidence=0.95, correction="bh", bootstrap=0, seed=0, exploratory=True)
 ROLES = dict(target="label", prediction="pred", positive=1, metrics=["fpr", "fnr"])
 ATTRIBUTES = ["age", "region", "education", "channel"]
 

@@ -15,7 +15,7 @@ from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, lo
 from divergence.present.formats import VERDICT_TEXT, family_sentence, format_count, format_divergence, format_p, format_value
 from divergence.present.views import redundancy_epsilon, slice_view
 
-STATS = dict(confidence=0.95, correction="bh", bootstrap=200, seed=0, exploratory=True)
+STATS = dict(confidence=0.95, correction="bh", bootstrap=0, seed=0, exploratory=True)
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from divergence import assess, redundant_itemsets, scan
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
 from divergence.present.views import redundancy_epsilon, slice_view
 
-STATS = dict(confidence=0.95, correction="bh", bootstrap=200, seed=0, exploratory=True)
+STATS = dict(confidence=0.95, correction="bh", bootstrap=0, seed=0, exploratory=True)
 
 
 @pytest.fixture

@@ -141,7 +141,11 @@ def scan_from_args(args: argparse.Namespace):
     """Read the data and run the scan the options describe."""
     engine = getattr(args, "engine", "fast")
     if engine in ("duckdb", "spark"):
-        return None, _engine_scan(args)
+        table = _engine_scan(args)
+        # how the file was read is always said, as for the default engine (the engine's notes hold it)
+        args.reader_notes = [n for n in table.notes if n.startswith(READER_NOTE_STARTS)
+                             or "more than once in the header" in n]
+        return None, table
     from ..data.io import load_table, read_table
     from ..scan import scan
 
@@ -155,6 +159,10 @@ def scan_from_args(args: argparse.Namespace):
 
         table = dataclasses.replace(table, notes=tuple(loaded.notes) + tuple(table.notes))
     return df, table
+
+
+#: how the notes saying how a CSV file was read begin (divergence.data.io.dialect_notes)
+READER_NOTE_STARTS = ("Read '", "Read numbers in '")
 
 
 def _engine_scan(args: argparse.Namespace):

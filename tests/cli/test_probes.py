@@ -112,3 +112,13 @@ def test_a_time_limit_cut_is_a_note_not_a_python_warning(tmp_path, capsys):
     code, err = proc.returncode, proc.stderr
     assert code == 0 and "note: The time limit" in err, err[-500:]
     assert "Warning" not in err and ".py:" not in err
+
+
+def test_duckdb_says_how_the_file_was_read_with_output(tmp_path, capsys):
+    """Issue 33 F28: with --engine duckdb --output, how the file was read (its delimiter) was not said,
+    though docs/cli.md says it always is."""
+    path = tmp_path / "semi.csv"
+    path.write_text("a;b;y;pred\n" + "".join(f"v{i % 3};w{i % 2};{i % 2};{(i // 2) % 2}\n" for i in range(300)))
+    for engine in ("fast", "duckdb"):
+        code, _, err = run(capsys, "scan", path, "--engine", engine, *ROLES, "--output", tmp_path / "out.csv")
+        assert code == 0 and "semicolon-separated values" in err, (engine, err)

@@ -824,22 +824,36 @@ def write_atomically(path: str | os.PathLike, content: str | bytes | Callable[[s
     return p
 
 
+#: seconds a named pipe given as the output waits for its reader (DIVERGENCE_FIFO_WAIT)
+FIFO_WAIT = 10.0
+
+
 def _write_in_place(path, target: str, content) -> None:
     """Write into a device or a pipe as it is (no temporary file, no rename). A named pipe with no
-    reader is refused at once (opening it would wait for one forever, deaf to SIGTERM); with one, the
+    reader is refused after :data:`FIFO_WAIT` seconds (a blocking open would wait forever, deaf to
+    SIGTERM); with one, the
     first writer's end stays open while the content is written, so the reader never sees an early end."""
     import stat
 
     held = None
     try:
         if stat.S_ISFIFO(os.stat(target).st_mode):
-            try:
-                held = os.open(target, os.O_WRONLY | os.O_NONBLOCK)
-            except OSError as exc:
-                if exc.errno == errno.ENXIO:
-                    raise DivergenceOutputError(f"Cannot write '{path}': it is a named pipe with no reader; start "
-                                                "the reader first.") from None
-                raise
+            # wait a while for a reader (one started just after the command), in short sleeps a signal
+            # interrupts, never in a blocking open()
+            import time
+
+            wait = _env_number("DIVERGENCE_FIFO_WAIT", FIFO_WAIT)
+            deadline = time.monotonic() + wait
+            while held is None:
+                try:
+                    held = os.open(target, os.O_WRONLY | os.O_NONBLOCK)
+                except OSError as exc:
+                    if exc.errno != errno.ENXIO:
+                        raise
+                    if time.monotonic() >= deadline:
+                        raise DivergenceOutputError(f"Cannot write '{path}': it is a named pipe and no reader came "
+                                                    f"in {wait:g} s; start the reader first.") from None
+                    time.sleep(0.05)
         if callable(content):
             content(target)
         else:

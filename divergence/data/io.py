@@ -67,6 +67,8 @@ class CsvDialect:
     header: tuple[str, ...] = ()  # the header's names as written (duplicates included)
     #: the encoding was decided on the first bytes only (a path): confirm on the whole file
     tentative: bool = False
+    #: the header line ended within the sniffed bytes (``header`` holds every name)
+    header_complete: bool = True
 
 
 def _decode_head(head: bytes) -> tuple[str, str, bool]:
@@ -132,7 +134,7 @@ def sniff_csv(head: bytes, *, name: str | None = None) -> CsvDialect:
         if comma and not point:
             decimal = ","
     return CsvDialect(delimiter=delimiter, encoding=encoding, decimal=decimal, header=header,
-                      tentative=tentative)
+                      tentative=tentative, header_complete="\n" in text or "\r" in text)
 
 
 def sniff_file(path: str | os.PathLike) -> CsvDialect:
@@ -442,7 +444,8 @@ def estimate_csv(inp: "_Input", d: CsvDialect, limits: ReadLimits, sample_bytes:
     df = None
     for enc in encodings:
         try:
-            df = pd.read_csv(io.BytesIO(sample), sep=d.delimiter, encoding=enc, decimal=d.decimal, low_memory=False)
+            df = pd.read_csv(io.BytesIO(sample), sep=d.delimiter, encoding=enc, decimal=d.decimal, low_memory=False,
+                             **_names(d))
             break
         except UnicodeDecodeError:
             continue
@@ -691,9 +694,17 @@ def dialect_notes(d: CsvDialect, label: str) -> list[str]:
     return notes
 
 
+def _names(d: CsvDialect) -> dict:
+    """``read_csv``'s names for a header whose names repeat: pandas' own renaming (``v``, ``v.1``, ...)
+    computed here in one pass (pandas' is quadratic: 20,000 repeats took 7 s)."""
+    if d.header_complete and d.header and len(set(d.header)) < len(d.header):
+        return {"names": pandas_names(d.header), "header": None, "skiprows": 1}
+    return {}
+
+
 def _read_csv(data, d: CsvDialect, encoding: str) -> pd.DataFrame:
     return pd.read_csv(data, sep=d.delimiter, encoding=encoding, decimal=d.decimal, low_memory=False,
-                       compression=None)
+                       compression=None, **_names(d))
 
 
 def _csv(inp: "_Input", d: CsvDialect, label: str, limits: ReadLimits) -> tuple[pd.DataFrame, str]:

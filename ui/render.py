@@ -409,17 +409,18 @@ def slice_grid(table: SliceTable, view: SliceView, metric: str, open_itemset: st
     itemsets = view.rows["itemset"].tolist()
     sorted_col = next((c for c, f in display_sort_columns(table, metric).items() if f == view.sort_by), None)
     arrow = " ▲" if view.ascending else " ▼"
-    widths = {"Slice": 350, "Verdict": 200, "Interval": 112, "Bootstrap": 112, "Replication": 160, "Finding": 330}
+    widths = {"Slice": 300, "Verdict": 150, "Interval": 112, "Bootstrap": 112, "Replication": 160, "Finding": 280}
     # a column without a set width is as wide as its header, the sort arrow and the column menu need
     # (left to the grid, a 4-digit column cut 'Rows ▼' to 'Ro' and put the menu where a click sorts)
     config = {c: st.column_config.TextColumn(c + (arrow if c == sorted_col else ""), help=column_help(c),
                                              width=widths.get(c) or 8 * len(c + arrow) + 44, pinned=c == "Slice",
                                              alignment="left" if c in ("Slice", "Verdict", "Finding") else "right")
               for c in shown.columns}
-    # the verdict beside the slice: what a reader needs first, never scrolled out of view
-    order = ["Slice"] + (["Verdict"] if "Verdict" in shown.columns else []) + [
-        c for c in shown.columns if c not in ("Slice", "Verdict", "Finding", "Order")] + [
-        c for c in ("Finding", "Order") if c in shown.columns]
+    # the verdict and whether the slice is a finding or explained by one beside the slice: what a reader
+    # needs first, never scrolled out of view at 1280 px (a spillover row's 'above' with its 'explained by')
+    order = ["Slice"] + [c for c in ("Verdict", "Finding") if c in shown.columns] + [
+        c for c in shown.columns if c not in ("Slice", "Verdict", "Finding", "Order")] + (
+        ["Order"] if "Order" in shown.columns else [])
     # the open slice's row selected; no column (the sorted one carries the arrow: a selected column
     # would swallow the next click on it). The table takes a selection from here only when it differs
     # from the one sent before; otherwise it keeps its own (what the browser reported)

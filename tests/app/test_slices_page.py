@@ -193,3 +193,12 @@ def test_a_cut_typed_in_the_slice_editor_is_measured(app, reference):
     assert any("typed by hand" in i.value for i in at.info)
     assert keyed(at.multiselect, "w:slice_items").value == ["region=South", "income<=20"]
     assert sorted(_bar_items(at)) == ["income=<=20", "region=South"]
+
+
+def test_the_finding_column_sits_beside_the_verdict(app):
+    """Issue 30 point 8: "explained by" sat in the last column, off-screen at 1280 px, while the spillover
+    row's bold 'above' showed. The grid's columns now start Slice, Verdict, Finding, and those three are
+    narrow enough to leave the counts and the metric in view."""
+    grid = app.dataframe[0].proto
+    order = list(grid.column_order)
+    assert order[:3] == ["Slice", "Verdict", "Finding"] and order[-1] == "Order"

@@ -95,8 +95,8 @@ def _choose(page, label: str, option) -> str:
     return text
 
 
-# the slice table's geometry (st.dataframe): row markers, then the Slice column (350 px, set by the app)
-_MARKER_W, _SLICE_W, _HEADER_H, _ROW_H = 33, 350, 36, 35
+# the slice table's geometry (st.dataframe): row markers, then the Slice column (300 px, set by the app)
+_MARKER_W, _SLICE_W, _HEADER_H, _ROW_H = 33, 300, 36, 35
 
 
 def click_grid_row(page, grid, row: int) -> str:

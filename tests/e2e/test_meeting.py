@@ -13,7 +13,7 @@ from test_browser import (_HEADER_H, _MARKER_W, _SLICE_W, ARTIFACTS, PAGES, _cho
 
 pytestmark = pytest.mark.e2e
 
-VERDICT_W = 200  # the Verdict column's width, set by the app
+VERDICT_W, FINDING_W = 150, 280  # the Verdict and Finding columns' widths, set by the app (ui/render.slice_grid)
 
 
 def _grid(page):
@@ -35,7 +35,7 @@ def test_sort_open_offline_and_clean_figures(browser, start_app):  # noqa: F811 
 
     # a click on a header sorts every slice of the result by that column; a second click reverses
     grid = _grid(page)
-    rows_header = _MARKER_W + _SLICE_W + VERDICT_W + 20
+    rows_header = _MARKER_W + _SLICE_W + VERDICT_W + FINDING_W + 20
     click_grid_header(page, grid, rows_header, "Rows ▼")
     page.get_by_text("sorted by Rows, largest first").wait_for(timeout=60_000)
     click_grid_header(page, grid, rows_header, "Rows ▲")

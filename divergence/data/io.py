@@ -275,16 +275,7 @@ class _Bounded(io.RawIOBase):
         n = len(data)
         b[:n] = data
         self.out += n
-        lim = self._limits
-        if self.out > lim.max_text:
-            raise DivergenceInputError(
-                f"'{self._label}' decompresses to more than {size_text(lim.max_text)} of text: refused. Decompress it "
-                "yourself if it is genuine and scan it with DuckDB (command line: --engine duckdb).")
-        if self.out > lim.ratio_floor and self.out > lim.max_ratio * self._compressed:
-            raise DivergenceInputError(
-                f"'{self._label}' decompresses to more than {lim.max_ratio:g} times its {size_text(self._compressed)} "
-                f"(refused after {size_text(self.out)}): a decompression bomb, or data so repetitive that it should be "
-                "decompressed and scanned with DuckDB (command line: --engine duckdb).")
+        _check_inflation(self.out, self._compressed, self._limits, self._label, how="refused after")
         return n
 
     def close(self) -> None:
@@ -295,16 +286,18 @@ class _Bounded(io.RawIOBase):
             super().close()
 
 
-def _check_inflation(out: int, compressed: int, limits: "ReadLimits", label: str) -> None:
-    """Refuse a decompressed size past :class:`ReadLimits` (the same words as the stream's checks)."""
+def _check_inflation(out: int, compressed: int, limits: "ReadLimits", label: str, how: str = "declared") -> None:
+    """Refuse a decompressed size past :class:`ReadLimits`: ``out`` bytes come (or would come, as a zip
+    member declares) out of ``compressed``; ``how`` says which, in the message."""
     if out > limits.max_text:
         raise DivergenceInputError(
             f"'{label}' decompresses to more than {size_text(limits.max_text)} of text: refused. Decompress it "
             "yourself if it is genuine and scan it with DuckDB (command line: --engine duckdb).")
     if out > limits.ratio_floor and out > limits.max_ratio * compressed:
+        amount = f"{size_text(out)} declared" if how == "declared" else f"{how} {size_text(out)}"
         raise DivergenceInputError(
             f"'{label}' decompresses to more than {limits.max_ratio:g} times its {size_text(compressed)} "
-            f"({size_text(out)} declared): a decompression bomb, or data so repetitive that it should be "
+            f"({amount}): a decompression bomb, or data so repetitive that it should be "
             "decompressed and scanned with DuckDB (command line: --engine duckdb).")
 
 

@@ -62,6 +62,16 @@ def test_no_local_path_without_a_data_folder(monkeypatch):
     assert not [t for t in at.text_input if t.key == "w:local_path_text"]
 
 
+def _typed_path(monkeypatch, folder, typed: str):
+    """The Data page, a local path under ``folder`` (the data folder) typed in its box; no traceback."""
+    monkeypatch.setenv("DIVERGENCE_DATA_FOLDER", str(folder))
+    at = go(fresh_app(120), "data")
+    keyed(at.radio, "w:source").set_value("path").run()
+    keyed(at.text_input, "w:local_path_text").input(typed).run()
+    assert not at.exception
+    return at
+
+
 @pytest.mark.parametrize("typed", ["/etc/passwd", "../../../../../../etc/passwd", "/etc/*", "link", "linked_dir/passwd",
                                    "linked_dir", "*/passwd", "./../../../../../etc/pass*"])
 def test_files_outside_the_data_folder_are_not_read(tmp_path, monkeypatch, typed):
@@ -69,11 +79,7 @@ def test_files_outside_the_data_folder_are_not_read(tmp_path, monkeypatch, typed
     folder.mkdir()
     (folder / "link").symlink_to("/etc/passwd")
     (folder / "linked_dir").symlink_to("/etc")
-    monkeypatch.setenv("DIVERGENCE_DATA_FOLDER", str(folder))
-    at = go(fresh_app(120), "data")
-    keyed(at.radio, "w:source").set_value("path").run()
-    keyed(at.text_input, "w:local_path_text").input(typed).run()
-    assert not at.exception
+    at = _typed_path(monkeypatch, folder, typed)
     errors = [e.value for e in at.error]
     # a glob does not walk through a link to a folder (a link loop cannot make it endless): nothing matches
     refused = "No file matches" if typed == "*/passwd" else "outside the data folder"
@@ -108,11 +114,7 @@ def test_a_path_no_file_system_takes_is_one_line(tmp_path, monkeypatch, typed, m
     the box (it was a traceback on the page); the built-in data stays."""
     folder = tmp_path / "evals"
     folder.mkdir()
-    monkeypatch.setenv("DIVERGENCE_DATA_FOLDER", str(folder))
-    at = go(fresh_app(120), "data")
-    keyed(at.radio, "w:source").set_value("path").run()
-    keyed(at.text_input, "w:local_path_text").input(typed).run()
-    assert not at.exception
+    at = _typed_path(monkeypatch, folder, typed)
     errors = [e.value for e in at.error]
     assert errors and message in errors[0]
     assert at.session_state["data_name"] == "built-in"

@@ -6,9 +6,12 @@ PIP := $(PY) -m pip --disable-pip-version-check -q
 
 .PHONY: app test test-fast setup setup-dev browser java compiler kernels bench clean
 
-$(VENV)/.installed: requirements.txt
+# the package itself is installed too (editable, from this checkout, without fetching build tools):
+# its console script, package data and dependency list are then what every command uses
+$(VENV)/.installed: requirements.txt pyproject.toml
 	python3 -m venv $(VENV)
 	$(PIP) install -r requirements.txt
+	$(PIP) install --no-deps --no-build-isolation -e .
 	touch $@
 
 $(VENV)/.installed-dev: requirements-dev.txt $(VENV)/.installed

@@ -32,7 +32,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 DATA = ROOT / "benchmarks" / "data"
 ROLES = dict(target="y", prediction="pred", positive=1, metrics=["fpr", "fnr", "error"], min_support=0.01)
 CHUNK = 5_000_000

@@ -20,8 +20,6 @@ import time
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-sys.path.insert(0, os.path.dirname(__file__))
 
 from divergence import scan, scan_duckdb  # noqa: E402
 from sim_tree import ROLES, generate  # noqa: E402

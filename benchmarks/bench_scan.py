@@ -137,7 +137,6 @@ def main() -> None:
     parser.add_argument("--divexplorer", metavar="PYTHON", help="python of a venv with divexplorer==0.2.6")
     args = parser.parse_args()
 
-    sys.path.insert(0, str(ROOT))
     from divergence.kernels.compiled import build_status
 
     print(f"kernels: {build_status()}; DIVERGENCE_KERNELS={os.environ.get('DIVERGENCE_KERNELS', 'auto')}")

@@ -23,7 +23,6 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from divergence import (  # noqa: E402
     global_divergence,

@@ -36,7 +36,6 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("DIVERGENCE_DATA", HERE.parent / "shared" / "data"))
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_scan import DIVEX_JOB  # noqa: E402  (DivExplorer doing the same scan: written once)
 
 # the floor of any scan that reads and writes these files the way ours does: the imports, reading

@@ -34,9 +34,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_stats import Row  # noqa: E402  (a measured rate against its target: written once)
 
 ALPHA = 0.05

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path.insert(0, str(ROOT / "tests"))
 
 from divergence import screen_attributes  # noqa: E402
 from divergence.data.column_rules import MARK_ROWS, MARK_SHARE, _auc, _kappa, _model, groups, loo_accuracy  # noqa: E402

@@ -23,7 +23,6 @@ import time
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from divergence import scan  # noqa: E402
 

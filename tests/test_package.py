@@ -1,0 +1,45 @@
+"""The package is installed in the venv the Makefile makes (issue 29, packaging): importable from any
+folder, its console script on the venv's path, its metadata and its package data found through the
+installed distribution rather than through the checkout being the working folder."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import divergence
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PROBE = """
+import importlib.metadata as md, importlib.resources as res, divergence
+print(divergence.__file__)
+print(md.version("divergence"))
+print(sorted(p.name for p in res.files("divergence.report").joinpath("templates").iterdir()))
+print([e.value for e in md.entry_points(group="console_scripts") if e.name == "divergence"])
+"""
+
+
+def _clean_env() -> dict:
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSTARTUP")}
+
+
+def test_the_package_imports_from_outside_the_checkout(tmp_path):
+    p = subprocess.run([sys.executable, "-c", PROBE], cwd=tmp_path, env=_clean_env(),
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, f"divergence is not installed in {sys.prefix} (run `make setup`):\n{p.stderr}"
+    path, version, templates, scripts = p.stdout.splitlines()
+    assert Path(path).resolve() == ROOT / "divergence" / "__init__.py"  # this checkout, editable
+    assert version == divergence.__version__
+    assert "report.html.j2" in templates and "report.css" in templates
+    assert scripts == "['divergence.cli.cli:console']"
+
+
+def test_the_console_script_runs_from_outside_the_checkout(tmp_path):
+    script = Path(sys.executable).parent / "divergence"
+    assert script.exists(), f"no console script {script} (run `make setup`)"
+    p = subprocess.run([str(script), "--help"], cwd=tmp_path, env=_clean_env(),
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("usage: divergence") and "scan" in p.stdout

@@ -41,7 +41,6 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from divergence import compare  # noqa: E402
 
@@ -160,11 +159,11 @@ def run_once(setting: str, seed: int, n_rows: int = 10_000, min_support: float =
 def _slice_means(table, values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Weighted mean of a per-row value in every slice of the table (mined again with these
     tallies: the same itemsets in the same order)."""
-    from divergence.stats.tabulate import scan_compressed
+    from divergence.mining.mined import mine_table
 
-    again = scan_compressed(table.row_codes, np.column_stack([np.ones(len(values)), weights, values * weights]),
-                            bins=table.bins, metrics=(), min_support=table.min_support,
-                            max_length=table.max_length, exhaustive=table.exhaustive)
+    again = mine_table(table.row_codes, np.column_stack([np.ones(len(values)), weights, values * weights]),
+                       bins=table.bins, metrics=(), min_support=table.min_support,
+                       max_length=table.max_length, exhaustive=table.exhaustive)
     assert np.array_equal(again.codes, table.codes)
     t = again.tallies
     with np.errstate(invalid="ignore", divide="ignore"):

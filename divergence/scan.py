@@ -16,7 +16,8 @@ from .data.nested import check_supported
 from .prepare.outcomes import Outcome, build_outcomes
 from .settings import Roles, Settings, min_count_for
 from .stats.row_weights import aux_columns, metric_infos, outcome_weights
-from .stats.tabulate import scan_compressed, table_params, tell
+from .mining.mined import mine_table
+from .stats.tabulate import measure, table_params, tell
 from .table import SliceTable
 from .vocabulary import DEFAULT_MIN_SUPPORT, ENGINES
 
@@ -197,11 +198,11 @@ def mine(
             np.column_stack([o.values for o in found]), np.array([m.shift for m in infos]),
             np.column_stack(aux) if aux else np.empty((len(df), 0)), np.array(aux_shift, dtype=float))
         codes_in, weights_in = comp.codes, comp.weights
-    table = scan_compressed(codes_in, weights_in, bins=disc.bins, metrics=infos,
-                            n_rows=len(df), min_support=s, max_length=mining.max_length, engine=engine,
-                            notes=notes, params=params, exhaustive=mining.exhaustive,
-                            max_slices=mining.max_slices, time_limit=mining.time_limit, progress=progress,
-                            max_work=mining.max_work)
+    table = measure(mine_table(codes_in, weights_in, bins=disc.bins, metrics=infos,
+                               n_rows=len(df), min_support=s, max_length=mining.max_length, engine=engine,
+                               notes=notes, params=params, exhaustive=mining.exhaustive,
+                               max_slices=mining.max_slices, time_limit=mining.time_limit, progress=progress,
+                               max_work=mining.max_work))
     table = dataclasses.replace(table, row_codes=disc.codes, outcomes=tuple(found),
                                 data_rows=_positions(held_mask, data_rows))
     label = None

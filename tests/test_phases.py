@@ -87,8 +87,8 @@ def _count_assess(monkeypatch) -> dict:
     """Count every assessment (however it is reached) and every mining pass."""
     calls = {"assess": 0, "mine": 0}
     original = sys.modules["divergence.stats.assess"].assess
-    tabulate = sys.modules["divergence.stats.tabulate"]
-    miner = tabulate.mine_itemsets
+    mined_table = sys.modules["divergence.mining.mined"]
+    miner = mined_table.mine
 
     def counted(*args, **kwargs):
         calls["assess"] += 1
@@ -100,7 +100,7 @@ def _count_assess(monkeypatch) -> dict:
 
     monkeypatch.setattr(sys.modules["divergence.stats.assess"], "assess", counted)
     monkeypatch.setattr(divergence, "assess", counted)
-    monkeypatch.setattr(tabulate, "mine_itemsets", mined)
+    monkeypatch.setattr(mined_table, "mine", mined)
     return calls
 
 

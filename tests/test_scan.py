@@ -119,13 +119,14 @@ def test_importing_the_engine_never_imports_streamlit():
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 
-def test_scan_compressed_equals_scan_on_rows():
+def test_mine_table_then_measure_equals_scan_on_rows():
     """The seam for engines that group rows elsewhere: distinct rows plus tallies suffice."""
     from divergence.data.datasets import DEMO_ATTRIBUTES, load_demo
     from divergence.mining.mining import compress
     from divergence.stats.row_weights import outcome_weights
     from divergence.prepare.outcomes import build_outcomes
-    from divergence.stats.tabulate import scan_compressed
+    from divergence.mining.mined import mine_table
+    from divergence.stats.tabulate import measure
     from divergence import assess, discretize
 
     df = load_demo(4000)
@@ -135,8 +136,8 @@ def test_scan_compressed_equals_scan_on_rows():
     cols, infos = outcome_weights(build_outcomes(df, **roles))
     comp = compress(disc.codes, np.column_stack(cols))
     assert len(comp.codes) < len(df)
-    table = assess(scan_compressed(comp.codes, comp.weights, bins=disc.bins, metrics=infos, n_rows=len(df),
-                                   min_support=0.02))
+    table = assess(measure(mine_table(comp.codes, comp.weights, bins=disc.bins, metrics=infos, n_rows=len(df),
+                                      min_support=0.02)))
     a, b = full.frame, table.frame
     for col in ("itemset", "count", "fpr", "fpr_p", "fpr_q", "fpr_ci_low", "error_baseline"):
         if not pd.api.types.is_numeric_dtype(a[col]):

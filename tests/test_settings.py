@@ -145,12 +145,12 @@ def test_one_default_support_for_the_api_the_command_line_and_the_dashboard():
     import inspect
 
     from divergence.cli.cli import build_parser
-    from divergence.stats.tabulate import scan_compressed
+    from divergence.mining.mined import mine_table
     from divergence.settings import DEFAULT_MIN_SUPPORT, Settings
 
     assert DEFAULT_MIN_SUPPORT == 0.02
     assert Settings.from_keywords(target="y", prediction="p").mining.min_support == DEFAULT_MIN_SUPPORT
-    assert inspect.signature(scan_compressed).parameters["min_support"].default == DEFAULT_MIN_SUPPORT
+    assert inspect.signature(mine_table).parameters["min_support"].default == DEFAULT_MIN_SUPPORT
     parser = build_parser()
     args = parser.parse_args(["scan", "data.csv", "--target", "y", "--prediction", "p"])
     assert args.min_support == DEFAULT_MIN_SUPPORT

@@ -341,7 +341,7 @@ def compare(data: pd.DataFrame, settings: Settings | None = None, *, progress=No
     """
     from ..data.columns import check_attributes
     from ..data.columns import check_frame, default_attributes
-    from ..stats.tabulate import scan_compressed
+    from ..mining.mined import mine_table
 
     st = _resolve(settings, keywords)
     r, sl, mi, cp = st.roles, st.slicing, st.mining, st.compare
@@ -371,9 +371,9 @@ def compare(data: pd.DataFrame, settings: Settings | None = None, *, progress=No
     disc = discretize(df, attrs, bins=bins, quantile_bins=quantile_bins, binning=binning)
     notes += list(disc.notes)
     # one mining pass with both models' tallies, as scan() mines (budget, distinct sets of rows)
-    mined = scan_compressed(disc.codes, weights, bins=disc.bins, metrics=(), n_rows=len(df), min_support=s,
-                            max_length=max_length, notes=notes, exhaustive=exhaustive, max_slices=mi.max_slices,
-                            time_limit=mi.time_limit, progress=progress, max_work=mi.max_work)
+    mined = mine_table(disc.codes, weights, bins=disc.bins, metrics=(), n_rows=len(df), min_support=s,
+                       max_length=max_length, notes=notes, exhaustive=exhaustive, max_slices=mi.max_slices,
+                       time_limit=mi.time_limit, progress=progress, max_work=mi.max_work)
     tallies = mined.tallies
     notes = list(mined.notes)
     # ---- statistics

@@ -2,5 +2,5 @@
 compressed table to the in-memory miner (``engine_scan``), DuckDB (``duckdb_engine``:
 ``scan_duckdb``) and Spark (``spark_engine``: ``scan_spark``).
 
-May import: data, prepare, stats, table, settings, outcome_rules, budget, errors, vocabulary.
+May import: data, prepare, mining, stats, table, settings, outcome_rules, budget, errors, vocabulary.
 """

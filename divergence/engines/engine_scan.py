@@ -1,6 +1,6 @@
 """The heavy step where the data lives: bin, compute outcomes and compress in SQL, then hand
 the small compressed table (distinct discretized rows and their tallies) to the in-memory
-miner through :func:`divergence.scan.scan_compressed`.
+miner (:func:`divergence.mining.mined.mine_table`), then measured (:func:`divergence.stats.tabulate.measure`).
 
 Engine-independent: a :class:`Backend` (DuckDB, Spark) runs the SQL text of
 :mod:`divergence.engines.sql` and returns Arrow data. The bins are built in Python by the functions
@@ -40,7 +40,8 @@ from ..vocabulary import ENGINES, METRIC_LABELS, PERIODS, QUANTILE_MODES
 from ..prepare.outcomes import canonical_metric, check_names, measures, show_value, match_label, parse_gamma, positive_labels
 from ..budget import ProgressCallback, progress_report
 from ..data.columns import NEAR_UNIQUE_SHARE, check_attributes
-from ..stats.tabulate import scan_compressed, table_params
+from ..mining.mined import mine_table
+from ..stats.tabulate import measure, table_params
 from ..settings import Roles, Settings
 from .sql import Column, Dialect, average_ranks, classification_value, gamma_value, label_flag
 from .sql import regression_value, threshold_flag
@@ -833,10 +834,11 @@ def scan_engine(
     notes.append(ENGINE_NOTE.format(engine={"duckdb": "DuckDB", "spark": "Spark"}.get(backend.name, backend.name)))
     params = table_params(settings, metrics=[o.name for o in outcomes], attributes=attrs, engine=backend.name,
                           quantiles=quantiles)
-    table = scan_compressed(codes, weights, bins=final_bins, metrics=infos, n_rows=n_rows,
-                            min_support=mining.min_support, max_length=mining.max_length, engine=engine, notes=notes,
-                            params=params, exhaustive=mining.exhaustive, max_slices=mining.max_slices,
-                            time_limit=mining.time_limit, progress=progress, max_work=mining.max_work)
+    table = measure(mine_table(codes, weights, bins=final_bins, metrics=infos, n_rows=n_rows,
+                               min_support=mining.min_support, max_length=mining.max_length, engine=engine,
+                               notes=notes, params=params, exhaustive=mining.exhaustive,
+                               max_slices=mining.max_slices, time_limit=mining.time_limit, progress=progress,
+                               max_work=mining.max_work))
     if progress is not None:
         progress(progress_report("statistics", len(table) - 1))
     table = dataclasses.replace(table, engine=backend.name)

@@ -41,10 +41,11 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DivergenceInputError
-from ..mining.lattice import VERDICT_COLUMNS, walk_boot_means, walk_order, walk_verdict
+from ..mining.lattice import walk_boot_means, walk_order
 from ..settings import Replication, Statistics, section
 from .findings import default_order, distinct_findings, significant_slices
 from .shrinkage import shrink_lattice
+from .verdict_walk import VERDICT_COLUMNS, walk_verdict
 from .stats import (MIN_SIZE_POWER, adjust_p, corrected_level, interval_min_size, mean_difference_test,
                     min_slice_size, rate_difference_interval, rest_skew, t_interval, wilson_interval, z_value)
 from ..prepare.tallies import boot_columns, metric_tallies
@@ -724,7 +725,7 @@ def _part_base(group: np.ndarray, n: np.ndarray, base: np.ndarray) -> np.ndarray
 def _defect_test(table, k: int, m, walk) -> dict:
     """Per slice: the constant baseline, the achievable errors and the three one-sided tests
     behind the verdict of an error metric (see :func:`_error_verdicts`), from the moment sums of
-    :func:`divergence.mining.lattice.walk_verdict`. "Elsewhere" is the slice's partition: the slices on
+    :func:`divergence.stats.verdict_walk.walk_verdict`. "Elsewhere" is the slice's partition: the slices on
     the same attributes (the other values of its items), each with its own constant, pooled; a
     comparison with the whole dataset instead would credit the whole dataset's constant with the
     variance between those values, and a slice on a feature the model uses would always look

@@ -47,7 +47,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..outcome_rules import WORSE_WHEN
-from ..mining.lattice import RowBits, pair_z, split_strata, strata_sums_csr, update_entries, walk_label_entries, walk_order
+from ..mining.lattice import RowBits, walk_label_entries, walk_order
+from .strata import pair_z, split_strata, strata_sums_csr, update_entries
 from .stats import fisher_exact_p, normal_quantile
 from ..prepare.tallies import metric_columns
 
@@ -497,7 +498,7 @@ class _Strata:
     stratum it has rows in, the candidate's tallies there (defined count, shifted sum, sum of
     squares): its *entries*, held per candidate (candidate c's at ``start[c]:start[c + 1]``).
     The residual test's numerator and variance are sums of one term per entry, recomputed after
-    each split (compiled: :func:`divergence.mining.lattice.strata_sums`)."""
+    each split (compiled: :func:`divergence.stats.strata.strata_sums`)."""
 
     def __init__(self, per_slice: np.ndarray, total: np.ndarray, binary: bool) -> None:
         r = per_slice.shape[0]

@@ -1,4 +1,4 @@
-"""The verdict's walk (lattice.walk_verdict) gives what the walk with one pass per reference
+"""The verdict's walk (verdict_walk.walk_verdict) gives what the walk with one pass per reference
 gives, on random tables of every baseline kind: squared error (1), absolute error (2), 0/1
 error (3), Brier (4); with undefined errors, ties, rows without an item, slices of 0, 1 and 2
 rows. The reference below is that walk as plain Python, one slice at a time (the references as
@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 
 from divergence.mining import lattice
-from divergence.mining.lattice import VERDICT_COLUMNS, walk_order, walk_verdict
+from divergence.mining.lattice import walk_order
+from divergence.stats import verdict_walk
+from divergence.stats.verdict_walk import VERDICT_COLUMNS, walk_verdict
 
 
 # ------------------------------------------------------------------ the walk before (reference)
@@ -353,12 +355,12 @@ def test_zero_one_error_on_rows_and_on_distinct_rows_agree():
     """The 0/1 error takes the distinct rows' path; the walk over rows gives it too."""
     case = random_case(7, 3, n_rows=300, n_values=(2, 3, 2, 2), min_count=2)
     d = ~np.isnan(case["err"])
-    grouped = lattice._distinct_01_rows(case["row_codes"][d], case["err"][d], case["target"][d], case["pred"][d])
+    grouped = verdict_walk._distinct_01_rows(case["row_codes"][d], case["err"][d], case["target"][d], case["pred"][d])
     assert grouped is not None and len(grouped[1]) < d.sum() and grouped[1].sum() == d.sum()
     walk = walk_order(case["parent"], case["item_codes"])
     out = np.full((len(walk.order), len(VERDICT_COLUMNS)), np.nan)
     whole = np.full(int(d.sum()), np.nan)
-    lattice._walk(lattice._verdict_rows_step, walk, case["row_codes"][d], np.ascontiguousarray(case["item_codes"]),
+    lattice.run_walk(verdict_walk._verdict_rows_step, walk, case["row_codes"][d], np.ascontiguousarray(case["item_codes"]),
                   np.ascontiguousarray(case["n_values"], dtype=np.int64), case["err"][d], case["target"][d],
                   case["pred"][d], 3, whole, out)
     assert_same(out, run_new(case))
@@ -371,7 +373,7 @@ def test_zero_one_labels_that_are_not_zero_one_walk_the_rows():
     case["target"] = case["target"] * 2.0
     case["err"] = np.where(np.isnan(case["err"]), np.nan, (case["pred"] != case["target"]).astype(float))
     d = ~np.isnan(case["err"])
-    assert lattice._distinct_01_rows(case["row_codes"][d], case["err"][d], case["target"][d],
+    assert verdict_walk._distinct_01_rows(case["row_codes"][d], case["err"][d], case["target"][d],
                                      case["pred"][d]) is None
     assert_same(run_new(case), run_reference(case))
 
@@ -392,7 +394,7 @@ def test_counts_match_the_slices():
 def test_majority_reference_on_a_balanced_cell_errs_like_a_coin():
     """Plain leave-one-out gives a majority class an error of 1 on a balanced cell (each row
     sees the other class ahead); within one of a tie the cell's own majority decides."""
-    from divergence.mining.lattice import _loo_majority
+    from divergence.stats.verdict_walk import _loo_majority
     # 5 ones and 5 zeros: every row gets the tie-breaker (class 1): the zeros err, half the rows
     assert [_loo_majority(5.0, 5.0, y, 1.0) for y in (1.0, 0.0)] == [1.0, 1.0]
     # 6 ones, 5 zeros: the ones are right, the zeros wrong: 5 of 11

@@ -1,7 +1,8 @@
 """The proof that a move of files changed no output: the command line's output files (scan,
 explain, compare, plan, report) and every figure (its Plotly JSON and its PNG) written by two
 checkouts, compared byte for byte after the parts that must differ (paths, times, plot ids) are
-masked. Prints one line per file.
+masked; with ../shared/data, also the exhaustive Adult scan, Adult through DuckDB and raw COMPAS.
+Prints one line per file.
 
     python benchmarks/same_outputs.py /path/to/old/checkout            # against this checkout
     python benchmarks/same_outputs.py OLD NEW
@@ -74,6 +75,21 @@ def write(root: Path, out: Path) -> None:
     (out / "scan_reg.txt").write_text(run("scan", demo, *reg_args(), "--min-support", "0.03", "--bootstrap", "50", "-o", out / "scan_reg.csv"))
     (out / "scan_sum.txt").write_text(run("scan", demo, *cls_args(), "--min-support", "0.05", "--scores", "sliceline,wracc", "--top", "15"))
     (out / "explain.txt").write_text(run("explain", demo, *cls_args(), "--min-support", "0.05", "--itemset", "region=South", "-o", out / "explain.csv"))
+    (out / "scan_holdout.txt").write_text(run("scan", demo, *cls_args(), "--min-support", "0.03", "--holdout", "0.5",
+                                              "-o", out / "scan_holdout.csv"))
+    data = Path(os.environ.get("DIVERGENCE_DATA", HERE.parent / "shared" / "data"))
+    if (data / "adult_discretized.csv").exists():  # the real files: the exhaustive Adult scan, DuckDB, raw COMPAS
+        adult = ["--target", "class", "--prediction", "predicted", "--positive", "1", "--metric", "fpr,fnr"]
+        (out / "adult.txt").write_text(run("scan", data / "adult_discretized.csv", *adult, "--min-support", "0.005",
+                                           "--exhaustive", "-o", out / "adult.csv"))
+        (out / "adult_duckdb.txt").write_text(run("scan", data / "adult_discretized.csv", *adult, "--min-support",
+                                                  "0.02", "--engine", "duckdb", "-o", out / "adult_duckdb.csv"))
+        (out / "compas_raw.txt").write_text(run("scan", data / "compas-scores-two-years.csv", "--target",
+                                                "two_year_recid", "--score", "decile_score", "--threshold", "8",
+                                                "--positive", "1", "--metric", "fpr,fnr", "--min-support", "0.02",
+                                                "-o", out / "compas_raw.csv"))
+    else:
+        print(f"(the real files skipped: {data} not found)", file=sys.stderr)
     run("plan", *cls_args(), "--min-support", "0.05", "-o", out / "plan.yaml")
     run("report", out / "plan.yaml", demo, "-o", out / "report.html", "--title", "T")
     # figures

@@ -15,6 +15,7 @@ from .errors import DivergenceInputError
 from .data.nested import check_supported
 from .prepare.outcomes import Outcome, build_outcomes
 from .settings import Roles, Settings, min_count_for
+from .stats.replication import split_label, split_mask
 from .stats.row_weights import aux_columns, metric_infos, outcome_weights
 from .mining.mined import mine_table
 from .stats.tabulate import measure, table_params, tell
@@ -128,6 +129,7 @@ def mine(
     """
     st = Settings.resolve(settings, keywords)
     df = check_frame(data)
+    df, replicate, split_held, label = _replication_rows(df, replicate, st)
     query_notes: list[str] = []
     query_params: dict = {}
     if st.roles.query is not None:  # ranking quality per query: one row per query (divergence.prepare.queries)
@@ -140,7 +142,7 @@ def mine(
     if engine not in ENGINES:
         raise DivergenceInputError(f"Unknown engine {engine!r}; choose from {', '.join(ENGINES)}.")
     held_out = None
-    held_mask = None
+    held_mask = split_held if st.roles.query is None else None  # a query scan's rows are its queries
     if holdout is not None:
         rng = np.random.default_rng(stats.seed)
         mask = rng.random(len(df)) < holdout
@@ -205,7 +207,6 @@ def mine(
                                max_work=mining.max_work))
     table = dataclasses.replace(table, row_codes=disc.codes, outcomes=tuple(found),
                                 data_rows=_positions(held_mask, data_rows))
-    label = None
     if held_out is not None:
         replicate = held_out
         label = f"held-out {holdout:.0%} of the rows ({len(held_out):,})"
@@ -267,6 +268,27 @@ def _tree_split(df: pd.DataFrame, found: list, attrs: list, slicing, mining, see
         f"explicit edges); the {cut.n_cut:,} rows set aside to choose cuts are not measured."]
     return (df[rest].reset_index(drop=True), kept, np.nonzero(rest)[0], notes,
             {c: [float(e) for e in v] for c, v in edges.items()})
+
+
+def _replication_rows(df: pd.DataFrame, replicate: pd.DataFrame | None, st: Settings):
+    """The rows to mine and the table to replicate on, as the settings' replication says: a split
+    column splits ``df`` here (with the mask of the rows it confirms on, so the table's row
+    positions stay those of the data given, and the replication's name); a second file needs its
+    rows; a holdout is drawn later, from the seed."""
+    rep = st.replication
+    if rep.kind == "split":
+        if replicate is not None:
+            raise DivergenceInputError("Give either a replication table or a split column to confirm on, not both.")
+        values = rep.confirm_values or ()
+        mask = split_mask(df, rep.column, values)
+        confirm = df.loc[mask].reset_index(drop=True)
+        return df.loc[~mask].reset_index(drop=True), confirm, mask, split_label(rep.column, values, len(confirm))
+    if rep.kind == "file" and replicate is None:
+        named = f" ({rep.name})" if rep.name else ""
+        raise DivergenceInputError(
+            f"The replication is on a second file{named}, and no second table was given: pass its rows as "
+            "replicate= (on the command line, --replicate FILE), or set the replication to none.")
+    return df, replicate, None, None
 
 
 def _positions(held_mask: np.ndarray | None, data_rows: np.ndarray | None) -> np.ndarray | None:

@@ -12,6 +12,7 @@ import streamlit as st
 
 from divergence import DivergenceInputError
 from divergence.present.formats import format_count
+from divergence.stats.replication import split_label
 from ui import cache, data, job, settings, state, worker
 from ui.state import K
 
@@ -57,7 +58,7 @@ def _scan_spec() -> dict:
     if kind == "split":
         column, values = state.get(K.SPLIT_COLUMN), list(state.get(K.SPLIT_VALUES))
         df, replicate = settings.split_frames()
-        label = f"rows with {column} in {', '.join(map(str, values))} ({len(replicate):,})"
+        label = split_label(column, values, len(replicate))
         data_key += f"|split:{label}"
     elif kind == "file":
         replicate = state.get(K.REPLICATE_FRAME)

@@ -95,6 +95,10 @@ def add_scan_options(p: argparse.ArgumentParser, data: bool = True) -> None:
     rep.add_argument("--replicate", metavar="OTHER", help="second table (CSV or Parquet) to re-measure every slice on")
     rep.add_argument("--holdout", type=_float, default=None,
                      help="share of rows held out of mining to replicate on (e.g. 0.5)")
+    rep.add_argument("--split-column", metavar="COLUMN", default=None,
+                     help="a split or period column: mine the other rows, replicate on those with --confirm-on")
+    stats.add_argument("--confirm-on", metavar="VALUE,...", default=None,
+                       help="with --split-column: the column's values whose rows confirm (e.g. 2024 or test,holdout)")
 
 
 def build_parser(prog: str = "divergence") -> argparse.ArgumentParser:
@@ -126,7 +130,20 @@ def settings_from_args(args: argparse.Namespace):
     kw = {key: value for key, value in vars(args).items() if key in flat_keys()}
     if isinstance(kw.get("bins"), list):  # COL=SPEC given again: the last one counts
         kw["bins"] = dict(kw["bins"])
-    return Settings.from_keywords(**kw)
+    settings = Settings.from_keywords(**kw)
+    column, values = getattr(args, "split_column", None), getattr(args, "confirm_on", None)
+    if (column is None) != (values is None):
+        raise DivergenceInputError("--split-column and --confirm-on go together: the column, and its values whose "
+                                   "rows confirm (e.g. --split-column year --confirm-on 2024).")
+    if column is not None:
+        import dataclasses
+
+        from ..settings import Replication
+
+        wanted = tuple(v.strip() for v in values.split(",") if v.strip())
+        settings = dataclasses.replace(settings, replication=Replication(kind="split", column=column,
+                                                                           confirm_values=wanted or None))
+    return settings
 
 
 def plan_from_args(args: argparse.Namespace, kind: str = "exploratory"):

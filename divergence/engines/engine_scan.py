@@ -697,11 +697,15 @@ def scan_engine(
         raise DivergenceInputError(
             f"Query-level ranking metrics are computed in memory (rows ranked within each query): scan the table "
             f"with scan() or the dashboard, not the {backend.name} engine.")
-    if settings.replication.kind == "holdout":
+    if settings.replication.kind in ("holdout", "split"):
+        what = "holdout" if settings.replication.kind == "holdout" else "A split column to confirm on"
         raise DivergenceInputError(
-            f"holdout is not available with the {backend.name} engine (it splits rows in memory); "
+            f"{what} is not available with the {backend.name} engine (it splits rows in memory); "
             "give a second table to replicate on instead."
         )
+    if settings.replication.kind == "file" and replicate is None:
+        raise DivergenceInputError("The replication is on a second file, and no second table was given: pass its "
+                                   "rows as replicate= (on the command line, --replicate FILE).")
     if engine not in ENGINES:
         raise DivergenceInputError(f"Unknown miner {engine!r}; choose from {', '.join(ENGINES)}.")
     if quantiles not in QUANTILE_MODES:

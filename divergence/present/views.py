@@ -25,7 +25,7 @@ __all__ = [
     "COLUMN_LABELS", "VERDICT_COLORS", "SliceView",
     "slice_view", "sort_options", "DEFAULT_ORDER_LABEL", "default_ascending", "metric_label", "display_frame", "display_sort_columns", "redundancy_epsilon",
     "headline", "headline_tiles", "Tile", "findings", "findings_header", "Finding", "FINDING_CARDS", "guess_positive",
-    "distinct_values", "describe_columns", "preview_frame", "parse_bin_spec", "split_rows",
+    "distinct_values", "describe_columns", "preview_frame", "parse_bin_spec",
     "slice_table_figure", "interval_figure", "add_interval_traces", "axis_range", "interval_layout",
     "table_csv", "figure_html", "figure_png", "export_caption", "titled_figure", "png_supported", "warm_png_exporter",
     "PNG_EXPORTER",
@@ -750,27 +750,6 @@ def parse_bin_spec(text: str | None, column: str) -> int | list[float] | None:
     if any(b <= a for a, b in zip(numbers, numbers[1:])) or not all(map(math.isfinite, numbers)):
         raise DivergenceInputError(f"Bins of '{column}': edges must be finite and increasing; got {text!r}.")
     return numbers
-
-
-def split_rows(df: pd.DataFrame, column: str, confirm_values: Sequence[object]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Split a table on a split or period column: rows to mine, rows to confirm on (the one
-    rule for the dashboard and plans)."""
-    if column not in df.columns:
-        raise DivergenceInputError(f"Split column '{column}' is not in the data.")
-    if not len(confirm_values):
-        raise DivergenceInputError(f"Choose the values of split column '{column}' to confirm on.")
-    from ..prepare.outcomes import match_label
-
-    # a value matches as text or as a number (2024 matches 2024, 2024.0 and "2024"), as a
-    # positive label does: a plan's values read from YAML may be typed otherwise than the column
-    wanted = list(confirm_values)
-    hits = [v for v in pd.unique(df[column].dropna()) if any(match_label(v, w) for w in wanted)]
-    confirm = df[column].isin(hits).to_numpy()
-    if confirm.all() or not confirm.any():
-        raise DivergenceInputError(
-            f"Split column '{column}' leaves no rows to {'mine' if confirm.all() else 'confirm'} on."
-        )
-    return df.loc[~confirm].reset_index(drop=True), df.loc[confirm].reset_index(drop=True)
 
 
 # ----------------------------------------------------------------------------- figures

@@ -48,25 +48,26 @@ def check_plan_fits(plan: SlicePlan, df: pd.DataFrame) -> None:
 
 def run_plan(plan: SlicePlan, data: pd.DataFrame, *, previous: pd.DataFrame | None = None) -> SliceTable:
     """Run a slice plan on a table (replicating on ``previous`` when given)."""
+    import dataclasses
+
     from ..scan import scan
+    from ..settings import Replication
 
     check_plan_fits(plan, data)
     settings = plan.settings
-    kwargs = settings.keywords("roles", "slicing", "mining", "statistics")
-    rep = settings.replication
-    if previous is not None:
+    replicate, notes = None, ()
+    if previous is not None:  # the second file given replaces the plan's replication
         check_plan_fits(plan, previous)
-        kwargs["replicate"] = previous
-    elif rep.kind == "holdout":
-        kwargs["holdout"] = rep.share
-    elif rep.kind == "split":
-        from ..present.views import split_rows
-
-        if rep.column not in data.columns:
-            raise DivergenceInputError(f"The plan's replication column '{rep.column}' is not in the data.")
-        data, kwargs["replicate"] = split_rows(data, rep.column, list(rep.confirm_values or []))
-    kwargs["exploratory"] = plan.kind != "pre-registered"
-    table = scan(data, **kwargs)
+        settings, replicate = dataclasses.replace(settings, replication=Replication()), previous
+    elif settings.replication.kind == "split" and settings.replication.column not in data.columns:
+        raise DivergenceInputError(f"The plan's replication column '{settings.replication.column}' is not in the data.")
+    elif settings.replication.kind == "file":  # said in the table's notes, not run
+        settings = dataclasses.replace(settings, replication=Replication())
+        notes = ("The plan replicates on a second file, and none was given here: no replication.",)
+    # scan() honours the plan's replication: a split column or a holdout share (stats.replication)
+    table = scan(data, settings, replicate=replicate, exploratory=plan.kind != "pre-registered")
+    if notes:
+        table = dataclasses.replace(table, notes=tuple(table.notes) + notes)
     for itemset in plan.slices or []:
         try:
             table.lookup(itemset)

@@ -12,7 +12,8 @@ from divergence import DivergenceInputError, scan
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
 from divergence.present.views import (display_frame, figure_html, figure_png, guess_positive, headline,
                                       interval_figure, parse_bin_spec, png_supported, slice_table_figure, slice_view,
-                                      sort_options, split_rows, table_csv)
+                                      sort_options, table_csv)
+from divergence.stats.replication import split_rows
 from divergence.present.formats import format_count, format_divergence, format_interval, format_number, format_p, format_percent
 
 

@@ -97,7 +97,7 @@ def min_size_derivation(overall: float, sigma: float, binary: bool, delta: float
                         correction: str = "bonferroni", power: float = MIN_SIZE_POWER,
                         skew: float = 0.0) -> dict:
     """n_min, the method's minimum slice size, and n_power, the rows a δ divergence needs to be
-    found among the scan's tests, each with a sentence saying how (DESIGN.md, item 2).
+    found among the scan's tests, each with a sentence saying how (the method's minimum size: docs/statistics.md).
 
     **n_min** works backwards from delta: the defined-row count from which the interval the table
     shows for the slice (Wilson's for a rate, Student t's for a mean), at ``confidence`` and at the

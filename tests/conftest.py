@@ -151,6 +151,14 @@ SLOW = {
     "stats/test_error_rates.py::test_noisier_labels_are_a_hard_cohort_and_random_flips_a_defect": "simulation",
 }
 
+#: kept in `make test-fast` although their file is slow: one dashboard smoke run (the first page on
+#: the built-in data, with its finding) and one compiled-kernel check (a command-line job runs on
+#: the ahead-of-time build, never importing numba), each a second or two
+FAST_ANYWAY = {
+    "app/test_pages.py::test_opens_on_the_built_in_data_with_a_finding",
+    "kernels/test_aot.py::test_command_line_never_imports_numba",
+}
+
 
 def pytest_collection_modifyitems(config, items):
     """Mark :data:`SLOW` tests ``slow`` (and the browser tests ``e2e``, by their folder)."""
@@ -158,7 +166,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         path = Path(str(item.fspath)).resolve().relative_to(here).as_posix()
         name = item.name.split("[")[0]
-        if path in SLOW or f"{path}::{name}" in SLOW:
+        if (path in SLOW or f"{path}::{name}" in SLOW) and f"{path}::{name}" not in FAST_ANYWAY:
             item.add_marker(pytest.mark.slow)
         if path.startswith("e2e/"):
             item.add_marker(pytest.mark.e2e)

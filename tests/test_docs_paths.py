@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SLOW
+from conftest import FAST_ANYWAY, SLOW
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORD = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")), *sorted(ROOT.glob("requirements*.txt"))]
@@ -97,7 +97,11 @@ def test_the_docs_cite_no_file_outside_the_checkout():
     assert not cited, cited
 
 
-@pytest.mark.parametrize("entry", sorted(SLOW))
+@pytest.mark.parametrize("entry", sorted(SLOW) + sorted(FAST_ANYWAY))
 def test_every_slow_entry_resolves(entry):
     why = _missing_path(f"tests/{entry}")
-    assert why is None, f"SLOW registry entry {entry}: {why}"
+    assert why is None, f"registry entry {entry}: {why}"
+
+
+def test_the_fast_run_keeps_a_dashboard_smoke_run_and_a_compiled_kernel_check():
+    assert any(e.startswith("app/") for e in FAST_ANYWAY) and any(e.startswith("kernels/") for e in FAST_ANYWAY)

@@ -313,10 +313,12 @@ def check_comparison(data_key: str, compare_json: str, _df: pd.DataFrame) -> dic
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def compare_cached(data_key: str, compare_json: str, _df: pd.DataFrame):
-    """``divergence.compare`` cached on the data and the settings."""
-    c = divergence.compare(_df, Settings.from_sections(json.loads(compare_json)))
-    c.frame  # build the readable frame once, inside the cache
-    return c
+    """``divergence.compare`` cached on the data and the settings, computed in a worker process as a
+    scan is (it mines): the server keeps answering every session meanwhile."""
+    from ui import worker
+
+    return worker.run_task("compare", _df, json.loads(compare_json), label="comparison of the models",
+                           owner_alive=session_alive())
 
 
 @st.cache_data(show_spinner=False, max_entries=256)

@@ -168,8 +168,16 @@ def _guess(df, *, progress=None):
     return guess_roles(df)
 
 
+def _compare(df, sections: dict, *, progress=None):
+    """The model comparison (``divergence.compare``) with its readable frame built here, not in the server."""
+    comparison = divergence.compare(df, Settings.from_sections(sections), progress=progress)
+    comparison.frame
+    return comparison
+
+
 #: the tasks a worker does besides scans
-TASKS: dict[str, Callable] = {"read": read_upload, "screen": _screen, "describe": _describe, "guess": _guess}
+TASKS: dict[str, Callable] = {"read": read_upload, "screen": _screen, "describe": _describe, "guess": _guess,
+                              "compare": _compare}
 
 
 def _accepts(fn: Callable, name: str) -> bool:

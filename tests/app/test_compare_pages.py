@@ -141,3 +141,27 @@ def test_the_headline_verdict_is_never_a_link_definition(verdict):
     assert not re.match(r"^\s{0,3}\[[^\]]*\]:", text) and f"**{verdict}**" in text
     at = AppTest.from_string(f"import streamlit as st\nst.caption({text!r})").run()
     assert at.caption[0].value == text
+
+
+def test_the_comparison_runs_in_a_worker_not_the_server(app, reference, monkeypatch):
+    """issue 29: the comparison mines, so it runs in a worker process as a scan does; the page's
+    numbers are the engine's all the same."""
+    from ui import worker
+
+    asked = []
+    real = worker.run_task
+
+    def recorded(task, *args, **kwargs):
+        asked.append(task)
+        return real(task, *args, **kwargs)
+
+    monkeypatch.setattr(worker, "run_task", recorded)
+    at = go(_turn_on(app), "compare")
+    assert not at.exception and asked.count("compare") == 1
+    assert metrics(at)["Model FPR"] == format_value(compare_headline(reference, "fpr")["model"], True)
+    # the task itself, in-process: the engine's comparison with its frame built
+    c = worker._compare(load_demo_models(), {"scan": {"target": "defaulted", "prediction": "predicted_default",
+                                                       "positive": "yes", "metrics": ["fpr"],
+                                                       "min_support": 0.05},
+                                              "compare": {"reference": "previous_default"}})
+    assert "fpr_change" in c.frame.columns and c.frame["fpr_change"].notna().any()

@@ -265,3 +265,20 @@ def test_a_flat_metric_borrows_no_finding_from_another():
         fnr_found += bool(f["fnr_finding"].any())
         fpr_found += DEMO_TRUTH["elevated_fpr"] in set(f.loc[f["fpr_finding"].astype(bool), "itemset"])
     assert fnr_found <= 1 and fpr_found == 20
+
+
+@pytest.mark.parametrize("high, repeat", [(6, 1), (300, 1), (6, 400), (2 ** 30, 1)])
+def test_distinct_rows_are_numpys_in_numpys_order(high, repeat):
+    """The findings' distinct rows from one integer key per row (issue 27) are np.unique's, row for
+    row and place for place, whatever the codes (-1 included; radixes past int64 take numpy's path)."""
+    from divergence.stats.findings import _distinct_rows
+
+    rng = np.random.default_rng(high + repeat)
+    codes = rng.integers(-1, high, size=(20_000 // repeat, 7)).astype(np.int32)
+    codes[rng.random(codes.shape) < 0.1] = -1
+    codes = np.repeat(codes, repeat, axis=0)
+    expected, inverse = np.unique(codes, axis=0, return_inverse=True)
+    got, got_inverse = _distinct_rows(codes)
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(got_inverse, inverse.ravel())
+    assert _distinct_rows(codes)[0] is got  # the table's other metric reuses them

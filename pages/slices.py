@@ -46,6 +46,8 @@ if cards:
             st.markdown(f"<span style='background:{card.color};color:{verdict_ink(card.verdict)};border-radius:.6em;padding:0 .5em;"
                         f"font-size:.8em;font-weight:600'>{html_text(card.badge)}</span>", unsafe_allow_html=True)
             st.markdown(md_code(card.itemset))  # the data never inside unsafe HTML: a code span of its own
+            if card.inside:  # a finding inside another: read against the rest of it (its words say how)
+                st.caption(f"↳ {md_text(card.inside)}")
             st.markdown(f"<div style='font-size:.88em;line-height:1.4'><b>Who:</b> {html_text(card.who)}.<br><b>What:</b> "
                         f"{html_text(card.what)}.<br><b>How sure:</b> {html_text(card.sure)}.<br><b>What to do:</b> "
                         f"{html_text(card.todo)}</div>", unsafe_allow_html=True)

@@ -13,7 +13,7 @@ from typing import Mapping
 from ..vocabulary import CORRECTION_NAMES, FINDING_VERDICTS, SIGNIFICANT_VERDICTS, VERDICTS
 
 __all__ = ["DASH", "format_count", "format_number", "format_percent", "format_value", "format_divergence",
-           "format_interval", "format_p", "format_threshold", "divergence_unit", "VERDICT_COLORS",
+           "format_interval", "format_divergence_interval", "format_p", "format_threshold", "divergence_unit", "VERDICT_COLORS",
            "VERDICT_TEXT", "FINDING_VERDICTS", "COMPARE_VERDICT_COLORS", "ACTIONS", "family_sentence",
            "verdict_color", "verdict_ink", "ink_on", "verdict_legend", "verdict_label", "finding_label", "direction",
            "GLOSSARY", "COLUMN_HELP", "column_help", "rgba", "is_undefined", "wrap_itemset", "format_support",
@@ -140,6 +140,15 @@ def format_interval(low: object, high: object, binary: bool) -> str:
     if is_undefined(low) or is_undefined(high):
         return DASH
     return f"[{format_value(low, binary)}, {format_value(high, binary)}]"
+
+
+def format_divergence_interval(low: object, high: object, binary: bool) -> str:
+    """An interval of a difference as '[-8.26, -4.40] pp' (a rate's in percentage points), else '[-1.2, 0.3]'."""
+    if is_undefined(low) or is_undefined(high):
+        return DASH
+    scale = 100.0 if binary else 1.0
+    body = f"[{format_number(scale * float(low))}, {format_number(scale * float(high))}]"
+    return f"{body} pp" if binary else body
 
 
 def format_p(p: object) -> str:

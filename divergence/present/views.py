@@ -34,7 +34,7 @@ __all__ = [
 from .formats import (DASH, FINDING_VERDICTS, VERDICT_COLORS, family_sentence, finding_label, is_undefined,  # noqa: F401
                       format_count,
                       format_divergence,
-                      format_interval, format_number, format_p, format_percent, format_value, plotly_text, rgba,
+                      format_divergence_interval, format_interval, format_number, format_p, format_percent, format_value, plotly_text, rgba,
                       verdict_color, verdict_label, wrap_itemset)
 
 # ----------------------------------------------------------------------------- the slice view
@@ -537,6 +537,19 @@ class Finding:
     distinct: bool = False
     #: whether it has n_min measured rows (below: the verdict is marked indicative)
     meets: bool = True
+    #: the finding holding every row it is measured on ('' for none): it is distinct for how it differs
+    #: from the rest of that one, which ``what`` says first
+    within: str = ""
+    #: the number of the card showing that finding (0: not among the cards)
+    within_card: int = 0
+
+    @property
+    def inside(self) -> str:
+        """Where the card sits, for a finding inside another ('' otherwise): shown above its words."""
+        if not self.within:
+            return ""
+        return (f"Inside finding {self.within_card} (“{self.within}”)" if self.within_card
+                else f"Inside the finding “{self.within}”")
 
     @property
     def badge(self) -> str:
@@ -620,14 +633,30 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
         who = f"{format_count(r['count'])} {unit} ({format_percent(r['support'])} of all)"
         if r[f"{m}_count"] != r["count"]:
             who += f"; {label} measured on {format_count(r[f'{m}_count'])}"
-        what = (f"{label} {format_value(r[m], binary)} {format_interval(r.get(f'{m}_ci_low'), r.get(f'{m}_ci_high'), binary)}"
-                f" against {format_value(overall, binary)} for the whole dataset "
-                f"({format_divergence(r[f'{m}_divergence'], binary)}")
+        holder = str(r.get(f"{m}_within") or "") if distinct else ""
+        value = f"{label} {format_value(r[m], binary)} {format_interval(r.get(f'{m}_ci_low'), r.get(f'{m}_ci_high'), binary)}"
+        if holder and not is_undefined(r.get(f"{m}_within_difference")):
+            # distinct for how it differs from the rest of the finding holding it: that first, then the whole dataset
+            diff, div = float(r[f"{m}_within_difference"]), float(r[f"{m}_divergence"])
+            what = (f"{value}, {'higher' if diff > 0 else 'lower'} than the rest of “{holder}” "
+                    f"({format_value(r[f'{m}_within_rest'], binary)}: {format_divergence(diff, binary)} "
+                    f"{format_divergence_interval(r[f'{m}_within_ci_low'], r[f'{m}_within_ci_high'], binary)}), "
+                    f"{'though' if (diff > 0) != (div > 0) else 'and'} {'above' if div > 0 else 'below'} "
+                    f"{format_value(overall, binary)} for the whole dataset ({format_divergence(div, binary)}")
+        else:
+            what = (f"{value} against {format_value(overall, binary)} for the whole dataset "
+                    f"({format_divergence(r[f'{m}_divergence'], binary)}")
         rep = r.get(f"{m}_replicated_divergence")
+        shrunk = r.get(f"{m}_divergence_shrunk")
         if not is_undefined(rep):
             what += f"; {format_divergence(rep, binary)} on the replication rows"
-        elif not is_undefined(r.get(f"{m}_divergence_shrunk")):
-            what += f"; {format_divergence(r[f'{m}_divergence_shrunk'], binary)} shrunk for the winner's curse"
+        elif not is_undefined(shrunk):
+            # shrinkage pulls a slice's step beyond the slices holding it towards 0: towards them, which
+            # can read farther from the whole dataset than the raw value when they diverge more
+            farther = abs(float(shrunk)) > abs(float(r[f"{m}_divergence"]))
+            what += (f"; {format_divergence(shrunk, binary)} "
+                     + ("after shrinking towards the wider slices holding it, which diverge more" if farther
+                        else "shrunk for the winner's curse"))
         what += ")"
         if f"{m}_baseline" in f.columns and not is_undefined(r[f"{m}_baseline"]):
             what += (f"; the best constant guess from its own rows errs {format_value(r[f'{m}_baseline'], binary)} "
@@ -652,8 +681,28 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
         cards.append(Finding(index=int(i), itemset=str(r["itemset"]), verdict=str(r[f"{m}_verdict"]),
                              color=verdict_color(r[f"{m}_verdict"]), who=who, what=what, sure=sure,
                              todo=ACTIONS.get(str(r[f"{m}_verdict"]), ""), covers=covers.get(int(i), 1),
-                             distinct=distinct, meets=meets))
-    return cards, int(candidates.size)
+                             distinct=distinct, meets=meets, within=holder))
+    return _under_their_holders(cards), int(candidates.size)
+
+
+def _under_their_holders(cards: list[Finding]) -> list[Finding]:
+    """The cards with each one inside another card placed right after it, numbered by its holder's card."""
+    import dataclasses
+
+    by_itemset = {c.itemset: c for c in cards}
+    top = [c for c in cards if c.within not in by_itemset]
+    out: list[Finding] = []
+
+    def place(card: Finding) -> None:
+        out.append(card)
+        for inner in cards:
+            if inner.within == card.itemset and inner not in out:
+                place(inner)
+
+    for card in top:
+        place(card)
+    number = {c.itemset: n for n, c in enumerate(out, 1)}
+    return [dataclasses.replace(c, within_card=number.get(c.within, 0)) if c.within else c for c in out]
 
 
 #: a finding's honest estimate within this share of δ of zero is "about zero": no card
@@ -688,11 +737,16 @@ def findings_header(cards: Sequence[Finding], total: int) -> str:
              else (f"all {len(cards)}" if len(cards) > 1 else "the one"))
     covered = sum(c.covers for c in cards)
     many = len(cards) > 1
+    inside = [c for c in cards if c.within]
     others = ("refinements no different from them, wider slices holding their rows, or slices they lift or lower"
               if many else "refinements no different from it, wider slices holding its rows, or slices it lifts or "
                            "lowers")
-    return (f"**Distinct findings** · {shown}" + (", each a different cohort: none is explained by another" if many
-                                                 else "")
+    if inside:  # not "each a different cohort": some lie inside another finding, distinct from the rest of it
+        relation = (f", none explained by another; {len(inside)} lie{'s' if len(inside) == 1 else ''} inside another "
+                    f"finding and {'is' if len(inside) == 1 else 'are'} read against the rest of it")
+    else:
+        relation = ", each a different cohort: none is explained by another" if many else ""
+    return (f"**Distinct findings** · {shown}" + relation
             + f"; {'they account' if many else 'it accounts'} for {format_count(covered)} significant "
               f"slice{'s' if covered != 1 else ''}, {'themselves' if many else 'itself'} included"
             + (f" (the others are {others})." if covered > len(cards) else "."))

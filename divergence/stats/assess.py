@@ -43,7 +43,7 @@ import pandas as pd
 from ..errors import DivergenceInputError
 from ..mining.lattice import walk_boot_means, walk_order
 from ..settings import Replication, Statistics, section
-from .findings import default_order, distinct_findings, significant_slices
+from .findings import default_order, distinct_findings, enclosing_findings, significant_slices, within_difference
 from .shrinkage import shrink_lattice
 from .verdict_walk import VERDICT_COLUMNS, walk_verdict
 from .stats import (MIN_SIZE_POWER, adjust_p, corrected_level, interval_min_size, mean_difference_test,
@@ -475,6 +475,16 @@ def _findings_columns(table, cols: dict, tests: dict, alpha: float, correction: 
         explained[by >= 0] = itemsets[by[by >= 0]]
         cols[f"{name}_finding"] = finding
         cols[f"{name}_explained_by"] = explained
+        # a finding lying wholly inside another is distinct for how it differs from the rest of that one
+        within = enclosing_findings(table, k, finding)
+        holder = np.full(n_items, "", dtype=object)
+        holder[within >= 0] = itemsets[within[within >= 0]]
+        rest, diff, low, high = within_difference(table, k, within, 1.0 - alpha)
+        cols[f"{name}_within"] = holder
+        cols[f"{name}_within_rest"] = rest
+        cols[f"{name}_within_difference"] = diff
+        cols[f"{name}_within_ci_low"] = low
+        cols[f"{name}_within_ci_high"] = high
         cols[f"{name}_order"] = default_order(cols, name, significant[name])
     return cut
 

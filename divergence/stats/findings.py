@@ -49,10 +49,10 @@ import numpy as np
 from ..outcome_rules import WORSE_WHEN
 from ..mining.lattice import RowBits, walk_label_entries, walk_order
 from .strata import pair_z, split_strata, strata_sums_csr, update_entries
-from .stats import fisher_exact_p, normal_quantile
-from ..prepare.tallies import metric_columns
+from .stats import fisher_exact_p, mean_difference_test, normal_quantile, rate_difference_interval, slice_means
+from ..prepare.tallies import metric_columns, metric_tallies
 
-__all__ = ["Findings", "distinct_findings", "significant_slices", "default_order",
+__all__ = ["Findings", "distinct_findings", "enclosing_findings", "within_difference", "significant_slices", "default_order",
            "worse_sign", "honest_estimate", "MAX_STRATA", "MAX_ENTRIES"]
 
 #: most strata (membership patterns of the findings) followed, and most (candidate, stratum) pairs
@@ -965,3 +965,63 @@ def default_order(columns: dict, metric: str, significant: np.ndarray, estimate:
     position = np.zeros(n_items, dtype=np.int64)
     position[order] = np.arange(1, n_items)
     return position
+
+
+def enclosing_findings(table, k: int, finding: np.ndarray) -> np.ndarray:
+    """Per slice: the tightest other finding of metric ``k`` that holds every row it is measured on
+    (its index; -1 for none, and for every slice not a finding). Such a finding is distinct only
+    because it differs from the rest of the one holding it (issue 30): a meeting reads it against
+    that, not against the whole dataset. Rows, not items, decide: a slice typed otherwise can still
+    lie wholly inside another (a column that determines another)."""
+    finding = np.asarray(finding, dtype=bool)
+    idx = np.nonzero(finding)[0]
+    out = np.full(len(finding), -1, dtype=np.int64)
+    if idx.size < 2 or table.distinct_codes is None:
+        return out
+    codes = np.asarray(table.distinct_codes)
+    measured = np.asarray(table.distinct_tallies, dtype=float)[:, metric_columns(k)[0]] > 0
+    codes = codes[measured]
+    n = metric_tallies(table.tallies, k)[0]
+    bits = {}
+    for i in idx:
+        c = np.asarray(table.codes[i])
+        items = np.nonzero(c >= 0)[0]
+        inside = np.all(codes[:, items] == c[items], axis=1) if items.size else np.ones(codes.shape[0], bool)
+        bits[int(i)] = np.packbits(inside)
+    for i in idx:
+        best = -1
+        for j in idx:
+            if j == i or n[j] <= n[i] or (best >= 0 and n[j] >= n[best]):
+                continue
+            if not np.any(bits[int(i)] & ~bits[int(j)]):  # no row of i outside j
+                best = int(j)
+        out[i] = best
+    return out
+
+
+def within_difference(table, k: int, within: np.ndarray, level: float
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per slice inside another finding (``within[i] >= 0``): the rest of that finding's value, the
+    slice's value minus it, and that difference's interval at ``level`` (Newcombe's for a rate,
+    Welch's for a mean, the skew guard on both sides); NaN elsewhere. The rest is the enclosing
+    finding's rows outside the slice (its tallies minus the slice's: the slice's rows are all in it)."""
+    m = table.metrics[k]
+    n, s, q = metric_tallies(table.tallies, k)
+    rows = np.nonzero(np.asarray(within) >= 0)[0]
+    rest_value = np.full(len(n), np.nan)
+    diff, low, high = rest_value.copy(), rest_value.copy(), rest_value.copy()
+    if rows.size == 0:
+        return rest_value, diff, low, high
+    j = np.asarray(within)[rows]
+    n1, s1, q1 = n[rows], s[rows], q[rows]
+    n0, s0, q0 = n[j] - n1, s[j] - s1, q[j] - q1
+    mean1, mean0 = slice_means(n1, s1, m.shift), slice_means(n0, s0, m.shift)
+    rest_value[rows] = mean0
+    diff[rows] = mean1 - mean0
+    if m.binary:
+        lo, hi = rate_difference_interval(np.rint(s1), n1, np.rint(s0), n0, level)
+    else:
+        lo, hi = mean_difference_test(n1, s1, q1, n0, s0, q0, np.nan).interval(level)
+    low[rows], high[rows] = lo, hi
+    return rest_value, diff, low, high
+

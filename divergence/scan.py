@@ -92,6 +92,12 @@ def scan(
         ``fraction`` an estimate of the mining done or None).
     """
     st = Settings.resolve(settings, keywords)
+    rep = st.replication
+    if rep.kind == "file" and replicate is None:  # mine() alone may be given the second table later (assess)
+        named = f" ({rep.name})" if rep.name else ""
+        raise DivergenceInputError(
+            f"The replication is on a second file{named}, and no second table was given: pass its rows as "
+            "replicate= (on the command line, --replicate FILE), or set the replication to none.")
     table = mine(data, st, outcomes=outcomes, replicate=replicate, engine=engine, progress=progress)
     from .stats.assess import assess
 
@@ -273,8 +279,8 @@ def _tree_split(df: pd.DataFrame, found: list, attrs: list, slicing, mining, see
 def _replication_rows(df: pd.DataFrame, replicate: pd.DataFrame | None, st: Settings):
     """The rows to mine and the table to replicate on, as the settings' replication says: a split
     column splits ``df`` here (with the mask of the rows it confirms on, so the table's row
-    positions stay those of the data given, and the replication's name); a second file needs its
-    rows; a holdout is drawn later, from the seed."""
+    positions stay those of the data given, and the replication's name); a second file's rows come
+    as ``replicate`` (here or to assess); a holdout is drawn later, from the seed."""
     rep = st.replication
     if rep.kind == "split":
         if replicate is not None:
@@ -283,11 +289,6 @@ def _replication_rows(df: pd.DataFrame, replicate: pd.DataFrame | None, st: Sett
         mask = split_mask(df, rep.column, values)
         confirm = df.loc[mask].reset_index(drop=True)
         return df.loc[~mask].reset_index(drop=True), confirm, mask, split_label(rep.column, values, len(confirm))
-    if rep.kind == "file" and replicate is None:
-        named = f" ({rep.name})" if rep.name else ""
-        raise DivergenceInputError(
-            f"The replication is on a second file{named}, and no second table was given: pass its rows as "
-            "replicate= (on the command line, --replicate FILE), or set the replication to none.")
     return df, replicate, None, None
 
 

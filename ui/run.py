@@ -55,11 +55,10 @@ def _scan_spec() -> dict:
             f"Replication on {'a split column' if kind == 'split' else 'a held-out share'} needs the rows in "
             "memory, and a local path is scanned by DuckDB without loading them: confirm on a second file "
             "(Data page), or choose none.")
-    if kind == "split":
+    if kind == "split":  # checked and named here; the worker's scan splits the rows by the settings
         column, values = state.get(K.SPLIT_COLUMN), list(state.get(K.SPLIT_VALUES))
-        df, replicate = settings.split_frames()
-        label = split_label(column, values, len(replicate))
-        data_key += f"|split:{label}"
+        _, confirm = settings.split_frames()
+        data_key += f"|split:{split_label(column, values, len(confirm))}"
     elif kind == "file":
         replicate = state.get(K.REPLICATE_FRAME)
         if replicate is None:

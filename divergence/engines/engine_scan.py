@@ -703,7 +703,7 @@ def scan_engine(
             f"{what} is not available with the {backend.name} engine (it splits rows in memory); "
             "give a second table to replicate on instead."
         )
-    if settings.replication.kind == "file" and replicate is None:
+    if settings.replication.kind == "file" and replicate is None and not mine_only:  # the mined table may get it later
         raise DivergenceInputError("The replication is on a second file, and no second table was given: pass its "
                                    "rows as replicate= (on the command line, --replicate FILE).")
     if engine not in ENGINES:

@@ -127,16 +127,18 @@ with d1:
                                      "0.2 standard deviations of a real-valued outcome.")
     if default_delta != use_default:
         state.update(**{K.DELTA: None if default_delta else 0.05})
+        run.reassess_if_kept()
         st.rerun()
     if not default_delta:
         state.bound(st.number_input, "Smallest divergence worth acting on (δ, in the metric's units)", K.DELTA,
-                    min_value=0.0001, step=0.01, format="%.4f")
+                    min_value=0.0001, step=0.01, format="%.4f", after=run.reassess_if_kept)
+# a change of these re-assesses the kept mined table at once (ui.run.reassess_if_kept): no Run needed
 with d2:
     state.bound(st.selectbox, "Confidence", K.CONFIDENCE, options=[0.8, 0.9, 0.95, 0.99, 0.999],
-                format_func=lambda c: f"{c:.1%}".replace(".0%", "%"))
+                format_func=lambda c: f"{c:.1%}".replace(".0%", "%"), after=run.reassess_if_kept)
 with d3:
     state.bound(st.selectbox, "Correction for the slices tested", K.CORRECTION, options=list(vocabulary.CORRECTION_CHOICES),
-                format_func=vocabulary.CORRECTION_CHOICES.get)
+                format_func=vocabulary.CORRECTION_CHOICES.get, after=run.reassess_if_kept)
 with d4:
     state.bound(st.number_input, "Bootstrap replicates (0: none)", K.BOOTSTRAP, min_value=0, max_value=2000, step=50,
                 disabled=state.is_large())

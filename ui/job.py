@@ -123,9 +123,10 @@ def _cancel_button() -> None:
               help="Stops the scan at once; the previous result and every setting are kept.")
 
 
-@st.fragment(run_every=0.5)
+@st.fragment(run_every=0.25)
 def _scan_status() -> None:
-    """A running scan's progress and its Cancel button, redrawn twice a second; the whole page
+    """A running scan's progress and its Cancel button, redrawn four times a second (a re-assessment
+    of a fraction of a second is on screen that soon after it ends); the whole page
     is drawn again when the scan ends."""
     job = scan_job()
     if job is None or not job.running:

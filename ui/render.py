@@ -41,6 +41,11 @@ def in_app_test() -> bool:
     return bool(config.get_option("global.appTest"))
 
 
+def _level(confidence: float) -> str:
+    """A confidence level as the Outcome page offers it: 95%, 99.9% (never rounded to 100%)."""
+    return f"{confidence:.1%}".replace(".0%", "%")
+
+
 def budget_notes(table: SliceTable) -> list[str]:
     """The result's note that the budget cut the scan short ("complete up to k items; …")."""
     if getattr(table, "complete_length", None) is None:
@@ -134,7 +139,7 @@ def result_caption(table: SliceTable, res: dict | None = None) -> str:
     caption = (res or {}).get("data_caption", "").removeprefix("Data: ").rstrip(".")
     where = f"Results of {caption}: " if caption else ""
     return (f"{where}{kind}, {len(table) - 1:,} slices with support ≥ {table.support_text}; "
-            f"{a.get('confidence', 0.95):.0%} confidence, {vocabulary.CORRECTION_CHOICES.get(a.get('correction'), '')}{rep}"
+            f"{_level(a.get('confidence', 0.95))} confidence, {vocabulary.CORRECTION_CHOICES.get(a.get('correction'), '')}{rep}"
             f"{engine}.")
 
 
@@ -144,7 +149,7 @@ def interval_level(table: SliceTable) -> str:
     label = a.get("interval_label")
     if label:
         return label
-    return (f"{a.get('confidence', 0.95):.0%} intervals per slice (not adjusted); significance uses "
+    return (f"{_level(a.get('confidence', 0.95))} intervals per slice (not adjusted); significance uses "
             f"{vocabulary.CORRECTION_SHORT.get(a.get('correction'), '')} q-values")
 
 

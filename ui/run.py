@@ -113,6 +113,23 @@ def start_scan(auto: bool = False) -> None:
     ss[K.JOB] = worker.start(request, label=spec["what"], auto=auto, owner_alive=_session_alive(), meta=spec)
 
 
+def reassess_if_kept() -> None:
+    """A statistics setting changed (confidence, correction, δ): where the current result's mined
+    table is kept (or the new result is cached), start at once what Run would start, a
+    re-assessment of a fraction of a second, instead of asking for Run; anything that would mine
+    again still waits for Run."""
+    running = job.scan_job()
+    if state.result() is None or (running is not None and running.running and not running.meta.get("reassessed")):
+        return  # a scan that mines is not interrupted by a statistics change: Run after it
+    try:
+        spec = _scan_spec()
+    except DivergenceInputError:
+        return  # Run says what is wrong
+    kept = spec["mined_key"] is not None and cache.mined_results().get(spec["mined_key"]) is not None
+    if kept or cache.assessed_results().get(spec["key"]) is not None:
+        start_scan()
+
+
 def run_analysis() -> None:
     """Mine and assess with the current settings and wait here for the result, its progress and
     Cancel at the top of the page (a one-click view that needs the result at once)."""

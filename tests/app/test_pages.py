@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import divergence
-from apptest_readers import (APP, charts, decode, fresh_app, go, keyed, left_out, metrics, open_row, run_scan,
+from apptest_readers import (APP, charts, decode, finish_scan, fresh_app, go, keyed, left_out, metrics, open_row, run_scan,
                              table_cells)
 from divergence.present.formats import format_count, format_percent, format_value, md_text
 from divergence import assess, redundant_itemsets, scan
@@ -133,7 +133,7 @@ def test_sort_and_filter_never_remine(app, reference, monkeypatch):
     # a statistics setting re-assesses the mining result kept in the server; a scan setting mines again
     at = go(at, "outcome")
     keyed(at.selectbox, "w:confidence").set_value(0.9).run()
-    run_scan(at)
+    finish_scan(at)  # started by the change itself: no Run needed for a statistics setting
     assert len(requests) == 1 and requests[0].mined is not None and requests[0].frame is None
     assert at.session_state["result"]["table"].assessment["confidence"] == 0.9
     keyed(at.number_input, "w:min_support").set_value(0.05).run()
@@ -294,8 +294,9 @@ def test_thresholds_min_size_and_persistence(app, reference):
 
 
 def test_a_statistics_change_reassesses_and_says_so(app):
-    """A changed confidence re-assesses the mined table the server kept (no mining) and the page
-    says which of the two ran; a changed support mines again."""
+    """A changed confidence or δ re-assesses the mined table the server kept at once, with no Run
+    (issue 27: a statistics change feels instant), and the page says which of the two ran; a
+    changed support waits for Run and mines again."""
     at = go(app, "outcome")
     keyed(at.radio, "w:support_mode").set_value("rows").run()
     keyed(at.number_input, "w:support_rows").set_value(333).run()  # a support no other test mines at
@@ -305,11 +306,16 @@ def test_a_statistics_change_reassesses_and_says_so(app):
     keyed(at.selectbox, "w:confidence").set_value(0.9).run()
     keyed(at.checkbox, "w:default_delta").uncheck().run()
     keyed(at.number_input, "w:delta").set_value(0.037).run()  # settings no other test assesses with
-    run_scan(at)
+    finish_scan(at)  # no Run clicked: the change started the re-assessment
     again = [m.value for m in at.success]
     assert any("re-assessed in" in v and "not mined again" in v for v in again), again
     assert at.session_state["result"]["table"].assessment["confidence"] == 0.9
+    assert at.session_state["result"]["table"].assessment["min_size"]["fpr"]["delta"] == 0.037
     assert at.session_state["result"]["reassessed"] and not at.session_state["result"]["cached"]
+    keyed(at.number_input, "w:support_rows").set_value(334).run()  # mining again waits for Run
+    job = at.session_state["scan_job"] if "scan_job" in at.session_state else None
+    assert job is None or not job.running
+    assert any("settings changed since the last run" in w.value for w in at.warning)
 
 
 def test_holdout_replication(app):

@@ -272,8 +272,9 @@ def _summary(table, top: int, keep: dict | None = None, sort_by: str | None = No
             shown = rows[cols]
             shown = _labelled(shown, rows, m.name)
             if f"{m.name}_finding" in table.columns:
-                shown = shown.assign(finding=[finding_label(a, b) for a, b in
-                                              zip(rows[f"{m.name}_finding"], rows[f"{m.name}_explained_by"])])
+                within = rows[f"{m.name}_within"] if f"{m.name}_within" in rows else [""] * len(rows)
+                shown = shown.assign(finding=[finding_label(a, b, w) for a, b, w in
+                                              zip(rows[f"{m.name}_finding"], rows[f"{m.name}_explained_by"], within)])
             if not table.exhaustive:  # the same rows under other descriptions
                 same = [", ".join(table.implied_items(int(i))) for i in rows.index]
                 if any(same):

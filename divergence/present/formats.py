@@ -291,11 +291,13 @@ def direction(divergence: object) -> str:
     return "above" if d > 0 else ("below" if d < 0 else "level with")
 
 
-def finding_label(finding: object, explained_by: object = "") -> str:
-    """Whether a slice is a distinct finding, as the tables show it: 'distinct finding',
+def finding_label(finding: object, explained_by: object = "", within: object = "") -> str:
+    """Whether a slice is a distinct finding, as the tables show it: 'distinct finding', 'distinct
+    finding inside gender=male' (its rows all in that finding: read against the rest of it),
     'explained by region=South, education=Primary', or '' (neither)."""
     if not is_undefined(finding) and bool(finding):
-        return "distinct finding"
+        holder = "" if within is None or (isinstance(within, float) and math.isnan(within)) else str(within)
+        return f"distinct finding inside {holder}" if holder else "distinct finding"
     by = "" if explained_by is None or (isinstance(explained_by, float) and math.isnan(explained_by)) \
         else str(explained_by)
     return f"explained by {by}" if by else ""

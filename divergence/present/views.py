@@ -238,7 +238,8 @@ def display_frame(table: SliceTable, rows: pd.DataFrame, metric: str | None = No
         out["Interval"] = [format_interval(a, b, binary) for a, b in zip(f[f"{m}_ci_low"], f[f"{m}_ci_high"])]
     out["Divergence"] = f[f"{m}_divergence"].map(lambda x: format_divergence(x, binary))
     if f"{m}_finding" in f:
-        out["Finding"] = [finding_label(a, b) for a, b in zip(f[f"{m}_finding"], f[f"{m}_explained_by"])]
+        within = f[f"{m}_within"] if f"{m}_within" in f else [""] * len(f)
+        out["Finding"] = [finding_label(a, b, w) for a, b, w in zip(f[f"{m}_finding"], f[f"{m}_explained_by"], within)]
     if f"{m}_order" in f:  # the slice's place in the default order
         out["Order"] = f[f"{m}_order"].map(format_count)
     for col, label in ((f"{m}_divergence_shrunk", "Shrunk divergence"),
@@ -639,7 +640,8 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
             # distinct for how it differs from the rest of the finding holding it: that first, then the whole dataset
             diff, div = float(r[f"{m}_within_difference"]), float(r[f"{m}_divergence"])
             what = (f"{value}, {'higher' if diff > 0 else 'lower'} than the rest of “{holder}” "
-                    f"({format_value(r[f'{m}_within_rest'], binary)}: {format_divergence(diff, binary)} "
+                    f"({label} {format_value(r[f'{m}_within_rest'], binary)} on its other rows; difference "
+                    f"{format_divergence(diff, binary)}, interval "
                     f"{format_divergence_interval(r[f'{m}_within_ci_low'], r[f'{m}_within_ci_high'], binary)}), "
                     f"{'though' if (diff > 0) != (div > 0) else 'and'} {'above' if div > 0 else 'below'} "
                     f"{format_value(overall, binary)} for the whole dataset ({format_divergence(div, binary)}")
@@ -678,9 +680,18 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
             n_min = ((a.get("min_size") or {}).get(m) or {}).get("n_min")
             sure += (f"; indicative: {format_count(r[f'{m}_count'])} measured rows, below the minimum size "
                      f"n_min = {format_count(n_min)} (its interval is wider than δ)")
+        todo = ACTIONS.get(str(r[f"{m}_verdict"]), "")
+        if holder and not is_undefined(r.get(f"{m}_within_difference")):
+            # what to do follows what makes it distinct: how it differs from the rest of the finding holding it
+            diff, low, high = (float(r[f"{m}_within_{k}"]) for k in ("difference", "ci_low", "ci_high"))
+            sure_side = (low > 0) or (high < 0)
+            todo = (f"Review these rows as part of “{holder}”: the metric is {'reliably ' if sure_side else ''}"
+                    f"{'higher' if diff > 0 else 'lower'} here than on the rest of it"
+                    + (f", though {'higher' if float(r[f'{m}_divergence']) > 0 else 'lower'} than overall"
+                       if (diff > 0) != (float(r[f'{m}_divergence']) > 0) else "") + ".")
         cards.append(Finding(index=int(i), itemset=str(r["itemset"]), verdict=str(r[f"{m}_verdict"]),
                              color=verdict_color(r[f"{m}_verdict"]), who=who, what=what, sure=sure,
-                             todo=ACTIONS.get(str(r[f"{m}_verdict"]), ""), covers=covers.get(int(i), 1),
+                             todo=todo, covers=covers.get(int(i), 1),
                              distinct=distinct, meets=meets, within=holder))
     return _under_their_holders(cards), int(candidates.size)
 
@@ -734,7 +745,7 @@ def findings_header(cards: Sequence[Finding], total: int) -> str:
                 + (f" ({format_count(total)} slices are findings in all; the others refine or overlap these: "
                    "Intervals page)" if total > len(cards) else ""))
     shown = (f"the first {len(cards)} of {format_count(total)}" if total > len(cards)
-             else (f"all {len(cards)}" if len(cards) > 1 else "the one"))
+             else ("both" if len(cards) == 2 else f"all {len(cards)}" if len(cards) > 1 else "the one"))
     covered = sum(c.covers for c in cards)
     many = len(cards) > 1
     inside = [c for c in cards if c.within]
@@ -742,8 +753,8 @@ def findings_header(cards: Sequence[Finding], total: int) -> str:
               if many else "refinements no different from it, wider slices holding its rows, or slices it lifts or "
                            "lowers")
     if inside:  # not "each a different cohort": some lie inside another finding, distinct from the rest of it
-        relation = (f", none explained by another; {len(inside)} lie{'s' if len(inside) == 1 else ''} inside another "
-                    f"finding and {'is' if len(inside) == 1 else 'are'} read against the rest of it")
+        relation = (f"; {format_count(len(inside))} of {'them' if many else 'it'} lie{'s' if len(inside) == 1 else ''} "
+                    f"inside another finding and {'differs' if len(inside) == 1 else 'differ'} from the rest of it")
     else:
         relation = ", each a different cohort: none is explained by another" if many else ""
     return (f"**Distinct findings** · {shown}" + relation

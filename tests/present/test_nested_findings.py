@@ -92,9 +92,17 @@ def test_its_card_reads_it_against_the_rest_of_its_holder(small):
     assert card.within == "gender=male" and card.within_card == names.index("gender=male") + 1
     assert card.inside == f"Inside finding {card.within_card} (“gender=male”)"
     assert "lower than the rest of “gender=male”" in card.what and "though above" in card.what
-    assert "pp [" in card.what  # the difference's interval in percentage points
+    assert "difference -45.0 pp, interval [-52.7, -36.2] pp" in card.what  # its interval in percentage points
     header = findings_header(cards, total)
-    assert "each a different cohort" not in header and "1 lies inside another finding" in header
+    assert "each a different cohort" not in header and "1 of them lies inside another finding" in header
+    # what to do follows what makes it distinct
+    assert card.todo.startswith("Review these rows as part of “gender=male”: the metric is reliably lower here")
+    assert "though higher than overall" in card.todo
+    # the slice table says where it lies too
+    from divergence.present.views import display_frame
+
+    rows = table.frame[table.frame["itemset"] == "gender=male, klass=3"]
+    assert display_frame(table, rows, "fpr")["Finding"].tolist() == ["distinct finding inside gender=male"]
     holder = cards[names.index("gender=male")]
     assert not holder.within and not holder.inside and "against" in holder.what
 

@@ -33,7 +33,7 @@ import pandas as pd
 from .roles import label_key
 
 __all__ = ["model_rules", "near_copies", "Found", "READ_ERROR_SHARE", "MARK_PURITY", "MARK_ROWS",
-           "MARK_SHARE", "OTHER_LABELS_KAPPA", "RIVAL_KAPPA", "RIVAL_SHARE", "RIVAL_RHO", "scores_behind", "OTHER_SCORE_AUC", "OTHER_SCORE_RHO", "COPY_AGREEMENT", "COPY_ERROR_SHARE",
+           "MARK_SHARE", "MARK_AUC_MARGIN", "most_accurate_threshold", "OTHER_LABELS_KAPPA", "RIVAL_KAPPA", "RIVAL_SHARE", "RIVAL_RHO", "scores_behind", "OTHER_SCORE_AUC", "OTHER_SCORE_RHO", "COPY_AGREEMENT", "COPY_ERROR_SHARE",
            "SAMPLE_ROWS", "BINS"]
 
 #: alone, the column has at most this share of the model's errors and of the commonest-class guess's errors
@@ -45,6 +45,9 @@ MARK_PURITY = 0.9
 #: half of them
 MARK_ROWS = 30
 MARK_SHARE = 0.01
+#: ... or, for a score, where it tells them from the other class at most this much better (AUC) than it
+#: tells any rows of their class: whatever the threshold, it misses what marks them
+MARK_AUC_MARGIN = 0.05
 #: labels agreeing with the prediction with at least this Cohen's kappa are another model's
 OTHER_LABELS_KAPPA = 0.6
 #: labels at least as good a guess of the target as the model's (Cohen's kappa with the target), agreeing
@@ -176,6 +179,7 @@ class _Model:
     score_name: str = ""
     regression: bool = False
     t: np.ndarray | None = None  # a regressor's target
+    threshold_free: bool = False  # the labels are the score at its most accurate threshold (no labels given)
 
 
 def _model(df: pd.DataFrame, target, prediction, score, threshold) -> _Model | None:
@@ -204,14 +208,36 @@ def _model(df: pd.DataFrame, target, prediction, score, threshold) -> _Model | N
         p = _label_codes(p_series, index)
         name = f"the prediction '{prediction}'"
     elif s_num is not None and threshold is not None and len(labels) == 2:
+        # the rules read the model at its most accurate threshold, not the one chosen: whether a column
+        # leaks the target or is another model's output is a property of the columns, the same at
+        # every threshold (issue 30 point 6)
+        best = most_accurate_threshold(s_num, y)
         with np.errstate(invalid="ignore"):
-            p = np.where(np.isnan(s_num), -1, (s_num >= float(threshold)).astype(np.int64))
+            p = np.where(np.isnan(s_num), -1, (s_num >= best).astype(np.int64))
         p_series = pd.Series(np.where(p < 0, np.nan, p), index=df.index)
-        name = f"the prediction ('{score}' >= {float(threshold):g})"
+        name = f"the score '{score}' at its most accurate threshold ({best:g})"
     else:
         return None
     return _Model(name, str(target), y, len(labels), labels, p, p_series, s_num,
-                  f"the score '{score}'" if s_num is not None else "")
+                  f"the score '{score}'" if s_num is not None else "",
+                  threshold_free=prediction is None or prediction not in df.columns)
+
+
+def most_accurate_threshold(score: np.ndarray, y: np.ndarray) -> float:
+    """The threshold t of ``score >= t`` predicting class 1 of ``y`` (codes 0/1; -1 unknown) right on the
+    most rows (the lowest such t), over the score's values; rows without a score or a class skipped."""
+    ok = ~np.isnan(score) & (y >= 0)
+    s, yy = score[ok], y[ok]
+    if s.size == 0:
+        return float("inf")
+    values, inverse = np.unique(s, return_inverse=True)
+    pos = np.bincount(inverse, weights=(yy == 1).astype(float), minlength=values.size)
+    neg = np.bincount(inverse, weights=(yy == 0).astype(float), minlength=values.size)
+    # predicting 1 from values[j] on: the positives at or above it, the negatives below it
+    right = pos[::-1].cumsum()[::-1] + np.concatenate([[0.0], neg.cumsum()[:-1]])
+    right = np.append(right, neg.sum())  # nothing predicted 1
+    j = int(np.argmax(right))
+    return float(values[j]) if j < values.size else float("inf")
 
 
 def _sample_index(n: int) -> np.ndarray | None:
@@ -331,9 +357,17 @@ def _after_outcome(s: pd.Series, m: _Model) -> Found | None:
     acc = loo_accuracy(codes, k, y, m.ky)
     err, model_err, base_err = 1 - acc, 1 - model_acc, 1 - base_acc
     if err <= READ_ERROR_SHARE * model_err and err <= READ_ERROR_SHARE * base_err:
+        model = m.name if m.threshold_free else "the model"
         return Found("after the outcome", f"the target '{m.target_name}' is read from it alone on {_pct(acc)} of "
-                                          f"rows, from the model on {_pct(model_acc)} (recorded after the outcome?)")
-    # a value, the column's presence or its absence marking rows nearly all one class the model misses
+                                          f"rows, from {model} on {_pct(model_acc)} (recorded after the outcome?)")
+    # a value, the column's presence or its absence marking rows nearly all one class the model misses:
+    # labels miss them when they predict that class on fewer than half of them; a score, when it ranks
+    # them against the other class no better than it ranks any rows of their class (whatever threshold)
+    scores = m.score[ok] if m.score is not None and m.ky == 2 and m.threshold_free else None
+    auc_1 = None
+    if scores is not None:
+        auc_1 = _auc(scores, (y == 1).astype(float))
+        scores = None if auc_1 is None else scores
     marks = [(codes == c, None) for c in range(k)]
     if missing.any() and (~missing).sum() > 0:
         marks.append((~missing, "present"))
@@ -348,7 +382,11 @@ def _after_outcome(s: pd.Series, m: _Model) -> Found | None:
         if purity < MARK_PURITY or 1 - purity > 0.5 * (1 - class_share[c]):
             continue
         predicted = float(np.mean(p[rows] == c))
-        if predicted >= 0.5:
+        if scores is not None:  # the score singles the group out no better than any rows of that class
+            lift = _group_auc(scores, y, rows, c)
+            if lift is None or lift > (auc_1 if c == 1 else 1.0 - auc_1) + MARK_AUC_MARGIN:
+                continue
+        elif predicted >= 0.5:
             continue
         gain = size * (purity - predicted)
         if best is None or gain > best[0]:
@@ -358,9 +396,24 @@ def _after_outcome(s: pd.Series, m: _Model) -> Found | None:
         return None
     _, label, size, purity, c, predicted = best
     where = "where it is present" if label == "present" else f"where it is {label}"
+    if scores is not None:
+        return Found("after the outcome", f"{where} ({size:,} rows), {_pct(purity)} of rows are "
+                                          f"'{m.target_name}'={m.labels[c]!r}, and {m.score_name} ranks them no "
+                                          "higher than any rows of that class (recorded after the outcome?)")
     return Found("after the outcome", f"{where} ({size:,} rows), {_pct(purity)} of rows are "
                                       f"'{m.target_name}'={m.labels[c]!r}, and the model predicts that on "
                                       f"{_pct(predicted)} of them (recorded after the outcome?)")
+
+
+def _group_auc(scores: np.ndarray, y: np.ndarray, rows: np.ndarray, c: int) -> float | None:
+    """How well the score tells the group's rows of class ``c`` from the rows of the other class (the
+    AUC, oriented so that 1 is perfect for class c); None where either side is empty."""
+    inside = rows & (y == c)
+    sel = inside | (y != c)
+    auc = _auc(scores[sel], inside[sel].astype(float))
+    if auc is None:
+        return None
+    return auc if c == 1 else 1.0 - auc
 
 
 def _value_label(s: pd.Series, codes: np.ndarray, code: int) -> str:

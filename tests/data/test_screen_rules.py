@@ -115,7 +115,8 @@ def test_raw_compas_with_roles_only():
                           threshold=8)
     post = ["event", "end", "r_days_from_arrest", "is_violent_recid", "vr_charge_degree", "vr_charge_desc"]
     assert {s.kinds[c] for c in post} == {"after the outcome"}
-    assert "read from it alone on 89.2% of rows, from the model on 63.2%" in s.left_out["event"]
+    assert ("read from it alone on 89.2% of rows, from the score 'decile_score' at its most accurate threshold (6) "
+            "on 65.8%") in s.left_out["event"]
     assert s.kinds["v_decile_score"] == s.kinds["v_score_text"] == "another model"
     assert s.copies == {"priors_count.1": "priors_count"}
     assert "priors_count" in s.attributes and "age" in s.attributes and "juv_fel_count" in s.attributes
@@ -138,3 +139,58 @@ def test_law_data_keeps_its_attributes():
     df = pd.read_csv(DATA / "law_data.csv")
     s = screen_attributes(df, ["ZFYA"], target="ZFYA")
     assert s.attributes == ["race", "sex", "LSAT", "UGPA", "region_first", "sander_index", "first_pf"]
+
+
+@needs_data
+def test_raw_compas_leaves_out_the_same_columns_at_every_threshold():
+    """issue 30 point 6: whether a column was recorded after the outcome (or is another model's output)
+    does not depend on the threshold the prediction is read at: the rules read the score at its most
+    accurate threshold, and a score's ranking for the groups a column marks."""
+    from divergence.data.io import load_table
+
+    raw = load_table(DATA / "compas-scores-two-years.csv").frame
+    screens = {th: screen_attributes(raw, ["two_year_recid", "decile_score"], target="two_year_recid",
+                                     score="decile_score", threshold=th) for th in (2, 4, 5, 6, 7, 8, 9)}
+    first = screens[8]
+    for th, s in screens.items():
+        assert s.attributes == first.attributes, th
+        assert s.left_out == first.left_out, th
+    for c in ("is_violent_recid", "vr_charge_degree", "vr_charge_desc", "event", "end", "r_days_from_arrest"):
+        assert first.kinds[c] == "after the outcome", c
+
+
+def test_a_scores_leak_rules_do_not_move_with_the_threshold():
+    """A synthetic classifier with a score: a column recorded after the outcome (it marks a tenth of the
+    rows, nearly all positives, that the score ranks like any positives) is left out at every threshold;
+    a genuine attribute the score uses, as pure, stays at every threshold."""
+    from divergence.data.column_rules import model_rules, most_accurate_threshold
+
+    rng = np.random.default_rng(3)
+    n = 6000
+    y = (rng.random(n) < 0.4).astype(int)
+    vip = np.where(rng.random(n) < 0.12, "yes", "no")  # genuine: nearly all positive, and the score knows it
+    y = np.where((vip == "yes") & (rng.random(n) < 0.95), 1, y)
+    score = np.clip(0.35 + 0.25 * y + 0.35 * (vip == "yes") + rng.normal(0, 0.2, n), 0, 1).round(3)
+    later = np.where((y == 1) & (rng.random(n) < 0.3), "recorded", "none")  # marks positives the score cannot
+    df = pd.DataFrame(dict(vip=vip, later=later, region=rng.choice(["a", "b", "c"], n), y=y, score=score))
+    best = most_accurate_threshold(score, y)
+    assert 0.3 < best < 0.9
+    found = {th: model_rules(df, ["vip", "later", "region"], target="y", score="score", threshold=th)
+             for th in (0.2, 0.4, best, 0.7, 0.9)}
+    for th, f in found.items():
+        assert set(f) == {"later"}, (th, f)
+        assert f["later"].kind == "after the outcome" and "ranks them no higher" in f["later"].reason
+
+
+def test_the_most_accurate_threshold_is_the_brute_force_one():
+    from divergence.data.column_rules import most_accurate_threshold
+
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        s = rng.integers(0, 12, 300).astype(float)
+        s[rng.random(300) < 0.05] = np.nan
+        y = (rng.random(300) < 0.2 + 0.05 * np.nan_to_num(s)).astype(np.int64)
+        ok = ~np.isnan(s)
+        acc = {t: np.mean((s[ok] >= t) == (y[ok] == 1)) for t in [*np.unique(s[ok]), np.inf]}
+        top = max(acc.values())
+        assert most_accurate_threshold(s, y) == min(t for t, a in acc.items() if a == top)

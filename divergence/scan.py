@@ -102,7 +102,7 @@ def scan(
     from .stats.assess import assess
 
     tell(progress, "statistics", len(table) - 1)
-    out = assess(table, st.statistics, exploratory=exploratory)
+    out = assess(table, st.statistics, exploratory=exploratory, progress=progress)
     tell(progress, "done", len(out) - 1)
     return out
 

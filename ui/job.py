@@ -5,6 +5,7 @@ into the session.
 from __future__ import annotations
 
 import hashlib
+import time
 
 import streamlit as st
 
@@ -93,7 +94,11 @@ def progress_text(job: worker.Job) -> tuple[float | None, str]:
     elif stage == "starting the worker":
         text = f"Starting: mining {job.label}…"
     elif stage == "statistics":
-        text = f"{format_count(slices or 0)} slices mined; computing their statistics…"
+        text = f"{format_count(slices or 0)} slices mined; computing their statistics"
+        if p.get("step"):  # which step, of how many
+            k = round(float(fraction or 0.0) * int(p.get("steps") or 1)) + 1
+            text += f": {p['step']} (step {k} of {p.get('steps')})"
+        text += "…"
     elif stage in ("done", "sending the result"):
         text = f"{format_count(slices or 0)} slices: receiving the result…"
     else:
@@ -103,10 +108,25 @@ def progress_text(job: worker.Job) -> tuple[float | None, str]:
         if length is not None:
             parts.append(f"slices of up to {length} item{'s' if length != 1 else ''}")
         text = ": ".join([parts[0], ", ".join(parts[1:])]) if len(parts) > 1 else parts[0] + "…"
-    text += f" ({job.elapsed:.0f} s)"
+    text += f" ({job.elapsed:.0f} s"
+    # the time left from the share done where that share grows with the work (mining); the statistics'
+    # steps are of unequal cost (a bootstrap is most of them), so their share is no clock
+    left = time_left(fraction, time.monotonic() - job.stage_started) if stage == "mining" else ""
+    text += f"; {left})" if left else ")"
     if fraction is not None:
         fraction = min(max(float(fraction), 0.0), 1.0)
     return fraction, text
+
+
+def time_left(fraction: float | None, seconds: float) -> str:
+    """'about 40 s left' from the share of a stage done and the seconds it has taken ('' while too
+    little is done to tell, or when a few seconds are left)."""
+    if fraction is None or not 0.05 <= float(fraction) < 1.0 or seconds < 2.0:
+        return ""
+    left = seconds * (1.0 - float(fraction)) / float(fraction)
+    if left < 5:
+        return ""
+    return f"about {left:.0f} s left" if left < 90 else f"about {left / 60:.0f} min left"
 
 
 def _draw_progress(job: worker.Job, where) -> None:

@@ -217,7 +217,7 @@ def compute(request: ScanRequest, progress: ProgressCallback | None = None
     kwargs = dict(request.statistics)
     if request.replicate is not None:
         kwargs.update(replicate=request.replicate, replication_label=request.replication_label)
-    table = divergence.assess(mined, None if settings is None else settings.statistics, **kwargs)
+    table = divergence.assess(mined, None if settings is None else settings.statistics, progress=progress, **kwargs)
     table.frame  # the readable frame is built here, not in the server
     # a holdout's mining is not kept (its held-out rows depend on the seed, a statistic)
     return (None if request.holdout is not None else mined), table
@@ -266,8 +266,9 @@ def _work(request: ScanRequest, conn, forked_by_server: bool) -> None:
 
     def progress(info: dict) -> None:
         now = time.monotonic()
-        if info.get("stage") != last[1] or now - last[0] >= PROGRESS_INTERVAL:
-            last[0], last[1] = now, info.get("stage")
+        key = (info.get("stage"), info.get("step"))  # a new step of the statistics is a change too
+        if key != last[1] or now - last[0] >= PROGRESS_INTERVAL:
+            last[0], last[1] = now, key
             conn.send(("progress", dict(info)))
 
     try:
@@ -360,6 +361,9 @@ class Job:
     #: when the worker began computing (its data received): the start-up cost is this minus ``started``
     worker_started: float | None = None
     updates: int = 0
+    #: when the worker's current stage (or step of the statistics) began: what an estimate of the
+    #: time left is measured from
+    stage_started: float = field(default_factory=time.monotonic)
     #: the most resident memory the worker was seen holding (bytes)
     peak_bytes: int = 0
 
@@ -424,6 +428,11 @@ class Job:
     # ---- state, shared between the follower thread and the sessions' script threads
     def _set(self, **values: Any) -> None:
         with self._cond:
+            new = values.get("progress")
+            if new is not None and (new.get("stage"), new.get("step")) != (self.progress.get("stage"),
+                                                                            self.progress.get("step")):
+                if new.get("stage") != self.progress.get("stage"):
+                    self.stage_started = time.monotonic()
             for k, v in values.items():
                 setattr(self, k, v)
             self.updates += 1

@@ -215,12 +215,15 @@ class _Progress:
 
     def __call__(self, info: dict) -> None:
         now = self._time()
-        if info["stage"] == self._stage and now - self._last < 2.0:
+        key = (info["stage"], info.get("step"))
+        if key == self._stage and now - self._last < 2.0:
             return
-        self._stage, self._last = info["stage"], now
+        self._stage, self._last = key, now
         extra = f": {info['slices']:,} slices" if info.get("slices") else ""
         if info.get("length"):
             extra += f", complete up to {info['length']} items"
+        if info.get("step"):  # the statistics' steps: what it is doing, of how many
+            extra += f"; {info['step']} (step {round(info['fraction'] * info['steps']) + 1} of {info['steps']})"
         print(f"{info['stage']}{extra}", file=sys.stderr, flush=True)
 
 

@@ -848,7 +848,7 @@ def scan_engine(
     table = dataclasses.replace(table, engine=backend.name)
     if mine_only:
         return dataclasses.replace(table, replicate=replicate)
-    out = assess(table, settings.statistics, replicate=replicate, exploratory=exploratory)
+    out = assess(table, settings.statistics, replicate=replicate, exploratory=exploratory, progress=progress)
     if progress is not None:
         progress(progress_report("done", len(out) - 1, fraction=1.0))
     return out

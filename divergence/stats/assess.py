@@ -40,6 +40,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
+from ..budget import progress_report
 from ..errors import DivergenceInputError
 from ..mining.lattice import walk_boot_means, walk_order
 from ..settings import Replication, Statistics, section
@@ -235,6 +236,7 @@ def assess(
     holdout: float | None = None,
     exploratory: bool = True,
     family_p: Mapping[str, np.ndarray] | None = None,
+    progress=None,
     **keywords,
 ):
     """Add the worst-slice statistics to a scan result (a new SliceTable; nothing is re-mined).
@@ -258,6 +260,8 @@ def assess(
     family_p : per metric, the p-values of other slices tested alongside these (e.g. the mined
         slices, when a slice typed by hand is measured): the correction and the replication bar
         count them as members of the same family.
+    progress : told each step of the statistics as it starts: stage "statistics", ``step`` (what it
+        is doing), ``fraction`` (the steps done of all of them).
     """
     st = section(Statistics, statistics, keywords)
     if replicate is None and getattr(table, "replicate", None) is not None:  # kept by mine()
@@ -281,6 +285,18 @@ def assess(
 
         rem = remeasure(table, replicate)
     walk = [None]
+    has_errors = any(m.baseline is not None for m in table.metrics)
+    steps = ["the tests of every slice"] + (["the verdicts' reference models"] if has_errors else []) \
+        + (["bootstrap intervals"] if st.bootstrap and has_rows else []) \
+        + [f"distinct findings of {m.name}" for m in table.metrics]
+
+    def step(what: str) -> None:
+        if progress is not None:
+            k = steps.index(what)
+            progress(progress_report("statistics", n_items - 1, fraction=k / len(steps), step=what,
+                                     steps=len(steps)))
+
+    step(steps[0])
 
     def _walk():
         if walk[0] is None:
@@ -305,6 +321,8 @@ def assess(
     n_tested: dict = {}
     # ---- the defect test of error metrics, corrected over every slice it is applied to
     defect_parts = {}
+    if has_errors:
+        step("the verdicts' reference models")
     for k, m in enumerate(table.metrics):
         if m.baseline is not None:
             defect_parts[m.name] = _defect_test(table, k, m, _walk if has_rows else None)
@@ -315,6 +333,7 @@ def assess(
              for n, d in defect_parts.items()}, alpha, correction, family)
     boot = {}
     if bootstrap and has_rows:
+        step("bootstrap intervals")
         boot = _bootstrap_intervals(table, cols, _walk, int(bootstrap), seed, confidence, top_k, sort_by)
     for k, m in enumerate(table.metrics):
         name = m.name
@@ -392,7 +411,7 @@ def assess(
         cols[f"{name}_verdict"] = verdict
     # ---- estimates honest at the top, distinct findings and the default order (divergence.stats.findings)
     findings_cut = _findings_columns(table, cols, tests, alpha, correction, level, family_size,
-                                    st.findings_work)
+                                    st.findings_work, step=step)
     intervals = "analytic and bootstrap" if boot else "analytic"
     assessment = {
         "confidence": confidence, "correction": correction, "bootstrap": int(bootstrap),
@@ -429,7 +448,7 @@ def _per_query(table, replicate: pd.DataFrame) -> pd.DataFrame:
 
 
 def _findings_columns(table, cols: dict, tests: dict, alpha: float, correction: str, level: dict,
-                      family_size: dict, work: float | None = FINDINGS_WORK) -> dict:
+                      family_size: dict, work: float | None = FINDINGS_WORK, step=None) -> dict:
     """Per metric: the lattice-aware shrunk divergence (:func:`divergence.stats.shrinkage.shrink_lattice`),
     the bound nearest zero of the simultaneous (Bonferroni) interval over the family, the distinct
     findings (``M_finding``, ``M_explained_by``) and each slice's position in the default order
@@ -457,6 +476,8 @@ def _findings_columns(table, cols: dict, tests: dict, alpha: float, correction: 
     itemsets = table.itemsets
     for k, m in enumerate(table.metrics):
         name = m.name
+        if step is not None:
+            step(f"distinct findings of {name}")
         if table.distinct_codes is not None:
             # each metric's search is given about the work of the scan (deterministic units, see
             # divergence.stats.findings.distinct_findings): a scan with findings costs about twice one without

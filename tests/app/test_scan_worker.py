@@ -132,12 +132,13 @@ def test_the_servers_results_are_bounded_by_count_and_memory():
 
 
 def test_progress_in_words():
+    import time
     from types import SimpleNamespace
 
     from ui.job import progress_text
 
     def job(**p):
-        return SimpleNamespace(label="every slice with support ≥ 0.02", elapsed=12.3,
+        return SimpleNamespace(label="every slice with support ≥ 0.02", elapsed=12.3, stage_started=time.monotonic(),
                                progress={"stage": "mining", "slices": None, "length": None, "fraction": None, **p})
 
     assert progress_text(job(slices=12345, length=3, fraction=0.4)) == (

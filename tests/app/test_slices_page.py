@@ -202,3 +202,37 @@ def test_the_finding_column_sits_beside_the_verdict(app):
     grid = app.dataframe[0].proto
     order = list(grid.column_order)
     assert order[:3] == ["Slice", "Verdict", "Finding"] and order[-1] == "Order"
+
+
+def test_a_finding_inside_another_is_shown_under_it_on_the_page():
+    """issue 30 point 2 on screen: a small file (900 passengers) whose third-class men are a finding
+    inside the men's: its card comes right after the men's, says where it sits and how it differs from
+    the rest of them, and the header does not call the cards different cohorts."""
+    import sys
+    from pathlib import Path
+
+    from apptest_readers import finish_scan, fresh_app, go, keyed
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "present"))
+    from test_nested_findings import passengers
+
+    at = go(fresh_app(300), "data")
+    keyed(at.radio, "w:source").set_value("upload").run()
+    at.file_uploader[0].set_value(("passengers.csv", passengers().to_csv(index=False).encode(), "text/csv")).run()
+    keyed(at.selectbox, "w:target").set_value("survived").run()
+    keyed(at.radio, "w:pred_kind").set_value("labels").run()
+    if keyed(at.selectbox, "w:prediction").value != "predicted":
+        keyed(at.selectbox, "w:prediction").set_value("predicted").run()
+    if at.session_state["positive"] != 1:
+        keyed(at.selectbox, "w:positive").set_value(1).run()
+    at = go(at, "outcome")
+    at.button(key="run").click().run()
+    at = go(finish_scan(at), "slices")
+    assert not at.exception, at.exception
+    texts = [m.value for m in at.markdown]
+    header = next(t for t in texts if t.startswith("**Distinct findings**"))
+    assert "each a different cohort" not in header and "lies inside another finding" in header
+    codes = [t for t in texts if t.startswith("`gender=male")]
+    assert codes[:2] == ["`gender=male`", "`gender=male, klass=3`"]  # the one inside right after its holder
+    assert "↳ Inside finding 1 (“gender=male”)" in [c.value for c in at.caption]
+    assert any("lower than the rest of “gender=male”" in t and "though above" in t for t in texts)

@@ -216,3 +216,21 @@ def test_md_text_breaks_bare_autolinks():
     assert md_text("www.evil.example") == "www\\.evil.example"
     assert md_text("me@evil.example") == "me\\@evil.example"
     assert md_text("ndcg@10") == "ndcg@10" and md_text("a: b") == "a: b"
+
+
+def test_one_word_for_a_significant_slice_below_the_minimum_size():
+    """issue 30 point 8: 'indicative' is the one word for a significant slice below n_min on every
+    surface (table, cards, CLI, report, dashboard, docs); the retired words appear nowhere."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    files = [*root.glob("divergence/**/*.py"), *root.glob("divergence/**/*.j2"), *root.glob("ui/*.py"),
+             *root.glob("pages/*.py"), root / "app.py", root / "README.md",
+             *[p for p in root.glob("docs/*.md") if p.name != "CHANGELOG.md"]]
+    retired = re.compile(r"\b(imprecise|underpowered|under-powered|too small to be sure|provisional finding)\b", re.I)
+    found = [f"{p.relative_to(root)}: {m.group(0)}" for p in files for m in retired.finditer(p.read_text("utf-8"))]
+    assert not found, found
+    from divergence.present.formats import verdict_label
+
+    assert verdict_label("above", None, None, False) == "above · indicative"

@@ -1044,11 +1044,28 @@ _STATE_LOCK = threading.Lock()
 PNG_EXPORTER: dict = {"state": "cold"}
 
 
+#: the exporter's Chromium reaches nothing outside this machine: every request it would make on its own
+#: (sign-in, updates, a start page) goes to a proxy address where nothing listens (the discard port), so
+#: no outside name is even looked up; and no MathJax is fetched from a CDN (plotly.js is read from the
+#: plotly package on disk)
+NO_PROXY = "127.0.0.1:9"
+EXPORTER_OPTIONS = {"mathjax": False}
+
+
 def _use_machine_chromium() -> None:
     import os
 
     if not os.environ.get("BROWSER_PATH") and os.path.exists(CHROMIUM):
         os.environ["BROWSER_PATH"] = CHROMIUM
+    os.environ["CHOREO_PROXY_SERVER"] = NO_PROXY  # read by kaleido's browser driver (choreographer)
+
+
+def _start_exporter() -> None:
+    """kaleido's persistent Chromium with :data:`EXPORTER_OPTIONS` (a no-op when it runs already)."""
+    import kaleido
+
+    _use_machine_chromium()
+    kaleido.start_sync_server(silence_warnings=True, **EXPORTER_OPTIONS)
 
 
 def warm_png_exporter() -> str:
@@ -1066,13 +1083,10 @@ def warm_png_exporter() -> str:
     def work() -> None:
         import warnings
 
-        import kaleido
-
         try:
             with _PNG_LOCK, warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                _use_machine_chromium()
-                kaleido.start_sync_server(silence_warnings=True)
+                _start_exporter()
                 go.Figure().to_image(format="png", width=16, height=16)
             PNG_EXPORTER["state"] = "ready"
         except Exception as exc:  # noqa: BLE001 - reported beside the PNG buttons
@@ -1089,12 +1103,12 @@ def figure_png(fig: go.Figure, *, width: int = 1280, height: int | None = None, 
 
     if not png_supported():
         raise DivergenceInputError("PNG export needs the kaleido package and Chromium (/usr/bin/chromium).")
-    _use_machine_chromium()
     h = height or int(fig.layout.height or 600)
     meta = fig.layout.meta if isinstance(fig.layout.meta, dict) else {}
     width = max(int(width), int(meta.get("natural_width", 0)))  # a table is never drawn narrower than its cells
     with _PNG_LOCK, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # kaleido's server ignores per-call browser options, and says so
+        _start_exporter()  # never plotly's own start, which would fetch MathJax from a CDN
         for attempt in range(2):
             done, png = _within(PNG_TIMEOUT, lambda: fig.to_image(format="png", width=width, height=h, scale=scale))
             if done:
@@ -1137,4 +1151,4 @@ def _restart_exporter() -> None:
     try:
         kaleido.stop_sync_server(silence_warnings=True)
     finally:
-        kaleido.start_sync_server(silence_warnings=True)
+        _start_exporter()

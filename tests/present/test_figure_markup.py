@@ -123,7 +123,7 @@ def test_the_exported_slice_table_shows_every_number_whole(hostile, monkeypatch)
     # a PNG is drawn at that width whatever width is asked for
     seen = {}
     monkeypatch.setattr(views, "png_supported", lambda: True)
-    monkeypatch.setattr(views, "_use_machine_chromium", lambda: None)
+    monkeypatch.setattr(views, "_start_exporter", lambda: None)  # no browser for a drawing that is patched out
     monkeypatch.setattr(type(fig), "to_image", lambda self, **kw: seen.update(kw) or b"\x89PNG")
     views.figure_png(fig, width=800)
     assert seen["width"] == max(800, natural) >= natural

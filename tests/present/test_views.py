@@ -259,6 +259,39 @@ def test_figure_png():
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
     assert (width, height) == (400, 300)
+    # issue 32 point 1: the exporter's Chromium (a child of this process) sends anything it would fetch
+    # on its own to a proxy where nothing listens, so no outside name is looked up
+    from divergence.present.views import NO_PROXY
+
+    browsers = [c for c in _descendant_cmdlines() if "chromium" in c and "--type=" not in c]  # not its helpers
+    assert browsers, "no exporter Chromium found among this process's children"
+    assert all(f"--proxy-server={NO_PROXY}" in c for c in browsers), browsers
+
+
+def _descendant_cmdlines() -> list[str]:
+    """The command lines of this process's descendants (Linux /proc)."""
+    import os
+
+    parent = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                parent[int(pid)] = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            continue
+    mine, grew = {os.getpid()}, True
+    while grew:
+        more = {p for p, pp in parent.items() if pp in mine} - mine
+        mine |= more
+        grew = bool(more)
+    out = []
+    for pid in mine - {os.getpid()}:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                out.append(fh.read().replace(b"\0", b" ").decode(errors="replace"))
+        except OSError:
+            continue
+    return out
 
 
 def test_one_default_sort_for_table_view_report_and_app():
@@ -307,6 +340,7 @@ def test_a_stuck_png_export_is_started_again_then_refused(monkeypatch):
     monkeypatch.setattr(views, "png_supported", lambda: True)
     monkeypatch.setattr(views, "PNG_TIMEOUT", 0.2)
     monkeypatch.setattr(views, "_restart_exporter", lambda: restarts.append(1))
+    monkeypatch.setattr(views, "_start_exporter", lambda: None)
     monkeypatch.setattr(go.Figure, "to_image", to_image)
     stuck_always = False
     start = time.monotonic()

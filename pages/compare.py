@@ -10,7 +10,7 @@ from divergence.present.compare_views import (change_contribution_figure, change
 from divergence.present.formats import md_code, md_text
 from divergence.report.plan import dump_plan
 from divergence.present.views import table_csv
-from divergence.present.formats import format_count, format_divergence, format_p, format_percent, format_value
+from divergence.present.formats import format_count, format_divergence, format_p, format_percent, format_value, verdict_label
 from ui import cache, compare, data, render, settings, state
 from ui.state import K, KC
 
@@ -177,7 +177,7 @@ if itemsets:
                  f"{format_divergence(row[metric + '_change_ci_high'], b)}]")
     d[3].metric("q", format_p(row[metric + "_change_q"]))
     d[3].caption(f"p = {format_p(row[metric + '_change_p'])}; {format_count(c.n_tested)} tests")
-    d[4].metric("Verdict", row[metric + "_verdict"])
+    d[4].metric("Verdict", verdict_label(row[metric + "_verdict"], None, None, row[metric + "_meets_min_size"]))
     d[4].caption(("meets" if row[metric + "_meets_min_size"] else "below") +
                  f" n_min = {format_count(h['min_size']['n_min'])}")
     contrib = cache.change_contributions(rid, selected, metric, c)

@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 from ..comparison.compare import Comparison
 from ..errors import DivergenceInputError
 from .formats import (COMPARE_VERDICT_COLORS, finding_label, format_count, format_divergence, format_interval, format_p,
-                      format_value, is_undefined, plotly_text, wrap_itemset)
+                      format_value, is_undefined, plotly_text, wrap_itemset, verdict_label)
 from .views import add_interval_traces, axis_range, interval_layout, metric_label, slice_table_figure
 
 __all__ = ["worst_slice", "COMPARE_VERDICT_COLORS", "compare_headline", "headline_change_caption", "compare_view", "compare_display_frame",
@@ -47,14 +47,17 @@ def compare_view(c: Comparison, metric: str | None = None, *, verdicts: Sequence
 
 
 def worst_slice(c: Comparison, metric: str | None = None) -> pd.DataFrame:
-    """The slice to name first: of those called ``worse``, the one whose interval guarantees the
-    largest change in the bad direction (its end nearest zero), so a small refinement whose
-    point estimate is larger but indicative does not displace its cohort (one row, or
-    none)."""
+    """The slice to name first: of those called ``worse`` (the distinct findings among them when
+    there are any: a slice worse only because it holds a finding's rows is not named first), the one
+    whose interval guarantees the largest change in the bad direction (its end nearest zero), so a
+    small refinement whose point estimate is larger but indicative does not displace its cohort
+    (one row, or none)."""
     m = c.metric(metric)
     worse = compare_view(c, m.name, verdicts=["worse"], top_n=None)
     if not len(worse):
         return worse
+    if f"{m.name}_finding" in worse and worse[f"{m.name}_finding"].astype(bool).any():
+        worse = worse[worse[f"{m.name}_finding"].astype(bool)]
     bound = worse[f"{m.name}_change_ci_low"] if m.worse_when == "up" else -worse[f"{m.name}_change_ci_high"]
     return worse.loc[[bound.astype(float).idxmax()]]
 
@@ -76,7 +79,8 @@ def compare_display_frame(c: Comparison, rows: pd.DataFrame, metric: str | None 
                                                                         rows[f"{m}_change_ci_high"])],
         "q": [format_p(x) for x in rows[f"{m}_change_q"]],
         "Min size": ["yes" if x else "no" for x in rows[f"{m}_meets_min_size"]],
-        "Verdict": rows[f"{m}_verdict"].astype(str).tolist(),
+        # the one word for a verdict below the minimum size, as the slice table says it: 'worse · indicative'
+        "Verdict": [verdict_label(v, None, None, ok) for v, ok in zip(rows[f"{m}_verdict"], rows[f"{m}_meets_min_size"])],
         **({"Finding": [finding_label(a, e) for a, e in zip(rows[f"{m}_finding"], rows[f"{m}_explained_by"])]}
            if f"{m}_finding" in rows else {}),
     }, index=rows.index)
@@ -92,7 +96,7 @@ def compare_table_figure(display: pd.DataFrame, *, height: int | None = None) ->
     """The comparison table (from :func:`compare_display_frame`) as a Plotly table, the verdict
     cell coloured by verdict (the slice table's figure with the comparison's colours)."""
     return slice_table_figure(display, height=height,
-                              color_of=lambda v: COMPARE_VERDICT_COLORS.get(v, "#868e96"))
+                              color_of=lambda v: COMPARE_VERDICT_COLORS.get(str(v).split(" · ")[0], "#868e96"))
 
 
 def change_interval_figure(c: Comparison, rows: pd.DataFrame, metric: str | None = None, *,

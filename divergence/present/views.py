@@ -757,7 +757,8 @@ def findings_header(cards: Sequence[Finding], total: int) -> str:
                     f"inside another finding and {'differs' if len(inside) == 1 else 'differ'} from the rest of it")
     else:
         relation = ", each a different cohort: none is explained by another" if many else ""
-    return (f"**Distinct findings** · {shown}" + relation
+    lead = "**One distinct finding**" if total == 1 and len(cards) == 1 else f"**Distinct findings** · {shown}"
+    return (lead + relation
             + f"; {'they account' if many else 'it accounts'} for {format_count(covered)} significant "
               f"slice{'s' if covered != 1 else ''}, {'themselves' if many else 'itself'} included"
             + (f" (the others are {others})." if covered > len(cards) else "."))
@@ -861,11 +862,40 @@ def slice_table_figure(display: pd.DataFrame, *, verdict_column: str = "Verdict"
         cells=dict(values=[[plotly_text(v) if isinstance(v, str) else v for v in display[c]] for c in cols], align=align, fill_color=fills,
                    line_color="rgba(134,142,150,0.25)", height=26),
     ))
-    # the width at which every column shows in full: an exported image is drawn at least this wide
+    # the width and height at which every cell shows in full (a text wraps to more lines in its column):
+    # an exported image is drawn at least this wide and this tall, whatever the page shows
+    natural_width = int(sum(widths) * TABLE_CHAR_PX + TABLE_CELL_PAD_PX * len(widths))
+    # Plotly shares the width out in proportion to columnwidth: the characters a line of each column holds
+    fits = [int((w / max(sum(widths), 1) * natural_width - 10) / TABLE_MEAN_CHAR_PX) for w in widths]
+    lines = [max((_wrapped_lines(str(display[c].iat[i]), k) for c, k in zip(cols, fits)), default=1)
+             for i in range(n)]
+    natural_height = TABLE_HEADER_PX + sum(TABLE_ROW_PX + TABLE_LINE_PX * (k - 1) for k in lines)
     fig.update_layout(margin=dict(l=0, r=0, t=4, b=0),
                       height=height or min(80 + 27 * max(n, 1), 760),
-                      meta={"natural_width": int(sum(widths) * TABLE_CHAR_PX + TABLE_CELL_PAD_PX * len(widths))})
+                      meta={"natural_width": natural_width, "natural_height": int(natural_height)})
     return fig
+
+
+#: a table's header, a one-line row and each further line of a wrapped cell, in pixels (Plotly's table
+#: at its 12 px font, the heights given to it above)
+TABLE_HEADER_PX = 34
+TABLE_ROW_PX = 27
+TABLE_LINE_PX = 17
+#: the mean width of a character of text at that font (narrower than the widest, TABLE_CHAR_PX): how
+#: much a line of a column holds, a little less than it shows, so a row is never drawn taller than counted
+TABLE_MEAN_CHAR_PX = 6.3
+
+
+def _wrapped_lines(text: str, width: int) -> int:
+    """The lines ``text`` takes in a column of ``width`` characters, wrapped at its spaces."""
+    count, used = 1, 0
+    for word in text.split(" "):
+        need = len(word) if used == 0 else used + 1 + len(word)
+        if used and need > width - 1:
+            count, used = count + 1, len(word)
+        else:
+            used = need
+    return count
 
 
 def interval_figure(table: SliceTable, rows: pd.DataFrame, metric: str | None = None, *,
@@ -1016,6 +1046,11 @@ def figure_html(fig: go.Figure, *, title: str = "divergence") -> str:
     """A figure as a self-contained HTML page (plotly.js inlined: opens offline)."""
     meta = fig.layout.meta if isinstance(fig.layout.meta, dict) else {}
     natural = int(meta.get("natural_width", 0))  # a table: at least as wide as its cells (the page scrolls)
+    if meta.get("natural_height"):  # and as tall as its rows, wrapped: none hidden behind a scroll bar
+        margin = fig.layout.margin
+        tall = int(meta["natural_height"]) + int(margin.t or 0) + int(margin.b or 0) + 8
+        if tall > int(fig.layout.height or 0):
+            fig = go.Figure(fig).update_layout(height=tall)
     return fig.to_html(include_plotlyjs=True, full_html=True, default_width=f"{natural}px" if natural else "100%",
                        config={"displaylogo": False}).replace("<head>", f"<head><title>{_html.escape(title)}</title>", 1)
 
@@ -1106,6 +1141,9 @@ def figure_png(fig: go.Figure, *, width: int = 1280, height: int | None = None, 
     h = height or int(fig.layout.height or 600)
     meta = fig.layout.meta if isinstance(fig.layout.meta, dict) else {}
     width = max(int(width), int(meta.get("natural_width", 0)))  # a table is never drawn narrower than its cells
+    if meta.get("natural_height"):  # nor shorter: every row, wrapped, under its title's margin
+        margin = fig.layout.margin
+        h = max(h, int(meta["natural_height"]) + int(margin.t or 0) + int(margin.b or 0) + 8)
     with _PNG_LOCK, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # kaleido's server ignores per-call browser options, and says so
         _start_exporter()  # never plotly's own start, which would fetch MathJax from a CDN

@@ -381,7 +381,7 @@ def _comparison_context(c, *, top: int, findings: int) -> dict:
             for col in shown.columns:
                 text = r[col]
                 if col == "Verdict":
-                    colour = COMPARE_VERDICT_COLORS.get(text, "#495057")
+                    colour = COMPARE_VERDICT_COLORS.get(str(text).split(" · ")[0], "#495057")
                     cells.append(Cell(str(text), str(text), badge=(colour, ink_on(colour))))
                 else:
                     cells.append(Cell(str(text), _sort_value(sort.get(col, text)), col not in ("Slice", "Min size")))

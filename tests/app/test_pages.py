@@ -75,7 +75,7 @@ def test_opens_on_the_built_in_data_with_a_finding(app, reference):
     cards = [md.value for md in at.markdown if "<b>Who:</b>" in md.value]
     heads = _card_heads(at)
     assert heads[0] == "region=South, education=Primary" and len(cards) == 1
-    header = next(md.value for md in at.markdown if md.value.startswith("**Distinct findings**"))
+    header = next(md.value for md in at.markdown if md.value.startswith("**One distinct finding**"))
     assert "each a different cohort" not in header and f"{format_count(h['n_significant'])} significant" in header
     assert format_percent(planted["fpr"]) in cards[0] and format_count(planted["fpr_count"]) in cards[0]
     assert "What to do:" in cards[0]

@@ -53,7 +53,9 @@ def test_report_carries_the_comparison(data):
     from divergence.present.formats import COMPARE_VERDICT_COLORS, ink_on
 
     worse = COMPARE_VERDICT_COLORS["worse"]
-    assert f'style="background:{worse};color:{ink_on(worse)}">worse</span>' in html
+    # below the minimum size it says so in the one word the slice table uses (issue 30 point 8)
+    word = "worse" if c.row(DEMO_COMPARE_TRUTH["worse_fpr"])["fpr_meets_min_size"] else "worse · indicative"
+    assert f'style="background:{worse};color:{ink_on(worse)}">{word}</span>' in html
     assert run_comparison(_plan(), df) is None
 
 
@@ -88,3 +90,26 @@ def test_compare_save_plan_and_plan_reference(data, tmp_path):
     assert main(["plan", "--target", "defaulted", "--prediction", "predicted_default", "--positive", "yes",
                  "--reference-score", "previous_score", "--reference-threshold", "0.6", "--output", str(written)]) == 0
     assert load_plan(written).compare == {"reference_score": "previous_score", "reference_threshold": 0.6}
+
+
+def test_the_comparison_names_a_distinct_finding_first_and_marks_indicative(data):
+    """What a meeting reads on the Compare page: the slice named first ('Worse than the reference') is
+    a distinct finding whenever a worse one is (not a slice worse only because it holds a finding's
+    rows), and the table says 'worse · indicative' below the minimum size as the slice table does."""
+    import pandas as pd
+
+    from divergence.present.compare_views import compare_display_frame, worst_slice
+
+    df = pd.read_csv(data)
+    c = run_comparison(_plan(reference="previous_default"), df)
+    for m in c.metric_names:
+        f = c.frame
+        worse = f[f[f"{m}_verdict"] == "worse"]
+        first = worst_slice(c, m)
+        if worse[f"{m}_finding"].astype(bool).any():
+            assert bool(first[f"{m}_finding"].iloc[0]), m
+        shown = compare_display_frame(c, worse, m)
+        expected = ["worse" if ok else "worse · indicative" for ok in worse[f"{m}_meets_min_size"]]
+        assert shown["Verdict"].tolist() == expected
+    assert any("indicative" in v for m in c.metric_names
+               for v in compare_display_frame(c, c.frame, m)["Verdict"])  # the case is exercised

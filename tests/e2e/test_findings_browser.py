@@ -30,7 +30,7 @@ def test_first_screen_reads_as_one_finding_and_tiles_that_add_up():
             browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             page = browser.new_page(viewport={"width": 1440, "height": 1000})
             page.goto(url)
-            page.get_by_text("Distinct findings ·").first.wait_for(timeout=180_000)
+            page.get_by_text("One distinct finding").first.wait_for(timeout=180_000)
             page.wait_for_function(_IDLE, timeout=120_000)
             assert page.locator('[data-testid="stException"]').count() == 0
             text = page.locator('[data-testid="stMain"]').inner_text()

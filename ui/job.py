@@ -96,7 +96,7 @@ def progress_text(job: worker.Job) -> tuple[float | None, str]:
     elif stage == "statistics":
         text = f"{format_count(slices or 0)} slices mined; computing their statistics"
         if p.get("step"):  # which step, of how many
-            k = round(float(fraction or 0.0) * int(p.get("steps") or 1)) + 1
+            k = int(float(fraction or 0.0) * int(p.get("steps") or 1) + 1e-9) + 1
             text += f": {p['step']} (step {k} of {p.get('steps')})"
         text += "…"
     elif stage in ("done", "sending the result"):
@@ -109,9 +109,15 @@ def progress_text(job: worker.Job) -> tuple[float | None, str]:
             parts.append(f"slices of up to {length} item{'s' if length != 1 else ''}")
         text = ": ".join([parts[0], ", ".join(parts[1:])]) if len(parts) > 1 else parts[0] + "…"
     text += f" ({job.elapsed:.0f} s"
-    # the time left from the share done where that share grows with the work (mining); the statistics'
-    # steps are of unequal cost (a bootstrap is most of them), so their share is no clock
-    left = time_left(fraction, time.monotonic() - job.stage_started) if stage == "mining" else ""
+    # the time left from the share done where that share grows with the work: mining, and a step of the
+    # statistics that says how far it is (the bootstrap); the steps themselves are of unequal cost
+    if stage == "mining":
+        left = time_left(fraction, time.monotonic() - job.stage_started)
+    elif stage == "statistics" and p.get("step_fraction") is not None:
+        left = time_left(p["step_fraction"], time.monotonic() - getattr(job, "step_started", job.stage_started))
+        left = f"{left} in this step" if left else ""
+    else:
+        left = ""
     text += f"; {left})" if left else ")"
     if fraction is not None:
         fraction = min(max(float(fraction), 0.0), 1.0)

@@ -364,6 +364,8 @@ class Job:
     #: when the worker's current stage (or step of the statistics) began: what an estimate of the
     #: time left is measured from
     stage_started: float = field(default_factory=time.monotonic)
+    #: when the current step of the statistics (or the stage) began
+    step_started: float = field(default_factory=time.monotonic)
     #: the most resident memory the worker was seen holding (bytes)
     peak_bytes: int = 0
 
@@ -431,8 +433,9 @@ class Job:
             new = values.get("progress")
             if new is not None and (new.get("stage"), new.get("step")) != (self.progress.get("stage"),
                                                                             self.progress.get("step")):
+                self.step_started = time.monotonic()
                 if new.get("stage") != self.progress.get("stage"):
-                    self.stage_started = time.monotonic()
+                    self.stage_started = self.step_started
             for k, v in values.items():
                 setattr(self, k, v)
             self.updates += 1

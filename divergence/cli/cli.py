@@ -223,7 +223,9 @@ class _Progress:
         if info.get("length"):
             extra += f", complete up to {info['length']} items"
         if info.get("step"):  # the statistics' steps: what it is doing, of how many
-            extra += f"; {info['step']} (step {round(info['fraction'] * info['steps']) + 1} of {info['steps']})"
+            extra += f"; {info['step']} (step {int(info['fraction'] * info['steps'] + 1e-9) + 1} of {info['steps']})"
+            if info.get("step_fraction") is not None:
+                extra += f", {info['step_fraction']:.0%} done"
         print(f"{info['stage']}{extra}", file=sys.stderr, flush=True)
 
 

@@ -57,15 +57,18 @@ def _arena(row_codes: np.ndarray, walk: Walk) -> tuple[np.ndarray, np.ndarray, n
     return arena, f_lo, f_hi
 
 
-def run_walk(step, walk: Walk, row_codes: np.ndarray, *args) -> None:
+def run_walk(step, walk: Walk, row_codes: np.ndarray, *args, on_progress=None) -> None:
     """Run a resumable walk kernel over every itemset, a quota of work per call; the kernel
-    writes its results into the arrays in ``args``."""
+    writes its results into the arrays in ``args``. ``on_progress``: told the share of the
+    itemsets walked after each call."""
     row_codes = np.asfortranarray(row_codes, dtype=np.int32)  # a row's attribute codes, column by column
     arena, f_lo, f_hi = _arena(row_codes, walk)
     k, n = 0, len(walk.order)
     while k < n:
         k = step(k, QUOTA, walk.order, walk.last_attr, walk.last_val, walk.length, row_codes, arena, f_lo, f_hi,
                  *args)
+        if on_progress is not None:
+            on_progress(k / n)
 
 
 def walk_tallies(walk: Walk, row_codes: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -184,7 +187,7 @@ def _grown(a: np.ndarray, size: int, used: int) -> np.ndarray:
 
 
 def walk_boot_means(walk: Walk, row_codes: np.ndarray, wanted: np.ndarray, weights: np.ndarray, replicates: int,
-                    shifts: np.ndarray) -> np.ndarray:
+                    shifts: np.ndarray, on_progress=None) -> np.ndarray:
     """Bootstrap means of the flagged itemsets, from per-row replicate sums.
 
     ``weights`` (float32: Poisson counts are exact up to 2**24) holds, per row (here: per
@@ -195,7 +198,7 @@ def walk_boot_means(walk: Walk, row_codes: np.ndarray, wanted: np.ndarray, weigh
     flagged), as float32.
     """
     out = np.full((len(walk.order), len(shifts) * replicates), np.nan, dtype=np.float32)
-    run_walk(_boot_step, walk, row_codes, wanted, weights, int(replicates), shifts, out)
+    run_walk(_boot_step, walk, row_codes, wanted, weights, int(replicates), shifts, out, on_progress=on_progress)
     return out
 
 

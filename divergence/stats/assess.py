@@ -290,11 +290,13 @@ def assess(
         + (["bootstrap intervals"] if st.bootstrap and has_rows else []) \
         + [f"distinct findings of {m.name}" for m in table.metrics]
 
-    def step(what: str) -> None:
+    def step(what: str, within: float | None = None) -> None:
+        """A step begins (``within`` None) or has done that share of its work."""
         if progress is not None:
-            k = steps.index(what)
+            k = steps.index(what) + (within or 0.0)
+            extra = {} if within is None else {"step_fraction": float(within)}
             progress(progress_report("statistics", n_items - 1, fraction=k / len(steps), step=what,
-                                     steps=len(steps)))
+                                     steps=len(steps), **extra))
 
     step(steps[0])
 
@@ -334,7 +336,8 @@ def assess(
     boot = {}
     if bootstrap and has_rows:
         step("bootstrap intervals")
-        boot = _bootstrap_intervals(table, cols, _walk, int(bootstrap), seed, confidence, top_k, sort_by)
+        boot = _bootstrap_intervals(table, cols, _walk, int(bootstrap), seed, confidence, top_k, sort_by,
+                                    on_progress=lambda x: step("bootstrap intervals", x))
     for k, m in enumerate(table.metrics):
         name = m.name
         test = tests[name]
@@ -918,7 +921,8 @@ def _defect_from_tallies(table, k: int, m, kind: int) -> dict:
             "p_normal": p_normal, "rows": False}
 
 
-def _bootstrap_intervals(table, cols, walk, replicates: int, seed: int, confidence: float, top_k, sort_by) -> dict:
+def _bootstrap_intervals(table, cols, walk, replicates: int, seed: int, confidence: float, top_k, sort_by,
+                         on_progress=None) -> dict:
     """Percentile bootstrap interval of every slice's outcome, each metric, all at once.
 
     Poisson(1) weights per row (the Poisson bootstrap: each slice sees its own rows resampled
@@ -973,7 +977,8 @@ def _bootstrap_intervals(table, cols, walk, replicates: int, seed: int, confiden
                 w = rng.poisson(1.0, size=(table.n_rows, bc)).astype(np.float32)
                 den[:] = np.add.reduceat(w * a[:, None].astype(np.float32), starts, axis=0)
                 num[:] = np.add.reduceat(w * b[:, None].astype(np.float32), starts, axis=0)
-        part = walk_boot_means(walk(), codes, wanted, weights, bc, shifts)
+        done = (lambda x, b0=b0, bc=bc: on_progress((b0 + x * bc) / replicates)) if on_progress else None
+        part = walk_boot_means(walk(), codes, wanted, weights, bc, shifts, on_progress=done)
         for j in range(len(metrics)):
             means[:, j * replicates + b0:j * replicates + b0 + bc] = part[:, j * bc:(j + 1) * bc]
     alpha = 1.0 - confidence

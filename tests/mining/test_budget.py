@@ -111,7 +111,8 @@ def test_progress_reports_every_stage_with_plain_values():
     assert stages.index("statistics") > max(i for i, s in enumerate(stages) if s == "mining")
     for info in seen:
         # the statistics' steps add what they are doing and of how many (Progress allows a step's own keys)
-        assert set(info) == {"stage", "slices", "length", "fraction"} | ({"step", "steps"} if "step" in info else set())
+        assert set(info) == {"stage", "slices", "length", "fraction"} | ({"step", "steps"} if "step" in info else set()) \
+            | ({"step_fraction"} if "step_fraction" in info else set())
         assert isinstance(info["slices"], int)
         assert info["fraction"] is None or 0.0 <= info["fraction"] <= 1.0
         assert pickle.loads(pickle.dumps(info)) == info  # forwarded through a queue by the app

@@ -17,7 +17,11 @@ def test_the_statistics_report_each_step_in_order():
     seen = []
     scan(load_demo(3000), **dict(DEMO_ROLES["classification"], metrics=["fpr", "fnr", "error"]), bootstrap=20,
          min_support=0.05, progress=seen.append)
-    steps = [p for p in seen if p["stage"] == "statistics" and p.get("step")]
+    steps = [p for p in seen if p["stage"] == "statistics" and p.get("step") and "step_fraction" not in p]
+    # the bootstrap says how far it is within its step (its walk, replicates chunk by chunk)
+    inner = [p["step_fraction"] for p in seen if "step_fraction" in p]
+    assert inner and inner == sorted(inner) and inner[-1] == pytest.approx(1.0)
+    assert all(p["step"] == "bootstrap intervals" for p in seen if "step_fraction" in p)
     assert [p["step"] for p in steps] == ["the tests of every slice", "the verdicts' reference models",
                                           "bootstrap intervals", "distinct findings of fpr",
                                           "distinct findings of fnr", "distinct findings of error"]
@@ -60,6 +64,11 @@ def test_the_dashboards_status_line_names_the_step(monkeypatch):
     assert fraction == 0.5
     assert text.startswith("12,000 slices mined; computing their statistics: distinct findings of fpr (step 3 of 4)…")
     assert text.endswith("(40 s)")  # steps of unequal cost: no time left claimed from them
+    boot = SimpleNamespace(progress={"stage": "statistics", "slices": 12_000, "fraction": 0.25 + 0.5 / 4,
+                                     "step": "bootstrap intervals", "steps": 4, "step_fraction": 0.5},
+                           elapsed=40.0, stage_started=time.monotonic() - 30.0, step_started=time.monotonic() - 20.0,
+                           label="")
+    assert job.progress_text(boot)[1].endswith("bootstrap intervals (step 2 of 4)… (40 s; about 20 s left in this step)")
     mining = SimpleNamespace(progress={"stage": "mining", "slices": 9_000, "length": 2, "fraction": 0.25},
                              elapsed=12.0, stage_started=time.monotonic() - 10.0, label="")
     assert job.progress_text(mining)[1] == "Mining: 9,000 slices so far, slices of up to 2 items (12 s; about 30 s left)"

@@ -20,6 +20,7 @@ import pytest
 from divergence import scan
 from divergence.kernels import compiled
 from divergence.mining import lattice, mining, mining_driver
+from divergence.stats import verdict_walk
 from divergence.stats import fisher
 from divergence.kernels.compiled import ArgType, f4, f8, i4, i8
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
@@ -88,8 +89,9 @@ def test_long_kernels_return_to_python_often(monkeypatch):
     monkeypatch.setattr(mining_driver, "QUOTA", 2_000)
     monkeypatch.setattr(mining_driver, "mine_step", counted("mine", mining_driver.mine_step))
     monkeypatch.setattr(lattice, "QUOTA", 2_000)
-    for step in ("_tallies_step", "_verdict_rows_step", "_verdict_counts_step", "_boot_step"):
-        monkeypatch.setattr(lattice, step, counted("walk", getattr(lattice, step)))
+    for module, step in ((lattice, "_tallies_step"), (lattice, "_boot_step"),
+                         (verdict_walk, "_verdict_rows_step"), (verdict_walk, "_verdict_counts_step")):
+        monkeypatch.setattr(module, step, counted("walk", getattr(module, step)))
     monkeypatch.setattr(fisher, "CHUNK", 100)
     monkeypatch.setattr(fisher, "_fisher_many", counted("fisher", fisher._fisher_many))
     pieces = scan(df, **roles).frame

@@ -224,7 +224,9 @@ def test_a_signal_while_starting_is_one_line(tmp_path, data, sig, status):
         out, err = proc.communicate(timeout=60)
         if proc.returncode == 0:  # finished before the signal came
             continue
-        assert proc.returncode == status and "Traceback" not in err, (delay, err)
+        # 128 + n, or killed by the signal itself after the line was written (CPython re-raises SIGINT at exit
+        # when a C extension saw the KeyboardInterrupt first, seen once in CI): a shell reports both as 128 + n
+        assert proc.returncode in (status, -sig) and "Traceback" not in err, (delay, err)
         assert err.strip().splitlines()[-1].startswith("divergence: "), (delay, err)
         assert not list(tmp_path.glob(".out.csv.*.tmp"))
 

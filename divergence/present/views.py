@@ -1015,7 +1015,8 @@ def export_caption(table: SliceTable, metric: str | None = None, *, data_label: 
 
     a = table.assessment or {}
     m = table.metric(metric)
-    parts = [data_label or "data", f"{_metric_label(table, m.name)} ({m.name})" if m.name else ""]
+    label = _metric_label(table, m.name) if m.name else ""
+    parts = [data_label or "data", (label if label == m.name else f"{label} ({m.name})") if m.name else ""]
     settings = [f"support ≥ {table.min_support:g}"]
     if table.max_length:
         settings.append(f"up to {table.max_length} items")

@@ -366,6 +366,9 @@ def test_every_exported_figure_says_its_data_metric_settings_and_time():
     cap = export_caption(t, "fpr", data_label="credit.csv", when=when)
     assert cap == ("credit.csv · FPR (fpr) · support ≥ 0.05, up to 2 items, exploratory, 95% confidence, "
                    "Benjamini–Hochberg, no replication · exported 2026-12-01 18:10 UTC")
+    # a metric whose label is its name is said once ('error', not 'error (error)')
+    e = scan(load_demo(2000), **dict(DEMO_ROLES["classification"], metrics=["error"]), min_support=0.05, max_length=1)
+    assert export_caption(e, "error", data_label="credit.csv", when=when).startswith("credit.csv · error · support")
     table_fig = slice_table_figure(display_frame(t, t.top(5, metric="fpr"), "fpr"), height=None)
     titled = titled_figure(table_fig, "The slice table (as shown)", cap)
     assert titled.layout.title.text == f"The slice table (as shown)<br><sup>{cap}</sup>"

@@ -83,9 +83,11 @@ def test_time_limit_ends_a_pathological_request():
 
 def test_pathological_request_in_a_subprocess_ends():
     """The command line on the same request: exit 0 with the note (never a hang)."""
+    # 20,000 rows: each slice costs enough that no machine reaches the memory-lowered slice budget (about
+    # 950,000) within the 3 s, so the time limit is what cuts it (at 3,000 rows a fast run hit the slices first)
     path_code = ("import numpy as np, pandas as pd, sys; rng = np.random.default_rng(3); "
-                 "df = pd.DataFrame({f'c{j}': rng.choice(list('abcd'), 3000) for j in range(40)}); "
-                 "df['o'] = rng.normal(size=3000); df.to_csv(sys.argv[1], index=False)")
+                 "df = pd.DataFrame({f'c{j}': rng.choice(list('abcd'), 20000) for j in range(40)}); "
+                 "df['o'] = rng.normal(size=20000); df.to_csv(sys.argv[1], index=False)")
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:

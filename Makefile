@@ -9,17 +9,20 @@ PIP := $(PY) -m pip --disable-pip-version-check -q
 # the package itself is installed too (editable, from this checkout, without fetching build tools):
 # its console script, package data and dependency list are then what every command uses
 $(VENV)/.installed: requirements.txt pyproject.toml
+	@echo "divergence: installing the packages into $(VENV) (a minute or two, once; pip is quiet meanwhile)"
 	python3 -m venv $(VENV)
 	$(PIP) install -r requirements.txt
 	$(PIP) install --no-deps --no-build-isolation -e .
 	touch $@
 
 $(VENV)/.installed-dev: requirements-dev.txt $(VENV)/.installed
+	@echo "divergence: installing the test tools (pytest, playwright, scikit-learn; under a minute, once)"
 	$(PIP) install -r requirements-dev.txt
 	touch $@
 
 # the optional Spark engine, so its tests run in CI (they skip with the reason without it)
 $(VENV)/.installed-spark: requirements-spark.txt $(VENV)/.installed
+	@echo "divergence: installing pyspark for the Spark engine's tests (a large download, once)"
 	$(PIP) install -r requirements-spark.txt
 	touch $@
 

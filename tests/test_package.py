@@ -43,3 +43,25 @@ def test_the_console_script_runs_from_outside_the_checkout(tmp_path):
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith("usage: divergence") and "scan" in p.stdout
+
+
+def test_every_long_install_says_what_it_is_doing_first(tmp_path):
+    """issue 32 point 5: pip runs quietly for a minute or more; the Makefile says what is being installed
+    and for about how long before each install (read from `make -n`, nothing is run)."""
+    import shutil
+
+    if shutil.which("make") is None:
+        import pytest
+
+        pytest.skip("make is not installed here")
+    venv = tmp_path / "venv"
+    for target, words, needs in ((".installed", "installing the packages", "requirements.txt"),
+                                 (".installed-dev", "installing the test tools", "requirements-dev.txt"),
+                                 (".installed-spark", "installing pyspark", "requirements-spark.txt")):
+        p = subprocess.run(["make", "-n", "-B", f"VENV={venv}", f"{venv}/{target}"], cwd=ROOT, capture_output=True,
+                           text=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+        lines = p.stdout.splitlines()
+        said = next(i for i, line in enumerate(lines) if words in line)
+        install = next(i for i, line in enumerate(lines) if f"install -r {needs}" in line)
+        assert said < install, (target, lines)  # said before pip starts, not after

@@ -38,22 +38,10 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-f
 
 
 def start_server(app_dir: Path, port: int, log: Path) -> subprocess.Popen:
-    env = dict(os.environ)
-    if app_dir != ROOT:
-        env["PYTHONDONTWRITEBYTECODE"] = "1"  # leave another checkout as it is
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
-         "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none", "--theme.base", "light"],
-        cwd=app_dir, stdout=open(log, "w"), stderr=subprocess.STDOUT, start_new_session=True, env=env)
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1).read() == b"ok":
-                return proc
-        except OSError:
-            time.sleep(0.2)
-    raise SystemExit(f"the server did not start; see {log}")
+    """The server as bench_first_card starts it (one way to start and wait for it, written once)."""
+    from bench_first_card import start_server as start
+
+    return start(app_dir, port, log)
 
 
 class Health(threading.Thread):

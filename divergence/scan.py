@@ -15,7 +15,7 @@ from .errors import DivergenceInputError
 from .data.nested import check_supported
 from .prepare.outcomes import Outcome, build_outcomes
 from .settings import Roles, Settings, min_count_for
-from .stats.replication import split_label, split_mask
+from .stats.replication import needs_its_table, split_label, split_mask
 from .stats.row_weights import aux_columns, metric_infos, outcome_weights
 from .mining.mined import mine_table
 from .stats.tabulate import measure, table_params, tell
@@ -92,12 +92,7 @@ def scan(
         ``fraction`` an estimate of the mining done or None).
     """
     st = Settings.resolve(settings, keywords)
-    rep = st.replication
-    if rep.kind == "file" and replicate is None:  # mine() alone may be given the second table later (assess)
-        named = f" ({rep.name})" if rep.name else ""
-        raise DivergenceInputError(
-            f"The replication is on a second file{named}, and no second table was given: pass its rows as "
-            "replicate= (on the command line, --replicate FILE), or set the replication to none.")
+    needs_its_table(st.replication, replicate)  # mine() alone may be given the second table later (assess)
     table = mine(data, st, outcomes=outcomes, replicate=replicate, engine=engine, progress=progress)
     from .stats.assess import assess
 

@@ -45,6 +45,7 @@ from ..stats.tabulate import measure, table_params
 from ..settings import Roles, Settings
 from .sql import Column, Dialect, average_ranks, classification_value, gamma_value, label_flag
 from .sql import regression_value, threshold_flag
+from ..stats.replication import needs_its_table
 from ..stats.row_weights import place_aux
 from ..table import MetricInfo, SliceTable
 
@@ -703,9 +704,8 @@ def scan_engine(
             f"{what} is not available with the {backend.name} engine (it splits rows in memory); "
             "give a second table to replicate on instead."
         )
-    if settings.replication.kind == "file" and replicate is None and not mine_only:  # the mined table may get it later
-        raise DivergenceInputError("The replication is on a second file, and no second table was given: pass its "
-                                   "rows as replicate= (on the command line, --replicate FILE).")
+    if not mine_only:  # the mined table alone may be given the second table later
+        needs_its_table(settings.replication, replicate)
     if engine not in ENGINES:
         raise DivergenceInputError(f"Unknown miner {engine!r}; choose from {', '.join(ENGINES)}.")
     if quantiles not in QUANTILE_MODES:

@@ -21,7 +21,7 @@ from ..prepare.tallies import COUNT, metric_tallies
 from ..prepare.outcomes import build_outcomes, match_label
 from ..settings import Roles
 
-__all__ = ["apply_bins", "remeasure", "Remeasured", "split_rows", "split_mask", "split_label"]
+__all__ = ["apply_bins", "remeasure", "Remeasured", "split_rows", "split_mask", "split_label", "needs_its_table"]
 
 
 def apply_bins(df: pd.DataFrame, bins: tuple[AttributeBins, ...]) -> np.ndarray:
@@ -133,3 +133,14 @@ def split_mask(df: pd.DataFrame, column: str, confirm_values: Sequence[object]) 
 def split_label(column: str, confirm_values: Sequence[object], n_confirm: int) -> str:
     """How a split replication is named in the table and on screen."""
     return f"rows with {column} in {', '.join(map(str, confirm_values))} ({n_confirm:,})"
+
+
+def needs_its_table(replication, replicate) -> None:
+    """Refuse a replication on a second file when no second table was given (one message for scan()
+    and the SQL engines; the mining phase alone may be given the table later, by assess)."""
+    if replication.kind == "file" and replicate is None:
+        named = f" ({replication.name})" if replication.name else ""
+        raise DivergenceInputError(
+            f"The replication is on a second file{named}, and no second table was given: pass its rows as "
+            "replicate= (on the command line, --replicate FILE), or set the replication to none.")
+

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import streamlit as st
 from ui import job, state
+from ui.guard import allowed_origins, same_origin
 from ui.serve import SERVED_AS, warning_text
 
 
@@ -17,6 +18,13 @@ from ui.serve import SERVED_AS, warning_text
 # (fails offline; a meeting room may be offline)
 st.set_page_config(page_title="Divergence", page_icon=str(Path(__file__).parent / ".streamlit" / "favicon.png"),
                    layout="wide")
+# `make app` refuses another origin's WebSocket before a session opens (ui.guard); a bare `streamlit run`
+# does not, so a session opened from another site (or another local port) shows nothing
+_headers = st.context.headers
+if not same_origin(_headers.get("Origin"), _headers.get("Host"), allowed_origins(),
+                   secure=(st.context.url or "").startswith("https:")):
+    st.error("This dashboard was opened from another site's page: it answers its own address only.")
+    st.stop()
 state.init_state()
 # less empty space above the title: a projector has 800 rows of pixels
 st.markdown("<style>[data-testid='stMainBlockContainer']{padding-top:3.5rem}</style>", unsafe_allow_html=True)

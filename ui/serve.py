@@ -8,7 +8,8 @@
 A name is loopback when it is ``localhost`` (or ends in ``.localhost``) or a loopback address
 (127.0.0.0/8, ::1); no name is looked up (nothing leaves the machine to decide). Any other name
 binds every interface: the terminal says who can reach the app and that there is no login, and the
-app shows the same on every page (``DIVERGENCE_SERVED_AS``).
+app shows the same on every page (``DIVERGENCE_SERVED_AS``). The server is ``streamlit run`` with
+:mod:`ui.guard`'s guards: its WebSocket answers its own page only, and no other site frames it.
 """
 from __future__ import annotations
 
@@ -67,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     extra = args[1:]
     port = int(extra[extra.index("--server.port") + 1]) if "--server.port" in extra[:-1] else 8501
     options, warning = plan(serve, port)
-    command = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), *options, *args[1:]]
+    command = [sys.executable, "-m", "ui.guard", "run", str(ROOT / "app.py"), *options, *args[1:]]
     env = dict(os.environ)
     env.pop(SERVED_AS, None)
     if warning:

@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -55,11 +56,15 @@ def _own_addresses() -> list[str]:
     return sorted(a for a in out if not a.startswith("127."))
 
 
-def _websocket_status(port: int, host: str) -> str:
+def _websocket_status(port: int, host: str, origin: str | None = "") -> str:
+    """The first line of the answer to a WebSocket request for ``host:port`` from ``origin`` (by default
+    the page at that address; None: no Origin header, as a client that is not a browser)."""
+    origin = f"http://{host}:{port}" if origin == "" else origin
     with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
         key = base64.b64encode(os.urandom(16)).decode()
-        s.sendall(f"GET /_stcore/stream HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                  f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nOrigin: http://{host}:{port}\r\n\r\n".encode())
+        s.sendall((f"GET /_stcore/stream HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                   f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+                   + ("" if origin is None else f"Origin: {origin}\r\n") + "\r\n").encode())
         return s.recv(256).decode(errors="replace").splitlines()[0]
 
 
@@ -129,3 +134,28 @@ def test_a_websocket_is_refused_for_another_host_name(server):
     port, _ = server
     assert " 101 " in _websocket_status(port, "localhost") and " 101 " in _websocket_status(port, "127.0.0.1")
     assert " 403 " in _websocket_status(port, "evil.example")  # a page that rebinds its name to 127.0.0.1
+
+
+def test_a_websocket_is_refused_for_another_port_or_a_file(server):
+    """Issue 33 F14: a page on another local port (same host name) or opened from a file opens no
+    session; the app's own page and a client that sends no origin do."""
+    port, _ = server
+    other = port + 1 if port < 65535 else port - 1
+    for host in ("127.0.0.1", "localhost"):
+        assert " 403 " in _websocket_status(port, "127.0.0.1", f"http://{host}:{other}")
+        assert " 403 " in _websocket_status(port, host, f"http://{host}:{other}")
+    assert " 403 " in _websocket_status(port, "127.0.0.1", "null")
+    assert " 403 " in _websocket_status(port, "127.0.0.1", f"https://127.0.0.1:{port}")  # another scheme
+    assert " 101 " in _websocket_status(port, "127.0.0.1", None)
+
+
+def test_no_other_site_may_frame_the_app(server):
+    """Issue 33 F14: every answer forbids framing by another site (the page, a static file, health)."""
+    port, _ = server
+    for path in ("/", "/_stcore/health", "/favicon.png"):
+        try:
+            headers = urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10).headers
+        except urllib.error.HTTPError as e:  # a missing file answers 404, with the same headers
+            headers = e.headers
+        assert headers["X-Frame-Options"] == "SAMEORIGIN", path
+        assert headers["Content-Security-Policy"] == "frame-ancestors 'self'", path

@@ -1,4 +1,4 @@
-"""`streamlit run app.py` for the browser tests: one way to start it and wait for its health
+"""`streamlit run app.py` (guarded, as `make app` starts it: ui.guard) for the browser tests: one way to start it and wait for its health
 check, one way to stop it (its whole process group: the scan workers go with it)."""
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def start(log_path: Path, *, theme: str = "light", wait: float = 180.0, env: dic
         port = s.getsockname()[1]
     log = open(log_path, "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
+        [sys.executable, "-m", "ui.guard", "run", "app.py", "--server.headless", "true", "--server.address",
          "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
          "--server.fileWatcherType", "none", "--theme.base", theme],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,

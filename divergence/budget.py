@@ -19,7 +19,7 @@ __all__ = ["MAX_SLICES", "MAX_WORK", "TIME_LIMIT", "MEMORY_LIMIT", "REPORT_EVERY
 #: count of rows x attributes visited: the same on every machine), bytes of result
 MAX_SLICES = 500_000
 MAX_WORK = 10_000_000_000
-#: seconds of mining: a safety net only (the work budget bounds a request deterministically); a
+#: seconds of the attribute screen and the mining: a safety net only (the work budget bounds a request deterministically); a
 #: scan it cuts is said to depend on the machine's speed and load, on every surface
 TIME_LIMIT = 600.0
 MEMORY_LIMIT = 2 << 30
@@ -61,6 +61,8 @@ class Budget:
     #: units of mining work (None: no work budget)
     max_work: int | None = MAX_WORK
     start: float = field(default_factory=time.monotonic)
+    #: what the time limit counts (from ``start``)
+    timed: str = "mining"
     #: the share of the time limit and of the work the current attempt may use
     share: float = 1.0
     #: units of work done so far, every attempt of the request included
@@ -115,7 +117,7 @@ def budget_message(over: Overflow, complete: int | None, budget: Budget, n_value
     elif over.why == "work":
         what = f"more than {budget.max_work:,} units of mining work (max_work)"
     else:
-        what = f"more than {budget.time_limit:g} seconds of mining"
+        what = f"more than {budget.time_limit:g} seconds of {budget.timed}"
     n_attr = len(n_values)
     offsets = np.concatenate([[0], np.cumsum(n_values)]).astype(np.int64)
     if codes is not None and len(codes) > 1:

@@ -2,16 +2,18 @@
 from __future__ import annotations
 
 import dataclasses
+import time
 from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 
 from .budget import ProgressCallback
+from .data.column_rules import ScreenTimeout
 from .data.columns import check_attributes, check_frame, default_attributes
 from .prepare.compression import compress_outcomes
 from .prepare.discretize import discretize
-from .errors import DivergenceInputError
+from .errors import DivergenceBudgetError, DivergenceInputError
 from .data.nested import check_supported
 from .prepare.outcomes import Outcome, build_outcomes
 from .settings import Roles, Settings, min_count_for
@@ -68,7 +70,7 @@ def scan(
     max_slices, max_work, time_limit : the budget: 500,000 slices (fewer when their
         statistics would pass 2 GiB) and 1e10 units of mining work by default, both counted,
         so the same data and settings give the same table on any machine and at any load;
-        ``time_limit`` (600 seconds of mining) is a safety net whose cut depends on the
+        ``time_limit`` (600 seconds of the attribute screen and the mining) is a safety net whose cut depends on the
         machine: the notes say so, ``cut_by`` is "time" and a
         :class:`~divergence.errors.DivergenceTimeLimitWarning` is raised. Past the budget the
         table is complete up to the longest length that fits and its notes say so
@@ -129,12 +131,13 @@ def mine(
     ``progress`` is told "discretizing" and "mining" (see :func:`scan`).
     """
     st = Settings.resolve(settings, keywords)
+    started = time.monotonic()  # the time limit covers the attribute screen as well as the mining
     df = check_frame(data)
     df, replicate, split_held, label = _replication_rows(df, replicate, st)
     query_notes: list[str] = []
     query_params: dict = {}
     if st.roles.query is not None:  # ranking quality per query: one row per query (divergence.prepare.queries)
-        df, replicate, st, query_notes, query_params = _by_query(df, replicate, st)
+        df, replicate, st, query_notes, query_params = _by_query(df, replicate, st, started)
     roles, slicing, mining, stats = st.roles, st.slicing, st.mining, st.statistics
     tell(progress, "discretizing")
     holdout = st.replication.share if st.replication.kind == "holdout" else None
@@ -170,7 +173,7 @@ def mine(
     taken = roles.columns()
     notes: list[str] = list(query_notes)
     if slicing.attributes is None:
-        attrs, screened = default_attributes(df, taken, **roles.screen_keywords())
+        attrs, screened = _screened(df, taken, roles, mining.time_limit, started)
         notes += screened
     else:
         attrs = check_attributes(slicing.attributes, df.columns, taken)
@@ -205,7 +208,7 @@ def mine(
                                n_rows=len(df), min_support=s, max_length=mining.max_length, engine=engine,
                                notes=notes, params=params, exhaustive=mining.exhaustive,
                                max_slices=mining.max_slices, time_limit=mining.time_limit, progress=progress,
-                               max_work=mining.max_work))
+                               max_work=mining.max_work, started=started if slicing.attributes is None else None))
     table = dataclasses.replace(table, row_codes=disc.codes, outcomes=tuple(found),
                                 data_rows=_positions(held_mask, data_rows))
     if held_out is not None:
@@ -214,7 +217,21 @@ def mine(
     return dataclasses.replace(table, replicate=replicate, replication_label=label, holdout=holdout)
 
 
-def _by_query(df: pd.DataFrame, replicate: pd.DataFrame | None, st: Settings):
+def _screened(df: pd.DataFrame, taken: Sequence[str], roles: Roles, time_limit: float | None,
+              started: float) -> tuple[list[str], list[str]]:
+    """The default attributes and their notes, the screen inside the scan's time limit (counted
+    from ``started``): past it, one line that says how far it got and what to do."""
+    try:
+        return default_attributes(df, taken, **roles.screen_keywords(),
+                                  deadline=None if not time_limit else started + float(time_limit))
+    except ScreenTimeout as out:
+        raise DivergenceBudgetError(
+            f"The attribute screen did not finish within the time limit ({float(time_limit):g} s, a safety net): "
+            f"it had {out.where}. Name the attributes to slice by "
+            "(attributes, --attributes), or raise the time limit (time_limit, --time-limit).") from None
+
+
+def _by_query(df: pd.DataFrame, replicate: pd.DataFrame | None, st: Settings, started: float):
     """A query-level ranking scan as a scan of one row per query: that table (its attributes and
     each metric as a column), the replication table likewise, the settings that scan it (the
     metrics as outcome columns, the attributes those constant within a query), notes, and what the
@@ -227,7 +244,7 @@ def _by_query(df: pd.DataFrame, replicate: pd.DataFrame | None, st: Settings):
     notes: list[str] = []
     if slicing.attributes is None:
         taken = roles.columns()
-        candidates, notes = default_attributes(df, taken, **roles.screen_keywords())
+        candidates, notes = _screened(df, taken, roles, st.mining.time_limit, started)
     kw = dict(query=roles.query, relevance=roles.relevance, rank=roles.rank, rank_by=roles.rank_by,
               ascending=roles.ascending, metrics=metrics or ())
     qt = query_table(df, **kw, attributes=slicing.attributes, candidates=candidates)

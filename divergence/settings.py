@@ -619,10 +619,10 @@ class Mining:
     max_slices: int = setting(MAX_SLICES, Integer(1), f"budget: at most N slices (default {MAX_SLICES:,}); past it "
                               "the table is complete up to the longest length that fits, and a note says so",
                               metavar="N")
-    #: seconds of mining, a safety net (its cut depends on the machine); None: no time limit
+    #: seconds of screening and mining, a safety net (its cut depends on the machine); None: no time limit
     time_limit: float | None = setting(TIME_LIMIT, Real(0, unit="seconds", optional=True, none_word=True,
                                                                 cli_zero_none=True),
-                                       "a safety net: seconds of mining (default %(default)g; 0 for no limit); a "
+                                       "a safety net: seconds of screening and mining (default %(default)g; 0 for no limit); a "
                                        "table it cuts depends on the machine's speed and load, and a note says so",
                                        metavar="SECONDS")
     #: units of mining work (counted: the same table on any machine); None: no work budget

@@ -25,6 +25,7 @@ errors on its own, or mark a group of rows 90% one class that the model gets wro
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,7 +33,7 @@ import pandas as pd
 
 from .roles import label_key
 
-__all__ = ["model_rules", "near_copies", "Found", "READ_ERROR_SHARE", "MARK_PURITY", "MARK_ROWS",
+__all__ = ["model_rules", "near_copies", "ScreenTimeout", "check_deadline", "Found", "READ_ERROR_SHARE", "MARK_PURITY", "MARK_ROWS",
            "MARK_SHARE", "MARK_AUC_MARGIN", "most_accurate_threshold", "OTHER_LABELS_KAPPA", "RIVAL_KAPPA", "RIVAL_SHARE", "RIVAL_RHO", "scores_behind", "OTHER_SCORE_AUC", "OTHER_SCORE_RHO", "COPY_AGREEMENT", "COPY_ERROR_SHARE",
            "SAMPLE_ROWS", "BINS"]
 
@@ -121,6 +122,8 @@ def loo_accuracy(codes: np.ndarray, k: int, y: np.ndarray, ky: int) -> float:
     """Share of rows whose class is the commonest one among the other rows with their code (a tie, a
     value seen once included, falls back to the commonest class overall): the best guess per value,
     scored without the row it guesses, so that many rare values gain nothing by chance."""
+    if k * ky > 8 * len(codes):  # many values on both sides: the pairs seen, not every cell
+        return _loo_accuracy_sparse(codes, y, ky)
     table = np.bincount(codes * ky + y, minlength=k * ky).reshape(k, ky).astype(float)
     overall = int(table.sum(axis=0).argmax())
     order = np.argsort(-table, axis=1, kind="stable")
@@ -128,6 +131,26 @@ def loo_accuracy(codes: np.ndarray, k: int, y: np.ndarray, ky: int) -> float:
     a = table[np.arange(k), first]
     b = table[np.arange(k), order[:, 1]] if ky > 1 else np.zeros(k)
     # a row of the commonest class, left out, leaves a - 1 against b; any other row leaves a against b - 1
+    tie_right = np.where(first == overall, a, 0.0)
+    right = np.where(a - 1 > b, a, np.where(a - 1 == b, tie_right, 0.0))
+    return float(right.sum() / len(codes))
+
+
+def _loo_accuracy_sparse(codes: np.ndarray, y: np.ndarray, ky: int) -> float:
+    """:func:`loo_accuracy` from the (code, class) pairs that occur: the same count, without a table of
+    every code by every class."""
+    joint, count = np.unique(codes.astype(np.int64) * ky + y, return_counts=True)
+    xs, ys = joint // ky, joint % ky
+    order = np.lexsort((ys, -count, xs))  # per code: commonest class first, the lowest class among ties
+    xs, ys, count = xs[order], ys[order], count[order]
+    first_of = np.r_[True, xs[1:] != xs[:-1]]
+    starts = np.nonzero(first_of)[0]
+    a = count[starts].astype(float)
+    first = ys[starts]
+    nxt = starts + 1
+    has_second = (nxt < len(xs)) & ~np.r_[first_of, True][np.minimum(nxt, len(xs))]
+    b = np.where(has_second, count[np.minimum(nxt, len(xs) - 1)], 0).astype(float)
+    overall = int(np.bincount(y, minlength=ky).argmax())
     tie_right = np.where(first == overall, a, 0.0)
     right = np.where(a - 1 > b, a, np.where(a - 1 == b, tie_right, 0.0))
     return float(right.sum() / len(codes))
@@ -247,7 +270,7 @@ def _sample_index(n: int) -> np.ndarray | None:
 
 
 def model_rules(df: pd.DataFrame, candidates: list[str], *, target=None, prediction=None, score=None,
-                threshold=None) -> dict[str, Found]:
+                threshold=None, deadline: float | None = None) -> dict[str, Found]:
     """The candidate columns another model's outputs, or read the target far better than the model
     (see the module), each with its reason; measured on a seeded sample of large tables."""
     idx = _sample_index(len(df))
@@ -256,7 +279,9 @@ def model_rules(df: pd.DataFrame, candidates: list[str], *, target=None, predict
     if m is None:
         return {}
     out: dict[str, Found] = {}
-    for col in candidates:
+    for done, col in enumerate(candidates):
+        if done % 16 == 0:
+            check_deadline(deadline, f"measured {done:,} of {len(candidates):,} attributes against the model")
         found = (_other_model(sub[col], m) or _after_outcome(sub[col], m)
                  or _other_model(sub[col], m, late=True))
         if found is not None:
@@ -453,23 +478,48 @@ def _reads_numeric_target(s: pd.Series, m: _Model) -> Found | None:
     return None
 
 
-def near_copies(df: pd.DataFrame, columns: list[str]) -> dict[str, Found]:
+def near_copies(df: pd.DataFrame, columns: list[str], *, deadline: float | None = None) -> dict[str, Found]:
     """Columns another (earlier) column gives on at least COPY_AGREEMENT of rows and that give it back
-    as well, each left out as a near copy of the first such column kept."""
+    as well, each left out as a near copy of the first such column kept.
+
+    Every pair is decided exactly; the pairs that cannot be near copies are told apart first, many
+    at once, by a bound (:func:`_pair_signatures`), so a table of thousands of columns is not
+    compared pair by pair. ``deadline`` (``time.monotonic()``): past it, :class:`ScreenTimeout`."""
     idx = _sample_index(len(df))
     sub = df if idx is None else df.iloc[idx]
     n = len(sub)
     if n < MARK_ROWS:
         return {}
-    coded = {c: groups(sub[c])[:2] for c in columns}
-    text = {c: sub[c].astype("string").fillna("\u0001").to_numpy() for c in columns}
-    values = {c: _numeric(sub[c]) for c in columns}
+    pairs = _pair_matchings(n)
+    coded, text, values, sig = {}, {}, {}, {}
+    for done, c in enumerate(columns):
+        if done % 16 == 0:
+            check_deadline(deadline, f"read {done:,} of {len(columns):,} attributes to compare them for near copies")
+        coded[c] = groups(sub[c])[:2]
+        text[c] = sub[c].astype("string").fillna("\u0001").to_numpy()
+        values[c] = _numeric(sub[c])
+        sig[c] = _pair_signatures(coded[c][0], text[c], values[c], pairs)
+    width = pairs.shape[0] * _words(pairs.shape[2])
+    kept_sig = {k: np.zeros((len(columns), width), dtype=np.uint64) for k in ("codes", "text", "numeric")}
+    kept_numeric = np.zeros(len(columns), dtype=bool)
+    kept_plain = np.zeros(len(columns), dtype=bool)
+    # a near copy differs from its column on at most (1 - COPY_AGREEMENT) of rows either way (a
+    # copy of values) or twice that (each gives the other): on at most that many pairs of a matching
+    bound = 2.0 * (1.0 - COPY_AGREEMENT) * n + 1e-9
     kept: list[str] = []
     out: dict[str, Found] = {}
-    for col in columns:
+    for done, col in enumerate(columns):
+        if done % 64 == 0:
+            check_deadline(deadline, f"compared {done:,} of {len(columns):,} attributes with the others for near copies")
         cx, kx = coded[col]
         hit, what = None, ""
-        for other in kept:
+        m = len(kept)
+        if m:
+            candidates = [kept[i] for i in _possible(kept_sig, kept_plain[:m], kept_numeric[:m], sig[col],
+                                                     values[col] is not None, pairs.shape[0], bound)]
+        else:
+            candidates = []
+        for other in candidates:
             co, ko = coded[other]
             base = max(np.bincount(cx, minlength=kx).max(), np.bincount(co, minlength=ko).max()) / n
             x, y = values[col], values[other]
@@ -485,10 +535,108 @@ def near_copies(df: pd.DataFrame, columns: list[str]) -> dict[str, Found]:
             if hit is not None:
                 break
         if hit is None:
+            for k, v in sig[col].items():
+                kept_sig[k][m] = v
+            kept_numeric[m] = values[col] is not None
+            kept_plain[m] = _plain(sig[col], values[col] is not None)
             kept.append(col)
         else:
             out[col] = Found("near copy", what, of=hit)
     return out
+
+
+class ScreenTimeout(Exception):
+    """The attribute screen went past its deadline; ``where`` says how far it got ("checked 1,200 of
+    50,000 columns")."""
+
+    def __init__(self, where: str):
+        super().__init__(where)
+        self.where = where
+
+
+def check_deadline(deadline: float | None, where: str) -> None:
+    """Raise :class:`ScreenTimeout` (saying ``where``) when ``deadline`` (``time.monotonic()``) has passed."""
+    if deadline is not None and time.monotonic() > deadline:
+        raise ScreenTimeout(where)
+
+
+#: row matchings a pair of columns is compared on before any exact test (fewer rows: more matchings)
+MATCHING_ROWS = 2_000
+
+
+def _pair_matchings(n: int) -> np.ndarray:
+    """Seeded matchings of the rows into disjoint pairs: (matchings, 2, pairs) row positions."""
+    count = int(min(4, max(1, np.ceil(MATCHING_ROWS / n))))
+    rng = np.random.default_rng(0)
+    half = n // 2
+    return np.stack([rng.permutation(n)[:2 * half].reshape(half, 2).T for _ in range(count)])
+
+
+def _words(bits: int) -> int:
+    return max(1, -(-bits // 64))
+
+
+def _pack(same: np.ndarray) -> np.ndarray:
+    """(matchings, pairs) booleans as (matchings × words) uint64."""
+    count, bits = same.shape
+    packed = np.packbits(same, axis=1, bitorder="little")
+    padded = np.zeros((count, _words(bits) * 8), dtype=np.uint8)
+    padded[:, :packed.shape[1]] = packed
+    return padded.view(np.uint64).reshape(-1)
+
+
+def _pair_signatures(codes: np.ndarray, text: np.ndarray, values: np.ndarray | None,
+                     pairs: np.ndarray) -> dict[str, np.ndarray]:
+    """Which pairs of each matching hold one value twice, under each of the three ways columns are
+    compared (group codes, text, numbers).
+
+    Why it bounds: if x gives y and y gives x on at least a share A of rows each, then on the rows
+    where both guesses are right (all but at most 2(1 − A) of them) equal x means equal y and back;
+    a pair of a matching whose two rows are both there holds one x value twice exactly when it holds
+    one y value twice, and each other row is in one pair. So at most 2(1 − A)·n pairs differ (for
+    values equal on A of rows, (1 − A)·n). A pair of columns differing on more pairs of any
+    matching cannot be near copies; the rest are tested exactly."""
+    a, b = pairs[:, 0], pairs[:, 1]
+    text_codes = pd.factorize(text)[0]
+    out = {"codes": _pack(codes[a] == codes[b]), "text": _pack(text_codes[a] == text_codes[b])}
+    if values is not None:
+        num = pd.factorize(values + 0.0, use_na_sentinel=False)[0]  # -0.0 is 0.0; NaN one value
+        out["numeric"] = _pack(num[a] == num[b])
+    else:
+        out["numeric"] = np.zeros_like(out["codes"])
+    return out
+
+
+def _plain(sig: dict[str, np.ndarray], numeric: bool) -> bool:
+    """The column's three ways of comparing split every matching alike (most columns)."""
+    return bool(np.array_equal(sig["codes"], sig["text"])
+                and (not numeric or np.array_equal(sig["codes"], sig["numeric"])))
+
+
+def _possible(kept_sig: dict[str, np.ndarray], plain: np.ndarray, numeric: np.ndarray, mine: dict[str, np.ndarray],
+              mine_numeric: bool, matchings: int, bound: float) -> np.ndarray:
+    """The positions of the kept columns that may be near copies of this one (:func:`_pair_signatures`):
+    within the bound on the first matching's group codes, or, for a column that is not plain, by
+    its values; then on every matching."""
+    m = len(plain)
+    words = kept_sig["codes"].shape[1] // matchings
+    mine_plain = _plain(mine, mine_numeric)
+    first = np.bitwise_count(kept_sig["codes"][:m, :words] ^ mine["codes"][None, :words]).sum(axis=1) <= bound
+    maybe = np.nonzero(first | ~(plain & mine_plain))[0]
+    if maybe.size == 0:
+        return maybe
+    ok = _within(kept_sig["codes"][maybe], mine["codes"], matchings, bound)
+    by_value = np.where(numeric[maybe] & mine_numeric,
+                        _within(kept_sig["numeric"][maybe], mine["numeric"], matchings, bound),
+                        _within(kept_sig["text"][maybe], mine["text"], matchings, bound))
+    return maybe[ok | by_value]
+
+
+def _within(kept: np.ndarray, mine: np.ndarray, matchings: int, bound: float) -> np.ndarray:
+    """For each kept column's signature, whether it differs from ``mine`` on at most ``bound`` pairs of
+    every matching."""
+    diff = np.bitwise_count(kept ^ mine[None, :]).reshape(kept.shape[0], matchings, -1).sum(axis=2)
+    return (diff <= bound).all(axis=1)
 
 
 def _gives(cx: np.ndarray, kx: int, cy: np.ndarray, ky: int) -> bool:

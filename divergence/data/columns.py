@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .column_kinds import is_date_column, is_datetime, is_row_index, is_text, text_sample
-from .column_rules import model_rules, near_copies, scores_behind
+from .column_rules import check_deadline, model_rules, near_copies, scores_behind
 from ..errors import DivergenceInputError
 from .nested import nested_notes, unsupported_kind
 
@@ -319,7 +319,7 @@ def _roles(df: pd.DataFrame, target, prediction, score, threshold) -> list[_Role
     return roles
 
 
-def _leakage(df: pd.DataFrame, candidates: list[str], roles: list[_Role]) -> dict[str, tuple]:
+def _leakage(df: pd.DataFrame, candidates: list[str], roles: list[_Role], deadline: float | None = None) -> dict[str, tuple]:
     """Columns that leak a role: column -> (reason, role source, dependencies); a first pass on
     a sample rules most columns out cheaply."""
     n = len(df)
@@ -334,7 +334,9 @@ def _leakage(df: pd.DataFrame, candidates: list[str], roles: list[_Role]) -> dic
                  for r in roles]
     else:
         idx, sub, small = None, df, roles
-    for col in candidates:
+    for done, col in enumerate(candidates):
+        if done % 16 == 0:
+            check_deadline(deadline, f"checked {done:,} of {len(candidates):,} attributes for leaks")
         coded = (*_factorize(sub[col]), _numeric(sub[col]))  # once for every role
         for k, role in enumerate(roles):
             found = _leak_reason(col, sub[col], small[k], len(sub), coded)
@@ -499,15 +501,18 @@ def screen_attributes(
 
 
 def screen(df: pd.DataFrame, roles: Sequence[str], *, target=None, prediction=None, score=None,
-            threshold=None, classify=None) -> tuple[AttributeScreen, dict[str, tuple]]:
+            threshold=None, classify=None, deadline: float | None = None) -> tuple[AttributeScreen, dict[str, tuple]]:
     """screen_attributes(), with the leakage found: column -> (reason, role source, dependencies).
-    ``classify(name, series)`` may replace the role-free checks (an engine's exact counts)."""
+    ``classify(name, series)`` may replace the role-free checks (an engine's exact counts).
+    ``deadline`` (``time.monotonic()``): past it, :class:`~divergence.data.column_rules.ScreenTimeout`."""
     classify = classify or _classify
     used = set(roles) | {c for c in (target, prediction, score) if c is not None}
     kinds: dict[str, str] = {}
     left_out: dict[str, str] = {}
     kept: list[str] = []
-    for col in df.columns:
+    for done, col in enumerate(df.columns):
+        if done % 16 == 0:
+            check_deadline(deadline, f"checked {done:,} of {len(df.columns):,} columns")
         if col in used:
             continue
         found = unsupported_kind(df[col]) or classify(col, df[col])  # lists, structs, bytes: never sliced by
@@ -515,7 +520,7 @@ def screen(df: pd.DataFrame, roles: Sequence[str], *, target=None, prediction=No
             kept.append(col)
         else:
             kinds[col], left_out[col] = found
-    leaks = _leakage(df, kept, _roles(df, target, prediction, score, threshold))
+    leaks = _leakage(df, kept, _roles(df, target, prediction, score, threshold), deadline)
     models: dict[str, str] = {}
     for col, (why, source, _) in leaks.items():
         kinds[col], left_out[col] = "leakage", why
@@ -526,11 +531,12 @@ def screen(df: pd.DataFrame, roles: Sequence[str], *, target=None, prediction=No
             kinds[col] = "another model"
             left_out[col] = f"determined by column '{source[1]}', itself another model's output"
     rest = [c for c in kept if c not in leaks]
-    measured = model_rules(df, rest, target=target, prediction=prediction, score=score, threshold=threshold)
+    measured = model_rules(df, rest, target=target, prediction=prediction, score=score, threshold=threshold,
+                           deadline=deadline)
     rest = [c for c in rest if c not in measured]
     measured.update(scores_behind(df, rest, [c for c, f in measured.items() if f.output == "labels"]))
     rest = [c for c in rest if c not in measured]
-    copies = near_copies(df, rest)
+    copies = near_copies(df, rest, deadline=deadline)
     for col, f in {**measured, **copies}.items():
         kinds[col], left_out[col] = f.kind, f.reason
         if f.output:
@@ -575,12 +581,13 @@ def role_columns(**roles: object) -> list[str]:
 
 def default_attributes(df: pd.DataFrame, exclude: Sequence[str], *, target: str | None = None,
                        prediction: str | None = None, score: str | None = None,
-                       threshold: float | None = None) -> tuple[list[str], list[str]]:
+                       threshold: float | None = None, deadline: float | None = None) -> tuple[list[str], list[str]]:
     """Every column not in ``exclude``, less those a careful analyst would not slice by (see
-    :func:`divergence.data.columns.screen_attributes`); with the notes saying which and why."""
-    screen = screen_attributes(df, exclude, target=target, prediction=prediction, score=score,
-                               threshold=threshold)
-    return screen.attributes, screen.notes
+    :func:`divergence.data.columns.screen_attributes`); with the notes saying which and why.
+    ``deadline`` as in :func:`screen`."""
+    found = screen(df, exclude, target=target, prediction=prediction, score=score, threshold=threshold,
+                   deadline=deadline)[0]
+    return found.attributes, found.notes
 
 
 def check_frame(df: object) -> pd.DataFrame:

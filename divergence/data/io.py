@@ -205,18 +205,22 @@ class ReadLimits:
     take more than ``max_memory`` bytes (estimated from a sample before it is parsed) is refused
     with the remedy (DuckDB reads it where it lies). Defaults from the environment:
     ``DIVERGENCE_MAX_INFLATE_RATIO`` (100), ``DIVERGENCE_MAX_TEXT_BYTES`` (16 GiB) and
-    ``DIVERGENCE_MAX_TABLE_BYTES`` (half the memory available)."""
+    ``DIVERGENCE_MAX_TABLE_BYTES`` (half the memory available). A CSV header of more than
+    ``max_columns`` names (``DIVERGENCE_MAX_COLUMNS``, 100,000) is refused before anything is parsed:
+    parsing and screening that many columns would take minutes for no slice anyone reads."""
 
     max_ratio: float = 100.0
     ratio_floor: int = 64 << 20
     max_text: int = 16 << 30
     max_memory: int | None = None
+    max_columns: int = 100_000
 
     @classmethod
     def default(cls, **changes) -> "ReadLimits":
         base = cls(max_ratio=_env_number("DIVERGENCE_MAX_INFLATE_RATIO", 100.0),
                    max_text=int(_env_number("DIVERGENCE_MAX_TEXT_BYTES", 16 << 30)),
-                   max_memory=int(_env_number("DIVERGENCE_MAX_TABLE_BYTES", available_memory() / 2)))
+                   max_memory=int(_env_number("DIVERGENCE_MAX_TABLE_BYTES", available_memory() / 2)),
+                   max_columns=int(_env_number("DIVERGENCE_MAX_COLUMNS", 100_000)))
         return dataclasses.replace(base, **changes) if changes else base
 
 
@@ -544,6 +548,31 @@ def _check_estimate(est: TableEstimate | None, limits: ReadLimits, label: str) -
         "with DuckDB where it lies (command line: --engine duckdb; dashboard: a local path), or read fewer columns.")
 
 
+def _check_columns(inp: "_Input", d: CsvDialect, limits: ReadLimits, label: str) -> None:
+    """Refuse a header of more than ``limits.max_columns`` names, counted on the first line's bytes
+    (read in blocks, no further than the count needs): pandas builds a frame of a million columns
+    in minutes, and takes quadratic time over repeated names."""
+    sep = d.delimiter.encode(d.encoding if d.encoding not in ("utf-16",) else "utf-8")
+    if d.encoding == "utf-16" or len(sep) != 1:
+        return
+    fields, read = 1, 0
+    with inp.text(limits) as fh:
+        while fields <= limits.max_columns:
+            block = fh.read(1 << 20)
+            if not block:
+                break
+            end = block.find(b"\n")
+            fields += block.count(sep, 0, end if end >= 0 else len(block))
+            read += len(block) if end < 0 else end
+            if end >= 0:
+                break
+    if fields > limits.max_columns:
+        raise DivergenceInputError(
+            f"'{label}' has more than {limits.max_columns:,} columns ({fields:,} names in the first "
+            f"{size_text(read)} of its header): far more than a scan can slice by. Keep the attributes and roles "
+            "you need in the file, or raise DIVERGENCE_MAX_COLUMNS.")
+
+
 def _drain(inp: "_Input", limits: ReadLimits) -> int:
     """Decompress the whole stream without keeping it (the limits apply): its size in bytes."""
     total = 0
@@ -608,6 +637,7 @@ def load_table(source: Source, *, name: str | None = None, limits: ReadLimits | 
     if not head.strip():
         raise DivergenceInputError(f"File '{label}' is empty.")
     d = sniff_csv(head, name=name)
+    _check_columns(inp, d, limits, label)
     est = estimate_csv(inp, d, limits)
     if inp.compression is not None and (est is None or est.text > max(limits.ratio_floor, limits.max_ratio / 4 * inp.size)):
         # a sample inflating four times more than data files do (or telling nothing): decompress and
@@ -668,9 +698,21 @@ def duplicate_note(header: Sequence[str], columns: Sequence[str] | None = None) 
     if not dups:
         return None
     renamed = [c for c, h in zip(columns, header) if c != h]
-    listed = ", ".join(f"'{d}'" for d in dups)
-    return (f"Column name{'s' if len(dups) > 1 else ''} {listed} appear{'' if len(dups) > 1 else 's'} more "
-            f"than once in the header; the later ones are read as {', '.join(repr(c) for c in renamed)}.")
+    return (f"Column name{'s' if len(dups) > 1 else ''} {_listed([repr(d) for d in dups])} appear"
+            f"{'' if len(dups) > 1 else 's'} more than once in the header; the later ones are read as "
+            f"{_listed([repr(c) for c in renamed])}.")
+
+
+#: names a note lists before it says how many more
+LISTED = 5
+
+
+def _listed(names: Sequence[str]) -> str:
+    """Names joined for a note: the first :data:`LISTED` and how many more (a header of 20,000
+    repeats made a note of 20,000 names)."""
+    if len(names) <= LISTED + 1:
+        return ", ".join(names)
+    return f"{', '.join(names[:LISTED])} and {len(names) - LISTED:,} more"
 
 
 def dialect_notes(d: CsvDialect, label: str) -> list[str]:
@@ -722,10 +764,11 @@ def _unique_columns(df: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
         return df, None
     seen: dict[str, int] = {}
     out = []
+    taken = set(cols)
     for c in cols:
         k = seen.get(c, 0)
         new = c if k == 0 else f"{c}.{k}"
-        while new in cols and k > 0:
+        while new in taken and k > 0:
             k += 1
             new = f"{c}.{k}"
         seen[c] = k + 1

@@ -56,7 +56,7 @@ def _lattice(table: SliceTable) -> _Lattice:
     strides = None
     keys = np.zeros(0, dtype=np.int64)
     order = np.zeros(0, dtype=np.int64)
-    if n_attr == 0 or float(np.prod(radix.astype(float))) < 2.0 ** 62:
+    if n_attr == 0 or float(np.log2(radix.astype(float)).sum()) < 62.0:
         strides = np.ones(n_attr, dtype=np.int64)
         for a in range(n_attr - 2, -1, -1):
             strides[a] = strides[a + 1] * radix[a + 1]

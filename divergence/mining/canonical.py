@@ -36,7 +36,7 @@ def canonical_permutation(codes: np.ndarray, n_values: np.ndarray) -> np.ndarray
     length = (codes >= 0).sum(axis=1)
     digits = np.where(codes >= 0, codes, n_values[None, :]).astype(np.int64)
     radix = np.asarray(n_values, dtype=np.int64) + 1
-    if a and float(np.prod(radix.astype(float))) * (a + 1) < 2.0 ** 62:
+    if a and float(np.log2(radix.astype(float)).sum() + np.log2(a + 1)) < 62.0:
         key = length.astype(np.int64)
         for j in range(a):
             key = key * radix[j] + digits[:, j]

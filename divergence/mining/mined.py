@@ -44,6 +44,7 @@ def mine_table(
     time_limit: float | None = TIME_LIMIT,
     progress: ProgressCallback | None = None,
     max_work: int | None = MAX_WORK,
+    started: float | None = None,
 ) -> SliceTable:
     """Mine from (possibly compressed) item codes and tallies: every itemset above the support in the
     canonical order, with its tallies, support and count; the metrics' statistics are
@@ -65,7 +66,7 @@ def mine_table(
     cap = effective_max_slices(max_slices, len(bins), weights.shape[1], len(metrics))
     mined = mine(codes, weights, n_values, min_support=s, max_length=max_length, engine=engine,
                  exhaustive=exhaustive, max_slices=cap, time_limit=time_limit, progress=progress,
-                 attribute_names=[b.name for b in bins], max_work=max_work)
+                 attribute_names=[b.name for b in bins], max_work=max_work, started=started)
     if mined.cut == "time":  # the safety net cut it: this table depends on the machine, say so aloud
         import warnings
 

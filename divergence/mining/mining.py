@@ -73,7 +73,8 @@ def mine(codes: np.ndarray, weights: np.ndarray, n_values: np.ndarray, *, min_su
          max_length: int | None = None, engine: str = "fast", exhaustive: bool = False,
          max_slices: int = MAX_SLICES, time_limit: float | None = TIME_LIMIT,
          progress: ProgressCallback | None = None,
-         attribute_names: Sequence[str] | None = None, max_work: int | None = MAX_WORK) -> Mined:
+         attribute_names: Sequence[str] | None = None, max_work: int | None = MAX_WORK,
+         started: float | None = None) -> Mined:
     """Every itemset with support >= ``min_support`` (at most ``max_length`` items), with tallies.
 
     ``codes`` (rows x attributes) holds each row's item code per attribute, ``weights``
@@ -113,6 +114,8 @@ def mine(codes: np.ndarray, weights: np.ndarray, n_values: np.ndarray, *, min_su
         pruned[:, a] = np.where(frequent[codes[:, a]], codes[:, a], -1)
     comp = compress(pruned, weights)
     budget = Budget(max_slices=max_slices, time_limit=time_limit, progress=progress, max_work=max_work)
+    if started is not None:  # the time limit counts from the scan's start: the attribute screen spent some
+        budget.start, budget.timed = started, "screening and mining"
     budget.report(0, None, 0.0, force=True)
     if engine == "mlxtend":
         from .mlxtend_reference import mine_mlxtend

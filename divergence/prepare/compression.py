@@ -32,7 +32,7 @@ def compress(codes: np.ndarray, weights: np.ndarray) -> Compressed:
     if n == 0:
         return Compressed(codes.reshape(0, a), weights.reshape(0, weights.shape[1]), np.empty(0, np.int64))
     radix = codes.max(axis=0).astype(np.int64) + 2  # codes may be -1
-    if a and float(np.prod(radix.astype(float))) < 2.0 ** 62:
+    if a and float(np.log2(radix.astype(float)).sum()) < 62.0:
         key = np.zeros(n, dtype=np.int64)
         for j in range(a):
             key = key * radix[j] + (codes[:, j].astype(np.int64) + 1)
@@ -59,7 +59,7 @@ def compress_outcomes(codes: np.ndarray, n_values: np.ndarray, min_count: float,
         counts = np.bincount(codes[:, a], minlength=int(n_values[a]))
         keep[offsets[a]:offsets[a + 1]] = counts >= min_count
     radix = np.asarray(n_values, dtype=np.float64) + 1.0
-    if n_attr and float(np.prod(radix)) < 2.0 ** 62:
+    if n_attr and float(np.log2(radix).sum()) < 62.0:  # the keys fit in 62 bits (a product could overflow a float)
         mult = np.ones(n_attr, dtype=np.int64)
         for a in range(n_attr - 2, -1, -1):
             mult[a] = mult[a + 1] * (int(n_values[a + 1]) + 1)

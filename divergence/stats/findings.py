@@ -643,7 +643,7 @@ def _distinct_rows(codes) -> tuple[np.ndarray, np.ndarray]:
     if arr.ndim == 2 and arr.shape[1] and arr.shape[0]:
         low = arr.min(axis=0).astype(np.int64)
         radix = arr.max(axis=0).astype(np.int64) - low + 1
-        if float(np.prod(radix.astype(float))) < 2.0 ** 62:
+        if float(np.log2(radix.astype(float)).sum()) < 62.0:
             key = np.zeros(arr.shape[0], dtype=np.int64)
             for a in range(arr.shape[1]):
                 key = key * radix[a] + (arr[:, a].astype(np.int64) - low[a])

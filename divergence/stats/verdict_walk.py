@@ -84,7 +84,7 @@ def _distinct_01_rows(row_codes, err, target, pred):
     ye = (2 * target + err).astype(np.int64)
     pc = ((pred - target) + target > 0.5).astype(np.int64)  # the offset reference's class, as per row
     radix = row_codes.max(axis=0).astype(np.int64) + 2 if n_attr else np.zeros(0, np.int64)
-    if float(np.prod(radix.astype(float))) * 8.0 >= 2.0 ** 62:
+    if float(np.log2(radix.astype(float)).sum()) + 3.0 >= 62.0:
         return None
     key = ye * 2 + pc
     for a in range(n_attr):

@@ -106,7 +106,9 @@ def test_a_time_limit_cut_is_a_note_not_a_python_warning(tmp_path, capsys):
 
     from conftest import ROOT
 
+    # the attributes named: the time limit covers the attribute screen too (issue 33 F9), and this cut is the mining's
     proc = subprocess.run([sys.executable, "-m", "divergence", "scan", str(path), *ROLES, "--min-support", "0.0005",
+                           "--attributes", ",".join(f"c{j}" for j in range(14)),
                            "--time-limit", "0.05", "--output", str(tmp_path / "out.csv")], cwd=ROOT, capture_output=True,
                           text=True, timeout=300)
     code, err = proc.returncode, proc.stderr

@@ -272,3 +272,29 @@ def test_many_repeated_header_names_are_read_in_linear_time(tmp_path):
     loaded = load_table(path)
     assert list(loaded.frame.columns[:3]) == ["v", "v.1", "v.2"] and list(loaded.frame.columns[-3:]) == ["v.19999", "y", "p"]
     assert loaded.frame["y"].tolist() == [0, 1, 0, 1, 0] and any("more than once" in n for n in loaded.notes)
+    note = next(n for n in loaded.notes if "more than once" in n)
+    assert "'v.1', 'v.2', 'v.3', 'v.4', 'v.5' and 19,994 more" in note and len(note) < 300  # not 20,000 names
+
+
+def test_a_header_of_too_many_columns_is_refused_before_it_is_parsed(tmp_path):
+    """Issue 33 F10: a header of more columns than any scan can use is refused in one line from its
+    first line's bytes, before pandas parses anything (a 100 MB header never ended); a header just
+    under the limit is read."""
+    from divergence.data.io import ReadLimits
+
+    limits = ReadLimits.default(max_columns=1_000)
+    wide = tmp_path / "wide.csv"
+    wide.write_text(",".join(f"c{i}" for i in range(1_001)) + "\n" + ",".join(["1"] * 1_001) + "\n")
+    with pytest.raises(DivergenceInputError) as e:
+        load_table(wide, limits=limits)
+    assert "more than 1,000 columns (1,001 names" in str(e.value) and "DIVERGENCE_MAX_COLUMNS" in str(e.value)
+    assert "\n" not in str(e.value)
+    ok = tmp_path / "ok.csv"
+    ok.write_text(",".join(f"c{i}" for i in range(1_000)) + "\n" + ",".join(["1"] * 1_000) + "\n")
+    assert load_table(ok, limits=limits).frame.shape == (1, 1_000)
+    # one line of 30 MB with no newline: counted block by block, refused after the first
+    line = tmp_path / "line.csv"
+    line.write_bytes(b"a," * (15 << 20))
+    with pytest.raises(DivergenceInputError, match="more than 1,000 columns"):
+        load_table(line, limits=limits)
+    assert ReadLimits.default().max_columns == 100_000

@@ -164,7 +164,27 @@ def resolve_files(source: str | os.PathLike | Sequence[str | os.PathLike]) -> tu
         parquet = next(f for f in files if _format_of(f) == "parquet")
         csv = next(f for f in files if _format_of(f) == "csv")
         raise DivergenceInputError(f"'{source}' mixes Parquet ('{parquet}') and CSV ('{csv}') files: give one kind.")
-    return files, formats.pop()
+    fmt = formats.pop()
+    if fmt == "parquet":
+        for f in files:
+            _check_parquet(f)
+    return files, fmt
+
+
+def _check_parquet(path: str) -> None:
+    """A file named .parquet that is not one (Parquet starts and ends with ``PAR1``) is refused in
+    one line before an engine reads it (Spark answered with a Java stack trace)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4)
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(size - 4, 0))
+            tail = fh.read(4)
+    except OSError as exc:
+        raise DivergenceInputError(f"Could not read '{path}': {exc.strerror or exc}.") from None
+    if size < 12 or head != b"PAR1" or tail != b"PAR1":
+        raise DivergenceInputError(f"'{path}' is named as Parquet but is not a Parquet file (it does not start and end "
+                                   "with PAR1): give the file as it is, with the name its kind has (.csv for CSV).")
 
 
 def _static_prefix(path: str) -> str:

@@ -79,6 +79,19 @@ def test_times_of_day_binned_as_dates_are_one_line(tmp_path, capsys, engine):
     assert "Column 't' holds times of day without a date" in line
 
 
+@pytest.mark.parametrize("engine", ["duckdb"])
+def test_a_file_named_parquet_that_is_not_one_is_one_line(tmp_path, capsys, engine):
+    """Issue 32 point 6: a CSV (or anything) named .parquet, a file cut short, an empty one: refused in one
+    line naming the file before an engine reads it (Spark: tests/engines/test_spark_engine.py)."""
+    good = tmp_path / "good.parquet"
+    pq.write_table(pa.table({"a": ["x", "y"] * 20, "y": [0, 1] * 20, "pred": [1, 1] * 20}), good)
+    fakes = {"csv.parquet": b"a,y,pred\nx,0,1\n", "cut.parquet": good.read_bytes()[:-8], "empty.parquet": b"PAR1PAR1"}
+    for name, data in fakes.items():
+        (tmp_path / name).write_bytes(data)
+        line = one_line(capsys, "scan", tmp_path / name, "--engine", engine, *ROLES)
+        assert f"{name}' is named as Parquet but is not a Parquet file" in line, line
+
+
 def test_an_overflowing_error_is_named_not_blamed_on_delta(tmp_path, capsys):
     """Issue 33 F29: a regression whose values overflow (1e308) is refused naming the outcome and the
     remedy, not with a message about delta, a setting the user never gave."""

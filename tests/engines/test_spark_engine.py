@@ -97,6 +97,18 @@ def test_a_table_name_and_bad_input(spark, parquet_file):
         read_spark("missing.parquet", spark=spark)
 
 
+
+def test_a_file_named_parquet_that_is_not_one_is_one_line(spark, tmp_path):
+    """Issue 32 point 6: Spark answered a CSV named .parquet with a Java stack trace."""
+    fake = tmp_path / "fake.parquet"
+    fake.write_text("a,y\nx,1\n")
+    with pytest.raises(DivergenceInputError, match="fake.parquet' is named as Parquet but is not a Parquet file"):
+        read_spark(str(fake), spark=spark)
+    from divergence.cli.cli import main
+
+    assert main(["scan", str(fake), "--engine", "spark", "--outcome", "y"]) == 2
+
+
 def test_cli_engine_spark(spark, parquet_file, tmp_path, capsys):
     args = ["scan", parquet_file, "--outcome", "grade", "--attributes", "city,children,member",
             "--min-support", "0.03"]

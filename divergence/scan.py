@@ -15,6 +15,7 @@ from .prepare.compression import compress_outcomes
 from .prepare.discretize import discretize
 from .errors import DivergenceBudgetError, DivergenceInputError
 from .data.nested import check_supported
+from .prepare.model_outputs import apply_models
 from .prepare.outcomes import Outcome, build_outcomes
 from .settings import Roles, Settings, min_count_for
 from .stats.replication import needs_its_table, split_label, split_mask
@@ -93,6 +94,10 @@ def scan(
         mining (``slices`` mined so far, ``length`` the longest being completed or None,
         ``fraction`` an estimate of the mining done or None).
     """
+    models = apply_models(data, keywords, progress=progress)  # model=estimator: its outputs as columns
+    if models.records and replicate is not None:  # the replication rows get the same model's outputs
+        replicate = apply_models(replicate, keywords).data
+    data, keywords = models.data, models.keywords
     st = Settings.resolve(settings, keywords)
     needs_its_table(st.replication, replicate)  # mine() alone may be given the second table later (assess)
     table = mine(data, st, outcomes=outcomes, replicate=replicate, engine=engine, progress=progress)
@@ -101,7 +106,7 @@ def scan(
     tell(progress, "statistics", len(table) - 1)
     out = assess(table, st.statistics, exploratory=exploratory, progress=progress)
     tell(progress, "done", len(out) - 1)
-    return out
+    return models.stamp(out)
 
 
 #: a slice table as :func:`mine` returns it: every slice with its support, count and each metric's
@@ -130,6 +135,10 @@ def mine(
     the table (``replicate``) for :func:`divergence.assess` to measure every slice again on.
     ``progress`` is told "discretizing" and "mining" (see :func:`scan`).
     """
+    models = apply_models(data, keywords, progress=progress)
+    if models.records:  # mine(model=...) itself: the outputs computed here, recorded on the table
+        return models.stamp(mine(models.data, settings, outcomes=outcomes, replicate=replicate, engine=engine,
+                                 progress=progress, **models.keywords))
     st = Settings.resolve(settings, keywords)
     started = time.monotonic()  # the time limit covers the attribute screen as well as the mining
     df = check_frame(data)

@@ -111,3 +111,20 @@ class _Package(types.ModuleType):
 
 
 sys.modules[__name__].__class__ = _Package
+
+
+def _notebook(name: str):
+    """A function of :mod:`divergence.present.notebook`, imported when first called."""
+    def call(*args, **kwargs):
+        from .present import notebook
+
+        return getattr(notebook, name)(*args, **kwargs)
+
+    call.__name__ = name
+    return call
+
+
+from . import hooks as _hooks  # noqa: E402 - after the package module is in place
+
+_hooks.VIEWS.update({name: _notebook(name) for name in ("table_html", "table_text", "comparison_html",
+                                                        "statistics_html", "TablePlots", "ComparisonPlots")})

@@ -12,6 +12,7 @@ import pandas as pd
 
 from .prepare.discretize import AttributeBins
 from .errors import DivergenceInputError
+from .hooks import view
 
 __all__ = ["SliceTable", "MetricInfo", "MetricStatistics", "write_csv", "formula_safe", "FORMULA_START",
            "split_items", "find_metric"]
@@ -107,6 +108,9 @@ class MetricStatistics:
         data.update(self.other)
         return pd.DataFrame(data, index=pd.Index(self.itemsets, name="itemset"))
 
+    def _repr_html_(self) -> str:
+        return view("statistics_html")(self)
+
     @classmethod
     def of(cls, table: "SliceTable", metric: str | None = None) -> "MetricStatistics":
         """The statistics of ``metric`` (the first when None) in ``table``."""
@@ -192,8 +196,18 @@ class SliceTable:
 
     # ----- shape and basic accessors
     def __repr__(self) -> str:
-        return (f"SliceTable({len(self):,} itemsets incl. the whole dataset, {self.n_rows:,} rows, "
-                f"metrics {', '.join(self.metric_names)}, min_support={self.min_support:g})")
+        return view("table_text")(self)
+
+    def _repr_html_(self) -> str:
+        """The table in a notebook: per metric the whole dataset, the findings in words, the first
+        rows of the default order with their verdicts, the notes."""
+        return view("table_html")(self)
+
+    @property
+    def plot(self):
+        """Figures of this table: ``plot.intervals(metric)``, ``plot.shapley(itemset, metric)``,
+        ``plot.slices(metric)`` (Plotly figures, as the dashboard and the report draw them)."""
+        return view("TablePlots")(self)
 
     def __len__(self) -> int:
         return int(self.codes.shape[0])

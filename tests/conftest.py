@@ -117,6 +117,8 @@ SLOW = {
     "cli/test_output_safety.py": "subprocesses and signals",
     "data/test_hostile_files.py": "subprocesses reading hostile files",
     "app/test_serving.py": "a Streamlit server per test",
+    "test_notebook.py": "a Jupyter kernel runs the example notebook",
+    "prepare/test_model_outputs.py": "scikit-learn models fitted on Adult",
     "app/test_worker_pool.py": "worker processes",
     "app/test_scan_worker.py": "worker processes",
     "app/test_safety_pages.py": "AppTest pages with workers and files",

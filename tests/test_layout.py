@@ -38,10 +38,11 @@ LOOSE_RULES = {
     "errors": set(),
     "vocabulary": set(),
     "budget": set(),
+    "hooks": set(),
     "outcome_rules": {"errors"},
     "scores": {"errors"},
     "settings": {"budget", "outcome_rules", "scores", "errors", "vocabulary"},
-    "table": {"data", "prepare", "settings", "scores", "errors"},
+    "table": {"data", "prepare", "settings", "scores", "errors", "hooks"},
     "scan": {"data", "prepare", "mining", "stats", "table", "settings", "budget", "errors", "vocabulary"},
     "simulate": {"scan"},
 }
@@ -196,7 +197,7 @@ RULES = {**{room: _may_import(room) for room in ROOMS}, **LOOSE_RULES}
 def test_the_tree_is_rooms_and_a_few_loose_modules():
     assert {"data", "prepare", "mining", "stats", "explain", "comparison", "engines", "present", "report",
             "cli", "kernels"} <= set(ROOMS)
-    assert len([m for m in LOOSE if m != "__init__"]) <= 10, LOOSE
+    assert len([m for m in LOOSE if m != "__init__"]) <= 11, LOOSE  # hooks (issue 31): the notebook views a table calls, registered by the package
     assert set(LOOSE) - UNRULED == set(LOOSE_RULES), "every loose module has its rule in LOOSE_RULES"
 
 

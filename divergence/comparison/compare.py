@@ -33,6 +33,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..hooks import view
+from ..prepare.model_outputs import apply_models
 from ..prepare.discretize import discretize
 from ..errors import DivergenceInputError
 from ..settings import Settings
@@ -114,6 +116,15 @@ class Comparison:
     def __repr__(self) -> str:
         return (f"Comparison({len(self):,} itemsets incl. the whole dataset, {self.n_rows:,} rows, "
                 f"metrics {', '.join(self.metric_names)}, min_support={self.table.min_support:g})")
+
+    def _repr_html_(self) -> str:
+        """The comparison in a notebook: per metric the worst slice and the first rows, the notes."""
+        return view("comparison_html")(self)
+
+    @property
+    def plot(self):
+        """Figures of this comparison: ``plot.change(metric)`` (a Plotly figure, as the Compare page draws it)."""
+        return view("ComparisonPlots")(self)
 
     def __len__(self) -> int:
         return len(self.table)
@@ -343,6 +354,9 @@ def compare(data: pd.DataFrame, settings: Settings | None = None, *, progress=No
     from ..data.columns import check_frame, default_attributes
     from ..mining.mined import mine_table
 
+    models = apply_models(data, keywords, progress=progress, compare=True)  # model=, reference= estimators
+    if models.records:
+        return models.stamp(compare(models.data, settings, progress=progress, **models.keywords))
     st = _resolve(settings, keywords)
     r, sl, mi, cp = st.roles, st.slicing, st.mining, st.compare
     regression = r.regression

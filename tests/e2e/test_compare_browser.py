@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import app_server
+from test_browser import _IDLE
 from test_browser import ARTIFACTS, browser  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.e2e
@@ -25,9 +26,8 @@ def app_url():
 
 
 def _settle(page) -> None:
-    page.wait_for_timeout(300)
-    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=90_000)
-    page.wait_for_timeout(200)
+    """Wait for the app's own idle signal (no script run, nothing still drawing): no fixed sleep."""
+    page.wait_for_function(_IDLE, timeout=120_000)
 
 
 def _goto(page, title: str) -> None:

@@ -107,6 +107,7 @@ def brute_force(codes: np.ndarray, weights: np.ndarray, n_values, min_count: int
 #: Measured: a test that takes more than about three seconds on an idle 2-core machine is slow.
 SLOW = {
     "engines/test_spark_engine.py": "Spark: a JVM per session, tens of seconds a test",
+    "engines/test_spark_cluster.py": "a standalone Spark cluster of two workers and 10^6 rows",
     "kernels/test_aot.py": "the compiled kernels: builds, fresh processes and the JIT",
     "stats/test_findings_sim.py": "simulation",
     "stats/test_verdicts_sim.py": "simulation",

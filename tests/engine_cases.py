@@ -111,7 +111,7 @@ def assert_same_table(got, want, *, rtol: float = 1e-12) -> None:
             # a difference of two means (divergence, t, lift), and the mean of a real outcome
             # near 0, is exact to the rounding of sums of the column's size: atol, not rtol
             real = metric is not None and not want.metric(metric).binary
-            diff = metric and (real or any(k in col for k in ("divergence", "shortfall", "lift", "_t", "harder")))
+            diff = metric and (real or any(k in col for k in ("divergence", "shortfall", "lift", "_t", "harder", "baseline")))
             finite = np.abs(y.to_numpy(float))
             finite = finite[np.isfinite(finite)]
             atol = 1e-12 * float(finite.max() if finite.size else 1.0) if diff else 0.0

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .errors import DivergenceInputError
+from .errors import DivergenceInputError, shown
 
 __all__ = ["Condition", "ClassificationRule", "CLASSIFICATION", "RegressionError", "REGRESSION", "GammaKind",
            "parse_gamma", "ALIASES", "canonical_metric", "CLASSIFICATION_METRICS", "REGRESSION_METRICS",
@@ -84,7 +84,7 @@ GammaKind = Literal["topk", "power", "dcg"]
 
 def parse_gamma(spec: str) -> tuple[GammaKind, float]:
     """Parse ``topk:K``, ``power:A`` or ``dcg`` into (kind, parameter)."""
-    text = str(spec).strip().lower()
+    text = spec.strip().lower() if isinstance(spec, str) else ""  # a number, a list: not a rank-value function
     kind, _, arg = text.partition(":")
     if kind == "dcg" and not arg:
         return "dcg", 0.0
@@ -98,6 +98,6 @@ def parse_gamma(spec: str) -> tuple[GammaKind, float]:
         if kind == "power" and value > 0:
             return "power", value
     raise DivergenceInputError(
-        f"Rank-value function {spec!r} is not one of topk:K (K a positive integer), "
+        f"Rank-value function (gamma) {shown(spec)} is not one of topk:K (K a positive integer), "
         "power:A (A > 0), dcg."
     )

@@ -25,7 +25,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .errors import DivergenceInputError
+from .errors import DivergenceInputError, shown
 
 __all__ = ["SCORE_KINDS", "SLICELINE_ALPHA", "Score", "parse_score", "is_score", "score_values", "add_scores",
            "score_column", "sort_column", "SCORE_LABELS"]
@@ -37,7 +37,7 @@ SLICELINE_ALPHA = 0.95
 _SUFFIX = {"sliceline": "sliceline", "wracc": "wracc", "lift": "ratio"}
 #: people's names of the score columns, by suffix
 SCORE_LABELS = {"sliceline": "SliceLine score", "wracc": "WRAcc", "ratio": "Lift (ratio to overall)"}
-MSG_SCORE = ("Unknown score {value!r}; choose from sliceline (or sliceline:ALPHA, ALPHA in (0, 1], default 0.95), "
+MSG_SCORE = ("Unknown score {value}; choose from sliceline (or sliceline:ALPHA, ALPHA in (0, 1], default 0.95), "
              "wracc, lift.")
 
 
@@ -65,10 +65,10 @@ def parse_score(spec: object) -> Score:
     """``sliceline``, ``sliceline:0.9``, ``wracc`` or ``lift`` (any case), else an error naming it."""
     if isinstance(spec, Score):
         return spec
-    text = str(spec).strip().lower()
+    text = spec.strip().lower() if isinstance(spec, str) else ""  # a number, a list: not a score's name
     kind, sep, arg = text.partition(":")
     if kind not in SCORE_KINDS or (sep and kind != "sliceline"):
-        raise DivergenceInputError(MSG_SCORE.format(value=spec))
+        raise DivergenceInputError(MSG_SCORE.format(value=shown(spec)))
     if kind != "sliceline":
         return Score(kind)
     if not sep:
@@ -76,7 +76,7 @@ def parse_score(spec: object) -> Score:
     try:
         alpha = float(arg)
     except ValueError:
-        raise DivergenceInputError(MSG_SCORE.format(value=spec)) from None
+        raise DivergenceInputError(MSG_SCORE.format(value=shown(spec))) from None
     if not (0.0 < alpha <= 1.0) or not math.isfinite(alpha):
         raise DivergenceInputError(f"SliceLine's alpha must be in (0, 1]; got {arg!r} in {spec!r}.")
     return Score(kind, alpha)

@@ -183,8 +183,9 @@ def _check_parquet(path: str) -> None:
     except OSError as exc:
         raise DivergenceInputError(f"Could not read '{path}': {exc.strerror or exc}.") from None
     if size < 12 or head != b"PAR1" or tail != b"PAR1":
-        raise DivergenceInputError(f"'{path}' is named as Parquet but is not a Parquet file (it does not start and end "
-                                   "with PAR1): give the file as it is, with the name its kind has (.csv for CSV).")
+        raise DivergenceInputError(f"Could not read '{path}' as Parquet: it is named as Parquet but is not a Parquet "
+                                   "file (it does not start and end with PAR1); give it with the name its kind has "
+                                   "(.csv for CSV).")
 
 
 def _static_prefix(path: str) -> str:

@@ -89,7 +89,7 @@ def test_a_file_named_parquet_that_is_not_one_is_one_line(tmp_path, capsys, engi
     for name, data in fakes.items():
         (tmp_path / name).write_bytes(data)
         line = one_line(capsys, "scan", tmp_path / name, "--engine", engine, *ROLES)
-        assert f"{name}' is named as Parquet but is not a Parquet file" in line, line
+        assert f"Could not read '{tmp_path / name}' as Parquet: it is named as Parquet but is not a Parquet file" in line
 
 
 def test_an_overflowing_error_is_named_not_blamed_on_delta(tmp_path, capsys):

@@ -102,7 +102,7 @@ def test_a_file_named_parquet_that_is_not_one_is_one_line(spark, tmp_path):
     """Issue 32 point 6: Spark answered a CSV named .parquet with a Java stack trace."""
     fake = tmp_path / "fake.parquet"
     fake.write_text("a,y\nx,1\n")
-    with pytest.raises(DivergenceInputError, match="fake.parquet' is named as Parquet but is not a Parquet file"):
+    with pytest.raises(DivergenceInputError, match="fake.parquet' as Parquet: it is named as Parquet but is not a Parquet"):
         read_spark(str(fake), spark=spark)
     from divergence.cli.cli import main
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 import time
 from collections import Counter
 from pathlib import Path

@@ -11,7 +11,6 @@ overlapping both), ``interaction`` (a two-item effect neither item shows alone),
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 

@@ -13,7 +13,6 @@ and ``a3=v1, a4=v2`` (about 8%), +0.12 each; ``null``, nothing planted; ``plante
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,8 +16,6 @@ tree may cut).
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 import time
 
 import numpy as np

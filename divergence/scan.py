@@ -23,7 +23,7 @@ from .stats.row_weights import aux_columns, metric_infos, outcome_weights
 from .mining.mined import mine_table
 from .stats.tabulate import measure, table_params, tell
 from .table import SliceTable
-from .vocabulary import DEFAULT_MIN_SUPPORT, ENGINES
+from .vocabulary import ENGINES
 
 __all__ = ["scan", "mine", "MinedTable"]
 

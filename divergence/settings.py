@@ -780,7 +780,8 @@ def section(cls: type, base: Any = None, keywords: Mapping[str, Any] | None = No
         return cls(**keywords)
     if not isinstance(base, cls):
         raise DivergenceInputError(f"Expected {cls.__name__} settings; got {type(base).__name__}.")
-    return dataclasses.replace(base, **keywords) if keywords else base
+    checked: Any = base  # a section: a dataclass
+    return dataclasses.replace(checked, **keywords) if keywords else base
 
 
 def section_keys(name: str) -> tuple[str, ...]:

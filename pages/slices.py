@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from divergence import VERDICTS, DivergenceInputError, vocabulary
-from divergence.present.formats import (GLOSSARY, family_sentence, VERDICT_TEXT, direction, format_count,
+from divergence.present.formats import (GLOSSARY, family_sentence, VERDICT_TEXT, format_count,
                                 format_divergence, format_interval, format_number, format_p, format_percent,
                                 format_threshold, format_value, html_text, md_code, md_text, verdict_ink)
 from divergence.present.views import default_ascending, findings_header, headline, headline_tiles, redundancy_epsilon, sort_options, verdict_evidence

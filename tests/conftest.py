@@ -119,6 +119,7 @@ SLOW = {
     "data/test_hostile_files.py": "subprocesses reading hostile files",
     "app/test_serving.py": "a Streamlit server per test",
     "test_notebook.py": "a Jupyter kernel runs the example notebook",
+    "test_lint.py": "ruff and mypy over the repository",
     "prepare/test_model_outputs.py": "scikit-learn models fitted on Adult",
     "app/test_worker_pool.py": "worker processes",
     "app/test_scan_worker.py": "worker processes",

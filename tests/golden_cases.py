@@ -63,7 +63,6 @@ def run_case(name: str, folder: Path, data_dir: Path) -> Path:
 
 def screens(data_dir: Path) -> dict:
     """Default attributes and the reason for each column left out, per raw file."""
-    import pandas as pd
 
     from divergence import screen_attributes
     from divergence.data.io import read_table

@@ -143,7 +143,6 @@ def test_readme_is_short_and_starts_with_the_two_commands() -> None:
 def test_the_readme_command_line_block_runs_verbatim(tmp_path) -> None:
     """Issue 30 point 8: the README's command-line lines, as written, in the project's environment
     (the activation line sourced, the package importable as from the project's folder)."""
-    import os
     import subprocess
 
     readme = (ROOT / "README.md").read_text()

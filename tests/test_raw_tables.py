@@ -7,7 +7,6 @@ import sys
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from conftest import ROOT, data_file
 from divergence import scan

@@ -10,7 +10,6 @@ import os
 import shutil
 import tempfile
 import threading
-import time
 import uuid
 
 import pandas as pd

@@ -115,7 +115,7 @@ def install() -> None:
     def guarded():
         return [Middleware(Guard), *original()]
 
-    guarded._guarded = True
+    setattr(guarded, "_guarded", True)
     starlette_app.create_streamlit_middleware = guarded
 
 

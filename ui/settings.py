@@ -11,7 +11,6 @@ import dataclasses
 import json
 
 import pandas as pd
-import streamlit as st
 
 from divergence import DivergenceInputError
 from divergence.data.columns import AttributeScreen

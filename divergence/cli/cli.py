@@ -10,14 +10,12 @@ import dataclasses
 import os
 import re
 import sys
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 from ..budget import TIME_CUT
 from ..errors import DivergenceInputError, DivergenceTimeLimitWarning, shown
 from ..vocabulary import QUANTILE_MODES, REPORT_SORTS, SCAN_ENGINES
 
-if TYPE_CHECKING:
-    import pandas as pd
 
 __all__ = ["main", "build_parser", "console"]
 

@@ -51,7 +51,7 @@ from ..prepare.outcomes import (
 from ..stats.paired import PooledNull, mcnemar_p, paired_proportion_interval, paired_t
 from ..stats.stats import MIN_SIZE_POWER, adjust_p, interval_min_size, paired_min_size, smallest_enough, z_value
 from ..table import MetricInfo, SliceTable, find_metric, write_csv
-from ..vocabulary import COMPARE_VERDICTS, CORRECTIONS, METRIC_LABELS
+from ..vocabulary import COMPARE_VERDICTS, METRIC_LABELS
 
 __all__ = ["compare", "check_models", "Comparison", "CompareMetric", "COMPARE_VERDICTS",
            "COMPARE_CLASSIFICATION_METRICS", "COMPARE_REGRESSION_METRICS", "compare_columns"]

@@ -9,7 +9,6 @@ family. :func:`overlap` says how many rows the reported findings share.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 

@@ -145,7 +145,6 @@ def mine_step(codes, w, fp, n_values, min_count, max_length, exhaustive, cap, qu
     buf_a = np.empty(n_attr + 1, dtype=np.int64)
     buf_v = np.empty(n_attr + 1, dtype=np.int64)
     gmask = gtab.shape[0] - 1
-    cmask = ctab.shape[0] - 1
 
     if st[S_STARTED] == 0:
         nk = expand_ids.shape[0]

@@ -160,12 +160,12 @@ def _outputs(est, df: pd.DataFrame, features: list[str], kw: dict, role: str, pr
     elif scored:
         if classes is not None and len(classes) != 2:
             raise DivergenceInputError(f"{who} ({name}) has {len(classes)} classes: a score and a threshold need two.")
-        method = ("predict_proba" if callable(getattr(est, "predict_proba", None))
-                  else "decision_function" if callable(getattr(est, "decision_function", None)) else None)
-        if method is None:
+        found = ("predict_proba" if callable(getattr(est, "predict_proba", None))
+                 else "decision_function" if callable(getattr(est, "decision_function", None)) else None)
+        if found is None:
             raise DivergenceInputError(f"{who} ({name}) has neither predict_proba nor decision_function: "
                                        "give it without threshold= to scan its predicted labels.")
-        kind = "score"
+        method, kind = found, "score"
     else:
         if not callable(getattr(est, "predict", None)):
             raise DivergenceInputError(f"{who} ({name}) has no predict method: give a fitted scikit-learn-style "

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Literal, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..errors import DivergenceInputError
-from ..outcome_rules import (CLASSIFICATION, CLASSIFICATION_METRICS, REGRESSION, REGRESSION_METRICS, GammaKind,
-                             canonical_metric, parse_gamma)
+from ..outcome_rules import (CLASSIFICATION, CLASSIFICATION_METRICS, REGRESSION, REGRESSION_METRICS, canonical_metric, parse_gamma)
 from ..settings import Roles, section
 from ..vocabulary import METRIC_LABELS
 

@@ -14,7 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..errors import DivergenceInputError
-from .formats import format_count, format_divergence, format_threshold, plotly_text, verdict_color, wrap_itemset
+from .formats import format_count, format_divergence, format_threshold, plotly_text, wrap_itemset
 from ..table import SliceTable
 
 __all__ = ["contribution_figure", "item_values_figure", "lattice_figure", "overlap_figure"]

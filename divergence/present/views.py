@@ -10,13 +10,16 @@ import html as _html
 import math
 import threading
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
 from ..errors import DivergenceInputError
+
+if TYPE_CHECKING:
+    from datetime import datetime
 from ..data.roles import distinct_values, guess_positive
 from ..table import SliceTable
 
@@ -608,7 +611,6 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
         evidence = np.nan_to_num(qcol.to_numpy(dtype=float)[candidates], nan=1.0)
         order = candidates[np.lexsort((rank, -size, evidence))]
     a = table.assessment or {}
-    tested = (a.get("n_tested") or {}).get(m, int(np.isfinite(f[f"{m}_p"].to_numpy()[1:]).sum()))
     # the q-values' family: every metric's slices (the default) or this metric's
     family = family_sentence(a, m)
     overall = table.overall(m)

@@ -9,7 +9,6 @@ from multiprocessing import spawn
 
 import numpy as np
 import pandas as pd
-import pytest
 
 import ui.worker as worker
 from divergence import assess, scan

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-import pandas as pd
 import pytest
 from scipy.stats import fisher_exact
 

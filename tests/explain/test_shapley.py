@@ -270,7 +270,7 @@ def test_bootstrap_spread_matches_the_binomial_spread():
     c = item_contributions(t, "g=x, h=u", n_boot=2000, seed=0)
     width = c.attrs["divergence_high"] - c.attrs["divergence_low"]
     m = (df["g"] == "x") & (df["h"] == "u")
-    p1, n1, p0 = df.loc[m, "o"].mean(), m.sum(), df["o"].mean()
+    p1, n1 = df.loc[m, "o"].mean(), m.sum()
     # var(mean_slice - mean_all) with the slice inside the whole: var1·(1 - n1/n)² + var(rest)·((n-n1)/n)²
     rest = df.loc[~m, "o"]
     sd = math.sqrt(p1 * (1 - p1) / n1 * (1 - n1 / n) ** 2 + rest.var(ddof=0) / (n - n1) * ((n - n1) / n) ** 2)

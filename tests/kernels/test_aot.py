@@ -19,7 +19,7 @@ import pytest
 
 from divergence import scan
 from divergence.kernels import compiled
-from divergence.mining import lattice, mining, mining_driver
+from divergence.mining import lattice, mining_driver
 from divergence.stats import verdict_walk
 from divergence.stats import fisher
 from divergence.kernels.compiled import ArgType, f4, f8, i4, i8

@@ -13,7 +13,7 @@ from divergence import DivergenceInputError, compare, scan
 sklearn = pytest.importorskip("sklearn", reason="scikit-learn (requirements-dev.txt) fits the models")
 from sklearn.compose import make_column_transformer  # noqa: E402
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor  # noqa: E402
-from sklearn.linear_model import LinearRegression, LogisticRegression  # noqa: E402
+from sklearn.linear_model import LogisticRegression  # noqa: E402
 from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import OrdinalEncoder  # noqa: E402
 

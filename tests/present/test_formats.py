@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from divergence import VERDICTS, overlap, redundant_itemsets, scan
+from divergence import VERDICTS, overlap, scan
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
 from divergence.present.figures import contribution_figure, item_values_figure, lattice_figure, overlap_figure
 from divergence.present.formats import (ACTIONS, GLOSSARY, VERDICT_COLORS, VERDICT_TEXT, column_help, format_threshold,

@@ -8,7 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -66,7 +65,6 @@ def test_report_from_the_built_in_dataset(tmp_path):
     assert DEMO_TRUTH["defect"] in html and ">defect</span>" in html
     first = html.index('<table class="slices"')
     rows = re.findall(r"<tr><td data-v=\"([^\"]*)\"", html[first:])
-    f = table.frame.iloc[1:]
     import html as html_lib
 
     top = table.frame["itemset"].iloc[table.default_order("abs_error")[0]]

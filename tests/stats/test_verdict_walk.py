@@ -7,7 +7,6 @@ column must agree to the last bit (the walk sums in the same order, or sums 0/1 
 are exact)."""
 from __future__ import annotations
 
-import itertools
 
 import numpy as np
 import pytest

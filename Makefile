@@ -4,26 +4,28 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: app test test-fast setup setup-dev browser java compiler kernels bench clean
+.PHONY: app test test-fast setup setup-dev browser java compiler kernels bench lock clean
 
-# the package itself is installed too (editable, from this checkout, without fetching build tools):
-# its console script, package data and dependency list are then what every command uses
-$(VENV)/.installed: requirements.txt pyproject.toml
+# The packages come from the lock files (every package, transitive ones too, at one version, each file
+# checked against its sha256: `make lock` writes them from requirements*.txt). The package itself is
+# installed too (editable, from this checkout, without fetching build tools): its console script,
+# package data and dependency list are then what every command uses
+$(VENV)/.installed: requirements.lock pyproject.toml
 	@echo "divergence: installing the packages into $(VENV) (a minute or two, once; pip is quiet meanwhile)"
 	python3 -m venv $(VENV)
-	$(PIP) install -r requirements.txt
+	$(PIP) install --require-hashes -r requirements.lock
 	$(PIP) install --no-deps --no-build-isolation -e .
 	touch $@
 
-$(VENV)/.installed-dev: requirements-dev.txt $(VENV)/.installed
+$(VENV)/.installed-dev: requirements-dev.lock $(VENV)/.installed
 	@echo "divergence: installing the test tools (pytest, playwright, scikit-learn; under a minute, once)"
-	$(PIP) install -r requirements-dev.txt
+	$(PIP) install --require-hashes -r requirements.lock -r requirements-dev.lock
 	touch $@
 
 # the optional Spark engine, so its tests run in CI (they skip with the reason without it)
-$(VENV)/.installed-spark: requirements-spark.txt $(VENV)/.installed
+$(VENV)/.installed-spark: requirements-spark.lock $(VENV)/.installed
 	@echo "divergence: installing pyspark for the Spark engine's tests (a large download, once)"
-	$(PIP) install -r requirements-spark.txt
+	$(PIP) install --require-hashes -r requirements.lock -r requirements-spark.lock
 	touch $@
 
 # the compiled kernels built ahead of time for this machine's CPU (divergence/kernels/_kernels*.so, not
@@ -91,6 +93,11 @@ test-fast: $(VENV)/.installed-dev $(VENV)/.kernels
 ## speed benchmark (prints a table)
 bench: $(VENV)/.installed-dev $(VENV)/.kernels
 	$(PY) benchmarks/bench_scan.py
+
+## after editing requirements*.txt: install each set into a new venv and write the *.lock files with
+## every package's version and the sha256 of its files (.ci/lock.py; reads the package indexes)
+lock:
+	python3 .ci/lock.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -55,13 +55,13 @@ def test_every_long_install_says_what_it_is_doing_first(tmp_path):
 
         pytest.skip("make is not installed here")
     venv = tmp_path / "venv"
-    for target, words, needs in ((".installed", "installing the packages", "requirements.txt"),
-                                 (".installed-dev", "installing the test tools", "requirements-dev.txt"),
-                                 (".installed-spark", "installing pyspark", "requirements-spark.txt")):
+    for target, words, needs in ((".installed", "installing the packages", "requirements.lock"),
+                                 (".installed-dev", "installing the test tools", "requirements-dev.lock"),
+                                 (".installed-spark", "installing pyspark", "requirements-spark.lock")):
         p = subprocess.run(["make", "-n", "-B", f"VENV={venv}", f"{venv}/{target}"], cwd=ROOT, capture_output=True,
                            text=True, timeout=60)
         assert p.returncode == 0, p.stderr
         lines = p.stdout.splitlines()
         said = next(i for i, line in enumerate(lines) if words in line)
-        install = next(i for i, line in enumerate(lines) if f"install -r {needs}" in line)
+        install = next(i for i, line in enumerate(lines) if "install --require-hashes" in line and needs in line)
         assert said < install, (target, lines)  # said before pip starts, not after

@@ -33,7 +33,8 @@ DATA = Path(os.environ.get("DIVERGENCE_DATA", ROOT.parent / "shared" / "data"))
 
 from divergence import assess, redundant_itemsets, scan  # noqa: E402
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo  # noqa: E402
-from divergence.present.views import display_frame, slice_table_figure, slice_view  # noqa: E402
+from divergence.present.views import display_frame, slice_view
+from divergence.present.figures import slice_table_figure
 
 STATS = dict(confidence=0.95, correction="bh", bootstrap=200, seed=0)
 
@@ -171,7 +172,7 @@ def interactions(reps: int = 5) -> list[tuple[str, float, float]]:
     t0 = time.perf_counter()
     report()
     out.append(("export: the report's first build", 1000 * (time.perf_counter() - t0), float("nan")))
-    from divergence.present.views import PNG_EXPORTER, png_supported, warm_png_exporter
+    from divergence.present.export import PNG_EXPORTER, png_supported, warm_png_exporter
 
     if png_supported():
         warm_png_exporter()

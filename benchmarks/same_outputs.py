@@ -95,6 +95,11 @@ def write(root: Path, out: Path) -> None:
     # figures
     from divergence import compare, scan
     from divergence.present import views, figures
+    try:  # the slice view's figures and the export moved out of views (issue 29: views split by job)
+        from divergence.present import export
+    except ImportError:
+        export = views
+    drawn = figures if hasattr(figures, "interval_figure") else views
     try:
         from divergence.present import compare_views as cv
     except ImportError:
@@ -104,11 +109,11 @@ def write(root: Path, out: Path) -> None:
     figs = {}
     top = t.top(20, metric="fpr")
     try:
-        figs["interval"] = views.interval_figure(t, top, "fpr")
+        figs["interval"] = drawn.interval_figure(t, top, "fpr")
     except Exception as e:
         print("interval", e)
     try:
-        figs["table"] = views.slice_table_figure(views.display_frame(t, top, "fpr"))
+        figs["table"] = drawn.slice_table_figure(views.display_frame(t, top, "fpr"))
     except Exception as e:
         print("table", e)
     first = top["itemset"].iloc[1] if top["itemset"].iloc[0] == "" else top["itemset"].iloc[0]
@@ -129,7 +134,7 @@ def write(root: Path, out: Path) -> None:
     for name, fig in figs.items():
         (out / f"fig_{name}.json").write_text(fig.to_json())
         try:
-            (out / f"fig_{name}.png").write_bytes(views.figure_png(fig))
+            (out / f"fig_{name}.png").write_bytes(export.figure_png(fig))
         except Exception as e:
             print("png", name, e)
 

@@ -25,7 +25,11 @@ from divergence import Settings, SliceTable
 from divergence.data.columns import AttributeScreen
 from divergence.data.datasets import load_demo
 from divergence.report.plan import dump_plan, parse_plan
-from divergence.present.views import SliceView, describe_columns, distinct_values, findings, slice_view, table_csv
+from divergence.present.views import SliceView, slice_view
+from divergence.present.columns import describe_columns
+from divergence.data.roles import distinct_values
+from divergence.present.cards import findings
+from divergence.present.export import table_csv
 
 # ----------------------------------------------------------------------------- work kept off the server
 

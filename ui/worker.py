@@ -134,7 +134,7 @@ def read_upload(path: str, name: str, max_memory: int | None = None, *, progress
     frame would not fit in ``max_memory`` is not parsed: its estimate comes back (``too_large``)."""
     from divergence.data.io import ReadLimits, estimate_table, load_table
     from divergence.data.roles import guess_roles
-    from divergence.present.views import describe_columns
+    from divergence.present.columns import describe_columns
 
     def tell(stage: str) -> None:
         if progress is not None:
@@ -157,7 +157,7 @@ def _screen(df, used, *, progress=None, **roles):
 
 
 def _describe(df, *, progress=None):
-    from divergence.present.views import describe_columns
+    from divergence.present.columns import describe_columns
 
     return describe_columns(df)
 

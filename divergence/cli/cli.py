@@ -242,7 +242,7 @@ def _summary(table, top: int, keep: dict | None = None, sort_by: str | None = No
 
     from ..present.formats import finding_label
     from ..scores import sort_column
-    from ..present.views import headline_tiles
+    from ..present.cards import headline_tiles
 
     what = ("slices" if table.exhaustive else "slices (distinct sets of rows)")
     lines = [f"{table.n_rows:,} rows, {len(table) - 1:,} {what} with support >= {table.support_text}"]

@@ -15,7 +15,8 @@ from ..comparison.compare import Comparison
 from ..errors import DivergenceInputError
 from .formats import (COMPARE_VERDICT_COLORS, finding_label, format_count, format_divergence, format_interval, format_p,
                       format_value, is_undefined, plotly_text, wrap_itemset, verdict_label)
-from .views import add_interval_traces, axis_range, interval_layout, metric_label, slice_table_figure
+from .figures import add_interval_traces, axis_range, interval_layout, slice_table_figure
+from .formats import metric_label
 
 __all__ = ["worst_slice", "COMPARE_VERDICT_COLORS", "compare_headline", "headline_change_caption", "compare_view", "compare_display_frame",
            "compare_table_figure", "change_interval_figure", "change_contribution_figure"]

@@ -1,23 +1,26 @@
 """Plotly figures built by the engine, so the app and the HTML report draw the same picture.
 
 Every function returns a ``plotly.graph_objects.Figure`` and has no other effect. No
-Streamlit here. Each builder is self-contained (other figure builders may live beside
-these).
+Streamlit here. Each builder is self-contained. The slice table and the intervals against the whole
+dataset come last.
 """
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
 from ..errors import DivergenceInputError
-from .formats import format_count, format_divergence, format_threshold, plotly_text, wrap_itemset
 from ..table import SliceTable
+from .formats import (format_count, format_divergence, format_interval, format_threshold, format_value, is_undefined,
+                      metric_label, plotly_text, rgba, verdict_color, wrap_itemset)
 
-__all__ = ["contribution_figure", "item_values_figure", "lattice_figure", "overlap_figure"]
+__all__ = ["contribution_figure", "item_values_figure", "lattice_figure", "overlap_figure", "slice_table_figure",
+           "interval_figure", "add_interval_traces", "axis_range", "interval_layout", "TABLE_CHAR_PX",
+           "TABLE_MEAN_CHAR_PX"]
 
 #: bar colours: contributions that raise the metric, and those that lower it
 RAISES_COLOR = "#c0392b"
@@ -28,8 +31,6 @@ LATTICE_MAX_ITEMS = 8
 
 def _label(metric: str) -> str:
     """A metric as the app and the report name it: 'fpr' -> 'FPR', 'abs_error' -> 'abs error'."""
-    from .views import metric_label
-
     return metric_label(metric)
 
 
@@ -260,3 +261,171 @@ def overlap_figure(shared: pd.DataFrame, *, title: str | None = None, template: 
     fig.update_yaxes(autorange="reversed", automargin=True, type="category")
     fig.update_xaxes(side="top", automargin=True, type="category")
     return fig
+
+
+#: a table cell's characters at Plotly's default 12 px font (the widest digits and capitals), its
+#: padding, and the longest text a column keeps on one line before it wraps at its spaces
+TABLE_CHAR_PX = 7.6
+TABLE_CELL_PAD_PX = 18
+TABLE_WRAP_CHARS = 34
+
+
+def slice_table_figure(display: pd.DataFrame, *, verdict_column: str = "Verdict",
+                       height: int | None = None, color_of=verdict_color) -> go.Figure:
+    """The slice table (already formatted with :func:`display_frame`) as a Plotly table.
+
+    The slice column is wide and left-aligned, numbers right-aligned; the verdict cell is
+    coloured like the interval plot (``color_of``: a verdict's colour). Transparent cells
+    follow the page's light or dark theme.
+    """
+    cols = list(display.columns)
+    # widths from the content, in characters: every column as wide as its longest cell or header word, so
+    # no number is cut; only long text (a slice, a finding's words) is capped, and it wraps at spaces
+    widths = []
+    for c in cols:
+        cells = display[c].astype(str)
+        longest = int(cells.str.len().max()) if len(cells) else 0
+        width = max(max(len(w) for w in str(c).split()) + 1, longest + 1, 4)
+        # a piece without a space cannot wrap: the column is never narrower than the longest one
+        piece = max((len(p) for v in cells for p in v.split(" ")), default=0) + 1
+        widths.append(min(width, max(TABLE_WRAP_CHARS, piece)))
+    align = ["left" if c in ("Slice", "Verdict", "Finding") else "right" for c in cols]
+    n = len(display)
+    fills = []
+    for c in cols:
+        if c == verdict_column:
+            fills.append([rgba(color_of(v), 0.28) for v in display[c]])
+        else:
+            fills.append(["rgba(134,142,150,0.08)" if i % 2 else "rgba(0,0,0,0)" for i in range(n)])
+    fig = go.Figure(go.Table(
+        columnwidth=widths,
+        header=dict(values=[f"<b>{plotly_text(c)}</b>" for c in cols], align=align, fill_color="rgba(59,91,219,0.18)",
+                    line_color="rgba(134,142,150,0.35)", height=30),
+        cells=dict(values=[[plotly_text(v) if isinstance(v, str) else v for v in display[c]] for c in cols], align=align, fill_color=fills,
+                   line_color="rgba(134,142,150,0.25)", height=26),
+    ))
+    # the width and height at which every cell shows in full (a text wraps to more lines in its column):
+    # an exported image is drawn at least this wide and this tall, whatever the page shows
+    natural_width = int(sum(widths) * TABLE_CHAR_PX + TABLE_CELL_PAD_PX * len(widths))
+    # Plotly shares the width out in proportion to columnwidth: the characters a line of each column holds
+    fits = [int((w / max(sum(widths), 1) * natural_width - 10) / TABLE_MEAN_CHAR_PX) for w in widths]
+    lines = [max((_wrapped_lines(str(display[c].iat[i]), k) for c, k in zip(cols, fits)), default=1)
+             for i in range(n)]
+    natural_height = TABLE_HEADER_PX + sum(TABLE_ROW_PX + TABLE_LINE_PX * (k - 1) for k in lines)
+    fig.update_layout(margin=dict(l=0, r=0, t=4, b=0),
+                      height=height or min(80 + 27 * max(n, 1), 760),
+                      meta={"natural_width": natural_width, "natural_height": int(natural_height)})
+    return fig
+
+
+#: a table's header, a one-line row and each further line of a wrapped cell, in pixels (Plotly's table
+#: at its 12 px font, the heights given to it above)
+TABLE_HEADER_PX = 34
+TABLE_ROW_PX = 27
+TABLE_LINE_PX = 17
+#: the mean width of a character of text at that font (narrower than the widest, TABLE_CHAR_PX): how
+#: much a line of a column holds, a little less than it shows, so a row is never drawn taller than counted
+TABLE_MEAN_CHAR_PX = 6.3
+
+
+def _wrapped_lines(text: str, width: int) -> int:
+    """The lines ``text`` takes in a column of ``width`` characters, wrapped at its spaces."""
+    count, used = 1, 0
+    for word in text.split(" "):
+        need = len(word) if used == 0 else used + 1 + len(word)
+        if used and need > width - 1:
+            count, used = count + 1, len(word)
+        else:
+            used = need
+    return count
+
+
+def interval_figure(table: SliceTable, rows: pd.DataFrame, metric: str | None = None, *,
+                    level_label: str | None = None) -> go.Figure:
+    """The interval overlap plot: each slice's interval against the whole-dataset value and band.
+
+    One line per slice (top to bottom in the order of ``rows``), its interval as a bar and its
+    value as a dot, coloured by verdict; slices below the minimum size ('indicative') drawn as
+    open dots. The whole dataset's value is a vertical line, its interval a shaded band. The
+    x axis names the interval level (``level_label``, e.g. '95% intervals, BH-adjusted').
+    Needs the statistics columns ``M_ci_low`` and ``M_ci_high``.
+    """
+    info = table.metric(metric)
+    m, binary = info.name, info.binary
+    if f"{m}_ci_low" not in rows.columns:
+        raise DivergenceInputError(f"The interval plot needs the statistics of metric '{m}' (run assess).")
+    labels = [wrap_itemset(s) for s in rows["itemset"]]
+    verdicts = rows[f"{m}_verdict"].astype(str) if f"{m}_verdict" in rows else pd.Series([""] * len(rows), index=rows.index)
+    meets = (rows[f"{m}_meets_min_size"].astype(bool) if f"{m}_meets_min_size" in rows
+             else pd.Series([True] * len(rows), index=rows.index))
+    scale = 100.0 if binary else 1.0
+    fig = go.Figure()
+    overall = table.overall(m) * scale
+    low = high = float("nan")
+    if hasattr(table, "overall_interval"):
+        low, high = (x * scale for x in table.overall_interval(m))
+    if not (is_undefined(low) or is_undefined(high)):
+        fig.add_vrect(x0=low, x1=high, fillcolor="rgba(134,142,150,0.25)", line_width=0, layer="below")
+    fig.add_vline(x=overall, line_color="#868e96", line_dash="dash", line_width=1.5)
+    value, lo, hi = (rows[c].to_numpy() * scale for c in (m, f"{m}_ci_low", f"{m}_ci_high"))
+    itemsets, counts = rows["itemset"].to_numpy(), rows[f"{m}_count"].to_numpy()
+    add_interval_traces(
+        fig, rows, labels, verdicts, meets, value, lo, hi, color_of=verdict_color,
+        name_of=lambda v, indicative: (v or "slice") + (" (indicative: below minimum size)" if indicative else ""),
+        hover=lambda sel, v, a, b: [
+            f"{plotly_text(s)}<br>{format_value(x / scale, binary)} {format_interval(y / scale, z / scale, binary)}"
+            f"<br>{format_count(k)} rows · {verdict or '–'}"
+            for s, x, y, z, k, verdict in zip(itemsets[sel], v, a, b, counts[sel], verdicts.to_numpy()[sel])])
+    # the axis spans every interval and the whole dataset's band (autorange ignores shapes)
+    fig.update_xaxes(range=axis_range([overall, low, high] + list(lo) + list(hi)))
+    unit = " (%)" if binary else ""
+    level = level_label or "intervals"
+    interval_layout(fig, labels, f"{metric_label(m)}{unit}: {level}; dashed line and band: whole dataset "
+                                 f"{format_value(overall / scale, binary)}")
+    return fig
+
+
+def add_interval_traces(fig: go.Figure, rows: pd.DataFrame, labels: Sequence[str], verdicts: pd.Series,
+                        meets: pd.Series, value: np.ndarray, lo: np.ndarray, hi: np.ndarray, *, color_of,
+                        name_of, hover) -> None:
+    """One trace per verdict and side of the minimum size: each slice's value as a dot (open
+    below the minimum size) and its interval as a bar, on the line of its label. ``value``,
+    ``lo``, ``hi`` are per row of ``rows``; ``hover(sel, value, lo, hi)`` gives the selected
+    rows' hover texts. Shared by the slice and the comparison interval plots."""
+    shown = set()
+    y = np.array(labels, dtype=object)
+    meet = meets.to_numpy()
+    for verdict in dict.fromkeys(verdicts):
+        for indicative in (False, True):
+            sel = (verdicts == verdict).to_numpy() & (~meet if indicative else meet)
+            if not sel.any():
+                continue
+            color, name = color_of(verdict), name_of(verdict, indicative)
+            v, a, b = value[sel], lo[sel], hi[sel]
+            fig.add_trace(go.Scatter(
+                x=v, y=y[sel], mode="markers", name=name,
+                marker=dict(color=color, size=9, symbol="circle-open" if indicative else "circle",
+                            line=dict(width=2, color=color)),
+                error_x=dict(type="data", symmetric=False, array=b - v, arrayminus=v - a,
+                             color=color, thickness=2, width=4),
+                customdata=rows.index.to_numpy()[sel], hovertext=hover(sel, v, a, b), hoverinfo="text",
+                showlegend=name not in shown,
+            ))
+            shown.add(name)
+
+
+def axis_range(ends: Sequence[float]) -> list[float]:
+    """An axis range spanning the defined ``ends``, with a 4% margin."""
+    ends = [e for e in ends if not is_undefined(e)]
+    pad = 0.04 * ((max(ends) - min(ends)) or 1.0)
+    return [min(ends) - pad, max(ends) + pad]
+
+
+def interval_layout(fig: go.Figure, labels: Sequence[str], xaxis_title: str) -> None:
+    """The interval plots' layout: one line per label, top to bottom, the legend above."""
+    fig.update_layout(
+        xaxis_title=xaxis_title,
+        yaxis=dict(autorange="reversed", categoryorder="array", categoryarray=labels, automargin=True),
+        height=max(260, 60 + 30 * len(labels)), margin=dict(l=10, r=10, t=30, b=60),
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0),
+    )

@@ -17,7 +17,7 @@ __all__ = ["DASH", "format_count", "format_number", "format_percent", "format_va
            "VERDICT_TEXT", "FINDING_VERDICTS", "COMPARE_VERDICT_COLORS", "ACTIONS", "family_sentence",
            "verdict_color", "verdict_ink", "ink_on", "verdict_legend", "verdict_label", "finding_label", "direction",
            "GLOSSARY", "COLUMN_HELP", "column_help", "rgba", "is_undefined", "wrap_itemset", "format_support",
-           "md_text", "md_code", "html_text", "plotly_text"]
+           "md_text", "md_code", "html_text", "plotly_text", "metric_label"]
 
 DASH = "–"
 
@@ -440,3 +440,11 @@ def wrap_itemset(itemset: str, width: int = 60) -> str:
             line = f"{line}, {p}" if line else p
     out.append(line)
     return "<br>".join(plotly_text(x) for x in out)
+
+def metric_label(m: str, *, long: bool = False) -> str:
+    """A metric's name for people: 'fpr' -> 'FPR' (long: 'FPR: false-positive rate')."""
+    from ..vocabulary import METRIC_LABELS
+
+    short = m.upper() if len(m) <= 4 else m.replace("_", " ")
+    desc = METRIC_LABELS.get(m)
+    return f"{short}: {desc}" if long and desc and desc != short else short

@@ -19,7 +19,9 @@ from ..table import MetricStatistics, SliceTable
 from .compare_views import change_interval_figure, compare_display_frame, compare_headline, worst_slice
 from .figures import contribution_figure
 from .formats import format_count, format_interval, format_value
-from .views import display_frame, findings, headline, interval_figure, slice_table_figure
+from .views import display_frame
+from .cards import findings, headline
+from .figures import interval_figure, slice_table_figure
 
 __all__ = ["table_html", "table_text", "comparison_html", "statistics_html", "TablePlots", "ComparisonPlots",
            "ROWS_SHOWN"]

@@ -140,7 +140,7 @@ def _sorted_rows(table: SliceTable, metric: str, sort_by: str | None = None) -> 
 def _slice_columns(table: SliceTable, metric: str, rows: pd.DataFrame,
                    previous: SliceTable | None) -> list[tuple[str, str, str | None]]:
     """The slice table's columns (label, frame column, kind): those the table has."""
-    from ..present.views import metric_label
+    from ..present.formats import metric_label
     from ..scores import SCORE_LABELS
 
     m = metric
@@ -220,7 +220,7 @@ def _cards(table: SliceTable, metric: str) -> dict:
     """The findings summary of a metric as cards (the app's cards, same words): the header's
     (text, bold) pieces, the cards with their badge's ink, and how many findings there are in all
     when the cards do not show them all."""
-    from ..present.views import FINDING_CARDS, findings, findings_header
+    from ..present.cards import FINDING_CARDS, findings, findings_header
 
     cards, total = findings(table, metric, top=FINDING_CARDS)
     if not cards:
@@ -287,7 +287,8 @@ def _metric_section(table: SliceTable, m: str, *, plan: SlicePlan | None, previo
     from ..explain.adhoc import overlap
     from ..explain.shapley import item_contributions
     from ..present.figures import contribution_figure, overlap_figure
-    from ..present.views import headline_tiles, interval_figure
+    from ..present.cards import headline_tiles
+    from ..present.figures import interval_figure
 
     a = table.assessment or {}
     info = table.metric(m)

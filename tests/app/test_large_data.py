@@ -18,7 +18,8 @@ import divergence
 from apptest_readers import charts, decode, fresh_app, go, keyed, left_out, metrics, run_scan, scanned, table_cells
 from divergence import assess, redundant_itemsets, scan, scan_duckdb
 from divergence.data.datasets import load_demo
-from divergence.present.views import headline, redundancy_epsilon, slice_view
+from divergence.present.cards import headline
+from divergence.present.views import redundancy_epsilon, slice_view
 from divergence.present.formats import format_count, format_percent
 
 STATS = dict(confidence=0.95, correction="bh", bootstrap=0, seed=0, exploratory=True)

@@ -19,7 +19,8 @@ from divergence.present.formats import format_count, format_percent, format_valu
 from divergence import assess, redundant_itemsets, scan
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
 from divergence.report.plan import parse_plan
-from divergence.present.views import display_frame, headline, redundancy_epsilon, slice_view
+from divergence.present.views import display_frame, redundancy_epsilon, slice_view
+from divergence.present.cards import headline
 
 STATS = dict(confidence=0.95, correction="bh", bootstrap=0, seed=0, exploratory=True)
 

@@ -13,7 +13,7 @@ from conftest import NESTED, ROOT
 from divergence import DivergenceInputError, scan, screen_attributes
 from divergence.data.io import load_table
 from divergence.data.roles import guess_roles
-from divergence.present.views import describe_columns, preview_frame
+from divergence.present.columns import describe_columns, preview_frame
 
 
 KW = dict(target="label", prediction="predicted", positive=1, metrics=["fpr"], min_support=0.1)

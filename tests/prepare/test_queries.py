@@ -147,7 +147,7 @@ def test_a_planted_worse_query_group_is_found(tmp_path):
 def test_finding_cards_of_a_query_level_scan_count_queries():
     """A query-level slice is a set of queries: its card says so (a row-level scan's card says rows)."""
     from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
-    from divergence.present.views import findings
+    from divergence.present.cards import findings
 
     t = scan(_planted(0), query="q", relevance="rel", rank_by="score", metrics=["ndcg@10"], min_support=0.02)
     cards, _ = findings(t, "ndcg@10")

@@ -16,7 +16,7 @@ import pytest
 from conftest import ROOT
 from divergence import compare, scan
 from divergence.table import FORMULA_START, write_csv
-from divergence.present.views import table_csv
+from divergence.present.export import table_csv
 
 HOSTILE_NAMES = ['=HYPERLINK("http://x","y")', "@SUM(1)", "+cmd", "-2+3", "\tlead"]
 HOSTILE_VALUES = ["=1+1", "@SUM(A1)", "+x", "-x", "\rcr", "ok"]

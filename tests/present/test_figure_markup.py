@@ -14,8 +14,9 @@ from divergence.present.compare_views import (change_contribution_figure, change
                                               compare_display_frame, compare_table_figure, compare_view)
 from divergence.present.figures import contribution_figure, item_values_figure, lattice_figure, overlap_figure
 from divergence.present.formats import plotly_text, wrap_itemset
-from divergence.present.views import (display_frame, export_caption, figure_html, interval_figure, slice_table_figure,
-                                      titled_figure)
+from divergence.present.views import display_frame
+from divergence.present.export import export_caption, figure_html, titled_figure
+from divergence.present.figures import interval_figure, slice_table_figure
 
 LINK = '<a href="http://127.0.0.9:9/plotly">CLICK</a>'
 TITLE = "</title><script>window.__planted=9</script>"
@@ -104,7 +105,7 @@ def test_the_exported_slice_table_shows_every_number_whole(hostile, monkeypatch)
     q ').000601'). Every column is now as wide as its longest cell (only text wraps, at its spaces),
     and an image is drawn at least as wide as the table needs: at that width each column has the
     pixels its longest unbreakable piece needs, and the cells are the display's values."""
-    from divergence.present import views
+    from divergence.present import export, figures
 
     table, _ = hostile
     rows = table.frame.iloc[1:]
@@ -119,13 +120,13 @@ def test_the_exported_slice_table_shows_every_number_whole(hostile, monkeypatch)
         cells = [str(v) for v in trace.cells.values[j]]
         assert cells == [plotly_text(v) for v in display[col].astype(str)], col  # the numbers as formatted
         piece = max(len(p) for v in display[col].astype(str) for p in v.split(" ")) if len(display) else 0
-        assert px[j] >= views.TABLE_CHAR_PX * piece, (col, px[j], piece)
+        assert px[j] >= figures.TABLE_CHAR_PX * piece, (col, px[j], piece)
     # a PNG is drawn at that width whatever width is asked for
     seen = {}
-    monkeypatch.setattr(views, "png_supported", lambda: True)
-    monkeypatch.setattr(views, "_start_exporter", lambda: None)  # no browser for a drawing that is patched out
+    monkeypatch.setattr(export, "png_supported", lambda: True)
+    monkeypatch.setattr(export, "_start_exporter", lambda: None)  # no browser for a drawing that is patched out
     monkeypatch.setattr(type(fig), "to_image", lambda self, **kw: seen.update(kw) or b"\x89PNG")
-    views.figure_png(fig, width=800)
+    export.figure_png(fig, width=800)
     assert seen["width"] == max(800, natural) >= natural
 
 
@@ -141,8 +142,9 @@ def test_the_exported_table_shows_every_row_whole(monkeypatch):
     """issue 30 point 1 (rows): a slice table whose slices wrap onto two or three lines is exported as
     tall as all its rows under the export's title, as PNG and as HTML; the page's own view may scroll."""
     from divergence.data.datasets import DEMO_ROLES, load_demo
-    from divergence.present import views
-    from divergence.present.views import _wrapped_lines, titled_figure
+    from divergence.present import export, figures
+    from divergence.present.figures import _wrapped_lines
+    from divergence.present.export import titled_figure
 
     from divergence.present.views import slice_view
 
@@ -152,7 +154,7 @@ def test_the_exported_table_shows_every_row_whole(monkeypatch):
     fig = slice_table_figure(display)
     meta = fig.layout.meta
     cw = list(fig.data[0].columnwidth)
-    fits = [int((w / sum(cw) * meta["natural_width"] - 10) / views.TABLE_MEAN_CHAR_PX) for w in cw]
+    fits = [int((w / sum(cw) * meta["natural_width"] - 10) / figures.TABLE_MEAN_CHAR_PX) for w in cw]
     lines = [max(_wrapped_lines(str(display[c].iat[i]), k) for c, k in zip(display.columns, fits))
              for i in range(len(display))]
     assert max(lines) >= 2  # slices and findings long enough to wrap
@@ -160,10 +162,10 @@ def test_the_exported_table_shows_every_row_whole(monkeypatch):
     assert fig.layout.height < meta["natural_height"]  # the page's view is capped and scrolls
     exported = titled_figure(fig, "The slice table", "caption")
     seen = {}
-    monkeypatch.setattr(views, "png_supported", lambda: True)
-    monkeypatch.setattr(views, "_start_exporter", lambda: None)
+    monkeypatch.setattr(export, "png_supported", lambda: True)
+    monkeypatch.setattr(export, "_start_exporter", lambda: None)
     monkeypatch.setattr(type(exported), "to_image", lambda self, **kw: seen.update(kw) or b"\x89PNG")
-    views.figure_png(exported)
+    export.figure_png(exported)
     assert seen["height"] >= meta["natural_height"] + exported.layout.margin.t
     page = figure_html(exported, title="t")
     assert f'style="height:{seen["height"]}px;' in page
@@ -177,17 +179,18 @@ def test_the_exported_png_ends_below_its_last_row():
     import io
 
     from divergence.data.datasets import DEMO_ROLES, load_demo
-    from divergence.present import views
-    from divergence.present.views import slice_view, titled_figure
+    from divergence.present import export
+    from divergence.present.views import slice_view
+    from divergence.present.export import titled_figure
 
-    if not views.png_supported():
+    if not export.png_supported():
         pytest.skip("kaleido or Chromium (/usr/bin/chromium) missing: PNG export unavailable here")
     from PIL import Image
 
     table = divergence.scan(load_demo(), **dict(DEMO_ROLES["classification"], metrics=["error", "fpr"]))
     rows = slice_view(table, metric="error", top_n=25).rows
     fig = titled_figure(slice_table_figure(display_frame(table, rows, "error")), "The slice table", "caption")
-    image = Image.open(io.BytesIO(views.figure_png(fig, scale=1))).convert("L")
+    image = Image.open(io.BytesIO(export.figure_png(fig, scale=1))).convert("L")
     width, height = image.size
     bottom = [image.getpixel((x, y)) for y in range(height - 6, height) for x in range(0, width, 7)]
     assert min(bottom) >= 245, "the table reaches the image's bottom edge: a row is cut"

@@ -14,7 +14,8 @@ from divergence.present.formats import (ACTIONS, GLOSSARY, VERDICT_COLORS, VERDI
                                 verdict_color, verdict_label, verdict_legend)
 from divergence.report.page import build_report
 from divergence.explain.shapley import global_divergence, item_contributions
-from divergence.present.views import display_frame, findings, redundancy_epsilon
+from divergence.present.views import display_frame, redundancy_epsilon
+from divergence.present.cards import findings
 
 STATS = dict(confidence=0.95, correction="bh", bootstrap=200, seed=0)
 COLOUR = re.compile(r"^(#[0-9a-fA-F]{3}([0-9a-fA-F]{3})?|rgba?\([\d.,\s]+\))$")
@@ -162,7 +163,7 @@ def test_verdict_lists_and_colours_have_one_home():
     import importlib
 
     from divergence import vocabulary
-    from divergence.present import compare_views, formats, views
+    from divergence.present import cards, compare_views, formats
     from divergence.report import page
     from divergence.comparison.compare import COMPARE_VERDICTS
 
@@ -177,8 +178,8 @@ def test_verdict_lists_and_colours_have_one_home():
     assert set(vocabulary.FINDING_VERDICTS) <= set(vocabulary.VERDICTS)
     assert all(v in formats.ACTIONS for v in vocabulary.FINDING_VERDICTS)
     # finding cards: the finding verdicts that ask for an action, in the same order
-    assert views._FINDING_ORDER == ("defect", "hard cohort", "undetermined", "above", "below")
-    assert set(views._FINDING_ORDER) < set(formats.FINDING_VERDICTS)
+    assert cards._FINDING_ORDER == ("defect", "hard cohort", "undetermined", "above", "below")
+    assert set(cards._FINDING_ORDER) < set(formats.FINDING_VERDICTS)
 
 
 def test_wrap_itemset_breaks_after_commas():

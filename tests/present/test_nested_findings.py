@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from divergence import scan
-from divergence.present.views import findings, findings_header
+from divergence.present.cards import findings, findings_header
 from divergence.simulate import correlated_world
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"

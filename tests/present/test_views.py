@@ -10,9 +10,12 @@ import pytest
 
 from divergence import DivergenceInputError, scan
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
-from divergence.present.views import (display_frame, figure_html, figure_png, guess_positive, headline,
-                                      interval_figure, parse_bin_spec, png_supported, slice_table_figure, slice_view,
-                                      sort_options, table_csv)
+from divergence.present.views import display_frame, slice_view, sort_options
+from divergence.present.export import figure_html, figure_png, png_supported, table_csv
+from divergence.data.roles import guess_positive
+from divergence.present.cards import headline
+from divergence.present.figures import interval_figure, slice_table_figure
+from divergence.present.columns import parse_bin_spec
 from divergence.stats.replication import split_rows
 from divergence.present.formats import format_count, format_divergence, format_interval, format_number, format_p, format_percent
 
@@ -261,7 +264,7 @@ def test_figure_png():
     assert (width, height) == (400, 300)
     # issue 32 point 1: the exporter's Chromium (a child of this process) sends anything it would fetch
     # on its own to a proxy where nothing listens, so no outside name is looked up
-    from divergence.present.views import NO_PROXY
+    from divergence.present.export import NO_PROXY
 
     browsers = [c for c in _descendant_cmdlines() if "chromium" in c and "--type=" not in c]  # not its helpers
     assert browsers, "no exporter Chromium found among this process's children"
@@ -326,7 +329,7 @@ def test_a_stuck_png_export_is_started_again_then_refused(monkeypatch):
 
     import plotly.graph_objects as go
 
-    from divergence.present import views
+    from divergence.present import export
 
     release = threading.Event()
     calls, restarts = [], []
@@ -337,10 +340,10 @@ def test_a_stuck_png_export_is_started_again_then_refused(monkeypatch):
             release.wait(5)  # stuck (released at the end of the test)
         return b"\x89PNG fake"
 
-    monkeypatch.setattr(views, "png_supported", lambda: True)
-    monkeypatch.setattr(views, "PNG_TIMEOUT", 0.2)
-    monkeypatch.setattr(views, "_restart_exporter", lambda: restarts.append(1))
-    monkeypatch.setattr(views, "_start_exporter", lambda: None)
+    monkeypatch.setattr(export, "png_supported", lambda: True)
+    monkeypatch.setattr(export, "PNG_TIMEOUT", 0.2)
+    monkeypatch.setattr(export, "_restart_exporter", lambda: restarts.append(1))
+    monkeypatch.setattr(export, "_start_exporter", lambda: None)
     monkeypatch.setattr(go.Figure, "to_image", to_image)
     stuck_always = False
     start = time.monotonic()
@@ -358,8 +361,9 @@ def test_every_exported_figure_says_its_data_metric_settings_and_time():
 
     from divergence import scan
     from divergence.data.datasets import DEMO_ROLES, load_demo
-    from divergence.present.views import (display_frame, export_caption, figure_html, interval_figure, slice_table_figure,
-                                  titled_figure)
+    from divergence.present.views import display_frame
+    from divergence.present.export import export_caption, figure_html, titled_figure
+    from divergence.present.figures import interval_figure, slice_table_figure
 
     t = scan(load_demo(), **DEMO_ROLES["classification"], min_support=0.05, max_length=2)
     when = datetime(2026, 12, 1, 18, 10, tzinfo=timezone.utc)
@@ -386,7 +390,7 @@ def test_a_finding_whose_honest_estimate_is_about_zero_is_not_a_card():
     gets no card; the others keep theirs."""
     from divergence import scan
     from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
-    from divergence.present.views import findings
+    from divergence.present.cards import findings
 
     t = scan(load_demo(), **DEMO_ROLES["classification"], attributes=DEMO_ATTRIBUTES, min_support=0.02)
     cards, _ = findings(t, "fpr")

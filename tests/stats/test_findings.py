@@ -10,7 +10,7 @@ import pytest
 from conftest import data_file
 from divergence import scan
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
-from divergence.present.views import headline, headline_tiles
+from divergence.present.cards import headline, headline_tiles
 from divergence.vocabulary import SIGNIFICANT_VERDICTS
 
 SPILLOVER = ("sex=Female, education=Primary", "education=Primary, employment=Salaried")

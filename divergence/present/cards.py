@@ -1,0 +1,467 @@
+"""The numbers above the slice table and the finding cards: the whole dataset's value, the count of
+each verdict, the distinct findings in words with their evidence, the same in the dashboard, the
+report, the CLI summary and a notebook. Reads the table's columns; computes no statistic.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..table import SliceTable
+from .formats import (FINDING_VERDICTS, family_sentence, format_count,
+                      format_divergence, format_divergence_interval, format_interval, format_number, format_p,
+                      format_percent, format_value, is_undefined, metric_label, verdict_label)
+
+__all__ = ["headline", "headline_tiles", "Tile", "verdict_evidence", "findings", "findings_header", "Finding",
+           "FINDING_CARDS", "ABOUT_ZERO"]
+
+def headline(table: SliceTable, metric: str | None = None) -> dict:
+    """The numbers above the slice table: whole-dataset value (and interval), slices
+    tested, significant after correction, and the count of each verdict.
+
+    Keys: ``metric``, ``label``, ``binary``, ``overall``, ``overall_low``, ``overall_high``
+    (NaN without statistics), ``n_slices``, ``n_tested``, ``n_significant`` (None without
+    statistics), ``verdicts`` ({verdict: count}), ``min_size`` (the assessment's entry or None),
+    ``family`` ("scan": q-values corrected over every metric's slices, "metric": this metric's),
+    ``n_family`` (the tests the q-values were corrected over), ``family_sentence`` (the family in
+    words, :func:`divergence.present.formats.family_sentence`) and the counts of distinct findings
+    (:func:`_finding_counts`: ``n_findings``, ``n_explained``, ``n_unexplained``, per verdict, and
+    with replication ``n_replicated``, ``n_not_replicated``).
+    """
+    info = table.metric(metric)
+    m, f = info.name, table.frame
+    assessment = getattr(table, "assessment", None) or {}
+    low = high = float("nan")
+    if hasattr(table, "overall_interval"):
+        low, high = table.overall_interval(m)
+    tested = (assessment.get("n_tested") or {}).get(m)
+    if tested is None:
+        tested = int(f[f"{m}_p"].iloc[1:].notna().sum())
+    significant = None
+    if f"{m}_q" in f.columns:
+        alpha = 1.0 - float(assessment.get("confidence", 0.95))
+        sig = f[f"{m}_q"].iloc[1:] <= alpha
+        if f"{m}_divergence_adj_low" in f.columns:  # a finding's corrected interval excludes 0 too
+            sig &= (f[f"{m}_divergence_adj_low"].iloc[1:] > 0) | (f[f"{m}_divergence_adj_high"].iloc[1:] < 0)
+        significant = int(sig.sum())
+    else:
+        sig = None
+    verdicts: dict[str, int] = {}
+    if f"{m}_verdict" in f.columns:
+        verdicts = {str(k): int(v) for k, v in f[f"{m}_verdict"].iloc[1:].value_counts().items() if k}
+    out = dict(metric=m, label=metric_label(m), binary=info.binary, description=info.description,
+               overall=table.overall(m), overall_low=float(low), overall_high=float(high),
+               n_slices=len(table) - 1, n_tested=int(tested), n_significant=significant,
+               verdicts=verdicts, min_size=(assessment.get("min_size") or {}).get(m),
+               family=assessment.get("family"),
+               n_family=int((assessment.get("family_size") or {}).get(m, tested)),
+               family_sentence=family_sentence(assessment, m) if assessment.get("n_tested") else "")
+    out.update(_finding_counts(table, m, sig.to_numpy() if significant is not None else None))
+    return out
+
+
+def _finding_counts(table: SliceTable, m: str, sig: np.ndarray | None) -> dict:
+    """The headline's counts of distinct findings: ``n_findings``, ``n_explained`` (significant
+    slices a finding accounts for), ``n_unexplained`` (significant, neither a finding nor
+    explained), ``findings_by_verdict``, ``significant_by_verdict`` and, with replication,
+    ``n_replicated`` / ``n_not_replicated`` among the significant slices and the findings."""
+    f = table.frame.iloc[1:]
+    out: dict = {"n_findings": None, "n_explained": None, "n_unexplained": None, "findings_by_verdict": {},
+                 "significant_by_verdict": {}, "n_replicated": None, "n_not_replicated": None,
+                 "findings_replicated": None, "n_not_significant": None}
+    if sig is None:
+        return out
+    verdict = f[f"{m}_verdict"].astype(str).to_numpy() if f"{m}_verdict" in f.columns else np.full(len(f), "")
+    out["significant_by_verdict"] = {str(k): int(v) for k, v in pd.Series(verdict[sig]).value_counts().items() if k}
+    tested = f[f"{m}_p"].notna().to_numpy()
+    out["n_not_significant"] = int((tested & ~sig).sum())
+    out["not_significant_by_verdict"] = {str(k): int(v) for k, v in
+                                         pd.Series(verdict[tested & ~sig]).value_counts().items() if k}
+    if f"{m}_finding" in f.columns:
+        finding = f[f"{m}_finding"].to_numpy(dtype=bool)
+        explained = (f[f"{m}_explained_by"].astype(str) != "").to_numpy()
+        out["n_findings"] = int(finding.sum())
+        out["n_explained"] = int((explained & sig).sum())
+        out["n_unexplained"] = int((sig & ~finding & ~explained).sum())
+        out["findings_by_verdict"] = {str(k): int(v) for k, v in pd.Series(verdict[finding]).value_counts().items()
+                                      if k}
+    if f"{m}_replicated" in f.columns:
+        rep = f[f"{m}_replicated"].to_numpy(dtype=bool)
+        out["n_replicated"] = int((sig & rep).sum())
+        out["n_not_replicated"] = int((sig & ~rep).sum())
+        if f"{m}_finding" in f.columns:
+            out["findings_replicated"] = int((f[f"{m}_finding"].to_numpy(dtype=bool) & rep).sum())
+    return out
+
+
+@dataclass(frozen=True)
+class Tile:
+    """One number of the headline: its label, the number as text, a caption under it and the
+    text shown on hover."""
+
+    label: str
+    value: str
+    caption: str = ""
+    help: str = ""
+
+
+def headline_tiles(table: SliceTable, metric: str | None = None) -> list[Tile]:
+    """The headline as tiles, the same in the dashboard, the report and the command line: the whole
+    dataset's value, slices tested (significant plus not significant), significant after correction,
+    the distinct findings and the significant slices they cover, the findings per verdict, with
+    replication the significant slices that did not replicate, and the slices not significant (noise
+    plus too small to tell). The counts add up: tested = significant + not significant; significant
+    = covered by the findings + neither; significant = replicated + not replicated."""
+    from ..vocabulary import CORRECTION_NAMES
+    from .formats import GLOSSARY, VERDICT_TEXT
+
+    h = headline(table, metric)
+    a = table.assessment or {}
+    b = h["binary"]
+    tiles = [Tile(f"{h['label']}, whole dataset", format_value(h["overall"], b),
+                  format_interval(h["overall_low"], h["overall_high"], b),
+                  f"{h['description']} over every row, with its interval")]
+    if h["n_significant"] is None:
+        tiles.append(Tile("Slices tested", format_count(h["n_tested"]), "", "Slices with a p-value."))
+        return tiles
+    alpha = 1.0 - float(a.get("confidence", 0.95))
+    correction = CORRECTION_NAMES.get(a.get("correction", "bh"), "")
+    sig, not_sig = h["n_significant"], h["n_not_significant"]
+    tiles.append(Tile("Slices tested", format_count(h["n_tested"]),
+                      f"{format_count(sig)} significant + {format_count(not_sig)} not",
+                      f"Slices with a p-value. q-values: {h['family_sentence']}." if h["family_sentence"]
+                      else "Slices with a p-value."))
+    tiles.append(Tile("Significant", format_count(sig), f"after correction, q ≤ {alpha:.2g}",
+                      f"{GLOSSARY['q']} Here: {correction}, q ≤ {alpha:.2g}, and the corrected interval excludes 0."))
+    if h["n_findings"] is not None:
+        covered = h["n_findings"] + h["n_explained"]
+        cap = f"cover {format_count(covered)} of the {format_count(sig)} significant"
+        tip = ("A distinct finding is a significant slice that no stronger finding explains: with the findings' rows "
+               "accounted for, it still diverges. A slice explained by a finding is grouped under it (a refinement "
+               "no different from it, a wider slice holding its rows, a slice that only looks low or high because "
+               "it lifts or lowers the whole dataset).")
+        if h["n_unexplained"]:
+            tip += (f" {format_count(h['n_unexplained'])} significant slices are neither: they still diverge with the "
+                    "findings' rows accounted for, but not by enough to count as a different cohort after the "
+                    "correction for the follow-up tests.")
+        tiles.append(Tile("Distinct findings", format_count(h["n_findings"]), cap, tip))
+        pairs = ([("Defects", "defect"), ("Hard cohorts", "hard cohort")] if table.metric(metric).baseline
+                 else [("Above", "above"), ("Below", "below")])
+        for label, verdict in pairs:
+            n_f = h["findings_by_verdict"].get(verdict, 0)
+            n_s = h["significant_by_verdict"].get(verdict, 0)
+            tiles.append(Tile(label, format_count(n_f), f"finding{'s' if n_f != 1 else ''} · {format_count(n_s)} "
+                              f"significant slice{'s' if n_s != 1 else ''}",
+                              f"{VERDICT_TEXT[verdict]} Distinct findings with this verdict, and the significant "
+                              "slices with it (the findings and the slices they explain)."))
+    if h["n_not_replicated"] is not None:
+        tiles.append(Tile("Not replicated", format_count(h["n_not_replicated"]),
+                          f"of {format_count(sig)} significant; {format_count(h['n_replicated'])} replicated",
+                          VERDICT_TEXT["not replicated"] + f" Replication on {a.get('replication') or 'other rows'}."))
+    ns = h.get("not_significant_by_verdict") or {}
+    small = ns.get("too small", 0)
+    tiles.append(Tile("Not significant", format_count(not_sig),
+                      f"{format_count(ns.get('noise', 0))} noise + {format_count(small)} too small to tell",
+                      " ".join(t for t in ((h["min_size"] or {}).get("text", ""),
+                                           (h["min_size"] or {}).get("power_text", "")) if t)
+                      or "Not significant after correction."))
+    return tiles
+
+
+#: the natural scale of each error metric's lift, in words (see divergence.stats.assess._natural_scale)
+_LIFT_SCALE = {"squared_error": "baseline − error", "abs_error": "baseline² − error²",
+               "error": "−log(1 − 2·error), over the best model-free reference",
+               "brier": "−log(1 − 4·Brier), over the best model-free reference"}
+
+
+def verdict_evidence(table: SliceTable, row: pd.Series, metric: str | None = None) -> str | None:
+    """The three tests behind an error metric's verdict, in words with their numbers (Markdown):
+    is the target harder here than across the values of the slice's attributes, is the
+    model's lift short of theirs, does a reference fitted to these rows beat the model. None for
+    a metric without a baseline."""
+    m = table.metric(metric).name
+    info = table.metric(m)
+    if f"{m}_harder" not in row.index:
+        return None
+    b = info.binary
+    alpha = 1.0 - float((table.assessment or {}).get("confidence", 0.95))
+
+    def sure(q, yes, no):
+        return f"**{yes}** (q = {format_p(q)})" if not is_undefined(q) and float(q) <= alpha else \
+            f"{no} (q = {format_p(q)})"
+
+    binary_target = info.baseline in ("majority", "base_rate")
+    base = row[f"{m}_columns_reference"] if binary_target else row[f"{m}_baseline"]
+    what = ("the best reference without the model (its constant, or a constant per item of another attribute)"
+            if binary_target else "the best constant guess from its own rows")
+    harder, short = row[f"{m}_harder"], row[f"{m}_lift_shortfall"]
+    elsewhere = base - harder if not (is_undefined(base) or is_undefined(harder)) else float("nan")
+    lift_there = row[f"{m}_lift"] + short if not (is_undefined(row[f"{m}_lift"]) or is_undefined(short)) \
+        else float("nan")
+    parts = [
+        f"**Is the target harder here?** {what.capitalize()} errs {format_value(base, b)} here against "
+        f"{format_value(elsewhere, b)} across the values of the slice's attributes (each with its own): "
+        f"{format_divergence(harder, b)} {format_interval(row[f'{m}_harder_low'], row[f'{m}_harder_high'], b)}, "
+        + sure(row[f"{m}_harder_q"], "reliably harder", "not reliably harder") + ".",
+        f"**Does the model gain less here?** Its lift over that baseline ({_LIFT_SCALE.get(m, 'on its scale')}): "
+        f"{format_number(row[f'{m}_lift'])} here against {format_number(lift_there)} across them, a shortfall of "
+        f"{format_number(short)} [{format_number(row[f'{m}_lift_shortfall_low'])}, "
+        f"{format_number(row[f'{m}_lift_shortfall_high'])}], "
+        + sure(row[f"{m}_lift_shortfall_q"], "reliably short", "not reliably short") + ".",
+    ]
+    if f"{m}_reference" in row.index and not is_undefined(row[f"{m}_reference"]):
+        parts.append(f"**Can these rows do better?** The best reference fitted to them errs "
+                     f"{format_value(row[f'{m}_reference'], b)} against the model's {format_value(row[m], b)}: "
+                     + sure(row[f"{m}_worse_q"], "it beats the model, by more than on the whole dataset",
+                            "not reliably better than the model, beyond the whole dataset") + ".")
+    else:
+        parts.append("**Can these rows do better?** Not known: the references need the rows (this result keeps "
+                     "tallies only), so no defect is claimed.")
+    return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One finding in plain words: who (the slice, its rows), what (the metric against the
+    whole dataset), how sure (q over the slices tested, replication) and what to do."""
+
+    index: int
+    itemset: str
+    verdict: str
+    color: str
+    who: str
+    what: str
+    sure: str
+    todo: str
+    #: the significant slices it accounts for (itself included); 1 for a slice not a distinct finding
+    covers: int = 1
+    #: whether it is a distinct finding (no stronger finding explains it)
+    distinct: bool = False
+    #: whether it has n_min measured rows (below: the verdict is marked indicative)
+    meets: bool = True
+    #: the finding holding every row it is measured on ('' for none): it is distinct for how it differs
+    #: from the rest of that one, which ``what`` says first
+    within: str = ""
+    #: the number of the card showing that finding (0: not among the cards)
+    within_card: int = 0
+
+    @property
+    def inside(self) -> str:
+        """Where the card sits, for a finding inside another ('' otherwise): shown above its words."""
+        if not self.within:
+            return ""
+        return (f"Inside finding {self.within_card} (“{self.within}”)" if self.within_card
+                else f"Inside the finding “{self.within}”")
+
+    @property
+    def badge(self) -> str:
+        """The verdict as the table shows it: 'above · indicative' below the minimum size."""
+        return verdict_label(self.verdict, None, None, self.meets)
+
+
+#: findings summarised as cards, in the app and in the report
+FINDING_CARDS = 3
+#: the verdicts summarised as findings
+_FINDING_ORDER = tuple(v for v in FINDING_VERDICTS if v != "better")  # better needs no action
+
+
+def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING_CARDS,
+             exclude: np.ndarray | None = None, max_shared: float = 0.5) -> tuple[list[Finding], int]:
+    """The findings to show first, as cards, and how many findings there are in all.
+
+    The cards are the distinct findings (``M_finding``: no stronger finding explains them; see
+    :mod:`divergence.stats.findings`) in the default order, each with the count of significant slices it
+    accounts for; ``better`` needs no action and gets no card. A result without distinct findings
+    (assessed before they existed) falls back to the slices whose verdict is a defect, a hard
+    cohort, above or below, by the strength of their evidence, skipping one that refines a card
+    already taken, that one refines, or that shares more than ``max_shared`` of its rows with one.
+    ``exclude``: slices to leave out of that fallback (e.g. redundant ones).
+    """
+    from .formats import ACTIONS, family_sentence, verdict_color
+
+    info = table.metric(metric)
+    m, binary = info.name, info.binary
+    f = table.frame
+    if f"{m}_verdict" not in f.columns:
+        return [], 0
+    verdict = f[f"{m}_verdict"].to_numpy().astype(str)
+    distinct = f"{m}_finding" in f.columns
+    covers = {}
+    if distinct:
+        flag = f[f"{m}_finding"].to_numpy(dtype=bool)
+        # a finding whose own honest estimate (replicated, else shrunk) is about zero says nothing to act
+        # on: significant, but the estimate a meeting reads is 0 (issue 30): no card
+        flag = flag & ~_about_zero(table, m)
+        order = np.array([i for i in table.default_order(m) if flag[i] and verdict[i] not in ("better", "noise")],
+                         dtype=np.int64)
+        candidates = order
+        counts = f[f"{m}_explained_by"].value_counts()
+        covers = {int(i): 1 + int(counts.get(f["itemset"].iat[i], 0)) for i in order}
+    else:
+        keep = np.isin(verdict, _FINDING_ORDER)
+        keep[0] = False
+        if exclude is not None:
+            keep &= ~np.asarray(exclude, dtype=bool)
+        candidates = np.nonzero(keep)[0]
+        rank = np.array([_FINDING_ORDER.index(v) for v in verdict[candidates]])
+        size = np.abs(f[f"{m}_divergence"].to_numpy()[candidates])
+        qcol = f[f"{m}_q"] if f"{m}_q" in f.columns else f[f"{m}_p"]
+        evidence = np.nan_to_num(qcol.to_numpy(dtype=float)[candidates], nan=1.0)
+        order = candidates[np.lexsort((rank, -size, evidence))]
+    a = table.assessment or {}
+    # the q-values' family: every metric's slices (the default) or this metric's
+    family = family_sentence(a, m)
+    overall = table.overall(m)
+    first = f.iloc[0]
+    label = metric_label(m)
+    unit = "queries" if (table.params or {}).get("query") else "rows"  # a query-level slice is a set of queries
+    taken: list[int] = []
+    rows_of: dict[int, np.ndarray] = {}
+    cards: list[Finding] = []
+    for i in order:
+        if len(cards) >= top:
+            break
+        codes = table.codes[i]
+        if not distinct and any(np.all((table.codes[j] < 0) | (table.codes[j] == codes))
+                                or np.all((codes < 0) | (codes == table.codes[j])) for j in taken):
+            continue  # a refinement of a finding already shown, or a wider slice holding it
+        if not distinct and table.row_codes is not None:
+            mine = rows_of.setdefault(i, table.rows_of(i))
+            if any((mine & rows_of[j]).sum() > max_shared * max(mine.sum(), 1) for j in taken):
+                continue
+        taken.append(i)
+        r = f.iloc[i]
+        who = f"{format_count(r['count'])} {unit} ({format_percent(r['support'])} of all)"
+        if r[f"{m}_count"] != r["count"]:
+            who += f"; {label} measured on {format_count(r[f'{m}_count'])}"
+        holder = str(r.get(f"{m}_within") or "") if distinct else ""
+        value = f"{label} {format_value(r[m], binary)} {format_interval(r.get(f'{m}_ci_low'), r.get(f'{m}_ci_high'), binary)}"
+        if holder and not is_undefined(r.get(f"{m}_within_difference")):
+            # distinct for how it differs from the rest of the finding holding it: that first, then the whole dataset
+            diff, div = float(r[f"{m}_within_difference"]), float(r[f"{m}_divergence"])
+            what = (f"{value}, {'higher' if diff > 0 else 'lower'} than the rest of “{holder}” "
+                    f"({label} {format_value(r[f'{m}_within_rest'], binary)} on its other rows; difference "
+                    f"{format_divergence(diff, binary)}, interval "
+                    f"{format_divergence_interval(r[f'{m}_within_ci_low'], r[f'{m}_within_ci_high'], binary)}), "
+                    f"{'though' if (diff > 0) != (div > 0) else 'and'} {'above' if div > 0 else 'below'} "
+                    f"{format_value(overall, binary)} for the whole dataset ({format_divergence(div, binary)}")
+        else:
+            what = (f"{value} against {format_value(overall, binary)} for the whole dataset "
+                    f"({format_divergence(r[f'{m}_divergence'], binary)}")
+        rep = r.get(f"{m}_replicated_divergence")
+        shrunk = r.get(f"{m}_divergence_shrunk")
+        if not is_undefined(rep):
+            what += f"; {format_divergence(rep, binary)} on the replication rows"
+        elif not is_undefined(shrunk):
+            # shrinkage pulls a slice's step beyond the slices holding it towards 0: towards them, which
+            # can read farther from the whole dataset than the raw value when they diverge more
+            farther = abs(float(shrunk)) > abs(float(r[f"{m}_divergence"]))
+            what += (f"; {format_divergence(shrunk, binary)} "
+                     + ("after shrinking towards the wider slices holding it, which diverge more" if farther
+                        else "shrunk for the winner's curse"))
+        what += ")"
+        if f"{m}_baseline" in f.columns and not is_undefined(r[f"{m}_baseline"]):
+            what += (f"; the best constant guess from its own rows errs {format_value(r[f'{m}_baseline'], binary)} "
+                     f"(whole dataset {format_value(first[f'{m}_baseline'], binary)})")
+        sure = f"q = {format_p(r.get(f'{m}_q'))} ({family})"
+        if f"{m}_replicated" in f.columns:
+            sure += (f"; {'replicated' if bool(r[f'{m}_replicated']) else 'not replicated'} on "
+                     f"{a.get('replication') or 'the replication rows'}: "
+                     f"{format_value(r[f'{m}_replicated_value'], binary)} "
+                     f"{format_interval(r[f'{m}_replicated_ci_low'], r[f'{m}_replicated_ci_high'], binary)}")
+        else:
+            sure += "; not checked on other rows (no replication data)"
+        if distinct and covers.get(int(i), 1) > 1:
+            who += (f"; accounts for {format_count(covers[int(i)] - 1)} other significant slice"
+                    f"{'s' if covers[int(i)] > 2 else ''} (refinements, wider slices holding its rows, slices it "
+                    "lifts or lowers)")
+        meets = bool(r[f"{m}_meets_min_size"]) if f"{m}_meets_min_size" in f.columns else True
+        if not meets:
+            n_min = ((a.get("min_size") or {}).get(m) or {}).get("n_min")
+            sure += (f"; indicative: {format_count(r[f'{m}_count'])} measured rows, below the minimum size "
+                     f"n_min = {format_count(n_min)} (its interval is wider than δ)")
+        todo = ACTIONS.get(str(r[f"{m}_verdict"]), "")
+        if holder and not is_undefined(r.get(f"{m}_within_difference")):
+            # what to do follows what makes it distinct: how it differs from the rest of the finding holding it
+            diff, low, high = (float(r[f"{m}_within_{k}"]) for k in ("difference", "ci_low", "ci_high"))
+            sure_side = (low > 0) or (high < 0)
+            todo = (f"Review these rows as part of “{holder}”: the metric is {'reliably ' if sure_side else ''}"
+                    f"{'higher' if diff > 0 else 'lower'} here than on the rest of it"
+                    + (f", though {'higher' if float(r[f'{m}_divergence']) > 0 else 'lower'} than overall"
+                       if (diff > 0) != (float(r[f'{m}_divergence']) > 0) else "") + ".")
+        cards.append(Finding(index=int(i), itemset=str(r["itemset"]), verdict=str(r[f"{m}_verdict"]),
+                             color=verdict_color(r[f"{m}_verdict"]), who=who, what=what, sure=sure,
+                             todo=todo, covers=covers.get(int(i), 1),
+                             distinct=distinct, meets=meets, within=holder))
+    return _under_their_holders(cards), int(candidates.size)
+
+
+def _under_their_holders(cards: list[Finding]) -> list[Finding]:
+    """The cards with each one inside another card placed right after it, numbered by its holder's card."""
+    import dataclasses
+
+    by_itemset = {c.itemset: c for c in cards}
+    top = [c for c in cards if c.within not in by_itemset]
+    out: list[Finding] = []
+
+    def place(card: Finding) -> None:
+        out.append(card)
+        for inner in cards:
+            if inner.within == card.itemset and inner not in out:
+                place(inner)
+
+    for card in top:
+        place(card)
+    number = {c.itemset: n for n, c in enumerate(out, 1)}
+    return [dataclasses.replace(c, within_card=number.get(c.within, 0)) if c.within else c for c in out]
+
+
+#: a finding's honest estimate within this share of δ of zero is "about zero": no card
+ABOUT_ZERO = 0.1
+
+
+def _about_zero(table: SliceTable, m: str) -> np.ndarray:
+    """Per slice: its honest estimate (the replicated divergence where measured, else the shrunk one)
+    lies within :data:`ABOUT_ZERO` · δ of 0 (False where there is none, or no δ)."""
+    f = table.frame
+    delta = (((table.assessment or {}).get("min_size") or {}).get(m) or {}).get("delta")
+    if not delta or f"{m}_divergence_shrunk" not in f.columns:
+        return np.zeros(len(f), dtype=bool)
+    honest = f[f"{m}_divergence_shrunk"].to_numpy(dtype=float)
+    if f"{m}_replicated_divergence" in f.columns:
+        rep = f[f"{m}_replicated_divergence"].to_numpy(dtype=float)
+        honest = np.where(np.isfinite(rep), rep, honest)
+    return np.isfinite(honest) & (np.abs(honest) < ABOUT_ZERO * float(delta))
+
+
+def findings_header(cards: Sequence[Finding], total: int) -> str:
+    """The sentence above the finding cards (markdown), the same in the app and the report: how
+    many distinct findings there are, that each is a different cohort (only when the cards are
+    distinct findings: none explains another), and how many significant slices they account for."""
+    if not cards:
+        return ""
+    if not cards[0].distinct:
+        return (f"**Findings** · the {len(cards)} with the strongest evidence"
+                + (f" ({format_count(total)} slices are findings in all; the others refine or overlap these: "
+                   "Intervals page)" if total > len(cards) else ""))
+    shown = (f"the first {len(cards)} of {format_count(total)}" if total > len(cards)
+             else ("both" if len(cards) == 2 else f"all {len(cards)}" if len(cards) > 1 else "the one"))
+    covered = sum(c.covers for c in cards)
+    many = len(cards) > 1
+    inside = [c for c in cards if c.within]
+    others = ("refinements no different from them, wider slices holding their rows, or slices they lift or lower"
+              if many else "refinements no different from it, wider slices holding its rows, or slices it lifts or "
+                           "lowers")
+    if inside:  # not "each a different cohort": some lie inside another finding, distinct from the rest of it
+        relation = (f"; {format_count(len(inside))} of {'them' if many else 'it'} lie{'s' if len(inside) == 1 else ''} "
+                    f"inside another finding and {'differs' if len(inside) == 1 else 'differ'} from the rest of it")
+    else:
+        relation = ", each a different cohort: none is explained by another" if many else ""
+    lead = "**One distinct finding**" if total == 1 and len(cards) == 1 else f"**Distinct findings** · {shown}"
+    return (lead + relation
+            + f"; {'they account' if many else 'it accounts'} for {format_count(covered)} significant "
+              f"slice{'s' if covered != 1 else ''}, {'themselves' if many else 'itself'} included"
+            + (f" (the others are {others})." if covered > len(cards) else "."))

@@ -129,3 +129,45 @@ def assert_same_table(got, want, *, rtol: float = 1e-12) -> None:
                                        equal_nan=True, err_msg=col)
     assert got.notes[:-1] == want.notes
     assert got.n_rows == want.n_rows
+
+
+def every_type_parquet(path, n: int = 2000, seed: int = 3) -> str:
+    """A Parquet file with a column of each Arrow type the engines hand over (issue 32 point 6): numbers
+    of every width, booleans, text three ways, dates and times, decimals, durations, bytes, lists,
+    structs, maps and an all-missing column, beside a random target and prediction."""
+    import datetime as dt
+    import decimal
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(seed)
+    pick = lambda k: rng.integers(0, k, n)  # noqa: E731
+    words = np.array(["north", "south", "east", "west"])
+    text = [None if i % 17 == 0 else str(w) for i, w in enumerate(words[pick(4)])]
+    day = dt.date(2021, 1, 1)
+    cols = {
+        "int8": pa.array(pick(3), pa.int8()),
+        "uint16": pa.array(pick(4), pa.uint16()),
+        "int64_wide": pa.array(rng.integers(-10**12, 10**12, n), pa.int64()),
+        "float32": pa.array(rng.normal(size=n), pa.float32()),
+        "float64_nan": pa.array(np.where(pick(10) == 0, np.nan, rng.gamma(2.0, size=n))),
+        "flag": pa.array(pick(2) == 1, pa.bool_()),
+        "text": pa.array(text, pa.string()),
+        "large_text": pa.array(text, pa.large_string()),
+        "dict_text": pa.array(text, pa.string()).dictionary_encode(),
+        "day": pa.array([day + dt.timedelta(days=int(k)) for k in pick(700)], pa.date32()),
+        "stamp": pa.array([dt.datetime(2021, 1, 1) + dt.timedelta(hours=int(k)) for k in pick(9000)],
+                          pa.timestamp("us", tz="UTC")),
+        "price": pa.array([decimal.Decimal(int(k)) / 4 for k in pick(9)], pa.decimal128(10, 2)),
+        "wait": pa.array([dt.timedelta(seconds=int(k)) for k in pick(5)], pa.duration("s")),
+        "blob": pa.array([bytes([65 + int(k)]) for k in pick(3)], pa.binary()),
+        "tags": pa.array([[int(k), 1] for k in pick(3)], pa.list_(pa.int32())),
+        "point": pa.array([{"x": int(k)} for k in pick(3)], pa.struct([("x", pa.int32())])),
+        "props": pa.array([[("k", int(k))] for k in pick(3)], pa.map_(pa.string(), pa.int32())),
+        "nothing": pa.nulls(n),
+        "y": pa.array(pick(2), pa.int64()),
+        "p": pa.array(pick(2), pa.int64()),
+    }
+    pq.write_table(pa.table(cols), path)
+    return str(path)

@@ -23,7 +23,7 @@ import pandas as pd
 
 from ..errors import DivergenceInputError, DivergenceOutputError
 
-__all__ = ["read_table", "load_table", "LoadedTable", "sniff_csv", "sniff_file", "CsvDialect", "ReadLimits",
+__all__ = ["parquet_numbers", "read_table", "load_table", "LoadedTable", "sniff_csv", "sniff_file", "CsvDialect", "ReadLimits",
            "TableEstimate", "open_data", "available_memory", "estimate_table", "size_text", "MAGIC",
            "PARQUET_SUFFIXES", "pandas_names", "dialect_notes", "duplicate_note", "write_atomically",
            "remove_stale_temporaries"]
@@ -584,6 +584,35 @@ def _drain(inp: "_Input", limits: ReadLimits) -> int:
             total += len(chunk)
 
 
+def parquet_numbers(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """Parquet's decimals and durations as the numbers the DuckDB and Spark engines read them as
+    (pandas gives Decimal objects, sliced value by value, and timedeltas): decimals as floats,
+    durations as whole counts of their stored unit; a note names each column converted."""
+    import decimal
+
+    import numpy as np
+
+    notes, out = [], None
+    for col in df.columns:
+        s = df[col]
+        if s.dtype.kind == "m":
+            unit = np.datetime_data(s.dtype)[0]
+            values = s.to_numpy()
+            number = pd.Series(np.where(pd.isna(values), np.nan, values.astype("int64").astype(float)),
+                               index=s.index, name=col)
+            words = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}.get(unit, unit)
+            why = f"durations, read as a number of {words}"
+        elif s.dtype == object and isinstance(next(iter(s.dropna().head(1)), None), decimal.Decimal):
+            number = pd.to_numeric(s, errors="coerce").astype(float)
+            why = "decimal numbers, read as floating-point numbers"
+        else:
+            continue
+        out = df.copy() if out is None else out
+        out[col] = number
+        notes.append(f"Column '{col}' holds {why} (as the DuckDB and Spark engines read it).")
+    return (df if out is None else out), notes
+
+
 def load_table(source: Source, *, name: str | None = None, limits: ReadLimits | None = None,
                label: str | None = None) -> LoadedTable:
     """Read a CSV or Parquet table from a path, bytes, a buffer or a binary file-like (an upload).
@@ -633,6 +662,8 @@ def load_table(source: Source, *, name: str | None = None, limits: ReadLimits | 
             notes.append(note)
         if len(df) == 0:
             raise DivergenceInputError(f"File '{label}' has a header but no rows.")
+        df, converted = parquet_numbers(df)
+        notes += converted
         return LoadedTable(df, notes, None, None)
     if not head.strip():
         raise DivergenceInputError(f"File '{label}' is empty.")
@@ -667,8 +698,10 @@ def load_table(source: Source, *, name: str | None = None, limits: ReadLimits | 
 
 
 def pandas_names(header: Sequence[str]) -> list[str]:
-    """The column names pandas gives a header: a repeated name gets ``.1``, ``.2``, ..."""
+    """The column names pandas gives a header: an empty name is ``Unnamed: i`` (its position), a
+    repeated name gets ``.1``, ``.2``, ..."""
     out: list[str] = []
+    header = [h if h != "" else f"Unnamed: {i}" for i, h in enumerate(header)]
     used = set(header)
     counts: dict[str, int] = {}
     for h in header:

@@ -11,7 +11,7 @@ import pandas as pd
 
 from ..errors import DivergenceInputError
 
-__all__ = ["unsupported_kind", "unsupported_columns", "check_supported", "nested_notes", "NESTED"]
+__all__ = ["unsupported_kind", "unsupported_columns", "check_supported", "nested_notes", "NESTED", "other_reason"]
 
 #: the kind given to such a column in an attribute screen
 NESTED = "nested"
@@ -26,10 +26,10 @@ def _arrow_kind(dtype) -> str | None:
     t = getattr(dtype, "pyarrow_dtype", None)
     if t is None:
         return None
+    if pa.types.is_struct(t) or pa.types.is_map(t):  # a map is also a list of pairs to pyarrow: asked first
+        return "mapping"
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
         return "list"
-    if pa.types.is_struct(t) or pa.types.is_map(t):
-        return "mapping"
     if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
         return "bytes"
     if pa.types.is_nested(t):
@@ -90,3 +90,16 @@ def nested_notes(left_out: dict[str, str], kinds: dict[str, str]) -> list[str]:
     """The notes of an attribute screen for the columns it left out as nested or binary."""
     return [f"Left out column '{c}' from the attributes: {why}." for c, why in left_out.items()
             if kinds.get(c) == NESTED]
+
+
+def other_reason(type_name: str) -> str:
+    """Why a SQL engine's column of bytes or nested values (its type name) gives no slice, in the words
+    :func:`unsupported_kind` uses for the same column read by pandas."""
+    t = type_name.strip().upper()
+    if t.startswith(("BLOB", "BYTEA", "BINARY", "VARBINARY", "BIT")):
+        kind = "bytes"
+    elif t.startswith(("STRUCT", "MAP", "UNION", "VARIANT")):
+        kind = "mapping"
+    else:
+        kind = "list"
+    return f"it holds {_WHAT[kind]}, which no slice can be cut from"

@@ -146,6 +146,7 @@ class _Plan:
     def number(self, name: str, role: str) -> str:
         """The column as numbers, with checks (not a number, infinite) run in the profile."""
         col = self.column(name, role)
+        refuse_other(col, f"the {role}")
         num = self.d.number(col)
         k = len(self.checks)
         if col.kind == "text":
@@ -261,11 +262,22 @@ def plan_outcomes(plan: _Plan, roles: Roles) -> list[_OutcomePlan]:
     return out
 
 
+def refuse_other(col: Column, what: str) -> None:
+    """One line for a column of bytes or nested values used as ``what`` (as the pandas scan says it)."""
+    if col.kind == "other":
+        from ..data.nested import other_reason
+
+        raise DivergenceInputError(f"Column '{col.name}' cannot be used as {what}: {other_reason(col.type)}.")
+
+
 # ----------------------------------------------------------------------------- the scan
 def _profile_sql(plan: _Plan, candidates: list[Column], outcomes: list[_OutcomePlan], source: str) -> str:
     d = plan.d
     parts = ["COUNT(*) AS n_rows"]
     for j, col in enumerate(candidates):
+        if col.kind == "other":  # bytes or nested values: counted, never cast (the screen leaves them out)
+            parts += [f"COUNT({d.ident(col.name)}) AS nn{j}", f"0 AS ad{j}"]
+            continue
         val = d.number(col) if col.numeric else d.category(col)
         parts.append(f"COUNT({val}) AS nn{j}")
         parts.append(f"approx_count_distinct({val}) AS ad{j}")
@@ -417,8 +429,8 @@ def _exact_distinct_if_close(plan: _Plan, col: Column, approx: int, bar: float) 
 
 def _is_row_index(plan: _Plan, col: Column, st: dict, n_rows: int) -> bool:
     text = str(col.name)
-    if text.strip() == "" or text.startswith("Unnamed:"):
-        return True
+    if n_rows >= 2 and col.numeric and (text.strip() == "" or text.startswith("Unnamed:")):
+        return True  # unnamed and numeric, as divergence.data.column_kinds.is_row_index: unnamed text is screened as any
     if n_rows < 2 or not col.numeric or st["nn"] < n_rows or not st.get("int", True):
         return False
     return _exact_distinct_if_close(plan, col, st["ad"], n_rows) == n_rows
@@ -722,6 +734,8 @@ def scan_engine(
     else:
         attrs = check_attributes(slicing.attributes, plan.by_name, taken)
         candidates = [plan.by_name[a] for a in attrs]
+        for c in candidates:
+            refuse_other(c, "an attribute")
     source = f"{backend.source} {_P}src " + " ".join(plan.joins) if plan.joins else backend.source
     # each outcome computed once per row in a projection: the aggregates then refer to short
     # column names (Spark's code generation gives up on very long expressions)

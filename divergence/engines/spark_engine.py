@@ -61,7 +61,9 @@ def spark_session(master: str = "local[*]", *, app_name: str = "divergence", con
         session = builder.getOrCreate()
     except Exception as exc:  # Java missing or unusable: say so in one line
         raise DivergenceInputError(f"Could not start Spark on {master!r}: {str(exc).strip().splitlines()[0]}") from None
-    session.sparkContext.setLogLevel("ERROR")
+    # the scan says every failure in one line (a file it cannot read, a type it cannot cast); Spark's own
+    # log would print a Java stack trace for each before it (a session given to scan_spark keeps its level)
+    session.sparkContext.setLogLevel("OFF")
     return session
 
 
@@ -128,8 +130,43 @@ def read_spark(source: str, *, master: str = "local[*]", spark=None):
             raise DivergenceInputError(f"File, folder or table '{text}' does not exist.") from None
     files, fmt = resolve_files(text)
     if fmt == "parquet":
-        return _guard(lambda: session.read.parquet(*files), f"'{text}'")
+        try:
+            return _guard(lambda: session.read.parquet(*files), f"'{text}'")
+        except DivergenceInputError as exc:
+            raise DivergenceInputError(_unreadable_columns(files, str(exc), text) or str(exc)) from None
     return _guard(lambda: session.read.csv(files, header=True, inferSchema=True), f"'{text}'")
+
+
+def _unreadable_columns(files: Sequence[str], message: str, label: str) -> str | None:
+    """The one line for a Parquet type Spark refuses (16-bit floats, nanosecond timestamps, times of
+    day), naming the columns that have it, or None when the message is about something else."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    tests = []
+    if "FLOAT16" in message:
+        tests.append(pa.types.is_float16)
+    if "NANOS" in message:
+        tests.append(lambda t: pa.types.is_timestamp(t) and t.unit == "ns")
+    if "TIME_TYPE" in message or "(TIME(" in message:
+        tests.append(pa.types.is_time)
+    if not tests:
+        return None
+    found: dict[str, str] = {}
+    for f in files[:100]:
+        try:
+            schema = pq.read_schema(f)
+        except Exception:
+            continue
+        found.update({field.name: str(field.type) for field in schema if any(t(field.type) for t in tests)})
+    if not found:
+        return None
+    named = ", ".join(f"'{c}' ({t})" for c, t in list(found.items())[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+    return (f"Spark cannot read column{'s' if len(found) > 1 else ''} {named} of '{label}': Spark has no such type "
+            "(16-bit floats, nanosecond timestamps and times of day are not read). Scan it with the default engine "
+            "or --engine duckdb, or write the column as another type.")
+
+
 
 
 def scan_spark(data, settings: Settings | None = None, *, spark=None, master: str = "local[*]",

@@ -19,7 +19,7 @@ from ..outcome_rules import CLASSIFICATION, REGRESSION
 __all__ = ["Dialect", "DUCKDB", "SPARK", "Column", "kind_of", "CLASSIFICATION_SQL", "average_ranks",
            "classification_value", "gamma_value", "label_flag", "regression_value", "threshold_flag"]
 
-ColumnKind = Literal["int", "float", "decimal", "bool", "text"]
+ColumnKind = Literal["int", "float", "decimal", "bool", "text", "other"]
 
 
 @dataclass(frozen=True)
@@ -36,9 +36,16 @@ class Column:
         return self.kind in ("int", "float", "decimal")
 
 
+#: engine types no slice can be cut from (bytes, lists, structs, maps): kind "other", never cast or binned
+OTHER_TYPES = ("BLOB", "BYTEA", "BINARY", "VARBINARY", "BIT", "ARRAY", "LIST", "STRUCT", "MAP", "UNION", "VARIANT")
+
+
 def kind_of(type_name: str) -> ColumnKind:
-    """The coarse kind of an engine type name (DuckDB or Spark spelling)."""
+    """The coarse kind of an engine type name (DuckDB or Spark spelling): "other" for bytes and nested
+    values (DuckDB's ``INTEGER[]``, ``STRUCT(...)``; Spark's ``binary``, ``array<int>``, ``map<...>``)."""
     t = type_name.strip().upper()
+    if t.endswith("]") or t.startswith(OTHER_TYPES):
+        return "other"
     if t in ("BOOLEAN", "BOOL"):
         return "bool"
     if t in ("DOUBLE", "FLOAT", "REAL", "FLOAT4", "FLOAT8", "DOUBLE PRECISION"):
@@ -110,8 +117,16 @@ class Dialect:
         if col.kind == "float":
             return f"(CASE WHEN isnan({c}) THEN NULL ELSE CAST({c} AS DOUBLE) END)"
         if col.kind == "text":
-            return f"TRY_CAST({c} AS DOUBLE)"
+            return f"TRY_CAST({self._as_text(col)} AS DOUBLE)"
         return f"CAST({c} AS DOUBLE)"
+
+    def _as_text(self, col: Column) -> str:
+        """A text-kind column as a string for TRY_CAST: Spark refuses to cast a date, a timestamp or an
+        interval to a number at all (an analysis error, not a NULL), so those go through their text."""
+        c = self.ident(col.name)
+        if self.name == "spark" and not col.type.strip().lower().startswith(("string", "varchar", "char")):
+            return f"CAST({c} AS STRING)"
+        return c
 
     def category(self, col: Column) -> str:
         """The value as a category key: NULL where missing; non-numeric types as text."""
@@ -125,7 +140,7 @@ class Dialect:
     def not_a_number(self, col: Column) -> str:
         """True where a text column holds something that is not a number."""
         c = self.ident(col.name)
-        return f"({c} IS NOT NULL AND TRY_CAST({c} AS DOUBLE) IS NULL)"
+        return f"({c} IS NOT NULL AND TRY_CAST({self._as_text(col)} AS DOUBLE) IS NULL)"
 
     def bin_code(self, number_sql: str, edges: Sequence[float], missing_code: int) -> str:
         """Item code of a binned column: right-closed bins, the missing item for NULL."""

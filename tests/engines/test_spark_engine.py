@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from conftest import data_file, engine_cli_tables
-from engine_cases import CASES, assert_same_table, pandas_reference, synthetic
+from engine_cases import CASES, assert_same_table, every_type_parquet, pandas_reference, synthetic
 from divergence import DivergenceInputError
 from divergence.cli.cli import main
 from divergence.data.io import read_table
@@ -107,6 +107,44 @@ def test_a_file_named_parquet_that_is_not_one_is_one_line(spark, tmp_path):
     from divergence.cli.cli import main
 
     assert main(["scan", str(fake), "--engine", "spark", "--outcome", "y"]) == 2
+
+
+def test_every_type_spark_reads_scans_as_pandas_does(spark, tmp_path):
+    """Issue 32 point 6: a column of each Arrow type Spark reads (bytes, lists, structs, maps, dates,
+    decimals, durations, dictionary text among them) gives the pandas table; bytes and nested values
+    are left out with the same notes (Spark refused to cast bytes or a date to a number before)."""
+    import dataclasses
+
+    path = every_type_parquet(tmp_path / "every.parquet")
+    roles = dict(target="y", prediction="p", positive=1, min_support=0.05, max_length=2)
+    _, bare = pandas_reference(path, **roles)
+    got = scan_spark(read_spark(path, spark=spark), quantiles="exact", **roles)
+    want = dataclasses.replace(bare, notes=tuple(n for n in bare.notes if not n.startswith(("Column 'price' holds",
+                                                                                             "Column 'wait' holds"))))
+    assert_same_table(got, want, rtol=1e-9)
+    with pytest.raises(DivergenceInputError, match="^Column 'blob' cannot be used as an attribute: it holds bytes"):
+        scan_spark(read_spark(path, spark=spark), **roles, attributes=["int8", "blob"])
+
+
+@pytest.mark.parametrize("kind", ["float16", "time", "nanoseconds"])
+def test_a_type_spark_cannot_read_is_named_in_one_line(spark, tmp_path, kind):
+    import datetime as dt
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = 50
+    cols = {"y": pa.array([i % 2 for i in range(n)]), "a": pa.array([f"v{i % 3}" for i in range(n)])}
+    odd = {"float16": pa.array([float(i % 5) for i in range(n)], pa.float16()),
+           "time": pa.array([dt.time(i % 24, 0) for i in range(n)], pa.time64("us")),
+           "nanoseconds": pa.array([dt.datetime(2020, 1, 1) + dt.timedelta(days=i) for i in range(n)], pa.timestamp("ns"))}
+    cols["odd col"] = odd[kind]
+    path = tmp_path / f"{kind}.parquet"
+    pq.write_table(pa.table(cols), path)
+    with pytest.raises(DivergenceInputError) as err:
+        read_spark(str(path), spark=spark)
+    line = str(err.value)
+    assert line.startswith("Spark cannot read column 'odd col' (") and "\n" not in line and "--engine duckdb" in line
 
 
 def test_cli_engine_spark(spark, parquet_file, tmp_path, capsys):

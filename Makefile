@@ -58,13 +58,14 @@ DATA_FOLDER ?=
 app: $(VENV)/.kernels
 	$(if $(DATA_FOLDER),DIVERGENCE_DATA_FOLDER="$(DATA_FOLDER)") $(PY) -m ui.serve "$(SERVE)"
 
-## Debian's Chromium for the end-to-end tests (never a browser download)
+## Debian's Chromium for the end-to-end tests (never a browser download), and strace, with which a
+## test records every address a PNG export reaches
 browser:
-	@if [ -x /usr/bin/chromium ]; then :; \
+	@if [ -x /usr/bin/chromium ] && command -v strace >/dev/null; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-		(apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium) >/dev/null \
-		|| echo "could not install chromium: the browser tests will be skipped"; \
-	else echo "no /usr/bin/chromium and not root: the browser tests will be skipped"; fi
+		(apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium strace) >/dev/null \
+		|| echo "could not install chromium and strace: the browser tests will be skipped"; \
+	else echo "no /usr/bin/chromium or strace and not root: the tests that need them will be skipped"; fi
 
 ## a C compiler and Python's headers for the ahead-of-time kernels (Debian's, when root)
 compiler:

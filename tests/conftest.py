@@ -152,6 +152,7 @@ SLOW = {
     "mining/test_budget.py::test_progress_during_a_long_mining_run": "a long mining run",
     "present/test_views.py::test_slice_view_on_100k_slices_returns_top_n": "100,000 slices",
     "present/test_export_network.py": "a PNG export in a process of its own under strace (Chromium)",
+    "kernels/test_concurrent_builds.py": "three real kernel builds at once (about a minute)",
     "cli/test_explain_cli.py::test_compas_explain_from_the_command_line": "real data: COMPAS",
     "stats/test_error_rates.py::test_noisier_labels_are_a_hard_cohort_and_random_flips_a_defect": "simulation",
 }

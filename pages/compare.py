@@ -10,7 +10,8 @@ from divergence.present.compare_views import (change_contribution_figure, change
 from divergence.present.formats import md_code, md_text
 from divergence.report.plan import dump_plan
 from divergence.present.export import table_csv
-from divergence.present.formats import format_count, format_divergence, format_p, format_percent, format_value, verdict_label
+from divergence.present.formats import (format_count, format_divergence, format_p, format_percent, format_value,
+                                        verdict_label)
 from ui import cache, compare, data, render, settings, state
 from ui.state import K, KC
 

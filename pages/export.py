@@ -91,12 +91,19 @@ def results_section(res: dict) -> None:
     if not can_png:
         st.caption("PNG export needs kaleido and Chromium (/usr/bin/chromium); HTML works everywhere.")
     elif not render.in_app_test():
-        exporter = warm_png_exporter()  # Chromium starts in the background: the first PNG needs no wait
-        st.caption({"warming": "PNG: the image maker is starting in the background (a few seconds, once); a PNG "
-                               "asked for meanwhile is drawn as soon as it is ready.",
-                    "ready": "PNG: ready (about a second per figure).",
-                    "failed": f"PNG: the image maker did not start ({md_text(PNG_EXPORTER.get('error', ''))}); HTML works."}
-                   .get(exporter, ""))
+        # Chromium starts in the background: the first PNG needs no wait. While it starts, the line is
+        # redrawn every second on its own (a fragment), so it never says "starting" once it is ready
+        warming = warm_png_exporter() == "warming"
+
+        @st.fragment(run_every=1.0 if warming else None)
+        def exporter_status() -> None:
+            st.caption({"warming": "PNG: the image maker is starting in the background (a few seconds, once); a PNG "
+                                   "asked for meanwhile is drawn as soon as it is ready.",
+                        "ready": "PNG: ready (about a second per figure).",
+                        "failed": f"PNG: the image maker did not start ({md_text(PNG_EXPORTER.get('error', ''))}); "
+                                  "HTML works."}.get(warm_png_exporter(), ""))
+
+        exporter_status()
     data_label = res.get("data_label", "")
 
     def exported(build, title: str):

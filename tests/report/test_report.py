@@ -149,6 +149,11 @@ def test_report_renders_offline_and_sorts_in_chromium(tmp_path):
         page.wait_for_selector(".js-plotly-plot .main-svg", timeout=30_000)
         assert page.locator(".js-plotly-plot .main-svg").count() >= 3
         assert all(u.startswith(("file:", "data:", "blob:", "about:")) for u in requests)
+        # the page never scrolls sideways in a 1280-pixel window (it was 1,610 pixels wide): headers wrap,
+        # and a table wider still scrolls inside its own box, its header row kept in view
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+        boxes = page.evaluate("Array.from(document.querySelectorAll('.table-box')).map(b => b.getBoundingClientRect().right)")
+        assert boxes and max(boxes) <= 1280
         page.screenshot(path=str(ARTIFACTS / "report_top.png"))
         table = page.locator("table.slices").first
         rows_header = table.locator("th", has_text="Rows").first

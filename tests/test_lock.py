@@ -80,7 +80,12 @@ def test_the_makefile_installs_the_locks_with_hashes():
 def test_the_venv_holds_what_the_locks_say():
     if Path(sys.prefix).resolve() != (ROOT / ".venv").resolve():
         pytest.skip(f"not the Makefile's venv ({sys.prefix}): its packages are whatever that venv holds")
-    installed = {normal(d.metadata["Name"]): d.version for d in metadata.distributions()}
+    import sysconfig
+
+    # the venv's own site-packages only: setuptools puts its vendored packages (an older packaging among
+    # them) on sys.path once it is imported
+    site = [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
+    installed = {normal(d.metadata["Name"]): d.version for d in metadata.distributions(path=site)}
     for lock, entries in LOCKS.items():
         if lock == "requirements-spark.lock" and "pyspark" not in installed:
             continue  # installed by make test only

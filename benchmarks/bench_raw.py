@@ -43,7 +43,7 @@ OLD_DEFAULT = ("first,compas_screening_date,sex,age,age_cat,race,juv_fel_count,j
 
 
 def synthetic(n: int, seed: int = 0) -> pd.DataFrame:
-    """A raw 60-column export (62 with target and score)."""
+    """A raw export of 60 columns, the target and the score among them."""
     rng = np.random.default_rng(seed)
     cat = {f"cat{k:02d}": rng.choice(list("abcde")[: 2 + k % 4], n) for k in range(20)}
     num = {f"num{k:02d}": rng.normal(size=n).round(3) for k in range(15)}
@@ -124,7 +124,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "wide.csv"
         synthetic(args.rows).to_csv(path, index=False)
-        cases.append((f"synthetic ({args.rows:,} x 62)", path,
+        cases.append((f"synthetic ({args.rows:,} x 60)", path,
                       ["--target", "y", "--score", "score", "--threshold", "0.5", "--positive", "1",
                        "--metric", "fpr,fnr"]))
         from divergence.kernels.compiled import build_status

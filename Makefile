@@ -93,7 +93,7 @@ test-fast: $(VENV)/.installed-dev $(VENV)/.kernels
 
 ## speed benchmark (prints a table)
 bench: $(VENV)/.installed-dev $(VENV)/.kernels
-	$(PY) benchmarks/bench_scan.py
+	$(PY) benchmarks/speed/bench_scan.py
 
 ## after editing requirements*.txt: install each set into a new venv and write the *.lock files with
 ## every package's version and the sha256 of its files (.ci/lock.py; reads the package indexes)

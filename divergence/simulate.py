@@ -1,7 +1,7 @@
 """Seeded tables whose truth is known, for checking the statistics by simulation.
 
 Each generator returns ``(data, scan keyword arguments, truth)``: the same table for the same
-seed. The test suite runs a few seeds of each; ``benchmarks/bench_stats.py`` runs the full
+seed. The test suite runs a few seeds of each; ``benchmarks/validation/sim_error_rates.py`` runs the full
 count and prints the measured rates beside their targets.
 """
 from __future__ import annotations
@@ -207,7 +207,7 @@ def truths(df: pd.DataFrame, kw: dict, table) -> np.ndarray:
 
 
 def findings_run(kind: str, seed: int, *, min_support: float = 0.005) -> dict:
-    """One seeded run of the distinct-findings simulations (``benchmarks/sim_findings.py``,
+    """One seeded run of the distinct-findings simulations (``benchmarks/validation/sim_findings.py``,
     ``tests/stats/test_findings_sim.py``): ``one`` (one true cohort with its refinements), ``two`` (two
     cohorts), ``null`` (nothing planted) or ``planted`` (a 5% slice whose truth is +0.10). Returns
     the findings, the first slice of the default order and, per slice of interest, estimate and
@@ -261,7 +261,7 @@ def findings_run(kind: str, seed: int, *, min_support: float = 0.005) -> dict:
 
 def findings_summary(runs: list) -> list:
     """The measured rates of :func:`findings_run` results, each ``(setting, runs, value, target,
-    meets)``: what ``tests/stats/test_findings_sim.py`` asserts and ``benchmarks/sim_findings.py`` prints."""
+    meets)``: what ``tests/stats/test_findings_sim.py`` asserts and ``benchmarks/validation/sim_findings.py`` prints."""
     out = []
 
     def add(setting, rs, value, target, ok):

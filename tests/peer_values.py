@@ -1,5 +1,5 @@
 """pysubgroup 0.9.0's WRAcc top-20 on Adult (target: the random forest's 0/1 error; Apriori, depth 3),
-made by benchmarks/peer_reference.py: (items, rows, errors, quality)."""
+made by benchmarks/tools/peer_reference.py: (items, rows, errors, quality)."""
 PYSUBGROUP_WRACC_ADULT = [
     (['capital-gain=0', 'capital-loss=0', 'marital-status=Married'], 17223, 5383, 0.061404028774778185),
     (['capital-gain=0', 'marital-status=Married'], 18565, 5482, 0.05910267884457345),

@@ -8,7 +8,7 @@ Start method: ``forkserver``. ``fork`` from Streamlit's threaded server could co
 by another thread into the child (a deadlock there); ``spawn`` starts a fresh interpreter for
 every scan (about a second of imports on these machines). The fork server is one clean,
 single-threaded process, started on the first scan, that has imported this module and the
-engine; each worker is forked from it in milliseconds (``benchmarks/bench_worker.py``).
+engine; each worker is forked from it in milliseconds (``benchmarks/speed/bench_worker.py``).
 
 No Streamlit import here: the worker imports only this module and ``divergence``.
 """

@@ -1,6 +1,6 @@
 """compare() by simulation (seeded, deterministic): no false alarms where the two models are
 exchangeable or differ only in the shape of their errors, and the planted worse and better
-slices found. The full count (200 runs per setting) is ``benchmarks/sim_compare.py``; this
+slices found. The full count (200 runs per setting) is ``benchmarks/validation/sim_compare.py``; this
 runs the same generator a few times."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from conftest import ROOT
 
-sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "benchmarks" / "validation"))
 from sim_compare import ALPHA, run_once  # noqa: E402
 
 

@@ -1,5 +1,5 @@
 """The dashboard's processes, read from /proc: which scan workers a server runs (no pytest here: the
-browser tests and ``benchmarks/bench_responsiveness.py`` both use it)."""
+browser tests and ``benchmarks/speed/bench_responsiveness.py`` both use it)."""
 from __future__ import annotations
 
 import os

@@ -10,7 +10,7 @@
 Screenshots (in $DIVERGENCE_ARTIFACTS or tests/e2e/artifacts): scan_1_progress.png,
 scan_2_second_session.png, scan_3_cancelled.png, raw_compas_1_data_page.png, raw_compas_1_roles_asked.png,
 raw_compas_2_left_out.png, raw_compas_3_result.png. Measured latencies are written to
-scan_latency.txt (the numbers in docs/performance.md come from benchmarks/bench_responsiveness.py).
+scan_latency.txt (the numbers in docs/performance.md come from benchmarks/speed/bench_responsiveness.py).
 """
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from divergence import DivergenceInputError, scan
 from divergence.cli.cli import main
 from divergence.prepare.cutpoints import cut_mask, tree_edges
 
-sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "benchmarks" / "validation"))
 from sim_tree import ROLES, generate, judge  # noqa: E402
 
 
@@ -83,7 +83,7 @@ def test_tree_with_holdout_replication_and_plan(tmp_path):
 
 @pytest.mark.slow
 def test_a_planted_band_is_found_and_noise_is_not():
-    """A few seeded runs of benchmarks/sim_tree.py (docs/method-record.md's table has 200)."""
+    """A few seeded runs of benchmarks/validation/sim_tree.py (docs/method-record.md's table has 200)."""
     planted = [judge(scan(generate(s, 10_000), **ROLES, binning="tree", min_support=0.02)) for s in range(6)]
     assert all(r["near"] and r["band_significant"] and r["top_in_band"] for r in planted)
     assert sum(r["null_alarm"] for r in planted) <= 1

@@ -1,5 +1,5 @@
 """The statistics' promises, checked by simulation on seeded tables with known truth (a few
-seeds each; ``benchmarks/bench_stats.py`` runs the full count and prints the rates)."""
+seeds each; ``benchmarks/validation/sim_error_rates.py`` runs the full count and prints the rates)."""
 from __future__ import annotations
 
 import dataclasses

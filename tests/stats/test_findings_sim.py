@@ -1,5 +1,5 @@
 """Distinct findings and the estimates at the top of the default order, by simulation (a few seeds
-of each world; benchmarks/sim_findings.py runs 200 and prints the table in docs/method-record.md)."""
+of each world; benchmarks/validation/sim_findings.py runs 200 and prints the table in docs/method-record.md)."""
 from __future__ import annotations
 
 import pytest
@@ -25,7 +25,7 @@ def test_findings_worlds(kind):
 
 @pytest.mark.slow
 def test_correlated_worlds_name_the_planted_cohorts():
-    """Issue 28 (benchmarks/sim_correlated.py runs 100 seeds per world and size): with a stand-in
+    """Issue 28 (benchmarks/validation/sim_correlated.py runs 100 seeds per world and size): with a stand-in
     attribute agreeing with a cohort's on 80% of rows, the findings at 20,000 rows are the planted
     cohorts; a null world of the same attributes has no finding."""
     from divergence.simulate import correlated_run

@@ -1,5 +1,5 @@
 """Verdicts that mean what they say, by simulation (a few seeds of each setting; the full runs
-are benchmarks/bench_verdicts.py): at 1.1 x n_min a slice with true divergence delta is found;
+are benchmarks/validation/sim_verdicts.py): at 1.1 x n_min a slice with true divergence delta is found;
 no significant slice is 'too small'; a model that ignores a feature in one cohort is a defect
 (regression and classification, the feature a column or not); a noisier target is a hard
 cohort, and its refinements are not defects; a feature in no column is never called a defect

@@ -2,12 +2,12 @@
 setting, runs, measured rate and target (and whether the rate meets it within simulation
 error: two binomial standard errors).
 
-    python benchmarks/bench_stats.py                       # 200 runs per setting (about an hour on 2 busy cores)
-    python benchmarks/bench_stats.py --runs 20 --coverage-runs 100   # a quick look
-    python benchmarks/bench_stats.py --only null,coverage  # some sections: null, coverage, small, verdicts,
+    python benchmarks/validation/sim_error_rates.py                       # 200 runs per setting (about an hour on 2 busy cores)
+    python benchmarks/validation/sim_error_rates.py --runs 20 --coverage-runs 100   # a quick look
+    python benchmarks/validation/sim_error_rates.py --only null,coverage  # some sections: null, coverage, small, verdicts,
                                                            # shrinkage, power
-    python benchmarks/bench_stats.py --speed               # the speed table (see --before)
-    python benchmarks/bench_stats.py --speed --before /path/to/an/older/checkout
+    python benchmarks/validation/sim_error_rates.py --speed               # the speed table (see --before)
+    python benchmarks/validation/sim_error_rates.py --speed --before /path/to/an/older/checkout
 
 Sections (every table seeded; the same numbers for the same runs):
 
@@ -44,7 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("DIVERGENCE_DATA", ROOT.parent / "shared" / "data"))
 
 ALPHA = 0.05

@@ -27,8 +27,8 @@ false discovery rate (the share of false findings among the findings), reported 
 ``coverage``: the share of all slices' 95% change intervals (every run, every metric) that
 hold the slice's true change (the mean of its rows' expected differences).
 
-    python benchmarks/sim_compare.py            # 200 runs per setting (a few minutes)
-    python benchmarks/sim_compare.py --runs 20  # quicker
+    python benchmarks/validation/sim_compare.py            # 200 runs per setting (a few minutes)
+    python benchmarks/validation/sim_compare.py --runs 20  # quicker
 """
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 from divergence import compare  # noqa: E402
 

@@ -1,9 +1,9 @@
 """The browser tests on a busy machine (issue 32 point 4): the e2e folder run several times in a row
 while other processes keep every core busy, one table row per run.
 
-    python benchmarks/e2e_under_load.py                 # 3 runs, 2 busy processes (one per core here)
-    python benchmarks/e2e_under_load.py --runs 1 --busy 0   # the idle time, for comparison
-    python benchmarks/e2e_under_load.py -k compare      # a part of the folder (pytest's -k)
+    python benchmarks/validation/e2e_under_load.py                 # 3 runs, 2 busy processes (one per core here)
+    python benchmarks/validation/e2e_under_load.py --runs 1 --busy 0   # the idle time, for comparison
+    python benchmarks/validation/e2e_under_load.py -k compare      # a part of the folder (pytest's -k)
 
 The load is pure Python arithmetic in separate processes (no I/O, no memory to speak of), started
 before the first run and stopped after the last; the machine's one-minute load average is read at
@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _spin(stop) -> None:

@@ -1,8 +1,8 @@
 """Does the dashboard keep answering while it scans? Prints a table; rerun it to compare.
 
-    python benchmarks/bench_responsiveness.py                      # this checkout
-    python benchmarks/bench_responsiveness.py --app-dir /tmp/old   # another checkout, e.g. before the worker
-    python benchmarks/bench_responsiveness.py --wide 25000         # the raw wide table of bench_raw.py instead
+    python benchmarks/speed/bench_responsiveness.py                      # this checkout
+    python benchmarks/speed/bench_responsiveness.py --app-dir /tmp/old   # another checkout, e.g. before the worker
+    python benchmarks/speed/bench_responsiveness.py --wide 25000         # the raw wide table of bench_raw.py instead
 
 A real server (`streamlit run app.py`) driven by headless Chromium (Debian's /usr/bin/chromium,
 Playwright): the raw ProPublica file (../shared/data, or $DIVERGENCE_DATA) is uploaded with only
@@ -29,7 +29,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("DIVERGENCE_DATA", ROOT.parent / "shared" / "data"))
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 from processes import scan_workers  # noqa: E402  (the same reading of /proc as the browser tests)
@@ -188,15 +188,14 @@ def measure(app_dir: Path) -> dict:
 
 
 def measure_wide(app_dir: Path, rows: int) -> dict:
-    """The raw wide table of benchmarks/bench_raw.py (``rows`` x 60: ids, names, dates, free text) uploaded
+    """The raw wide table of benchmarks/speed/bench_raw.py (``rows`` x 60: ids, names, dates, free text) uploaded
     with its roles only and scanned with the defaults: seconds from Run to the result on screen, the
-    health endpoint's answers meanwhile, and the note of a budget cut."""
+    health endpoint's answers meanwhile, and the result's line."""
     import tempfile
 
     from playwright.sync_api import sync_playwright
 
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from bench_raw import synthetic
+    from bench_raw import synthetic  # beside this script
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

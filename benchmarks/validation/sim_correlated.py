@@ -1,8 +1,8 @@
 """Distinct findings on worlds with correlated attributes, and a lone interaction's shrinkage,
 measured by simulation: one table of setting, runs, measured value, target and whether it meets it.
 
-    python benchmarks/sim_correlated.py                       # 100 runs per world and size
-    python benchmarks/sim_correlated.py --runs 20 --kinds two # a quick look
+    python benchmarks/validation/sim_correlated.py                       # 100 runs per world and size
+    python benchmarks/validation/sim_correlated.py --runs 20 --kinds two # a quick look
 
 Worlds (``divergence.simulate.correlated_world``): a classifier's FPR with cohorts planted on
 attributes that agree with others on 80% of rows; ``two`` (two disjoint cohorts), ``three`` (a third
@@ -14,7 +14,7 @@ import argparse
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def main() -> None:

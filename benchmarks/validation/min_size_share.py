@@ -1,13 +1,13 @@
 """The share of slices meeting the minimum size n_min, and the power size n_power (n_min before
 2026-12-04), on raw COMPAS and Adult: one table.
 
-    python benchmarks/min_size_share.py      # needs ../shared/data
+    python benchmarks/validation/min_size_share.py      # needs ../shared/data
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT.parent / "shared" / "data"
 import pandas as pd  # noqa: E402
 from divergence import scan  # noqa: E402

@@ -1,7 +1,7 @@
 """The attribute screen's measured rules on real and synthetic tables (docs/discretization.md, "Default attributes"):
 per column, what the rules measure and what the screen decides, to show where the lines fall.
 
-    .venv/bin/python benchmarks/screen_rules.py
+    .venv/bin/python benchmarks/validation/screen_rules.py
 
 Columns: the column's leave-one-out accuracy alone (``alone``) against the model's and the
 commonest-class guess's (the rule: at most half of both errors), the sharpest group it marks (rows,
@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from divergence import screen_attributes  # noqa: E402

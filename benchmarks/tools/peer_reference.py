@@ -5,7 +5,7 @@ pysubgroup 0.9.0 requires numpy < 2, so it cannot be a test dependency of this p
 is pinned); run this in an environment that has it (or with `pip install --no-deps --target DIR
 pysubgroup==0.9.0 statsmodels patsy matplotlib` and PYTHONPATH=DIR):
 
-    python benchmarks/peer_reference.py ../shared/data/adult_discretized.csv tests/peer_values.py
+    python benchmarks/tools/peer_reference.py ../shared/data/adult_discretized.csv tests/peer_values.py
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def main(path: str, out: str, k: int = 20, depth: int = 3) -> None:
     print = lines.append  # noqa: A001 - pysubgroup prints to standard output itself
     print('"""pysubgroup 0.9.0\'s WRAcc top-%d on Adult (target: the random forest\'s 0/1 error; Apriori, depth %d),'
           % (k, depth))
-    print('made by benchmarks/peer_reference.py: (items, rows, errors, quality)."""')
+    print('made by benchmarks/tools/peer_reference.py: (items, rows, errors, quality)."""')
     print("PYSUBGROUP_WRACC_ADULT = [")
     for sg, size, pos, q in zip(result["subgroup"], result["size_sg"], result["positives_sg"], result["quality"]):
         items = sorted(f"{s.attribute_name}={s.attribute_value}" for s in sg.selectors)

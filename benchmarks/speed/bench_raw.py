@@ -2,9 +2,9 @@
 `python -m divergence scan ... --output` run, each distinct set of rows once (the default)
 against every itemset (--exhaustive), within the default budget. Prints a table.
 
-    python benchmarks/bench_raw.py                  # raw COMPAS (../shared/data) + synthetic 60 columns
-    python benchmarks/bench_raw.py --rows 50000     # a larger synthetic table
-    python benchmarks/bench_raw.py --max-slices 200000 --time-limit 30   # another budget
+    python benchmarks/speed/bench_raw.py                  # raw COMPAS (../shared/data) + synthetic 60 columns
+    python benchmarks/speed/bench_raw.py --rows 50000     # a larger synthetic table
+    python benchmarks/speed/bench_raw.py --max-slices 200000 --time-limit 30   # another budget
 
 Each run is its own process; "peak MiB" is that process's maximum resident set size and
 "seconds" its wall time (reading, screening the columns, mining, every statistic, writing the
@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("DIVERGENCE_DATA", ROOT.parent / "shared" / "data"))
 
 

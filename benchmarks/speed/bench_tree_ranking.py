@@ -1,9 +1,9 @@
 """What tree binning and query-level ranking cost (docs/performance.md, "Tree binning" and "Ranking quality per
 query"): whole scan() calls, best of --repeat, printed as a table.
 
-    python benchmarks/bench_issue23.py [--rows 1000000] [--repeat 3]
+    python benchmarks/speed/bench_tree_ranking.py [--rows 1000000] [--repeat 3]
 
-- Tree binning against 3 quantile bins on the same table (benchmarks/sim_tree.py's generator: two
+- Tree binning against 3 quantile bins on the same table (benchmarks/validation/sim_tree.py's generator: two
   continuous columns, a lognormal one, a category; FPR), in pandas and in DuckDB (a Parquet file).
 - A query table of ``--rows`` rows (documents; 20 per query, two query attributes, graded relevance,
   a score; NDCG@10, MRR, precision@5) against a row-level scan of as many rows today (the same table
@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "validation"))  # sim_tree's generator
 from divergence import scan, scan_duckdb  # noqa: E402
 from sim_tree import ROLES, generate  # noqa: E402
 

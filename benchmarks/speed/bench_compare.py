@@ -1,7 +1,7 @@
 """Speed of compare() against scan() on one model: prints a table.
 
-    python benchmarks/bench_compare.py            # Adult (../shared/data or $DIVERGENCE_DATA) + a synthetic regression
-    python benchmarks/bench_compare.py --repeat 5 # best of 5 (default 3)
+    python benchmarks/speed/bench_compare.py            # Adult (../shared/data or $DIVERGENCE_DATA) + a synthetic regression
+    python benchmarks/speed/bench_compare.py --repeat 5 # best of 5 (default 3)
 
 Adult (45,222 rows, 11 attributes): the model is the given random forest's predictions
 (``predicted``); the reference is a seeded perturbed copy (10% of its labels flipped at
@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("DIVERGENCE_DATA", ROOT.parent / "shared" / "data"))
 
 from divergence import compare, scan  # noqa: E402

@@ -1,7 +1,7 @@
 """The dashboard's scan worker (ui/worker.py): start-up cost, overhead against the engine run in
 process, and how fast Cancel stops a scan. Prints a table; rerun it to compare.
 
-    python benchmarks/bench_worker.py
+    python benchmarks/speed/bench_worker.py
 
 - "start-up": from ``ui.worker.start()`` until the worker has its data and begins computing, for
   the start methods ``spawn`` (a fresh interpreter per scan) and ``forkserver`` (what the app
@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # the dashboard's ui package (only divergence is installed)
 
 import ui.worker as worker  # noqa: E402

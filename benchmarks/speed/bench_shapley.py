@@ -1,7 +1,7 @@
 """Speed of the explanations (Shapley values, global item divergence, pruning, bootstrap),
 against DivExplorer 0.2.6 where it has the same computation.
 
-    .venv/bin/python benchmarks/bench_shapley.py [--repeat 5] [--no-divexplorer]
+    .venv/bin/python benchmarks/speed/bench_shapley.py [--repeat 5] [--no-divexplorer]
 
 DivExplorer runs in its own virtual environment (``DIVEXPLORER_PYTHON``, default
 /work/divx-venv/bin/python) as a subprocess: it is never imported here. Both sides are
@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 from divergence import (  # noqa: E402
     global_divergence,

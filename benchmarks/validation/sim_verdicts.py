@@ -1,9 +1,9 @@
 """Verdicts that mean what they say, measured by simulation: prints one table of setting, runs,
 measured rate and target (and whether the rate meets it within two binomial standard errors).
 
-    python benchmarks/bench_verdicts.py                  # the full runs (100 per setting; about 40 minutes on 2 busy cores)
-    python benchmarks/bench_verdicts.py --runs 10        # a quick look
-    python benchmarks/bench_verdicts.py --only power     # some sections: power, cohorts, demo
+    python benchmarks/validation/sim_verdicts.py                  # the full runs (100 per setting; about 40 minutes on 2 busy cores)
+    python benchmarks/validation/sim_verdicts.py --runs 10        # a quick look
+    python benchmarks/validation/sim_verdicts.py --only power     # some sections: power, cohorts, demo
 
 Sections (every table seeded; the same numbers for the same runs):
 
@@ -32,9 +32,9 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
-from bench_stats import Row  # noqa: E402  (a measured rate against its target: written once)
+from sim_error_rates import Row  # noqa: E402  (a measured rate against its target: written once)
 
 ALPHA = 0.05
 

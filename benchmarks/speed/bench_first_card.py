@@ -1,8 +1,8 @@
 """How soon a finding card is on screen: in a new session, and after the confidence changes.
 
-    python benchmarks/bench_first_card.py                       # 5 runs of each, this checkout
-    python benchmarks/bench_first_card.py --runs 3 --port 8655  # fewer runs, a given port
-    python benchmarks/bench_first_card.py --app-dir /tmp/old    # another checkout's app.py
+    python benchmarks/speed/bench_first_card.py                       # 5 runs of each, this checkout
+    python benchmarks/speed/bench_first_card.py --runs 3 --port 8655  # fewer runs, a given port
+    python benchmarks/speed/bench_first_card.py --app-dir /tmp/old    # another checkout's app.py
 
 A real server (`streamlit run app.py`, kept running throughout) driven by headless Chromium (Debian's
 /usr/bin/chromium through Playwright, 1280x800); prints a table (seconds: median, worst, runs).
@@ -38,7 +38,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]

@@ -2,8 +2,8 @@
 one that finds nothing; everything else the same: shrinkage, bound, default order), best of
 ``--repeat`` after a warm-up, kernels built ahead of time. Prints one table.
 
-    python benchmarks/bench_findings.py            # built-in data, Adult at 0.005 and 0.002, raw COMPAS
-    python benchmarks/bench_findings.py --quick    # built-in data and Adult at 0.005
+    python benchmarks/speed/bench_findings.py            # built-in data, Adult at 0.005 and 0.002, raw COMPAS
+    python benchmarks/speed/bench_findings.py --quick    # built-in data and Adult at 0.005
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("DIVERGENCE_DATA", ROOT.parent / "shared" / "data"))
 
 

@@ -1,10 +1,10 @@
 """Speed and memory of scan(): prints a table (dataset, support, rows, distinct rows, itemsets,
 seconds, peak MiB, whole-process seconds and MiB).
 
-    python benchmarks/bench_scan.py                 # COMPAS and Adult (../shared/data) + synthetic 1e5..1e7
-    python benchmarks/bench_scan.py --quick         # skip the 1e7-row synthetic table
-    python benchmarks/bench_scan.py --divexplorer /path/to/venv/bin/python   # DivExplorer 0.2.6 beside us
-    DIVERGENCE_KERNELS=jit python benchmarks/bench_scan.py --quick    # numba's JIT kernels only
+    python benchmarks/speed/bench_scan.py                 # COMPAS and Adult (../shared/data) + synthetic 1e5..1e7
+    python benchmarks/speed/bench_scan.py --quick         # skip the 1e7-row synthetic table
+    python benchmarks/speed/bench_scan.py --divexplorer /path/to/venv/bin/python   # DivExplorer 0.2.6 beside us
+    DIVERGENCE_KERNELS=jit python benchmarks/speed/bench_scan.py --quick    # numba's JIT kernels only
 
 Each case runs in a fresh process (so peak memory is its own), after one warm-up call that
 loads the compiled miner; "scan s" is the best of three calls of scan() on a loaded table
@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("DIVERGENCE_DATA", ROOT.parent / "shared" / "data"))
 
 CHILD = r'''
@@ -37,7 +37,7 @@ if spec["kind"] == "file":
     df = pd.read_csv(spec["path"])
     roles = dict(target="class", prediction="predicted", positive=1, metrics=["fpr", "fnr"])
 else:
-    # correlated attributes from latent segments (benchmarks/synthetic.py)
+    # correlated attributes from latent segments (benchmarks/tools/synthetic.py)
     sys.path.insert(0, {bench!r})
     from synthetic import segmented_attributes
     n = spec["rows"]
@@ -99,7 +99,7 @@ r.to_csv(out, index=False)
 
 
 def run_child(spec: dict) -> dict:
-    code = CHILD.format(root=str(ROOT), bench=str(ROOT / "benchmarks"))
+    code = CHILD.format(root=str(ROOT), bench=str(ROOT / "benchmarks" / "tools"))
     out = subprocess.run([sys.executable, "-c", code, json.dumps(spec)], capture_output=True, text=True)
     if out.returncode:
         raise RuntimeError(out.stderr[-2000:])

@@ -1,9 +1,9 @@
 """Tables bigger than memory: DuckDB (and Spark local) do the heavy step, the miner the rest.
 Prints a table (engine, rows, distinct rows, itemsets, seconds, peak MiB).
 
-    python benchmarks/bench_bigdata.py                      # 1e7 and 1e8 rows, duckdb and spark
-    python benchmarks/bench_bigdata.py --rows 1e7 --engines duckdb pandas
-    python benchmarks/bench_bigdata.py --memory-limit 1GB --threads 2
+    python benchmarks/speed/bench_bigdata.py                      # 1e7 and 1e8 rows, duckdb and spark
+    python benchmarks/speed/bench_bigdata.py --rows 1e7 --engines duckdb pandas
+    python benchmarks/speed/bench_bigdata.py --memory-limit 1GB --threads 2
 
 The synthetic Parquet files are generated once under benchmarks/data/ (git-ignored; about
 1.1 GB for 1e8 rows), in row groups, never whole in memory. Each scan runs in a fresh
@@ -31,7 +31,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "benchmarks" / "data"
 ROLES = dict(target="y", prediction="pred", positive=1, metrics=["fpr", "fnr", "error"], min_support=0.01)
 CHUNK = 5_000_000

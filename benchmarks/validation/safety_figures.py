@@ -1,8 +1,8 @@
 """Safety on a shared network and against hostile files, the same answer on a busy machine (issue
 21): the figures of docs/safety.md (tables in docs/performance.md), one table per section.
 
-    python benchmarks/bench_safety.py                       # every section
-    python benchmarks/bench_safety.py --only plan,bomb      # some of them
+    python benchmarks/validation/safety_figures.py                       # every section
+    python benchmarks/validation/safety_figures.py --only plan,bomb      # some of them
 
 Sections:
 
@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # the dashboard's ui package (only divergence is installed)
 
 DATA = Path(os.environ.get("DIVERGENCE_DATA", ROOT.parent / "shared" / "data"))
@@ -130,6 +130,7 @@ def _spin(stop) -> None:
 
 
 def _million():
+    sys.path.insert(0, str(ROOT / "benchmarks" / "tools"))
     from synthetic import segmented_attributes
 
     rng = np.random.default_rng(0)

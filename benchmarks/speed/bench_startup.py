@@ -1,9 +1,9 @@
 """Whole-process speed of the command line: start-up, a small scan, and Adult against DivExplorer.
 
-    python benchmarks/bench_startup.py                                   # best of 5 each
-    python benchmarks/bench_startup.py --divexplorer /tmp/dxvenv/bin/python
-    python benchmarks/bench_startup.py --kernels aot,jit                 # both compiled routes
-    python benchmarks/bench_startup.py --root /path/to/another/checkout  # measure other code
+    python benchmarks/speed/bench_startup.py                                   # best of 5 each
+    python benchmarks/speed/bench_startup.py --divexplorer /tmp/dxvenv/bin/python
+    python benchmarks/speed/bench_startup.py --kernels aot,jit                 # both compiled routes
+    python benchmarks/speed/bench_startup.py --root /path/to/another/checkout  # measure other code
 
 Every figure is a whole process, started afresh and timed from outside (best of ``--repeat``):
 
@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parents[1]
+HERE = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("DIVERGENCE_DATA", HERE.parent / "shared" / "data"))
 
 from bench_scan import DIVEX_JOB  # noqa: E402  (DivExplorer doing the same scan: written once)

@@ -2,8 +2,8 @@
 ``pycc``), numba's JIT with its on-disk cache warmed once beforehand (what an install step could do
 instead of ``pycc``), and numba's JIT from cold (no cache, every kernel compiled by the process).
 
-    python benchmarks/bench_kernels.py                 # 3 runs of each, medians
-    python benchmarks/bench_kernels.py --repeat 5 --no-adult
+    python benchmarks/speed/bench_kernels.py                 # 3 runs of each, medians
+    python benchmarks/speed/bench_kernels.py --repeat 5 --no-adult
 
 Rows (each a fresh ``python -m divergence scan ... --output`` process, timed from outside, the
 routes taking turns so that they share the machine's load):
@@ -12,7 +12,7 @@ routes taking turns so that they share the machine's load):
   CSV beforehand, scanned for FPR and FNR at ``--min-support 0.01``;
 - Adult: ``adult_discretized.csv`` (from ../shared/data or ``DIVERGENCE_DATA``; skipped with a
   message when absent), FPR and FNR at ``--min-support 0.005 --exhaustive``, as in
-  ``benchmarks/bench_startup.py``.
+  ``benchmarks/speed/bench_startup.py``.
 
 Routes, chosen without touching the library, by environment variables only:
 
@@ -38,7 +38,7 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parents[1]
+HERE = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("DIVERGENCE_DATA", HERE.parent / "shared" / "data"))
 
 WRITE_DEMO = r"""

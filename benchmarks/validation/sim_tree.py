@@ -1,7 +1,7 @@
 """Tree binning by simulation: a planted failing band on a continuous column, and columns without
 an effect. Prints a table (docs/method-record.md, "Tree binning").
 
-    python benchmarks/sim_tree.py [--runs 200] [--rows 10000]
+    python benchmarks/validation/sim_tree.py [--runs 200] [--rows 10000]
 
 Generator: ``x``, ``z`` uniform on [0, 1], ``w`` lognormal, ``c`` three categories, the true class
 positive on 30% of rows, the classifier's TPR 0.7; its FPR 0.40 in the band ``0.42 < x <= 0.58``

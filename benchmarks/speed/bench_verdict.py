@@ -2,9 +2,9 @@
 (data, metric, support, slices, seconds of scan() here and, with --before, in an older
 checkout, and the seconds of the verdict's walk alone).
 
-    python benchmarks/bench_verdict.py                      # this checkout
-    python benchmarks/bench_verdict.py --before /path/to/an/older/checkout
-    python benchmarks/bench_verdict.py --quick              # without the 200,000-row table
+    python benchmarks/speed/bench_verdict.py                      # this checkout
+    python benchmarks/speed/bench_verdict.py --before /path/to/an/older/checkout
+    python benchmarks/speed/bench_verdict.py --quick              # without the 200,000-row table
 
 Each case runs in a fresh process per checkout, with the kernels that checkout's ordinary runs
 use (its ahead-of-time build when fresh: build it there with ``python -m divergence.kernels._aot
@@ -23,7 +23,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("DIVERGENCE_DATA", ROOT.parent / "shared" / "data"))
 
 CHILD = r'''
@@ -42,7 +42,7 @@ if spec["data"] == "demo":
     role = "regression" if spec["metric"] in ("abs_error", "squared_error") else "classification"
     kw = dict(DEMO_ROLES[role], attributes=DEMO_ATTRIBUTES)
 elif spec["data"] == "synthetic":
-    # correlated attributes from latent segments (benchmarks/synthetic.py, this checkout's); a
+    # correlated attributes from latent segments (benchmarks/tools/synthetic.py, this checkout's); a
     # 0/1 target with a classifier that errs more in some segments, and a real target with a regressor
     sys.path.insert(0, sys.argv[3])
     from synthetic import segmented_attributes
@@ -108,7 +108,7 @@ def cases(quick: bool) -> list[tuple[str, dict]]:
 
 
 def run(root: str, spec: dict) -> dict:
-    r = subprocess.run([sys.executable, "-c", CHILD, root, json.dumps(spec), str(ROOT / "benchmarks")], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-c", CHILD, root, json.dumps(spec), str(ROOT / "benchmarks" / "tools")], capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit(f"{root}: {spec}\n{r.stderr}")
     return json.loads(r.stdout.strip().splitlines()[-1])

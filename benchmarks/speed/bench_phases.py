@@ -2,7 +2,7 @@
 of the dashboard worker's ``compute`` before (a scan, assessed at the default statistics, then
 assessed again at the request's: emulated) and after (mine once, assess once). Prints a table.
 
-    python benchmarks/bench_phases.py [--repeat 3]
+    python benchmarks/speed/bench_phases.py [--repeat 3]
 
 The statistics are the ones the dashboard used by default until 2026-12-04 (confidence 0.95, BH, 200 bootstrap
 replicates, seed 0). Cases: the built-in data (10,000 rows, its attributes; the classification and
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # the dashboard's ui package (only divergence is installed)
 DATA = Path(os.environ.get("DIVERGENCE_DATA", ROOT.parent / "shared" / "data"))
 

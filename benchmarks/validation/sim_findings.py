@@ -1,8 +1,8 @@
 """Distinct findings and estimates at the top of a list, measured by simulation: one table of
 setting, runs, measured value, target and whether it meets it.
 
-    python benchmarks/sim_findings.py              # 200 runs per world (about 20 minutes on 2 busy cores)
-    python benchmarks/sim_findings.py --runs 20    # a quick look
+    python benchmarks/validation/sim_findings.py              # 200 runs per world (about 20 minutes on 2 busy cores)
+    python benchmarks/validation/sim_findings.py --runs 20    # a quick look
 
 Worlds (10,000 rows, six random attributes, a 0/1 outcome at rate 0.2, support 0.005, about
 2,000 slices; every slice's truth is the divergence of the per-row rate): ``one``, one true
@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def main() -> None:

@@ -1,7 +1,7 @@
 """Speed of what the dashboard does: prints tables (milliseconds).
 
-    python benchmarks/bench_dashboard.py              # every table
-    python benchmarks/bench_dashboard.py --interactions   # only the meeting's interactions
+    python benchmarks/speed/bench_dashboard.py              # every table
+    python benchmarks/speed/bench_dashboard.py --interactions   # only the meeting's interactions
 
 - "interactions": every interaction of a review meeting on the built-in dataset, as the server
   runs it (AppTest: the whole script run of the page, warm caches, no browser): sort by a header
@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("DIVERGENCE_DATA", ROOT.parent / "shared" / "data"))
 
 from divergence import assess, redundant_itemsets, scan  # noqa: E402

@@ -4,8 +4,8 @@ checkouts, compared byte for byte after the parts that must differ (paths, times
 masked; with ../shared/data, also the exhaustive Adult scan, Adult through DuckDB and raw COMPAS.
 Prints one line per file.
 
-    python benchmarks/same_outputs.py /path/to/old/checkout            # against this checkout
-    python benchmarks/same_outputs.py OLD NEW
+    python benchmarks/validation/same_outputs.py /path/to/old/checkout            # against this checkout
+    python benchmarks/validation/same_outputs.py OLD NEW
 """
 import os
 import re
@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parents[1]
+HERE = Path(__file__).resolve().parents[2]
 MASKS = [(re.compile(rb"/tmp/[\w./-]*?/out_[ab]"), b"OUT"),
          (re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), b"UUID"),
          (re.compile(rb"20[0-9]{2}-[0-9]{2}-[0-9]{2}[T ][0-9:]+Z?( UTC)?"), b"TIME"),

@@ -21,7 +21,7 @@ from divergence.present.formats import md_code, md_text
 from divergence.data.io import LoadedTable, load_table
 from divergence.report.plan import parse_plan
 from divergence.data.roles import guess_roles
-from ui import cache, job, settings, state, worker
+from ui import cache, job, pool, settings, state, worker
 from ui.state import BUILT_IN, DEMO_SETTINGS, KC, LOCAL_PATH, ROLE_DEFAULTS, K
 
 SOURCES = {BUILT_IN: "Built-in dataset (credit applications)", "upload": "Upload a file",
@@ -282,7 +282,7 @@ def follow_read() -> None:
             seen = reading.updates
             fraction, text = job.progress_text(reading)
             text = text.replace(f"mining {reading.label}", reading.label)
-            bar.info(md_text(text if reading.progress.get("stage") == worker.WAITING else
+            bar.info(md_text(text if reading.progress.get("stage") == pool.WAITING else
                              f"Reading {read['name']} in a worker process: {reading.progress.get('stage') or 'starting'} "
                              f"({reading.elapsed:.0f} s)…"), icon=":material/hourglass_top:")
             reading.wait(0.25, seen=seen)

@@ -11,7 +11,7 @@ import streamlit as st
 
 from divergence import SliceTable
 from divergence.present.formats import format_count, md_text
-from ui import cache, state, worker
+from ui import cache, pool, state, worker
 from ui.state import K
 
 
@@ -87,7 +87,7 @@ def progress_text(job: worker.Job) -> tuple[float | None, str]:
     p = job.progress or {}
     stage = str(p.get("stage") or "working")
     slices, length, fraction = p.get("slices"), p.get("length"), p.get("fraction")
-    if stage == worker.WAITING:
+    if stage == pool.WAITING:
         ahead = int(p.get("ahead") or 0)
         text = (f"Waiting for a free worker, {ahead} ahead" if ahead else "Waiting for a free worker, next in line") + \
             f" (the server runs {worker.POOL.limits.workers} at once)…"

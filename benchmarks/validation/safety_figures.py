@@ -97,6 +97,7 @@ def _compas_request():
 
 
 def section_concurrency(tmp: Path) -> None:
+    import ui.pool as pool
     import ui.worker as worker
 
     if not (DATA / "compas-scores-two-years.csv").exists():
@@ -109,9 +110,9 @@ def section_concurrency(tmp: Path) -> None:
     while any(j.running for j in jobs):
         alive = [j for j in jobs if j.process is not None and j.process.is_alive()]
         most_alive = max(most_alive, len(alive))
-        most_rss = max(most_rss, sum(worker.resident_bytes(j.process.pid) for j in alive))
+        most_rss = max(most_rss, sum(pool.resident_bytes(j.process.pid) for j in alive))
         most_waiting = max(most_waiting, worker.POOL.status()["waiting"])
-        server = max(server, worker.resident_bytes(os.getpid()))
+        server = max(server, pool.resident_bytes(os.getpid()))
         time.sleep(0.1)
     seconds = time.monotonic() - t0
     states = [j.state for j in jobs]

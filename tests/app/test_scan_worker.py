@@ -10,6 +10,7 @@ from multiprocessing import spawn
 import numpy as np
 import pandas as pd
 
+import ui.pool as pool
 import ui.worker as worker
 from divergence import assess, scan
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
@@ -78,7 +79,7 @@ def test_cancel_stops_the_worker_within_seconds():
         job.wait(1, seen=job.updates)
     assert job.running and job.worker_started is not None, job.error
     seconds = job.cancel()
-    assert seconds < worker.CANCEL_GRACE + 5
+    assert seconds < pool.CANCEL_GRACE + 5
     assert not job.process.is_alive() and job.state == "cancelled" and job.result is None
     assert job.wait(1) == "cancelled"
 
@@ -94,7 +95,7 @@ def test_a_killed_worker_is_reported_not_waited_for():
 
 
 def test_a_scan_whose_session_closed_is_stopped(monkeypatch):
-    monkeypatch.setattr(worker, "ORPHAN_GRACE", 0.5)
+    monkeypatch.setattr(pool, "ORPHAN_GRACE", 0.5)
     alive = [True]
     job = worker.start(_wide_request(), owner_alive=lambda: alive[0])
     assert job.wait(2) == "running"
@@ -107,11 +108,11 @@ def test_a_scan_whose_session_closed_is_stopped(monkeypatch):
 def test_workers_never_run_the_parents_main_script():
     """Under Streamlit ``__main__`` is the app script: a worker must not import and run it."""
     data = spawn.get_preparation_data("x")
-    worker._starting.worker = True
+    pool.starting.worker = True
     try:
         worker_data = spawn.get_preparation_data("x")
     finally:
-        worker._starting.worker = False
+        pool.starting.worker = False
     assert "init_main_from_path" not in worker_data and "init_main_from_name" not in worker_data
     assert {k: v for k, v in data.items() if not k.startswith("init_main")} == worker_data
 

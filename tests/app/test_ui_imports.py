@@ -6,7 +6,6 @@ import ast
 import graphlib
 from pathlib import Path
 
-import pytest
 
 from conftest import ROOT
 
@@ -59,9 +58,24 @@ def test_a_cycle_is_found_in_function_bodies_too(tmp_path):
     assert set(_cycle(graph)) == {"a", "b", "c"}
 
 
-@pytest.mark.parametrize("name", ["streamlit", "ui"])
-def test_the_worker_module_imports_no_streamlit_and_no_other_ui_module(name):
-    tree = ast.parse((UI / "worker.py").read_text())
-    imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    imported |= {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 0}
-    assert name not in imported
+def _imported(path: Path) -> set[str]:
+    """Top-level names of what a module imports (``ui.pool`` as ``ui.pool``)."""
+    tree = ast.parse(path.read_text())
+    out = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom) and n.level == 0:
+            out |= {f"{n.module}.{a.name}" for a in n.names} if n.module == "ui" else {n.module or ""}
+    return {name if name.startswith("ui.") else name.split(".")[0] for name in out}
+
+
+def test_the_worker_module_imports_no_streamlit_and_only_the_pool_of_ui():
+    imported = _imported(UI / "worker.py")
+    assert "streamlit" not in imported
+    assert {name for name in imported if name.startswith("ui")} == {"ui.pool"}
+
+
+def test_the_pool_imports_neither_streamlit_nor_the_engine_nor_ui():
+    """Issue 29 point 4: processes, queue and memory limits are generic code of their own."""
+    imported = _imported(UI / "pool.py")
+    assert not imported & {"streamlit", "divergence", "ui", "pandas", "numpy"}, imported
+    assert not {name for name in imported if name.startswith("ui.")}

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import ui.pool as workers
 import ui.worker as worker
 from ui.job import progress_text
 
@@ -42,7 +43,7 @@ def _wait_for(condition, timeout: float = 120.0) -> None:
 
 
 def test_at_most_the_configured_workers_run_and_the_rest_wait_in_order(pool):
-    pool.configure(worker.WorkerLimits(workers=2, memory=8 << 30))
+    pool.configure(workers.WorkerLimits(workers=2, memory=8 << 30))
     jobs = [worker.start(_heavy(seed=k)) for k in range(6)]
     try:
         _wait_for(lambda: sum(j.worker_started is not None for j in jobs) == 2)
@@ -50,7 +51,7 @@ def test_at_most_the_configured_workers_run_and_the_rest_wait_in_order(pool):
         alive = [j for j in jobs if j.process is not None and j.process.is_alive()]
         assert len(alive) == 2 and pool.status()["running"] == 2 and pool.status()["waiting"] == 4
         waiting = [j for j in jobs if j.process is None]
-        assert [j.progress["stage"] for j in waiting] == [worker.WAITING] * 4
+        assert [j.progress["stage"] for j in waiting] == [workers.WAITING] * 4
         assert [j.progress["ahead"] for j in waiting] == [0, 1, 2, 3]  # in the order they came
         assert progress_text(waiting[2])[1].startswith("Waiting for a free worker, 2 ahead (the server runs 2 at once)")
         assert progress_text(waiting[0])[1].startswith("Waiting for a free worker, next in line")
@@ -69,7 +70,7 @@ def test_at_most_the_configured_workers_run_and_the_rest_wait_in_order(pool):
 
 
 def test_a_worker_past_its_memory_is_stopped_in_one_line(pool):
-    pool.configure(worker.WorkerLimits(workers=1, memory=300 << 20))
+    pool.configure(workers.WorkerLimits(workers=1, memory=300 << 20))
     request = _heavy(rows=8000)
     request.statistics["bootstrap"] = 200  # about 450 MB at its peak, unbounded
     job = worker.start(request)
@@ -82,19 +83,19 @@ def test_a_worker_past_its_memory_is_stopped_in_one_line(pool):
 
 @pytest.mark.parametrize("queued", [False, True])
 def test_a_closed_sessions_scan_is_stopped_within_seconds(pool, queued):
-    pool.configure(worker.WorkerLimits(workers=1, memory=8 << 30))
+    pool.configure(workers.WorkerLimits(workers=1, memory=8 << 30))
     blocker = worker.start(_heavy(seed=9)) if queued else None
     alive = {"open": True}
     job = worker.start(_heavy(rows=40_000), owner_alive=lambda: alive["open"])  # runs well past the grace
     try:
         if queued:
-            _wait_for(lambda: job.progress.get("stage") == worker.WAITING)
+            _wait_for(lambda: job.progress.get("stage") == workers.WAITING)
         else:
             _wait_for(lambda: job.worker_started is not None)
         t0 = time.monotonic()
         alive["open"] = False  # the tab is closed
         assert job.wait(30) == "cancelled"
-        assert time.monotonic() - t0 < worker.ORPHAN_GRACE + 3
+        assert time.monotonic() - t0 < workers.ORPHAN_GRACE + 3
         if job.process is not None:
             job.process.join(5)
             assert not job.process.is_alive()
@@ -108,7 +109,7 @@ def test_the_default_limits_follow_cores_and_memory(monkeypatch):
     monkeypatch.setenv("DIVERGENCE_SCAN_MEMORY", str(6 << 30))
     monkeypatch.setenv("DIVERGENCE_WORKER_MEMORY", str(4 << 30))
     monkeypatch.delenv("DIVERGENCE_WORKERS", raising=False)
-    assert worker.default_limits() == worker.WorkerLimits(workers=1, memory=4 << 30)  # 6 GB holds one 4 GB worker
+    assert worker.default_limits() == workers.WorkerLimits(workers=1, memory=4 << 30)  # 6 GB holds one 4 GB worker
     monkeypatch.setenv("DIVERGENCE_WORKERS", "3")
     limits = worker.default_limits()
     assert limits.workers == 3 and limits.ceiling == 12 << 30

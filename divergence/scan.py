@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .budget import ProgressCallback
-from .data.column_rules import ScreenTimeout
+from .data.column_rules import ScreenTimeout, screen_timeout_message
 from .data.columns import check_attributes, check_frame, default_attributes
 from .prepare.compression import compress_outcomes
 from .prepare.discretize import discretize
@@ -234,10 +234,7 @@ def _screened(df: pd.DataFrame, taken: Sequence[str], roles: Roles, time_limit: 
         return default_attributes(df, taken, **roles.screen_keywords(),
                                   deadline=None if not time_limit else started + float(time_limit))
     except ScreenTimeout as out:
-        raise DivergenceBudgetError(
-            f"The attribute screen did not finish within the time limit ({float(time_limit):g} s, a safety net): "
-            f"it had {out.where}. Name the attributes to slice by "
-            "(attributes, --attributes), or raise the time limit (time_limit, --time-limit).") from None
+        raise DivergenceBudgetError(screen_timeout_message(out.where, float(time_limit))) from None
 
 
 def _by_query(df: pd.DataFrame, replicate: pd.DataFrame | None, st: Settings, started: float):

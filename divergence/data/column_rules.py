@@ -33,7 +33,7 @@ import pandas as pd
 
 from .roles import label_key
 
-__all__ = ["model_rules", "near_copies", "ScreenTimeout", "check_deadline", "Found", "READ_ERROR_SHARE", "MARK_PURITY", "MARK_ROWS",
+__all__ = ["model_rules", "near_copies", "ScreenTimeout", "screen_timeout_message", "check_deadline", "Found", "READ_ERROR_SHARE", "MARK_PURITY", "MARK_ROWS",
            "MARK_SHARE", "MARK_AUC_MARGIN", "most_accurate_threshold", "OTHER_LABELS_KAPPA", "RIVAL_KAPPA", "RIVAL_SHARE", "RIVAL_RHO", "scores_behind", "OTHER_SCORE_AUC", "OTHER_SCORE_RHO", "COPY_AGREEMENT", "COPY_ERROR_SHARE",
            "SAMPLE_ROWS", "BINS"]
 
@@ -552,6 +552,13 @@ class ScreenTimeout(Exception):
     def __init__(self, where: str):
         super().__init__(where)
         self.where = where
+
+
+def screen_timeout_message(where: str, time_limit: float) -> str:
+    """The one line of a scan whose attribute screen the time limit cut (every engine says it so)."""
+    return (f"The attribute screen did not finish within the time limit ({float(time_limit):g} s, a safety net): "
+            f"it had {where}. Name the attributes to slice by (attributes, --attributes), or raise the time limit "
+            "(time_limit, --time-limit).")
 
 
 def check_deadline(deadline: float | None, where: str) -> None:

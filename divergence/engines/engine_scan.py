@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from typing import TYPE_CHECKING, Iterator, Literal, Mapping, Protocol, Sequence
 
 import numpy as np
@@ -33,7 +34,8 @@ from ..prepare.discretize import (
     quantile_levels,
     summary_edges,
 )
-from ..errors import DivergenceInputError
+from ..data.column_rules import ScreenTimeout, screen_timeout_message
+from ..errors import DivergenceBudgetError, DivergenceInputError
 from ..outcome_rules import CLASSIFICATION_METRICS, REGRESSION_METRICS
 from ..prepare.outcomes import BASELINE_KIND
 from ..vocabulary import ENGINES, METRIC_LABELS, PERIODS, QUANTILE_MODES
@@ -328,7 +330,8 @@ SCREEN_ROWS = 50_000
 
 
 def _default_attributes(plan: _Plan, exclude: Sequence[str], n_rows: int, stats: dict, *, target=None,
-                        prediction=None, score=None, threshold=None) -> tuple[list[str], list[str]]:
+                        prediction=None, score=None, threshold=None,
+                        deadline: float | None = None) -> tuple[list[str], list[str]]:
     """:func:`divergence.data.columns.screen_attributes` where the data lives: row numbers, constant and
     all-missing columns and identifiers from exact counts; dates, names and free text from a
     sample of the rows; leakage found on the sample and confirmed on every row in SQL."""
@@ -372,7 +375,7 @@ def _default_attributes(plan: _Plan, exclude: Sequence[str], n_rows: int, stats:
         return None
 
     screened, leaks = screen(sample, exclude, target=target, prediction=prediction, score=score,
-                            threshold=threshold if prediction is None else None, classify=classify)
+                            threshold=threshold if prediction is None else None, classify=classify, deadline=deadline)
     attributes = list(screened.attributes)
     for col, (_, source, checks) in leaks.items():
         if not all(_dependency_holds(plan, col, source, check) for check in checks):
@@ -703,6 +706,7 @@ def scan_engine(
     ``mine_only``: the table of :func:`divergence.mine` (not assessed; ``replicate`` kept in it)."""
     from ..stats.assess import assess
 
+    started = time.monotonic()  # the attribute screen's time limit counts from here, as scan()'s does
     roles, slicing, mining = settings.roles, settings.slicing, settings.mining
     if progress is not None:
         progress(progress_report("reading", 0))
@@ -784,7 +788,13 @@ def scan_engine(
             o.target_shift = float(row[f"oy{k}"]) if row[f"oy{k}"] is not None else 0.0
     notes: list[str] = []
     if slicing.attributes is None:
-        attrs, notes = _default_attributes(plan, taken, n_rows, stats, **roles.screen_keywords())
+        # the time limit (a safety net) covers the screen too, counted from the scan's start, as in scan()
+        limit = mining.time_limit
+        try:
+            attrs, notes = _default_attributes(plan, taken, n_rows, stats, **roles.screen_keywords(),
+                                               deadline=None if not limit else started + float(limit))
+        except ScreenTimeout as out:
+            raise DivergenceBudgetError(screen_timeout_message(out.where, float(limit))) from None
     else:
         attrs = [c.name for c in candidates]
     notes = list(getattr(backend, "notes", [])) + notes

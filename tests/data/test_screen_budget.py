@@ -136,3 +136,17 @@ def test_hundreds_of_attributes_give_no_raw_numeric_warning():
                  max_length=1)
         except DivergenceBudgetError:
             pass
+
+
+def test_the_time_limit_covers_the_duckdb_engines_screen_too(tmp_path):
+    """The SQL engines' screen (on their sample) is bounded by the same time limit, counted from the
+    scan's start, and says so in the same line (it was not bounded before)."""
+    from divergence import scan_duckdb
+
+    path = tmp_path / "wide.parquet"
+    _wide(3_000).to_parquet(path)
+    with pytest.raises(DivergenceBudgetError) as e:
+        scan_duckdb(str(path), target="y", prediction="pred", positive=1, metrics=["fpr"], time_limit=0.5)
+    text = str(e.value)
+    assert text.startswith("The attribute screen did not finish within the time limit (0.5 s")
+    assert re.search(r"it had [a-z ]+ [\d,]+ of 3,002 columns", text) and "\n" not in text

@@ -11,8 +11,10 @@ interpolation: the pandas edges, at the cost of a count per distinct value).
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
+import warnings
 from typing import TYPE_CHECKING, Iterator, Sequence
 
 from .engine_scan import engine_settings, scan_engine
@@ -42,6 +44,16 @@ def _pyspark():
     return DataFrame, SparkSession
 
 
+@contextlib.contextmanager
+def _pandas_notice_off():
+    """pyspark 4 warns that it "does not yet fully support pandas >= 3.0.0" (when a session starts). The
+    scan takes Spark's results as Arrow (``toArrow``), never through pyspark's pandas conversion, and gives
+    the pandas scan's table in every test (tests/engines/test_spark_engine.py): the warning would only alarm."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
+        yield
+
+
 def spark_session(master: str = "local[*]", *, app_name: str = "divergence", config: dict | None = None):
     """A Spark session for a scan: the running one if any, else a new one on ``master``
     (``local[*]``: this machine's cores), UI off and bound to 127.0.0.1 when local."""
@@ -58,7 +70,8 @@ def spark_session(master: str = "local[*]", *, app_name: str = "divergence", con
     for key, value in settings.items():
         builder = builder.config(key, value)
     try:
-        session = builder.getOrCreate()
+        with _pandas_notice_off():  # said while the session starts (pyspark imports its testing helpers)
+            session = builder.getOrCreate()
     except Exception as exc:  # Java missing or unusable: say so in one line
         raise DivergenceInputError(f"Could not start Spark on {master!r}: {str(exc).strip().splitlines()[0]}") from None
     # the scan says every failure in one line (a file it cannot read, a type it cannot cast); Spark's own
@@ -83,7 +96,8 @@ class SparkBackend:
         return self.spark.sql(sql)
 
     def fetch(self, sql: str) -> pa.Table:
-        return _guard(lambda: self._df(sql).toArrow(), self.label)
+        with _pandas_notice_off():
+            return _guard(lambda: self._df(sql).toArrow(), self.label)
 
     def stream(self, sql: str) -> Iterator[pa.RecordBatch]:
         # the grouped rows are few (that is the point): collect them as Arrow batches

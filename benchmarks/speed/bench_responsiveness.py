@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import signal
 import socket
 import statistics
 import subprocess
@@ -43,6 +42,20 @@ def start_server(app_dir: Path, port: int, log: Path) -> subprocess.Popen:
     from bench_first_card import start_server as start
 
     return start(app_dir, port, log)
+
+
+def stop_server(proc: subprocess.Popen) -> str:
+    """The server stopped as bench_first_card stops it: 'stopped', or what happened instead."""
+    from bench_first_card import stop_server as stop
+
+    return stop(proc)
+
+
+def print_results(app_dir: Path, results: dict) -> None:
+    print(f"app: {app_dir}   load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    width = max(map(len, results))
+    for k, v in results.items():
+        print(f"{k:<{width}}  {v}")
 
 
 class Health(threading.Thread):
@@ -178,12 +191,9 @@ def measure(app_dir: Path) -> dict:
                 out["health during the long scan: median / p95 / max (s)"] = summary(health.times)
             browser.close()
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            out["server"] = "ignored SIGTERM for 30 s (killed)"
+        stopped = stop_server(proc)
+        if stopped != "stopped":
+            out["server"] = stopped
     return out
 
 
@@ -238,11 +248,9 @@ def measure_wide(app_dir: Path, rows: int) -> dict:
                 out["result"] = page.get_by_text("slices mined in").first.inner_text()
                 browser.close()
         finally:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
+            stopped = stop_server(proc)
+            if stopped != "stopped":
+                out["server"] = stopped
     return out
 
 
@@ -253,19 +261,11 @@ def main() -> None:
                     help="instead: the raw wide table of bench_raw.py with ROWS rows, uploaded and scanned with its roles")
     args = ap.parse_args()
     if args.wide:
-        results = measure_wide(args.app_dir.resolve(), args.wide)
-        print(f"app: {args.app_dir.resolve()}   load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-        width = max(map(len, results))
-        for k, v in results.items():
-            print(f"{k:<{width}}  {v}")
+        print_results(args.app_dir.resolve(), measure_wide(args.app_dir.resolve(), args.wide))
         return
     if not (DATA / "compas-scores-two-years.csv").exists():
         raise SystemExit(f"compas-scores-two-years.csv not found in {DATA} (set DIVERGENCE_DATA)")
-    results = measure(args.app_dir.resolve())
-    print(f"app: {args.app_dir.resolve()}   load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    width = max(map(len, results))
-    for k, v in results.items():
-        print(f"{k:<{width}}  {v}")
+    print_results(args.app_dir.resolve(), measure(args.app_dir.resolve()))
 
 
 if __name__ == "__main__":

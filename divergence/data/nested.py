@@ -11,7 +11,7 @@ import pandas as pd
 
 from ..errors import DivergenceInputError
 
-__all__ = ["unsupported_kind", "unsupported_columns", "check_supported", "nested_notes", "NESTED", "other_reason"]
+__all__ = ["unsupported_kind", "unsupported_columns", "check_supported", "nested_notes", "NESTED", "other_reason", "SQL_BYTES", "SQL_MAPPINGS", "SQL_LISTS"]
 
 #: the kind given to such a column in an attribute screen
 NESTED = "nested"
@@ -92,13 +92,20 @@ def nested_notes(left_out: dict[str, str], kinds: dict[str, str]) -> list[str]:
             if kinds.get(c) == NESTED]
 
 
+#: SQL type names (DuckDB's and Spark's, by how they start) of bytes, of mappings and of lists: no slice is
+#: cut from them (``INTEGER[]`` is a list too)
+SQL_BYTES = ("BLOB", "BYTEA", "BINARY", "VARBINARY", "BIT")
+SQL_MAPPINGS = ("STRUCT", "MAP", "UNION", "VARIANT")
+SQL_LISTS = ("ARRAY", "LIST")
+
+
 def other_reason(type_name: str) -> str:
     """Why a SQL engine's column of bytes or nested values (its type name) gives no slice, in the words
     :func:`unsupported_kind` uses for the same column read by pandas."""
     t = type_name.strip().upper()
-    if t.startswith(("BLOB", "BYTEA", "BINARY", "VARBINARY", "BIT")):
+    if t.startswith(SQL_BYTES):
         kind = "bytes"
-    elif t.startswith(("STRUCT", "MAP", "UNION", "VARIANT")):
+    elif t.startswith(SQL_MAPPINGS):
         kind = "mapping"
     else:
         kind = "list"

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Literal, Sequence
 
+from ..data.nested import SQL_BYTES, SQL_LISTS, SQL_MAPPINGS
 from ..outcome_rules import CLASSIFICATION, REGRESSION
 
 __all__ = ["Dialect", "DUCKDB", "SPARK", "Column", "kind_of", "CLASSIFICATION_SQL", "average_ranks",
@@ -37,7 +38,7 @@ class Column:
 
 
 #: engine types no slice can be cut from (bytes, lists, structs, maps): kind "other", never cast or binned
-OTHER_TYPES = ("BLOB", "BYTEA", "BINARY", "VARBINARY", "BIT", "ARRAY", "LIST", "STRUCT", "MAP", "UNION", "VARIANT")
+OTHER_TYPES = SQL_BYTES + SQL_LISTS + SQL_MAPPINGS
 
 
 def kind_of(type_name: str) -> ColumnKind:

@@ -11,34 +11,12 @@ import numpy as np
 import pandas as pd
 
 from .prepare.discretize import AttributeBins
+from .prepare.tallies import MetricInfo
 from .errors import DivergenceInputError
 from .hooks import view
 
 __all__ = ["SliceTable", "MetricInfo", "MetricStatistics", "write_csv", "formula_safe", "FORMULA_START",
            "split_items", "find_metric"]
-
-
-@dataclass(frozen=True)
-class MetricInfo:
-    """What a metric column means, and what is needed to recompute its statistics."""
-
-    name: str
-    description: str
-    binary: bool
-    #: the outcome is stored shifted by this value in the tallies (numerical care)
-    shift: float = 0.0
-    #: slice baseline kind for error metrics ('mean', 'median', 'majority', 'base_rate')
-    baseline: str | None = None
-    #: tally column of the target's shifted sum (then its sum of squares), or -1
-    aux: int = -1
-    #: the target is stored shifted by this value in those columns
-    target_shift: float = 0.0
-    #: the outcome's skewness over the whole dataset (NaN: unknown); real outcomes only, it
-    #: decides the side of the skew guard in :func:`divergence.stats.stats.mean_difference_test`
-    skew: float = float("nan")
-    #: tally column of the sum of the cubed shifted outcome over defined rows (then the sum of
-    #: its square), or -1: real outcomes, for the skewness of the rows outside each slice
-    cube: int = -1
 
 
 def find_metric(metrics: Sequence, name: str | None, where: str):

@@ -123,7 +123,7 @@ def test_mine_table_then_measure_equals_scan_on_rows():
     """The seam for engines that group rows elsewhere: distinct rows plus tallies suffice."""
     from divergence.data.datasets import DEMO_ATTRIBUTES, load_demo
     from divergence.mining.mining import compress
-    from divergence.stats.row_weights import outcome_weights
+    from divergence.prepare.row_weights import outcome_weights
     from divergence.prepare.outcomes import build_outcomes
     from divergence.mining.mined import mine_table
     from divergence.stats.tabulate import measure

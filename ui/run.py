@@ -12,7 +12,7 @@ import streamlit as st
 
 from divergence import DivergenceInputError
 from divergence.present.formats import format_count
-from divergence.stats.replication import split_label
+from divergence.prepare.replication_rows import split_label
 from ui import cache, data, job, settings, state, worker
 from ui.state import K
 

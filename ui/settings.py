@@ -19,7 +19,7 @@ from divergence.settings import MAX_SLICES, MAX_WORK, TIME_LIMIT, Settings
 from divergence.data.roles import RoleGuess, guess_positive
 from divergence.data.columns import role_columns
 from divergence.present.columns import parse_bin_spec
-from divergence.stats.replication import split_rows
+from divergence.prepare.replication_rows import split_rows
 from ui import cache, state
 from ui.state import BUILT_IN, KC, ROLE_DEFAULTS, K
 

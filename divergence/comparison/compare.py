@@ -350,9 +350,9 @@ def compare(data: pd.DataFrame, settings: Settings | None = None, *, progress=No
     Only rows where the target and both models' predictions are known are compared (the
     notes say how many were left out), so both values of a slice come from the same rows.
     """
-    from ..data.columns import check_attributes
-    from ..data.columns import check_frame, default_attributes
-    from ..mining.mined import mine_table
+    from ..data.columns import check_frame
+    from ..mining.mined import mine_prepared
+    from ..prepare.prepared import prepare
 
     models = apply_models(data, keywords, progress=progress, compare=True)  # model=, reference= estimators
     if models.records:
@@ -361,7 +361,7 @@ def compare(data: pd.DataFrame, settings: Settings | None = None, *, progress=No
     r, sl, mi, cp = st.roles, st.slicing, st.mining, st.compare
     regression = r.regression
     reference, reference_score = cp.reference, cp.reference_score
-    attributes, bins, quantile_bins, binning = sl.attributes, sl.bins, sl.quantile_bins, sl.binning
+    bins, quantile_bins, binning = sl.bins, sl.quantile_bins, sl.binning
     s, max_length, exhaustive = mi.min_support, mi.max_length, mi.exhaustive
     delta, confidence, correction = st.statistics.delta, st.statistics.confidence, st.statistics.correction
     df = check_frame(data)
@@ -369,25 +369,11 @@ def compare(data: pd.DataFrame, settings: Settings | None = None, *, progress=No
     names, weights, per_metric, diffs = prepared.names, prepared.weights, prepared.per_metric, prepared.diffs
     usable, left_out, notes = prepared.usable, prepared.left_out, list(prepared.notes)
     model_col, ref_col, threshold = prepared.model_col, prepared.ref_col, prepared.threshold
-    # ---- slices: attributes, discretize, mine once
-    roles = r.columns() + [c for c in (reference, reference_score) if c is not None]
-    if attributes is None:
-        attrs, more = default_attributes(df, roles, **r.screen_keywords())
-        notes += more
-    else:
-        attrs = check_attributes(attributes, df.columns, roles, role="a target or a model")
-    if not attrs:
-        raise DivergenceInputError("There is no attribute column to slice by.")
-    if binning == "tree":
-        raise DivergenceInputError(
-            "Tree binning chooses cut points from one model's outcome on rows it then sets aside: compare two models "
-            "on quantile, uniform or explicit bins (a tree scan's cut points can be given as bins).")
-    disc = discretize(df, attrs, bins=bins, quantile_bins=quantile_bins, binning=binning)
-    notes += list(disc.notes)
-    # one mining pass with both models' tallies, as scan() mines (budget, distinct sets of rows)
-    mined = mine_table(disc.codes, weights, bins=disc.bins, metrics=(), n_rows=len(df), min_support=s,
-                       max_length=max_length, notes=notes, exhaustive=exhaustive, max_slices=mi.max_slices,
-                       time_limit=mi.time_limit, progress=progress, max_work=mi.max_work)
+    # ---- slices: the one preparation (attributes, bins) with both models' tallies, mined once, as scan() mines
+    sliced = prepare(df, st, tallies=weights, reserved=[c for c in (reference, reference_score) if c is not None],
+                     role="a target or a model")
+    attrs = [b.name for b in sliced.bins]
+    mined = mine_prepared(dataclasses.replace(sliced, notes=tuple(notes) + sliced.notes), mi, progress=progress)
     tallies = mined.tallies
     notes = list(mined.notes)
     # ---- statistics
@@ -458,7 +444,7 @@ def compare(data: pd.DataFrame, settings: Settings | None = None, *, progress=No
                   quantile_bins=quantile_bins, binning=binning, min_support=s, max_length=max_length,
                   exhaustive=bool(exhaustive))
     table = dataclasses.replace(
-        mined, columns=columns, notes=tuple(notes), row_codes=disc.codes, params=params,
+        mined, columns=columns, notes=tuple(notes), params=params,
         metrics=tuple(MetricInfo(name=i.name, description=i.description, binary=i.binary) for i in infos),
     )
     assessment = {

@@ -1,6 +1,7 @@
-"""The heavy step where the data lives: bin, compute outcomes and compress in SQL, then hand
-the small compressed table (distinct discretized rows and their tallies) to the in-memory
-miner (:func:`divergence.mining.mined.mine_table`), then measured (:func:`divergence.stats.tabulate.measure`).
+"""The heavy step where the data lives: bin, compute outcomes and compress in SQL
+(:func:`prepare_sql`, the SQL implementation of :func:`divergence.prepare.prepared.prepare`), then
+hand the small compressed table (distinct discretized rows and their tallies) to the in-memory
+miner (:func:`divergence.mining.mined.mine_prepared`), then measured (:func:`divergence.stats.tabulate.measure`).
 
 Engine-independent: a :class:`Backend` (DuckDB, Spark) runs the SQL text of
 :mod:`divergence.engines.sql` and returns Arrow data. The bins are built in Python by the functions
@@ -42,19 +43,20 @@ from ..vocabulary import ENGINES, METRIC_LABELS, PERIODS, QUANTILE_MODES
 from ..prepare.outcomes import canonical_metric, check_names, measures, show_value, match_label, parse_gamma, positive_labels
 from ..budget import ProgressCallback, progress_report
 from ..data.columns import NEAR_UNIQUE_SHARE, check_attributes
-from ..mining.mined import mine_table
-from ..stats.tabulate import measure, table_params
+from ..mining.mined import mine_prepared
+from ..stats.tabulate import measure
+from ..prepare.prepared import Prepared, table_params
 from ..settings import Roles, Settings
 from .sql import Column, Dialect, average_ranks, classification_value, gamma_value, label_flag
 from .sql import regression_value, threshold_flag
-from ..stats.replication import needs_its_table
-from ..stats.row_weights import place_aux
+from ..prepare.replication_rows import needs_its_table
+from ..prepare.row_weights import place_aux
 from ..table import MetricInfo, SliceTable
 
 if TYPE_CHECKING:  # pyarrow is imported when a scan runs, not with the package
     import pyarrow as pa
 
-__all__ = ["engine_settings", "RUN_KEYWORDS", "Backend", "scan_engine", "numpy_quantile", "QuantileMode", "ENGINE_NOTE"]
+__all__ = ["engine_settings", "RUN_KEYWORDS", "Backend", "scan_engine", "prepare_sql", "numpy_quantile", "QuantileMode", "ENGINE_NOTE"]
 
 QuantileMode = Literal["auto", "exact", "approx"]
 
@@ -706,6 +708,32 @@ def scan_engine(
     ``mine_only``: the table of :func:`divergence.mine` (not assessed; ``replicate`` kept in it)."""
     from ..stats.assess import assess
 
+    if not mine_only:  # the mined table alone may be given the second table later
+        needs_its_table(settings.replication, replicate)
+    prepared = prepare_sql(backend, settings, engine=engine, quantiles=quantiles, progress=progress)
+    table = measure(mine_prepared(prepared, settings.mining, engine=engine, progress=progress))
+    if progress is not None:
+        progress(progress_report("statistics", len(table) - 1))
+    table = dataclasses.replace(table, engine=backend.name)
+    if mine_only:
+        return dataclasses.replace(table, replicate=replicate)
+    out = assess(table, settings.statistics, replicate=replicate, exploratory=exploratory, progress=progress)
+    if progress is not None:
+        progress(progress_report("done", len(out) - 1, fraction=1.0))
+    return out
+
+
+def prepare_sql(
+    backend: Backend,
+    settings: Settings,
+    *,
+    engine: str = "fast",
+    quantiles: QuantileMode = "auto",
+    progress: ProgressCallback | None = None,
+) -> Prepared:
+    """The SQL implementation of :func:`divergence.prepare.prepared.prepare`: the outcomes, the
+    attribute screen, the bins and the GROUP BY of items and tallies run by ``backend`` (a few
+    passes over the data), to the same :class:`~divergence.prepare.prepared.Prepared`."""
     started = time.monotonic()  # the attribute screen's time limit counts from here, as scan()'s does
     roles, slicing, mining = settings.roles, settings.slicing, settings.mining
     if progress is not None:
@@ -720,8 +748,6 @@ def scan_engine(
             f"{what} is not available with the {backend.name} engine (it splits rows in memory); "
             "give a second table to replicate on instead."
         )
-    if not mine_only:  # the mined table alone may be given the second table later
-        needs_its_table(settings.replication, replicate)
     if engine not in ENGINES:
         raise DivergenceInputError(f"Unknown miner {engine!r}; choose from {', '.join(ENGINES)}.")
     if quantiles not in QUANTILE_MODES:
@@ -862,17 +888,5 @@ def scan_engine(
     notes.append(ENGINE_NOTE.format(engine={"duckdb": "DuckDB", "spark": "Spark"}.get(backend.name, backend.name)))
     params = table_params(settings, metrics=[o.name for o in outcomes], attributes=attrs, engine=backend.name,
                           quantiles=quantiles)
-    table = measure(mine_table(codes, weights, bins=final_bins, metrics=infos, n_rows=n_rows,
-                               min_support=mining.min_support, max_length=mining.max_length, engine=engine,
-                               notes=notes, params=params, exhaustive=mining.exhaustive,
-                               max_slices=mining.max_slices, time_limit=mining.time_limit, progress=progress,
-                               max_work=mining.max_work))
-    if progress is not None:
-        progress(progress_report("statistics", len(table) - 1))
-    table = dataclasses.replace(table, engine=backend.name)
-    if mine_only:
-        return dataclasses.replace(table, replicate=replicate)
-    out = assess(table, settings.statistics, replicate=replicate, exploratory=exploratory, progress=progress)
-    if progress is not None:
-        progress(progress_report("done", len(out) - 1, fraction=1.0))
-    return out
+    return Prepared(codes=codes, weights=weights, bins=tuple(final_bins), metrics=tuple(infos), n_rows=n_rows,
+                    notes=tuple(notes), params=params, started=started if slicing.attributes is None else None)

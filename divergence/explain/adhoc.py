@@ -224,7 +224,7 @@ def slice_rows(table: SliceTable, items: Sequence[str], *, data: pd.DataFrame | 
 
 def _row_weights(table: SliceTable) -> np.ndarray:
     """Per-row tally columns in the layout of ``table.tallies``."""
-    from ..stats.row_weights import row_weights
+    from ..prepare.row_weights import row_weights
 
     w = np.column_stack(row_weights(table.outcomes, table.metrics))  # type: ignore[arg-type]
     if w.shape[1] != table.tallies.shape[1]:

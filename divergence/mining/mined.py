@@ -11,14 +11,15 @@ import numpy as np
 
 from ..budget import MAX_SLICES, MAX_WORK, MEMORY_LIMIT, TIME_LIMIT, ProgressCallback, slice_bytes
 from ..prepare.discretize import AttributeBins
+from ..prepare.prepared import Prepared
 from ..prepare.tallies import COUNT
-from ..settings import check, check_min_support
+from ..settings import Mining, check, check_min_support
 from ..table import MetricInfo, SliceTable
 from ..vocabulary import DEFAULT_MIN_SUPPORT
 from .canonical import canonical_permutation
 from .mining import mine
 
-__all__ = ["mine_table", "effective_max_slices"]
+__all__ = ["mine_table", "mine_prepared", "effective_max_slices"]
 
 
 def effective_max_slices(max_slices: int, n_attr: int, n_tallies: int, n_metrics: int,
@@ -49,7 +50,7 @@ def mine_table(
     """Mine from (possibly compressed) item codes and tallies: every itemset above the support in the
     canonical order, with its tallies, support and count; the metrics' statistics are
     :func:`divergence.stats.tabulate.measure`'s. The step that needs no per-row data, so an engine
-    holding the rows elsewhere (DuckDB, Spark) can hand over its GROUP BY. ``weights`` follows :func:`~divergence.stats.row_weights.outcome_weights`' layout; rows with identical
+    holding the rows elsewhere (DuckDB, Spark) can hand over its GROUP BY. ``weights`` follows :func:`~divergence.prepare.row_weights.outcome_weights`' layout; rows with identical
     codes are merged. The result keeps no rows: bootstrap intervals and median baselines need
     :func:`divergence.scan` on a DataFrame. ``exhaustive``, ``max_slices``, ``max_work``, ``time_limit``
     and ``progress`` as in :func:`divergence.scan`; a scan cut by the time limit also warns
@@ -95,6 +96,20 @@ def mine_table(
     if parent is None:
         table = dataclasses.replace(table, parent=_parents(table))
     return table
+
+
+def mine_prepared(prepared: Prepared, mining: Mining, *, engine: str = "fast",
+                  progress: ProgressCallback | None = None) -> SliceTable:
+    """Mine a prepared table (:func:`divergence.prepare.prepared.prepare`, or an SQL engine's) as
+    ``mining`` says: the table of :func:`mine_table`, with the rows' codes, outcomes and the rows
+    to confirm on that the preparation kept."""
+    p = prepared
+    table = mine_table(p.codes, p.weights, bins=p.bins, metrics=p.metrics, n_rows=p.n_rows,
+                       min_support=mining.min_support, max_length=mining.max_length, engine=engine, notes=p.notes,
+                       params=p.params, exhaustive=mining.exhaustive, max_slices=mining.max_slices,
+                       time_limit=mining.time_limit, progress=progress, max_work=mining.max_work, started=p.started)
+    return dataclasses.replace(table, row_codes=p.row_codes, outcomes=p.outcomes, data_rows=p.data_rows,
+                               replicate=p.replicate, replication_label=p.replication_label, holdout=p.holdout)
 
 
 def _canonical_order(codes: np.ndarray, tallies: np.ndarray, parent: np.ndarray,

@@ -12,9 +12,11 @@ the functions. Bootstrap weights have a layout of their own (:func:`boot_columns
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-__all__ = ["COUNT", "METRIC0", "PER_METRIC", "DEFINED", "SUM", "SQUARES", "PER_AUX", "BOOT_BLOCKS", "metric_columns",
+__all__ = ["MetricInfo", "COUNT", "METRIC0", "PER_METRIC", "DEFINED", "SUM", "SQUARES", "PER_AUX", "BOOT_BLOCKS", "metric_columns",
            "metric_tallies", "aux_start", "width", "boot_columns"]
 
 #: the row count
@@ -58,3 +60,26 @@ def boot_columns(k: int, replicates: int) -> tuple[slice, slice]:
     Poisson weights, then ``replicates`` sums of weighted outcomes."""
     start = BOOT_BLOCKS * k * replicates
     return slice(start, start + replicates), slice(start + replicates, start + 2 * replicates)
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    """What a metric column means, and what is needed to recompute its statistics."""
+
+    name: str
+    description: str
+    binary: bool
+    #: the outcome is stored shifted by this value in the tallies (numerical care)
+    shift: float = 0.0
+    #: slice baseline kind for error metrics ('mean', 'median', 'majority', 'base_rate')
+    baseline: str | None = None
+    #: tally column of the target's shifted sum (then its sum of squares), or -1
+    aux: int = -1
+    #: the target is stored shifted by this value in those columns
+    target_shift: float = 0.0
+    #: the outcome's skewness over the whole dataset (NaN: unknown); real outcomes only, it
+    #: decides the side of the skew guard in :func:`divergence.stats.stats.mean_difference_test`
+    skew: float = float("nan")
+    #: tally column of the sum of the cubed shifted outcome over defined rows (then the sum of
+    #: its square), or -1: real outcomes, for the skewness of the rows outside each slice
+    cube: int = -1

@@ -2,8 +2,7 @@
 ``fisher``), the worst-slice assessment with intervals, corrections and verdicts (``assess``;
 the verdict's reference models walked over the lattice in ``verdict_walk``), shrinkage
 (``shrinkage``), distinct findings and the default order (``findings``; their residual tests'
-compiled sums in ``strata``), replication on another table (``replication``), the per-row tally
-columns of the outcomes (``row_weights``), paired tests of two models on the same rows
+compiled sums in ``strata``), replication on another table (``replication``), paired tests of two models on the same rows
 (``paired``), and each mined slice measured (``tabulate``). Nothing here calls the miner: the
 statistics read a mined table and walk its lattice (``mining.lattice``).
 

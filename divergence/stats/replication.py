@@ -7,7 +7,6 @@ outcome is re-measured on them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -16,12 +15,12 @@ from ..data.column_kinds import date_values, is_numeric
 from ..prepare.discretize import AttributeBins, category_label, numeric_values, period_labels
 from ..errors import DivergenceInputError
 from ..mining.lattice import walk_order, walk_tallies
-from .row_weights import row_weights
+from ..prepare.row_weights import row_weights
 from ..prepare.tallies import COUNT, metric_tallies
-from ..prepare.outcomes import build_outcomes, match_label
+from ..prepare.outcomes import build_outcomes
 from ..settings import Roles
 
-__all__ = ["apply_bins", "remeasure", "Remeasured", "split_rows", "split_mask", "split_label", "needs_its_table"]
+__all__ = ["apply_bins", "remeasure", "Remeasured"]
 
 
 def apply_bins(df: pd.DataFrame, bins: tuple[AttributeBins, ...]) -> np.ndarray:
@@ -102,45 +101,4 @@ def _outcome_names(params: dict) -> list[str]:
     if out is None:
         return []
     return [out] if isinstance(out, str) else list(out)
-
-
-def split_rows(df: pd.DataFrame, column: str, confirm_values: Sequence[object]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Split a table on a split or period column: rows to mine, rows to confirm on (the one rule
-    for scan(), plans and the dashboard)."""
-    confirm = split_mask(df, column, confirm_values)
-    return df.loc[~confirm].reset_index(drop=True), df.loc[confirm].reset_index(drop=True)
-
-
-def split_mask(df: pd.DataFrame, column: str, confirm_values: Sequence[object]) -> np.ndarray:
-    """The rows of ``df`` a split replication confirms on (:func:`split_rows`' rule); a split that
-    leaves no rows on one side is refused, naming the column."""
-    if column not in df.columns:
-        raise DivergenceInputError(f"Split column '{column}' is not in the data.")
-    if not len(confirm_values):
-        raise DivergenceInputError(f"Choose the values of split column '{column}' to confirm on.")
-    # a value matches as text or as a number (2024 matches 2024, 2024.0 and "2024"), as a
-    # positive label does: a plan's values read from YAML may be typed otherwise than the column
-    wanted = list(confirm_values)
-    hits = [v for v in pd.unique(df[column].dropna()) if any(match_label(v, w) for w in wanted)]
-    confirm = df[column].isin(hits).to_numpy()
-    if confirm.all() or not confirm.any():
-        raise DivergenceInputError(
-            f"Split column '{column}' leaves no rows to {'mine' if confirm.all() else 'confirm'} on."
-        )
-    return confirm
-
-
-def split_label(column: str, confirm_values: Sequence[object], n_confirm: int) -> str:
-    """How a split replication is named in the table and on screen."""
-    return f"rows with {column} in {', '.join(map(str, confirm_values))} ({n_confirm:,})"
-
-
-def needs_its_table(replication, replicate) -> None:
-    """Refuse a replication on a second file when no second table was given (one message for scan()
-    and the SQL engines; the mining phase alone may be given the table later, by assess)."""
-    if replication.kind == "file" and replicate is None:
-        named = f" ({replication.name})" if replication.name else ""
-        raise DivergenceInputError(
-            f"The replication is on a second file{named}, and no second table was given: pass its rows as "
-            "replicate= (on the command line, --replicate FILE), or set the replication to none.")
 

@@ -20,7 +20,7 @@ __all__ = ["beta_t", "welch_t", "fisher_exact_p", "welch_p", "slice_means", "COR
            "corrected_level", "detection_power", "first_enough", "smallest_enough", "interval_min_size",
            "interval_width", "mean_difference_test",
            "min_slice_size", "MIN_SIZE_POWER", "paired_power",
-           "paired_min_size", "outcome_skewness",
+           "paired_min_size",
            "normal_quantile", "rate_difference_interval", "rest_skew", "SKEW_GUARD", "t_interval", "wilson_interval",
            "z_value"]
 
@@ -427,19 +427,6 @@ def paired_min_size(delta: float, bar: float, n_total: int, *, binary: bool, dis
 
 #: |skewness| of an outcome above which the skew guard applies (see :func:`mean_difference_test`)
 SKEW_GUARD = 0.1
-
-
-def outcome_skewness(values: np.ndarray) -> float:
-    """Skewness (third standardized central moment) of the defined values; 0 for a constant."""
-    v = np.asarray(values, dtype=float)
-    v = v[~np.isnan(v)]
-    if v.size < 3:
-        return 0.0
-    c = v - v.mean()
-    m2 = float(np.mean(c * c))
-    if m2 <= 0:
-        return 0.0
-    return float(np.mean(c * c * c) / m2 ** 1.5)
 
 
 def skewness_from_sums(n, s1, s2, s3) -> np.ndarray:

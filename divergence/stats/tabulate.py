@@ -1,21 +1,20 @@
-"""Each mined slice measured (support, each metric's outcome, divergence, t and p: :func:`measure`),
-what the table records of its settings (:func:`table_params`) and the progress stages told on
-the way. The mined table itself is the mining room's (:func:`divergence.mining.mined.mine_table`);
-the in-memory scan, DuckDB, Spark, the model comparison and a typed slice all pass through both."""
+"""Each mined slice measured (support, each metric's outcome, divergence, t and p: :func:`measure`)
+and the progress stages told on the way. The mined table itself is the mining room's
+(:func:`divergence.mining.mined.mine_prepared`); the in-memory scan, DuckDB, Spark and a typed
+slice all pass through both, the model comparison through the first."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from ..budget import ProgressCallback, progress_report
 from ..prepare.tallies import COUNT, metric_tallies
-from ..settings import Settings
 from ..table import MetricInfo, SliceTable
 from .stats import beta_t, fisher_exact_p, mean_difference_test, rest_skew, slice_means, welch_t
 
-__all__ = ["measure", "measure_columns", "table_params", "tell"]
+__all__ = ["measure", "measure_columns", "tell"]
 
 
 def measure_columns(tallies: np.ndarray, metrics: Sequence[MetricInfo], n_rows: int) -> dict:
@@ -43,22 +42,6 @@ def measure_columns(tallies: np.ndarray, metrics: Sequence[MetricInfo], n_rows: 
         cols[f"{m.name}_t"] = t
         cols[f"{m.name}_p"] = p
     return cols
-
-
-def table_params(settings: Settings, *, metrics: Sequence[str], attributes: Sequence[str], engine: str,
-                 **extra: Any) -> dict:
-    """What a slice table records of the settings that made it (``SliceTable.params``)."""
-    roles, slicing, mining = settings.roles, settings.slicing, settings.mining
-    outcome = roles.outcome
-    return dict(target=roles.target, prediction=roles.prediction, score=roles.score, threshold=roles.threshold,
-                positive=roles.positive, metrics=list(metrics),
-                outcome=(outcome[0] if outcome is not None and len(outcome) == 1 else
-                         (list(outcome) if outcome is not None else None)),
-                rank=roles.rank, rank_by=roles.rank_by, ascending=roles.ascending, gamma=roles.gamma,
-                regression=roles.regression, attributes=list(attributes),
-                bins={k: (v if isinstance(v, (int, str)) else list(v)) for k, v in slicing.bins.items()},
-                quantile_bins=slicing.quantile_bins, binning=slicing.binning, min_support=mining.min_support,
-                max_length=mining.max_length, engine=engine, **extra, exhaustive=mining.exhaustive)
 
 
 def tell(progress: ProgressCallback | None, stage: str, slices: int = 0) -> None:

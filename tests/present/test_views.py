@@ -16,7 +16,7 @@ from divergence.data.roles import guess_positive
 from divergence.present.cards import headline
 from divergence.present.figures import interval_figure, slice_table_figure
 from divergence.present.columns import parse_bin_spec
-from divergence.stats.replication import split_rows
+from divergence.prepare.replication_rows import split_rows
 from divergence.present.formats import (format_count, format_divergence, format_interval, format_number, format_p,
                                         format_percent)
 

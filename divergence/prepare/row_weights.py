@@ -13,16 +13,27 @@ from typing import Sequence
 
 import numpy as np
 
-from ..prepare.outcomes import Outcome
-from .stats import outcome_skewness
-from ..table import MetricInfo
-from ..prepare.tallies import PER_AUX, aux_start
+from .outcomes import Outcome
+from .tallies import PER_AUX, MetricInfo, aux_start
 
 __all__ = ["ADDITIVE_BASELINES", "metric_infos", "place_aux", "aux_target", "aux_columns", "row_weights",
-           "outcome_weights"]
+           "outcome_weights", "outcome_skewness"]
 
 #: slice baselines whose error follows from additive tallies of the target
 ADDITIVE_BASELINES = ("mean", "majority", "base_rate")
+
+
+def outcome_skewness(values: np.ndarray) -> float:
+    """Skewness (third standardized central moment) of the defined values; 0 for a constant."""
+    v = np.asarray(values, dtype=float)
+    v = v[~np.isnan(v)]
+    if v.size < 3:
+        return 0.0
+    c = v - v.mean()
+    m2 = float(np.mean(c * c))
+    if m2 <= 0:
+        return 0.0
+    return float(np.mean(c * c * c) / m2 ** 1.5)
 
 
 def place_aux(infos: Sequence[MetricInfo], target_shifts: Sequence[float | None]) -> list[MetricInfo]:

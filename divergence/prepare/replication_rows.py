@@ -1,0 +1,65 @@
+"""Which rows a scan mines and which it confirms on: a split column's rows, a holdout drawn from
+the seed, or a second table that must be given (the one rule for scan(), the SQL engines, plans
+and the dashboard). Re-measuring the slices there is :mod:`divergence.stats.replication`'s.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..errors import DivergenceInputError
+from .outcomes import match_label
+
+__all__ = ["split_rows", "split_mask", "split_label", "needs_its_table", "holdout_mask"]
+
+
+def split_rows(df: pd.DataFrame, column: str, confirm_values: Sequence[object]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Split a table on a split or period column: rows to mine, rows to confirm on (the one rule
+    for scan(), plans and the dashboard)."""
+    confirm = split_mask(df, column, confirm_values)
+    return df.loc[~confirm].reset_index(drop=True), df.loc[confirm].reset_index(drop=True)
+
+
+def split_mask(df: pd.DataFrame, column: str, confirm_values: Sequence[object]) -> np.ndarray:
+    """The rows of ``df`` a split replication confirms on (:func:`split_rows`' rule); a split that
+    leaves no rows on one side is refused, naming the column."""
+    if column not in df.columns:
+        raise DivergenceInputError(f"Split column '{column}' is not in the data.")
+    if not len(confirm_values):
+        raise DivergenceInputError(f"Choose the values of split column '{column}' to confirm on.")
+    # a value matches as text or as a number (2024 matches 2024, 2024.0 and "2024"), as a
+    # positive label does: a plan's values read from YAML may be typed otherwise than the column
+    wanted = list(confirm_values)
+    hits = [v for v in pd.unique(df[column].dropna()) if any(match_label(v, w) for w in wanted)]
+    confirm = df[column].isin(hits).to_numpy()
+    if confirm.all() or not confirm.any():
+        raise DivergenceInputError(
+            f"Split column '{column}' leaves no rows to {'mine' if confirm.all() else 'confirm'} on."
+        )
+    return confirm
+
+
+def split_label(column: str, confirm_values: Sequence[object], n_confirm: int) -> str:
+    """How a split replication is named in the table and on screen."""
+    return f"rows with {column} in {', '.join(map(str, confirm_values))} ({n_confirm:,})"
+
+
+def needs_its_table(replication, replicate) -> None:
+    """Refuse a replication on a second file when no second table was given (one message for scan()
+    and the SQL engines; the mining phase alone may be given the table later, by assess)."""
+    if replication.kind == "file" and replicate is None:
+        named = f" ({replication.name})" if replication.name else ""
+        raise DivergenceInputError(
+            f"The replication is on a second file{named}, and no second table was given: pass its rows as "
+            "replicate= (on the command line, --replicate FILE), or set the replication to none.")
+
+
+def holdout_mask(n_rows: int, share: float, seed: int) -> np.ndarray:
+    """The rows a ``holdout`` of ``share`` sets aside, drawn from ``seed``; a share that leaves no
+    rows on one side is refused."""
+    mask = np.random.default_rng(seed).random(n_rows) < share
+    if mask.all() or not mask.any():
+        raise DivergenceInputError(f"A holdout of {share:g} leaves no rows on one side of {n_rows}.")
+    return mask

@@ -35,7 +35,6 @@ import pandas as pd
 
 from ..hooks import view
 from ..prepare.model_outputs import apply_models
-from ..prepare.discretize import discretize
 from ..errors import DivergenceInputError
 from ..settings import Settings
 from ..outcome_rules import WORSE_WHEN

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 import numpy as np
 import pandas as pd
@@ -23,7 +23,7 @@ from ..errors import DivergenceBudgetError, DivergenceInputError
 from ..settings import Roles, Settings, min_count_for
 from ..vocabulary import ENGINES
 from .compression import compress_outcomes
-from .discretize import AttributeBins, discretize
+from .discretize import AttributeBins, Binning, discretize
 from .outcomes import Outcome, build_outcomes
 from .replication_rows import holdout_mask, split_label, split_mask
 from .row_weights import aux_columns, metric_infos, outcome_weights
@@ -146,7 +146,7 @@ def prepare(
         disc = discretize(df, attrs, bins=slicing.bins, quantile_bins=slicing.quantile_bins, binning="quantile",
                           cuts=tree_bins)
     else:
-        disc = discretize(df, attrs, bins=slicing.bins, quantile_bins=slicing.quantile_bins, binning=slicing.binning)
+        disc = discretize(df, attrs, bins=slicing.bins, quantile_bins=slicing.quantile_bins, binning=cast(Binning, slicing.binning))
     notes += list(disc.notes)
     infos = metric_infos(found)
     params = table_params(st, metrics=[o.name for o in found], attributes=attrs, engine=engine)
@@ -182,7 +182,7 @@ def _prepare_given(df: pd.DataFrame, st: Settings, tallies: np.ndarray, reserved
         raise DivergenceInputError(
             "Tree binning chooses cut points from one model's outcome on rows it then sets aside: compare two models "
             "on quantile, uniform or explicit bins (a tree scan's cut points can be given as bins).")
-    disc = discretize(df, attrs, bins=slicing.bins, quantile_bins=slicing.quantile_bins, binning=slicing.binning)
+    disc = discretize(df, attrs, bins=slicing.bins, quantile_bins=slicing.quantile_bins, binning=cast(Binning, slicing.binning))
     notes += list(disc.notes)
     return Prepared(codes=disc.codes, weights=tallies, bins=tuple(disc.bins), metrics=(), n_rows=len(df),
                     notes=tuple(notes), params=None, started=started if slicing.attributes is None else None,
@@ -210,7 +210,7 @@ def screened_attributes(df: pd.DataFrame, taken: Sequence[str], roles: Roles, ti
         return default_attributes(df, taken, **roles.screen_keywords(),
                                   deadline=None if not time_limit else started + float(time_limit))
     except ScreenTimeout as out:
-        raise DivergenceBudgetError(screen_timeout_message(out.where, float(time_limit))) from None
+        raise DivergenceBudgetError(screen_timeout_message(out.where, float(time_limit or 0.0))) from None
 
 
 def _by_query(df: pd.DataFrame, replicate: pd.DataFrame | None, st: Settings, started: float):
@@ -227,7 +227,7 @@ def _by_query(df: pd.DataFrame, replicate: pd.DataFrame | None, st: Settings, st
     if slicing.attributes is None:
         taken = roles.columns()
         candidates, notes = screened_attributes(df, taken, roles, st.mining.time_limit, started)
-    kw = dict(query=roles.query, relevance=roles.relevance, rank=roles.rank, rank_by=roles.rank_by,
+    kw: dict[str, Any] = dict(query=roles.query, relevance=roles.relevance, rank=roles.rank, rank_by=roles.rank_by,
               ascending=roles.ascending, metrics=metrics or ())
     qt = query_table(df, **kw, attributes=slicing.attributes, candidates=candidates)
     clash = [m for m in qt.values if m in qt.frame.columns]
@@ -280,9 +280,10 @@ def _replication_rows(df: pd.DataFrame, replicate: pd.DataFrame | None, st: Sett
         if replicate is not None:
             raise DivergenceInputError("Give either a replication table or a split column to confirm on, not both.")
         values = rep.confirm_values or ()
-        mask = split_mask(df, rep.column, values)
+        column = str(rep.column)
+        mask = split_mask(df, column, values)
         confirm = df.loc[mask].reset_index(drop=True)
-        return df.loc[~mask].reset_index(drop=True), confirm, mask, split_label(rep.column, values, len(confirm))
+        return df.loc[~mask].reset_index(drop=True), confirm, mask, split_label(column, values, len(confirm))
     return df, replicate, None, None
 
 
@@ -290,9 +291,7 @@ def _positions(held_mask: np.ndarray | None, data_rows: np.ndarray | None) -> np
     """Positions, in the table given to scan(), of the rows a result measures (None: all of them)."""
     if held_mask is None and data_rows is None:
         return None
-    base = np.arange(len(held_mask)) if held_mask is not None else None
-    if base is not None:
-        base = base[~held_mask]
+    base = None if held_mask is None else np.arange(len(held_mask))[~held_mask]
     if data_rows is None:
         return base
     return data_rows if base is None else base[data_rows]

@@ -362,7 +362,7 @@ def compare(data: pd.DataFrame, settings: Settings | None = None, *, progress=No
     reference, reference_score = cp.reference, cp.reference_score
     bins, quantile_bins, binning = sl.bins, sl.quantile_bins, sl.binning
     s, max_length, exhaustive = mi.min_support, mi.max_length, mi.exhaustive
-    delta, confidence, correction = st.statistics.delta, st.statistics.confidence, st.statistics.correction
+    confidence, correction = st.statistics.confidence, st.statistics.correction
     df = check_frame(data)
     prepared = _prepare(df, st)
     names, weights, per_metric, diffs = prepared.names, prepared.weights, prepared.per_metric, prepared.diffs
@@ -419,7 +419,7 @@ def compare(data: pd.DataFrame, settings: Settings | None = None, *, progress=No
     n_tests = int(np.isfinite(allp).sum())
     for info in infos:
         min_size[info.name] = _min_size(info, diffs[info.name], reference_sd[info.name],
-                                        _delta_for(delta, info.name), confidence, n_tests)
+                                        st.statistics.delta_for(info.name), confidence, n_tests)
     allq = adjust_p(allp, correction)
     alpha = 1.0 - float(confidence)
     n_items = tallies.shape[0]
@@ -621,12 +621,6 @@ def check_models(data: pd.DataFrame, settings: Settings | None = None, **keyword
     return {"metrics": list(p.names), "rows_compared": int(p.usable.sum()), "rows_left_out": p.left_out,
             "model": p.model_col, "reference": p.ref_col,
             "counts": {m: int(p.per_metric[m](p.weights.sum(axis=0)[None, :])["n"][0]) for m in p.names}}
-
-
-def _delta_for(delta, name: str):
-    if isinstance(delta, Mapping):
-        return delta.get(name)
-    return delta
 
 
 def _classification_weights(names, y, pa, pb, sa, sb, usable):

@@ -79,12 +79,6 @@ _BASELINE_TEXT = {"mean": "the slice's mean target", "median": "the slice's medi
                   "majority": "the slice's majority class", "base_rate": "the slice's base rate"}
 
 
-def _delta_for(delta, name: str):
-    if isinstance(delta, Mapping):
-        return delta.get(name)
-    return delta
-
-
 _BAR_TEXT = {
     "bonferroni": "Bonferroni's bar",
     "holm": "Holm's first step (Holm declares every p at or below it significant)",
@@ -264,168 +258,54 @@ def assess(
         is doing), ``fraction`` (the steps done of all of them).
     """
     st = section(Statistics, statistics, keywords)
-    if replicate is None and getattr(table, "replicate", None) is not None:  # kept by mine()
-        replicate, replication_label, holdout = table.replicate, table.replication_label, table.holdout
-    elif replicate is not None and (table.params or {}).get("query"):  # rows, for a table of queries
-        replicate = _per_query(table, replicate)
-    if holdout is not None:
-        holdout = Replication(kind="holdout", share=holdout).share
-    delta, confidence, correction, family = st.delta, st.confidence, st.correction, st.family
-    bootstrap, seed, top_k, sort_by = st.bootstrap, st.seed, st.top_k, st.sort_by
-    alpha = 1.0 - confidence
+    replicate, replication_label, holdout = _replication_input(table, replicate, replication_label, holdout)
+    alpha = 1.0 - st.confidence
     # the mined columns only: a table assessed before is assessed afresh
     mined = {"support", "count"} | {f"{m.name}{suffix}" for m in table.metrics
                                     for suffix in ("", "_count", "_divergence", "_t", "_p")}
     cols = {k: v for k, v in table.columns.items() if k in mined}
-    n_items = len(table)
     has_rows = table.outcomes is not None and table.row_codes is not None
     rem = None
     if replicate is not None:
         from .replication import remeasure
 
         rem = remeasure(table, replicate)
-    walk = [None]
     has_errors = any(m.baseline is not None for m in table.metrics)
-    steps = ["the tests of every slice"] + (["the verdicts' reference models"] if has_errors else []) \
-        + (["bootstrap intervals"] if st.bootstrap and has_rows else []) \
-        + [f"distinct findings of {m.name}" for m in table.metrics]
-
-    def step(what: str, within: float | None = None) -> None:
-        """A step begins (``within`` None) or has done that share of its work."""
-        if progress is not None:
-            k = steps.index(what) + (within or 0.0)
-            extra = {} if within is None else {"step_fraction": float(within)}
-            progress(progress_report("statistics", n_items - 1, fraction=k / len(steps), step=what,
-                                     steps=len(steps), **extra))
-
-    step(steps[0])
-
-    def _walk():
-        if walk[0] is None:
-            walk[0] = walk_order(table.parent, table.codes)
-        return walk[0]
-
-    # ---- one test per slice and metric: its p-value and its divergence interval at any level
-    tests = {}
-    for k, m in enumerate(table.metrics):
-        tests[m.name] = _DivergenceTest(table, k, m)
-    names = table.metric_names
-    # ---- multiple testing: one family (every slice of every metric) or one per metric
-    p_all = {name: _tested(cols[f"{name}_p"]) for name in names}
-    # other slices' p-values tested alongside these count in the family (after this table's)
-    others = {}
-    for name in names:
-        o = np.asarray((family_p or {}).get(name, ()), dtype=float)
-        others[name] = o[np.isfinite(o)]
-    q_all, level, family_size = _correct({n: np.concatenate([p_all[n], others[n]]) for n in names},
-                                         alpha, correction, family)
-    min_size: dict = {}
-    n_tested: dict = {}
-    # ---- the defect test of error metrics, corrected over every slice it is applied to
-    defect_parts = {}
+    step = _Steps(progress, len(table) - 1, ["the tests of every slice"]
+                  + (["the verdicts' reference models"] if has_errors else [])
+                  + (["bootstrap intervals"] if st.bootstrap and has_rows else [])
+                  + [f"distinct findings of {m.name}" for m in table.metrics])
+    step(step.names[0])
+    walk = _Walk(table)
+    # one test per slice and metric: its p-value and its divergence interval at any level
+    tests = {m.name: _DivergenceTest(table, k, m) for k, m in enumerate(table.metrics)}
+    fam = _family(table.metric_names, cols, family_p, alpha, st.correction, st.family)
     if has_errors:
         step("the verdicts' reference models")
-    for k, m in enumerate(table.metrics):
-        if m.baseline is not None:
-            defect_parts[m.name] = _defect_test(table, k, m, _walk if has_rows else None)
-    defect_q, defect_level = {}, {}
-    for test in DEFECT_TESTS + ("normal",):
-        defect_q[test], defect_level[test], _ = _correct(
-            {n: d["p"][test] if test in d["p"] else d.get("p_normal", np.full(len(d["baseline"]), np.nan))
-             for n, d in defect_parts.items()}, alpha, correction, family)
-    boot = {}
-    if bootstrap and has_rows:
+    defects = _defects(table, walk if has_rows else None, alpha, st.correction, st.family)
+    boot: dict = {}
+    if st.bootstrap and has_rows:
         step("bootstrap intervals")
-        boot = _bootstrap_intervals(table, cols, _walk, int(bootstrap), seed, confidence, top_k, sort_by,
-                                    on_progress=lambda x: step("bootstrap intervals", x))
+        boot = _bootstrap_intervals(table, cols, walk, int(st.bootstrap), st.seed, st.confidence, st.top_k,
+                                    st.sort_by, on_progress=lambda x: step("bootstrap intervals", x))
+    min_size: dict = {}
+    n_tested: dict = {}
     for k, m in enumerate(table.metrics):
-        name = m.name
-        test = tests[name]
-        n, s, q2 = metric_tallies(table.tallies, k)
-        mean = cols[name]
-        overall = float(mean[0])
-        div = cols[f"{name}_divergence"]
-        # ---- intervals of the slice's outcome
-        if m.binary:
-            low, high = wilson_interval(np.rint(s), n, confidence)
-            sigma = math.sqrt(max(overall * (1.0 - overall), 0.0))
-        else:
-            low, high = t_interval(n, s, q2, m.shift, confidence)
-            n0 = n[0]
-            sigma = math.sqrt(max(q2[0] / n0 - (s[0] / n0) ** 2, 0.0))
-        cols[f"{name}_ci_low"], cols[f"{name}_ci_high"] = low, high
-        # ---- the divergence: its interval at the confidence level and at the corrected level
-        d_low, d_high = test.interval(confidence)
-        a_low, a_high = test.interval(level[name])
-        cols[f"{name}_divergence_ci_low"], cols[f"{name}_divergence_ci_high"] = d_low, d_high
-        cols[f"{name}_divergence_adj_low"], cols[f"{name}_divergence_adj_high"] = a_low, a_high
-        qv = q_all[name][:n_items]
-        cols[f"{name}_q"] = qv
-        n_tested[name] = int(np.isfinite(p_all[name]).sum()) + int(others[name].size)
-        others_significant = int((q_all[name][n_items:] <= alpha).sum())
-        excludes = (a_low > 0) | (a_high < 0)
-        significant = np.isfinite(qv) & (qv <= alpha) & excludes
-        cols[f"{name}_divergence_bound"] = np.where(a_low > 0, a_low, np.where(a_high < 0, a_high,
-                                                    np.where(np.isfinite(a_low), 0.0, np.nan)))
-        # ---- minimum size
-        info = min_size_derivation(overall, sigma, m.binary, _delta_for(delta, name), confidence, name,
-                                   n_total=int(n[0]), tests=family_size[name], correction=correction,
-                                   skew=float(getattr(m, "skew", 0.0)) if not m.binary else 0.0)
-        min_size[name] = info
-        meets = n >= info["n_min"]
-        cols[f"{name}_meets_min_size"] = meets
-        # ---- slice baseline, achievable error, lift (error metrics)
-        part = defect_parts.get(name)
-        if part is not None:
-            cols[f"{name}_baseline"] = part["baseline"]
-            cols[f"{name}_columns_reference"] = part["free"]
-            cols[f"{name}_reference"] = part["reference"]
-            _with_interval(cols, f"{name}_harder", part, "harder", defect_level["harder"].get(name))
-            cols[f"{name}_harder_q"] = defect_q["harder"][name]
-            cols[f"{name}_lift"] = part["lift"]
-            _with_interval(cols, f"{name}_lift_shortfall", part, "short", defect_level["short"].get(name))
-            cols[f"{name}_lift_shortfall_q"] = defect_q["short"][name]
-            cols[f"{name}_worse_q"] = defect_q["beaten"][name]
-        # ---- replication
-        replicated = None
-        if rem is not None:
-            replicated = _replication_columns(cols, name, m, rem, significant, confidence, others_significant)
-        # ---- bootstrap intervals
-        cols[f"{name}_boot_low"], cols[f"{name}_boot_high"] = boot.get(name, (np.full(n_items, np.nan),) * 2)
-        # ---- verdicts
-        verdict = np.full(n_items, "", dtype=object)
-        rest = np.ones(n_items, dtype=bool)
-        rest[0] = False
-        # not significant: too small to have shown a delta divergence, or big enough and none there
-        verdict[rest & ~significant & ~meets] = "too small"
-        verdict[rest & ~significant & meets] = "noise"
-        rest &= significant
-        if replicated is not None:
-            verdict[rest & ~replicated] = "not replicated"
-            rest &= replicated
-        if part is not None:
-            above = rest & (div > 0)
-            verdict[rest & (div < 0)] = "better"
-            verdict[above] = _error_verdicts({t: defect_q[t][name][above] for t in defect_q}, alpha, part["rows"])
-        else:
-            verdict[rest & (div > 0)] = "above"
-            verdict[rest & (div < 0)] = "below"
-        verdict[rest & (div == 0)] = "noise"
-        cols[f"{name}_verdict"] = verdict
-    # ---- estimates honest at the top, distinct findings and the default order (divergence.stats.findings)
-    findings_cut = _findings_columns(table, cols, tests, alpha, correction, level, family_size,
-                                    st.findings_work, step=step)
-    intervals = "analytic and bootstrap" if boot else "analytic"
+        min_size[m.name], n_tested[m.name] = _metric_columns(table, k, m, cols, tests[m.name], fam, defects, rem,
+                                                             boot, st, alpha)
+    # estimates honest at the top, distinct findings and the default order (divergence.stats.findings)
+    findings_cut = _findings_columns(table, cols, tests, alpha, st.correction, fam.level, fam.size,
+                                     st.findings_work, step=step)
     assessment = {
-        "confidence": confidence, "correction": correction, "bootstrap": int(bootstrap),
-        "seed": int(seed), "top_k": top_k, "n_tested": n_tested, "min_size": min_size,
-        "family": family, "family_size": family_size, "corrected_level": level,
+        "confidence": st.confidence, "correction": st.correction, "bootstrap": int(st.bootstrap),
+        "seed": int(st.seed), "top_k": st.top_k, "n_tested": n_tested, "min_size": min_size,
+        "family": st.family, "family_size": fam.size, "corrected_level": fam.level,
         "exploratory": bool(exploratory),
         "replication": (replication_label or ("held-out rows" if holdout else "second table"))
         if rem is not None else None,
         "replication_rows": rem.n_rows if rem is not None else None,
-        "bootstrap_skipped": bool(bootstrap) and not boot,
-        "intervals": intervals,
+        "bootstrap_skipped": bool(st.bootstrap) and not boot,
+        "intervals": "analytic and bootstrap" if boot else "analytic",
         "verdicts_from": "rows" if has_rows else "tallies",
         "findings_cut": findings_cut,
     }
@@ -435,6 +315,176 @@ def assess(
 
         out = add_scores(out, st.scores)
     return out
+
+
+def _replication_input(table, replicate: pd.DataFrame | None, label: str | None,
+                       holdout: float | None) -> tuple[pd.DataFrame | None, str | None, float | None]:
+    """The rows to re-measure every slice on, their name and the holdout's share: those given, else
+    those :func:`divergence.mine` kept in the table (one row per query for a table of queries)."""
+    if replicate is None and getattr(table, "replicate", None) is not None:  # kept by mine()
+        replicate, label, holdout = table.replicate, table.replication_label, table.holdout
+    elif replicate is not None and (table.params or {}).get("query"):  # rows, for a table of queries
+        replicate = _per_query(table, replicate)
+    if holdout is not None:
+        holdout = Replication(kind="holdout", share=holdout).share
+    return replicate, label, holdout
+
+
+class _Steps:
+    """The statistics' steps, told to ``progress`` as each begins and as it goes."""
+
+    def __init__(self, progress, slices: int, names: list[str]) -> None:
+        self.progress, self.slices, self.names = progress, slices, names
+
+    def __call__(self, what: str, within: float | None = None) -> None:
+        """A step begins (``within`` None) or has done that share of its work."""
+        if self.progress is not None:
+            k = self.names.index(what) + (within or 0.0)
+            extra = {} if within is None else {"step_fraction": float(within)}
+            self.progress(progress_report("statistics", self.slices, fraction=k / len(self.names), step=what,
+                                          steps=len(self.names), **extra))
+
+
+class _Walk:
+    """The lattice's walk order, computed on first use and kept (the verdicts and the bootstrap share it)."""
+
+    def __init__(self, table) -> None:
+        self.table, self.order = table, None
+
+    def __call__(self):
+        if self.order is None:
+            self.order = walk_order(self.table.parent, self.table.codes)
+        return self.order
+
+
+@dataclasses.dataclass(frozen=True)
+class _Family:
+    """The multiple-testing family: per metric its slices' tested p-values, the other slices' counted
+    alongside them, the q-values of both (this table's first), the corrected level and the family's size."""
+
+    p: dict
+    others: dict
+    q: dict
+    level: dict
+    size: dict
+
+
+def _family(names: list[str], cols: dict, family_p: Mapping[str, np.ndarray] | None, alpha: float,
+            correction: str, family: str) -> _Family:
+    """One family (every slice of every metric) or one per metric; other slices' p-values tested
+    alongside these count in the family (after this table's)."""
+    p_all = {name: _tested(cols[f"{name}_p"]) for name in names}
+    others = {}
+    for name in names:
+        o = np.asarray((family_p or {}).get(name, ()), dtype=float)
+        others[name] = o[np.isfinite(o)]
+    q_all, level, size = _correct({n: np.concatenate([p_all[n], others[n]]) for n in names}, alpha, correction,
+                                  family)
+    return _Family(p=p_all, others=others, q=q_all, level=level, size=size)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Defects:
+    """The defect test of error metrics (harder cohort, lift shortfall, beaten by a reference), per
+    metric, and its q-values and corrected levels over every slice it is applied to."""
+
+    parts: dict
+    q: dict
+    level: dict
+
+
+def _defects(table, walk, alpha: float, correction: str, family: str) -> _Defects:
+    """The defect test of each error metric (``walk``: the lattice's walk when the rows are kept)."""
+    parts = {m.name: _defect_test(table, k, m, walk) for k, m in enumerate(table.metrics) if m.baseline is not None}
+    q, level = {}, {}
+    for test in DEFECT_TESTS + ("normal",):
+        q[test], level[test], _ = _correct(
+            {n: d["p"][test] if test in d["p"] else d.get("p_normal", np.full(len(d["baseline"]), np.nan))
+             for n, d in parts.items()}, alpha, correction, family)
+    return _Defects(parts=parts, q=q, level=level)
+
+
+def _metric_columns(table, k: int, m, cols: dict, test: "_DivergenceTest", fam: _Family, defects: _Defects, rem,
+                    boot: dict, st: Statistics, alpha: float) -> tuple[dict, int]:
+    """One metric's columns up to its verdict: the outcome's interval, the divergence's intervals and
+    bounds, the q-value, the minimum size, the error metrics' baseline columns, the replication and
+    bootstrap columns; returns the minimum size's derivation and the tests counted."""
+    name = m.name
+    n_items = len(table)
+    n, s, q2 = metric_tallies(table.tallies, k)
+    overall = float(cols[name][0])
+    div = cols[f"{name}_divergence"]
+    # intervals of the slice's outcome
+    if m.binary:
+        low, high = wilson_interval(np.rint(s), n, st.confidence)
+        sigma = math.sqrt(max(overall * (1.0 - overall), 0.0))
+    else:
+        low, high = t_interval(n, s, q2, m.shift, st.confidence)
+        sigma = math.sqrt(max(q2[0] / n[0] - (s[0] / n[0]) ** 2, 0.0))
+    cols[f"{name}_ci_low"], cols[f"{name}_ci_high"] = low, high
+    # the divergence: its interval at the confidence level and at the corrected level
+    d_low, d_high = test.interval(st.confidence)
+    a_low, a_high = test.interval(fam.level[name])
+    cols[f"{name}_divergence_ci_low"], cols[f"{name}_divergence_ci_high"] = d_low, d_high
+    cols[f"{name}_divergence_adj_low"], cols[f"{name}_divergence_adj_high"] = a_low, a_high
+    qv = fam.q[name][:n_items]
+    cols[f"{name}_q"] = qv
+    tested = int(np.isfinite(fam.p[name]).sum()) + int(fam.others[name].size)
+    others_significant = int((fam.q[name][n_items:] <= alpha).sum())
+    significant = np.isfinite(qv) & (qv <= alpha) & ((a_low > 0) | (a_high < 0))
+    # a bound that holds for every slice at once: the top of a list sorted by it is no luckier
+    b_low, b_high = test.interval(1.0 - alpha / max(int(fam.size.get(name) or 1), 1))
+    cols[f"{name}_divergence_bound"] = np.where(b_low > 0, b_low, np.where(b_high < 0, b_high,
+                                                np.where(np.isfinite(b_low), 0.0, np.nan)))
+    info = min_size_derivation(overall, sigma, m.binary, st.delta_for(name), st.confidence, name,
+                               n_total=int(n[0]), tests=fam.size[name], correction=st.correction,
+                               skew=float(getattr(m, "skew", 0.0)) if not m.binary else 0.0)
+    meets = n >= info["n_min"]
+    cols[f"{name}_meets_min_size"] = meets
+    part = defects.parts.get(name)
+    if part is not None:  # slice baseline, achievable error, lift (error metrics)
+        cols[f"{name}_baseline"] = part["baseline"]
+        cols[f"{name}_columns_reference"] = part["free"]
+        cols[f"{name}_reference"] = part["reference"]
+        _with_interval(cols, f"{name}_harder", part, "harder", defects.level["harder"].get(name))
+        cols[f"{name}_harder_q"] = defects.q["harder"][name]
+        cols[f"{name}_lift"] = part["lift"]
+        _with_interval(cols, f"{name}_lift_shortfall", part, "short", defects.level["short"].get(name))
+        cols[f"{name}_lift_shortfall_q"] = defects.q["short"][name]
+        cols[f"{name}_worse_q"] = defects.q["beaten"][name]
+    replicated = None
+    if rem is not None:
+        replicated = _replication_columns(cols, name, m, rem, significant, st.confidence, others_significant)
+    cols[f"{name}_boot_low"], cols[f"{name}_boot_high"] = boot.get(name, (np.full(n_items, np.nan),) * 2)
+    cols[f"{name}_verdict"] = _verdicts(div, significant, meets, replicated, part,
+                                        {t: defects.q[t][name] for t in defects.q} if part is not None else None,
+                                        alpha)
+    return info, tested
+
+
+def _verdicts(div: np.ndarray, significant: np.ndarray, meets: np.ndarray, replicated: np.ndarray | None,
+              part: dict | None, defect_q: dict | None, alpha: float) -> np.ndarray:
+    """Each slice's verdict (the whole dataset's is empty): not significant, too small to have shown
+    a δ divergence or big enough and none there; significant, not replicated, or its direction (an
+    error metric's above the whole dataset by the defect test's words)."""
+    verdict = np.full(len(div), "", dtype=object)
+    rest = np.ones(len(div), dtype=bool)
+    rest[0] = False
+    verdict[rest & ~significant & ~meets] = "too small"
+    verdict[rest & ~significant & meets] = "noise"
+    rest &= significant
+    if replicated is not None:
+        verdict[rest & ~replicated] = "not replicated"
+        rest &= replicated
+    if part is not None and defect_q is not None:
+        above = rest & (div > 0)
+        verdict[rest & (div < 0)] = "better"
+        verdict[above] = _error_verdicts({t: q[above] for t, q in defect_q.items()}, alpha, part["rows"])
+    else:
+        verdict[rest & (div > 0)] = "above"
+        verdict[rest & (div < 0)] = "below"
+    verdict[rest & (div == 0)] = "noise"
+    return verdict
 
 
 def _per_query(table, replicate: pd.DataFrame) -> pd.DataFrame:
@@ -470,10 +520,6 @@ def _findings_columns(table, cols: dict, tests: dict, alpha: float, correction: 
         shrunk = np.where(n > 0, shrunk, np.nan)
         shrunk[0] = 0.0
         cols[f"{name}_divergence_shrunk"] = shrunk
-        # a bound that holds for every slice at once: the top of a list sorted by it is no luckier
-        low, high = tests[name].interval(1.0 - alpha / max(int(family_size.get(name) or 1), 1))
-        cols[f"{name}_divergence_bound"] = np.where(low > 0, low, np.where(high < 0, high,
-                                                    np.where(np.isfinite(low), 0.0, np.nan)))
         significant[name] = significant_slices(cols[f"{name}_q"], cols[f"{name}_divergence_adj_low"],
                                                cols[f"{name}_divergence_adj_high"], alpha)
     itemsets = table.itemsets

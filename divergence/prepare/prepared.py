@@ -32,7 +32,7 @@ from .tallies import MetricInfo
 __all__ = ["Prepared", "prepare", "table_params", "screened_attributes"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Prepared:
     """What the miner needs, from any source: items per (distinct) row and their tallies, with what
     the table records beside them. In-memory preparations also keep the rows' own codes and

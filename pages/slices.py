@@ -204,7 +204,8 @@ d[4].caption(f"{meets} n_min = {format_count(n_min)}"
              + (": indicative" if meets == "below" and verdict not in ("too small", "noise")
                 else ""), help=f"{GLOSSARY['n_min']} {GLOSSARY['indicative']}")
 
-evidence = verdict_evidence(table, row, metric)
+evidence = verdict_evidence(ms.table.statistics(metric), ms.index,
+                            float((table.assessment or {}).get("confidence", 0.95)))
 if evidence:
     st.markdown(evidence)
 if f"{metric}_replicated_value" in row:

@@ -10,7 +10,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..table import SliceTable
+from ..table import MetricStatistics, SliceTable
 from .formats import (FINDING_VERDICTS, family_sentence, format_count,
                       format_divergence, format_divergence_interval, format_interval, format_number, format_p,
                       format_percent, format_value, is_undefined, metric_label, verdict_label)
@@ -32,26 +32,26 @@ def headline(table: SliceTable, metric: str | None = None) -> dict:
     with replication ``n_replicated``, ``n_not_replicated``).
     """
     info = table.metric(metric)
-    m, f = info.name, table.frame
+    m, stats = info.name, table.statistics(metric)
     assessment = getattr(table, "assessment", None) or {}
     low = high = float("nan")
     if hasattr(table, "overall_interval"):
         low, high = table.overall_interval(m)
     tested = (assessment.get("n_tested") or {}).get(m)
     if tested is None:
-        tested = int(f[f"{m}_p"].iloc[1:].notna().sum())
+        tested = int(pd.notna(stats.p[1:]).sum())
     significant = None
-    if f"{m}_q" in f.columns:
+    sig = None
+    if stats.q is not None:
         alpha = 1.0 - float(assessment.get("confidence", 0.95))
-        sig = f[f"{m}_q"].iloc[1:] <= alpha
-        if f"{m}_divergence_adj_low" in f.columns:  # a finding's corrected interval excludes 0 too
-            sig &= (f[f"{m}_divergence_adj_low"].iloc[1:] > 0) | (f[f"{m}_divergence_adj_high"].iloc[1:] < 0)
+        sig = stats.q[1:] <= alpha
+        adj_low, adj_high = stats.other.get("divergence_adj_low"), stats.other.get("divergence_adj_high")
+        if adj_low is not None and adj_high is not None:  # a finding's corrected interval excludes 0 too
+            sig &= (adj_low[1:] > 0) | (adj_high[1:] < 0)
         significant = int(sig.sum())
-    else:
-        sig = None
     verdicts: dict[str, int] = {}
-    if f"{m}_verdict" in f.columns:
-        verdicts = {str(k): int(v) for k, v in f[f"{m}_verdict"].iloc[1:].value_counts().items() if k}
+    if stats.verdict is not None:
+        verdicts = {str(k): int(v) for k, v in pd.Series(stats.verdict[1:]).value_counts().items() if k}
     out = dict(metric=m, label=metric_label(m), binary=info.binary, description=info.description,
                overall=table.overall(m), overall_low=float(low), overall_high=float(high),
                n_slices=len(table) - 1, n_tested=int(tested), n_significant=significant,
@@ -59,41 +59,43 @@ def headline(table: SliceTable, metric: str | None = None) -> dict:
                family=assessment.get("family"),
                n_family=int((assessment.get("family_size") or {}).get(m, tested)),
                family_sentence=family_sentence(assessment, m) if assessment.get("n_tested") else "")
-    out.update(_finding_counts(table, m, sig.to_numpy() if significant is not None else None))
+    out.update(_finding_counts(stats, sig))
     return out
 
 
-def _finding_counts(table: SliceTable, m: str, sig: np.ndarray | None) -> dict:
+def _finding_counts(stats: MetricStatistics, sig: np.ndarray | None) -> dict:
     """The headline's counts of distinct findings: ``n_findings``, ``n_explained`` (significant
     slices a finding accounts for), ``n_unexplained`` (significant, neither a finding nor
     explained), ``findings_by_verdict``, ``significant_by_verdict`` and, with replication,
     ``n_replicated`` / ``n_not_replicated`` among the significant slices and the findings."""
-    f = table.frame.iloc[1:]
     out: dict = {"n_findings": None, "n_explained": None, "n_unexplained": None, "findings_by_verdict": {},
                  "significant_by_verdict": {}, "n_replicated": None, "n_not_replicated": None,
                  "findings_replicated": None, "n_not_significant": None}
     if sig is None:
         return out
-    verdict = f[f"{m}_verdict"].astype(str).to_numpy() if f"{m}_verdict" in f.columns else np.full(len(f), "")
+    n = len(stats.itemsets) - 1
+    verdict = stats.verdict[1:].astype(str) if stats.verdict is not None else np.full(n, "")
     out["significant_by_verdict"] = {str(k): int(v) for k, v in pd.Series(verdict[sig]).value_counts().items() if k}
-    tested = f[f"{m}_p"].notna().to_numpy()
+    tested = pd.notna(stats.p[1:])
     out["n_not_significant"] = int((tested & ~sig).sum())
     out["not_significant_by_verdict"] = {str(k): int(v) for k, v in
                                          pd.Series(verdict[tested & ~sig]).value_counts().items() if k}
-    if f"{m}_finding" in f.columns:
-        finding = f[f"{m}_finding"].to_numpy(dtype=bool)
-        explained = (f[f"{m}_explained_by"].astype(str) != "").to_numpy()
+    finding = None
+    if stats.finding is not None and stats.explained_by is not None:
+        finding = stats.finding[1:].astype(bool)
+        explained = stats.explained_by[1:].astype(str) != ""
         out["n_findings"] = int(finding.sum())
         out["n_explained"] = int((explained & sig).sum())
         out["n_unexplained"] = int((sig & ~finding & ~explained).sum())
         out["findings_by_verdict"] = {str(k): int(v) for k, v in pd.Series(verdict[finding]).value_counts().items()
                                       if k}
-    if f"{m}_replicated" in f.columns:
-        rep = f[f"{m}_replicated"].to_numpy(dtype=bool)
+    replicated = stats.other.get("replicated")
+    if replicated is not None:
+        rep = replicated[1:].astype(bool)
         out["n_replicated"] = int((sig & rep).sum())
         out["n_not_replicated"] = int((sig & ~rep).sum())
-        if f"{m}_finding" in f.columns:
-            out["findings_replicated"] = int((f[f"{m}_finding"].to_numpy(dtype=bool) & rep).sum())
+        if finding is not None:
+            out["findings_replicated"] = int((finding & rep).sum())
     return out
 
 
@@ -177,45 +179,46 @@ _LIFT_SCALE = {"squared_error": "baseline − error", "abs_error": "baseline² �
                "brier": "−log(1 − 4·Brier), over the best model-free reference"}
 
 
-def verdict_evidence(table: SliceTable, row: pd.Series, metric: str | None = None) -> str | None:
-    """The three tests behind an error metric's verdict, in words with their numbers (Markdown):
-    is the target harder here than across the values of the slice's attributes, is the
+def verdict_evidence(stats: MetricStatistics, index: int, confidence: float = 0.95) -> str | None:
+    """The three tests behind an error metric's verdict on slice ``index``, in words with their numbers
+    (Markdown): is the target harder here than across the values of the slice's attributes, is the
     model's lift short of theirs, does a reference fitted to these rows beat the model. None for
-    a metric without a baseline."""
-    m = table.metric(metric).name
-    info = table.metric(m)
-    if f"{m}_harder" not in row.index:
+    a metric without a baseline. ``confidence``: the result's, whose complement is the bar for q."""
+    m, info, other = stats.name, stats.info, stats.other
+    if "harder" not in other:
         return None
     b = info.binary
-    alpha = 1.0 - float((table.assessment or {}).get("confidence", 0.95))
+    alpha = 1.0 - float(confidence)
+
+    def at(column: str):
+        return other[column][index]
 
     def sure(q, yes, no):
         return f"**{yes}** (q = {format_p(q)})" if not is_undefined(q) and float(q) <= alpha else \
             f"{no} (q = {format_p(q)})"
 
     binary_target = info.baseline in ("majority", "base_rate")
-    base = row[f"{m}_columns_reference"] if binary_target else row[f"{m}_baseline"]
+    base = at("columns_reference") if binary_target else at("baseline")
     what = ("the best reference without the model (its constant, or a constant per item of another attribute)"
             if binary_target else "the best constant guess from its own rows")
-    harder, short = row[f"{m}_harder"], row[f"{m}_lift_shortfall"]
+    harder, short, lift = at("harder"), at("lift_shortfall"), at("lift")
     elsewhere = base - harder if not (is_undefined(base) or is_undefined(harder)) else float("nan")
-    lift_there = row[f"{m}_lift"] + short if not (is_undefined(row[f"{m}_lift"]) or is_undefined(short)) \
-        else float("nan")
+    lift_there = lift + short if not (is_undefined(lift) or is_undefined(short)) else float("nan")
     parts = [
         f"**Is the target harder here?** {what.capitalize()} errs {format_value(base, b)} here against "
         f"{format_value(elsewhere, b)} across the values of the slice's attributes (each with its own): "
-        f"{format_divergence(harder, b)} {format_interval(row[f'{m}_harder_low'], row[f'{m}_harder_high'], b)}, "
-        + sure(row[f"{m}_harder_q"], "reliably harder", "not reliably harder") + ".",
+        f"{format_divergence(harder, b)} {format_interval(at('harder_low'), at('harder_high'), b)}, "
+        + sure(at("harder_q"), "reliably harder", "not reliably harder") + ".",
         f"**Does the model gain less here?** Its lift over that baseline ({_LIFT_SCALE.get(m, 'on its scale')}): "
-        f"{format_number(row[f'{m}_lift'])} here against {format_number(lift_there)} across them, a shortfall of "
-        f"{format_number(short)} [{format_number(row[f'{m}_lift_shortfall_low'])}, "
-        f"{format_number(row[f'{m}_lift_shortfall_high'])}], "
-        + sure(row[f"{m}_lift_shortfall_q"], "reliably short", "not reliably short") + ".",
+        f"{format_number(lift)} here against {format_number(lift_there)} across them, a shortfall of "
+        f"{format_number(short)} [{format_number(at('lift_shortfall_low'))}, "
+        f"{format_number(at('lift_shortfall_high'))}], "
+        + sure(at("lift_shortfall_q"), "reliably short", "not reliably short") + ".",
     ]
-    if f"{m}_reference" in row.index and not is_undefined(row[f"{m}_reference"]):
+    if "reference" in other and not is_undefined(at("reference")):
         parts.append(f"**Can these rows do better?** The best reference fitted to them errs "
-                     f"{format_value(row[f'{m}_reference'], b)} against the model's {format_value(row[m], b)}: "
-                     + sure(row[f"{m}_worse_q"], "it beats the model, by more than on the whole dataset",
+                     f"{format_value(at('reference'), b)} against the model's {format_value(stats.value[index], b)}: "
+                     + sure(at("worse_q"), "it beats the model, by more than on the whole dataset",
                             "not reliably better than the model, beyond the whole dataset") + ".")
     else:
         parts.append("**Can these rows do better?** Not known: the references need the rows (this result keeps "
@@ -284,22 +287,24 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
 
     info = table.metric(metric)
     m, binary = info.name, info.binary
-    f = table.frame
-    if f"{m}_verdict" not in f.columns:
+    stats = table.statistics(m)
+    if stats.verdict is None:
         return [], 0
-    verdict = f[f"{m}_verdict"].to_numpy().astype(str)
-    distinct = f"{m}_finding" in f.columns
+    other = stats.other
+    verdict = stats.verdict.astype(str)
+    distinct = stats.finding is not None
+    itemsets = stats.itemsets
     covers = {}
-    if distinct:
-        flag = f[f"{m}_finding"].to_numpy(dtype=bool)
+    if stats.finding is not None:
+        flag = stats.finding.astype(bool)
         # a finding whose own honest estimate (replicated, else shrunk) is about zero says nothing to act
         # on: significant, but the estimate a meeting reads is 0 (issue 30): no card
-        flag = flag & ~_about_zero(table, m)
+        flag = flag & ~_about_zero(stats)
         order = np.array([i for i in table.default_order(m) if flag[i] and verdict[i] not in ("better", "noise")],
                          dtype=np.int64)
         candidates = order
-        counts = f[f"{m}_explained_by"].value_counts()
-        covers = {int(i): 1 + int(counts.get(f["itemset"].iat[i], 0)) for i in order}
+        counts = pd.Series(stats.explained_by).value_counts()
+        covers = {int(i): 1 + int(counts.get(itemsets[i], 0)) for i in order}
     else:
         keep = np.isin(verdict, _FINDING_ORDER)
         keep[0] = False
@@ -307,17 +312,23 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
             keep &= ~np.asarray(exclude, dtype=bool)
         candidates = np.nonzero(keep)[0]
         rank = np.array([_FINDING_ORDER.index(v) for v in verdict[candidates]])
-        size = np.abs(f[f"{m}_divergence"].to_numpy()[candidates])
-        qcol = f[f"{m}_q"] if f"{m}_q" in f.columns else f[f"{m}_p"]
-        evidence = np.nan_to_num(qcol.to_numpy(dtype=float)[candidates], nan=1.0)
+        size = np.abs(np.asarray(stats.divergence)[candidates])
+        evidence = np.nan_to_num(np.asarray(stats.q if stats.q is not None else stats.p, dtype=float)[candidates],
+                                 nan=1.0)
         order = candidates[np.lexsort((rank, -size, evidence))]
     a = table.assessment or {}
     # the q-values' family: every metric's slices (the default) or this metric's
     family = family_sentence(a, m)
     overall = table.overall(m)
-    first = f.iloc[0]
     label = metric_label(m)
     unit = "queries" if (table.params or {}).get("query") else "rows"  # a query-level slice is a set of queries
+    support, count = table.columns["support"], table.columns["count"]
+
+    def at(column: str, i: int):
+        """The metric's ``column`` (a suffix of :attr:`MetricStatistics.other`) at slice ``i``, None without it."""
+        values = other.get(column)
+        return None if values is None else values[i]
+
     taken: list[int] = []
     rows_of: dict[int, np.ndarray] = {}
     cards: list[Finding] = []
@@ -333,67 +344,69 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
             if any((mine & rows_of[j]).sum() > max_shared * max(mine.sum(), 1) for j in taken):
                 continue
         taken.append(i)
-        r = f.iloc[i]
-        who = f"{format_count(r['count'])} {unit} ({format_percent(r['support'])} of all)"
-        if r[f"{m}_count"] != r["count"]:
-            who += f"; {label} measured on {format_count(r[f'{m}_count'])}"
-        holder = str(r.get(f"{m}_within") or "") if distinct else ""
-        value = f"{label} {format_value(r[m], binary)} {format_interval(r.get(f'{m}_ci_low'), r.get(f'{m}_ci_high'), binary)}"
-        if holder and not is_undefined(r.get(f"{m}_within_difference")):
+        div = stats.divergence[i]
+        who = f"{format_count(count[i])} {unit} ({format_percent(support[i])} of all)"
+        if stats.count[i] != count[i]:
+            who += f"; {label} measured on {format_count(stats.count[i])}"
+        holder = str(at("within", i) or "") if distinct else ""
+        ci_low = None if stats.ci_low is None else stats.ci_low[i]
+        ci_high = None if stats.ci_high is None else stats.ci_high[i]
+        value = f"{label} {format_value(stats.value[i], binary)} {format_interval(ci_low, ci_high, binary)}"
+        if holder and not is_undefined(at("within_difference", i)):
             # distinct for how it differs from the rest of the finding holding it: that first, then the whole dataset
-            diff, div = float(r[f"{m}_within_difference"]), float(r[f"{m}_divergence"])
+            diff, dv = float(at("within_difference", i)), float(div)
             what = (f"{value}, {'higher' if diff > 0 else 'lower'} than the rest of “{holder}” "
-                    f"({label} {format_value(r[f'{m}_within_rest'], binary)} on its other rows; difference "
+                    f"({label} {format_value(at('within_rest', i), binary)} on its other rows; difference "
                     f"{format_divergence(diff, binary)}, interval "
-                    f"{format_divergence_interval(r[f'{m}_within_ci_low'], r[f'{m}_within_ci_high'], binary)}), "
-                    f"{'though' if (diff > 0) != (div > 0) else 'and'} {'above' if div > 0 else 'below'} "
-                    f"{format_value(overall, binary)} for the whole dataset ({format_divergence(div, binary)}")
+                    f"{format_divergence_interval(at('within_ci_low', i), at('within_ci_high', i), binary)}), "
+                    f"{'though' if (diff > 0) != (dv > 0) else 'and'} {'above' if dv > 0 else 'below'} "
+                    f"{format_value(overall, binary)} for the whole dataset ({format_divergence(dv, binary)}")
         else:
             what = (f"{value} against {format_value(overall, binary)} for the whole dataset "
-                    f"({format_divergence(r[f'{m}_divergence'], binary)}")
-        rep = r.get(f"{m}_replicated_divergence")
-        shrunk = r.get(f"{m}_divergence_shrunk")
+                    f"({format_divergence(div, binary)}")
+        rep = at("replicated_divergence", i)
+        shrunk = None if stats.divergence_shrunk is None else stats.divergence_shrunk[i]
         if not is_undefined(rep):
             what += f"; {format_divergence(rep, binary)} on the replication rows"
         elif not is_undefined(shrunk):
             # shrinkage pulls a slice's step beyond the slices holding it towards 0: towards them, which
             # can read farther from the whole dataset than the raw value when they diverge more
-            farther = abs(float(shrunk)) > abs(float(r[f"{m}_divergence"]))
+            farther = abs(float(shrunk)) > abs(float(div))
             what += (f"; {format_divergence(shrunk, binary)} "
                      + ("after shrinking towards the wider slices holding it, which diverge more" if farther
                         else "shrunk for the winner's curse"))
         what += ")"
-        if f"{m}_baseline" in f.columns and not is_undefined(r[f"{m}_baseline"]):
-            what += (f"; the best constant guess from its own rows errs {format_value(r[f'{m}_baseline'], binary)} "
-                     f"(whole dataset {format_value(first[f'{m}_baseline'], binary)})")
-        sure = f"q = {format_p(r.get(f'{m}_q'))} ({family})"
-        if f"{m}_replicated" in f.columns:
-            sure += (f"; {'replicated' if bool(r[f'{m}_replicated']) else 'not replicated'} on "
+        baseline = other.get("baseline")
+        if baseline is not None and not is_undefined(baseline[i]):
+            what += (f"; the best constant guess from its own rows errs {format_value(baseline[i], binary)} "
+                     f"(whole dataset {format_value(baseline[0], binary)})")
+        sure = f"q = {format_p(None if stats.q is None else stats.q[i])} ({family})"
+        if "replicated" in other:
+            sure += (f"; {'replicated' if bool(at('replicated', i)) else 'not replicated'} on "
                      f"{a.get('replication') or 'the replication rows'}: "
-                     f"{format_value(r[f'{m}_replicated_value'], binary)} "
-                     f"{format_interval(r[f'{m}_replicated_ci_low'], r[f'{m}_replicated_ci_high'], binary)}")
+                     f"{format_value(at('replicated_value', i), binary)} "
+                     f"{format_interval(at('replicated_ci_low', i), at('replicated_ci_high', i), binary)}")
         else:
             sure += "; not checked on other rows (no replication data)"
         if distinct and covers.get(int(i), 1) > 1:
             who += (f"; accounts for {format_count(covers[int(i)] - 1)} other significant slice"
                     f"{'s' if covers[int(i)] > 2 else ''} (refinements, wider slices holding its rows, slices it "
                     "lifts or lowers)")
-        meets = bool(r[f"{m}_meets_min_size"]) if f"{m}_meets_min_size" in f.columns else True
+        meets = bool(stats.meets_min_size[i]) if stats.meets_min_size is not None else True
         if not meets:
-            n_min = ((a.get("min_size") or {}).get(m) or {}).get("n_min")
-            sure += (f"; indicative: {format_count(r[f'{m}_count'])} measured rows, below the minimum size "
-                     f"n_min = {format_count(n_min)} (its interval is wider than δ)")
-        todo = ACTIONS.get(str(r[f"{m}_verdict"]), "")
-        if holder and not is_undefined(r.get(f"{m}_within_difference")):
+            sure += (f"; indicative: {format_count(stats.count[i])} measured rows, below the minimum size "
+                     f"n_min = {format_count(stats.n_min)} (its interval is wider than δ)")
+        todo = ACTIONS.get(str(stats.verdict[i]), "")
+        if holder and not is_undefined(at("within_difference", i)):
             # what to do follows what makes it distinct: how it differs from the rest of the finding holding it
-            diff, low, high = (float(r[f"{m}_within_{k}"]) for k in ("difference", "ci_low", "ci_high"))
+            diff, low, high = (float(at(f"within_{k}", i)) for k in ("difference", "ci_low", "ci_high"))
             sure_side = (low > 0) or (high < 0)
             todo = (f"Review these rows as part of “{holder}”: the metric is {'reliably ' if sure_side else ''}"
                     f"{'higher' if diff > 0 else 'lower'} here than on the rest of it"
-                    + (f", though {'higher' if float(r[f'{m}_divergence']) > 0 else 'lower'} than overall"
-                       if (diff > 0) != (float(r[f'{m}_divergence']) > 0) else "") + ".")
-        cards.append(Finding(index=int(i), itemset=str(r["itemset"]), verdict=str(r[f"{m}_verdict"]),
-                             color=verdict_color(r[f"{m}_verdict"]), who=who, what=what, sure=sure,
+                    + (f", though {'higher' if float(div) > 0 else 'lower'} than overall"
+                       if (diff > 0) != (float(div) > 0) else "") + ".")
+        cards.append(Finding(index=int(i), itemset=str(itemsets[i]), verdict=str(stats.verdict[i]),
+                             color=verdict_color(stats.verdict[i]), who=who, what=what, sure=sure,
                              todo=todo, covers=covers.get(int(i), 1),
                              distinct=distinct, meets=meets, within=holder))
     return _under_their_holders(cards), int(candidates.size)
@@ -423,18 +436,18 @@ def _under_their_holders(cards: list[Finding]) -> list[Finding]:
 ABOUT_ZERO = 0.1
 
 
-def _about_zero(table: SliceTable, m: str) -> np.ndarray:
+def _about_zero(stats: MetricStatistics) -> np.ndarray:
     """Per slice: its honest estimate (the replicated divergence where measured, else the shrunk one)
     lies within :data:`ABOUT_ZERO` · δ of 0 (False where there is none, or no δ)."""
-    f = table.frame
-    delta = (((table.assessment or {}).get("min_size") or {}).get(m) or {}).get("delta")
-    if not delta or f"{m}_divergence_shrunk" not in f.columns:
-        return np.zeros(len(f), dtype=bool)
-    honest = f[f"{m}_divergence_shrunk"].to_numpy(dtype=float)
-    if f"{m}_replicated_divergence" in f.columns:
-        rep = f[f"{m}_replicated_divergence"].to_numpy(dtype=float)
+    n = len(stats.itemsets)
+    if not stats.delta or stats.divergence_shrunk is None:
+        return np.zeros(n, dtype=bool)
+    honest = np.asarray(stats.divergence_shrunk, dtype=float)
+    rep = stats.other.get("replicated_divergence")
+    if rep is not None:
+        rep = np.asarray(rep, dtype=float)
         honest = np.where(np.isfinite(rep), rep, honest)
-    return np.isfinite(honest) & (np.abs(honest) < ABOUT_ZERO * float(delta))
+    return np.isfinite(honest) & (np.abs(honest) < ABOUT_ZERO * float(stats.delta))
 
 
 def findings_header(cards: Sequence[Finding], total: int) -> str:

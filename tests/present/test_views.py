@@ -2,6 +2,8 @@
 guesses, and the slice-table and interval figures (what they draw, value by value)."""
 from __future__ import annotations
 
+import dataclasses
+
 import io
 
 import numpy as np
@@ -397,5 +399,7 @@ def test_a_finding_whose_honest_estimate_is_about_zero_is_not_a_card():
     cards, _ = findings(t, "fpr")
     assert [c.itemset for c in cards][:1] == [DEMO_TRUTH["elevated_fpr"]]
     i = cards[0].index
-    t.frame.loc[t.frame.index[i], "fpr_divergence_shrunk"] = -1.3e-9
-    assert DEMO_TRUTH["elevated_fpr"] not in [c.itemset for c in findings(t, "fpr")[0]]
+    shrunk = t.columns["fpr_divergence_shrunk"].copy()
+    shrunk[i] = -1.3e-9
+    about_zero = dataclasses.replace(t, columns={**t.columns, "fpr_divergence_shrunk": shrunk})
+    assert DEMO_TRUTH["elevated_fpr"] not in [c.itemset for c in findings(about_zero, "fpr")[0]]

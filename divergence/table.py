@@ -43,7 +43,8 @@ _NAMED = {"value": "", "count": "count", "divergence": "divergence", "t": "t", "
 class MetricStatistics:
     """One metric's statistics for every slice, typed (in the manner of fairlearn's ``MetricFrame``):
     position i is the table's slice i, the whole dataset first. A mined table (before
-    :func:`divergence.assess`) has the first five; the others are None there. Every other column of
+    :func:`divergence.assess`) has the value, count, divergence, t and p (a table built only to
+    explain an outcome, as ``Comparison.change_table``, the value and divergence); the others are None there. Every other column of
     the metric (baselines, lift, replication, bootstrap) is in ``other``, by its suffix;
     :attr:`frame` is the same as a DataFrame."""
 
@@ -51,10 +52,10 @@ class MetricStatistics:
     info: MetricInfo
     itemsets: np.ndarray
     value: np.ndarray
-    count: np.ndarray
     divergence: np.ndarray
-    t: np.ndarray
-    p: np.ndarray
+    count: np.ndarray | None = None
+    t: np.ndarray | None = None
+    p: np.ndarray | None = None
     q: np.ndarray | None = None
     ci_low: np.ndarray | None = None
     ci_high: np.ndarray | None = None

@@ -182,38 +182,46 @@ if not ms.mined:
     st.info(f"**Not mined**: {md_text(ms.why_not_mined)}. Measured now from the rows with the result's settings; its q "
             f"counts it as one more slice tested ({format_count(tested)} in the family, the "
             f"{format_count(h['n_tested'])} mined ones included).", icon=":material/edit_note:")
-verdict = str(row[f"{metric}_verdict"] or "")
+stats, i = ms.table.statistics(metric), ms.index  # the open slice: position i of the table that measured it
+
+
+def _at(column: str):
+    """The open slice's value of the metric's ``column`` (a suffix), None where the table has none."""
+    values = stats.other.get(column)
+    return None if values is None else values[i]
+
+
+verdict = str(stats.verdict[i] or "")
 d = st.columns(5)
 d[0].metric("Rows", format_count(row["count"]), help=f"{GLOSSARY['support']} {GLOSSARY['measured']}")
-d[0].caption(f"support {format_percent(row['support'])}; {format_count(row[metric + '_count'])} measured")
-d[1].metric(md_text(h["label"]), format_value(row[metric], b), help=f"{GLOSSARY['interval']} {GLOSSARY['bootstrap']}")
-boot = row.get(metric + "_boot_low")
-d[1].caption(f"interval {format_interval(row[metric + '_ci_low'], row[metric + '_ci_high'], b)}"
-             + (f"; bootstrap {format_interval(boot, row[metric + '_boot_high'], b)}" if boot == boot and boot is not None
+d[0].caption(f"support {format_percent(row['support'])}; {format_count(stats.count[i])} measured")
+d[1].metric(md_text(h["label"]), format_value(stats.value[i], b), help=f"{GLOSSARY['interval']} {GLOSSARY['bootstrap']}")
+boot = _at("boot_low")
+d[1].caption(f"interval {format_interval(stats.ci_low[i], stats.ci_high[i], b)}"
+             + (f"; bootstrap {format_interval(boot, _at('boot_high'), b)}" if boot == boot and boot is not None
                 else "")
              + ("; analytic (a DuckDB scan keeps no rows to bootstrap)" if table.engine == "duckdb" else ""))
-d[2].metric("Divergence", format_divergence(row[metric + "_divergence"], b), help=GLOSSARY["divergence"])
-d[2].caption(f"against {format_value(h['overall'], b)} overall; t = {format_number(row[metric + '_t'])}",
+d[2].metric("Divergence", format_divergence(stats.divergence[i], b), help=GLOSSARY["divergence"])
+d[2].caption(f"against {format_value(h['overall'], b)} overall; t = {format_number(stats.t[i])}",
              help=GLOSSARY["t"])
-d[3].metric("q", format_p(row[metric + "_q"]), help=GLOSSARY["q"])
-d[3].caption(f"p = {format_p(row[metric + '_p'])}; q: {family}",
+d[3].metric("q", format_p(stats.q[i]), help=GLOSSARY["q"])
+d[3].caption(f"p = {format_p(stats.p[i])}; q: {family}",
              help=GLOSSARY["p"])
 d[4].metric("Verdict", verdict or "–", help=VERDICT_TEXT.get(verdict, GLOSSARY["verdict"]))
-meets = "meets" if row[metric + "_meets_min_size"] else "below"
+meets = "meets" if stats.meets_min_size[i] else "below"
 d[4].caption(f"{meets} n_min = {format_count(n_min)}"
              + (": indicative" if meets == "below" and verdict not in ("too small", "noise")
                 else ""), help=f"{GLOSSARY['n_min']} {GLOSSARY['indicative']}")
 
-evidence = verdict_evidence(ms.table.statistics(metric), ms.index,
-                            float((table.assessment or {}).get("confidence", 0.95)))
+evidence = verdict_evidence(stats, i, float((table.assessment or {}).get("confidence", 0.95)))
 if evidence:
     st.markdown(evidence)
-if f"{metric}_replicated_value" in row:
+if "replicated_value" in stats.other:
     st.markdown(
         f"**Replication** on {md_text(table.assessment.get('replication'))}: "
-        f"{format_value(row[metric + '_replicated_value'], b)} "
-        f"{format_interval(row[metric + '_replicated_ci_low'], row[metric + '_replicated_ci_high'], b)}: "
-        + ("replicated." if bool(row[metric + "_replicated"]) else "**not replicated**."))
+        f"{format_value(_at('replicated_value'), b)} "
+        f"{format_interval(_at('replicated_ci_low'), _at('replicated_ci_high'), b)}: "
+        + ("replicated." if bool(_at("replicated")) else "**not replicated**."))
 elif table.assessment.get("replication") and not ms.mined:
     st.caption("Replication: not re-measured for this slice (the held-out rows are not kept; the result's other "
                "slices were).")

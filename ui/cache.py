@@ -215,8 +215,8 @@ def redundant_mask(result_id: str, eps: float, metric: str, _table: SliceTable):
 @st.cache_resource(show_spinner=False, max_entries=32)
 def verdicts_in(result_id: str, metric: str, _table: SliceTable) -> frozenset:
     """The verdicts a result gives for a metric."""
-    col = f"{metric}_verdict"
-    return frozenset(_table.frame[col].iloc[1:].unique()) if col in _table.frame.columns else frozenset()
+    verdict = _table.statistics(metric).verdict
+    return frozenset(pd.unique(verdict[1:])) if verdict is not None else frozenset()
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)

@@ -127,8 +127,7 @@ def _shapley_weights(k: int) -> np.ndarray:
 
 
 def _divergence(table: SliceTable, metric: str | None) -> np.ndarray:
-    m = table.metric(metric).name
-    return np.asarray(table.columns[f"{m}_divergence"], dtype=np.float64)
+    return np.asarray(table.statistics(metric).divergence, dtype=np.float64)
 
 
 def _item_index(table: SliceTable) -> tuple[np.ndarray, list[str]]:
@@ -454,7 +453,7 @@ def prune_redundant(table: SliceTable, eps: float | None = None, *,
         strong = np.zeros(len(table), dtype=bool)
         for name in _metric_list(table, metric):
             with np.errstate(invalid="ignore"):
-                strong |= np.asarray(table.columns[f"{name}_t"], dtype=np.float64) >= min_t
+                strong |= np.asarray(table.statistics(name).t, dtype=np.float64) >= min_t
         keep &= strong
     keep[0] = True
     return table.frame[keep]

@@ -141,7 +141,7 @@ def lattice_figure(table: SliceTable, itemset: str | Iterable[str], *, metric: s
         )
     masks = np.arange(2 ** k, dtype=np.int64)
     nodes = subset_indices(table, np.array([idx]), pos[None, :], masks)[0]
-    div = np.asarray(table.columns[f"{m}_divergence"], dtype=np.float64)[nodes]
+    div = np.asarray(table.statistics(m).divergence, dtype=np.float64)[nodes]
     count = np.asarray(table.columns["count"])[nodes]
     size = np.array([bin(x).count("1") for x in masks])
     labels = [table.item_labels[a][row[a]] for a in pos]

@@ -40,7 +40,7 @@ def _e(text: object) -> str:
 
 
 def _assessed(table: SliceTable, m: str) -> bool:
-    return f"{m}_verdict" in table.columns
+    return table.statistics(m).verdict is not None
 
 
 def table_text(table: SliceTable) -> str:

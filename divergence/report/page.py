@@ -182,9 +182,9 @@ def _slice_table(table: SliceTable, metric: str, rows: pd.DataFrame, previous: S
     m, b = metric, table.metric(metric).binary
     cols = _slice_columns(table, m, rows, previous)
     prev_verdict = {}
-    if previous is not None and f"{m}_verdict" in previous.frame.columns:
-        pf = previous.frame
-        prev_verdict = dict(zip(pf["itemset"], pf[f"{m}_verdict"]))
+    before = previous.statistics(m).verdict if previous is not None and m in previous.metric_names else None
+    if before is not None:
+        prev_verdict = dict(zip(previous.itemsets, before))
     heads = [("The verdict on the slice in the previous cycle's data." if kind == "previous" else column_help(label))
              for label, _, kind in cols]
     out = []
@@ -292,13 +292,13 @@ def _metric_section(table: SliceTable, m: str, *, plan: SlicePlan | None, previo
 
     a = table.assessment or {}
     info = table.metric(m)
-    f = table.frame
-    if f"{m}_q" in f:  # the dashboard's tiles, in the same words: they add up
+    stats = table.statistics(m)
+    if stats.q is not None:  # the dashboard's tiles, in the same words: they add up
         kpis = [(t.value, f"{t.label}: {t.caption}" if t.caption else t.label) for t in headline_tiles(table, m)]
         kpis.insert(1, (format_count(len(table) - 1), "slices mined"))
     else:
-        tested = a.get("n_tested", {}).get(m, int(f[f"{m}_p"].iloc[1:].notna().sum()))
-        lo, hi = table.overall_interval(m) if f"{m}_ci_low" in f else (float("nan"), float("nan"))
+        tested = a.get("n_tested", {}).get(m, int(pd.notna(stats.p[1:]).sum()))
+        lo, hi = table.overall_interval(m) if stats.ci_low is not None else (float("nan"), float("nan"))
         kpis = [(format_value(table.overall(m), info.binary), f"whole dataset {format_interval(lo, hi, info.binary)}"),
                 (format_count(len(table) - 1), "slices mined"), (format_count(tested), "slices tested"),
                 (format_count(0), "significant after correction")]  # no q-values: nothing is significant
@@ -306,7 +306,7 @@ def _metric_section(table: SliceTable, m: str, *, plan: SlicePlan | None, previo
     section = dict(metric=m, description=info.description or m, kpis=kpis,
                    findings_cut=(a.get("findings_cut") or {}).get(m), min_size=" ".join(t for t in (ms.get("text"), ms.get("power_text")) if t) if ms else None,
                    cards=None)
-    if f"{m}_verdict" in f:
+    if stats.verdict is not None:
         section.update(_cards(table, m))
     rows = _sorted_rows(table, m, sort_by)
     listed_rows = [table.lookup(x) for x in (getattr(plan, "slices", None) or [])]
@@ -317,32 +317,35 @@ def _metric_section(table: SliceTable, m: str, *, plan: SlicePlan | None, previo
     section.update(sort_name=REPORT_SORTS[_sort_key(table, m, sort_by)], n_listed=min(top, len(rows)),
                    n_rows=len(rows), **_slice_table(table, m, shown_rows, previous), previous=None,
                    intervals=None, overlap=None, contributions=[])
-    if previous is not None and f"{m}_verdict" in f:
-        pf = previous.frame
-        prev = dict(zip(pf["itemset"], pf[f"{m}_verdict"]))
+    at = rows.index.to_numpy()  # the rows' positions in the table
+    finding = None if stats.finding is None else stats.finding[at].astype(bool)
+    found_verdict = None if stats.verdict is None else np.isin(stats.verdict[at], list(FINDING_VERDICTS))
+    before = (previous.statistics(m).verdict if previous is not None and m in previous.metric_names
+              and found_verdict is not None else None)
+    if before is not None:
+        prev = dict(zip(previous.itemsets, before))
         # counted over the distinct findings, the set the page's tiles count (whatever their verdict now)
-        now_f = (rows[rows[f"{m}_finding"].astype(bool)] if f"{m}_finding" in rows
-                 else rows[rows[f"{m}_verdict"].isin(FINDING_VERDICTS)])
+        now_f = rows[finding] if finding is not None else rows[found_verdict]
         section["previous"] = dict(label=previous_label or "",
                                    held=sum(prev.get(s) in FINDING_VERDICTS for s in now_f["itemset"]),
                                    new=sum(prev.get(s) not in FINDING_VERDICTS for s in now_f["itemset"]))
-    if f"{m}_ci_low" in f:
+    if stats.ci_low is not None:
         level = f"{a.get('confidence', 0.95):.0%} intervals"
-        big = rows[rows[f"{m}_meets_min_size"].astype(bool)] if f"{m}_meets_min_size" in rows else rows
+        big = rows[stats.meets_min_size[at].astype(bool)] if stats.meets_min_size is not None else rows
         # every distinct finding is drawn (open dots below the minimum size), then the largest slices
-        distinct = rows[rows[f"{m}_finding"].astype(bool)] if f"{m}_finding" in rows else rows.head(0)
+        distinct = rows[finding] if finding is not None else rows.head(0)
         drawn = rows.loc[[i for i in rows.index if i in set(distinct.index) | set(big.head(25).index)]]
         if len(drawn):
             section["intervals"] = dict(n=len(drawn), n_findings=len(distinct),
                                         figure=_figure_div(interval_figure(table, drawn, m, level_label=level)))
-    top_found = rows[rows[f"{m}_verdict"].isin(FINDING_VERDICTS)].head(10) if f"{m}_verdict" in f else rows.head(0)
+    top_found = rows[found_verdict].head(10) if found_verdict is not None else rows.head(0)
     if len(top_found) >= 2:
         section["overlap"] = dict(n=len(top_found),
                                   figure=_figure_div(overlap_figure(overlap(table, list(top_found["itemset"])))))
-    if f"{m}_finding" in f:  # the distinct findings first (rows are in the default order)
-        found = rows[rows[f"{m}_finding"].astype(bool) & rows[f"{m}_verdict"].isin(FINDING_VERDICTS)].head(findings)
+    if finding is not None and found_verdict is not None:  # the distinct findings first (rows are in the default order)
+        found = rows[finding & found_verdict].head(findings)
     else:
-        found = rows[rows[f"{m}_verdict"].isin(FINDING_VERDICTS)].head(findings) if f"{m}_verdict" in f else rows.head(0)
+        found = rows[found_verdict].head(findings) if found_verdict is not None else rows.head(0)
     listed = [s for s in (getattr(plan, "slices", None) or [])]
     shown = list(found["itemset"]) + [table.frame.iloc[table.lookup(s)]["itemset"] for s in listed]
     section["contributions"] = [_figure_div(contribution_figure(item_contributions(table, s, metric=m),

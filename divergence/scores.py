@@ -94,9 +94,9 @@ def is_score(spec: object) -> bool:
 def score_values(table, metric: str | None, spec: object) -> np.ndarray:
     """One score of every slice of ``table`` for ``metric`` (the whole dataset's row first)."""
     score = parse_score(spec)
-    m = table.metric(metric).name
-    mean = np.asarray(table.columns[m], dtype=float)
-    n = np.asarray(table.columns[f"{m}_count"], dtype=float)
+    stats = table.statistics(metric)
+    mean = np.asarray(stats.value, dtype=float)
+    n = np.asarray(stats.count, dtype=float)
     overall, total = float(mean[0]), float(n[0])
     with np.errstate(divide="ignore", invalid="ignore"):
         if score.kind == "wracc":

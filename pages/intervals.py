@@ -40,7 +40,8 @@ if row_index is not None:
 
 # ---------------------------------------------------------------- overlap of the findings
 st.subheader("Rows the findings share")
-found = view.rows[view.rows[f"{metric}_verdict"].isin(FINDING_VERDICTS)] if f"{metric}_verdict" in view.rows else view.rows
+verdict = table.statistics(metric).verdict  # the view's rows are the table's positions
+found = view.rows[[v in FINDING_VERDICTS for v in verdict[view.rows.index]]] if verdict is not None else view.rows
 o1, _ = st.columns([1, 4])
 with o1:
     k = st.selectbox("Findings compared", [5, 10, 15, 20], index=1, key="w:overlap_n",

@@ -241,7 +241,10 @@ def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label
     """The report as one self-contained HTML page (every script and style inline); with a
     ``comparison`` (:func:`divergence.report.run.run_comparison`), a section comparing the model
     with its reference comes first: the pre-release check."""
-    a = table.assessment or {}
+    if table.assessment is None:
+        raise DivergenceInputError("A report needs the worst-slice statistics: give it a table from divergence.scan(), "
+                                   "or pass a mined table through divergence.assess() first.")
+    a = table.assessment
     now = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0)
     kind = "exploratory"
     caveat = ""

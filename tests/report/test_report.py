@@ -185,3 +185,15 @@ def test_report_sorts_by_the_shrunk_divergence_and_shows_replication(tmp_path):
     assert html_lib.unescape(rows[0]) == f.loc[f["abs_error_divergence_shrunk"].idxmax(), "itemset"]
     with pytest.raises(DivergenceInputError, match="The report sorts by one of"):
         build_report(table, plan=DEMO_PLAN, sort_by="luck")
+
+
+def test_a_report_of_a_table_not_assessed_is_refused_in_words():
+    """A mined table has no intervals or verdicts: the report says what to do (it raised KeyError 'fpr_ci_low')."""
+    from divergence import assess, mine
+
+    kw = dict(target="defaulted", prediction="predicted_default", positive="yes", metrics=["fpr"],
+              attributes=DEMO_ATTRIBUTES)
+    mined = mine(load_demo(n_rows=3000), **kw)
+    with pytest.raises(DivergenceInputError, match="needs the worst-slice statistics.*divergence.assess"):
+        build_report(mined)
+    assert "<html" in build_report(assess(mined)).lower()

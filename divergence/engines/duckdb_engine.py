@@ -235,12 +235,20 @@ _PANDAS_BOOLEANS = ("True", "TRUE", "true", "False", "FALSE", "false")
 _BOOLEAN_SAMPLE = 20_480
 
 
+#: the stand-in name of a CSV column whose header is blank (spaces), while DuckDB reads it
+_BLANK = "__divergence_blank_column_"
+
+
 def _reader(files: Sequence[str], fmt: str, union: bool = False, dialect: CsvDialect | None = None,
             booleans: Sequence[str] = ()) -> str:
     listed = "[" + ", ".join(DUCKDB.string(f) for f in files) + "]"
     extra = ", union_by_name=true" if union else ""
+    names = pandas_names(dialect.header) if fmt != "parquet" and dialect is not None and dialect.header else []
+    # DuckDB refuses a blank name in `names` (pandas reads a header of spaces as it is): such a column
+    # is read under a stand-in name and renamed in a projection over the reader
+    blank = {n: f"{_BLANK}{i}" for i, n in enumerate(names) if not n.strip()}
     if booleans:
-        extra += ", types={" + ", ".join(f"{DUCKDB.string(c)}: 'BOOLEAN'" for c in booleans) + "}"
+        extra += ", types={" + ", ".join(f"{DUCKDB.string(blank.get(c, c))}: 'BOOLEAN'" for c in booleans) + "}"
     if fmt == "parquet":
         return f"read_parquet({listed}{extra})"
     na = "[" + ", ".join(DUCKDB.string(v) for v in _pandas_na_values()) + "]"
@@ -248,10 +256,15 @@ def _reader(files: Sequence[str], fmt: str, union: bool = False, dialect: CsvDia
         extra += f", delim={DUCKDB.string(dialect.delimiter)}, quote='\"'"
         if dialect.decimal != ".":
             extra += f", decimal_separator={DUCKDB.string(dialect.decimal)}"
-        if dialect.header:
-            extra += ", names=[" + ", ".join(DUCKDB.string(n) for n in pandas_names(dialect.header)) + "]"
-    return (f"read_csv({listed}, header=true, nullstr={na}, "
-            f"auto_type_candidates=['BIGINT', 'DOUBLE', 'VARCHAR']{extra})")
+        if names:
+            extra += ", names=[" + ", ".join(DUCKDB.string(blank.get(n, n)) for n in names) + "]"
+    reader = (f"read_csv({listed}, header=true, nullstr={na}, "
+              f"auto_type_candidates=['BIGINT', 'DOUBLE', 'VARCHAR']{extra})")
+    if not blank:
+        return reader
+    columns = ", ".join(f"{DUCKDB.ident(blank[n])} AS {DUCKDB.ident(n)}" if n in blank else DUCKDB.ident(n)
+                        for n in names)
+    return f"(SELECT {columns} FROM {reader})"
 
 
 def _transcode(path: str, encoding: str, workdir: str) -> str:

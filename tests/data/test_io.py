@@ -172,6 +172,27 @@ def test_command_line_and_duckdb_read_a_file_as_pandas_does(tmp_path, encoding, 
     assert list(cli["itemset"].fillna("")) == list(want.frame["itemset"])
 
 
+def test_duckdb_reads_a_blank_header_name_as_pandas_does(tmp_path):
+    """A header name of spaces: pandas keeps it as a column; DuckDB refused the whole file ("names
+    cannot have empty (or all whitespace) value"). It is read under a stand-in name and renamed."""
+    rng = np.random.default_rng(1)
+    n = 400
+    df = pd.DataFrame({"town": rng.choice(["a", "b", "c"], n), "  ": rng.choice(["u", "v"], n),
+                       "y": rng.integers(0, 2, n), "p": rng.integers(0, 2, n)})
+    path = tmp_path / "blank.csv"
+    df.to_csv(path, index=False)
+    loaded = load_table(path)
+    assert list(loaded.frame.columns) == ["town", "  ", "y", "p"]
+    for attributes in (["town", "  "], None):
+        kw = dict(target="y", prediction="p", positive=1, metrics=["fpr"], min_support=0.05, attributes=attributes)
+        want = scan(loaded.frame, **kw)
+        got = scan_duckdb(path, **kw)
+        assert list(got.frame["itemset"]) == list(want.frame["itemset"])
+        assert any(s.startswith("  =") for s in got.frame["itemset"])  # the blank-named column is sliced by
+        np.testing.assert_array_equal(got.frame["count"], want.frame["count"])
+        np.testing.assert_allclose(got.frame["fpr"], want.frame["fpr"], rtol=0, atol=1e-12)
+
+
 def test_command_line_says_how_the_file_was_read(tmp_path, capsys):
     path = tmp_path / "s.csv"
     path.write_bytes("g;x;y;p\n".encode() + b"".join(f"{c};{i},5;{i % 2};{(i // 2) % 2}\n".encode("cp1252")

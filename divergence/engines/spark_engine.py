@@ -148,7 +148,55 @@ def read_spark(source: str, *, master: str = "local[*]", spark=None):
             return _guard(lambda: session.read.parquet(*files), f"'{text}'")
         except DivergenceInputError as exc:
             raise DivergenceInputError(_unreadable_columns(files, str(exc), text) or str(exc)) from None
-    return _guard(lambda: session.read.csv(files, header=True, inferSchema=True), f"'{text}'")
+    return _read_csv(session, files, text)
+
+
+#: Spark's names of the encodings divergence.data.io recognises
+_SPARK_ENCODINGS = {"utf-8": "UTF-8", "utf-8-sig": "UTF-8", "utf-16": "UTF-16", "cp1252": "ISO-8859-1",
+                    "latin-1": "ISO-8859-1"}
+
+
+def _has_windows_only_bytes(path: str) -> bool:
+    """The file holds a byte in 0x80-0x9F, where windows-1252 (€, Š, curly quotes) and ISO-8859-1
+    differ: Spark reads only the second."""
+    import re
+
+    pattern = re.compile(rb"[\x80-\x9f]")
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            if pattern.search(chunk):
+                return True
+    return False
+
+
+def _read_csv(session, files: Sequence[str], label: str):
+    """CSV files as pandas and DuckDB read them: the delimiter and encoding sniffed as
+    :func:`divergence.data.io.load_table` sniffs them, and the header's names as pandas gives them
+    (a repeated name ``g``, ``g.1``; Spark's own would be ``g0``, ``g2``). Windows-1252 text is read as
+    ISO-8859-1 (Spark's only single-byte charset), the same where the file has none of the characters
+    they differ on; a file that has them, and a decimal comma (Spark would read those numbers as text),
+    are refused in words."""
+    from ..data.io import pandas_names, sniff_file
+
+    dialect = sniff_file(files[0])
+    if dialect.decimal != ".":
+        raise DivergenceInputError(
+            f"'{label}' writes numbers with a decimal comma (1,5), which Spark reads as text: scan it with the "
+            "default engine or --engine duckdb.")
+    if dialect.encoding == "cp1252" and any(_has_windows_only_bytes(f) for f in files):
+        raise DivergenceInputError(
+            f"'{label}' is windows-1252 text with characters Spark cannot decode (such as €): save it as UTF-8, or "
+            "scan it with the default engine or --engine duckdb.")
+    options = dict(header=True, inferSchema=True, sep=dialect.delimiter,
+                   encoding=_SPARK_ENCODINGS.get(dialect.encoding, "UTF-8"))
+    if dialect.encoding == "utf-16":
+        options["multiLine"] = True  # Spark splits lines of a non-ASCII-compatible encoding only so
+    frame = _guard(lambda: session.read.csv(list(files), **options), f"'{label}'")
+    if dialect.header and dialect.header_complete and len(dialect.header) == len(frame.columns):
+        names = pandas_names(dialect.header)
+        if list(frame.columns) != names:
+            frame = frame.toDF(*names)
+    return frame
 
 
 def _unreadable_columns(files: Sequence[str], message: str, label: str) -> str | None:

@@ -167,3 +167,42 @@ def test_cli_engine_spark(spark, parquet_file, tmp_path, capsys):
             "--min-support", "0.03"]
     a, b = engine_cli_tables(main, args, ["--engine", "spark", "--spark-master", "local[2]"], tmp_path)
     np.testing.assert_allclose(a["grade"], b["grade"], rtol=1e-12)
+
+
+@pytest.mark.parametrize("encoding, delim", [("utf-8", ";"), ("cp1252", "|"), ("utf-16", "\t")])
+def test_a_csv_reads_as_pandas_reads_it(spark, tmp_path, encoding, delim):
+    """The delimiter and encoding pandas and DuckDB find, and a repeated header name as pandas names
+    it (``g``, ``g.1``): Spark read a semicolon file as one column and named repeats ``g0``, ``g2``."""
+    from divergence import scan
+    from divergence.data.io import load_table
+
+    rng = np.random.default_rng(3)
+    n = 300
+    df = pd.DataFrame({"town": rng.choice(["Zürich", "Oslo", "Málaga"], n), "g": rng.choice(["é", "u"], n),
+                       "size": rng.integers(1, 9, n), "g_dup": rng.choice(["x", "w"], n),
+                       "y": rng.integers(0, 2, n), "p": rng.integers(0, 2, n)})
+    text = df.to_csv(index=False, sep=delim).replace("g_dup", "g", 1)
+    path = tmp_path / "f.csv"
+    path.write_bytes(text.encode(encoding))
+    frame = read_spark(str(path), spark=spark)
+    assert frame.columns == ["town", "g", "size", "g.1", "y", "p"]
+    kw = dict(target="y", prediction="p", positive=1, metrics=["fpr"], min_support=0.05,
+              attributes=["town", "g", "size", "g.1"])
+    want = scan(load_table(path).frame, **kw)
+    got = scan_spark(frame, **kw)
+    assert list(got.frame["itemset"]) == list(want.frame["itemset"])
+    np.testing.assert_array_equal(got.frame["count"], want.frame["count"])
+
+
+def test_a_decimal_comma_is_refused_in_words(spark, tmp_path):
+    path = tmp_path / "comma.csv"
+    path.write_text("a;x;y\nu;1,5;1\nv;2,5;0\n", encoding="utf-8")
+    with pytest.raises(DivergenceInputError, match="decimal comma.*--engine duckdb"):
+        read_spark(str(path), spark=spark)
+
+
+def test_windows_1252_that_spark_cannot_decode_is_refused_in_words(spark, tmp_path):
+    path = tmp_path / "euro.csv"
+    path.write_bytes("a,price,y\nMálaga,5 €,1\nOslo,7 €,0\n".encode("cp1252"))
+    with pytest.raises(DivergenceInputError, match="windows-1252.*€.*UTF-8"):
+        read_spark(str(path), spark=spark)

@@ -616,7 +616,13 @@ def _prog() -> str:
 
 
 def console() -> None:
-    """The ``divergence`` console command (and ``python -m divergence``)."""
+    """The ``divergence`` console command (and ``python -m divergence``): until the command sets its own
+    handlers, a signal ends it with one line (:func:`stopped_while_starting`)."""
+    import signal
+
+    for sig in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if sig is not None:
+            signal.signal(sig, stopped_while_starting)
     sys.exit(main(prog=_prog()))
 
 
@@ -631,6 +637,27 @@ class _Stopped(BaseException):
 
 def _raise_stopped(signum, frame) -> None:
     raise _Stopped(signum)
+
+
+def _load_libraries() -> None:
+    """numpy, pandas and pyarrow, imported once (every command uses them)."""
+    import numpy  # noqa: F401
+    import pandas  # noqa: F401
+
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:  # pandas without pyarrow: the commands that need it say so
+        pass
+
+
+def stopped_while_starting(signum, frame) -> None:  # noqa: ARG001 - a signal handler's signature
+    """A signal before the command line has set its own handlers (its imports take a few tenths of a
+    second): one line and the usual exit status, never a traceback; nothing was written yet."""
+    import signal
+
+    sys.stderr.write(f"divergence: stopped ({signal.Signals(signum).name}) while starting; nothing was written.\n")
+    sys.stderr.flush()
+    os._exit(128 + signum)
 
 
 def _catch_signals() -> dict:
@@ -723,7 +750,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "divergence") -> int:
     import signal
 
     parser = build_parser(prog)
-    old = _catch_signals()
+    old: dict = {}
     streams = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = _Inert(sys.stdout), _Inert(sys.stderr)
     import warnings
@@ -738,6 +765,11 @@ def main(argv: Sequence[str] | None = None, prog: str = "divergence") -> int:
         if not args.command:
             parser.print_help()
             return 2
+        # the compiled libraries are imported before the command's handlers raise: a signal inside a C
+        # extension's import turns into its ImportError (numpy: "PyCapsule_Import could not import module
+        # datetime"), so while they load a signal keeps the start-up handler's one line
+        _load_libraries()
+        old = _catch_signals()
         _refuse_output_over_input(args)
         return COMMANDS[args.command](args)
     except DivergenceInputError as exc:

@@ -617,12 +617,10 @@ def _prog() -> str:
 
 def console() -> None:
     """The ``divergence`` console command (and ``python -m divergence``): until the command sets its own
-    handlers, a signal ends it with one line (:func:`stopped_while_starting`)."""
-    import signal
+    handlers, a signal ends it with one line (:func:`divergence.cli.starting.stopped_while_starting`)."""
+    from .starting import catch_while_starting
 
-    for sig in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
-        if sig is not None:
-            signal.signal(sig, stopped_while_starting)
+    catch_while_starting()
     sys.exit(main(prog=_prog()))
 
 
@@ -648,16 +646,6 @@ def _load_libraries() -> None:
         import pyarrow  # noqa: F401
     except ImportError:  # pandas without pyarrow: the commands that need it say so
         pass
-
-
-def stopped_while_starting(signum, frame) -> None:  # noqa: ARG001 - a signal handler's signature
-    """A signal before the command line has set its own handlers (its imports take a few tenths of a
-    second): one line and the usual exit status, never a traceback; nothing was written yet."""
-    import signal
-
-    sys.stderr.write(f"divergence: stopped ({signal.Signals(signum).name}) while starting; nothing was written.\n")
-    sys.stderr.flush()
-    os._exit(128 + signum)
 
 
 def _catch_signals() -> dict:

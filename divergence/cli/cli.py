@@ -638,14 +638,11 @@ def _raise_stopped(signum, frame) -> None:
 
 
 def _load_libraries() -> None:
-    """numpy, pandas and pyarrow, imported once (every command uses them)."""
+    """numpy (and datetime with it), imported before the command's handlers raise. Its import, unlike
+    pandas' or pyarrow's, runs Python code inside C (PyCapsule_Import of datetime) and turns an
+    exception raised there into its own ImportError. pandas stays imported when a command needs it:
+    a plan refused at once never loads it (the hostile-files tests bound that run's memory)."""
     import numpy  # noqa: F401
-    import pandas  # noqa: F401
-
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError:  # pandas without pyarrow: the commands that need it say so
-        pass
 
 
 def _catch_signals() -> dict:
@@ -753,9 +750,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "divergence") -> int:
         if not args.command:
             parser.print_help()
             return 2
-        # the compiled libraries are imported before the command's handlers raise: a signal inside a C
-        # extension's import turns into its ImportError (numpy: "PyCapsule_Import could not import module
-        # datetime"), so while they load a signal keeps the start-up handler's one line
+        # numpy is imported before the command's handlers raise: a signal inside its import turned into
+        # numpy's ImportError ("PyCapsule_Import could not import module datetime"); while it loads, a
+        # signal keeps the start-up handler's one line
         _load_libraries()
         old = _catch_signals()
         _refuse_output_over_input(args)

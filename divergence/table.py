@@ -80,6 +80,12 @@ class MetricStatistics:
         """The whole dataset's value."""
         return float(self.value[0])
 
+    def at(self, column: str, index: int):
+        """Slice ``index``'s value of the metric's ``column`` in :attr:`other` (its suffix, e.g.
+        ``"replicated_divergence"``), or None when the table has no such column."""
+        values = self.other.get(column)
+        return None if values is None else values[index]
+
     @property
     def frame(self) -> pd.DataFrame:
         """These statistics as a DataFrame, one row per slice, indexed by the itemset."""

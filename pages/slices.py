@@ -185,20 +185,14 @@ if not ms.mined:
 stats, i = ms.table.statistics(metric), ms.index  # the open slice: position i of the table that measured it
 
 
-def _at(column: str):
-    """The open slice's value of the metric's ``column`` (a suffix), None where the table has none."""
-    values = stats.other.get(column)
-    return None if values is None else values[i]
-
-
 verdict = str(stats.verdict[i] or "")
 d = st.columns(5)
 d[0].metric("Rows", format_count(row["count"]), help=f"{GLOSSARY['support']} {GLOSSARY['measured']}")
 d[0].caption(f"support {format_percent(row['support'])}; {format_count(stats.count[i])} measured")
 d[1].metric(md_text(h["label"]), format_value(stats.value[i], b), help=f"{GLOSSARY['interval']} {GLOSSARY['bootstrap']}")
-boot = _at("boot_low")
+boot = stats.at("boot_low", i)
 d[1].caption(f"interval {format_interval(stats.ci_low[i], stats.ci_high[i], b)}"
-             + (f"; bootstrap {format_interval(boot, _at('boot_high'), b)}" if boot == boot and boot is not None
+             + (f"; bootstrap {format_interval(boot, stats.at('boot_high', i), b)}" if boot == boot and boot is not None
                 else "")
              + ("; analytic (a DuckDB scan keeps no rows to bootstrap)" if table.engine == "duckdb" else ""))
 d[2].metric("Divergence", format_divergence(stats.divergence[i], b), help=GLOSSARY["divergence"])
@@ -219,9 +213,9 @@ if evidence:
 if "replicated_value" in stats.other:
     st.markdown(
         f"**Replication** on {md_text(table.assessment.get('replication'))}: "
-        f"{format_value(_at('replicated_value'), b)} "
-        f"{format_interval(_at('replicated_ci_low'), _at('replicated_ci_high'), b)}: "
-        + ("replicated." if bool(_at("replicated")) else "**not replicated**."))
+        f"{format_value(stats.at('replicated_value', i), b)} "
+        f"{format_interval(stats.at('replicated_ci_low', i), stats.at('replicated_ci_high', i), b)}: "
+        + ("replicated." if bool(stats.at("replicated", i)) else "**not replicated**."))
 elif table.assessment.get("replication") and not ms.mined:
     st.caption("Replication: not re-measured for this slice (the held-out rows are not kept; the result's other "
                "slices were).")

@@ -364,7 +364,7 @@ def compare(data: pd.DataFrame, settings: Settings | None = None, *, progress=No
     s, max_length, exhaustive = mi.min_support, mi.max_length, mi.exhaustive
     confidence, correction = st.statistics.confidence, st.statistics.correction
     df = check_frame(data)
-    prepared = _prepare(df, st)
+    prepared = _model_outcomes(df, st)
     names, weights, per_metric, diffs = prepared.names, prepared.weights, prepared.per_metric, prepared.diffs
     usable, left_out, notes = prepared.usable, prepared.left_out, list(prepared.notes)
     model_col, ref_col, threshold = prepared.model_col, prepared.ref_col, prepared.threshold
@@ -530,8 +530,8 @@ def _resolve(settings: Settings | None, keywords: Mapping) -> Settings:
     return Settings.resolve(settings, keywords)
 
 
-def _prepare(df: pd.DataFrame, st: Settings) -> _Prepared:
-    """Both models' outcomes as the settings' roles (the model) and compare section (the
+def _model_outcomes(df: pd.DataFrame, st: Settings) -> _Prepared:
+    """Both models' outcomes (per row, with their tally columns) as the settings' roles (the model) and compare section (the
     reference, the metrics) describe them."""
     r, cp = st.roles, st.compare
     return _models(df, target=r.target, prediction=r.prediction, reference=cp.reference, score=r.score,
@@ -617,7 +617,7 @@ def check_models(data: pd.DataFrame, settings: Settings | None = None, **keyword
     settings as for :func:`compare`."""
     from ..data.columns import check_frame
 
-    p = _prepare(check_frame(data), _resolve(settings, keywords))
+    p = _model_outcomes(check_frame(data), _resolve(settings, keywords))
     return {"metrics": list(p.names), "rows_compared": int(p.usable.sum()), "rows_left_out": p.left_out,
             "model": p.model_col, "reference": p.ref_col,
             "counts": {m: int(p.per_metric[m](p.weights.sum(axis=0)[None, :])["n"][0]) for m in p.names}}

@@ -190,35 +190,32 @@ def verdict_evidence(stats: MetricStatistics, index: int, confidence: float = 0.
     b = info.binary
     alpha = 1.0 - float(confidence)
 
-    def at(column: str):
-        return other[column][index]
-
     def sure(q, yes, no):
         return f"**{yes}** (q = {format_p(q)})" if not is_undefined(q) and float(q) <= alpha else \
             f"{no} (q = {format_p(q)})"
 
     binary_target = info.baseline in ("majority", "base_rate")
-    base = at("columns_reference") if binary_target else at("baseline")
+    base = stats.at("columns_reference", index) if binary_target else stats.at("baseline", index)
     what = ("the best reference without the model (its constant, or a constant per item of another attribute)"
             if binary_target else "the best constant guess from its own rows")
-    harder, short, lift = at("harder"), at("lift_shortfall"), at("lift")
+    harder, short, lift = stats.at("harder", index), stats.at("lift_shortfall", index), stats.at("lift", index)
     elsewhere = base - harder if not (is_undefined(base) or is_undefined(harder)) else float("nan")
     lift_there = lift + short if not (is_undefined(lift) or is_undefined(short)) else float("nan")
     parts = [
         f"**Is the target harder here?** {what.capitalize()} errs {format_value(base, b)} here against "
         f"{format_value(elsewhere, b)} across the values of the slice's attributes (each with its own): "
-        f"{format_divergence(harder, b)} {format_interval(at('harder_low'), at('harder_high'), b)}, "
-        + sure(at("harder_q"), "reliably harder", "not reliably harder") + ".",
+        f"{format_divergence(harder, b)} {format_interval(stats.at('harder_low', index), stats.at('harder_high', index), b)}, "
+        + sure(stats.at("harder_q", index), "reliably harder", "not reliably harder") + ".",
         f"**Does the model gain less here?** Its lift over that baseline ({_LIFT_SCALE.get(m, 'on its scale')}): "
         f"{format_number(lift)} here against {format_number(lift_there)} across them, a shortfall of "
-        f"{format_number(short)} [{format_number(at('lift_shortfall_low'))}, "
-        f"{format_number(at('lift_shortfall_high'))}], "
-        + sure(at("lift_shortfall_q"), "reliably short", "not reliably short") + ".",
+        f"{format_number(short)} [{format_number(stats.at('lift_shortfall_low', index))}, "
+        f"{format_number(stats.at('lift_shortfall_high', index))}], "
+        + sure(stats.at("lift_shortfall_q", index), "reliably short", "not reliably short") + ".",
     ]
-    if "reference" in other and not is_undefined(at("reference")):
+    if "reference" in other and not is_undefined(stats.at("reference", index)):
         parts.append(f"**Can these rows do better?** The best reference fitted to them errs "
-                     f"{format_value(at('reference'), b)} against the model's {format_value(stats.value[index], b)}: "
-                     + sure(at("worse_q"), "it beats the model, by more than on the whole dataset",
+                     f"{format_value(stats.at('reference', index), b)} against the model's {format_value(stats.value[index], b)}: "
+                     + sure(stats.at("worse_q", index), "it beats the model, by more than on the whole dataset",
                             "not reliably better than the model, beyond the whole dataset") + ".")
     else:
         parts.append("**Can these rows do better?** Not known: the references need the rows (this result keeps "
@@ -324,11 +321,6 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
     unit = "queries" if (table.params or {}).get("query") else "rows"  # a query-level slice is a set of queries
     support, count = table.columns["support"], table.columns["count"]
 
-    def at(column: str, i: int):
-        """The metric's ``column`` (a suffix of :attr:`MetricStatistics.other`) at slice ``i``, None without it."""
-        values = other.get(column)
-        return None if values is None else values[i]
-
     taken: list[int] = []
     rows_of: dict[int, np.ndarray] = {}
     cards: list[Finding] = []
@@ -348,23 +340,23 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
         who = f"{format_count(count[i])} {unit} ({format_percent(support[i])} of all)"
         if stats.count[i] != count[i]:
             who += f"; {label} measured on {format_count(stats.count[i])}"
-        holder = str(at("within", i) or "") if distinct else ""
+        holder = str(stats.at("within", i) or "") if distinct else ""
         ci_low = None if stats.ci_low is None else stats.ci_low[i]
         ci_high = None if stats.ci_high is None else stats.ci_high[i]
         value = f"{label} {format_value(stats.value[i], binary)} {format_interval(ci_low, ci_high, binary)}"
-        if holder and not is_undefined(at("within_difference", i)):
+        if holder and not is_undefined(stats.at("within_difference", i)):
             # distinct for how it differs from the rest of the finding holding it: that first, then the whole dataset
-            diff, dv = float(at("within_difference", i)), float(div)
+            diff, dv = float(stats.at("within_difference", i)), float(div)
             what = (f"{value}, {'higher' if diff > 0 else 'lower'} than the rest of “{holder}” "
-                    f"({label} {format_value(at('within_rest', i), binary)} on its other rows; difference "
+                    f"({label} {format_value(stats.at('within_rest', i), binary)} on its other rows; difference "
                     f"{format_divergence(diff, binary)}, interval "
-                    f"{format_divergence_interval(at('within_ci_low', i), at('within_ci_high', i), binary)}), "
+                    f"{format_divergence_interval(stats.at('within_ci_low', i), stats.at('within_ci_high', i), binary)}), "
                     f"{'though' if (diff > 0) != (dv > 0) else 'and'} {'above' if dv > 0 else 'below'} "
                     f"{format_value(overall, binary)} for the whole dataset ({format_divergence(dv, binary)}")
         else:
             what = (f"{value} against {format_value(overall, binary)} for the whole dataset "
                     f"({format_divergence(div, binary)}")
-        rep = at("replicated_divergence", i)
+        rep = stats.at("replicated_divergence", i)
         shrunk = None if stats.divergence_shrunk is None else stats.divergence_shrunk[i]
         if not is_undefined(rep):
             what += f"; {format_divergence(rep, binary)} on the replication rows"
@@ -382,10 +374,10 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
                      f"(whole dataset {format_value(baseline[0], binary)})")
         sure = f"q = {format_p(None if stats.q is None else stats.q[i])} ({family})"
         if "replicated" in other:
-            sure += (f"; {'replicated' if bool(at('replicated', i)) else 'not replicated'} on "
+            sure += (f"; {'replicated' if bool(stats.at('replicated', i)) else 'not replicated'} on "
                      f"{a.get('replication') or 'the replication rows'}: "
-                     f"{format_value(at('replicated_value', i), binary)} "
-                     f"{format_interval(at('replicated_ci_low', i), at('replicated_ci_high', i), binary)}")
+                     f"{format_value(stats.at('replicated_value', i), binary)} "
+                     f"{format_interval(stats.at('replicated_ci_low', i), stats.at('replicated_ci_high', i), binary)}")
         else:
             sure += "; not checked on other rows (no replication data)"
         if distinct and covers.get(int(i), 1) > 1:
@@ -397,9 +389,9 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
             sure += (f"; indicative: {format_count(stats.count[i])} measured rows, below the minimum size "
                      f"n_min = {format_count(stats.n_min)} (its interval is wider than δ)")
         todo = ACTIONS.get(str(stats.verdict[i]), "")
-        if holder and not is_undefined(at("within_difference", i)):
+        if holder and not is_undefined(stats.at("within_difference", i)):
             # what to do follows what makes it distinct: how it differs from the rest of the finding holding it
-            diff, low, high = (float(at(f"within_{k}", i)) for k in ("difference", "ci_low", "ci_high"))
+            diff, low, high = (float(stats.at(f"within_{k}", i)) for k in ("difference", "ci_low", "ci_high"))
             sure_side = (low > 0) or (high < 0)
             todo = (f"Review these rows as part of “{holder}”: the metric is {'reliably ' if sure_side else ''}"
                     f"{'higher' if diff > 0 else 'lower'} here than on the rest of it"

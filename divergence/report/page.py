@@ -177,14 +177,20 @@ _NUMBER_TEXT = {"n": lambda v, b: format_count(v), "v": format_value, "d": forma
                 "num": lambda v, b: format_number(v), "p": lambda v, b: format_p(v)}
 
 
+def _previous_verdicts(previous: SliceTable | None, metric: str) -> dict | None:
+    """The previous cycle's verdict of each of its slices, by itemset (None without a previous cycle or
+    its verdicts of ``metric``)."""
+    if previous is None or metric not in previous.metric_names:
+        return None
+    before = previous.statistics(metric).verdict
+    return None if before is None else dict(zip(previous.itemsets, before))
+
+
 def _slice_table(table: SliceTable, metric: str, rows: pd.DataFrame, previous: SliceTable | None) -> dict:
     """The slice table's heads (label, hover text) and rows of cells."""
     m, b = metric, table.metric(metric).binary
     cols = _slice_columns(table, m, rows, previous)
-    prev_verdict = {}
-    before = previous.statistics(m).verdict if previous is not None and m in previous.metric_names else None
-    if before is not None:
-        prev_verdict = dict(zip(previous.itemsets, before))
+    prev_verdict = _previous_verdicts(previous, m) or {}
     heads = [("The verdict on the slice in the previous cycle's data." if kind == "previous" else column_help(label))
              for label, _, kind in cols]
     out = []
@@ -323,10 +329,8 @@ def _metric_section(table: SliceTable, m: str, *, plan: SlicePlan | None, previo
     at = rows.index.to_numpy()  # the rows' positions in the table
     finding = None if stats.finding is None else stats.finding[at].astype(bool)
     found_verdict = None if stats.verdict is None else np.isin(stats.verdict[at], list(FINDING_VERDICTS))
-    before = (previous.statistics(m).verdict if previous is not None and m in previous.metric_names
-              and found_verdict is not None else None)
-    if before is not None:
-        prev = dict(zip(previous.itemsets, before))
+    prev = _previous_verdicts(previous, m) if found_verdict is not None else None
+    if prev is not None:
         # counted over the distinct findings, the set the page's tiles count (whatever their verdict now)
         now_f = rows[finding] if finding is not None else rows[found_verdict]
         section["previous"] = dict(label=previous_label or "",

@@ -62,10 +62,10 @@ def scan(
         statistics would pass 2 GiB) and 1e10 units of mining work by default, both counted,
         so the same data and settings give the same table on any machine and at any load;
         ``time_limit`` (600 seconds of the attribute screen and the mining) is a safety net whose cut depends on the
-        machine: the notes say so, ``cut_by`` is "time" and a
+        machine: the notes say so, ``table.lattice.cut_by`` is "time" and a
         :class:`~divergence.errors.DivergenceTimeLimitWarning` is raised. Past the budget the
         table is complete up to the longest length that fits and its notes say so
-        (``complete_length``); when not even single items fit,
+        (``table.lattice.complete_length``); when not even single items fit,
         :class:`~divergence.errors.DivergenceBudgetError`.
     delta, confidence, correction, family, bootstrap, seed, top_k, sort_by :
         the worst-slice statistics, see :func:`divergence.assess`.

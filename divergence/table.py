@@ -5,17 +5,19 @@ import functools
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from .prepare.discretize import AttributeBins
+from .prepare.kept_rows import KeptRows
+from .prepare.replication_rows import ReplicationRows
 from .prepare.tallies import MetricInfo
 from .errors import DivergenceInputError
 from .hooks import view
 
-__all__ = ["SliceTable", "MetricInfo", "MetricStatistics", "write_csv", "formula_safe", "FORMULA_START",
+__all__ = ["SliceTable", "Lattice", "MetricInfo", "MetricStatistics", "Assessment", "MinSize", "write_csv", "formula_safe", "FORMULA_START",
            "split_items", "find_metric"]
 
 
@@ -28,6 +30,75 @@ def find_metric(metrics: Sequence, name: str | None, where: str):
         if m.name == name:
             return m
     raise DivergenceInputError(f"Metric '{name}' is not in {where}; it has {', '.join(m.name for m in metrics)}.")
+
+
+@dataclass(frozen=True)
+class MinSize:
+    """One metric's minimum size, derived from δ before any slice is looked at
+    (:func:`divergence.stats.assess.min_size_derivation`; the comparison's from the per-row change).
+
+    ``n_min``: the rows from which the interval the table shows is narrower than δ (the method's
+    minimum size); ``n_power``: the rows a δ divergence needs to be found at ``power`` among the
+    ``tests`` corrected together (None: more than the data has). ``text`` and ``power_text`` say how
+    each was found, in the words every surface shows."""
+
+    delta: float
+    confidence: float
+    n_min: int
+    n_power: int | None
+    text: str
+    power_text: str
+    #: the spread the sizes were derived from (the outcome's, or the per-row change's)
+    sigma: float
+    power: float
+    #: the p-value a test must reach, alpha over the tests corrected together
+    bar: float
+    tests: int
+    #: rows where the metric is defined over the whole dataset
+    n_total: int
+    correction: str | None = None
+    #: the value at which the interval is widest (the whole dataset's shifted by δ), where derived
+    width_at: float | None = None
+    #: the normal approximation of n_min
+    closed_form: float | None = None
+    #: n_power at each side ("above", "below"), where derived per side
+    sides: Mapping[str, int | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """How a scan's table was assessed (:func:`divergence.assess`): its settings, the family of
+    tests the q-values were corrected over, each metric's minimum size, the replication and where
+    the search for distinct findings stopped."""
+
+    confidence: float
+    correction: str
+    #: bootstrap replicates asked for (0: none), their seed and how many top slices got them
+    bootstrap: int
+    seed: int
+    top_k: int | None
+    #: slices tested per metric (those with a p-value)
+    n_tested: Mapping[str, int]
+    min_size: Mapping[str, MinSize]
+    #: "scan": every slice of every metric corrected together; "metric": each metric on its own
+    family: str
+    #: per metric, the tests its q-values were corrected over
+    family_size: Mapping[str, int]
+    corrected_level: Mapping[str, float]
+    #: False for a scan from a pre-registered slice plan
+    exploratory: bool
+    #: the words naming the rows every slice was measured again on (None: no replication)
+    replication: str | None
+    replication_rows: int | None
+    #: bootstrap asked for but not computed (no rows kept)
+    bootstrap_skipped: bool
+    #: "analytic", or "analytic and bootstrap"
+    intervals: str
+    #: what the verdicts' reference models were fitted on: "rows", or "tallies" when no rows were kept
+    verdicts_from: str
+    #: per metric whose search for distinct findings its work budget stopped, the sentence saying so
+    #: (absent: the search finished)
+    findings_cut: Mapping[str, str] = field(default_factory=dict)
 
 
 #: a metric's statistics that every assessed table has, each a named field of MetricStatistics
@@ -73,6 +144,8 @@ class MetricStatistics:
     #: the defined rows at which a divergence of δ is found among the scan's tests at 80% power
     n_power: int | None = None
     delta: float | None = None
+    #: how n_min and n_power were derived, with the sentences that say so
+    min_size: MinSize | None = None
     other: dict = field(default_factory=dict)
 
     @property
@@ -107,9 +180,38 @@ class MetricStatistics:
         longer = [n for n in table.metric_names if n != m and n.startswith(m + "_")]  # "spend" and "spend_2"
         other = {c[len(m) + 1:]: v for c, v in cols.items() if c.startswith(m + "_") and c not in taken
                  and not any(c == n or c.startswith(n + "_") for n in longer)}
-        size = ((table.assessment or {}).get("min_size") or {}).get(m) or {}
-        return cls(name=m, info=info, itemsets=table.itemsets, n_min=size.get("n_min"), n_power=size.get("n_power"),
-                   delta=size.get("delta"), other=other, **named)
+        size = table.assessment.min_size.get(m) if table.assessment is not None else None
+        return cls(name=m, info=info, itemsets=table.itemsets, n_min=size.n_min if size else None,
+                   n_power=size.n_power if size else None, delta=size.delta if size else None, min_size=size,
+                   other=other, **named)
+
+
+@dataclass(frozen=True, eq=False)
+class Lattice:
+    """The mined lattice beside a table's rows of itemsets: each itemset's parent, the distinct rows
+    that were mined (the findings tally any set of rows from them; a table listing each distinct set
+    of rows once finds an unlisted itemset's slice through them), and what the budget cut."""
+
+    #: parent itemset of each row (the itemset without its last attribute's item)
+    parent: np.ndarray | None = None
+    #: unless exhaustive: the distinct rows that were mined (item codes, row counts) and two
+    #: random numbers per distinct row, and each slice's fingerprint (the sums of its rows')
+    groups: np.ndarray | None = None
+    group_counts: np.ndarray | None = None
+    group_fp: np.ndarray | None = None
+    slice_fp: np.ndarray | None = None
+    #: the distinct rows that were mined (item codes, -1 where none) with their tallies in the
+    #: layout of the table's ``tallies``: any set of rows' tallies are sums of these (distinct
+    #: findings tally a slice's rows inside and outside a finding from them); None when not kept
+    distinct_codes: np.ndarray | None = None
+    distinct_tallies: np.ndarray | None = None
+    #: when the budget cut the scan: every slice up to this many items is listed (notes say so)
+    complete_length: int | None = None
+    #: what cut it: "slices" or "work" (counted: the same table on any machine and at any load),
+    #: "time" (the time limit, a safety net: this table depends on the machine's speed and load)
+    cut_by: str | None = None
+    #: units of mining work the scan took (the miner's count of rows x attributes visited)
+    work: int = 0
 
 
 @dataclass(frozen=True, eq=False)
@@ -136,48 +238,21 @@ class SliceTable:
     engine: str
     notes: tuple[str, ...] = ()
     params: dict = field(default_factory=dict)
-    #: parent itemset of each row (the itemset without its last attribute's item)
-    parent: np.ndarray | None = None
-    #: per data row, its item code on each attribute (None when the rows were not kept,
-    #: e.g. a scan of a table larger than memory); needed for bootstrap intervals
-    row_codes: np.ndarray | None = None
-    #: the outcomes measured, with their per-row values (and target/prediction for
-    #: error metrics), in metric order; None when the rows were not kept
-    outcomes: tuple | None = None
-    #: the worst-slice statistics' settings and derived numbers (see divergence.assess):
-    #: confidence, correction, n_tested per metric, min_size derivation per metric, ...
-    assessment: dict | None = None
     #: every itemset above the support (True), or each distinct set of rows once, described
     #: by its shortest itemset (False): then an itemset with the same rows as a listed slice
     #: is found through :meth:`lookup`, and :meth:`implied_items` lists its other items
     exhaustive: bool = True
-    #: unless exhaustive: the distinct rows that were mined (item codes, row counts) and two
-    #: random numbers per distinct row, and each slice's fingerprint (the sums of its rows')
-    groups: np.ndarray | None = None
-    group_counts: np.ndarray | None = None
-    group_fp: np.ndarray | None = None
-    slice_fp: np.ndarray | None = None
-    #: when the budget cut the scan: every slice up to this many items is listed (notes say so)
-    complete_length: int | None = None
-    #: positions, in the table given to scan(), of the rows measured (None: every row); a held-out
-    #: share and the rows that chose tree cut points are not measured
-    data_rows: np.ndarray | None = None
-    #: the distinct rows that were mined (item codes, -1 where none) with their tallies in the
-    #: layout of ``tallies``: any set of rows' tallies are sums of these (distinct findings
-    #: tally a slice's rows inside and outside a finding from them); None when not kept
-    distinct_codes: np.ndarray | None = None
-    distinct_tallies: np.ndarray | None = None
-    #: what cut it: "slices" or "work" (counted: the same table on any machine and at any load),
-    #: "time" (the time limit, a safety net: this table depends on the machine's speed and load)
-    cut_by: str | None = None
-    #: units of mining work the scan took (the miner's count of rows x attributes visited)
-    mining_work: int = 0
-    #: the table :func:`divergence.mine` keeps for :func:`divergence.assess` to measure every slice
-    #: again on (a holdout's held-out rows, or the replication table given; one row per query for a
-    #: query-level scan), the words naming it, and the holdout's share (None: a second table)
-    replicate: pd.DataFrame | None = None
-    replication_label: str | None = None
-    holdout: float | None = None
+    #: how the itemsets hang together and what the miner did: parents, the rows mined, the budget's cut
+    lattice: Lattice = field(default_factory=Lattice)
+    #: the measured rows' item codes and outcomes (None when the rows were not kept, e.g. a scan
+    #: of a table larger than memory); needed for bootstrap intervals and median baselines
+    kept_rows: KeptRows | None = None
+    #: the rows :func:`divergence.mine` keeps for :func:`divergence.assess` to measure every slice
+    #: again on (a holdout's held-out rows, a split's confirming rows or the second table given)
+    replication: ReplicationRows | None = None
+    #: how the worst-slice statistics were computed (:func:`divergence.assess`): their settings, the
+    #: family of tests, each metric's minimum size, the replication (None: not assessed)
+    assessment: Assessment | None = None
 
     # ----- shape and basic accessors
     def __repr__(self) -> str:
@@ -222,17 +297,18 @@ class SliceTable:
 
     def outcome(self, name: str | None = None):
         """The :class:`~divergence.prepare.outcomes.Outcome` (per-row values) of a metric, if kept."""
-        if self.outcomes is None:
+        if self.kept_rows is None or self.kept_rows.outcomes is None:
             raise DivergenceInputError("This result did not keep its rows (per-row outcomes).")
-        return self.outcomes[self.metric_names.index(self.metric(name).name)]
+        return self.kept_rows.outcomes[self.metric_names.index(self.metric(name).name)]
 
     def rows_of(self, index: int) -> np.ndarray:
         """Boolean mask of the data rows in the slice at ``index`` (needs the kept rows)."""
-        if self.row_codes is None:
+        if self.kept_rows is None:
             raise DivergenceInputError("This result did not keep its rows (per-row item codes).")
-        mask = np.ones(self.row_codes.shape[0], dtype=bool)
+        row_codes = self.kept_rows.codes
+        mask = np.ones(row_codes.shape[0], dtype=bool)
         for a in np.nonzero(self.codes[index] >= 0)[0]:
-            mask &= self.row_codes[:, a] == self.codes[index, a]
+            mask &= row_codes[:, a] == self.codes[index, a]
         return mask
 
     def metric(self, name: str | None = None) -> MetricInfo:
@@ -264,17 +340,17 @@ class SliceTable:
     def n_tested(self) -> dict:
         """Slices tested per metric (those with a p-value), after :func:`divergence.assess`.
         Which tests the q-values were corrected over is :attr:`family`."""
-        return dict(self.assessment["n_tested"]) if self.assessment else {}
+        return dict(self.assessment.n_tested) if self.assessment is not None else {}
 
     @property
     def family(self) -> tuple[str, dict]:
         """How the q-values were corrected: ``("scan", {metric: tests})`` when every slice of
         every metric is one family (each metric's count is then the total), ``("metric", ...)``
         when each metric's slices were corrected on their own."""
-        if not self.assessment:
-            return ("", {})
         a = self.assessment
-        return (a.get("family", "metric"), dict(a.get("family_size") or a["n_tested"]))
+        if a is None:
+            return ("", {})
+        return (a.family, dict(a.family_size or a.n_tested))
 
     @cached_property
     def item_labels(self) -> list[list[str]]:
@@ -456,7 +532,7 @@ class SliceTable:
         if idx < 0:
             idx = self.equivalent_of(codes)
         if idx < 0:
-            longer = self.max_length or self.complete_length
+            longer = self.max_length or self.lattice.complete_length
             raise DivergenceInputError(
                 f"Itemset {itemset!r} was not mined: its support is below {self.support_text}"
                 + (f" or it is longer than {longer}" if longer else "") + "."
@@ -464,14 +540,15 @@ class SliceTable:
         return idx
 
     def _group_mask(self, codes: np.ndarray) -> np.ndarray:
-        mask = np.ones(self.groups.shape[0], dtype=bool)
+        groups = self.lattice.groups
+        mask = np.ones(groups.shape[0], dtype=bool)
         for a in np.nonzero(codes >= 0)[0]:
-            mask &= self.groups[:, a] == codes[a]
+            mask &= groups[:, a] == codes[a]
         return mask
 
     @cached_property
     def _fp_index(self) -> dict:
-        fp = self.slice_fp
+        fp = self.lattice.slice_fp
         return {(int(a), int(b)): i for i, (a, b) in enumerate(fp)} if fp is not None else {}
 
     def equivalent_of(self, codes: np.ndarray) -> int:
@@ -480,13 +557,14 @@ class SliceTable:
         Only a table that lists each distinct set of rows once has equivalents; its shortest
         description is the one listed.
         """
-        if self.exhaustive or self.groups is None or self.slice_fp is None:
+        lat = self.lattice
+        if self.exhaustive or lat.groups is None or lat.slice_fp is None:
             return -1
         mask = self._group_mask(np.asarray(codes))
-        count = self.group_counts[mask].sum()
+        count = lat.group_counts[mask].sum()
         if count <= 0:
             return -1
-        fp = self.group_fp[mask].sum(axis=0)  # wrapping sums, as the miner adds them
+        fp = lat.group_fp[mask].sum(axis=0)  # wrapping sums, as the miner adds them
         idx = self._fp_index.get((int(fp[0]), int(fp[1])), -1)
         if idx >= 0 and self.columns["count"][idx] != round(float(count)):
             return -1
@@ -500,11 +578,11 @@ class SliceTable:
         where such itemsets are rows of their own).
         """
         idx = itemset if isinstance(itemset, (int, np.integer)) else self.lookup(itemset)
-        if self.groups is None:
+        if self.lattice.groups is None:
             return []
         codes = self.codes[int(idx)]
         mask = self._group_mask(codes)
-        rows = self.groups[mask]
+        rows = self.lattice.groups[mask]
         out = []
         for a in range(len(self.attributes)):
             if codes[a] >= 0 or rows.shape[0] == 0:

@@ -45,10 +45,10 @@ if res is None:
 c = res["comparison"]
 rid = res["id"]
 a = c.assessment
-st.caption(f"{data.data_caption()} Model {md_code(a['model'])} against reference {md_code(a['reference'])} on "
-           f"{format_count(a['rows_compared'])} rows; {format_count(len(c) - 1)} slices with support ≥ "
+st.caption(f"{data.data_caption()} Model {md_code(a.model)} against reference {md_code(a.reference)} on "
+           f"{format_count(a.rows_compared)} rows; {format_count(len(c) - 1)} slices with support ≥ "
            f"{c.table.support_text}; {format_count(c.n_tested)} paired tests in one family (every slice × every "
-           f"metric), {vocabulary.CORRECTION_CHOICES.get(a['correction'], a['correction'])}; "
+           f"metric), {vocabulary.CORRECTION_CHOICES.get(a.correction, a.correction)}; "
            f"computed in {res['seconds']:.2f} s.")
 for note in c.notes:
     st.caption(md_text(note))
@@ -67,20 +67,20 @@ cols[1].metric("Change, whole dataset", format_divergence(h["change"], b),
 cols[1].caption(headline_change_caption(h))
 for col, verdict, text in zip(cols[2:], ("worse", "better", "no change", "too small"),
                               ("significantly worse than the reference", "significantly better",
-                               "interval within ±δ", f"below n_min = {format_count(h['min_size']['n_min'])} rows")):
+                               "interval within ±δ", f"below n_min = {format_count(h['min_size'].n_min)} rows")):
     col.metric(f"Slices {verdict}", format_count(h["verdicts"][verdict]), help=text)
     n_f = (h.get("findings") or {}).get(verdict)
     col.caption(text if n_f is None else f"{format_count(n_f)} distinct finding{'s' if n_f != 1 else ''}; {text}")
 with st.expander("How the verdicts and the minimum size are decided"):
     st.markdown(
-        f"**Test.** {a['test'][metric]}; **interval**: {a['interval'][metric]}. **worse / better**: significant "
-        f"after correction (q ≤ {1 - a['confidence']:.2g}) and the {a['confidence']:.0%} interval of the change "
+        f"**Test.** {a.test[metric]}; **interval**: {a.interval[metric]}. **worse / better**: significant "
+        f"after correction (q ≤ {1 - a.confidence:.2g}) and the {a.confidence:.0%} interval of the change "
         "excludes 0, in the metric's bad or good direction, at any size (below the minimum size it is marked "
         "indicative); **no change**: the interval lies within ±δ; **too small**: neither, and below the "
         "minimum size; **noise**: neither, with at least n_min rows (no finding).")
-    st.markdown(f"**Minimum size.** {md_text(h['min_size']['text'])}")
-    if h["min_size"].get("power_text"):
-        st.markdown(f"**Power.** {md_text(h['min_size']['power_text'])}")
+    st.markdown(f"**Minimum size.** {md_text(h['min_size'].text)}")
+    if h["min_size"].power_text:
+        st.markdown(f"**Power.** {md_text(h['min_size'].power_text)}")
 
 # ---------------------------------------------------------------- the worst slice
 worst = worst_slice(c, metric)
@@ -180,7 +180,7 @@ if itemsets:
     d[3].caption(f"p = {format_p(row[metric + '_change_p'])}; {format_count(c.n_tested)} tests")
     d[4].metric("Verdict", verdict_label(row[metric + "_verdict"], None, None, row[metric + "_meets_min_size"]))
     d[4].caption(("meets" if row[metric + "_meets_min_size"] else "below") +
-                 f" n_min = {format_count(h['min_size']['n_min'])}")
+                 f" n_min = {format_count(h['min_size'].n_min)}")
     contrib = cache.change_contributions(rid, selected, metric, c)
     st.plotly_chart(render.themed(change_contribution_figure(contrib, binary=b)), key="change_contributions")
     st.caption("Shapley contributions: how much each item moves the slice's change away from the whole dataset's "

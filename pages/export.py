@@ -70,11 +70,12 @@ def results_section(res: dict) -> None:
     if items:
         try:
             ms = cache.measured(rid, tuple(items), table, rows, render.replication_rows(),
-                                (table.assessment or {}).get("replication"))
+                                table.assessment.replication if table.assessment is not None else None)
         except DivergenceInputError as exc:
             st.caption(f"The open slice: {md_text(exc)}")
         else:
-            delta = ((table.assessment or {}).get("min_size") or {}).get(metric, {}).get("delta")
+            size = table.assessment.min_size.get(metric) if table.assessment is not None else None
+            delta = size.delta if size is not None else None
             figures["contributions"] = (
                 f"Shapley contributions of {ms.itemset}",
                 lambda: contribution_figure(cache.slice_contributions(rid, tuple(items), metric, ms), binary=binary))

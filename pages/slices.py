@@ -28,13 +28,14 @@ render.read_table_click(table, metric)  # a click on the table's previous run: s
 
 # ---------------------------------------------------------------- headline
 h = headline(table, metric)
-n_min = h["min_size"]["n_min"] if h["min_size"] else None
-correction = vocabulary.CORRECTION_NAMES.get(table.assessment["correction"], "")
+a = table.assessment  # a result on this page is always assessed
+n_min = h["min_size"].n_min if h["min_size"] else None
+correction = vocabulary.CORRECTION_NAMES.get(a.correction, "")
 tiles = headline_tiles(table, metric)  # the same tiles as the report and the command line; they add up
 for col, tile in zip(st.columns(len(tiles)), tiles):
     col.metric(md_text(tile.label), tile.value, help=md_text(tile.help) if tile.help else None)
     col.caption(md_text(tile.caption))
-cut = ((table.assessment or {}).get("findings_cut") or {}).get(metric)
+cut = a.findings_cut.get(metric)
 if cut:  # the search for distinct findings had its work's worth and stopped: said beside the tiles
     st.caption(f"Distinct findings: {md_text(cut)}")
 
@@ -163,7 +164,7 @@ if not items:
     st.stop()
 try:
     ms = cache.measured(rid, tuple(items), table, res_rows, render.replication_rows(),
-                        (table.assessment or {}).get("replication"))
+                        a.replication)
 except DivergenceInputError as exc:
     st.error(md_text(exc))
     st.stop()
@@ -171,9 +172,9 @@ row = ms.row
 tested = ms.n_family.get(metric, h["n_tested"])
 family = h["family_sentence"]
 if not ms.mined:  # the typed slice's q counts it in the result's family, one more test per metric
-    mine = ((ms.table.assessment or {}).get("family_size") or {}).get(metric, 0)
-    mined = ((table.assessment or {}).get("family_size") or {}).get(metric, 0)
-    family = family_sentence(table.assessment, metric, extra=max(int(mine) - int(mined), 0))
+    mine = ms.table.assessment.family_size.get(metric, 0) if ms.table.assessment is not None else 0
+    mined = a.family_size.get(metric, 0)
+    family = family_sentence(a, metric, extra=max(int(mine) - int(mined), 0))
 if ms.same_rows_as:
     st.info(f"These items hold on exactly the rows of the listed slice {md_code(ms.same_rows_as)} (the result lists each "
             "distinct set of rows once, by its shortest description): its numbers are shown.",
@@ -207,16 +208,16 @@ d[4].caption(f"{meets} n_min = {format_count(n_min)}"
              + (": indicative" if meets == "below" and verdict not in ("too small", "noise")
                 else ""), help=f"{GLOSSARY['n_min']} {GLOSSARY['indicative']}")
 
-evidence = verdict_evidence(stats, i, float((table.assessment or {}).get("confidence", 0.95)))
+evidence = verdict_evidence(stats, i, a.confidence)
 if evidence:
     st.markdown(evidence)
 if "replicated_value" in stats.other:
     st.markdown(
-        f"**Replication** on {md_text(table.assessment.get('replication'))}: "
+        f"**Replication** on {md_text(a.replication)}: "
         f"{format_value(stats.at('replicated_value', i), b)} "
         f"{format_interval(stats.at('replicated_ci_low', i), stats.at('replicated_ci_high', i), b)}: "
         + ("replicated." if bool(stats.at("replicated", i)) else "**not replicated**."))
-elif table.assessment.get("replication") and not ms.mined:
+elif a.replication and not ms.mined:
     st.caption("Replication: not re-measured for this slice (the held-out rows are not kept; the result's other "
                "slices were).")
 else:
@@ -224,7 +225,7 @@ else:
                "a split or period column, a second file, or a held-out share)."))
 
 left, right = st.columns(2)
-delta = (h["min_size"] or {}).get("delta")
+delta = h["min_size"].delta if h["min_size"] else None
 bars, lattice, why_no_lattice = render.slice_figures(rid, tuple(items), metric, delta, ms)
 with left:
     st.plotly_chart(bars, key="contribution_chart")

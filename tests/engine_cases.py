@@ -76,7 +76,7 @@ def pandas_reference(df, **kw):
     opts = {k: kw[k] for k in ("delta", "confidence", "correction", "top_k", "sort_by") if k in kw}
     mined = {"support", "count"} | {f"{m}{s}" for m in full.metric_names for s in ("", "_count", "_divergence",
                                                                                    "_t", "_p")}
-    bare = dataclasses.replace(full, row_codes=None, outcomes=None,
+    bare = dataclasses.replace(full, kept_rows=None,
                                columns={k: v for k, v in full.columns.items() if k in mined})
     bare = assess(bare, **opts)
     return full, bare

@@ -47,8 +47,8 @@ def test_assess_of_mine_is_scan_where_mining_reads_the_seed(demo, extra):
     out = scan(demo, **roles, **SUPPORT, **extra)
     _same(assess(mined, seed=extra["seed"]), out)
     if "holdout" in extra:  # the held-out rows travel in the mined table: assess replicates on them
-        assert mined.holdout == 0.3 and len(mined.replicate) + mined.n_rows == len(demo)
-        assert out.assessment["replication"] == mined.replication_label
+        assert mined.replication.holdout == 0.3 and len(mined.replication.rows) + mined.n_rows == len(demo)
+        assert out.assessment.replication == mined.replication.label
         assert "abs_error_replicated" in out.frame.columns
 
 
@@ -59,7 +59,7 @@ def test_a_query_scan_keeps_its_replication_table_per_query():
     df, other = _planted(0, nq=600), _planted(1, nq=400)
     kw = dict(query="q", relevance="rel", rank_by="score", metrics=["mrr"], min_support=0.05)
     mined = mine(df, **kw, replicate=other)
-    assert len(mined.replicate) == 400  # one row per query
+    assert len(mined.replication.rows) == 400  # one row per query
     _same(assess(mined), scan(df, **kw, replicate=other))
     assert "mrr_replicated" in assess(mined).frame.columns
 

@@ -64,7 +64,7 @@ def test_law_school_data_with_the_target_only():
     t = scan(df, outcome="ZFYA", min_support=0.02)
     assert "Unnamed: 0" not in t.attributes
     assert {"race", "sex", "LSAT", "UGPA", "region_first"} <= set(t.attributes)
-    assert t.complete_length is None and len(t) > 100
+    assert t.lattice.complete_length is None and len(t) > 100
     assert [b.kind for b in t.bins if b.name == "sex"] == ["categorical"]  # a 1/2 code stays an attribute
 
 

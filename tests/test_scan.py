@@ -148,7 +148,7 @@ def test_mine_table_then_measure_equals_scan_on_rows():
     # them it is the constant's, on the error's own scale (what the tallies give)
     np.testing.assert_allclose(b["error_lift"], b["error_baseline"] - b["error"], rtol=1e-12)
     assert np.isnan(b["error_columns_reference"]).all() and not np.isnan(a["error_columns_reference"][1:]).all()
-    assert table.row_codes is None and table.assessment["intervals"] == "analytic"
+    assert table.kept_rows is None and table.assessment.intervals == "analytic"
 
 
 def test_ready_made_outcomes_with_a_replication_table_say_what_to_do():

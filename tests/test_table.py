@@ -24,8 +24,8 @@ def test_each_statistic_is_the_frames_column(table):
         np.testing.assert_array_equal(s.q, f[f"{m}_q"].to_numpy())
         np.testing.assert_array_equal(s.divergence, f[f"{m}_divergence"].to_numpy())
         assert list(s.verdict) == list(f[f"{m}_verdict"]) and list(s.itemsets) == list(f["itemset"])
-        assert s.n_min == table.assessment["min_size"][m]["n_min"] and s.delta == pytest.approx(0.05)
-        assert s.n_power == table.assessment["min_size"][m]["n_power"]
+        assert s.n_min == table.assessment.min_size[m].n_min and s.delta == pytest.approx(0.05)
+        assert s.n_power == table.assessment.min_size[m].n_power
         # every column of the metric is a named field or in ``other``, once
         own = {c for c in table.columns if c == m or c.startswith(m + "_")}
         named = {m if k == "value" else f"{m}_{k}" for k in s.frame.columns if k not in s.other}
@@ -68,3 +68,30 @@ def test_every_itemset_round_trips_whatever_its_values_hold():
     assert len(t) > 10
     assert [t.lookup(s) for s in t.frame["itemset"]] == list(range(len(t)))
     assert t.lookup("city=Paris, b=1, b=2") == t.lookup(["city=Paris, b=1", "b=2"])
+
+
+def test_a_table_is_its_itemsets_and_four_named_parts():
+    """Issue 29: what passes from mining to assessment is a named, typed part of the table, never a
+    loose field: the lattice, the kept rows, the rows to replicate on, the assessment."""
+    import dataclasses
+
+    from divergence.prepare.kept_rows import KeptRows
+    from divergence.prepare.replication_rows import ReplicationRows
+    from divergence.table import Assessment, Lattice, MinSize, SliceTable
+
+    names = [f.name for f in dataclasses.fields(SliceTable)]
+    assert names[-4:] == ["lattice", "kept_rows", "replication", "assessment"] and len(names) == 17
+    demo = load_demo()
+    kw = dict(**DEMO_ROLES["classification"], min_support=0.05, holdout=0.3)
+    mined = mine(demo, **kw)
+    assert isinstance(mined.lattice, Lattice) and mined.lattice.parent[0] == -1 and mined.lattice.work > 0
+    assert isinstance(mined.kept_rows, KeptRows) and mined.kept_rows.codes.shape == (mined.n_rows, len(mined.attributes))
+    assert len(mined.kept_rows.positions) == mined.n_rows and len(mined.kept_rows.outcomes) == 2
+    assert isinstance(mined.replication, ReplicationRows) and mined.replication.holdout == 0.3
+    assert len(mined.replication.rows) + mined.n_rows == len(demo) and mined.assessment is None
+    assessed = scan(demo, **kw)
+    a = assessed.assessment
+    assert isinstance(a, Assessment) and a.replication == mined.replication.label
+    assert a.replication_rows == len(mined.replication.rows)
+    assert all(isinstance(a.min_size[m], MinSize) and a.min_size[m].n_min >= 1 for m in assessed.metric_names)
+    assert set(a.n_tested) == set(a.family_size) == set(assessed.metric_names)

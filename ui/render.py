@@ -49,7 +49,7 @@ def _level(confidence: float) -> str:
 
 def budget_notes(table: SliceTable) -> list[str]:
     """The result's note that the budget cut the scan short ("complete up to k items; …")."""
-    if getattr(table, "complete_length", None) is None:
+    if table.lattice.complete_length is None:
         return []
     return [n for n in table.notes if "budget" in n]
 
@@ -132,26 +132,24 @@ def metric_choice(table: SliceTable) -> str:
 def result_caption(table: SliceTable, res: dict | None = None) -> str:
     """One line on what the result came from: its data (as it was when the scan ran), the kind
     of search, the support, confidence, correction and replication."""
-    a = table.assessment or {}
+    a = table.assessment
     res = res if res is not None else state.result()
-    kind = "an exploratory search" if a.get("exploratory", True) else "a pre-registered slice plan"
-    rep = f"; replicated on {md_text(a['replication'])}" if a.get("replication") else "; no replication data"
+    kind = "an exploratory search" if a is None or a.exploratory else "a pre-registered slice plan"
+    rep = f"; replicated on {md_text(a.replication)}" if a is not None and a.replication else "; no replication data"
     engine = "; scanned by DuckDB, intervals analytic" if table.engine == "duckdb" else ""
     caption = (res or {}).get("data_caption", "").removeprefix("Data: ").rstrip(".")
     where = f"Results of {caption}: " if caption else ""
     return (f"{where}{kind}, {len(table) - 1:,} slices with support ≥ {table.support_text}; "
-            f"{_level(a.get('confidence', 0.95))} confidence, {vocabulary.CORRECTION_CHOICES.get(a.get('correction'), '')}{rep}"
+            f"{_level(a.confidence if a else 0.95)} confidence, "
+            f"{vocabulary.CORRECTION_CHOICES.get(a.correction if a else None, '')}{rep}"
             f"{engine}.")
 
 
 def interval_level(table: SliceTable) -> str:
     """The level of the intervals drawn, named for the axis of the interval plot."""
-    a = table.assessment or {}
-    label = a.get("interval_label")
-    if label:
-        return label
-    return (f"{_level(a.get('confidence', 0.95))} intervals per slice (not adjusted); significance uses "
-            f"{vocabulary.CORRECTION_SHORT.get(a.get('correction'), '')} q-values")
+    a = table.assessment
+    return (f"{_level(a.confidence if a else 0.95)} intervals per slice (not adjusted); significance uses "
+            f"{vocabulary.CORRECTION_SHORT.get(a.correction if a else None, '')} q-values")
 
 
 def score_note(df: pd.DataFrame, column: str | None, threshold: float | None) -> str | None:
@@ -177,19 +175,18 @@ def min_size_sentences() -> list[str]:
     table = res["table"]
     out = []
     for m in table.metrics:
-        info = (table.assessment or {}).get("min_size", {}).get(m.name)
+        info = table.assessment.min_size.get(m.name) if table.assessment is not None else None
         if info is None:
             continue
         try:
-            now = min_size_derivation(table.overall(m.name), info["sigma"], m.binary, state.get(K.DELTA),
-                                      float(state.get(K.CONFIDENCE)), m.name, n_total=info["n_total"],
-                                      tests=info["tests"], correction=str(state.get(K.CORRECTION) or
-                                                                          info["correction"]),
+            now = min_size_derivation(table.overall(m.name), info.sigma, m.binary, state.get(K.DELTA),
+                                      float(state.get(K.CONFIDENCE)), m.name, n_total=info.n_total,
+                                      tests=info.tests, correction=str(state.get(K.CORRECTION) or info.correction),
                                       skew=float(getattr(m, "skew", 0.0)) if not m.binary else 0.0)
         except DivergenceInputError as exc:
             out.append(str(exc))
             continue
-        out.append(f"**{m.name}**: {now['text']} {now['power_text']}".rstrip())
+        out.append(f"**{m.name}**: {now.text} {now.power_text}".rstrip())
     return out
 
 

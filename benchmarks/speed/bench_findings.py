@@ -82,7 +82,7 @@ def main() -> None:
         f = table.frame
         found = ", ".join(f"{m} {int(f[m + '_finding'].sum())}" for m in table.metric_names)
         sig = ", ".join(f"{m} {int(((f[m + '_q'] <= 0.05)).sum()):,}" for m in table.metric_names)
-        cuts = table.assessment.get("findings_cut") or {}
+        cuts = table.assessment.findings_cut
         cut = ", ".join(f"{m} after {int(f[m + '_finding'].sum())}" for m in cuts) or "no"
         print(f"| {label} | {len(table) - 1:,} | {t_without:.2f} | {t_with:.2f} | {t_with / t_without:.2f} | {found} "
               f"| {sig} | {cut} |", flush=True)

@@ -57,7 +57,7 @@ for _ in range(spec.get("repeat", 3)):
     table = scan(df, min_support=s, exhaustive=True, **roles)  # every itemset, as DivExplorer
     best = min(best, time.perf_counter() - t)
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-codes = table.row_codes.astype(np.int64)
+codes = table.kept_rows.codes.astype(np.int64)
 key = np.zeros(len(codes), dtype=np.int64)
 for j in range(codes.shape[1]):
     key = key * (int(codes[:, j].max()) + 2) + codes[:, j] + 1

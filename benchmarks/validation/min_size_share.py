@@ -20,6 +20,6 @@ print("|---|---|---:|---:|---:|---:|---:|")
 for name, df, kw in cases:
     t = scan(df, bootstrap=0, **kw); f=t.frame
     for m in kw["metrics"]:
-        info=t.assessment["min_size"][m]; c=f[f"{m}_count"].to_numpy()[1:]
-        a=(c>=info["n_min"]).mean(); b=(c>=info["n_power"]).mean()
-        print(f"| {name} | {m} | {len(f)-1:,} | {info['n_min']:,} | {a:.1%} | {info['n_power']:,} | {b:.1%} |")
+        info=t.assessment.min_size[m]; c=f[f"{m}_count"].to_numpy()[1:]
+        a=(c>=info.n_min).mean(); b=(c>=info.n_power).mean()
+        print(f"| {name} | {m} | {len(f)-1:,} | {info.n_min:,} | {a:.1%} | {info.n_power:,} | {b:.1%} |")

@@ -169,9 +169,9 @@ def section_determinism(tmp: Path) -> None:
                 p.join(5)
         same = (len(quiet) == len(loaded) and list(quiet.itemsets) == list(loaded.itemsets)
                 and np.array_equal(quiet.tallies, loaded.tallies))
-        rows.append(f"| {label} | {len(quiet) - 1:,} ({quiet.cut_by or 'complete'}, up to "
-                    f"{quiet.complete_length or 'every'} item(s)), {q_s:.0f} s | {len(loaded) - 1:,} "
-                    f"({loaded.cut_by or 'complete'}, up to {loaded.complete_length or 'every'} item(s)), {l_s:.0f} s | "
+        rows.append(f"| {label} | {len(quiet) - 1:,} ({quiet.lattice.cut_by or 'complete'}, up to "
+                    f"{quiet.lattice.complete_length or 'every'} item(s)), {q_s:.0f} s | {len(loaded) - 1:,} "
+                    f"({loaded.lattice.cut_by or 'complete'}, up to {loaded.lattice.complete_length or 'every'} item(s)), {l_s:.0f} s | "
                     f"{'yes' if same else 'no'} |")
     print(f"\n| 1,000,000 rows, 12 attributes, support 0.0005 | idle (load {os.getloadavg()[0]:.1f} at the end) | "
           f"{2 * os.cpu_count()} busy processes | same table |\n|---|---|---|---|")

@@ -161,7 +161,7 @@ def _slice_means(table, values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     tallies: the same itemsets in the same order)."""
     from divergence.mining.mined import mine_table
 
-    again = mine_table(table.row_codes, np.column_stack([np.ones(len(values)), weights, values * weights]),
+    again = mine_table(table.kept_rows.codes, np.column_stack([np.ones(len(values)), weights, values * weights]),
                        bins=table.bins, metrics=(), min_support=table.min_support,
                        max_length=table.max_length, exhaustive=table.exhaustive)
     assert np.array_equal(again.codes, table.codes)

@@ -202,7 +202,7 @@ def small_section(runs: int) -> list[Row]:
 def _without_rows(table):
     from divergence import assess
 
-    bare = dataclasses.replace(table, row_codes=None, outcomes=None, assessment=None)
+    bare = dataclasses.replace(table, kept_rows=None, assessment=None)
     return assess(bare)
 
 

@@ -73,8 +73,8 @@ def power_section(runs: int) -> list[Row]:
         # the setting's n_power (the rows a δ divergence needs to be found at 80% among the scan's
         # tests), as the scan derives it (a first scan with the slice at 1,000 rows); n_min beside it
         df, kw, _ = sized_slice_table(999_000, 1000, kind=kind, delta=delta, **base_kw)
-        info = _scan(df, kw, **kw_scan).assessment["min_size"]["o"]
-        n_power, n_min = info["n_power"], info["n_min"]
+        info = _scan(df, kw, **kw_scan).assessment.min_size["o"]
+        n_power, n_min = info.n_power, info.n_min
         for mult in (1.0, 1.1):
             size = int(math.ceil(mult * n_power))
             found = meets = 0

@@ -250,11 +250,11 @@ def _summary(table, top: int, keep: dict | None = None, sort_by: str | None = No
         for m in table.metrics:
             lines.append("")
             lines.append(f"{m.name} ({m.description}): whole dataset {table.overall(m.name):.4g}")
-            if table.assessment:  # the dashboard's headline, in the same words
+            if table.assessment is not None:  # the dashboard's headline, in the same words
                 tiles = headline_tiles(table, m.name)[1:]
                 lines.append("; ".join(f"{t.label.lower()} {t.value}" + (f" ({t.caption})" if t.caption else "")
                                        for t in tiles))
-                cut = (table.assessment.get("findings_cut") or {}).get(m.name)
+                cut = table.assessment.findings_cut.get(m.name)
                 if cut:
                     lines.append(f"note: {cut}")
             cols = ["itemset", "support", m.name, f"{m.name}_divergence", f"{m.name}_t", f"{m.name}_p"]
@@ -328,7 +328,7 @@ def _cmd_scan(args: argparse.Namespace) -> int:
     _, table = scan_from_args(args)
     # how the file was read and a budget that cut the scan are always said
     shown = set(getattr(args, "reader_notes", None) or [])
-    if table.complete_length is not None:
+    if table.lattice.complete_length is not None:
         shown |= {n for n in table.notes if n.startswith(("Complete up to", TIME_CUT))}
     # what the bins are: fewer than asked (tied quantile edges), the rows a tree's cut points came from
     shown |= {n for n in table.notes if "bins asked" in n or n.startswith("Tree binning")}
@@ -343,11 +343,11 @@ def _cmd_scan(args: argparse.Namespace) -> int:
         a = table.assessment
         for m in table.metric_names:
             print(f"{m}: q-values: {family_sentence(a, m)}", file=sys.stderr)
-            print(f"{m}: {a['min_size'][m]['text']}", file=sys.stderr)
-            if a['min_size'][m].get("power_text"):
-                print(f"{m}: {a['min_size'][m]['power_text']}", file=sys.stderr)
-        if a.get("replication"):
-            print(f"replication: {a['replication']}", file=sys.stderr)
+            print(f"{m}: {a.min_size[m].text}", file=sys.stderr)
+            if a.min_size[m].power_text:
+                print(f"{m}: {a.min_size[m].power_text}", file=sys.stderr)
+        if a.replication:
+            print(f"replication: {a.replication}", file=sys.stderr)
     if args.save_plan:
         from ..report.plan import save_plan
 
@@ -546,9 +546,9 @@ def _compare_summary(c, top: int) -> str:
     from ..comparison.compare import COMPARE_VERDICTS
 
     a = c.assessment
-    lines = [f"{c.n_rows:,} rows ({a['rows_compared']:,} compared), {len(c) - 1:,} slices with support >= "
-             f"{c.table.support_text}; model '{a['model']}' against reference '{a['reference']}'; "
-             f"{c.n_tested:,} tests ({a['family']}), correction {a['correction']}"]
+    lines = [f"{c.n_rows:,} rows ({a.rows_compared:,} compared), {len(c) - 1:,} slices with support >= "
+             f"{c.table.support_text}; model '{a.model}' against reference '{a.reference}'; "
+             f"{c.n_tested:,} tests ({a.family}), correction {a.correction}"]
     with pd.option_context("display.width", 160, "display.max_colwidth", 60):
         for m in c.metrics:
             h = c.headline(m.name)
@@ -561,7 +561,7 @@ def _compare_summary(c, top: int) -> str:
                     f"{m.name}_change_q", f"{m.name}_verdict"]
             large_enough = tuple(v for v in COMPARE_VERDICTS if v != "too small")
             rows = c.top(top, metric=m.name, min_length=1, verdict=large_enough)
-            n_min = a["min_size"][m.name]["n_min"]
+            n_min = a.min_size[m.name].n_min
             lines.append(f"the {len(rows)} slices where the model is worst against the reference (the too small left "
                          f"out: below n_min = {f'{n_min:,}' if n_min is not None else 'more than the rows'} and neither "
                          "significant nor within ±δ):")
@@ -586,12 +586,12 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if args.verbose:
         a = c.assessment
         print(f"attributes: {', '.join(c.table.attributes)}", file=sys.stderr)
-        print(f"{c.n_tested:,} tests in one family ({a['family']}), correction {a['correction']}", file=sys.stderr)
+        print(f"{c.n_tested:,} tests in one family ({a.family}), correction {a.correction}", file=sys.stderr)
         for m in c.metric_names:
-            print(f"{m}: {a['test'][m]}; interval: {a['interval'][m]}", file=sys.stderr)
-            print(f"{m}: {a['min_size'][m]['text']}", file=sys.stderr)
-            if a['min_size'][m].get("power_text"):
-                print(f"{m}: {a['min_size'][m]['power_text']}", file=sys.stderr)
+            print(f"{m}: {a.test[m]}; interval: {a.interval[m]}", file=sys.stderr)
+            print(f"{m}: {a.min_size[m].text}", file=sys.stderr)
+            if a.min_size[m].power_text:
+                print(f"{m}: {a.min_size[m].power_text}", file=sys.stderr)
     if args.save_plan:
         from ..report.plan import save_plan
 

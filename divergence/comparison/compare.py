@@ -49,10 +49,10 @@ from ..prepare.outcomes import (
 )
 from ..stats.paired import PooledNull, mcnemar_p, paired_proportion_interval, paired_t
 from ..stats.stats import MIN_SIZE_POWER, adjust_p, interval_min_size, paired_min_size, smallest_enough, z_value
-from ..table import MetricInfo, SliceTable, find_metric, write_csv
+from ..table import MetricInfo, MinSize, SliceTable, find_metric, write_csv
 from ..vocabulary import COMPARE_VERDICTS, METRIC_LABELS
 
-__all__ = ["compare", "check_models", "Comparison", "CompareMetric", "COMPARE_VERDICTS",
+__all__ = ["compare", "check_models", "Comparison", "ComparisonAssessment", "CompareMetric", "COMPARE_VERDICTS",
            "COMPARE_CLASSIFICATION_METRICS", "COMPARE_REGRESSION_METRICS", "compare_columns"]
 
 
@@ -95,6 +95,27 @@ def compare_columns(metrics: Sequence[str]) -> list[str]:
     return cols
 
 
+@dataclass(frozen=True)
+class ComparisonAssessment:
+    """How two models' comparison was assessed (:func:`divergence.compare`)."""
+
+    confidence: float
+    correction: str
+    #: tests in the family the q-values were corrected over (itemsets × metrics)
+    n_tested: int
+    family: str
+    min_size: Mapping[str, MinSize]
+    rows_compared: int
+    #: rows left out of every comparison (the target or a model's prediction missing)
+    rows_left_out: int
+    #: per metric, the test and the interval of the change
+    test: Mapping[str, str]
+    interval: Mapping[str, str]
+    #: the columns holding the model's and the reference's outputs
+    model: str | None
+    reference: str | None
+
+
 @dataclass(frozen=True, eq=False)
 class Comparison:
     """Every mined slice with both models' values, their change, a paired test and a verdict.
@@ -107,7 +128,7 @@ class Comparison:
 
     table: SliceTable
     metrics: tuple[CompareMetric, ...]
-    assessment: dict
+    assessment: ComparisonAssessment
     details: dict
     notes: tuple[str, ...] = ()
     params: dict = field(default_factory=dict)
@@ -147,7 +168,7 @@ class Comparison:
     @property
     def n_tested(self) -> int:
         """Tests in the family the q-values are corrected over (itemsets × metrics)."""
-        return int(self.assessment["n_tested"])
+        return int(self.assessment.n_tested)
 
     def lookup(self, itemset: str) -> int:
         return self.table.lookup(itemset)
@@ -174,10 +195,10 @@ class Comparison:
             "change_high": float(whole[f"{name}_change_ci_high"]), "q": float(whole[f"{name}_change_q"]),
             "verdict": str(whole[f"{name}_verdict"]), "rows": int(self.details[f"{name}_count"][0]),
             "verdicts": {v: int(counts.get(v, 0)) for v in COMPARE_VERDICTS},
-            "n_slices": len(self) - 1, "n_tested": self.n_tested, "min_size": self.assessment["min_size"][name],
+            "n_slices": len(self) - 1, "n_tested": self.n_tested, "min_size": self.assessment.min_size[name],
             "findings": ({v: int(((self.frame[f"{name}_verdict"] == v) & self.frame[f"{name}_finding"]).iloc[1:].sum())
                           for v in ("worse", "better")} if f"{name}_finding" in self.frame else {}),
-            "model_name": self.assessment.get("model"), "reference_name": self.assessment.get("reference"),
+            "model_name": self.assessment.model, "reference_name": self.assessment.reference,
         }
 
     def harm(self, metric: str | None = None) -> np.ndarray:
@@ -215,7 +236,9 @@ class Comparison:
         info = MetricInfo(name=name, description=f"change in {m.description}", binary=False)
         cols = {"support": self.table.columns["support"], "count": self.table.columns["count"],
                 name: change, f"{name}_divergence": change - change[0]}
-        return dataclasses.replace(self.table, columns=cols, metrics=(info,), outcomes=None,
+        kept = self.table.kept_rows
+        return dataclasses.replace(self.table, columns=cols, metrics=(info,),
+                                   kept_rows=dataclasses.replace(kept, outcomes=None) if kept is not None else None,
                                    assessment=None)
 
     def contributions(self, itemset: str, metric: str | None = None) -> pd.DataFrame:
@@ -428,11 +451,11 @@ def compare(data: pd.DataFrame, settings: Settings | None = None, *, progress=No
         q = allq[k * n_items:(k + 1) * n_items]
         columns[f"{m}_change_q"] = q
         n = details[f"{m}_count"]
-        meets = n >= min_size[m]["n_min"]
+        meets = n >= min_size[m].n_min
         columns[f"{m}_meets_min_size"] = meets
         columns[f"{m}_verdict"] = _verdicts(info, columns[f"{m}_change"], columns[f"{m}_change_ci_low"],
                                             columns[f"{m}_change_ci_high"], q, meets, alpha,
-                                            min_size[m]["delta"])
+                                            min_size[m].delta)
     _change_findings(mined, columns, infos, per_metric, alpha, correction, allp, int(np.isfinite(allp).sum()))
     order = compare_columns(names)[2:]
     columns = {c: columns[c] for c in order}
@@ -446,16 +469,15 @@ def compare(data: pd.DataFrame, settings: Settings | None = None, *, progress=No
         mined, columns=columns, notes=tuple(notes), params=params,
         metrics=tuple(MetricInfo(name=i.name, description=i.description, binary=i.binary) for i in infos),
     )
-    assessment = {
-        "confidence": float(confidence), "correction": correction,
-        "n_tested": int(np.isfinite(allp).sum()), "family": "itemsets x metrics",
-        "min_size": min_size, "rows_compared": int(usable.sum()), "rows_left_out": left_out,
-        "test": {m: ("McNemar's exact test" if i.binary else
-                     "max of the paired t-test and the pooled saddlepoint test") for m, i in zip(names, infos)},
-        "interval": {m: ("Tango's score interval" if i.binary else
-                         "union of the paired t and pooled saddlepoint intervals") for m, i in zip(names, infos)},
-        "model": model_col, "reference": ref_col,
-    }
+    assessment = ComparisonAssessment(
+        confidence=float(confidence), correction=correction, n_tested=int(np.isfinite(allp).sum()),
+        family="itemsets x metrics", min_size=min_size, rows_compared=int(usable.sum()), rows_left_out=left_out,
+        test={m: ("McNemar's exact test" if i.binary else
+                  "max of the paired t-test and the pooled saddlepoint test") for m, i in zip(names, infos)},
+        interval={m: ("Tango's score interval" if i.binary else
+                      "union of the paired t and pooled saddlepoint intervals") for m, i in zip(names, infos)},
+        model=model_col, reference=ref_col,
+    )
     return Comparison(table=table, metrics=tuple(infos), assessment=assessment, details=details,
                       notes=tuple(notes), params=params)
 
@@ -477,7 +499,7 @@ def _change_findings(mined: SliceTable, columns: dict, infos, per_metric, alpha:
     for info in infos:
         m = info.name
         sums = []
-        for tallies in (mined.tallies, mined.distinct_tallies):
+        for tallies in (mined.tallies, mined.lattice.distinct_tallies):
             st = per_metric[m](np.asarray(tallies, dtype=float))
             n = np.asarray(st["n"], dtype=float)
             if "n10" in st:
@@ -487,12 +509,13 @@ def _change_findings(mined: SliceTable, columns: dict, infos, per_metric, alpha:
                 var = np.nan_to_num(np.asarray(st["var"], dtype=float))
                 s1, s2 = n * change, var * np.maximum(n - 1.0, 0.0) + n * change * change
             sums.append(np.column_stack([np.asarray(tallies, dtype=float)[:, 0], n, s1, s2]))
-        table = dataclasses.replace(mined, tallies=sums[0], distinct_tallies=sums[1],
+        table = dataclasses.replace(mined, tallies=sums[0], lattice=dataclasses.replace(mined.lattice,
+                                                                                          distinct_tallies=sums[1]),
                                     metrics=(MetricInfo(name=m, description=info.description, binary=False),),
                                     columns={"support": columns["support"]})
         significant = significant_slices(columns[f"{m}_change_q"], columns[f"{m}_change_ci_low"],
                                          columns[f"{m}_change_ci_high"], alpha)
-        if mined.distinct_codes is not None:
+        if mined.lattice.distinct_codes is not None:
             found = distinct_findings(table, 0, significant, alpha, correction, level, n_tested,
                                       budget=(4.0, 200_000.0),
                                       first_bar=z_value(level))
@@ -713,7 +736,7 @@ def _real_columns(a, b, usable, start):
 
 
 def _min_size(info: CompareMetric, diffs: np.ndarray, reference_sd: float, delta, confidence: float, tests: int,
-              power: float = MIN_SIZE_POWER) -> dict:
+              power: float = MIN_SIZE_POWER) -> MinSize:
     """n_min, the rows from which the interval of a slice's change (at ``confidence``, for a change
     of δ) is narrower than δ, and n_power, the rows at which a change of δ is found worse (or
     better) after the correction with probability ``power`` at the bar α/m (m: the tests of the
@@ -780,10 +803,9 @@ def _min_size(info: CompareMetric, diffs: np.ndarray, reference_sd: float, delta
     else:
         power_text = (f"To be found worse (or better) among the m = {tests:,} tests at {power:.0%} power, a change of "
                       f"δ = {delta:.4g} needs n_power = {n_power:,} {where}. The bar: {bar_text}; {spread}.")
-    return {"delta": delta, "confidence": float(confidence), "sigma": sigma, "power": float(power), "bar": bar,
-            "tests": tests, "n_total": n_total, "n_min": int(n_min),
-            "n_power": int(n_power) if n_power is not None else None, "closed_form": float(closed), "text": text,
-            "power_text": power_text}
+    return MinSize(delta=delta, confidence=float(confidence), sigma=sigma, power=float(power), bar=bar, tests=tests,
+                   n_total=n_total, n_min=int(n_min), n_power=int(n_power) if n_power is not None else None,
+                   closed_form=float(closed), text=text, power_text=power_text)
 
 
 def _paired_rate_min_size(delta: float, discordant: float, confidence: float) -> int:

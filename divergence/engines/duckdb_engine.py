@@ -579,7 +579,7 @@ def scan_duckdb(
         ``"auto"`` (exact when a column's values fit in a quarter of the memory limit).
 
     The result holds no rows: bootstrap intervals and median baselines (``abs_error``) are
-    not computed, ``table.assessment["intervals"]`` is ``"analytic"`` and the notes say so.
+    not computed, ``table.assessment.intervals`` is ``"analytic"`` and the notes say so.
     """
     try:
         import duckdb

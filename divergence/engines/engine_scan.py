@@ -49,7 +49,7 @@ from ..prepare.prepared import Prepared, table_params
 from ..settings import Roles, Settings
 from .sql import Column, Dialect, average_ranks, classification_value, gamma_value, label_flag
 from .sql import regression_value, threshold_flag
-from ..prepare.replication_rows import needs_its_table
+from ..prepare.replication_rows import ReplicationRows, needs_its_table
 from ..prepare.row_weights import place_aux
 from ..table import MetricInfo, SliceTable
 
@@ -716,7 +716,7 @@ def scan_engine(
         progress(progress_report("statistics", len(table) - 1))
     table = dataclasses.replace(table, engine=backend.name)
     if mine_only:
-        return dataclasses.replace(table, replicate=replicate)
+        return dataclasses.replace(table, replication=ReplicationRows(replicate) if replicate is not None else None)
     out = assess(table, settings.statistics, replicate=replicate, exploratory=exploratory, progress=progress)
     if progress is not None:
         progress(progress_report("done", len(out) - 1, fraction=1.0))

@@ -247,7 +247,7 @@ def scan_spark(data, settings: Settings | None = None, *, spark=None, master: st
         notes) or ``"exact"`` (the pandas edges exactly).
 
     The result holds no rows: bootstrap intervals and median baselines (``abs_error``) are
-    not computed, ``table.assessment["intervals"]`` is ``"analytic"`` and the notes say so.
+    not computed, ``table.assessment.intervals`` is ``"analytic"`` and the notes say so.
     """
     settings, run = engine_settings(settings, dict(kwargs))
     DataFrame, _ = _pyspark()

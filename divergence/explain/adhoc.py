@@ -16,8 +16,9 @@ import numpy as np
 import pandas as pd
 
 from ..prepare.discretize import AttributeBins, discretize
+from ..prepare.kept_rows import KeptRows
 from ..errors import DivergenceInputError
-from ..table import SliceTable
+from ..table import Lattice, SliceTable
 
 __all__ = ["MeasuredSlice", "measure_slice", "item_catalog", "slice_rows", "overlap", "rows_covered", "MAX_ITEMS"]
 
@@ -57,7 +58,7 @@ def _listed(table: SliceTable, code_row: np.ndarray) -> int:
 
 
 def _needs_rows(table: SliceTable) -> None:
-    if table.row_codes is None or table.outcomes is None:
+    if table.kept_rows is None or table.kept_rows.outcomes is None:
         raise DivergenceInputError(
             "Measuring a slice that was not mined needs the rows, and this result kept none (a scan by DuckDB "
             "or Spark): open a mined slice, or scan the data in memory.")
@@ -97,7 +98,7 @@ def item_catalog(table: SliceTable, data: pd.DataFrame | None = None) -> pd.Data
     ('attr=value') and ``scanned`` (False for a column left out of the scan's attributes,
     offered when ``data`` holds the scanned rows). Attributes in the scan's order first."""
     rows = [(b.name, f"{b.name}={label}", True) for b in table.bins for label in b.labels]
-    if table.row_codes is not None:
+    if table.kept_rows is not None:
         for b in _left_out_bins(table, data):
             rows += [(b.name, f"{b.name}={label}", False) for label in b.labels]
     return pd.DataFrame(rows, columns=["attribute", "item", "scanned"])
@@ -131,9 +132,10 @@ def _attribute_of(item: str, names: Iterable[str]) -> str | None:
 
 def _scanned_rows(table: SliceTable, data: pd.DataFrame) -> pd.DataFrame:
     """The rows of ``data`` the result measured: every row, or (a held-out share, the rows that
-    chose tree cut points set aside) those at ``table.data_rows``."""
-    if len(data) != table.n_rows and table.data_rows is not None and len(data) > int(np.max(table.data_rows, initial=-1)):
-        return data.iloc[table.data_rows].reset_index(drop=True)
+    chose tree cut points set aside) those at the kept rows' positions."""
+    positions = table.kept_rows.positions if table.kept_rows is not None else None
+    if len(data) != table.n_rows and positions is not None and len(data) > int(np.max(positions, initial=-1)):
+        return data.iloc[positions].reset_index(drop=True)
     return data
 
 
@@ -187,7 +189,7 @@ def _with_left_out(table: SliceTable, items: Sequence[str], data: pd.DataFrame |
     names = list(table.attributes)
     unknown = [i for i in items if _attribute_of(i, names) is None]
     extra: tuple[AttributeBins, ...] = ()
-    codes = table.row_codes
+    codes = table.kept_rows.codes if table.kept_rows is not None else None
     if unknown:
         others = [c for c in (data.columns if data is not None else []) if c not in names]
         wanted = []
@@ -226,7 +228,7 @@ def _row_weights(table: SliceTable) -> np.ndarray:
     """Per-row tally columns in the layout of ``table.tallies``."""
     from ..prepare.row_weights import row_weights
 
-    w = np.column_stack(row_weights(table.outcomes, table.metrics))  # type: ignore[arg-type]
+    w = np.column_stack(row_weights(table.kept_rows.outcomes, table.metrics))  # type: ignore[union-attr,arg-type]
     if w.shape[1] != table.tallies.shape[1]:
         raise DivergenceInputError("This result's tallies do not match its outcomes; scan again.")
     return w
@@ -317,8 +319,8 @@ def measure_slice(table: SliceTable, items: Sequence[str] | str, *, data: pd.Dat
     small = SliceTable(codes=codes, tallies=tallies, columns=measure_columns(tallies, table.metrics, table.n_rows),
                        attributes=tuple(b.name for b in bins), bins=tuple(bins), metrics=table.metrics,
                        n_rows=table.n_rows, min_support=table.min_support, max_length=table.max_length,
-                       engine=table.engine, notes=(), params=dict(table.params), parent=parent,
-                       row_codes=row_codes, outcomes=table.outcomes)
+                       engine=table.engine, notes=(), params=dict(table.params), lattice=Lattice(parent=parent),
+                       kept_rows=KeptRows(row_codes, table.kept_rows.outcomes))  # type: ignore[union-attr]
     # the family: every slice the result tested, less those measured again here
     n_orig = len(table.attributes)
     in_result = np.zeros(len(table), dtype=bool)
@@ -331,15 +333,15 @@ def measure_slice(table: SliceTable, items: Sequence[str] | str, *, data: pd.Dat
             in_result[j] = True
     in_result[0] = True
     family = {m.name: np.asarray(table.columns[f"{m.name}_p"], dtype=float)[~in_result] for m in table.metrics}
-    a = table.assessment or {}
-    delta = {m: info["delta"] for m, info in (a.get("min_size") or {}).items()}
+    a = table.assessment
+    # the table's own statistics settings (the defaults for a table not assessed)
+    settings = {} if a is None else dict(
+        delta={m: info.delta for m, info in a.min_size.items()} or None, confidence=a.confidence,
+        correction=a.correction, bootstrap=a.bootstrap, seed=a.seed, top_k=a.top_k)
     from ..stats.assess import assess
 
-    assessed = assess(small, delta=delta or None, confidence=a.get("confidence", 0.95),
-                      correction=a.get("correction", "bh"), bootstrap=int(a.get("bootstrap", 0) or 0),
-                      seed=int(a.get("seed", 0) or 0), top_k=a.get("top_k"), replicate=replicate,
-                      replication_label=replication_label, exploratory=bool(a.get("exploratory", True)),
-                      family_p=family)
+    assessed = assess(small, replicate=replicate, replication_label=replication_label,
+                      exploratory=a.exploratory if a is not None else True, family_p=family, **settings)
     idx = masks.size - 1
     left_out = sorted({bins[a].name for a, _ in parsed if a >= n_orig and bins[a].name not in
                        {c.column for c in cuts.values()}})
@@ -361,7 +363,7 @@ def overlap(table: SliceTable, itemsets: Sequence[str]) -> pd.DataFrame:
     labels = [str(table.itemsets[i]) for i in idx]
     k = len(idx)
     out = np.full((k, k), np.nan)
-    if table.row_codes is not None:
+    if table.kept_rows is not None:
         masks = np.vstack([table.rows_of(i) for i in idx]).astype(np.float32) if k else np.zeros((0, 0))
         out = masks @ masks.T if k else out
     else:
@@ -381,9 +383,9 @@ def overlap(table: SliceTable, itemsets: Sequence[str]) -> pd.DataFrame:
 
 def rows_covered(table: SliceTable, itemsets: Sequence[str]) -> int | None:
     """How many distinct rows the slices hold together (None when the result kept no rows)."""
-    if table.row_codes is None:
+    if table.kept_rows is None:
         return None
-    covered = np.zeros(table.row_codes.shape[0], dtype=bool)
+    covered = np.zeros(table.kept_rows.codes.shape[0], dtype=bool)
     for s in itemsets:
         covered |= table.rows_of(table.lookup(s))
     return int(covered.sum())

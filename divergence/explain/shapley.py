@@ -239,7 +239,7 @@ def _slice_groups(table: SliceTable, metric: str, pos: np.ndarray, codes: np.nda
     Returns (G x 3 array of pattern, defined flag, value; row count of each group).
     """
     values = np.asarray(table.outcome(metric).values, dtype=np.float64)
-    row_codes = table.row_codes
+    row_codes = table.kept_rows.codes  # table.outcome() above refused a table that kept no rows
     pattern = np.zeros(values.size, dtype=np.int64)
     for j, (a, c) in enumerate(zip(pos, codes)):
         pattern |= (row_codes[:, a] == c).astype(np.int64) << j

@@ -14,7 +14,7 @@ from ..prepare.discretize import AttributeBins
 from ..prepare.prepared import Prepared
 from ..prepare.tallies import COUNT
 from ..settings import Mining, check, check_min_support
-from ..table import MetricInfo, SliceTable
+from ..table import Lattice, MetricInfo, SliceTable
 from ..vocabulary import DEFAULT_MIN_SUPPORT
 from .canonical import canonical_permutation
 from .mining import mine
@@ -84,17 +84,17 @@ def mine_table(
     table = SliceTable(
         codes=codes_m, tallies=tallies, columns=columns, attributes=tuple(b.name for b in bins),
         bins=tuple(bins), metrics=tuple(metrics), n_rows=int(n_rows), min_support=s,
-        max_length=max_length, engine=engine, notes=tuple(notes), parent=parent,
-        params=dict(params or {}), exhaustive=bool(exhaustive),
-        groups=None if groups is None else groups.codes,
-        group_counts=None if groups is None else groups.weights[:, 0].copy(),
-        group_fp=mined.group_fp,
-        slice_fp=None if mined.fingerprints is None else mined.fingerprints[order],
-        complete_length=mined.complete_length, cut_by=mined.cut, mining_work=mined.work,
-        distinct_codes=codes, distinct_tallies=weights,
+        max_length=max_length, engine=engine, notes=tuple(notes), params=dict(params or {}),
+        exhaustive=bool(exhaustive),
+        lattice=Lattice(parent=parent, groups=None if groups is None else groups.codes,
+                        group_counts=None if groups is None else groups.weights[:, 0].copy(),
+                        group_fp=mined.group_fp,
+                        slice_fp=None if mined.fingerprints is None else mined.fingerprints[order],
+                        distinct_codes=codes, distinct_tallies=weights,
+                        complete_length=mined.complete_length, cut_by=mined.cut, work=mined.work),
     )
     if parent is None:
-        table = dataclasses.replace(table, parent=_parents(table))
+        table = dataclasses.replace(table, lattice=dataclasses.replace(table.lattice, parent=_parents(table)))
     return table
 
 
@@ -108,8 +108,7 @@ def mine_prepared(prepared: Prepared, mining: Mining, *, engine: str = "fast",
                        min_support=mining.min_support, max_length=mining.max_length, engine=engine, notes=p.notes,
                        params=p.params, exhaustive=mining.exhaustive, max_slices=mining.max_slices,
                        time_limit=mining.time_limit, progress=progress, max_work=mining.max_work, started=p.started)
-    return dataclasses.replace(table, row_codes=p.row_codes, outcomes=p.outcomes, data_rows=p.data_rows,
-                               replicate=p.replicate, replication_label=p.replication_label, holdout=p.holdout)
+    return dataclasses.replace(table, kept_rows=p.kept_rows, replication=p.replication)
 
 
 def _canonical_order(codes: np.ndarray, tallies: np.ndarray, parent: np.ndarray,

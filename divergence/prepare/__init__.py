@@ -3,8 +3,9 @@ the SQL engines' gives the same result): which rows are mined and which confirm 
 ranking quality per query in ``queries``), attributes as items (``discretize``; outcome-aware
 cut points in ``cutpoints``; cuts typed by hand in ``typed_cuts``), the tally layout
 and what each metric's columns mean (``tallies``), the per-row tally columns of the outcomes
-(``row_weights``) and identical rows merged with their tallies summed (``compression``); a fitted
-model's outputs computed as columns (``model_outputs``).
+(``row_weights``) and identical rows merged with their tallies summed (``compression``); the
+measured rows an in-memory scan keeps beside its tallies (``kept_rows``); a fitted model's outputs
+computed as columns (``model_outputs``).
 
 May import: data, kernels, settings, outcome_rules, errors, vocabulary, budget.
 """

@@ -24,8 +24,9 @@ from ..settings import Roles, Settings, min_count_for
 from ..vocabulary import ENGINES
 from .compression import compress_outcomes
 from .discretize import AttributeBins, Binning, discretize
+from .kept_rows import KeptRows
 from .outcomes import Outcome, build_outcomes
-from .replication_rows import holdout_mask, split_label, split_mask
+from .replication_rows import ReplicationRows, holdout_mask, split_label, split_mask
 from .row_weights import aux_columns, metric_infos, outcome_weights
 from .tallies import MetricInfo
 
@@ -51,13 +52,10 @@ class Prepared:
     params: dict | None
     #: when the attribute screen started (the time limit counts it), or None when attributes were given
     started: float | None = None
-    row_codes: np.ndarray | None = None
-    outcomes: tuple[Outcome, ...] | None = None
-    #: positions, in the table given, of the rows measured (None: all of them)
-    data_rows: np.ndarray | None = None
-    replicate: pd.DataFrame | None = None
-    replication_label: str | None = None
-    holdout: float | None = None
+    #: the measured rows' codes and outcomes (in-memory sources only)
+    kept_rows: KeptRows | None = None
+    #: the rows to confirm on (a holdout's, a split column's), or None
+    replication: ReplicationRows | None = None
 
 
 def table_params(settings: Settings, *, metrics: Sequence[str], attributes: Sequence[str], engine: str,
@@ -167,8 +165,8 @@ def prepare(
         label = f"held-out {holdout:.0%} of the rows ({len(held_out):,})"
     return Prepared(codes=codes_in, weights=weights_in, bins=tuple(disc.bins), metrics=tuple(infos), n_rows=len(df),
                     notes=tuple(notes), params=params, started=started if slicing.attributes is None else None,
-                    row_codes=disc.codes, outcomes=tuple(found), data_rows=_positions(held_mask, data_rows),
-                    replicate=replicate, replication_label=label, holdout=holdout)
+                    kept_rows=KeptRows(disc.codes, tuple(found), _positions(held_mask, data_rows)),
+                    replication=ReplicationRows(replicate, label, holdout) if replicate is not None else None)
 
 
 def _prepare_given(df: pd.DataFrame, st: Settings, tallies: np.ndarray, reserved: Sequence[str], role: str,
@@ -186,7 +184,7 @@ def _prepare_given(df: pd.DataFrame, st: Settings, tallies: np.ndarray, reserved
     notes += list(disc.notes)
     return Prepared(codes=disc.codes, weights=tallies, bins=tuple(disc.bins), metrics=(), n_rows=len(df),
                     notes=tuple(notes), params=None, started=started if slicing.attributes is None else None,
-                    row_codes=disc.codes)
+                    kept_rows=KeptRows(disc.codes, None))
 
 
 def _attributes(df: pd.DataFrame, st: Settings, taken: Sequence[str], role: str,

@@ -4,6 +4,7 @@ and the dashboard). Re-measuring the slices there is :mod:`divergence.stats.repl
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -12,7 +13,20 @@ import pandas as pd
 from ..errors import DivergenceInputError
 from .outcomes import match_label
 
-__all__ = ["split_rows", "split_mask", "split_label", "needs_its_table", "holdout_mask"]
+__all__ = ["ReplicationRows", "split_rows", "split_mask", "split_label", "needs_its_table", "holdout_mask"]
+
+
+@dataclass(frozen=True, eq=False)
+class ReplicationRows:
+    """The rows every slice is measured again on, kept by the preparation for the assessment: a
+    holdout's held-out rows, a split column's confirming rows or a second table (one row per query
+    for a table of queries), with the words naming them."""
+
+    rows: pd.DataFrame
+    #: what the surfaces call them ("held-out 30% of the rows (3,000)", "rows with region in South (812)")
+    label: str | None = None
+    #: the held-out share, when the rows are a holdout (None: a split's rows or a second table)
+    holdout: float | None = None
 
 
 def split_rows(df: pd.DataFrame, column: str, confirm_values: Sequence[object]) -> tuple[pd.DataFrame, pd.DataFrame]:

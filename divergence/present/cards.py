@@ -33,17 +33,17 @@ def headline(table: SliceTable, metric: str | None = None) -> dict:
     """
     info = table.metric(metric)
     m, stats = info.name, table.statistics(metric)
-    assessment = getattr(table, "assessment", None) or {}
+    a = getattr(table, "assessment", None)
     low = high = float("nan")
     if hasattr(table, "overall_interval"):
         low, high = table.overall_interval(m)
-    tested = (assessment.get("n_tested") or {}).get(m)
+    tested = a.n_tested.get(m) if a is not None else None
     if tested is None:
         tested = int(pd.notna(stats.p[1:]).sum())
     significant = None
     sig = None
     if stats.q is not None:
-        alpha = 1.0 - float(assessment.get("confidence", 0.95))
+        alpha = 1.0 - (a.confidence if a is not None else 0.95)
         sig = stats.q[1:] <= alpha
         adj_low, adj_high = stats.other.get("divergence_adj_low"), stats.other.get("divergence_adj_high")
         if adj_low is not None and adj_high is not None:  # a finding's corrected interval excludes 0 too
@@ -55,10 +55,10 @@ def headline(table: SliceTable, metric: str | None = None) -> dict:
     out = dict(metric=m, label=metric_label(m), binary=info.binary, description=info.description,
                overall=table.overall(m), overall_low=float(low), overall_high=float(high),
                n_slices=len(table) - 1, n_tested=int(tested), n_significant=significant,
-               verdicts=verdicts, min_size=(assessment.get("min_size") or {}).get(m),
-               family=assessment.get("family"),
-               n_family=int((assessment.get("family_size") or {}).get(m, tested)),
-               family_sentence=family_sentence(assessment, m) if assessment.get("n_tested") else "")
+               verdicts=verdicts, min_size=a.min_size.get(m) if a is not None else None,
+               family=a.family if a is not None else None,
+               n_family=int(a.family_size.get(m, tested)) if a is not None else int(tested),
+               family_sentence=family_sentence(a, m) if a is not None and a.n_tested else "")
     out.update(_finding_counts(stats, sig))
     return out
 
@@ -121,7 +121,7 @@ def headline_tiles(table: SliceTable, metric: str | None = None) -> list[Tile]:
     from .formats import GLOSSARY, VERDICT_TEXT
 
     h = headline(table, metric)
-    a = table.assessment or {}
+    a = table.assessment
     b = h["binary"]
     tiles = [Tile(f"{h['label']}, whole dataset", format_value(h["overall"], b),
                   format_interval(h["overall_low"], h["overall_high"], b),
@@ -129,8 +129,8 @@ def headline_tiles(table: SliceTable, metric: str | None = None) -> list[Tile]:
     if h["n_significant"] is None:
         tiles.append(Tile("Slices tested", format_count(h["n_tested"]), "", "Slices with a p-value."))
         return tiles
-    alpha = 1.0 - float(a.get("confidence", 0.95))
-    correction = CORRECTION_NAMES.get(a.get("correction", "bh"), "")
+    alpha = 1.0 - (a.confidence if a is not None else 0.95)
+    correction = CORRECTION_NAMES.get(a.correction if a is not None else "bh", "")
     sig, not_sig = h["n_significant"], h["n_not_significant"]
     tiles.append(Tile("Slices tested", format_count(h["n_tested"]),
                       f"{format_count(sig)} significant + {format_count(not_sig)} not",
@@ -162,13 +162,14 @@ def headline_tiles(table: SliceTable, metric: str | None = None) -> list[Tile]:
     if h["n_not_replicated"] is not None:
         tiles.append(Tile("Not replicated", format_count(h["n_not_replicated"]),
                           f"of {format_count(sig)} significant; {format_count(h['n_replicated'])} replicated",
-                          VERDICT_TEXT["not replicated"] + f" Replication on {a.get('replication') or 'other rows'}."))
+                          VERDICT_TEXT["not replicated"]
+                          + f" Replication on {(a.replication if a else None) or 'other rows'}."))
     ns = h.get("not_significant_by_verdict") or {}
     small = ns.get("too small", 0)
     tiles.append(Tile("Not significant", format_count(not_sig),
                       f"{format_count(ns.get('noise', 0))} noise + {format_count(small)} too small to tell",
-                      " ".join(t for t in ((h["min_size"] or {}).get("text", ""),
-                                           (h["min_size"] or {}).get("power_text", "")) if t)
+                      " ".join(t for t in ((h["min_size"].text, h["min_size"].power_text) if h["min_size"] else ())
+                               if t)
                       or "Not significant after correction."))
     return tiles
 
@@ -313,7 +314,7 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
         evidence = np.nan_to_num(np.asarray(stats.q if stats.q is not None else stats.p, dtype=float)[candidates],
                                  nan=1.0)
         order = candidates[np.lexsort((rank, -size, evidence))]
-    a = table.assessment or {}
+    a = table.assessment
     # the q-values' family: every metric's slices (the default) or this metric's
     family = family_sentence(a, m)
     overall = table.overall(m)
@@ -331,7 +332,7 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
         if not distinct and any(np.all((table.codes[j] < 0) | (table.codes[j] == codes))
                                 or np.all((codes < 0) | (codes == table.codes[j])) for j in taken):
             continue  # a refinement of a finding already shown, or a wider slice holding it
-        if not distinct and table.row_codes is not None:
+        if not distinct and table.kept_rows is not None:
             mine = rows_of.setdefault(i, table.rows_of(i))
             if any((mine & rows_of[j]).sum() > max_shared * max(mine.sum(), 1) for j in taken):
                 continue
@@ -375,7 +376,7 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
         sure = f"q = {format_p(None if stats.q is None else stats.q[i])} ({family})"
         if "replicated" in other:
             sure += (f"; {'replicated' if bool(stats.at('replicated', i)) else 'not replicated'} on "
-                     f"{a.get('replication') or 'the replication rows'}: "
+                     f"{(a.replication if a else None) or 'the replication rows'}: "
                      f"{format_value(stats.at('replicated_value', i), binary)} "
                      f"{format_interval(stats.at('replicated_ci_low', i), stats.at('replicated_ci_high', i), binary)}")
         else:

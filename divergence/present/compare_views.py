@@ -113,7 +113,7 @@ def change_interval_figure(c: Comparison, rows: pd.DataFrame, metric: str | None
     if not len(rows):
         raise DivergenceInputError("No slice to draw.")
     scale = 100.0 if binary else 1.0
-    delta = float(c.assessment["min_size"][m]["delta"]) * scale
+    delta = float(c.assessment.min_size[m].delta) * scale
     overall = float(c.frame[f"{m}_change"].iloc[0]) * scale
     labels = [wrap_itemset(s or "(whole dataset)") for s in rows["itemset"]]
     verdicts = rows[f"{m}_verdict"].astype(str)
@@ -138,7 +138,7 @@ def change_interval_figure(c: Comparison, rows: pd.DataFrame, metric: str | None
             for s, x, y, d, e, f, k, verdict in zip(itemsets[sel], model[sel], ref[sel], v, a, b, counts[sel],
                                                      verdicts.to_numpy()[sel])])
     fig.update_xaxes(range=axis_range([0.0, overall, -delta, delta] + list(lo) + list(hi)), zeroline=False)
-    level = level_label or f"{c.assessment['confidence']:.0%} intervals"
+    level = level_label or f"{c.assessment.confidence:.0%} intervals"
     worse = "right" if info.worse_when == "up" else "left"
     interval_layout(fig, labels,
                     f"change in {metric_label(m)} (model − reference){unit}, {level}; worse to the {worse}. "

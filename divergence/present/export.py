@@ -44,18 +44,17 @@ def export_caption(table: SliceTable, metric: str | None = None, *, data_label: 
 
     from ..vocabulary import CORRECTION_NAMES
 
-    a = table.assessment or {}
+    a = table.assessment
     m = table.metric(metric)
     label = metric_label(m.name) if m.name else ""
     parts = [data_label or "data", (label if label == m.name else f"{label} ({m.name})") if m.name else ""]
     settings = [f"support ≥ {table.min_support:g}"]
     if table.max_length:
         settings.append(f"up to {table.max_length} items")
-    if a:
-        settings.append("exploratory" if a.get("exploratory", True) else "pre-registered plan")
-        settings.append(f"{a.get('confidence', 0.95):.0%} confidence, "
-                        f"{CORRECTION_NAMES.get(a.get('correction', 'bh'), a.get('correction', ''))}")
-        settings.append(f"replicated on {a['replication']}" if a.get("replication") else "no replication")
+    if a is not None:
+        settings.append("exploratory" if a.exploratory else "pre-registered plan")
+        settings.append(f"{a.confidence:.0%} confidence, {CORRECTION_NAMES.get(a.correction, a.correction)}")
+        settings.append(f"replicated on {a.replication}" if a.replication else "no replication")
     parts.append(", ".join(settings))
     stamp = (when or datetime.now(timezone.utc)).astimezone(timezone.utc)
     parts.append(f"exported {stamp:%Y-%m-%d %H:%M} UTC")

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Mapping
+from typing import TYPE_CHECKING
 
 from ..vocabulary import CORRECTION_NAMES, FINDING_VERDICTS, SIGNIFICANT_VERDICTS, VERDICTS
+
+if TYPE_CHECKING:
+    from ..table import Assessment
 
 __all__ = ["DASH", "format_count", "format_number", "format_percent", "format_value", "format_divergence",
            "format_interval", "format_divergence_interval", "format_p", "format_threshold", "divergence_unit", "VERDICT_COLORS",
@@ -214,17 +217,18 @@ VERDICT_TEXT = {
 
 
 
-def family_sentence(assessment: Mapping, metric: str, *, extra: int = 0) -> str:
+def family_sentence(assessment: Assessment | None, metric: str, *, extra: int = 0) -> str:
     """The multiple-testing family of ``metric``'s q-values in one sentence, its size and what it
     covers (the same words on the cards, the open slice, the tiles, the report and the command line):
     ``Benjamini–Hochberg over 2,674 tests: the 1,337 slices tested for each of fpr and fnr``.
     ``extra``: tests counted beyond the result's own (a slice typed by hand)."""
-    a = assessment or {}
-    tested = {k: int(v) for k, v in (a.get("n_tested") or {}).items()}
-    correction = CORRECTION_NAMES.get(a.get("correction", "bh"), str(a.get("correction", "bh")))
+    a = assessment
+    tested = {k: int(v) for k, v in a.n_tested.items()} if a is not None else {}
+    correction_key = a.correction if a is not None else "bh"
+    correction = CORRECTION_NAMES.get(correction_key, str(correction_key))
     mine = tested.get(metric, 0)
-    size = int((a.get("family_size") or {}).get(metric, mine)) + int(extra)
-    joint = a.get("family", "scan") == "scan" and len(tested) > 1
+    size = int((a.family_size if a is not None else {}).get(metric, mine)) + int(extra)
+    joint = (a.family if a is not None else "scan") == "scan" and len(tested) > 1
     if joint:
         names = list(tested)
         listed = ", ".join(names[:-1]) + " and " + names[-1]

@@ -146,7 +146,7 @@ class TablePlots:
         """The first ``k`` slices of the default order, each interval against the whole dataset's."""
         t = self._table
         m = t.metric(metric).name
-        level = f"{(t.assessment or {}).get('confidence', 0.95):.0%} intervals"
+        level = f"{t.assessment.confidence if t.assessment is not None else 0.95:.0%} intervals"
         return interval_figure(t, t.top(k, metric=m), m, level_label=level)
 
     def shapley(self, itemset: str, metric: str | None = None) -> go.Figure:

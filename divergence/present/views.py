@@ -279,7 +279,7 @@ def redundancy_epsilon(table: SliceTable, metric: str | None, eps: float) -> flo
     """ε for redundancy in the metric's units: ``eps`` standard deviations of the outcome over
     the whole dataset (σ = √(p(1−p)) for a rate), so one setting means as much for a rate, an
     absolute error or a ranking's gain. Without statistics, ``eps`` as it is."""
-    info = ((table.assessment or {}).get("min_size") or {}).get(table.metric(metric).name)
-    if not info:
+    info = table.assessment.min_size.get(table.metric(metric).name) if table.assessment is not None else None
+    if info is None:
         return float(eps)
-    return float(eps) * float(info.get("sigma") or 0.0)
+    return float(eps) * float(info.sigma or 0.0)

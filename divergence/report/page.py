@@ -272,11 +272,11 @@ def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label
             ("Data", data_label or "—"), ("Rows", format_count(table.n_rows)),
             ("Minimum support", table.support_text),
             ("Attributes", ", ".join(table.attributes)),
-            ("Confidence", f"{a.get('confidence', 0.95):.0%}; q-values: "
+            ("Confidence", f"{a.confidence:.0%}; q-values: "
                            + "; ".join(dict.fromkeys(family_sentence(a, m) for m in table.metric_names))
-                           if a.get("n_tested") else f"{a.get('confidence', 0.95):.0%}"),
-            ("Intervals", a.get("intervals", "analytic")),
-            ("Replication", a.get("replication") or (previous_label and f"previous cycle: {previous_label}") or "none"),
+                           if a.n_tested else f"{a.confidence:.0%}"),
+            ("Intervals", a.intervals),
+            ("Replication", a.replication or (previous_label and f"previous cycle: {previous_label}") or "none"),
             ("Generated", now.isoformat())]
     page = dict(
         title=title or "Slice report", plotly_js=_plotly_js(), meta=meta,
@@ -299,22 +299,21 @@ def _metric_section(table: SliceTable, m: str, *, plan: SlicePlan | None, previo
     from ..present.cards import headline_tiles
     from ..present.figures import interval_figure
 
-    a = table.assessment or {}
+    a = table.assessment  # build_report refuses a table without one
     info = table.metric(m)
     stats = table.statistics(m)
     if stats.q is not None:  # the dashboard's tiles, in the same words: they add up
         kpis = [(t.value, f"{t.label}: {t.caption}" if t.caption else t.label) for t in headline_tiles(table, m)]
         kpis.insert(1, (format_count(len(table) - 1), "slices mined"))
     else:
-        tested = a.get("n_tested", {}).get(m, int(pd.notna(stats.p[1:]).sum()))
+        tested = a.n_tested.get(m, int(pd.notna(stats.p[1:]).sum()))
         lo, hi = table.overall_interval(m) if stats.ci_low is not None else (float("nan"), float("nan"))
         kpis = [(format_value(table.overall(m), info.binary), f"whole dataset {format_interval(lo, hi, info.binary)}"),
                 (format_count(len(table) - 1), "slices mined"), (format_count(tested), "slices tested"),
                 (format_count(0), "significant after correction")]  # no q-values: nothing is significant
-    ms = a.get("min_size", {}).get(m)
-    section = dict(metric=m, description=info.description or m, kpis=kpis,
-                   findings_cut=(a.get("findings_cut") or {}).get(m), min_size=" ".join(t for t in (ms.get("text"), ms.get("power_text")) if t) if ms else None,
-                   cards=None)
+    ms = a.min_size.get(m)
+    section = dict(metric=m, description=info.description or m, kpis=kpis, findings_cut=a.findings_cut.get(m),
+                   min_size=" ".join(t for t in (ms.text, ms.power_text) if t) if ms else None, cards=None)
     if stats.verdict is not None:
         section.update(_cards(table, m))
     rows = _sorted_rows(table, m, sort_by)
@@ -337,7 +336,7 @@ def _metric_section(table: SliceTable, m: str, *, plan: SlicePlan | None, previo
                                    held=sum(prev.get(s) in FINDING_VERDICTS for s in now_f["itemset"]),
                                    new=sum(prev.get(s) not in FINDING_VERDICTS for s in now_f["itemset"]))
     if stats.ci_low is not None:
-        level = f"{a.get('confidence', 0.95):.0%} intervals"
+        level = f"{a.confidence:.0%} intervals"
         big = rows[stats.meets_min_size[at].astype(bool)] if stats.meets_min_size is not None else rows
         # every distinct finding is drawn (open dots below the minimum size), then the largest slices
         distinct = rows[finding] if finding is not None else rows.head(0)
@@ -401,13 +400,13 @@ def _comparison_context(c, *, top: int, findings: int) -> dict:
         worst = rows[rows[f"{m}_verdict"] == "worse"].head(findings)
         sections.append(dict(
             metric=m, description=h["description"], worse_when=h["worse_when"], kpis=kpis,
-            min_size=h["min_size"]["text"], n_listed=len(rows), n_rows=len(c) - 1,
+            min_size=h["min_size"].text, n_listed=len(rows), n_rows=len(c) - 1,
             heads=[(col, None) for col in shown.columns], rows=table_rows,
             intervals=dict(n=len(big), figure=_figure_div(change_interval_figure(c, big, m))) if len(big) else None,
             contributions=[_figure_div(change_contribution_figure(c.contributions(s, m), binary=b))
                            for s in worst["itemset"]]))
-    return dict(model=a.get("model"), reference=a.get("reference"), rows=a["rows_compared"], n_tested=c.n_tested,
-                correction=a["correction"], confidence=f"{a['confidence']:.0%}", worse_any=worse_any,
+    return dict(model=a.model, reference=a.reference, rows=a.rows_compared, n_tested=c.n_tested,
+                correction=a.correction, confidence=f"{a.confidence:.0%}", worse_any=worse_any,
                 sections=sections)
 
 

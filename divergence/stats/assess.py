@@ -40,6 +40,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
+from ..table import Assessment, MinSize
 from ..budget import progress_report
 from ..errors import DivergenceInputError
 from ..mining.lattice import walk_boot_means, walk_order
@@ -90,7 +91,7 @@ _BAR_TEXT = {
 def min_size_derivation(overall: float, sigma: float, binary: bool, delta: float | None,
                         confidence: float, name: str, *, n_total: int, tests: int = 1,
                         correction: str = "bonferroni", power: float = MIN_SIZE_POWER,
-                        skew: float = 0.0) -> dict:
+                        skew: float = 0.0) -> MinSize:
     """n_min, the method's minimum slice size, and n_power, the rows a δ divergence needs to be
     found among the scan's tests, each with a sentence saying how (the method's minimum size: docs/statistics.md).
 
@@ -117,12 +118,11 @@ def min_size_derivation(overall: float, sigma: float, binary: bool, delta: float
     alpha = 1.0 - float(confidence)
     tests = max(int(tests), 1)
     bar = alpha / tests
-    base = {"delta": delta, "confidence": float(confidence), "sigma": float(sigma), "power": float(power),
-            "bar": bar, "tests": tests, "correction": correction, "n_total": int(n_total), "sides": {}}
+    base = dict(delta=delta, confidence=float(confidence), sigma=float(sigma), power=float(power), bar=bar,
+                tests=tests, correction=correction, n_total=int(n_total))
     if sigma == 0 and source != "chosen":
-        return {**base, "delta": delta, "n_min": 1, "n_power": 1, "width_at": float(overall),
-                "text": f"{name} does not vary over the whole dataset (σ = 0): every slice meets the minimum size.",
-                "power_text": ""}
+        return MinSize(**base, n_min=1, n_power=1, width_at=float(overall), power_text="",
+                       text=f"{name} does not vary over the whole dataset (σ = 0): every slice meets the minimum size.")
     if not (delta > 0 and math.isfinite(delta)):
         raise DivergenceInputError(f"delta for '{name}' must be a positive number; got {delta!r}.")
     if binary and delta >= 1:
@@ -201,9 +201,8 @@ def min_size_derivation(overall: float, sigma: float, binary: bool, delta: float
     else:
         power_text = (lead + f"needs n_power = {n_power:,} {where}. The bar: {bar_text}. The test: {test_text}; the "
                       "divergence is (1 − n/N) times the slice-minus-rest difference. It grows with the slices tested.")
-    return {**base, "n_min": int(n_min), "n_power": int(n_power) if n_power is not None else None,
-            "width_at": float(at), "closed_form": float(closed), "sides": sides, "text": text,
-            "power_text": power_text}
+    return MinSize(**base, n_min=int(n_min), n_power=int(n_power) if n_power is not None else None,
+                   width_at=float(at), closed_form=float(closed), sides=sides, text=text, power_text=power_text)
 
 
 def support_for_min_size(table, metric: str | None = None, size: str = "n_min") -> float:
@@ -213,9 +212,9 @@ def support_for_min_size(table, metric: str | None = None, size: str = "n_min") 
     1 when no slice of these rows reaches it."""
     if size not in ("n_min", "n_power"):
         raise DivergenceInputError(f"size must be 'n_min' or 'n_power'; got {size!r}.")
-    info = table.assessment["min_size"][table.metric(metric).name]
+    info = table.assessment.min_size[table.metric(metric).name]
     n_def = float(table.columns[f"{table.metric(metric).name}_count"][0])
-    rows = info.get(size)
+    rows = getattr(info, size)
     if rows is None or rows > n_def:  # no slice of these rows reaches it
         return 1.0
     return float(min(1.0, max(rows / max(n_def, 1.0), 1.0 / table.n_rows)))
@@ -264,7 +263,7 @@ def assess(
     mined = {"support", "count"} | {f"{m.name}{suffix}" for m in table.metrics
                                     for suffix in ("", "_count", "_divergence", "_t", "_p")}
     cols = {k: v for k, v in table.columns.items() if k in mined}
-    has_rows = table.outcomes is not None and table.row_codes is not None
+    has_rows = table.kept_rows is not None and table.kept_rows.outcomes is not None
     rem = None
     if replicate is not None:
         from .replication import remeasure
@@ -296,19 +295,18 @@ def assess(
     # estimates honest at the top, distinct findings and the default order (divergence.stats.findings)
     findings_cut = _findings_columns(table, cols, tests, alpha, st.correction, fam.level, fam.size,
                                      st.findings_work, step=step)
-    assessment = {
-        "confidence": st.confidence, "correction": st.correction, "bootstrap": int(st.bootstrap),
-        "seed": int(st.seed), "top_k": st.top_k, "n_tested": n_tested, "min_size": min_size,
-        "family": st.family, "family_size": fam.size, "corrected_level": fam.level,
-        "exploratory": bool(exploratory),
-        "replication": (replication_label or ("held-out rows" if holdout else "second table"))
-        if rem is not None else None,
-        "replication_rows": rem.n_rows if rem is not None else None,
-        "bootstrap_skipped": bool(st.bootstrap) and not boot,
-        "intervals": "analytic and bootstrap" if boot else "analytic",
-        "verdicts_from": "rows" if has_rows else "tallies",
-        "findings_cut": findings_cut,
-    }
+    assessment = Assessment(
+        confidence=st.confidence, correction=st.correction, bootstrap=int(st.bootstrap), seed=int(st.seed),
+        top_k=st.top_k, n_tested=n_tested, min_size=min_size, family=st.family, family_size=fam.size,
+        corrected_level=fam.level, exploratory=bool(exploratory),
+        replication=(replication_label or ("held-out rows" if holdout else "second table")) if rem is not None
+        else None,
+        replication_rows=rem.n_rows if rem is not None else None,
+        bootstrap_skipped=bool(st.bootstrap) and not boot,
+        intervals="analytic and bootstrap" if boot else "analytic",
+        verdicts_from="rows" if has_rows else "tallies",
+        findings_cut=findings_cut,
+    )
     out = dataclasses.replace(table, columns=cols, assessment=assessment)
     if st.scores:
         from ..scores import add_scores
@@ -321,8 +319,8 @@ def _replication_input(table, replicate: pd.DataFrame | None, label: str | None,
                        holdout: float | None) -> tuple[pd.DataFrame | None, str | None, float | None]:
     """The rows to re-measure every slice on, their name and the holdout's share: those given, else
     those :func:`divergence.mine` kept in the table (one row per query for a table of queries)."""
-    if replicate is None and getattr(table, "replicate", None) is not None:  # kept by mine()
-        replicate, label, holdout = table.replicate, table.replication_label, table.holdout
+    if replicate is None and table.replication is not None:  # kept by mine()
+        replicate, label, holdout = table.replication.rows, table.replication.label, table.replication.holdout
     elif replicate is not None and (table.params or {}).get("query"):  # rows, for a table of queries
         replicate = _per_query(table, replicate)
     if holdout is not None:
@@ -353,7 +351,7 @@ class _Walk:
 
     def __call__(self):
         if self.order is None:
-            self.order = walk_order(self.table.parent, self.table.codes)
+            self.order = walk_order(self.table.lattice.parent, self.table.codes)
         return self.order
 
 
@@ -439,7 +437,7 @@ def _metric_columns(table, k: int, m, cols: dict, test: "_DivergenceTest", fam: 
     info = min_size_derivation(overall, sigma, m.binary, st.delta_for(name), st.confidence, name,
                                n_total=int(n[0]), tests=fam.size[name], correction=st.correction,
                                skew=float(getattr(m, "skew", 0.0)) if not m.binary else 0.0)
-    meets = n >= info["n_min"]
+    meets = n >= info.n_min
     cols[f"{name}_meets_min_size"] = meets
     part = defects.parts.get(name)
     if part is not None:  # slice baseline, achievable error, lift (error metrics)
@@ -507,7 +505,7 @@ def _findings_columns(table, cols: dict, tests: dict, alpha: float, correction: 
     findings (``M_finding``, ``M_explained_by``) and each slice's position in the default order
     (``M_order``); see :mod:`divergence.stats.findings`. Each metric's search is given a budget of work
     (``work`` per slice and distinct row, None or 0 for none); past it, the findings found stand
-    and a note says so (``assessment["findings_cut"]``)."""
+    and a note says so (``assessment.findings_cut``)."""
     budget = (float(work), FINDINGS_WORK_FLOOR) if work else None
     n_items = len(table)
     cut = {}
@@ -527,7 +525,7 @@ def _findings_columns(table, cols: dict, tests: dict, alpha: float, correction: 
         name = m.name
         if step is not None:
             step(f"distinct findings of {name}")
-        if table.distinct_codes is not None:
+        if table.lattice.distinct_codes is not None:
             # each metric's search is given about the work of the scan (deterministic units, see
             # divergence.stats.findings.distinct_findings): a scan with findings costs about twice one without
             found = distinct_findings(table, k, significant[name], alpha, correction, level[name],
@@ -833,7 +831,7 @@ def _defect_test(table, k: int, m, walk) -> dict:
     y = np.where(np.isnan(e), np.nan, np.asarray(o.target, dtype=float))
     pr = np.where(np.isnan(e), np.nan, np.asarray(o.prediction, dtype=float))
     n_values = np.array([b.n_items for b in table.bins], dtype=np.int64)
-    out = walk_verdict(walk(), table.row_codes, np.ascontiguousarray(table.codes, dtype=np.int64), n_values,
+    out = walk_verdict(walk(), table.kept_rows.codes, np.ascontiguousarray(table.codes, dtype=np.int64), n_values,
                        np.ascontiguousarray(e), np.ascontiguousarray(np.nan_to_num(y)),
                        np.ascontiguousarray(np.nan_to_num(pr)), int(kind))
     c = {name: out[:, j] for j, name in enumerate(VERDICT_COLUMNS)}
@@ -988,7 +986,7 @@ def _bootstrap_intervals(table, cols, walk, replicates: int, seed: int, confiden
     wanted = np.logical_or.reduce(list(per_metric.values()))
     if int(wanted.sum()) * replicates * len(metrics) > MAX_BOOTSTRAP_CELLS:
         return {}
-    comp = compress(table.row_codes, np.ones((table.n_rows, 1)))
+    comp = compress(table.kept_rows.codes, np.ones((table.n_rows, 1)))
     codes = np.asfortranarray(comp.codes.astype(np.int32))
     inverse = comp.inverse
     order = np.argsort(inverse, kind="stable")

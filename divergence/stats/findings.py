@@ -151,7 +151,7 @@ def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, corr
         return _z_two_sided(alpha / m_follow if correction == "bonferroni" else alpha / max(m_follow - j + 2, 1))
 
     cut = ""
-    if table.distinct_codes is None:
+    if table.lattice.distinct_codes is None:
         return Findings(finding | _mark(n_items, cand[chosen]), explained, cand, cand[chosen].astype(np.int64), cut)
     tallies0 = (tal[cand][:, cols], tal[0, cols])
     limit = None
@@ -667,8 +667,8 @@ class _Rows:
     def __init__(self, table, cand: np.ndarray, k: int) -> None:
         # identical rows merged (an engine may hand over every row): the same work, and the same
         # findings, whichever engine mined the table
-        codes, inverse = _distinct_rows(table.distinct_codes)
-        w = np.asarray(table.distinct_tallies, dtype=float)[:, list(metric_columns(k))]
+        codes, inverse = _distinct_rows(table.lattice.distinct_codes)
+        w = np.asarray(table.lattice.distinct_tallies, dtype=float)[:, list(metric_columns(k))]
         merged = np.zeros((codes.shape[0], 3))
         np.add.at(merged, inverse.ravel(), w)
         self.codes, self.w = np.ascontiguousarray(codes), merged
@@ -679,7 +679,7 @@ class _Rows:
         self.uw = np.ascontiguousarray(merged[self.used])
         self.row_bits = RowBits(self.codes[self.used], table.codes)
         self.slice_codes = table.codes
-        self.parent = table.parent
+        self.parent = table.lattice.parent
         self.cand = cand
         self.cand_codes = table.codes[cand]
         self._reset()
@@ -976,10 +976,10 @@ def enclosing_findings(table, k: int, finding: np.ndarray) -> np.ndarray:
     finding = np.asarray(finding, dtype=bool)
     idx = np.nonzero(finding)[0]
     out = np.full(len(finding), -1, dtype=np.int64)
-    if idx.size < 2 or table.distinct_codes is None:
+    if idx.size < 2 or table.lattice.distinct_codes is None:
         return out
-    codes = np.asarray(table.distinct_codes)
-    measured = np.asarray(table.distinct_tallies, dtype=float)[:, metric_columns(k)[0]] > 0
+    codes = np.asarray(table.lattice.distinct_codes)
+    measured = np.asarray(table.lattice.distinct_tallies, dtype=float)[:, metric_columns(k)[0]] > 0
     codes = codes[measured]
     n = metric_tallies(table.tallies, k)[0]
     bits = {}

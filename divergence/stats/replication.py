@@ -68,7 +68,7 @@ class Remeasured:
 
 def remeasure(table, df: pd.DataFrame) -> Remeasured:
     """Tallies of every itemset of ``table`` on the rows of ``df`` (the scan's roles and bins)."""
-    if table.parent is None:
+    if table.lattice.parent is None:
         raise DivergenceInputError("This result has no lattice to re-measure.")
     params = table.params
     roles = {k: params.get(k) for k in ("target", "prediction", "score", "threshold", "positive", "outcome",
@@ -89,7 +89,7 @@ def remeasure(table, df: pd.DataFrame) -> Remeasured:
             "on another table.")
     codes = apply_bins(df, table.bins)
     cols = row_weights([by_name[m.name] for m in table.metrics], table.metrics, with_aux=False)
-    tallies = walk_tallies(walk_order(table.parent, table.codes), codes, np.column_stack(cols))
+    tallies = walk_tallies(walk_order(table.lattice.parent, table.codes), codes, np.column_stack(cols))
     n, s, q = {}, {}, {}
     for k, m in enumerate(table.metrics):
         n[m.name], s[m.name], q[m.name] = metric_tallies(tallies, k)

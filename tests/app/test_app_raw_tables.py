@@ -180,7 +180,7 @@ def test_a_scan_cut_by_the_budget_says_how_far_it_is_complete(app):
     at = _tiny_support_every_itemset(_upload(app, "wide.csv", _wide(4)), 1000)
     assert not _errors(at), _errors(at)
     table = at.session_state["result"]["table"]
-    assert table.complete_length == 1 and int(table.lengths.max()) == 1
+    assert table.lattice.complete_length == 1 and int(table.lengths.max()) == 1
     at = go(at, "slices")
     warnings = [w.value for w in at.warning]
     assert any(w.startswith("Complete up to 1 item; 2-item slices would exceed the budget") for w in warnings), warnings

@@ -141,10 +141,10 @@ def test_local_parquet_file_preview_roles_and_run(app, parquet_file):
     run_scan(at)
     assert not at.exception and not _errors(at)
     table = _reference(parquet_file)
-    assert table.assessment["intervals"] == "analytic" and table.row_codes is None
+    assert table.assessment.intervals == "analytic" and table.kept_rows is None
     assert f"{len(table) - 1:,} slices mined" in at.success[0].value
     res = at.session_state["result"]["table"]
-    assert res.engine == "duckdb" and res.row_codes is None
+    assert res.engine == "duckdb" and res.kept_rows is None
     np.testing.assert_array_equal(res.tallies, table.tallies)
     # the default attributes were screened by the engine on every row, not on the preview
     assert json.loads(at.session_state["result"]["plan"])["scan"].get("attributes") is None

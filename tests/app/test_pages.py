@@ -136,7 +136,7 @@ def test_sort_and_filter_never_remine(app, reference, monkeypatch):
     keyed(at.selectbox, "w:confidence").set_value(0.9).run()
     finish_scan(at)  # started by the change itself: no Run needed for a statistics setting
     assert len(requests) == 1 and requests[0].mined is not None and requests[0].frame is None
-    assert at.session_state["result"]["table"].assessment["confidence"] == 0.9
+    assert at.session_state["result"]["table"].assessment.confidence == 0.9
     keyed(at.number_input, "w:min_support").set_value(0.05).run()
     run_scan(at)
     assert len(requests) == 2 and requests[1].mined is None
@@ -262,7 +262,7 @@ def test_upload_a_csv_choose_columns_and_run(app):
 def test_thresholds_min_size_and_persistence(app, reference):
     at = go(app, "outcome")
     sentences = [i.value for i in at.info]
-    assert any(reference.assessment["min_size"]["fpr"]["text"] in s for s in sentences)
+    assert any(reference.assessment.min_size["fpr"].text in s for s in sentences)
     keyed(at.radio, "w:support_mode").set_value("rows").run()
     keyed(at.number_input, "w:support_rows").set_value(500).run()
     assert at.session_state["support_rows"] == 500 and at.session_state["support_mode"] == "rows"
@@ -272,11 +272,11 @@ def test_thresholds_min_size_and_persistence(app, reference):
     # n_min (the interval narrower than delta) and n_power (80% power at the bar alpha / m), as the
     # engine derives them, under the settings as they are now
     from divergence.stats.assess import min_size_derivation
-    info = reference.assessment["min_size"]["fpr"]
-    now = min_size_derivation(reference.overall("fpr"), info["sigma"], True, 0.1, 0.99, "fpr",
-                              n_total=info["n_total"], tests=info["tests"], correction=info["correction"])
-    assert now["n_min"] < info["n_min"] and "99%" in now["text"] and "0.01/" in now["power_text"]
-    assert any(f"n_min = {now['n_min']:,} rows" in i.value and f"n_power = {now['n_power']:,}" in i.value
+    info = reference.assessment.min_size["fpr"]
+    now = min_size_derivation(reference.overall("fpr"), info.sigma, True, 0.1, 0.99, "fpr",
+                              n_total=info.n_total, tests=info.tests, correction=info.correction)
+    assert now.n_min < info.n_min and "99%" in now.text and "0.01/" in now.power_text
+    assert any(f"n_min = {now.n_min:,} rows" in i.value and f"n_power = {now.n_power:,}" in i.value
                for i in at.info)
     # settings survive a trip to another page
     at = go(at, "data")
@@ -310,8 +310,8 @@ def test_a_statistics_change_reassesses_and_says_so(app):
     finish_scan(at)  # no Run clicked: the change started the re-assessment
     again = [m.value for m in at.success]
     assert any("re-assessed in" in v and "not mined again" in v for v in again), again
-    assert at.session_state["result"]["table"].assessment["confidence"] == 0.9
-    assert at.session_state["result"]["table"].assessment["min_size"]["fpr"]["delta"] == 0.037
+    assert at.session_state["result"]["table"].assessment.confidence == 0.9
+    assert at.session_state["result"]["table"].assessment.min_size["fpr"].delta == 0.037
     assert at.session_state["result"]["reassessed"] and not at.session_state["result"]["cached"]
     keyed(at.number_input, "w:support_rows").set_value(334).run()  # mining again waits for Run
     job = at.session_state["scan_job"] if "scan_job" in at.session_state else None

@@ -112,7 +112,7 @@ def test_edit_a_slice_below_the_support(app, reference):
     note = next(i.value for i in at.info if "Not mined" in i.value)
     assert "below the minimum support 0.02" in note and f"{expected.n_family['fpr']:,} in the family" in note
     family = next(c.value for c in at.caption if c.value.startswith("p = "))
-    extra = expected.table.assessment["family_size"]["fpr"] - reference.assessment["family_size"]["fpr"]
+    extra = expected.table.assessment.family_size["fpr"] - reference.assessment.family_size["fpr"]
     assert family == f"p = {format_p(row['fpr_p'])}; q: {family_sentence(reference.assessment, 'fpr', extra=extra)}"
     assert family.endswith("more: this slice, typed by hand, once per metric")
     assert _bar_items(at) == sorted(items)

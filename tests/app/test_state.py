@@ -111,7 +111,7 @@ def test_outcome_page_drops_the_previous_data_error_and_n_min(app):
     run_scan(at)
     table = assess(scan(_loans(), target="label", prediction="pred", positive=1, metrics=["fpr", "fnr"],
                         attributes=["age", "region", "education", "channel"], min_support=0.02), **STATS)
-    assert any(f"{table.assessment['min_size']['fpr']['n_min']:,} rows" in i.value for i in at.info)
+    assert any(f"{table.assessment.min_size['fpr'].n_min:,} rows" in i.value for i in at.info)
 
 
 # ---------------------------------------------------------------- the view follows the result

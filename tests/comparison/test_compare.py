@@ -258,12 +258,12 @@ def test_columns_whole_dataset_first_and_the_planted_slice(two_models):
     alpha = 0.05
     for m in ("error", "fpr", "fnr"):
         f = c.frame
-        info = c.assessment["min_size"][m]
+        info = c.assessment.min_size[m]
         n = c.details[f"{m}_count"]
-        assert (f[f"{m}_meets_min_size"] == (n >= info["n_min"])).all()
+        assert (f[f"{m}_meets_min_size"] == (n >= info.n_min)).all()
         sig = (f[f"{m}_change_q"] <= alpha) & ((f[f"{m}_change_ci_low"] > 0) | (f[f"{m}_change_ci_high"] < 0))
         expect = np.where(sig & (f[f"{m}_change"] > 0), "worse", np.where(sig & (f[f"{m}_change"] < 0), "better",
-                          np.where((f[f"{m}_change_ci_low"] >= -info["delta"]) & (f[f"{m}_change_ci_high"] <= info["delta"]),
+                          np.where((f[f"{m}_change_ci_low"] >= -info.delta) & (f[f"{m}_change_ci_high"] <= info.delta),
                                    "no change", "noise")))
         # a significant slice keeps its verdict at any size; too small is for the rest below n_min
         expect = np.where(f[f"{m}_meets_min_size"] | np.isin(expect, ["worse", "better", "no change"]), expect,

@@ -33,7 +33,7 @@ def test_same_table_as_pandas_on_synthetic_parquet(parquet_file, case):
     _, want = pandas_reference(df, **kw)
     got = scan_duckdb(parquet_file, **kw)
     assert_same_table(got, want)
-    assert got.assessment["intervals"] == "analytic" and got.row_codes is None
+    assert got.assessment.intervals == "analytic" and got.kept_rows is None
     assert "bootstrap intervals and median baselines need per-row data" in got.notes[-1]
 
 

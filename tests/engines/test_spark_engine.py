@@ -49,7 +49,7 @@ def test_same_table_as_pandas(spark, parquet_file, case):
     _, want = pandas_reference(read_table(parquet_file), **kw)
     got = scan_spark(spark.read.parquet(parquet_file), quantiles="exact", **kw)
     assert_same_table(got, want)
-    assert got.assessment["intervals"] == "analytic" and "Spark" in got.notes[-1]
+    assert got.assessment.intervals == "analytic" and "Spark" in got.notes[-1]
 
 
 def test_compas_discretized_and_raw(spark):

@@ -72,7 +72,7 @@ def test_a_slice_below_the_support_against_the_rows(table, demo):
     q = adjust_p(family, "bh")[2 * (len(table) - 1) + new.index(m.index)]
     assert row["fpr_q"] == pytest.approx(q)
     assert m.n_family["fpr"] == table.n_tested["fpr"] + len(new)
-    n_min = table.assessment["min_size"]["fpr"]["n_min"]
+    n_min = table.assessment.min_size["fpr"].n_min
     assert row["fpr_meets_min_size"] == (negatives.sum() >= n_min)
     assert not row["fpr_meets_min_size"]  # 30 negatives
     # inside the planted slice (FPR 0.35 against 0.08): significant, so its direction at any size
@@ -145,7 +145,7 @@ def test_bad_items_are_named(table, items, message):
 
 
 def test_needs_the_rows(table):
-    no_rows = dataclasses.replace(table, row_codes=None, outcomes=None)
+    no_rows = dataclasses.replace(table, kept_rows=None)
     assert measure_slice(no_rows, ["region=South"]).mined  # a mined slice still reads
     with pytest.raises(DivergenceInputError, match="needs the rows"):
         measure_slice(no_rows, ["sex=Female", "region=South", "education=Primary", "channel=App"])
@@ -160,13 +160,13 @@ def test_overlap_counts_shared_rows(table, demo):
     np.testing.assert_array_equal(shared.to_numpy(), expected)
     assert list(shared.index) == slices
     # without rows: from the mined lattice (NaN where the slice of both was not mined)
-    lattice = overlap(dataclasses.replace(table, row_codes=None, outcomes=None), slices)
+    lattice = overlap(dataclasses.replace(table, kept_rows=None), slices)
     known = np.isfinite(lattice.to_numpy())
     np.testing.assert_array_equal(lattice.to_numpy()[known], expected[known])
     assert lattice.iloc[0, 3] == 0  # South and North share no row
 
     assert rows_covered(table, slices) == (masks[1] | masks[2] | masks[3]).sum()
-    assert rows_covered(dataclasses.replace(table, row_codes=None, outcomes=None), slices) is None
+    assert rows_covered(dataclasses.replace(table, kept_rows=None), slices) is None
 
 
 def test_items_describing_a_listed_slice_another_way(demo):
@@ -238,7 +238,7 @@ def test_a_cut_typed_on_any_numeric_column_is_measured_from_the_rows():
     # after tree binning, the typed cut is measured on the rows the table measured (the rest)
     tree = scan(df, target="defaulted", prediction="predicted_default", positive="yes", metrics=["fpr"],
                 min_support=0.02, attributes=["region", "income"], binning="tree")
-    rest = df.iloc[tree.data_rows]
+    rest = df.iloc[tree.kept_rows.positions]
     neg = rest[rest["defaulted"] == "no"]
     ms = measure_slice(tree, ["income<=20"], data=df)
     assert ms.row["fpr_count"] == (neg["income"] <= 20).sum()

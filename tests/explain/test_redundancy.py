@@ -122,7 +122,7 @@ def test_every_exhaustive_itemset_maps_to_a_listed_slice(redundant_frame):
     assert set(short.implied_items("age=<=24")) == {"age_cat=<25"}
     assert set(short.implied_items("sex=M, jail_in=missing")) == {"sex_code=2", "jail_out=missing"}
     # distinct sets of rows: no two listed slices share their rows
-    keys = {tuple(fp) for fp in short.slice_fp}
+    keys = {tuple(fp) for fp in short.lattice.slice_fp}
     assert len(keys) == len(short)
 
 
@@ -179,7 +179,7 @@ def test_redundant_items_do_not_multiply_the_search():
     assert list(a.frame["itemset"]) == list(b.frame["itemset"])
     c = scan(wide, outcome="o", min_support=0.01, attributes=[c for c in wide.columns if c != "o"],
              max_slices=50_000, exhaustive=True)
-    assert c.complete_length is not None and len(c) > 50 * len(b)
+    assert c.lattice.complete_length is not None and len(c) > 50 * len(b)
 
 
 def test_duckdb_lists_the_same_slices(tmp_path, redundant_frame):

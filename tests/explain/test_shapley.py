@@ -149,7 +149,8 @@ def test_filtered_table_is_refused():
     t = scan(random_frame(3), target="y", prediction="p", positive=1, metrics=["fpr"], min_support=0.05, exhaustive=True)
     keep = np.nonzero(t.lengths != 1)[0]
     cut = dataclasses.replace(t, codes=t.codes[keep], tallies=t.tallies[keep],
-                              columns={k: v[keep] for k, v in t.columns.items()}, parent=None)
+                              columns={k: v[keep] for k, v in t.columns.items()},
+                              lattice=dataclasses.replace(t.lattice, parent=None))
     with pytest.raises(DivergenceInputError, match="subset of a mined itemset is missing"):
         shapley_matrix(cut)
 

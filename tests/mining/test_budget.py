@@ -27,7 +27,7 @@ def wide(n: int = 1500, attrs: int = 14, seed: int = 1) -> pd.DataFrame:
 def test_complete_up_to_the_longest_length_that_fits():
     df = wide()
     t = scan(df, outcome="o", min_support=0.002, max_slices=20_000)
-    k = t.complete_length
+    k = t.lattice.complete_length
     assert k is not None and 1 <= k < 14
     assert len(t) - 1 <= 20_000 and t.lengths.max() == k
     note = next(n for n in t.notes if n.startswith("Complete up to"))
@@ -36,15 +36,15 @@ def test_complete_up_to_the_longest_length_that_fits():
     assert "drop attributes (the most slices: 'c" in note
     # complete: exactly the table asked for with max_length=k
     ref = scan(df, outcome="o", min_support=0.002, max_length=k)
-    assert ref.complete_length is None
+    assert ref.lattice.complete_length is None
     assert list(ref.frame["itemset"]) == list(t.frame["itemset"])
 
 
 def test_exhaustive_tables_obey_the_budget_too():
     df = wide(attrs=10)
     t = scan(df, outcome="o", min_support=0.002, max_slices=5_000, exhaustive=True)
-    assert t.complete_length is not None and len(t) - 1 <= 5_000
-    ref = scan(df, outcome="o", min_support=0.002, max_length=t.complete_length, exhaustive=True)
+    assert t.lattice.complete_length is not None and len(t) - 1 <= 5_000
+    ref = scan(df, outcome="o", min_support=0.002, max_length=t.lattice.complete_length, exhaustive=True)
     assert len(ref) == len(t)
 
 
@@ -77,7 +77,7 @@ def test_time_limit_ends_a_pathological_request():
     df = wide(n=4000, attrs=30, seed=3)
     with pytest.warns(DivergenceTimeLimitWarning, match=r"The time limit \(1 s, a safety net\) cut this scan"):
         t = scan(df, outcome="o", min_support=0.0005, time_limit=1.0, max_slices=10**8, max_work=None)
-    assert t.complete_length is not None and t.cut_by == "time"
+    assert t.lattice.complete_length is not None and t.lattice.cut_by == "time"
     assert any("more than 1 seconds of screening and mining" in n for n in t.notes)  # the limit covers both
 
 

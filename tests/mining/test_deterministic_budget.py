@@ -52,8 +52,9 @@ def test_a_work_budget_gives_the_same_table_idle_and_under_load():
         stop.set()
         for p in busy:
             p.join(5)
-    assert quiet.cut_by == loaded.cut_by == "work" and quiet.complete_length == loaded.complete_length
-    assert quiet.mining_work == loaded.mining_work > 100_000_000 // 2
+    q, lo = quiet.lattice, loaded.lattice
+    assert q.cut_by == lo.cut_by == "work" and q.complete_length == lo.complete_length
+    assert quiet.lattice.work == loaded.lattice.work > 100_000_000 // 2
     assert list(quiet.itemsets) == list(loaded.itemsets) and len(quiet) > 1000
     np.testing.assert_array_equal(quiet.tallies, loaded.tallies)
     assert quiet.notes == loaded.notes
@@ -64,14 +65,14 @@ def test_the_default_budget_is_work_and_the_time_limit_a_safety_net():
     m = Settings.from_keywords(outcome="o").mining
     assert m.max_work == MAX_WORK == 10_000_000_000 and m.time_limit == TIME_LIMIT == 600.0
     t = _scan(wide(n=1500, attrs=10), min_support=0.01)
-    assert t.cut_by is None and t.mining_work > 0
+    assert t.lattice.cut_by is None and t.lattice.work > 0
 
 
 def test_a_cut_by_the_time_limit_is_said_on_every_surface():
     df = wide(n=4000, attrs=30, seed=3)
     with pytest.warns(DivergenceTimeLimitWarning) as caught:
         t = scan(df, outcome="o", min_support=0.0005, time_limit=1.0, max_work=None, bootstrap=0)
-    assert t.cut_by == "time" and str(caught[0].message) in t.notes
+    assert t.lattice.cut_by == "time" and str(caught[0].message) in t.notes
     note = next(n for n in t.notes if n.startswith(TIME_CUT))
     assert "it depends on this machine's speed and load" in note and "raise the time limit" in note
     html = build_report(t)

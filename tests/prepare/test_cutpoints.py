@@ -43,7 +43,7 @@ def test_the_table_is_measured_on_the_rows_that_did_not_choose_the_cuts():
     cut = cut_mask(len(df), 3)
     rest = df[~cut.mask]
     assert t.n_rows == cut.n_rest == len(rest) and t.frame["count"].iloc[0] == len(rest)
-    assert np.array_equal(t.data_rows, np.nonzero(~cut.mask)[0])
+    assert np.array_equal(t.kept_rows.positions, np.nonzero(~cut.mask)[0])
     neg = rest[rest["y"] == 0]
     assert t.overall("fpr") == pytest.approx(neg["p"].mean(), rel=1e-12)
     xb = t.bins[t.attributes.index("x")]
@@ -67,7 +67,7 @@ def test_tree_with_holdout_replication_and_plan(tmp_path):
     df = generate(2, 8000)
     t = scan(df, **ROLES, binning="tree", min_support=0.02, holdout=0.3)
     assert t.n_rows < 8000 * 0.7 and "fpr_replicated" in t.frame.columns
-    assert len(t.data_rows) == t.n_rows and t.data_rows.max() < 8000
+    assert len(t.kept_rows.positions) == t.n_rows and t.kept_rows.positions.max() < 8000
     s = Settings.from_keywords(**ROLES, binning="tree", min_support=0.02)
     assert SlicePlan.from_settings(s).settings.slicing.binning == "tree"
     path = tmp_path / "d.csv"

@@ -69,7 +69,7 @@ def test_verdict_label_flags_a_significant_slice_below_the_minimum_size():
 
 def test_redundancy_epsilon_is_in_units_of_the_metric_spread(fpr_table, regression_table):
     for table, m in ((fpr_table, "fpr"), (regression_table, "abs_error")):
-        sigma = table.assessment["min_size"][m]["sigma"]
+        sigma = table.assessment.min_size[m].sigma
         assert redundancy_epsilon(table, m, 0.05) == pytest.approx(0.05 * sigma)
     p = fpr_table.overall("fpr")
     assert redundancy_epsilon(fpr_table, "fpr", 1.0) == pytest.approx(np.sqrt(p * (1 - p)))
@@ -193,16 +193,24 @@ def test_wrap_itemset_breaks_after_commas():
 
 
 def test_one_sentence_for_the_multiple_testing_family():
-    from divergence.present.formats import family_sentence
+    import dataclasses
 
-    both = {"n_tested": {"fpr": 1337, "fnr": 1337}, "family_size": {"fpr": 2674, "fnr": 2674}, "family": "scan",
-            "correction": "bh"}
+    from divergence.present.formats import family_sentence
+    from divergence.table import Assessment
+
+    def assessment(**kw) -> Assessment:
+        return Assessment(confidence=0.95, bootstrap=0, seed=0, top_k=None, min_size={}, corrected_level={},
+                          exploratory=True, replication=None, replication_rows=None, bootstrap_skipped=False,
+                          intervals="analytic", verdicts_from="rows", **kw)
+
+    both = assessment(n_tested={"fpr": 1337, "fnr": 1337}, family_size={"fpr": 2674, "fnr": 2674}, family="scan",
+                      correction="bh")
     assert family_sentence(both, "fpr") == ("Benjamini–Hochberg over 2,674 tests: the 1,337 slices tested for each "
                                             "of fpr and fnr")
-    alone = {"n_tested": {"fpr": 1337, "fnr": 1200}, "family_size": {"fpr": 1337, "fnr": 1200}, "family": "metric",
-             "correction": "holm"}
+    alone = assessment(n_tested={"fpr": 1337, "fnr": 1200}, family_size={"fpr": 1337, "fnr": 1200}, family="metric",
+                       correction="holm")
     assert family_sentence(alone, "fnr") == "Holm over 1,200 tests: the 1,200 slices tested for fnr"
-    uneven = dict(both, n_tested={"fpr": 1337, "fnr": 1300}, family_size={"fpr": 2637, "fnr": 2637})
+    uneven = dataclasses.replace(both, n_tested={"fpr": 1337, "fnr": 1300}, family_size={"fpr": 2637, "fnr": 2637})
     assert family_sentence(uneven, "fnr").endswith("the slices tested for fpr (1,337), fnr (1,300)")
     assert family_sentence(both, "fpr", extra=2).endswith("and 2 more: this slice, typed by hand, once per metric")
     assert family_sentence(both, "fpr", extra=2).startswith("Benjamini–Hochberg over 2,676 tests")

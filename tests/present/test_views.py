@@ -167,7 +167,7 @@ def test_headline_counts(demo_table):
     assert h["n_significant"] == ((f["fpr_q"] <= 0.05) & excludes).sum()
     assert h["family"] == "scan" and h["n_family"] == sum(demo_table.n_tested.values())
     assert h["verdicts"] == {k: v for k, v in f["fpr_verdict"].value_counts().items()}
-    assert h["min_size"]["n_min"] == demo_table.assessment["min_size"]["fpr"]["n_min"]
+    assert h['min_size'].n_min == demo_table.assessment.min_size["fpr"].n_min
 
 
 def test_guess_positive():  # the roles themselves: tests/data/test_roles.py

@@ -65,35 +65,35 @@ def test_corrections():
 def test_min_size_derivation(demo):
     t = scan(demo, attributes=DEMO_ATTRIBUTES, min_support=0.02, delta=0.04, confidence=0.9,
              **DEMO_ROLES["classification"])
-    info = t.assessment["min_size"]["fpr"]
+    info = t.assessment.min_size["fpr"]
     p = t.overall("fpr")
     f = t.frame
     n_total = int(f.loc[0, "fpr_count"])
-    m = t.assessment["family_size"]["fpr"]
-    assert info["sigma"] == pytest.approx(math.sqrt(p * (1 - p)))
-    assert info["tests"] == m == t.n_tested["fpr"] + t.n_tested["fnr"]  # the scan's family
-    assert info["bar"] == pytest.approx(0.1 / m)
+    m = t.assessment.family_size["fpr"]
+    assert info.sigma == pytest.approx(math.sqrt(p * (1 - p)))
+    assert info.tests == m == t.n_tested["fpr"] + t.n_tested["fnr"]  # the scan's family
+    assert info.bar == pytest.approx(0.1 / m)
     # n_power: the first size at which a slice diverging by delta (either side) is found with 80% power
     from divergence.stats.stats import detection_power, interval_width
-    sides = [min_slice_size(s * 0.04, info["bar"], n_total, binary=True, overall=p) for s in (1, -1)]
-    assert info["n_power"] == max(sides) and info["sides"] == {"above": sides[0], "below": sides[1]}
+    sides = [min_slice_size(s * 0.04, info.bar, n_total, binary=True, overall=p) for s in (1, -1)]
+    assert info.n_power == max(sides) and info.sides == {"above": sides[0], "below": sides[1]}
     up = 1 if sides[0] >= sides[1] else -1
-    assert detection_power(info["n_power"], up * 0.04, info["bar"], n_total, binary=True, overall=p) >= 0.8
-    assert detection_power(info["n_power"] - 1, up * 0.04, info["bar"], n_total, binary=True, overall=p) < 0.8
+    assert detection_power(info.n_power, up * 0.04, info.bar, n_total, binary=True, overall=p) >= 0.8
+    assert detection_power(info.n_power - 1, up * 0.04, info.bar, n_total, binary=True, overall=p) < 0.8
     for words in ("n_power", "δ = 0.04", f"{m:,}", "80% power", "p + δ", "Fisher's exact test",
-                  f"{info['n_power']:,}"):
-        assert words in info["power_text"], words
+                  f"{info.n_power:,}"):
+        assert words in info.power_text, words
     # n_min: the first size at which the 90% Wilson interval at p shifted by delta towards 1/2 is
     # narrower than delta, whatever the number of slices tested
     at = p + 0.04 if abs(p + 0.04 - 0.5) < abs(p - 0.04 - 0.5) else p - 0.04
-    assert info["width_at"] == pytest.approx(at)
-    assert interval_width(info["n_min"], 0.9, binary=True, rate=at) < 0.04
-    assert interval_width(info["n_min"] - 1, 0.9, binary=True, rate=at) >= 0.04
+    assert info.width_at == pytest.approx(at)
+    assert interval_width(info.n_min, 0.9, binary=True, rate=at) < 0.04
+    assert interval_width(info.n_min - 1, 0.9, binary=True, rate=at) >= 0.04
     closed = (2 * st.norm.isf(0.05)) ** 2 * at * (1 - at) / 0.04 ** 2
-    assert abs(info["n_min"] - closed) < 0.02 * closed
-    for words in ("n_min", "δ = 0.04", "Wilson", "narrower than δ", f"{info['n_min']:,}", "indicative"):
-        assert words in info["text"], words
-    np.testing.assert_array_equal(f["fpr_meets_min_size"], f["fpr_count"] >= info["n_min"])
+    assert abs(info.n_min - closed) < 0.02 * closed
+    for words in ("n_min", "δ = 0.04", "Wilson", "narrower than δ", f"{info.n_min:,}", "indicative"):
+        assert words in info.text, words
+    np.testing.assert_array_equal(f["fpr_meets_min_size"], f["fpr_count"] >= info.n_min)
     # too small: not significant and below n_min; a significant slice keeps its direction at any size
     significant = ((f["fpr_q"] <= 0.1) & ((f["fpr_divergence_adj_low"] > 0) | (f["fpr_divergence_adj_high"] < 0)))
     small = ~f["fpr_meets_min_size"] & (f.index > 0)
@@ -102,14 +102,14 @@ def test_min_size_derivation(demo):
     assert (f.loc[small & significant].shape[0]) > 0  # the planted slice's refinements, at least
     assert (f.loc[~small & ~significant & (f.index > 0), "fpr_verdict"] == "noise").all()
     s = support_for_min_size(t, "fpr")
-    assert s == pytest.approx(info["n_min"] / f.loc[0, "fpr_count"])
-    assert support_for_min_size(t, "fpr", "n_power") == pytest.approx(info["n_power"] / f.loc[0, "fpr_count"])
+    assert s == pytest.approx(info.n_min / f.loc[0, "fpr_count"])
+    assert support_for_min_size(t, "fpr", "n_power") == pytest.approx(info.n_power / f.loc[0, "fpr_count"])
     # the method's n_min does not grow with the slices tested: a lower support, more tests, same n_min
     t2 = scan(demo, attributes=DEMO_ATTRIBUTES, min_support=0.005, delta=0.04, confidence=0.9,
               **DEMO_ROLES["classification"])
-    info2 = t2.assessment["min_size"]["fpr"]
-    assert info2["tests"] > info["tests"] and info2["n_min"] == info["n_min"]
-    assert info2["n_power"] > info["n_power"]
+    info2 = t2.assessment.min_size["fpr"]
+    assert info2.tests > info.tests and info2.n_min == info.n_min
+    assert info2.n_power > info.n_power
     # no significant slice is too small; every significant one below n_min reads indicative
     from divergence.present.formats import verdict_label
     sig2 = (t2.frame["fpr_verdict"].isin(["above", "below"]))
@@ -158,19 +158,19 @@ def test_min_size_is_power_at_the_scans_bar():
     from divergence.stats.assess import min_size_derivation
     skewed = min_size_derivation(1.65, 2.16, False, None, 0.95, "o", n_total=N, tests=2000, skew=6.2)
     plain = min_size_derivation(1.65, 2.16, False, None, 0.95, "o", n_total=N, tests=2000, skew=0.0)
-    assert skewed["sides"]["below"] == plain["n_power"] < skewed["sides"]["above"] == skewed["n_power"]
+    assert skewed.sides["below"] == plain.n_power < skewed.sides["above"] == skewed.n_power
     # n_min: the t interval's width at the wider side's spread (the skewed slice above)
-    assert plain["n_min"] == pytest.approx((2 * 1.96 * 2.16 / 0.432) ** 2, rel=0.02)
-    assert skewed["n_min"] == pytest.approx((2 * 1.96 * 2.16 * (1.65 + 0.432) / 1.65 / 0.432) ** 2, rel=0.02)
-    assert skewed["sides"]["above"] == min_slice_size(0.432, bar, N, binary=False, sigma=2.16,
+    assert plain.n_min == pytest.approx((2 * 1.96 * 2.16 / 0.432) ** 2, rel=0.02)
+    assert skewed.n_min == pytest.approx((2 * 1.96 * 2.16 * (1.65 + 0.432) / 1.65 / 0.432) ** 2, rel=0.02)
+    assert skewed.sides["above"] == min_slice_size(0.432, bar, N, binary=False, sigma=2.16,
                                                       slice_sigma=2.16 * (1.65 + 0.432) / 1.65)
-    assert "σ·(μ + δ)/μ" in skewed["text"]
+    assert "σ·(μ + δ)/μ" in skewed.text
 
 
 def test_per_metric_delta_and_bad_settings(demo):
     t = scan(demo, attributes=["region"], min_support=0.05, delta={"fpr": 0.1, "fnr": 0.02},
              **DEMO_ROLES["classification"])
-    assert t.assessment["min_size"]["fpr"]["delta"] == 0.1 and t.assessment["min_size"]["fnr"]["delta"] == 0.02
+    assert t.assessment.min_size["fpr"].delta == 0.1 and t.assessment.min_size["fnr"].delta == 0.02
     for kwargs, msg in [(dict(delta=-1), "delta must be a positive number; got -1"),
                         (dict(delta={"fpr": -0.1}), "delta for 'fpr' must be a positive number; got -0.1"),
                         (dict(confidence=1.2), r"confidence must be a level from 0.5 to 0.999999999; got 1.2"),
@@ -317,7 +317,7 @@ def test_bootstrap_is_seeded_and_limited_to_top_k(demo):
 def test_replication_on_a_second_table(demo):
     later = load_demo(seed=99)
     t = scan(demo, attributes=DEMO_ATTRIBUTES, min_support=0.01, replicate=later, **DEMO_ROLES["regression"])
-    assert t.assessment["replication"] == "second table"
+    assert t.assessment.replication == "second table"
     for key in ("defect", "hard_cohort"):
         assert bool(t.row(DEMO_TRUTH[key])["abs_error_replicated"])
     row = t.row("channel=App")
@@ -331,7 +331,7 @@ def test_replication_on_a_second_table(demo):
 
 def test_holdout_replication(demo):
     t = scan(demo, attributes=DEMO_ATTRIBUTES, min_support=0.02, holdout=0.5, seed=4, **DEMO_ROLES["classification"])
-    assert 4500 < t.n_rows < 5500 and t.assessment["replication_rows"] == 10_000 - t.n_rows
+    assert 4500 < t.n_rows < 5500 and t.assessment.replication_rows == 10_000 - t.n_rows
     assert bool(t.row(DEMO_TRUTH["elevated_fpr"])["fpr_replicated"])
     assert t.row(DEMO_TRUTH["elevated_fpr"])["fpr_verdict"] == "above"
 
@@ -355,7 +355,7 @@ def test_every_slice_gets_exactly_one_verdict(demo_regression):
 
 def test_assess_recomputes_without_mining(demo_regression):
     again = assess(demo_regression, confidence=0.99, correction="bonferroni")
-    assert again.assessment["correction"] == "bonferroni"
+    assert again.assessment.correction == "bonferroni"
     f0, f1 = demo_regression.frame, again.frame
     np.testing.assert_array_equal(f0["abs_error"], f1["abs_error"])
     assert (f1["abs_error_q"].iloc[1:] >= f0["abs_error_q"].iloc[1:] - 1e-15).all()

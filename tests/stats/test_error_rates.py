@@ -46,13 +46,13 @@ def test_one_family_over_every_metric():
     t = scan(df, min_support=0.005, **kw)
     a = t.assessment
     total = sum(t.n_tested.values())
-    assert a["family"] == "scan" and all(a["family_size"][m] == total for m in t.metric_names)
+    assert a.family == "scan" and all(a.family_size[m] == total for m in t.metric_names)
     assert t.family == ("scan", {m: total for m in t.metric_names})
     joined = np.concatenate([t.frame[f"{m}_p"].to_numpy()[1:] for m in t.metric_names])
     q = stats.adjust_p(joined, "bh")
     np.testing.assert_array_equal(np.concatenate([t.frame[f"{m}_q"].to_numpy()[1:] for m in t.metric_names]), q)
     per = scan(df, min_support=0.005, family="metric", **kw)
-    assert per.assessment["family_size"] == per.n_tested
+    assert per.assessment.family_size == per.n_tested
     np.testing.assert_allclose(per.frame["fpr_q"].iloc[1:], stats.adjust_p(per.frame["fpr_p"].to_numpy()[1:]))
     assert (t.frame["fpr_q"].iloc[1:] >= per.frame["fpr_q"].iloc[1:] - 1e-15).all()
 
@@ -125,7 +125,7 @@ def test_test_and_corrected_interval_agree():
     f = t.frame.iloc[1:]
     excludes = (f["abs_error_divergence_adj_low"] > 0) | (f["abs_error_divergence_adj_high"] < 0)
     assert ((f["abs_error_q"] <= 0.05) == excludes).all() and excludes.sum() > 50
-    level = t.assessment["corrected_level"]["abs_error"]
+    level = t.assessment.corrected_level["abs_error"]
     assert level == pytest.approx(1 - 0.05 * (f["abs_error_q"] <= 0.05).sum() / t.n_tested["abs_error"])
     # the bound nearest zero is the simultaneous (Bonferroni) interval's: 0 for the slices that are
     # noise, never beyond the corrected interval's bound, on the divergence's side where it is not 0
@@ -178,12 +178,12 @@ def test_without_rows_no_verdict_from_a_point_estimate():
     """Tallies only (as from DuckDB or Spark): the achievable error cannot be computed, so no
     defect is claimed; a hard cohort needs a lift shortfall reliably below 0."""
     t = scan(load_demo(), attributes=DEMO_ATTRIBUTES, min_support=0.01, **DEMO_ROLES["regression"])
-    bare = assess(dataclasses.replace(t, row_codes=None, outcomes=None, assessment=None))
+    bare = assess(dataclasses.replace(t, kept_rows=None, assessment=None))
     for key in ("hard_cohort", "defect"):
         assert bare.row(DEMO_TRUTH[key])["abs_error_verdict"] == "undetermined"
-    assert bare.assessment["verdicts_from"] == "tallies" and np.isnan(bare.frame["abs_error_reference"]).all()
+    assert bare.assessment.verdicts_from == "tallies" and np.isnan(bare.frame["abs_error_reference"]).all()
     df, kw, truth = classifier_cohorts_table(0)
-    t = assess(dataclasses.replace(scan(df, min_support=0.005, **kw), row_codes=None, outcomes=None))
+    t = assess(dataclasses.replace(scan(df, min_support=0.005, **kw), kept_rows=None))
     v = t.frame["error_verdict"]
     assert "defect" not in set(v) and t.row(truth["defect"])["error_verdict"] == "undetermined"
     hard = t.frame[v == "hard cohort"]

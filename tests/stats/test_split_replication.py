@@ -44,14 +44,14 @@ def test_scan_splits_the_rows_as_the_settings_say(demo):
     replicated = _replicated(table.frame)
     assert replicated.shape[1] > 1 and replicated["fpr_replicated_value"].notna().any()
     pd.testing.assert_frame_equal(replicated, _replicated(by_hand.frame))
-    assert table.replication_label == f"rows with region in South ({len(confirm):,})"
+    assert table.replication.label == f"rows with region in South ({len(confirm):,})"
 
 
 def test_a_split_keeps_the_rows_positions_in_the_data_given(demo):
     table = scan(demo, dataclasses.replace(_settings(), replication=SPLIT))
-    if table.data_rows is None:  # every row of the mined part, in order: positions are those of the mask
+    if table.kept_rows.positions is None:  # every row of the mined part, in order: positions are those of the mask
         pytest.skip("this table keeps no row positions")
-    kept = demo.iloc[np.asarray(table.data_rows)]
+    kept = demo.iloc[np.asarray(table.kept_rows.positions)]
     assert (kept["region"] != "South").all() and len(kept) == table.n_rows
 
 
@@ -125,7 +125,7 @@ def test_a_plan_with_a_split_is_run_by_the_report(demo):
 
     plan = SlicePlan.from_settings(dataclasses.replace(_settings(), replication=SPLIT))
     table = run_plan(plan, demo)
-    assert table.replication_label.startswith("rows with region in South")
+    assert table.replication.label.startswith("rows with region in South")
     expected = scan(demo, dataclasses.replace(_settings(), replication=SPLIT))
     pd.testing.assert_frame_equal(_replicated(table.frame), _replicated(expected.frame))
 

@@ -31,7 +31,7 @@ def test_a_slice_at_1_1_n_min_with_divergence_delta_is_found(kind, base, delta):
     extra = {"base": base} if base is not None else {}
     kw_scan = {"delta": delta} if kind == "rate" else {}
     df, kw, _ = sized_slice_table(999_000, 1000, kind=kind, delta=delta, **extra)
-    n_power = scan(df, min_support=0.005, **kw, **kw_scan).assessment["min_size"]["o"]["n_power"]
+    n_power = scan(df, min_support=0.005, **kw, **kw_scan).assessment.min_size["o"].n_power
     size = math.ceil(1.1 * n_power)
     found = 0
     runs = 12
@@ -58,14 +58,14 @@ def test_n_min_is_the_methods_and_n_power_answers_another_question():
 
     df, kw, _ = sized_slice_table(999_000, 1000, kind="rate", delta=0.05)
     t = scan(df, min_support=0.005, **kw)
-    info = t.assessment["min_size"]["o"]
+    info = t.assessment.min_size["o"]
     p = t.overall("o")
     at = p + 0.05 if abs(p + 0.05 - 0.5) < abs(p - 0.05 - 0.5) else p - 0.05
     closed = (2 * z_value(0.95)) ** 2 * at * (1 - at) / 0.05 ** 2
-    assert abs(info["n_min"] - closed) < 0.02 * closed
-    assert info["n_power"] > 1.25 * info["n_min"]
-    wider = scan(df, min_support=0.002, **kw).assessment["min_size"]["o"]
-    assert wider["tests"] > info["tests"] and wider["n_min"] == info["n_min"] and wider["n_power"] > info["n_power"]
+    assert abs(info.n_min - closed) < 0.02 * closed
+    assert info.n_power > 1.25 * info.n_min
+    wider = scan(df, min_support=0.002, **kw).assessment.min_size["o"]
+    assert wider.tests > info.tests and wider.n_min == info.n_min and wider.n_power > info.n_power
 
 
 @pytest.mark.parametrize("task, column", [("regression", False), ("regression", True),

@@ -25,14 +25,23 @@ def keep_first_of_each_rows(codes: np.ndarray, tallies: np.ndarray, fp: np.ndarr
     """Rows of the canonical order to keep: the first itemset of each set of rows (fingerprint
     and count), i.e. its shortest description, the first in attribute order among equals."""
     order = canonical_permutation(codes, n_values)
-    key = np.column_stack([fp[order], tallies[order, :1].view(np.int64)])
-    _, first = np.unique(key, axis=0, return_index=True)
-    return order[np.sort(first)]
+    count = np.ascontiguousarray(tallies[order, 0]).view(np.int64)
+    fp = fp[order]
+    # the first position of each (fingerprint, count) in the canonical order: a stable sort by the
+    # key keeps equal keys in their order, so each run of equals starts at its first
+    by_key = np.lexsort((count, fp[:, 1], fp[:, 0]))
+    k0, k1, c = fp[by_key, 0], fp[by_key, 1], count[by_key]
+    starts = np.ones(by_key.size, dtype=bool)
+    starts[1:] = (k0[1:] != k0[:-1]) | (k1[1:] != k1[:-1]) | (c[1:] != c[:-1])
+    return order[np.sort(by_key[starts])]
 
 
 def canonical_permutation(codes: np.ndarray, n_values: np.ndarray) -> np.ndarray:
     """Itemsets by length, then by their items in attribute order (a missing item sorts last)."""
     n, a = codes.shape
+    short = _by_item_sequence(codes, n_values)
+    if short is not None:
+        return short
     length = (codes >= 0).sum(axis=1)
     digits = np.where(codes >= 0, codes, n_values[None, :]).astype(np.int64)
     radix = np.asarray(n_values, dtype=np.int64) + 1
@@ -42,3 +51,29 @@ def canonical_permutation(codes: np.ndarray, n_values: np.ndarray) -> np.ndarray
             key = key * radix[j] + digits[:, j]
         return np.argsort(key, kind="stable")
     return np.lexsort(tuple(digits[:, j] for j in range(a - 1, -1, -1)) + (length,))
+
+
+def _by_item_sequence(codes: np.ndarray, n_values: np.ndarray) -> np.ndarray | None:
+    """:func:`canonical_permutation` for many attributes and short itemsets: the same order from
+    one integer per itemset, its length then its items' numbers (attribute offset plus value, in
+    attribute order), when they fit in 62 bits; None when they do not. Between two itemsets of
+    one length, the first attribute where they differ either holds an item in only one of them
+    (that one's item has the smaller number) or two values (the smaller first): the order of
+    the digits of every attribute, missing last."""
+    n, a = codes.shape
+    if n == 0 or a == 0:
+        return None
+    rows, attrs = np.nonzero(codes >= 0)  # row by row, attributes in order
+    length = np.bincount(rows, minlength=n).astype(np.int64)
+    longest = int(length.max(initial=0))
+    offsets = np.concatenate([[0], np.cumsum(np.asarray(n_values, dtype=np.int64))])
+    bits = int(offsets[-1] + 1).bit_length()
+    if bits * longest + (longest + 1).bit_length() > 62:
+        return None
+    items = offsets[attrs] + codes[rows, attrs].astype(np.int64) + 1
+    start = np.cumsum(length) - length
+    position = np.arange(rows.size, dtype=np.int64) - start[rows]
+    key = np.zeros(n, dtype=np.int64)
+    np.add.at(key, rows, items << (bits * (longest - 1 - position)))
+    key |= length << (bits * longest)
+    return np.argsort(key, kind="stable")

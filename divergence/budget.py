@@ -67,6 +67,9 @@ class Budget:
     share: float = 1.0
     #: units of work done so far, every attempt of the request included
     work: int = 0
+    #: ``work`` when the budget was last checked (at the end of a quota), and how many checks so far
+    checked: int = 0
+    checks: int = 0
     _last: float = 0.0
 
     @property

@@ -25,6 +25,7 @@ from ..prepare.compression import Compressed, compress, compress_outcomes
 from ..errors import DivergenceBudgetError, DivergenceInputError
 from ..settings import check, min_count_for
 from .mining_driver import Root, run
+from .shorter import SPECULATE_AFTER, ShorterLengths, can_speculate
 from .mining_kernel import expand_codes, root_fingerprints, root_tallies
 from ..vocabulary import ENGINES
 
@@ -157,16 +158,31 @@ def _mine_fast(comp: Compressed, n_values: np.ndarray, min_count: int, max_lengt
     root = Root(f_attr, f_val, acc[frequent], np.ascontiguousarray(item_fp), item_hash[frequent].copy())
     cap = budget.max_slices + 1
 
-    def attempt(k: int):
-        expand = np.nonzero(f_attr < n_attr - 1)[0].astype(np.int64) + 1 if k > 1 else np.empty(0, np.int64)
+    all_expand = np.nonzero(f_attr < n_attr - 1)[0].astype(np.int64) + 1
+
+    def attempt(k: int, on_check=None):
+        expand = all_expand if k > 1 else np.empty(0, np.int64)
         if len(frequent) > budget.max_slices:
             raise Overflow("slices", len(frequent), 1)
         return run(codes, weights, fps, n_values, float(min_count), k, exhaustive, root, item_hash, total, expand,
-                   cap, budget)
+                   cap, budget, on_check)
+
+    # a large request's shorter lengths are mined on another core while it runs (divergence.mining.shorter)
+    shorter = None
+    if can_speculate(budget.max_work, max_length):
+        shorter = ShorterLengths(dict(codes=codes, weights=weights, fps=fps, n_values=n_values, item_hash=item_hash,
+                                      total=total, expand=all_expand, root_attr=root.attr, root_val=root.val,
+                                      root_tallies=root.tallies, root_fp=root.fp, root_ih=root.ih),
+                                 min_count=float(min_count), exhaustive=exhaustive, cap=cap, max_length=max_length,
+                                 budget=budget)
+
+    def start_shorter() -> None:
+        if shorter is not None and not shorter.started and budget.work >= SPECULATE_AFTER * budget.max_work:
+            shorter.start()
 
     try:  # the whole request, in a share of the time
         budget.share = FIRST_SHARE
-        parts = attempt(max_length)
+        parts = attempt(max_length, start_shorter)
         note = None
         complete = None
     except Overflow as exc:
@@ -176,18 +192,25 @@ def _mine_fast(comp: Compressed, n_values: np.ndarray, min_count: int, max_lengt
         # every output of the whole request up to k items is an output of a run limited to k:
         # a length whose count alone passes the budget is not tried
         known = np.cumsum(first.by_length) if first.by_length is not None else None
-        for k in range(1, max_length):
-            if known is not None and k < len(known) and known[k] > cap:
-                break
-            try:
-                parts = attempt(k)
-                complete = k
-            except Overflow as later:
-                if later.why == "time":  # the result then depends on the clock: say so
-                    first = Overflow("time", first.slices, first.length, first.by_length)
-                break
+        decided = shorter.decide(first, known) if shorter is not None and shorter.started else None
+        if decided is not None:
+            parts, complete, first = decided
+        else:
+            for k in range(1, max_length):
+                if known is not None and k < len(known) and known[k] > cap:
+                    break
+                try:
+                    parts = attempt(k)
+                    complete = k
+                except Overflow as later:
+                    if later.why == "time":  # the result then depends on the clock: say so
+                        first = Overflow("time", first.slices, first.length, first.by_length)
+                    break
         if parts is None:
             raise DivergenceBudgetError(budget_message(first, None, budget, n_values, acc, names)) from None
+    finally:
+        if shorter is not None:
+            shorter.close()
     parent, attr, val, tallies, fp, dead = parts
     full = expand_codes(parent, attr, val, n_attr)
     if complete is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -58,12 +59,12 @@ class Root:
 
 def run(codes: np.ndarray, weights: np.ndarray, fps: np.ndarray, n_values: np.ndarray, min_count: float,
         max_length: int, exhaustive: bool, root: Root, item_hash: np.ndarray, total: np.ndarray,
-        expand: np.ndarray, cap: int, budget: Budget) -> tuple:
+        expand: np.ndarray, cap: int, budget: Budget, on_check: Callable[[], None] | None = None) -> tuple:
     """Mine below the root's items listed in ``expand`` (all itemsets up to ``max_length``);
     returns (parent, attr, val, tallies, fp, dead) with row 0 the whole dataset and rows 1..m the
     root's items, or raises :class:`~divergence.budget.Overflow` past ``cap`` outputs, the
     budget's work (counted at each quota: where a run stops depends on the data alone) or its
-    deadline (the safety net)."""
+    deadline (the safety net). ``on_check`` is called after each quota whose check passed."""
     n_attr = codes.shape[1]
     t = weights.shape[1]
     nf = fps.shape[1]
@@ -102,7 +103,6 @@ def run(codes: np.ndarray, weights: np.ndarray, fps: np.ndarray, n_values: np.nd
     ht = np.empty(pow2(2 * d), np.int64)
     ht_gen = np.zeros(ht.shape[0], np.int64)
     deadline = budget.deadline
-    work_cap = budget.work_cap
     n_expand = max(len(expand), 1)
     while True:
         st[S_WORK] = 0
@@ -137,6 +137,8 @@ def run(codes: np.ndarray, weights: np.ndarray, fps: np.ndarray, n_values: np.nd
             st[S_NEED_C:S_NEED_TAB + 1] = 0
             continue
         # YIELD: a quota of work done (a few milliseconds)
+        budget.checked, budget.checks = budget.work, budget.checks + 1
+        work_cap = budget.work_cap  # read at each check: a caller may lower it while the run goes on
         if work_cap is not None and budget.work > work_cap:
             raise Overflow("work", n_out - 1, max_length, lengths_out(out_parent, n_out))
         if deadline is not None and time.monotonic() > deadline:
@@ -144,6 +146,8 @@ def run(codes: np.ndarray, weights: np.ndarray, fps: np.ndarray, n_values: np.nd
         depth = int(st[S_DEPTH])
         f0 = (frames[F_NEXT, 0] - 1 + (frames[F_NEXT, 1] / max(frames[F_NK, 1], 1) if depth >= 1 else 1.0)) / n_expand
         budget.report(n_out - 1, None if max_length >= n_attr else max_length, f0)
+        if on_check is not None:
+            on_check()
     n = int(st[S_NOUT])
     return (out_parent[:n].copy(), out_attr[:n].copy(), out_val[:n].copy(), out_w[:n].copy(),
             out_fp[:n].copy(), out_dead[:n].copy())

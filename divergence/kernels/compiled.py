@@ -122,7 +122,9 @@ class ArgType:
         from numba import types
 
         scalar = getattr(types, self.code)
-        return scalar[self.dims] if self.dims else scalar
+        # numba reads a lone ``[::1]`` as Fortran order: a 1-d vector declared so and a C vector made
+        # inside the kernel (a ravel) would unify to "any layout", indexed through strides
+        return types.Array(scalar, self.ndim, self.layout) if self.dims else scalar
 
 
 b1, i4, i8, f4, f8 = (ArgType(c) for c in ("b1", "i4", "i8", "f4", "f8"))
@@ -285,10 +287,15 @@ def _sources_hash() -> str:
     return h.hexdigest()[:32]
 
 
+#: how the declared argument types become numba's (:meth:`ArgType.numba_type`): a build made under
+#: another is stale (2: a 1-d ``[::1]`` is C order, no longer numba's reading of it as Fortran order)
+TYPES = 2
+
+
 def build_identity() -> dict:
-    """What a build is made from: the kernels' source, numba's, numpy's and Python's versions,
-    the CPU. A build whose stamp differs from this is stale."""
-    return {"sources": _sources_hash(), "numba": _numba_version(), "numpy": np.__version__,
+    """What a build is made from: the kernels' source and how their types are declared, numba's,
+    numpy's and Python's versions, the CPU. A build whose stamp differs from this is stale."""
+    return {"sources": _sources_hash(), "types": TYPES, "numba": _numba_version(), "numpy": np.__version__,
             "python": sys.implementation.cache_tag, "cpu": _cpu_identity()}
 
 

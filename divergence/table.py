@@ -1,8 +1,8 @@
 """SliceTable: the result of a scan, one row per itemset, the whole dataset first."""
 from __future__ import annotations
 
+import dataclasses
 import functools
-
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterable, Mapping, Sequence
@@ -254,6 +254,19 @@ class SliceTable:
     #: family of tests, each metric's minimum size, the replication (None: not assessed)
     assessment: Assessment | None = None
 
+    #: what is computed once from the itemsets and their bins alone (not from the columns)
+    _OF_ITEMSETS = ("item_labels", "lengths", "itemsets", "_itemset_array", "_hash_index", "_fp_index")
+
+    def with_columns(self, **changes) -> "SliceTable":
+        """This table with other columns, metrics, notes or parts (``dataclasses.replace``), keeping
+        what was computed from its itemsets (their strings, lengths and lookup index: a table of
+        10⁵ itemsets spends a second on them) when neither the itemsets nor their bins change."""
+        if {"codes", "bins", "attributes", "lattice"} & set(changes):
+            raise ValueError("with_columns keeps the itemsets: use dataclasses.replace to change them")
+        out = dataclasses.replace(self, **changes)
+        out.__dict__.update({k: v for k, v in self.__dict__.items() if k in self._OF_ITEMSETS})
+        return out
+
     # ----- shape and basic accessors
     def __repr__(self) -> str:
         return view("table_text")(self)
@@ -428,12 +441,17 @@ class SliceTable:
 
     @staticmethod
     def _hash_codes(codes: np.ndarray, item_hash) -> np.ndarray:
+        """The sum (wrapping) of each itemset's items' random numbers, from its items alone (an
+        itemset has a few items among many attributes)."""
         h = np.zeros(codes.shape[0], dtype=np.uint64)
-        for a in range(codes.shape[1]):
-            c = codes[:, a]
-            present = c >= 0
+        rows, attrs = np.nonzero(codes >= 0)  # row by row
+        if rows.size:
+            offsets = np.concatenate([[0], np.cumsum([len(x) for x in item_hash])])
+            flat = np.concatenate(item_hash)
+            values = flat[offsets[attrs] + codes[rows, attrs]]
+            starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
             with np.errstate(over="ignore"):
-                h[present] += item_hash[a][c[present]]
+                h[rows[starts]] = np.add.reduceat(values, starts)
         return h
 
     def index_of(self, codes: np.ndarray) -> np.ndarray:

@@ -307,7 +307,7 @@ def assess(
         verdicts_from="rows" if has_rows else "tallies",
         findings_cut=findings_cut,
     )
-    out = dataclasses.replace(table, columns=cols, assessment=assessment)
+    out = table.with_columns(columns=cols, assessment=assessment)
     if st.scores:
         from ..scores import add_scores
 

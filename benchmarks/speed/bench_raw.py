@@ -93,8 +93,9 @@ def run(path: Path, roles: list[str], exhaustive: bool, budget: list[str]) -> di
     if proc.returncode != 0:
         budget_text = "error: " + err.strip().splitlines()[-1][len("divergence: error: "):][:60]
     elif note:
+        why = note.split(";", 1)[1] if ";" in note else ""
         budget_text = note.split(";")[0].replace("Complete", "complete") + (
-            " (slices)" if "slices)" in note else " (time)")
+            " (time)" if "time limit" in why else " (work)" if "units of mining work" in why else " (slices)")
     else:
         budget_text = "complete"
     return dict(exit=proc.returncode, seconds=seconds, peak_mib=usage.ru_maxrss / 1024, slices=slices,

@@ -3,8 +3,8 @@
 Past its budget, a request is complete up to the longest length that fits (:mod:`divergence.mining.mining`):
 the whole request has half the work, then lengths 1, 2, 3, ... are mined afresh, each counted
 against what remains, until one does not fit. Those passes depend only on the data, not on the
-whole request, so once the whole request has done a twentieth of the work budget (a large
-request), they are started beside it in a second process. When the whole request fits, that
+whole request, so once the whole request has done a fiftieth of the work budget (a large
+request: about half a second of mining on the machines the budget was set on), they are started beside it in a second process. When the whole request fits, that
 process is stopped and nothing changes; when it does not, the decision is the one the passes
 run one after the other would take, from the same counts: pass k fits when the whole request's
 work, the shorter passes' and pass k's work at its last check stay within the budget (a pass
@@ -37,7 +37,9 @@ from .mining_driver import Root, run
 __all__ = ["ShorterLengths", "SPECULATE_AFTER", "can_speculate", "main"]
 
 #: the share of the work budget the whole request spends before the shorter lengths start beside it
-SPECULATE_AFTER = 0.05
+SPECULATE_AFTER = 0.02
+#: inputs larger than this are not copied for a second process (the passes then run in turn)
+MAX_BYTES = 1 << 30
 #: the arrays a pass reads, saved for the second process
 _INPUTS = ("codes", "weights", "fps", "n_values", "item_hash", "total", "expand", "root_attr", "root_val",
            "root_tallies", "root_fp", "root_ih")
@@ -87,6 +89,8 @@ class ShorterLengths:
         """Start the passes beside the whole request, given what it has spent so far (its whole
         work is at least that: no pass past the rest of the budget is tried). The inputs are
         written and the process started by a thread: the whole request goes on meanwhile."""
+        if sum(a.nbytes for a in self.arrays.values()) > MAX_BYTES:
+            return  # not copied to disk for a second process: the passes run here, in turn
         allowance = int(self.budget.max_work) - int(self.budget.work)  # type: ignore[arg-type]
         self._launch = threading.Thread(target=self._start, args=(allowance,), name="divergence-shorter", daemon=True)
         self._launch.start()
@@ -96,6 +100,12 @@ class ShorterLengths:
             self._launch.join()
 
     def _start(self, allowance: int) -> None:
+        try:
+            self._launch_process(allowance)
+        except OSError:  # no room for the inputs, no process: decide() says so and the passes run here
+            self.proc = None
+
+    def _launch_process(self, allowance: int) -> None:
         b = self.budget
         if self._closed:
             return
@@ -110,12 +120,9 @@ class ShorterLengths:
         # the second process imports this very package (wherever it was imported from here)
         home = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         path = os.pathsep.join([home] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
-        try:
-            self.proc = subprocess.Popen([sys.executable, "-m", "divergence.mining.shorter", self.folder],
-                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                         env=dict(os.environ, DIVERGENCE_SPECULATE="0", PYTHONPATH=path))
-        except OSError:
-            self.proc = None  # decide() then says so and the passes are mined here
+        self.proc = subprocess.Popen([sys.executable, "-m", "divergence.mining.shorter", self.folder],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     env=dict(os.environ, DIVERGENCE_SPECULATE="0", PYTHONPATH=path))
 
     def _read(self, timeout: float) -> bool:
         """Read the records written so far (waiting at most ``timeout`` seconds); False once the

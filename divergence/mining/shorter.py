@@ -225,15 +225,25 @@ class ShorterLengths:
 
 def main(folder: str) -> int:
     """The second process: mine lengths 1, 2, ... of the request in ``folder`` within its share of
-    the budget, one JSON line per pass, then write the pass asked for on standard input."""
+    the budget, one JSON line per pass, then write the pass asked for on standard input. When its
+    parent is gone (killed: a cancelled scan), it ends and removes ``folder``, whatever it was doing."""
     with open(os.path.join(folder, "params.json"), encoding="utf-8") as f:
         p = json.load(f)
+    try:
+        return _passes(folder, p)
+    finally:
+        if os.getppid() != int(p["parent"]):  # a record or the table could not reach it
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _passes(folder: str, p: dict) -> int:
     a = {name: np.load(os.path.join(folder, f"{name}.npy")) for name in _INPUTS}
     root = Root(a["root_attr"], a["root_val"], a["root_tallies"], a["root_fp"], a["root_ih"])
     parent_pid = int(p["parent"])
 
     def orphaned() -> None:
-        if os.getppid() != parent_pid:  # the whole request's process is gone: so is its purpose
+        if os.getppid() != parent_pid:  # the whole request's process is gone (killed): so is its purpose
+            shutil.rmtree(folder, ignore_errors=True)
             os._exit(0)
 
     kept: dict[int, tuple] = {}
@@ -274,7 +284,10 @@ def main(folder: str) -> int:
     line = sys.stdin.readline().strip()
     while line.startswith("whole"):
         line = sys.stdin.readline().strip()
-    if line and int(line) in kept:
+    if not line:  # the parent is gone without asking (killed): its files go with it
+        shutil.rmtree(folder, ignore_errors=True)
+        return 0
+    if int(line) in kept:
         for name, value in zip(_PARTS, kept[int(line)]):
             np.save(os.path.join(folder, f"out_{name}.npy"), value)
     return 0

@@ -72,3 +72,36 @@ def test_a_request_that_fits_stops_the_second_process(monkeypatch):
     assert whole.complete_length is None and again.complete_length is None
     np.testing.assert_array_equal(whole.codes, again.codes)
     assert set(glob.glob(os.path.join(tempfile.gettempdir(), "divergence-shorter-*"))) == before  # files removed
+
+
+def _long_request() -> None:  # a child process: a request whose whole run takes seconds
+    codes, weights, n_values = _table(n=40_000, attrs=30, seed=2)  # past its budget of work after seconds
+    mine(codes, weights, n_values, min_support=0.02, max_work=2 * 10 ** 9, time_limit=None)
+
+
+@pytest.mark.slow
+def test_the_second_process_ends_with_the_request_it_serves(tmp_path):
+    """A scan killed (the dashboard's Cancel kills its worker) leaves no process and no files."""
+    import multiprocessing as mp
+    import signal
+    import subprocess
+    import time
+
+    before = set(glob.glob(os.path.join(tempfile.gettempdir(), "divergence-shorter-*")))
+    proc = mp.get_context("spawn").Process(target=_long_request)
+    proc.start()
+    children: list[str] = []
+    for _ in range(200):  # its second process appears once a fiftieth of the budget is spent
+        children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+        if children:
+            break
+        time.sleep(0.1)
+    assert children, "the request never started its second process"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.join()
+    for _ in range(50):
+        if not any(os.path.exists(f"/proc/{c}") for c in children):
+            break
+        time.sleep(0.1)
+    assert not any(os.path.exists(f"/proc/{c}") for c in children)
+    assert set(glob.glob(os.path.join(tempfile.gettempdir(), "divergence-shorter-*"))) == before

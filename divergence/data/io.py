@@ -24,7 +24,7 @@ import pandas as pd
 from ..errors import DivergenceInputError, DivergenceOutputError
 
 __all__ = ["parquet_numbers", "read_table", "load_table", "LoadedTable", "sniff_csv", "sniff_file", "CsvDialect", "ReadLimits",
-           "TableEstimate", "open_data", "available_memory", "estimate_table", "size_text", "MAGIC",
+           "TableEstimate", "open_data", "available_memory", "estimate_table", "size_text", "MAGIC", "sniff_files",
            "PARQUET_SUFFIXES", "pandas_names", "dialect_notes", "duplicate_note", "write_atomically",
            "remove_stale_temporaries"]
 
@@ -140,6 +140,19 @@ def sniff_csv(head: bytes, *, name: str | None = None) -> CsvDialect:
 def sniff_file(path: str | os.PathLike) -> CsvDialect:
     """The dialect of a CSV file on disk (see :func:`sniff_csv`)."""
     return sniff_csv(_head_of(os.fspath(path), os.fspath(path)), name=os.fspath(path))
+
+
+def sniff_files(files: Sequence[str]) -> list[CsvDialect]:
+    """The dialect of each CSV file of one source (a folder, a glob), the rule every engine reads
+    them by: files written differently (delimiter or decimal mark) are refused, naming the first
+    that differs."""
+    dialects = [sniff_file(f) for f in files]
+    first = dialects[0]
+    for f, d in zip(files, dialects):
+        if (d.delimiter, d.decimal) != (first.delimiter, first.decimal):
+            raise DivergenceInputError(f"'{f}' is written differently from '{files[0]}' (delimiter or decimal "
+                                       "mark): give files of one kind.")
+    return dialects
 
 
 def _is_parquet(name: str | None, head: bytes) -> bool:

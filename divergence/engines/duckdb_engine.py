@@ -19,7 +19,7 @@ import pandas as pd
 from .engine_scan import engine_settings, scan_engine
 from ..settings import Settings
 from ..errors import DivergenceInputError
-from ..data.io import PARQUET_SUFFIXES, CsvDialect, dialect_notes, duplicate_note, open_data, pandas_names, sniff_file
+from ..data.io import PARQUET_SUFFIXES, CsvDialect, dialect_notes, duplicate_note, open_data, pandas_names, sniff_files
 from .sql import DUCKDB, Column, kind_of
 from ..table import SliceTable
 
@@ -302,12 +302,8 @@ def prepare_csv(files: Sequence[str], workdir: str | None) -> tuple[list[str], C
     """The files as DuckDB should read them, their dialect (as :func:`divergence.data.io.load_table`
     finds it: delimiter, decimal mark, header) and notes. A file not in UTF-8 is read through a
     UTF-8 copy in ``workdir``; files of one source must share the delimiter and the header."""
-    dialects = [sniff_file(f) for f in files]
+    dialects = sniff_files(files)
     first = dialects[0]
-    for f, d in zip(files, dialects):
-        if (d.delimiter, d.decimal) != (first.delimiter, first.decimal):
-            raise DivergenceInputError(f"'{f}' is written differently from '{files[0]}' (delimiter or decimal "
-                                       "mark): give files of one kind.")
     out, encodings = [], set()
     for f, d in zip(files, dialects):
         enc = d.encoding

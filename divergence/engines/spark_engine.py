@@ -176,14 +176,20 @@ def _read_csv(session, files: Sequence[str], label: str):
     ISO-8859-1 (Spark's only single-byte charset), the same where the file has none of the characters
     they differ on; a file that has them, and a decimal comma (Spark would read those numbers as text),
     are refused in words."""
-    from ..data.io import pandas_names, sniff_file
+    from ..data.io import pandas_names, sniff_files
 
-    dialect = sniff_file(files[0])
+    dialects = sniff_files(files)
+    dialect = dialects[0]
+    for f, d in zip(files, dialects):  # Spark reads every file of a source in one charset
+        if _SPARK_ENCODINGS.get(d.encoding, "UTF-8") != _SPARK_ENCODINGS.get(dialect.encoding, "UTF-8"):
+            raise DivergenceInputError(
+                f"'{f}' is {d.encoding} text and '{files[0]}' {dialect.encoding}: Spark reads the files of one "
+                "source in one encoding; save them alike, or scan them with --engine duckdb.")
     if dialect.decimal != ".":
         raise DivergenceInputError(
             f"'{label}' writes numbers with a decimal comma (1,5), which Spark reads as text: scan it with the "
             "default engine or --engine duckdb.")
-    if dialect.encoding == "cp1252" and any(_has_windows_only_bytes(f) for f in files):
+    if any(d.encoding == "cp1252" and _has_windows_only_bytes(f) for f, d in zip(files, dialects)):
         raise DivergenceInputError(
             f"'{label}' is windows-1252 text with characters Spark cannot decode (such as €): save it as UTF-8, or "
             "scan it with the default engine or --engine duckdb.")

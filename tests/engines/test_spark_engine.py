@@ -206,3 +206,25 @@ def test_windows_1252_that_spark_cannot_decode_is_refused_in_words(spark, tmp_pa
     path.write_bytes("a,price,y\nMálaga,5 €,1\nOslo,7 €,0\n".encode("cp1252"))
     with pytest.raises(DivergenceInputError, match="windows-1252.*€.*UTF-8"):
         read_spark(str(path), spark=spark)
+
+
+def test_a_folder_of_csvs_written_differently_is_refused_as_duckdb_refuses_it(spark, tmp_path):
+    """Every file of a source is sniffed (Spark sniffed the first and read the others as if alike):
+    another delimiter is refused in DuckDB's words, another encoding in words of its own."""
+    from divergence import scan_duckdb
+
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    (mixed / "a.csv").write_text("town,y\nOslo,1\nBern,0\n", encoding="utf-8")
+    (mixed / "b.csv").write_text("town;y\nOslo;0\nBern;1\n", encoding="utf-8")
+    with pytest.raises(DivergenceInputError, match="written differently") as by_spark:
+        read_spark(str(mixed), spark=spark)
+    with pytest.raises(DivergenceInputError, match="written differently") as by_duckdb:
+        scan_duckdb(str(mixed), outcome="y", min_support=0.5)
+    assert str(by_spark.value) == str(by_duckdb.value)
+    encodings = tmp_path / "encodings"
+    encodings.mkdir()
+    (encodings / "a.csv").write_text("town,y\nOslo,1\nBern,0\n", encoding="utf-8")
+    (encodings / "b.csv").write_bytes("town,y\nOslo,0\nBern,1\n".encode("utf-16"))
+    with pytest.raises(DivergenceInputError, match="utf-16 text.*one encoding.*--engine duckdb"):
+        read_spark(str(encodings), spark=spark)

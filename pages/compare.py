@@ -135,7 +135,7 @@ except DivergenceInputError as exc:
     st.info(md_text(exc))
 else:
     st.caption(f"The top {format_count(len(drawn))} slices of the table: each change with its "
-               f"{a['confidence']:.0%} interval. An interval clear of 0 (and of the shaded ±δ band) is a change "
+               f"{a.confidence:.0%} interval. An interval clear of 0 (and of the shaded ±δ band) is a change "
                "worth acting on; open dots are below the minimum size. Click a slice to open it below.")
     event = st.plotly_chart(render.themed(fig), key="change_intervals", on_select="rerun", selection_mode="points",
                             config={"displayModeBar": False})

@@ -1,7 +1,8 @@
 """The compiled-kernel framework: ``@kernel`` and its argument types (``compiled``), the
 ahead-of-time build of every kernel into one extension module (``_aot``: ``python -m
 divergence.kernels._aot --host``), and that build with its stamp (``_kernels*.so``,
-``_kernels.json``, made by ``make``). The kernels themselves live with their jobs
+``_kernels.json``, made by ``make``), and on a first run without that build the statistics'
+kernels compiled beside the job (``warm``). The kernels themselves live with their jobs
 (``prepare.tallies``, ``prepare.compression``, ``mining.mining_kernel``, ``mining.lattice``,
 ``stats.fisher``).
 

@@ -24,8 +24,9 @@ from pathlib import Path
 
 from .compiled import EXTENSION, HERE, KERNEL_MODULES, REGISTRY, STAMP, build_identity, build_status, forget_build
 from .compiled import load_build, load_numba
+from .warm import WARMED
 
-__all__ = ["build", "exported_kernels", "main"]
+__all__ = ["build", "exported_kernels", "warm_cache", "main"]
 
 
 def exported_kernels() -> list:
@@ -35,6 +36,17 @@ def exported_kernels() -> list:
     prefixes = tuple(f"divergence.{name}." for name in KERNEL_MODULES)
     return sorted((k for k in REGISTRY.values() if k.signature is not None and k.key.startswith(prefixes)),
                   key=lambda k: k.key)
+
+
+def warm_cache() -> int:
+    """Compile the kernels of :data:`divergence.kernels.warm.WARMED` with numba's JIT, with their
+    declared types, into its cache on disk."""
+    numba = load_numba()
+    for kernel in exported_kernels():
+        if kernel.key.startswith(tuple(f"divergence.{m}." for m in WARMED)):
+            dispatcher = numba.njit(cache=True, nogil=True)(kernel.py_func)
+            dispatcher.compile(tuple(t.numba_type() for t in kernel.signature))
+    return 0
 
 
 @contextlib.contextmanager
@@ -98,7 +110,11 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m divergence.kernels._aot", description=__doc__.splitlines()[0])
     p.add_argument("--check", action="store_true", help="only say whether a fresh build is there")
     p.add_argument("--host", action="store_true", help="compile for this CPU only (not portable)")
+    p.add_argument("--warm", action="store_true", help="compile the statistics' kernels into numba's JIT cache "
+                   "(the second process of a first run without a build: divergence.kernels.warm)")
     args = p.parse_args(argv)
+    if args.warm:
+        return warm_cache()
     if args.check:
         print(build_status())
         return 0 if load_build()[0] is not None else 1

@@ -189,11 +189,18 @@ class Kernel:
     def jit(self):
         """numba's JIT dispatcher of the kernel (``cache=True, nogil=True``)."""
         if self._jit is None:
+            cold = False
             with _LOCK:
                 if self._jit is None:
                     dispatcher = load_numba().njit(cache=True, nogil=True)(self.py_func)
+                    cold = _is_cold(dispatcher)
                     say_compiling(dispatcher)
                     self._jit = dispatcher
+            if cold:  # a first run: the statistics' kernels compile beside it (kernels.warm)
+                from . import warm
+
+                warm.start()
+                warm.wait(self.key)
         return self._jit
 
 
@@ -202,6 +209,15 @@ COMPILING = ("divergence: compiling the kernels for this machine with numba's JI
              "installing: a minute or two, once; cached for the next runs; `make kernels` builds them ahead of "
              "time)")
 _SAID: list = []
+
+
+def _is_cold(dispatcher) -> bool:
+    """Whether ``dispatcher`` (numba's, with ``cache=True``) has nothing cached on disk (False when
+    another numba's cache layout does not say)."""
+    try:
+        return not os.path.exists(dispatcher._cache._cache_file._index_path)
+    except (AttributeError, TypeError):
+        return False
 
 
 def say_compiling(dispatcher, stream=None) -> bool:

@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 import types
 from pathlib import Path
 
@@ -339,3 +340,31 @@ def test_builds_never_touch_each_other(monkeypatch, tmp_path):
     assert (out / f"{compiled.EXTENSION}.cpython-test.so").read_bytes() == b"module" and (out / compiled.STAMP).is_file()
     assert not list(out.glob(".aot-build-*")) and tempfile.tempdir != str(out)
     foreign.rmdir()
+
+
+@pytest.mark.slow
+def test_the_statistics_kernels_warmed_beside_a_first_run_are_the_ones_it_calls(tmp_path):
+    """A first run without a build compiles the statistics' kernels in a second process
+    (``_aot --warm``, divergence.kernels.warm); the run then loads them from numba's cache: every
+    warmed kernel it calls is a cache hit (the declared types are the calls' types), none compiled
+    again."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), DIVERGENCE_KERNELS="jit", DIVERGENCE_WARM="0")
+    done = subprocess.run([sys.executable, "-m", "divergence.kernels._aot", "--warm"], env=env, capture_output=True,
+                          text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    job = textwrap.dedent("""
+        import json
+        from divergence import scan
+        from divergence.data.datasets import DEMO_ROLES, load_demo
+        from divergence.kernels.compiled import REGISTRY
+        from divergence.kernels.warm import WARMED
+        scan(load_demo(), **DEMO_ROLES["regression"], min_support=0.05, bootstrap=50)
+        called = {k: v._jit.stats for k, v in REGISTRY.items() if v._jit is not None
+                  and k.startswith(tuple(f"divergence.{m}." for m in WARMED))}
+        print(json.dumps({k: [len(s.cache_hits), len(s.cache_misses)] for k, s in called.items()}))
+    """)
+    done = subprocess.run([sys.executable, "-c", job], env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    called = json.loads(done.stdout.strip().splitlines()[-1])
+    assert len(called) >= 4, called  # the lattice walks, Fisher's test, the strata, the verdict walk
+    assert all(hits >= 1 and misses == 0 for hits, misses in called.values()), called

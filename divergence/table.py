@@ -139,14 +139,23 @@ class MetricStatistics:
     finding: np.ndarray | None = None
     explained_by: np.ndarray | None = None
     order: np.ndarray | None = None
-    #: the minimum slice size: the defined rows from which the slice's interval is narrower than δ
-    n_min: int | None = None
-    #: the defined rows at which a divergence of δ is found among the scan's tests at 80% power
-    n_power: int | None = None
-    delta: float | None = None
-    #: how n_min and n_power were derived, with the sentences that say so
+    #: the metric's minimum size: n_min, n_power, δ and the sentences deriving them
     min_size: MinSize | None = None
     other: dict = field(default_factory=dict)
+
+    @property
+    def n_min(self) -> int | None:
+        """The minimum slice size: the defined rows from which the slice's interval is narrower than δ."""
+        return self.min_size.n_min if self.min_size is not None else None
+
+    @property
+    def n_power(self) -> int | None:
+        """The defined rows at which a divergence of δ is found among the scan's tests at 80% power."""
+        return self.min_size.n_power if self.min_size is not None else None
+
+    @property
+    def delta(self) -> float | None:
+        return self.min_size.delta if self.min_size is not None else None
 
     @property
     def overall(self) -> float:
@@ -181,9 +190,7 @@ class MetricStatistics:
         other = {c[len(m) + 1:]: v for c, v in cols.items() if c.startswith(m + "_") and c not in taken
                  and not any(c == n or c.startswith(n + "_") for n in longer)}
         size = table.assessment.min_size.get(m) if table.assessment is not None else None
-        return cls(name=m, info=info, itemsets=table.itemsets, n_min=size.n_min if size else None,
-                   n_power=size.n_power if size else None, delta=size.delta if size else None, min_size=size,
-                   other=other, **named)
+        return cls(name=m, info=info, itemsets=table.itemsets, min_size=size, other=other, **named)
 
 
 @dataclass(frozen=True, eq=False)

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import threading
 
-__all__ = ["WARMED", "WAIT", "start", "wait"]
+__all__ = ["WARMED", "WAIT", "start", "wait", "free_cores", "child_env"]
 
 #: the kernels the second process compiles, in this order: the statistics' (called last by a scan)
 WARMED = ("stats.strata", "stats.fisher", "stats.verdict_walk", "mining.lattice")
@@ -29,26 +29,32 @@ _LOCK = threading.Lock()
 _PROC: list = []  # [the second process] once started in this process
 
 
-def _cores() -> int:
+def free_cores() -> int:
+    """The cores this process may run on."""
     try:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
 
 
+def child_env(**overrides: str) -> dict:
+    """The environment of a second process of this package (``python -m divergence...``): this
+    one's, with this very package first on the path (wherever it was imported from here)."""
+    home = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    path = os.pathsep.join([home] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+    return dict(os.environ, PYTHONPATH=path, **overrides)
+
+
 def start() -> None:
     """Start the second process (once per process; not with one core, not when turned off)."""
     with _LOCK:
-        if _PROC or os.environ.get("DIVERGENCE_WARM", "1") == "0" or _cores() < 2:
+        if _PROC or os.environ.get("DIVERGENCE_WARM", "1") == "0" or free_cores() < 2:
             return
-        home = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        path = os.pathsep.join([home] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
         try:
             _PROC.append(subprocess.Popen([sys.executable, "-m", "divergence.kernels._aot", "--warm"],
                                           stdin=subprocess.DEVNULL,
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                          env=dict(os.environ, DIVERGENCE_WARM="0", DIVERGENCE_KERNELS="jit",
-                                                   PYTHONPATH=path)))
+                                          env=child_env(DIVERGENCE_WARM="0", DIVERGENCE_KERNELS="jit")))
         except OSError:
             _PROC.append(None)
 

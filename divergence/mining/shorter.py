@@ -32,6 +32,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..budget import Budget, Overflow
+from ..kernels.warm import child_env, free_cores
 from .mining_driver import Root, run
 
 __all__ = ["ShorterLengths", "SPECULATE_AFTER", "can_speculate", "main"]
@@ -54,11 +55,7 @@ def can_speculate(max_work: int | None, max_length: int) -> bool:
         return False
     if sys.platform == "win32":  # the records are read with select(), which takes no pipe there
         return False
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    if cores < 2:
+    if free_cores() < 2:
         return False
     from ..kernels.compiled import load_build, mode
 
@@ -117,12 +114,9 @@ class ShorterLengths:
                       parent=os.getpid(), deadline=b.start + b.time_limit if b.time_limit is not None else None)
         with open(os.path.join(self.folder, "params.json"), "w", encoding="utf-8") as f:
             json.dump(params, f)
-        # the second process imports this very package (wherever it was imported from here)
-        home = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        path = os.pathsep.join([home] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
         self.proc = subprocess.Popen([sys.executable, "-m", "divergence.mining.shorter", self.folder],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     env=dict(os.environ, DIVERGENCE_SPECULATE="0", PYTHONPATH=path))
+                                     env=child_env(DIVERGENCE_SPECULATE="0"))
 
     def _read(self, timeout: float) -> bool:
         """Read the records written so far (waiting at most ``timeout`` seconds); False once the

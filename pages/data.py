@@ -10,7 +10,6 @@ from divergence import DivergenceInputError, vocabulary
 from divergence.data.columns import screen_summary
 from divergence.present.formats import format_count, md_code, md_text
 from divergence.present.columns import preview_frame
-from divergence.vocabulary import BINNINGS
 from ui import cache, compare, data, render, settings, state
 from ui.state import K
 
@@ -100,8 +99,8 @@ if task in ("classification", "regression"):
             else:
                 state.bound(st.selectbox, "Score column", K.SCORE, options=columns, index=None,
                             placeholder="Choose a column")
-                state.bound(st.number_input, "Threshold (score ≥ threshold predicts positive)", K.THRESHOLD,
-                            step=0.05, format="%.3f", placeholder="Set the threshold")
+                state.setting("Threshold (score ≥ threshold predicts positive)", K.THRESHOLD, step=0.05,
+                              format="%.3f", placeholder="Set the threshold")
                 note = render.score_note(df, state.get(K.SCORE), state.get(K.THRESHOLD))
                 if note:
                     st.caption(md_text(note))
@@ -126,7 +125,7 @@ elif task == "ranking":
         else:
             state.bound(st.selectbox, "Score to rank by", K.RANK_BY, options=columns, index=None,
                         placeholder="Choose a column")
-            state.bound(st.checkbox, "Lower scores rank first", K.ASCENDING)
+            state.setting("Lower scores rank first", K.ASCENDING)
     with c3:
         state.bound(st.radio, "Quality measured", K.RANK_LEVEL, options=["row", "query"], horizontal=True,
                     format_func={"row": "Per row (gamma of the rank)", "query": "Per query (NDCG, MRR, precision)"}.get,
@@ -234,9 +233,9 @@ with st.expander("Binning of numeric attributes ("
                  expanded=False):
     b1, b2 = st.columns(2)
     with b1:
-        state.bound(st.number_input, "Bins per numeric column", K.QUANTILE_BINS, min_value=1, max_value=20, step=1)
+        state.setting("Bins per numeric column", K.QUANTILE_BINS, max_value=20)
     with b2:
-        state.bound(st.radio, "Cut by", K.BINNING, options=list(BINNINGS), horizontal=True,
+        state.setting("Cut by", K.BINNING, widget=st.radio, horizontal=True,
                     format_func=vocabulary.BINNING_LABELS.get,
                     help="Tree: each continuous column is cut where the model's outcome changes (a narrow failing "
                          "band gets a bin of its own), the cut points chosen on 30% of the rows, which are then set "

@@ -88,14 +88,14 @@ with c1:
 with c2:
     state.bound(st.selectbox, "Maximum items per slice", K.MAX_LENGTH, options=[0, 1, 2, 3, 4, 5, 6],
                 format_func=lambda k: "no limit" if k == 0 else str(k))
-    state.bound(st.checkbox, "Every itemset (exhaustive, as DivExplorer lists them)", K.EXHAUSTIVE,
+    state.setting("Every itemset (exhaustive, as DivExplorer lists them)", K.EXHAUSTIVE,
                 help="Off (the default): each distinct set of rows is mined once, as one slice; items that add "
                      "nothing (the same rows as another item, or every row of the slice) do not multiply the "
                      "search. On: every itemset above the support, as DivExplorer lists them: the same rows may "
                      "appear under several descriptions, and a wide table takes much longer.")
 with c3:
-    state.bound(st.number_input, "Redundancy threshold ε, in standard deviations σ of the metric (0: keep every "
-                "slice)", K.REDUNDANCY, min_value=0.0, max_value=1.0, step=0.01, format="%.3f",
+    state.setting("Redundancy threshold ε, in standard deviations σ of the metric (0: keep every "
+                  "slice)", K.REDUNDANCY, max_value=1.0, step=0.01, format="%.3f",
                 help="A slice whose divergence differs from one of its subsets' by less than ε·σ adds nothing: the "
                      "Slices page can hide it. In units of the metric's spread (σ = √(p(1−p)) for a rate), so one "
                      "setting hides as much for a rate, an error in euros or a ranking's gain.")
@@ -110,13 +110,11 @@ with st.expander("Budget of a scan (most slices, seconds of mining)", expanded=F
                "machine's speed and load, and every page says so.")
     e1, e2, e3 = st.columns(3)
     with e1:
-        state.bound(st.number_input, "Most slices", K.MAX_SLICES, min_value=1000, step=100_000)
+        state.setting("Most slices", K.MAX_SLICES, min_value=1000, step=100_000)
     with e2:
-        state.bound(st.number_input, "Units of mining work", K.MAX_WORK, min_value=1_000_000, step=1_000_000_000,
-                    format="%d")
+        state.setting("Units of mining work", K.MAX_WORK, min_value=1_000_000, step=1_000_000_000, format="%d")
     with e3:
-        state.bound(st.number_input, "Time limit (seconds, a safety net)", K.TIME_LIMIT, min_value=1.0, step=30.0,
-                    format="%g")
+        state.setting("Time limit (seconds, a safety net)", K.TIME_LIMIT, min_value=1.0, step=30.0, format="%g")
 
 st.subheader("Statistics")
 d1, d2, d3, d4 = st.columns(4)
@@ -134,14 +132,13 @@ with d1:
                     min_value=0.0001, step=0.01, format="%.4f", after=run.reassess_if_kept)
 # a change of these re-assesses the kept mined table at once (ui.run.reassess_if_kept): no Run needed
 with d2:
-    state.bound(st.selectbox, "Confidence", K.CONFIDENCE, options=[0.8, 0.9, 0.95, 0.99, 0.999],
-                format_func=lambda c: f"{c:.1%}".replace(".0%", "%"), after=run.reassess_if_kept)
+    state.setting("Confidence", K.CONFIDENCE, widget=st.selectbox, options=[0.8, 0.9, 0.95, 0.99, 0.999],
+                  format_func=lambda c: f"{c:.1%}".replace(".0%", "%"), after=run.reassess_if_kept)
 with d3:
-    state.bound(st.selectbox, "Correction for the slices tested", K.CORRECTION, options=list(vocabulary.CORRECTION_CHOICES),
-                format_func=vocabulary.CORRECTION_CHOICES.get, after=run.reassess_if_kept)
+    state.setting("Correction for the slices tested", K.CORRECTION, format_func=vocabulary.CORRECTION_CHOICES.get,
+                  after=run.reassess_if_kept)
 with d4:
-    state.bound(st.number_input, "Bootstrap replicates (0: none)", K.BOOTSTRAP, min_value=0, max_value=2000, step=50,
-                disabled=state.is_large())
+    state.setting("Bootstrap replicates (0: none)", K.BOOTSTRAP, max_value=2000, step=50, disabled=state.is_large())
     if state.is_large():
         st.caption(data.ANALYTIC_NOTE)
 state.bound(st.radio, "This analysis is", K.PLAN_KIND, options=["exploratory", "pre-registered"], horizontal=True,

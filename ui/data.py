@@ -103,8 +103,8 @@ def use_built_in() -> None:
     ss[K.FRAME] = cache.demo_frame()
     ss.update({K.SOURCE: BUILT_IN, K.DATA_NAME: BUILT_IN, K.DATA_KEY: BUILT_IN, K.UPLOAD_ERROR: None,
                K.PATH: None, K.PATH_ROWS: None, K.DATA_NOTES: [], K.RUN_ERROR: None, K.RUN_NOTICE: None})
-    ss.update(ROLE_DEFAULTS)
-    ss.update(DEMO_SETTINGS)
+    state.update(**ROLE_DEFAULTS)
+    state.update(**DEMO_SETTINGS)
     ss.update({K.SELECTED: None, K.TYPED: None})
 
 
@@ -123,7 +123,7 @@ def use_frame(df: pd.DataFrame, name: str, key: str, *, path: str | None = None,
                K.UPLOAD_ERROR: None, K.PATH: path, K.PATH_ROWS: rows, K.PATH_ERROR: None,
                K.DATA_NOTES: list(notes or []),
                K.RUN_ERROR: None, K.RUN_NOTICE: None})  # the previous data's run error says nothing about this data
-    ss.update(ROLE_DEFAULTS)
+    state.update(**ROLE_DEFAULTS)
     if guess is None:
         guess = cache.off_server("guess", df, label="guessing the column roles") if cache.wide(df) else guess_roles(df)
     settings.apply_role_guess(guess)

@@ -497,8 +497,8 @@ def open_demo_case(case: str) -> None:
     c = DEMO_CASES[case]
     ss = st.session_state
     if state.get(K.TASK) != c["task"] or c["metric"] not in (state.get(K.METRICS) or []):
-        ss.update(dict(ROLE_DEFAULTS))
-        ss.update(DEMO_SETTINGS if c["task"] == "classification" else _DEMO_REGRESSION)
+        state.update(**ROLE_DEFAULTS)
+        state.update(**(DEMO_SETTINGS if c["task"] == "classification" else _DEMO_REGRESSION))
     if settings.is_stale():
         run.run_analysis()
     if state.result() is None or c["metric"] not in state.result()["table"].metric_names:

@@ -1,9 +1,11 @@
-"""The settings in session state, translated to and from the engine: the keyword arguments of
-``divergence.scan``, ``assess`` and ``compare``, the slice plan (both ways), a new table's
-guessed roles, and the choices the settings widgets offer.
+"""The session's settings (``ui.state``: one ``divergence.Settings`` and the form's choices around
+it) as the engine's calls take them: the keyword arguments of ``divergence.scan``, ``assess`` and
+``compare`` for the branch the form chose (labels or a score, a rank or a score, per row or per
+query), the attributes resolved on the data, the slice plan (both ways), a new table's guessed
+roles, and the choices the settings widgets offer.
 
-The one place where session-state keys meet engine keywords: a page or a run asks here for the
-arguments of a call, and a plan or a role guess comes back into state through here.
+The one place where the session meets the engine's calls: a page or a run asks here for the
+arguments of a call, and a plan or a role guess comes back into the session through here.
 """
 from __future__ import annotations
 

@@ -1,23 +1,37 @@
-"""Session state: the plain keys of every setting, result and view (``K``, ``KC``), their defaults,
-widgets bound to them, and the few facts read straight from them (the data's size, the result).
+"""Session state: the session's one :class:`divergence.Settings` (``K.SETTINGS``), the plain keys of
+the form and view state around it (``K``, ``KC``), their defaults, widgets bound to them (drawn from
+the settings fields' kinds), and the few facts read straight from them (the data's size, the result).
 
-Settings live in plain session-state keys, never only in widget keys: a keyed widget's state is
+Every setting with a field in the settings model lives in the session's ``Settings``: a page reads
+and writes it by its key (``get(K.TARGET)``, ``update(target=...)``, a bound widget), and
+:data:`SETTING_FIELDS` says which field each key is. A value the model refuses (a bootstrap of 10,
+a threshold cleared) is kept as entered in ``K.DRAFTS`` with the model's message: the widget
+shows it and says why, and Run refuses in the same words, so nothing typed is lost. What is not a
+field stays a plain key: the form's choices that say which fields a run reads (the task, labels or
+a score, a rank or a score, per row or per query, the support as a share or as rows), the
+replication's and the comparison's sections while they are being chosen (a split needs its column
+before it is a ``Replication``), the data, the results and the view.
+
+State lives in plain session-state keys, never only in widget keys: a keyed widget's state is
 dropped when another page runs. Each settings widget is drawn through :func:`bound`, which copies
-the plain value into the widget before it is drawn and back on change (Streamlit's documented
-pattern for widgets that must survive page changes). A widget whose value the app sets is drawn
-under a new key (:func:`widget_key`), so a browser that has not drawn that value yet cannot send
-the old one back as the user's choice.
+the value into the widget before it is drawn and back on change (Streamlit's documented pattern for
+widgets that must survive page changes). A widget whose value the app sets is drawn under a new
+key (:func:`widget_key`), so a browser that has not drawn that value yet cannot send the old one
+back as the user's choice.
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable
 
 import streamlit as st
 
+from divergence import DivergenceInputError, Settings
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES
 from divergence.errors import shown
 from divergence.present.formats import md_text
-from divergence.settings import DEFAULT_MIN_SUPPORT, MAX_SLICES, MAX_WORK, TIME_LIMIT, Statistics
+from divergence.settings import (DEFAULT_MIN_SUPPORT, MAX_SLICES, MAX_WORK, TIME_LIMIT, Explain, Flag, Integer,
+                                 Kind, OneOf, Real, Statistics, section, setting_field)
 from ui import cache
 
 BUILT_IN = "built-in"
@@ -25,7 +39,11 @@ LOCAL_PATH = "path"                 # a local file, folder or glob scanned by Du
 
 
 class K:
-    """Plain session-state keys (settings, data, results, view state)."""
+    """Session-state keys: the settings' (fields of ``K.SETTINGS``, :data:`SETTING_FIELDS`), the
+    form's, the data's, the results' and the view's."""
+
+    SETTINGS = "settings"            # the session's divergence.Settings: every setting with a field
+    DRAFTS = "setting_drafts"        # {key: (value, message)}: values the settings model refused, as entered
 
     # data
     SOURCE = "source"                # BUILT_IN, "upload" or LOCAL_PATH (the radio's choice)
@@ -163,27 +181,125 @@ DEMO_SETTINGS = {
 assert DEMO_ROLES["classification"]["target"] == DEMO_SETTINGS[K.TARGET]
 
 
+#: the keys whose values are fields of the session's Settings: key -> the field's flat keyword
+#: (``Settings.keywords()``; ``redundancy`` is the explain section's)
+SETTING_FIELDS: dict[str, str] = {
+    K.TARGET: "target", K.PREDICTION: "prediction", K.SCORE: "score", K.THRESHOLD: "threshold",
+    K.POSITIVE: "positive", K.METRICS: "metrics", K.OUTCOME: "outcome", K.RANK: "rank", K.RANK_BY: "rank_by",
+    K.ASCENDING: "ascending", K.GAMMA: "gamma", K.QUERY: "query", K.RELEVANCE: "relevance",
+    K.ATTRIBUTES: "attributes", K.BINS: "bins", K.QUANTILE_BINS: "quantile_bins", K.BINNING: "binning",
+    K.MIN_SUPPORT: "min_support", K.MAX_LENGTH: "max_length", K.EXHAUSTIVE: "exhaustive",
+    K.MAX_SLICES: "max_slices", K.TIME_LIMIT: "time_limit", K.MAX_WORK: "max_work",
+    K.DELTA: "delta", K.CONFIDENCE: "confidence", K.CORRECTION: "correction", K.BOOTSTRAP: "bootstrap",
+    K.REDUNDANCY: "redundancy",
+}
+#: the explain section's fields (Settings.replace changes the other sections')
+_EXPLAIN = ("redundancy",)
+
+
+def _to_field(key: str, value: Any) -> Any:
+    """A page's value as the field takes it: no limit on the items per slice is 0 on the page."""
+    if key == K.MAX_LENGTH:
+        return int(value) or None if value is not None else None
+    return value
+
+
+def _to_page(key: str, value: Any) -> Any:
+    """A field's value as the pages use it: lists, not tuples; no limit on the items is 0."""
+    if key == K.MAX_LENGTH:
+        return value or 0
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, dict):
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in value.items()}
+    return value
+
+
+def _field(settings: Settings, key: str) -> Any:
+    name = SETTING_FIELDS[key]
+    return getattr(settings.explain, name) if name in _EXPLAIN else settings.keywords()[name]
+
+
+def _changed(settings: Settings, values: dict[str, Any]) -> Settings:
+    """``settings`` with some fields changed (validated: DivergenceInputError names the one at fault)."""
+    flat = {SETTING_FIELDS[k]: _to_field(k, v) for k, v in values.items() if SETTING_FIELDS[k] not in _EXPLAIN}
+    explain = {SETTING_FIELDS[k]: v for k, v in values.items() if SETTING_FIELDS[k] in _EXPLAIN}
+    new = settings.replace(**flat) if flat else settings
+    if explain:
+        new = dataclasses.replace(new, explain=section(Explain, new.explain, explain))
+    return new
+
+
+def _set_fields(values: dict[str, Any]) -> None:
+    """Change fields of the session's Settings; a value the model refuses is kept as a draft with
+    the model's message (the field keeps its last value the model took)."""
+    ss = st.session_state
+    settings, drafts = ss[K.SETTINGS], dict(ss.get(K.DRAFTS) or {})
+    try:
+        settings = _changed(settings, values)
+        for k in values:
+            drafts.pop(k, None)
+    except DivergenceInputError:
+        for k, v in values.items():  # one at a time: keep each value the model takes
+            try:
+                settings = _changed(settings, {k: v})
+                drafts.pop(k, None)
+            except DivergenceInputError as exc:
+                drafts[k] = (v, str(exc))
+    ss[K.SETTINGS], ss[K.DRAFTS] = settings, drafts
+
+
 def init_state() -> None:
     """Put every setting's default in session state (first run), on the built-in dataset."""
     ss = st.session_state
+    if K.SETTINGS not in ss:
+        ss[K.SETTINGS], ss[K.DRAFTS] = Settings(), {}
+        _set_fields({k: v for k, v in DEFAULTS.items() if k in SETTING_FIELDS})
     if K.FRAME not in ss:
         ss[K.FRAME] = cache.demo_frame()
         for k, v in DEFAULTS.items():
-            ss.setdefault(k, v)
-        ss.update(DEMO_SETTINGS)
+            if k not in SETTING_FIELDS:
+                ss.setdefault(k, v)
+        update(**DEMO_SETTINGS)
     for k, v in DEFAULTS.items():
-        ss.setdefault(k, v)
+        if k not in SETTING_FIELDS:
+            ss.setdefault(k, v)
 
 
 def get(key: str) -> Any:
-    """A setting's (or result's) value: session state, else its default."""
-    return st.session_state.get(key, DEFAULTS.get(key))
+    """A setting's (or result's) value: a field of the session's Settings (or its draft, a value
+    the model refused as entered), else session state, else its default."""
+    return read(st.session_state, key)
+
+
+def read(ss: Any, key: str) -> Any:
+    """:func:`get` from a given session state (a test's ``AppTest.session_state``)."""
+    if key in SETTING_FIELDS and K.SETTINGS in ss:
+        drafts = (ss[K.DRAFTS] if K.DRAFTS in ss else None) or {}
+        return drafts[key][0] if key in drafts else _to_page(key, _field(ss[K.SETTINGS], key))
+    return ss[key] if key in ss else DEFAULTS.get(key)
 
 
 def update(**values: Any) -> None:
-    """Change settings from code (a callback, a plan): plain keys are the truth."""
+    """Change settings from code (a callback, a plan): fields go to the session's Settings, other
+    keys to session state."""
+    fields = {k: v for k, v in values.items() if k in SETTING_FIELDS}
+    if fields:
+        _set_fields(fields)
     for k, v in values.items():
-        st.session_state[k] = v
+        if k not in SETTING_FIELDS:
+            st.session_state[k] = v
+
+
+def settings() -> Settings:
+    """The session's Settings (every field as the user set it, branches not chosen included; the
+    run's settings are ``ui.settings.current_settings``)."""
+    return st.session_state[K.SETTINGS]
+
+
+def refused() -> dict[str, tuple[Any, str]]:
+    """The values the settings model refused, as entered, with its message ({key: (value, message)})."""
+    return dict(st.session_state.get(K.DRAFTS) or {})
 
 
 def is_large() -> bool:
@@ -289,7 +405,7 @@ def keyed_widget(draw: Callable, label: str, base: str, value: Any, *, on_change
 
 
 def _copy_back(value: Any, key: str, after: Callable[[], None] | None) -> None:
-    st.session_state[key] = value
+    update(**{key: value})
     if after is not None:
         after()
 
@@ -301,7 +417,7 @@ def bound(widget: Callable, label: str, key: str, *, after: Callable[[], None] |
     For widgets with ``options``, a stored value that is not an option (a column a plan or
     an earlier file named) is dropped from the widget and reported beside it.
     """
-    value = st.session_state.get(key)
+    value = get(key)
     if value is None and widget is st.multiselect:
         value = []
     if options is not None:
@@ -316,4 +432,36 @@ def bound(widget: Callable, label: str, key: str, *, after: Callable[[], None] |
             st.error(f"{md_text(label)}: {md_text(', '.join(map(shown, stray)))} is not available in this data; "
                      "choose again.")
         kwargs["options"] = options
-    return keyed_widget(widget, label, _widget_key(key), value, on_change=_copy_back, args=(key, after), **kwargs)
+    drawn = keyed_widget(widget, label, _widget_key(key), value, on_change=_copy_back, args=(key, after), **kwargs)
+    draft = refused().get(key)
+    if draft is not None and draft[0] is not None:  # a value the settings model refused, kept as entered
+        st.error(md_text(draft[1]))
+    return drawn
+
+
+def widget_for(key: str) -> tuple[Callable, dict]:
+    """The widget of a setting and its choices, from its field's kind (as the command line's
+    options are built from it): a checkbox for a flag, a select box of the words for a choice, a
+    number box with the field's bounds for a number."""
+    kind: Kind = setting_field(SETTING_FIELDS[key]).metadata["kind"]
+    if isinstance(kind, Flag):
+        return st.checkbox, {}
+    if isinstance(kind, OneOf):
+        return st.selectbox, {"options": list(kind.words)}
+    if isinstance(kind, Integer):
+        bounds = {"min_value": kind.low, "max_value": kind.high}
+        return st.number_input, {"step": 1, **{k: int(v) for k, v in bounds.items() if v is not None}}
+    if isinstance(kind, Real):  # an open bound is the model's to refuse (its message under the box)
+        bounds = {"min_value": kind.low, "max_value": kind.high}
+        return st.number_input, {k: float(v) for k, v in bounds.items() if v is not None}
+    return st.text_input, {}
+
+
+def setting(label: str, key: str, *, widget: Callable | None = None, after: Callable[[], None] | None = None,
+            **kwargs):
+    """Draw a setting's widget from its field's kind (:func:`widget_for`), bound to the session's
+    Settings; ``kwargs`` are the page's own choices (a narrower range, a format, help), which win."""
+    draw, derived = widget_for(key)
+    if widget is not None and widget is not draw:  # another widget (a radio of the words): its words only
+        derived = {k: v for k, v in derived.items() if k == "options"}
+    return bound(widget or draw, label, key, after=after, **{**derived, **kwargs})

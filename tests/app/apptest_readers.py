@@ -150,3 +150,11 @@ def keyed(widgets, key: str):
     found = [w for w in widgets if w.key == key or (w.key or "").startswith(key + "#")]
     assert len(found) == 1, f"{len(found)} widgets drawn for {key!r}: {[w.key for w in found]}"
     return found[0]
+
+
+def setting(at: AppTest, key: str):
+    """A setting as the pages read it (``ui.state.get``): a field of the session's Settings, its
+    draft, or a plain key of the form."""
+    from ui.state import read
+
+    return read(at.session_state, key)

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from apptest_readers import APP, finish_scan, fresh_app, go, keyed, run_scan
+from apptest_readers import APP, finish_scan, fresh_app, go, keyed, run_scan, setting
 from conftest import data_file
 from divergence import screen_attributes
 
@@ -61,7 +61,7 @@ def test_raw_compas_opens_without_an_error_and_scans_with_only_the_roles_given(a
     assert "'is_recid', 'is_violent_recid', 'two_year_recid' could each be the target" in notes
     assert at.session_state["pred_kind"] == "score"
     at = _give_roles(at)
-    assert at.session_state["positive"] == 1
+    assert setting(at, "positive") == 1
     assert not any("could each be the target" in m.value for m in at.markdown)  # the guess is history now
     assert any("at 8, 19.4% of the rows are predicted positive" in c.value for c in at.caption)
 
@@ -105,14 +105,14 @@ def test_a_browser_that_missed_the_new_defaults_does_not_undo_them(app, raw):
     stale = at._tree.get_widget_states()  # the browser: the target chosen, every other widget as drawn before
     at.run()
     after = keyed(at.multiselect, "w:attributes_pick").value
-    assert after != before and at.session_state["positive"] == 1  # the target's leaks left out; its label
+    assert after != before and setting(at, "positive") == 1  # the target's leaks left out; its label
     at._run(widget_state=stale)  # the next click arrives from that browser
     assert not at.exception
-    assert at.session_state["attributes"] is None and at.session_state["positive"] == 1
+    assert setting(at, "attributes") is None and setting(at, "positive") == 1
     assert keyed(at.multiselect, "w:attributes_pick").value == after
     # the user's own change still counts, and a rerun without one draws no widget anew
     keyed(at.multiselect, "w:attributes_pick").set_value(after[:3]).run()
-    assert at.session_state["attributes"] == after[:3]
+    assert setting(at, "attributes") == after[:3]
     keys = sorted(w.key for w in at.multiselect)
     at.run()
     assert sorted(w.key for w in at.multiselect) == keys
@@ -125,10 +125,10 @@ def test_a_left_out_column_added_back_and_a_date_binned_by_quarter(app, raw):
     assert "c_charge_desc" not in keyed(at.multiselect, "w:add_back").value
     keyed(at.multiselect, "w:add_back").set_value(["compas_screening_date", "c_charge_desc"]).run()
     chosen = keyed(at.multiselect, "w:attributes_pick").value
-    assert "compas_screening_date" in chosen and at.session_state["attributes"] is None  # still the default
+    assert "compas_screening_date" in chosen and setting(at, "attributes") is None  # still the default
     # a date added back gets a period: the engine's choice, or month, quarter or year
     keyed(at.selectbox, "w:period:compas_screening_date").set_value("quarter").run()
-    assert at.session_state["bins"]["compas_screening_date"] == "quarter"
+    assert setting(at, "bins")["compas_screening_date"] == "quarter"
     assert not _errors(at)
     at = go(at, "outcome")
     keyed(at.number_input, "w:min_support").set_value(0.05).run()
@@ -164,7 +164,7 @@ def _tiny_support_every_itemset(at: AppTest, max_slices: int) -> AppTest:
 def test_a_budget_error_is_said_beside_run_and_every_setting_is_kept(app):
     # 40 attributes of 30 values: 1,200 single items, past a budget of 1,000 slices
     at = _upload(app, "wide.csv", _wide(30))
-    assert (at.session_state["target"], at.session_state["prediction"]) == ("label", "pred")
+    assert (setting(at, "target"), setting(at, "prediction")) == ("label", "pred")
     at = _tiny_support_every_itemset(at, 1000)
     errors = _errors(at)
     assert len(errors) == 1 and "\n" not in errors[0], errors
@@ -234,7 +234,7 @@ def test_the_upload_reads_files_as_they_come_and_says_how(app, name, data):
     if name == "repeated_names.csv":  # renamed, never silently: the note names the column
         assert any("revenu" in n for n in expected.notes)
     # roles guessed as on any file
-    assert (at.session_state["target"], at.session_state["prediction"]) == ("label", "pred")
+    assert (setting(at, "target"), setting(at, "prediction")) == ("label", "pred")
 
 
 def test_every_itemset_and_the_budget_go_into_the_plan_and_come_back(app):
@@ -255,5 +255,5 @@ def test_every_itemset_and_the_budget_go_into_the_plan_and_come_back(app):
     assert not {"exhaustive", "max_slices", "time_limit"} & set(default)
     fresh.file_uploader(key="w:plan_upload").set_value(("plan.yaml", text.encode(), "application/x-yaml")).run()
     assert not fresh.exception and not _errors(fresh)
-    assert (fresh.session_state["exhaustive"], fresh.session_state["max_slices"],
-            fresh.session_state["time_limit"]) == (True, 200_000, 120.0)
+    assert (setting(fresh, "exhaustive"), setting(fresh, "max_slices"),
+            setting(fresh, "time_limit")) == (True, 200_000, 120.0)

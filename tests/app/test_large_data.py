@@ -15,7 +15,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import divergence
-from apptest_readers import charts, decode, fresh_app, go, keyed, left_out, metrics, run_scan, scanned, table_cells
+from apptest_readers import charts, decode, fresh_app, go, keyed, left_out, metrics, run_scan, scanned, setting, table_cells
 from divergence import assess, redundant_itemsets, scan, scan_duckdb
 from divergence.data.datasets import load_demo
 from divergence.present.cards import headline
@@ -184,7 +184,7 @@ def test_bad_path_shows_the_error_and_keeps_the_settings(app, parquet_file, tmp_
     keyed(at.text_input, "w:local_path_text").input(str(missing)).run()
     assert not at.exception
     assert f"File or folder '{missing}' does not exist." in _errors(at)
-    assert at.session_state["data_name"] == "built-in" and at.session_state["target"] == "defaulted"
+    assert at.session_state["data_name"] == "built-in" and setting(at, "target") == "defaulted"
     assert "the built-in dataset" in at.markdown[0].value and "10,000 rows" in at.markdown[0].value
     # from a local path with settings changed: the path, its roles and the settings stay
     keyed(at.text_input, "w:local_path_text").input(str(parquet_file)).run()
@@ -193,14 +193,14 @@ def test_bad_path_shows_the_error_and_keeps_the_settings(app, parquet_file, tmp_
     at = go(at, "outcome")
     keyed(at.number_input, "w:min_support").set_value(0.05).run()
     keys = ["local_path", "data_key", "target", "prediction", "positive", "attributes", "min_support", "metrics"]
-    before = {k: at.session_state[k] for k in keys}
+    before = {k: setting(at, k) for k in keys}
     at = go(at, "data")
     empty = tmp_path / "empty"
     empty.mkdir()
     keyed(at.text_input, "w:local_path_text").input(str(empty)).run()
     assert f"Folder '{empty}' holds no CSV or Parquet file." in _errors(at)
     assert "The data and settings in use are unchanged." in _captions(at)
-    assert {k: at.session_state[k] for k in keys} == before
+    assert {k: setting(at, k) for k in keys} == before
     assert f"`{parquet_file}`" in at.markdown[0].value
     # the run still uses the good path
     at = scanned(at)

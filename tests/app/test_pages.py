@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 import divergence
 from apptest_readers import (APP, charts, decode, finish_scan, fresh_app, go, keyed, left_out, metrics, open_row, run_scan,
-                             table_cells)
+                             setting, table_cells)
 from divergence.present.formats import format_count, format_percent, format_value, md_text
 from divergence import assess, redundant_itemsets, scan
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
@@ -173,7 +173,7 @@ def test_data_page_preview_and_roles(app):
 
 def _settings(at):
     keys = ["target", "prediction", "positive", "attributes", "min_support", "metrics", "confidence"]
-    return {k: at.session_state[k] for k in keys}
+    return {k: setting(at, k) for k in keys}
 
 
 def test_non_binary_target_is_named_and_everything_else_kept(app):
@@ -197,7 +197,7 @@ def test_numeric_score_picked_as_predicted_labels(app):
     at = go(app, "data")
     keyed(at.selectbox, "w:prediction").set_value("default_score").run()
     assert any("Prediction column 'default_score' is not binary" in e for e in _errors(at))
-    assert at.session_state["target"] == "defaulted" and at.session_state["positive"] == "yes"
+    assert setting(at, "target") == "defaulted" and setting(at, "positive") == "yes"
     # the same column as a score with a threshold is fine
     keyed(at.radio, "w:pred_kind").set_value("score").run()
     keyed(at.selectbox, "w:score").set_value("default_score").run()
@@ -208,7 +208,7 @@ def test_empty_attribute_list(app):
     at = go(app, "data")
     keyed(at.multiselect, "w:attributes_pick").set_value([]).run()
     assert "Choose at least one attribute column to slice by." in _errors(at)
-    assert at.session_state["attributes"] == [] and at.session_state["target"] == "defaulted"
+    assert setting(at, "attributes") == [] and setting(at, "target") == "defaulted"
     at = go(at, "outcome")
     run_scan(at)
     assert "There is no attribute column to slice by." in _errors(at)
@@ -221,7 +221,7 @@ def test_unreadable_upload_keeps_the_data(app):
     assert not at.exception
     assert any(e.startswith("Could not read 'broken.parquet' as Parquet") for e in _errors(at))
     assert at.session_state["data_name"] == "built-in" and len(at.session_state["frame"]) == 10_000
-    assert at.session_state["target"] == "defaulted"
+    assert setting(at, "target") == "defaulted"
 
 
 def _upload_frame(n=4000) -> pd.DataFrame:
@@ -382,7 +382,7 @@ def test_export_plan_and_load_it_back(app):
     fresh = go(fresh, "export")
     fresh.file_uploader(key="w:plan_upload").set_value(("plan.yaml", text.encode(), "application/x-yaml")).run()
     assert not fresh.exception and not _errors(fresh)
-    assert fresh.session_state["min_support"] == 0.04 and fresh.session_state["correction"] == "holm"
+    assert setting(fresh, "min_support") == 0.04 and setting(fresh, "correction") == "holm"
     assert parse_plan(fresh.code[0].value) == parse_plan(text)
 
 
@@ -390,7 +390,7 @@ def test_bad_plan_file_keeps_the_settings(app):
     at = go(app, "export")
     at.file_uploader(key="w:plan_upload").set_value(("plan.yaml", b"scan: {min_supp: 1}", "application/x-yaml")).run()
     assert any("Unknown key 'min_supp' in the plan's scan section" in e for e in _errors(at))
-    assert at.session_state["min_support"] == 0.02 and not at.exception
+    assert setting(at, "min_support") == 0.02 and not at.exception
 
 
 # ---------------------------------------------------------------- other tasks and replication sources
@@ -400,7 +400,7 @@ def test_regression_task_headline_names_defects_and_hard_cohorts(app):
     keyed(at.radio, "w:task").set_value("regression").run()
     keyed(at.selectbox, "w:target").set_value("spend").run()
     keyed(at.selectbox, "w:prediction").set_value("predicted_spend").run()
-    assert at.session_state["metrics"] == ["abs_error"] and not _errors(at)
+    assert setting(at, "metrics") == ["abs_error"] and not _errors(at)
     at = go(at, "outcome")
     run_scan(at)
     at = go(at, "slices")
@@ -427,7 +427,7 @@ def test_numeric_outcome_task(app):
     run_scan(at)
     at = go(at, "slices")
     # the attributes chosen before (the built-in dataset's) are kept when the task changes
-    assert at.session_state["attributes"] == DEMO_ATTRIBUTES
+    assert setting(at, "attributes") == DEMO_ATTRIBUTES
     expected = assess(scan(load_demo(), outcome="spend", attributes=DEMO_ATTRIBUTES, min_support=0.02), **STATS)
     assert _metrics(at)["spend, whole dataset"] == format_value(expected.overall("spend"), False)
     assert _metrics(at)["Slices tested"] == format_count(headline(expected, "spend")["n_tested"])
@@ -482,18 +482,18 @@ def test_second_file_missing_is_an_error_beside_the_run_button(app):
 def test_support_from_n_min(app, reference):
     at = go(app, "outcome")
     at.button(key="support-from-fpr-n_min").click().run()
-    assert at.session_state["min_support"] == pytest.approx(divergence.support_for_min_size(reference, "fpr"),
+    assert setting(at, "min_support") == pytest.approx(divergence.support_for_min_size(reference, "fpr"),
                                                             abs=1e-6)
 
 
 def test_binning_a_numeric_attribute(app):
     at = go(app, "data")
     keyed(at.text_input, "w:bins:age").input("30, 50").run()
-    assert at.session_state["bins"] == {"age": [30.0, 50.0]}
+    assert setting(at, "bins") == {"age": [30.0, 50.0]}
     assert md_text("<=30 · (30,50] · >50") in [c.value for c in at.caption]  # shown as written
     keyed(at.text_input, "w:bins:income").input("a few").run()
     assert any(e.startswith("Bins of 'income': write a number of bins") for e in _errors(at))
-    assert at.session_state["bins"] == {"age": [30.0, 50.0]}
+    assert setting(at, "bins") == {"age": [30.0, 50.0]}
     at = go(at, "outcome")
     run_scan(at)
     at = go(at, "slices")
@@ -510,7 +510,7 @@ def test_ranking_task(app):
     at = go(at, "outcome")
     keyed(at.radio, "w:gamma_kind").set_value("topk").run()
     keyed(at.number_input, "w:gamma_k").set_value(1000).run()
-    assert at.session_state["gamma"] == "topk:1000"
+    assert setting(at, "gamma") == "topk:1000"
     run_scan(at)
     assert not _errors(at)
     at = go(at, "slices")

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from conftest import NESTED
-from apptest_readers import fresh_app, go, keyed, run_scan
+from apptest_readers import fresh_app, go, keyed, run_scan, setting
 
 
 def test_the_upload_callback_reads_and_scans_it(nested_parquet):
@@ -169,7 +169,7 @@ def test_a_gzip_bomb_upload_is_refused_in_one_line_and_the_data_stays():
     at = _upload(fresh_app(300), "evaluation.csv", data)
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and errors[0].startswith("'evaluation.csv' decompresses to more than 100 times its")
-    assert at.session_state["data_name"] == "built-in" and at.session_state["target"] == "defaulted"
+    assert at.session_state["data_name"] == "built-in" and setting(at, "target") == "defaulted"
     assert at.session_state["read_job"] is None
 
 
@@ -188,7 +188,7 @@ def test_an_upload_too_large_for_memory_is_read_by_duckdb_where_it_lies(monkeypa
         assert path is not None and path.endswith("big.csv") and at.session_state["local_path_rows"] == n
         notes = " ".join(i.value for i in at.info)
         assert "big.csv would take about" in notes and "DuckDB reads it where the server stored it" in notes
-        assert at.session_state["data_name"] == "big.csv" and at.session_state["target"] == "label"
+        assert at.session_state["data_name"] == "big.csv" and setting(at, "target") == "label"
         at = go(at, "outcome")
         run_scan(at)
         assert not at.exception and not [e.value for e in at.error]

@@ -9,7 +9,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import divergence
-from apptest_readers import APP, charts, click_header, grid_key, keyed, metrics, open_row, run_scan, table_cells
+from apptest_readers import APP, charts, click_header, grid_key, keyed, metrics, open_row, run_scan, setting, table_cells
 from divergence import assess, redundant_itemsets, scan
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
 from divergence.present.formats import VERDICT_TEXT, family_sentence, format_count, format_divergence, format_p, format_value
@@ -223,7 +223,7 @@ def test_a_finding_inside_another_is_shown_under_it_on_the_page():
     keyed(at.radio, "w:pred_kind").set_value("labels").run()
     if keyed(at.selectbox, "w:prediction").value != "predicted":
         keyed(at.selectbox, "w:prediction").set_value("predicted").run()
-    if at.session_state["positive"] != 1:
+    if setting(at, "positive") != 1:
         keyed(at.selectbox, "w:positive").set_value(1).run()
     at = go(at, "outcome")
     at.button(key="run").click().run()

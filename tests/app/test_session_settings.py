@@ -1,0 +1,64 @@
+"""The dashboard holds one Settings (issue 29 point 4): every setting with a field in the settings
+model lives in the session's ``divergence.Settings``, a value the model refuses is kept as typed
+with the model's words beside it and at Run, and the settings widgets take their bounds and words
+from the fields' kinds, as the command line's options do."""
+from __future__ import annotations
+
+import pytest
+import streamlit as st
+
+from apptest_readers import fresh_app, go, keyed, setting
+from divergence import Settings
+from divergence.settings import Flag, Integer, OneOf, Real, setting_field
+from ui.state import DEFAULTS, SETTING_FIELDS, K, widget_for
+
+
+def test_every_setting_key_is_a_field_of_the_settings_model():
+    for key, name in SETTING_FIELDS.items():
+        field = setting_field(name)
+        assert field.name == name, key
+
+
+@pytest.mark.parametrize("key", sorted(SETTING_FIELDS))
+def test_a_settings_widget_takes_its_bounds_and_words_from_the_fields_kind(key):
+    kind = setting_field(SETTING_FIELDS[key]).metadata["kind"]
+    draw, kwargs = widget_for(key)
+    if isinstance(kind, Flag):
+        assert draw is st.checkbox and kwargs == {}
+    elif isinstance(kind, OneOf):
+        assert draw is st.selectbox and kwargs == {"options": list(kind.words)}
+    elif isinstance(kind, Integer):
+        assert draw is st.number_input and kwargs.get("min_value") == kind.low and kwargs.get("max_value") == kind.high
+        assert kwargs["step"] == 1 and all(isinstance(v, int) for v in kwargs.values())
+    elif isinstance(kind, Real):
+        assert draw is st.number_input and kwargs.get("min_value") == kind.low and kwargs.get("max_value") == kind.high
+        assert all(isinstance(v, float) for v in kwargs.values())  # Streamlit refuses mixed int and float bounds
+    else:
+        assert draw is st.text_input
+
+
+def test_the_session_holds_one_settings_and_keeps_a_refused_value_as_typed():
+    at = fresh_app(120)
+    held = at.session_state[K.SETTINGS]
+    assert isinstance(held, Settings)
+    # the built-in data's roles and the dashboard's defaults are fields of it, not keys of their own
+    assert (held.roles.target, held.roles.prediction, held.roles.positive) == ("defaulted", "predicted_default", "yes")
+    assert held.roles.metrics == ("fpr", "fnr") and held.explain.redundancy == DEFAULTS[K.REDUNDANCY]
+    assert not [k for k in SETTING_FIELDS if k in at.session_state]
+
+    at = go(at, "data")
+    keyed(at.number_input, "w:quantile_bins").set_value(5).run()
+    assert at.session_state[K.SETTINGS].slicing.quantile_bins == 5 and setting(at, K.QUANTILE_BINS) == 5
+
+    at = go(at, "outcome")
+    keyed(at.number_input, "w:bootstrap").set_value(10).run()  # the model takes 0 or 20 to 100,000
+    assert at.session_state[K.SETTINGS].statistics.bootstrap == 0  # the last value the model took
+    assert setting(at, K.BOOTSTRAP) == 10 and keyed(at.number_input, "w:bootstrap").value == 10  # kept as typed
+    words = "bootstrap must be 0 (none) or 20 to 100,000 replicates; got 10."
+    assert [e.value for e in at.error].count(words) == 1  # beside the box
+    at.button(key="run").click().run()
+    assert at.session_state[K.RUN_ERROR] == words  # and at Run, in the same words
+    assert [e.value for e in at.error].count(words) == 2
+    keyed(at.number_input, "w:bootstrap").set_value(20).run()
+    assert at.session_state[K.SETTINGS].statistics.bootstrap == 20 and not at.session_state[K.DRAFTS]
+    assert [e.value for e in at.error].count(words) == 1  # the Run's, until the next run

@@ -13,7 +13,7 @@ from .errors import DivergenceInputError, shown
 
 __all__ = ["Condition", "ClassificationRule", "CLASSIFICATION", "RegressionError", "REGRESSION", "GammaKind",
            "parse_gamma", "ALIASES", "canonical_metric", "CLASSIFICATION_METRICS", "REGRESSION_METRICS",
-           "WORSE_WHEN"]
+           "WORSE_WHEN", "DEFAULT_METRICS"]
 
 #: A condition on a row with a known true class and prediction: ``y`` the true class is the
 #: positive label, ``p`` the prediction is; ``all`` every such row.
@@ -60,6 +60,8 @@ REGRESSION: dict[str, RegressionError] = {
 CLASSIFICATION_METRICS: tuple[str, ...] = tuple(CLASSIFICATION) + ("brier",)
 #: Metric names for a regressor.
 REGRESSION_METRICS: tuple[str, ...] = tuple(REGRESSION)
+#: The metrics a task measures when none is asked for (a scan, the dashboard's first choice).
+DEFAULT_METRICS: dict[str, tuple[str, ...]] = {"classification": ("fpr", "fnr"), "regression": ("abs_error",)}
 
 #: the direction in which a metric is worse (up: error rates and errors; down: rates of success
 #: and a ranking's gain); metrics not listed have no worse direction (an outcome column, a bias)

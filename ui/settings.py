@@ -16,6 +16,7 @@ import pandas as pd
 
 from divergence import DivergenceInputError
 from divergence.data.columns import AttributeScreen
+from divergence.outcome_rules import DEFAULT_METRICS
 from divergence.report.plan import SlicePlan, dump_plan
 from divergence.settings import MAX_SLICES, MAX_WORK, TIME_LIMIT, Settings
 from divergence.data.roles import RoleGuess, guess_positive
@@ -26,8 +27,9 @@ from ui import cache, state
 from ui.state import BUILT_IN, KC, ROLE_DEFAULTS, K
 
 def default_metrics(task: str) -> list[str]:
-    """The metrics a task starts with (none for ranking and a numeric outcome: they have one each)."""
-    return {"classification": ["fpr", "fnr"], "regression": ["abs_error"]}.get(task, [])
+    """The metrics a task starts with, the engine's (none for ranking and a numeric outcome: they
+    have one each)."""
+    return list(DEFAULT_METRICS.get(task, ()))
 
 
 # ----------------------------------------------------------------------------- column roles

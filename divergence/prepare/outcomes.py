@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DivergenceInputError
-from ..outcome_rules import (CLASSIFICATION, CLASSIFICATION_METRICS, REGRESSION, REGRESSION_METRICS, canonical_metric, parse_gamma)
+from ..outcome_rules import (CLASSIFICATION, CLASSIFICATION_METRICS, DEFAULT_METRICS, REGRESSION, REGRESSION_METRICS,
+                             canonical_metric, parse_gamma)
 from ..settings import Roles, section
 from ..vocabulary import METRIC_LABELS
 
@@ -380,7 +381,7 @@ def measures(roles: Roles) -> list[Measure]:
                 )
             if roles.target is None or roles.prediction is None:
                 raise DivergenceInputError("Regression metrics need a target and a prediction column.")
-            out.append(Measure("regression", metrics=tuple(reg or ["abs_error"])))
+            out.append(Measure("regression", metrics=tuple(reg) or DEFAULT_METRICS["regression"]))
         else:
             if reg:
                 raise DivergenceInputError(
@@ -389,7 +390,7 @@ def measures(roles: Roles) -> list[Measure]:
                 )
             if roles.target is None:
                 raise DivergenceInputError("Classification metrics need a target column.")
-            out.append(Measure("classification", metrics=tuple(cls or ["fpr", "fnr"])))
+            out.append(Measure("classification", metrics=tuple(cls) or DEFAULT_METRICS["classification"]))
     if not out:
         raise DivergenceInputError(
             "Nothing to measure: give a target and a prediction (classification or regression), "

@@ -3,6 +3,7 @@ measured by simulation: one table of setting, runs, measured value, target and w
 
     python benchmarks/validation/sim_correlated.py                       # 100 runs per world and size
     python benchmarks/validation/sim_correlated.py --runs 20 --kinds two # a quick look
+    python benchmarks/validation/sim_correlated.py --set findings.SWAP_MARGIN=0   # a rule's constant changed
 
 Worlds (``divergence.simulate.correlated_world``): a classifier's FPR with cohorts planted on
 attributes that agree with others on 80% of rows; ``two`` (two disjoint cohorts), ``three`` (a third
@@ -23,7 +24,19 @@ def main() -> None:
     parser.add_argument("--kinds", default="two,three,null,interaction")
     parser.add_argument("--rows", default="10000,20000")
     parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
+                        help="change a constant of divergence.stats.MODULE for these runs (how sensitive the "
+                             "rates are to it), e.g. findings.SWAP_MARGIN=0")
     args = parser.parse_args()
+    import importlib
+
+    for spec in args.set:
+        name, _, value = spec.partition("=")
+        module, _, constant = name.rpartition(".")
+        target = importlib.import_module(f"divergence.stats.{module}")
+        old = getattr(target, constant)  # an unknown constant fails here, by name
+        setattr(target, constant, type(old)(float(value)))
+        print(f"divergence.stats.{module}.{constant} = {getattr(target, constant)!r} (was {old!r})")
     from divergence.simulate import correlated_run, correlated_summary
 
     t0 = time.time()

@@ -30,8 +30,8 @@ from divergence import DivergenceInputError, Settings
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES
 from divergence.errors import shown
 from divergence.present.formats import md_text
-from divergence.settings import (DEFAULT_MIN_SUPPORT, MAX_SLICES, MAX_WORK, TIME_LIMIT, Explain, Flag, Integer,
-                                 Kind, OneOf, Real, Statistics, section, setting_field)
+from divergence.settings import (DEFAULT_MIN_SUPPORT, MAX_SLICES, MAX_WORK, TIME_LIMIT, Flag, Integer, Kind, OneOf,
+                                 Real, Statistics, section, section_keys, setting_field)
 from ui import cache
 
 BUILT_IN = "built-in"
@@ -181,8 +181,7 @@ DEMO_SETTINGS = {
 assert DEMO_ROLES["classification"]["target"] == DEMO_SETTINGS[K.TARGET]
 
 
-#: the keys whose values are fields of the session's Settings: key -> the field's flat keyword
-#: (``Settings.keywords()``; ``redundancy`` is the explain section's)
+#: the keys whose values are fields of the session's Settings: key -> the field's name
 SETTING_FIELDS: dict[str, str] = {
     K.TARGET: "target", K.PREDICTION: "prediction", K.SCORE: "score", K.THRESHOLD: "threshold",
     K.POSITIVE: "positive", K.METRICS: "metrics", K.OUTCOME: "outcome", K.RANK: "rank", K.RANK_BY: "rank_by",
@@ -193,14 +192,15 @@ SETTING_FIELDS: dict[str, str] = {
     K.DELTA: "delta", K.CONFIDENCE: "confidence", K.CORRECTION: "correction", K.BOOTSTRAP: "bootstrap",
     K.REDUNDANCY: "redundancy",
 }
-#: the explain section's fields (Settings.replace changes the other sections')
-_EXPLAIN = ("redundancy",)
+#: each field's section of the Settings (roles, slicing, mining, statistics, explain)
+_SECTION: dict[str, str] = {name: sec for sec in ("roles", "slicing", "mining", "statistics", "explain")
+                            for name in section_keys(sec)}
 
 
 def _to_field(key: str, value: Any) -> Any:
     """A page's value as the field takes it: no limit on the items per slice is 0 on the page."""
     if key == K.MAX_LENGTH:
-        return int(value) or None if value is not None else None
+        return int(value) if value else None
     return value
 
 
@@ -208,26 +208,23 @@ def _to_page(key: str, value: Any) -> Any:
     """A field's value as the pages use it: lists, not tuples; no limit on the items is 0."""
     if key == K.MAX_LENGTH:
         return value or 0
-    if isinstance(value, tuple):
-        return list(value)
-    if isinstance(value, dict):
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in value.items()}
-    return value
+    return list(value) if isinstance(value, tuple) else value
 
 
 def _field(settings: Settings, key: str) -> Any:
     name = SETTING_FIELDS[key]
-    return getattr(settings.explain, name) if name in _EXPLAIN else settings.keywords()[name]
+    return getattr(getattr(settings, _SECTION[name]), name)
 
 
 def _changed(settings: Settings, values: dict[str, Any]) -> Settings:
-    """``settings`` with some fields changed (validated: DivergenceInputError names the one at fault)."""
-    flat = {SETTING_FIELDS[k]: _to_field(k, v) for k, v in values.items() if SETTING_FIELDS[k] not in _EXPLAIN}
-    explain = {SETTING_FIELDS[k]: v for k, v in values.items() if SETTING_FIELDS[k] in _EXPLAIN}
-    new = settings.replace(**flat) if flat else settings
-    if explain:
-        new = dataclasses.replace(new, explain=section(Explain, new.explain, explain))
-    return new
+    """``settings`` with some fields changed, each section validated again (DivergenceInputError
+    names the field at fault)."""
+    by_section: dict[str, dict] = {}
+    for k, v in values.items():
+        name = SETTING_FIELDS[k]
+        by_section.setdefault(_SECTION[name], {})[name] = _to_field(k, v)
+    return dataclasses.replace(settings, **{sec: section(type(getattr(settings, sec)), getattr(settings, sec), vals)
+                                            for sec, vals in by_section.items()})
 
 
 def _set_fields(values: dict[str, Any]) -> None:
@@ -257,9 +254,6 @@ def init_state() -> None:
         _set_fields({k: v for k, v in DEFAULTS.items() if k in SETTING_FIELDS})
     if K.FRAME not in ss:
         ss[K.FRAME] = cache.demo_frame()
-        for k, v in DEFAULTS.items():
-            if k not in SETTING_FIELDS:
-                ss.setdefault(k, v)
         update(**DEMO_SETTINGS)
     for k, v in DEFAULTS.items():
         if k not in SETTING_FIELDS:
@@ -289,12 +283,6 @@ def update(**values: Any) -> None:
     for k, v in values.items():
         if k not in SETTING_FIELDS:
             st.session_state[k] = v
-
-
-def settings() -> Settings:
-    """The session's Settings (every field as the user set it, branches not chosen included; the
-    run's settings are ``ui.settings.current_settings``)."""
-    return st.session_state[K.SETTINGS]
 
 
 def refused() -> dict[str, tuple[Any, str]]:

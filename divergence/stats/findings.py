@@ -67,7 +67,7 @@ EXACT_TOP = 64
 FREEZE_MARGIN = 1.5
 #: how far (in |Z|) below the bar of the last finding a finding's residual test given the others
 #: must fall for the backward step to drop it: explained, not a near miss that the forward search
-#: would add back
+#: would add back (the first finding, which passed no residual test when it was chosen, has none)
 DROP_MARGIN = 1.5
 #: rounds of revision (backward steps and swaps, each followed by the forward search again)
 MAX_REVISIONS = 1
@@ -273,8 +273,9 @@ def _revise(rows: "_Rows", chosen: list, alive: np.ndarray, z_own: np.ndarray, b
     """The findings revisited once the forward search has ended (None: nothing to change).
 
     Backward: a finding whose residual test given the other findings falls :data:`DROP_MARGIN`
-    below the bar of the last of them (``bar_z(len(chosen))``) is dropped, the weakest first, again
-    while one does: a stand-in chosen early
+    below the bar of the last of them (``bar_z(len(chosen))``) is dropped, the farthest below first,
+    again while one does; the first finding, chosen by its test against the whole dataset and never
+    by a residual one, is dropped once it falls below that bar at all: a stand-in chosen early
     that the later findings account for, or a slice that read low only because they lift the
     average. Swap: a finding and a candidate it explains (the candidate's own test weakened most by
     that finding) are tested against each other, both ways, the other findings given; when the
@@ -287,13 +288,18 @@ def _revise(rows: "_Rows", chosen: list, alive: np.ndarray, z_own: np.ndarray, b
     if not chosen:
         return None
     test = _ResidualTest(rows, binary)
+    first = chosen[0]
 
     def backward(kept: list) -> list:
         kept = list(kept)
         while len(kept) >= 2:
-            zs = test.leave_one_out(kept)
-            weakest = int(np.argmin(zs))
-            if zs[weakest] >= bar_z(len(kept)) - DROP_MARGIN:
+            # the first finding was chosen by its test against the whole dataset, which the others'
+            # rows lift or lower, and never by a residual test: it gets no margin
+            need = np.full(len(kept), bar_z(len(kept)) - DROP_MARGIN)
+            need[[i for i, f in enumerate(kept) if f == first]] += DROP_MARGIN
+            short = np.asarray(test.leave_one_out(kept)) - need
+            weakest = int(np.argmin(short))
+            if short[weakest] >= 0:
                 break
             kept.pop(weakest)
         return kept

@@ -251,6 +251,27 @@ def test_revision_drops_a_finding_the_later_ones_explain():
     assert sorted(t.findings("o")["itemset"]) == ["a=v0", "a=v2, b=w1"]
 
 
+def test_the_first_finding_gets_no_margin_when_revised():
+    """The backward step's margin keeps a finding that passed its residual test when it joined; the
+    first finding was chosen by its test against the whole dataset (which the later findings lift),
+    so it is dropped once it falls below the last finding's bar at all."""
+    from divergence.stats.findings import DROP_MARGIN, _ResidualTest, _Rows, _revise, significant_slices
+
+    t = scan(_look_low_world(1), outcome="o", min_support=0.01, bootstrap=0)
+    f = t.frame
+    cand = np.nonzero(significant_slices(f["o_q"].to_numpy(), f["o_divergence_adj_low"].to_numpy(),
+                                         f["o_divergence_adj_high"].to_numpy(), 0.05))[0]
+    pos = {str(f["itemset"].iat[c]): j for j, c in enumerate(cand)}
+    low, c1, c2 = pos["a=v1"], pos["a=v0"], pos["a=v2, b=w1"]
+    rows = _Rows(t, cand, 0)
+    alive = np.ones(cand.size, dtype=bool)
+    alive[[low, c1, c2]] = False
+    z_low = _ResidualTest(rows, True).leave_one_out([c1, c2, low])[2]
+    bar = z_low + DROP_MARGIN / 2  # the look-low slice given the cohorts: within the margin below the bar
+    assert _revise(rows, [c1, c2, low], alive, np.zeros(cand.size), True, lambda j: bar) is None
+    assert _revise(rows, [low, c1, c2], alive, np.zeros(cand.size), True, lambda j: bar) == [c1, c2]
+
+
 @pytest.mark.slow
 def test_a_flat_metric_borrows_no_finding_from_another():
     """Issue 30, point 3: FNR is planted flat in the built-in data; scanned with FPR (one BH family, 87

@@ -533,16 +533,22 @@ def _findings_columns(table, cols: dict, tests: dict, alpha: float, correction: 
                                       first_bar=_metric_bar(cols[f"{name}_p"], alpha, correction,
                                                             int(family_size.get(name) or 1)))
             finding, by = found.finding, found.explained_by
+            alias = found.alias if found.alias is not None else np.full(n_items, -1)
             if found.cut:
                 cut[name] = (f"{name}: the search for distinct findings stopped after {int(finding.sum()):,} "
                              f"({found.cut}); the significant slices they do not explain are listed as significant, "
                              "neither a finding nor explained.")
         else:  # no distinct rows to test on (a slice typed by hand): no finding is claimed
             finding, by = np.zeros(n_items, dtype=bool), np.full(n_items, -1)
+            alias = np.full(n_items, -1)
         explained = np.full(n_items, "", dtype=object)
         explained[by >= 0] = itemsets[by[by >= 0]]
         cols[f"{name}_finding"] = finding
         cols[f"{name}_explained_by"] = explained
+        # a finding the data do not tell from another slice: that slice's name too
+        aliases = np.full(n_items, "", dtype=object)
+        aliases[alias >= 0] = itemsets[alias[alias >= 0]]
+        cols[f"{name}_alias"] = aliases
         # a finding lying wholly inside another is distinct for how it differs from the rest of that one
         within = enclosing_findings(table, k, finding)
         holder = np.full(n_items, "", dtype=object)

@@ -78,6 +78,10 @@ SWAP_RIVALS = 3
 #: of 0.5 kept the greedy search's choice between near-equals, and named more cohorts by stand-ins:
 #: docs/statistics.md)
 SWAP_MARGIN = 0.0
+#: the least share of their rows (of the rows of either) a slice shares with a finding to be looked
+#: at as a name the data do not tell from it, and how many of those, the most shared first
+ALIAS_SHARE = 0.5
+ALIAS_TRIES = 3
 
 
 
@@ -99,6 +103,9 @@ class Findings:
     #: why the search stopped with candidates left that could still have been findings ('' when
     #: it did not: :data:`MAX_STRATA`, :data:`MAX_ENTRIES`, or its time)
     cut: str = ""
+    #: for a finding, the row of a slice the data do not tell from it (-1: none, or not looked for):
+    #: it explains the finding as the finding explains it (:func:`_aliases`)
+    alias: np.ndarray | None = None
 
 
 def significant_slices(q: np.ndarray, adj_low: np.ndarray, adj_high: np.ndarray, alpha: float) -> np.ndarray:
@@ -186,7 +193,57 @@ def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, corr
     ok = (np.abs(z_all[left]) < z_scan) & (drop[np.arange(left.size), by] > 0) if left.size else np.zeros(0, bool)
     explained[cand[left[ok]]] = cand[np.asarray(rows.order)[by[ok]]]
     rank = cand[chosen].astype(np.int64)
-    return Findings(finding, explained, cand, rank, cut)
+    alias = np.full(n_items, -1, dtype=np.int64)
+    for f, x in _aliases(table, k, cand, rows, left[ok], np.asarray(rows.order)[by[ok]], binary, z_scan).items():
+        alias[cand[f]] = cand[x]
+    return Findings(finding, explained, cand, rank, cut, alias)
+
+
+def _aliases(table, k: int, cand: np.ndarray, rows: "_Rows", explained: np.ndarray, by: np.ndarray, binary: bool,
+             z_scan: float) -> dict:
+    """For each finding (a candidate position), a candidate it explains that explains it as well,
+    the other findings given: the finding's residual test given that candidate no longer passes the
+    scan's bar either. The data do not tell the two apart (a cohort and a near copy of it on a
+    correlated attribute, the cohort and itself with an item that holds on almost all of its rows);
+    the search named the one whose test was stronger. Not a refinement of the finding (a part of it,
+    which "explained by" tells). Looked for among the candidates sharing at
+    least :data:`ALIAS_SHARE` of their rows with the finding (the rows of either), the most shared
+    first, :data:`ALIAS_TRIES` of them."""
+    order = [int(f) for f in rows.order]
+    if not order or explained.size == 0 or len(order) > 62:
+        return {}
+    n = np.asarray(table.tallies[:, metric_columns(k)[0]], dtype=float)
+    codes = table.codes
+    test = _ResidualTest(rows, binary)
+    uniq, inverse = test._pattern(order)
+    out = {}
+    for i, f in enumerate(order):
+        mine = explained[by == f]
+        if mine.size == 0:
+            continue
+        fc, xc = codes[cand[f]], codes[cand[mine]]
+        # a refinement of the finding is a part of it, told by "explained by"; another name is wanted
+        other = np.any((fc >= 0) & (xc != fc), axis=1)
+        mine, xc = mine[other], xc[other]
+        if mine.size == 0:
+            continue
+        clash = np.any((fc >= 0) & (xc >= 0) & (xc != fc), axis=1)
+        both = np.where(fc >= 0, fc, xc)
+        shared = np.asarray(table.index_of(both), dtype=np.int64)
+        nf, nx = n[cand[f]], n[cand[mine]]
+        inter = np.where((shared >= 0) & ~clash, n[np.maximum(shared, 0)], 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            share = inter / (nf + nx - inter)
+        near = np.nonzero(share >= ALIAS_SHARE)[0]
+        if near.size == 0:
+            continue
+        near = near[np.lexsort((cand[mine[near]], -share[near]))][:ALIAS_TRIES]
+        label_lo, h_lo = test.without(order, i, uniq, inverse)
+        for j in near:
+            if abs(test._z(f, *test.with_member(label_lo, h_lo, int(mine[j])))) < z_scan:
+                out[f] = int(mine[j])
+                break
+    return out
 
 
 def _forward(rows: "_Rows", strata: "_Strata", chosen: list, binary: bool, bar_z, prefer: int, support: np.ndarray,

@@ -276,8 +276,10 @@ def _summary(table, top: int, keep: dict | None = None, sort_by: str | None = No
             shown = _labelled(shown, rows, m.name)
             if f"{m.name}_finding" in table.columns:
                 within = rows[f"{m.name}_within"] if f"{m.name}_within" in rows else [""] * len(rows)
-                shown = shown.assign(finding=[finding_label(a, b, w) for a, b, w in
-                                              zip(rows[f"{m.name}_finding"], rows[f"{m.name}_explained_by"], within)])
+                alias = rows[f"{m.name}_alias"] if f"{m.name}_alias" in rows else [""] * len(rows)
+                shown = shown.assign(finding=[finding_label(a, b, w, x) for a, b, w, x in
+                                              zip(rows[f"{m.name}_finding"], rows[f"{m.name}_explained_by"], within,
+                                                  alias)])
             if not table.exhaustive:  # the same rows under other descriptions
                 same = [", ".join(table.implied_items(int(i))) for i in rows.index]
                 if any(same):

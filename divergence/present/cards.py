@@ -385,6 +385,12 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
             who += (f"; accounts for {format_count(covers[int(i)] - 1)} other significant slice"
                     f"{'s' if covers[int(i)] > 2 else ''} (refinements, wider slices holding its rows, slices it "
                     "lifts or lowers)")
+        alias = str(stats.at("alias", i) or "") if distinct else ""
+        if alias:
+            share = _shared(table, stats, i, alias)
+            sure += (f"; the data do not tell it from “{alias}”" + (f" (they share {format_percent(share)} of their rows)"
+                                                            if share is not None else "")
+                     + ": each accounts for the other's divergence, and this one tested stronger")
         meets = bool(stats.meets_min_size[i]) if stats.meets_min_size is not None else True
         if not meets:
             sure += (f"; indicative: {format_count(stats.count[i])} measured rows, below the minimum size "
@@ -403,6 +409,20 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
                              todo=todo, covers=covers.get(int(i), 1),
                              distinct=distinct, meets=meets, within=holder))
     return _under_their_holders(cards), int(candidates.size)
+
+
+def _shared(table: SliceTable, stats: MetricStatistics, i: int, other: str) -> float | None:
+    """The share of the metric's rows of slice i or the slice named ``other`` that are in both
+    (None when the slices holding both were not mined)."""
+    j = table.lookup(other)
+    a, b = table.codes[i], table.codes[j]
+    if np.any((a >= 0) & (b >= 0) & (a != b)):
+        return 0.0
+    both = int(np.asarray(table.index_of(np.where(a >= 0, a, b)[None, :]))[0])
+    if both < 0 or stats.count is None:
+        return None
+    n_i, n_j, n_both = (float(stats.count[x]) for x in (i, j, both))
+    return n_both / (n_i + n_j - n_both) if n_i + n_j - n_both > 0 else None
 
 
 def _under_their_holders(cards: list[Finding]) -> list[Finding]:

@@ -295,13 +295,16 @@ def direction(divergence: object) -> str:
     return "above" if d > 0 else ("below" if d < 0 else "level with")
 
 
-def finding_label(finding: object, explained_by: object = "", within: object = "") -> str:
+def finding_label(finding: object, explained_by: object = "", within: object = "", alias: object = "") -> str:
     """Whether a slice is a distinct finding, as the tables show it: 'distinct finding', 'distinct
     finding inside gender=male' (its rows all in that finding: read against the rest of it),
-    'explained by region=South, education=Primary', or '' (neither)."""
+    'explained by region=South, education=Primary', or '' (neither); a finding the data do not tell
+    from another slice says so: 'distinct finding, not told from c0=u2, c2=t1'."""
     if not is_undefined(finding) and bool(finding):
         holder = "" if within is None or (isinstance(within, float) and math.isnan(within)) else str(within)
-        return f"distinct finding inside {holder}" if holder else "distinct finding"
+        label = f"distinct finding inside {holder}" if holder else "distinct finding"
+        other = "" if alias is None or (isinstance(alias, float) and math.isnan(alias)) else str(alias)
+        return f"{label}, not told from {other}" if other else label
     by = "" if explained_by is None or (isinstance(explained_by, float) and math.isnan(explained_by)) \
         else str(explained_by)
     return f"explained by {by}" if by else ""
@@ -388,7 +391,10 @@ GLOSSARY = {
     "finding": "A distinct finding is a significant slice no stronger finding explains: with the findings' "
                "rows accounted for, it still diverges. 'Explained by F': with F's rows accounted for, the "
                "slice no longer diverges (a refinement no different from F, a wider slice holding F's rows, "
-               "a slice that only looks low or high because F lifts or lowers the whole dataset).",
+               "a slice that only looks low or high because F lifts or lowers the whole dataset). 'Not told "
+               "from X': X accounts for the finding's divergence as the finding accounts for X's (a near "
+               "copy on a correlated attribute, or the same slice with an item almost all its rows hold); "
+               "the data fit either name, and this one tested stronger.",
     "replicated divergence": "The slice's divergence re-measured on the other rows: an estimate free of "
                              "the winner's curse.",
     "replication": "The slice re-measured on other rows (a second file, a split or period, or a held-out "

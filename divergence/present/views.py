@@ -210,7 +210,9 @@ def display_frame(table: SliceTable, rows: pd.DataFrame, metric: str | None = No
     out["Divergence"] = f[f"{m}_divergence"].map(lambda x: format_divergence(x, binary))
     if f"{m}_finding" in f:
         within = f[f"{m}_within"] if f"{m}_within" in f else [""] * len(f)
-        out["Finding"] = [finding_label(a, b, w) for a, b, w in zip(f[f"{m}_finding"], f[f"{m}_explained_by"], within)]
+        alias = f[f"{m}_alias"] if f"{m}_alias" in f else [""] * len(f)
+        out["Finding"] = [finding_label(a, b, w, x) for a, b, w, x in
+                          zip(f[f"{m}_finding"], f[f"{m}_explained_by"], within, alias)]
     if f"{m}_order" in f:  # the slice's place in the default order
         out["Order"] = f[f"{m}_order"].map(format_count)
     for col, label in ((f"{m}_divergence_shrunk", "Shrunk divergence"),

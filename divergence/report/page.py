@@ -209,7 +209,7 @@ def _slice_table(table: SliceTable, metric: str, rows: pd.DataFrame, previous: S
             elif kind in _NUMBER_TEXT:
                 cells.append(Cell(_NUMBER_TEXT[kind](v, b), _sort_value(v), True))
             elif kind == "finding":
-                text = finding_label(v, r[f"{m}_explained_by"], r.get(f"{m}_within", ""))
+                text = finding_label(v, r[f"{m}_explained_by"], r.get(f"{m}_within", ""), r.get(f"{m}_alias", ""))
                 cells.append(Cell(text, text))
             elif kind == "bool":
                 cells.append(Cell("yes" if bool(v) else "no", _sort_value(v)))

@@ -272,6 +272,52 @@ def test_the_first_finding_gets_no_margin_when_revised():
     assert _revise(rows, [low, c1, c2], alive, np.zeros(cand.size), True, lambda j: bar) == [c1, c2]
 
 
+def test_a_finding_the_data_do_not_tell_from_a_near_copy_names_it():
+    """A cohort and a near copy on a correlated attribute (88% of rows shared): where the copy tested
+    stronger and was named, the cohort is its alias (each explains the other at the scan's bar, as
+    recomputed from the rows); with twice the rows they are told apart and no alias is named."""
+    from divergence.present.cards import findings as cards
+    from divergence.simulate import correlated_world
+    from divergence.stats.findings import _z_two_sided
+
+    df, kw, info = correlated_world(6, "two", n=10_000)
+    t = scan(df, min_support=0.01, bootstrap=0, **kw)
+    f = t.frame
+    named = f[f["fpr_finding"].astype(bool)].set_index("itemset")["fpr_alias"]
+    assert named.to_dict() == {"c0=u0": "", "c0=u2, c5=t1": "c0=u2, c2=t1"}
+    # from the rows: each one's residual test given the other (and c0=u0) fails the scan's bar
+    neg = df[df["y"] == "no"]
+    err = (neg["pred"] == "yes").to_numpy(float)
+    mask = {s: np.logical_and.reduce([(neg[a] == v).to_numpy() for a, v in (x.split("=") for x in s.split(", "))])
+            for s in ("c0=u0", "c0=u2, c5=t1", "c0=u2, c2=t1")}
+
+    def residual(s, given):  # Cochran-Mantel-Haenszel z, with its continuity correction
+        label = sum(mask[g].astype(int) << i for i, g in enumerate(given))
+        num = var = 0.0
+        for h in np.unique(label):
+            r = label == h
+            n1, n = (mask[s] & r).sum(), r.sum()
+            if 0 < n1 < n:
+                x = err[r].sum()
+                num += err[mask[s] & r].sum() - n1 * x / n
+                var += n1 * (n - n1) * x * (n - x) / (n * n * (n - 1))
+        return max(abs(num) - 0.5, 0.0) / np.sqrt(var)
+
+    z_scan = _z_two_sided(1.0 - t.assessment.corrected_level["fpr"])  # the scan's own bar
+    assert residual("c0=u2, c2=t1", ["c0=u0", "c0=u2, c5=t1"]) < z_scan
+    assert residual("c0=u2, c5=t1", ["c0=u0", "c0=u2, c2=t1"]) < z_scan
+    card = next(c for c in cards(t, "fpr")[0] if c.itemset == "c0=u2, c5=t1")
+    assert "the data do not tell it from “c0=u2, c2=t1” (they share 80.9% of their rows)" in card.sure
+    from divergence.present.views import display_frame
+
+    shown = display_frame(t, t.findings("fpr"), "fpr")["Finding"]
+    assert sorted(shown) == ["distinct finding", "distinct finding, not told from c0=u2, c2=t1"]
+    df, kw, info = correlated_world(6, "two", n=20_000)
+    f = scan(df, min_support=0.01, bootstrap=0, **kw).frame
+    assert sorted(f.loc[f["fpr_finding"].astype(bool), "itemset"]) == ["c0=u0", "c0=u2, c2=t1"]
+    assert not f["fpr_alias"].astype(bool).any()
+
+
 @pytest.mark.slow
 def test_a_flat_metric_borrows_no_finding_from_another():
     """Issue 30, point 3: FNR is planted flat in the built-in data; scanned with FPR (one BH family, 87

@@ -322,7 +322,8 @@ def correlated_world(seed: int, kind: str, *, n: int = 10_000):
     false-positive-rate cohorts: ``two``, C1 ``c0=u0`` (a quarter of the rows, +0.08) and C2
     ``c0=u2, c2=t1`` (a tenth, +0.12), disjoint; ``three`` adds C3 ``c6=r2`` (a sixth, +0.05)
     overlapping both; ``interaction``, ``c3=s0, c4=s0`` (a twentieth, +0.10), planted on neither item
-    alone; ``null``, nothing. ``c1`` agrees with ``c0`` on
+    alone; ``single``, the same size and effect on one item (``c8=v0`` of an added attribute of twenty
+    values); ``null``, nothing. ``c1`` agrees with ``c0`` on
     80% of the rows (a stand-in for it), ``c5`` with ``c2``; ``c0=u1`` reads low only because the
     cohorts lift the whole dataset. Every planted cohort is an itemset of these columns. Returns
     ``(data, scan keyword arguments, {"cohorts": [...], "look_low": ...})``."""
@@ -359,6 +360,9 @@ def correlated_world(seed: int, kind: str, *, n: int = 10_000):
         plant("c6=r2", 0.05)
     if kind == "interaction":
         plant("c3=s0, c4=s0", 0.10)
+    elif kind == "single":  # the interaction's size and effect on one item (of an added attribute)
+        df["c8"] = np.array([f"v{i}" for i in range(20)])[rng.integers(0, 20, n)]
+        plant("c8=v0", 0.10)
     elif kind not in ("null", "two", "three"):
         raise ValueError(f"unknown kind {kind!r}")
     y = rng.random(n) < 0.3
@@ -367,7 +371,7 @@ def correlated_world(seed: int, kind: str, *, n: int = 10_000):
     df["pred"] = np.where(pred, "yes", "no")
     df["p"] = np.where(y, np.nan, fpr)  # the true FPR of each negative row
     kw = dict(target="y", prediction="pred", positive="yes", metrics=["fpr", "fnr"],
-              attributes=[f"c{j}" for j in range(8)])
+              attributes=[c for c in df.columns if c.startswith("c")])
     return df, kw, {"cohorts": cohorts, "look_low": "c0=u1" if kind in ("two", "three") else None}
 
 
@@ -383,10 +387,13 @@ def correlated_run(kind: str, seed: int, *, n: int = 10_000, min_support: float 
     findings = [str(s) for s in found["itemset"]]
     out = {"kind": kind, "seed": seed, "n": n, "findings": findings, "cohorts": info["cohorts"],
            "look_low": info["look_low"], "aliases": [str(a) for a in found["fpr_alias"] if a]}
-    if kind == "interaction":
+    if kind in ("interaction", "single"):
         i = table.lookup(info["cohorts"][0])
         negatives = df["y"] == "no"
-        mask = negatives & (df["c3"] == "s0") & (df["c4"] == "s0")
+        mask = negatives.copy()
+        for item in info["cohorts"][0].split(", "):
+            a, v = item.split("=")
+            mask &= df[a] == v
         truth = float(df.loc[mask, "p"].mean() - df.loc[negatives, "p"].mean())
         out.update(raw=float(f["fpr_divergence"].iat[i]), shrunk=float(f["fpr_divergence_shrunk"].iat[i]),
                    truth=truth)
@@ -406,13 +413,14 @@ def correlated_summary(runs: list) -> list:
             anyf = np.mean([bool(r["findings"]) for r in rs])
             out.append((f"{where}: any finding", len(rs), float(anyf), "≤ 0.05", anyf <= 0.05))
             continue
-        if kind == "interaction":
+        if kind in ("interaction", "single"):
             kept = np.mean([r["shrunk"] >= 0.8 * r["raw"] for r in rs])
             out.append((f"{where}: shrunk ≥ 0.8 × raw", len(rs), float(kept), "≥ 0.90", kept >= 0.9))
             err = np.mean([r["shrunk"] - r["truth"] for r in rs])
             out.append((f"{where}: shrunk minus truth (mean)", len(rs), float(err), "within ±0.03", abs(err) <= 0.03))
             found = np.mean([r["findings"] == r["cohorts"] for r in rs])
-            out.append((f"{where}: the interaction is the only finding", len(rs), float(found), "reported", True))
+            out.append((f"{where}: the {'interaction' if kind == 'interaction' else 'item'} is the only finding",
+                        len(rs), float(found), "reported", True))
             continue
         exact = np.mean([sorted(r["findings"]) == sorted(r["cohorts"]) for r in rs])
         out.append((f"{where}: findings exactly the planted cohorts", len(rs), float(exact),

@@ -7,7 +7,8 @@ measured by simulation: one table of setting, runs, measured value, target and w
 
 Worlds (``divergence.simulate.correlated_world``): a classifier's FPR with cohorts planted on
 attributes that agree with others on 80% of rows; ``two`` (two disjoint cohorts), ``three`` (a third
-overlapping both), ``interaction`` (a two-item effect neither item shows alone), ``null``.
+overlapping both), ``interaction`` (a two-item effect neither item shows alone), ``single`` (its
+size and effect on one item, for comparison), ``null``.
 """
 from __future__ import annotations
 

@@ -229,20 +229,29 @@ def _look_low_world(seed: int, n: int = 20_000) -> pd.DataFrame:
                          "c": rng.choice(["x", "y", "z"], n), "o": (rng.random(n) < p).astype(float)})
 
 
-def test_revision_drops_a_finding_the_later_ones_explain():
-    """Backward: a look-low slice chosen among the findings is dropped once the cohorts that lift the
-    average are findings too; real findings that do not explain each other stay."""
-    from divergence.stats.findings import _Rows, _revise, _z_two_sided, significant_slices
+def _look_low_search():
+    """The look-low world scanned, its significant slices as the search's candidates, their distinct
+    rows, the candidates left (all but the three below) and the positions of the look-low slice and
+    the two cohorts."""
+    from divergence.stats.findings import _Rows, significant_slices
 
     t = scan(_look_low_world(1), outcome="o", min_support=0.01, bootstrap=0)
     f = t.frame
     cand = np.nonzero(significant_slices(f["o_q"].to_numpy(), f["o_divergence_adj_low"].to_numpy(),
                                          f["o_divergence_adj_high"].to_numpy(), 0.05))[0]
     pos = {str(f["itemset"].iat[c]): j for j, c in enumerate(cand)}
-    low, c1, c2 = pos["a=v1"], pos["a=v0"], pos["a=v2, b=w1"]
-    rows = _Rows(t, cand, 0)
+    three = (pos["a=v1"], pos["a=v0"], pos["a=v2, b=w1"])
     alive = np.ones(cand.size, dtype=bool)
-    alive[[low, c1, c2]] = False
+    alive[list(three)] = False
+    return t, cand, _Rows(t, cand, 0), alive, three
+
+
+def test_revision_drops_a_finding_the_later_ones_explain():
+    """Backward: a look-low slice chosen among the findings is dropped once the cohorts that lift the
+    average are findings too; real findings that do not explain each other stay."""
+    from divergence.stats.findings import _revise, _z_two_sided
+
+    t, cand, rows, alive, (low, c1, c2) = _look_low_search()
     revised = _revise(rows, [low, c1, c2], alive, np.zeros(cand.size), True, lambda j: _z_two_sided(0.05 / 1000))
     assert revised == [c1, c2]
     # the real findings stay: neither is explained by the other
@@ -255,17 +264,9 @@ def test_the_first_finding_gets_no_margin_when_revised():
     """The backward step's margin keeps a finding that passed its residual test when it joined; the
     first finding was chosen by its test against the whole dataset (which the later findings lift),
     so it is dropped once it falls below the last finding's bar at all."""
-    from divergence.stats.findings import DROP_MARGIN, _ResidualTest, _Rows, _revise, significant_slices
+    from divergence.stats.findings import DROP_MARGIN, _ResidualTest, _revise
 
-    t = scan(_look_low_world(1), outcome="o", min_support=0.01, bootstrap=0)
-    f = t.frame
-    cand = np.nonzero(significant_slices(f["o_q"].to_numpy(), f["o_divergence_adj_low"].to_numpy(),
-                                         f["o_divergence_adj_high"].to_numpy(), 0.05))[0]
-    pos = {str(f["itemset"].iat[c]): j for j, c in enumerate(cand)}
-    low, c1, c2 = pos["a=v1"], pos["a=v0"], pos["a=v2, b=w1"]
-    rows = _Rows(t, cand, 0)
-    alive = np.ones(cand.size, dtype=bool)
-    alive[[low, c1, c2]] = False
+    t, cand, rows, alive, (low, c1, c2) = _look_low_search()
     z_low = _ResidualTest(rows, True).leave_one_out([c1, c2, low])[2]
     bar = z_low + DROP_MARGIN / 2  # the look-low slice given the cohorts: within the margin below the bar
     assert _revise(rows, [c1, c2, low], alive, np.zeros(cand.size), True, lambda j: bar) is None

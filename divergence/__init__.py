@@ -14,10 +14,17 @@ and the command line's ``--help`` stay fast; the modules behind them are private
 """
 from __future__ import annotations
 
-import importlib
 import sys
-import types
-from typing import TYPE_CHECKING
+
+if sys.argv[:1] == ["-m"]:  # `python -m divergence`: a signal while starting is one line from here on (F26)
+    from .cli.starting import catch_while_starting, run_as_command
+
+    if run_as_command():
+        catch_while_starting()
+
+import importlib  # noqa: E402
+import types  # noqa: E402
+from typing import TYPE_CHECKING  # noqa: E402
 
 __version__ = "0.9.0"
 

@@ -1,28 +1,49 @@
 """The command line's first handler of a signal, set before anything heavy is imported: until the
-command sets its own, a signal ends it with one line and the usual exit status."""
+command sets its own, a signal ends it with one line and the usual exit status.
+
+Only built-in modules here (``_signal``, ``os``, ``sys``: loaded with the interpreter), so that
+``divergence/__init__.py`` can install it first thing under ``python -m divergence``, before even
+``signal.py`` or ``typing`` is imported (issue 47 F26)."""
 from __future__ import annotations
 
+import _signal
 import os
-import signal
 import sys
 
-__all__ = ["stopped_while_starting", "catch_while_starting"]
+__all__ = ["stopped_while_starting", "catch_while_starting", "run_as_command"]
+
+#: the signals caught while starting, by number (``signal.Signals`` would import enum)
+NAMES = {_signal.SIGINT: "SIGINT", _signal.SIGTERM: "SIGTERM"}
+if hasattr(_signal, "SIGHUP"):
+    NAMES[_signal.SIGHUP] = "SIGHUP"
 
 
 def stopped_while_starting(signum, frame) -> None:  # noqa: ARG001 - a signal handler's signature
     """A signal before the command line has set its own handlers (its imports take a few tenths of a
     second): one line and the usual exit status, never a traceback; nothing was written yet."""
-    sys.stderr.write(f"divergence: stopped ({signal.Signals(signum).name}) while starting; nothing was written.\n")
+    sys.stderr.write(f"divergence: stopped ({NAMES.get(signum, signum)}) while starting; nothing was written.\n")
     sys.stderr.flush()
     os._exit(128 + signum)
 
 
 def catch_while_starting() -> None:
-    """SIGINT, SIGTERM and SIGHUP end the command with :func:`stopped_while_starting` (main thread only)."""
-    import threading
+    """SIGINT, SIGTERM and SIGHUP end the command with :func:`stopped_while_starting` (main thread
+    only: elsewhere Python refuses to set a handler, and nothing is set)."""
+    for sig in NAMES:
+        try:
+            _signal.signal(sig, stopped_while_starting)
+        except ValueError:  # not the main thread
+            return
 
-    if threading.current_thread() is not threading.main_thread():
-        return
-    for sig in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
-        if sig is not None:
-            signal.signal(sig, stopped_while_starting)
+
+def run_as_command(package: str = "divergence") -> bool:
+    """Whether this interpreter was started as ``python [options] -m divergence``: while the package is
+    imported for it, ``sys.argv[0]`` is ``-m`` and ``sys.orig_argv`` names the module."""
+    if sys.argv[:1] != ["-m"]:
+        return False
+    for i, arg in enumerate(getattr(sys, "orig_argv", [])[1:], 1):
+        if arg == "-m":
+            return sys.orig_argv[i + 1:i + 2] == [package]
+        if arg.startswith("-m"):
+            return arg[2:] == package
+    return False

@@ -692,17 +692,44 @@ def _one_line(text: str) -> str:
 #: control characters (C0 but tab and line feed, DEL, C1): a terminal would act on them (clear the
 #: screen, set the window's title, recolour), so text from the data never prints them as they are
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: beyond ASCII, the characters that change how the text around them reads without showing themselves:
+#: format characters (direction overrides and isolates U+202A-U+202E, U+2066-U+2069, zero-width space
+#: and joiners, the byte-order mark, tags), line and paragraph separators, lone surrogates
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+#: letters and marks that draw nothing (Hangul fillers, the combining grapheme joiner)
+_BLANK = frozenset("\u034f\u115f\u1160\u3164\uffa0")
+_NON_ASCII = re.compile("[^\x00-\x7f]")
+
+
+def _escape(ch: str) -> str:
+    code = ord(ch)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def _hidden(match: re.Match) -> str:
+    import unicodedata
+
+    ch = match.group(0)
+    return _escape(ch) if ch in _BLANK or unicodedata.category(ch) in _HIDDEN_CATEGORIES else ch
+
+
+def inert(text: str) -> str:
+    """``text`` with every character that could drive the terminal or disguise what it shows written
+    as its escape (ESC as ``\\x1b``, RIGHT-TO-LEFT OVERRIDE as ``\\u202e``): an itemset printed from the
+    data reads as it is stored, never reversed, hidden or recoloured."""
+    text = _CONTROL.sub(lambda m: _escape(m.group(0)), text)
+    return text if text.isascii() else _NON_ASCII.sub(_hidden, text)
 
 
 class _Inert:
-    """A text stream that writes a control character as its escape (ESC as ``\\x1b``): a column
-    name or a value printed by the CLI shows what it holds and cannot drive the terminal."""
+    """A text stream that writes what :func:`inert` escapes as its escape: a column name or a value
+    printed by the CLI shows what it holds and cannot drive the terminal."""
 
     def __init__(self, stream) -> None:
         self._stream = stream
 
     def write(self, text: str) -> int:
-        return self._stream.write(_CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", text))
+        return self._stream.write(inert(text))
 
     def __getattr__(self, name):
         return getattr(self._stream, name)
@@ -713,21 +740,61 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
     print(f"divergence: warning: {_one_line(message)}", file=sys.stderr)
 
 
-def _refuse_output_over_input(args) -> None:
-    """An output (``--output``, ``--save-plan``) that is one of the command's inputs (the data, the
-    plan, the previous data), by any name or link, is refused before anything runs: writing it would
-    replace the user's file."""
-    inputs = [getattr(args, name, None) for name in ("data", "plan", "previous")]
-    inputs = [str(p) for p in inputs if p and os.path.isfile(str(p))]
-    for flag, name in (("--output", "output"), ("--save-plan", "save_plan")):
-        out = getattr(args, name, None)
-        if not out:
+#: the options naming a file the command reads, and those naming a file it writes
+INPUT_OPTIONS = (("DATA", "data"), ("PLAN", "plan"), ("--previous", "previous"), ("--replicate", "replicate"))
+OUTPUT_OPTIONS = (("--output", "output"), ("--save-plan", "save_plan"))
+
+
+def _input_files(args) -> list[tuple[str, str]]:
+    """(what, file) for every file the command reads: a folder or a glob given as the data
+    (``--engine duckdb``) expanded to the files it names, as the engine will read them."""
+    out = []
+    for what, name in INPUT_OPTIONS:
+        given = getattr(args, name, None)
+        if not given:
             continue
-        for given in inputs:
-            same = os.path.exists(str(out)) and os.path.samefile(str(out), given)
-            if same or os.path.realpath(str(out)) == os.path.realpath(given):
-                raise DivergenceInputError(f"{flag} {shown(str(out))} is the input file {shown(given)}: writing it "
-                                           "would replace your data. Choose another file name.")
+        given = str(given)
+        if os.path.isfile(given):
+            out.append((what, given))
+        elif name == "data" and (os.path.isdir(given) or any(ch in given for ch in "*?[")):
+            from ..engines.duckdb_engine import resolve_files
+
+            try:
+                out.extend((what, f) for f in resolve_files(given)[0])
+            except DivergenceInputError:  # no file, or mixed kinds: the scan itself says so
+                pass
+    return out
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Two paths naming one file, by any name or link (the second may not exist yet)."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.exists(a) and os.path.exists(b) and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _refuse_output_over_input(args) -> None:
+    """An output (``--output``, ``--save-plan``) that is one of the command's inputs (the data, each
+    file of a folder or a glob, the plan, the previous data, the replication table), by any name or
+    link, or that is another output, is refused before anything runs: writing it would replace the
+    user's file, or one output the other."""
+    outputs = [(flag, str(getattr(args, name))) for flag, name in OUTPUT_OPTIONS if getattr(args, name, None)]
+    if not outputs:
+        return
+    inputs = _input_files(args)
+    for i, (flag, out) in enumerate(outputs):
+        for what, given in inputs:
+            if _same_file(out, given):
+                where = "the input file" if what in ("DATA", "PLAN") else f"the {what} file"
+                raise DivergenceInputError(f"{flag} {shown(out)} is {where} {shown(given)}: writing it would replace "
+                                           "your data. Choose another file name.")
+        for other_flag, other in outputs[i + 1:]:
+            if _same_file(out, other):
+                raise DivergenceInputError(f"{flag} {shown(out)} and {other_flag} {shown(other)} are the same file: "
+                                           "one would replace the other. Choose two file names.")
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "divergence") -> int:

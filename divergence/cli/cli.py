@@ -8,12 +8,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import re
 import sys
 from typing import Sequence
 
 from ..budget import TIME_CUT
-from ..errors import DivergenceInputError, DivergenceTimeLimitWarning, shown
+from ..errors import DivergenceInputError, DivergenceTimeLimitWarning
+from .outputs import refuse_output_over_input
+from .terminal import Inert
 from ..vocabulary import QUANTILE_MODES, REPORT_SORTS, SCAN_ENGINES
 
 
@@ -689,112 +690,9 @@ def _one_line(text: str) -> str:
     return line
 
 
-#: control characters (C0 but tab and line feed, DEL, C1): a terminal would act on them (clear the
-#: screen, set the window's title, recolour), so text from the data never prints them as they are
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-#: beyond ASCII, the characters that change how the text around them reads without showing themselves:
-#: format characters (direction overrides and isolates U+202A-U+202E, U+2066-U+2069, zero-width space
-#: and joiners, the byte-order mark, tags), line and paragraph separators, lone surrogates
-_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
-#: letters and marks that draw nothing (Hangul fillers, the combining grapheme joiner)
-_BLANK = frozenset("\u034f\u115f\u1160\u3164\uffa0")
-_NON_ASCII = re.compile("[^\x00-\x7f]")
-
-
-def _escape(ch: str) -> str:
-    code = ord(ch)
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
-
-
-def _hidden(match: re.Match) -> str:
-    import unicodedata
-
-    ch = match.group(0)
-    return _escape(ch) if ch in _BLANK or unicodedata.category(ch) in _HIDDEN_CATEGORIES else ch
-
-
-def inert(text: str) -> str:
-    """``text`` with every character that could drive the terminal or disguise what it shows written
-    as its escape (ESC as ``\\x1b``, RIGHT-TO-LEFT OVERRIDE as ``\\u202e``): an itemset printed from the
-    data reads as it is stored, never reversed, hidden or recoloured."""
-    text = _CONTROL.sub(lambda m: _escape(m.group(0)), text)
-    return text if text.isascii() else _NON_ASCII.sub(_hidden, text)
-
-
-class _Inert:
-    """A text stream that writes what :func:`inert` escapes as its escape: a column name or a value
-    printed by the CLI shows what it holds and cannot drive the terminal."""
-
-    def __init__(self, stream) -> None:
-        self._stream = stream
-
-    def write(self, text: str) -> int:
-        return self._stream.write(inert(text))
-
-    def __getattr__(self, name):
-        return getattr(self._stream, name)
-
-
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """A warning of a library as one line, ``divergence: warning: ...`` (no source path and line)."""
     print(f"divergence: warning: {_one_line(message)}", file=sys.stderr)
-
-
-#: the options naming a file the command reads, and those naming a file it writes
-INPUT_OPTIONS = (("DATA", "data"), ("PLAN", "plan"), ("--previous", "previous"), ("--replicate", "replicate"))
-OUTPUT_OPTIONS = (("--output", "output"), ("--save-plan", "save_plan"))
-
-
-def _input_files(args) -> list[tuple[str, str]]:
-    """(what, file) for every file the command reads: a folder or a glob given as the data
-    (``--engine duckdb``) expanded to the files it names, as the engine will read them."""
-    out = []
-    for what, name in INPUT_OPTIONS:
-        given = getattr(args, name, None)
-        if not given:
-            continue
-        given = str(given)
-        if os.path.isfile(given):
-            out.append((what, given))
-        elif name == "data" and (os.path.isdir(given) or any(ch in given for ch in "*?[")):
-            from ..engines.duckdb_engine import resolve_files
-
-            try:
-                out.extend((what, f) for f in resolve_files(given)[0])
-            except DivergenceInputError:  # no file, or mixed kinds: the scan itself says so
-                pass
-    return out
-
-
-def _same_file(a: str, b: str) -> bool:
-    """Two paths naming one file, by any name or link (the second may not exist yet)."""
-    if os.path.realpath(a) == os.path.realpath(b):
-        return True
-    try:
-        return os.path.exists(a) and os.path.exists(b) and os.path.samefile(a, b)
-    except OSError:
-        return False
-
-
-def _refuse_output_over_input(args) -> None:
-    """An output (``--output``, ``--save-plan``) that is one of the command's inputs (the data, each
-    file of a folder or a glob, the plan, the previous data, the replication table), by any name or
-    link, or that is another output, is refused before anything runs: writing it would replace the
-    user's file, or one output the other."""
-    outputs = [(flag, str(getattr(args, name))) for flag, name in OUTPUT_OPTIONS if getattr(args, name, None)]
-    if not outputs:
-        return
-    inputs = _input_files(args)
-    for i, (flag, out) in enumerate(outputs):
-        for what, given in inputs:
-            if _same_file(out, given):
-                where = "the input file" if what in ("DATA", "PLAN") else f"the {what} file"
-                raise DivergenceInputError(f"{flag} {shown(out)} is {where} {shown(given)}: writing it would replace "
-                                           "your data. Choose another file name.")
-        for other_flag, other in outputs[i + 1:]:
-            if _same_file(out, other):
-                raise DivergenceInputError(f"{flag} {shown(out)} and {other_flag} {shown(other)} are the same file: "
-                                           "one would replace the other. Choose two file names.")
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "divergence") -> int:
@@ -806,7 +704,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "divergence") -> int:
     parser = build_parser(prog)
     old: dict = {}
     streams = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = _Inert(sys.stdout), _Inert(sys.stderr)
+    sys.stdout, sys.stderr = Inert(sys.stdout), Inert(sys.stderr)
     import warnings
 
     caught = warnings.catch_warnings()
@@ -824,7 +722,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "divergence") -> int:
         # signal keeps the start-up handler's one line
         _load_libraries()
         old = _catch_signals()
-        _refuse_output_over_input(args)
+        refuse_output_over_input(args)
         return COMMANDS[args.command](args)
     except DivergenceInputError as exc:
         print(f"divergence: error: {_one_line(exc)}", file=sys.stderr)

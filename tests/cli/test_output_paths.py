@@ -6,7 +6,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from divergence.cli.cli import inert, main
+from divergence.cli.cli import main
+from divergence.cli.terminal import inert
 
 ROLES = ["--target", "y", "--prediction", "p", "--positive", "1", "--metric", "fpr", "--min-support", "0.1"]
 

@@ -421,6 +421,10 @@ class DuckDBBackend:
                                         "raise memory_limit (--memory-limit).")
         if isinstance(exc, (duckdb.IOException, duckdb.InvalidInputException, duckdb.ConversionException)):
             return DivergenceInputError(f"DuckDB could not read '{self.label}': {_first_line(exc)}")
+        if isinstance(exc, duckdb.DataError):  # out of range: a sum, a square or a moment past ±1.8e308
+            return DivergenceInputError(f"DuckDB could not compute on '{self.label}' ({_first_line(exc)}): a value "
+                                        "is too large to compute with (near ±1e308, its square overflows); scale "
+                                        "such columns down (for example to thousands) and scan again.")
         return None
 
     def fetch(self, sql: str) -> pa.Table:

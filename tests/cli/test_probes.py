@@ -103,6 +103,20 @@ def test_an_overflowing_error_is_named_not_blamed_on_delta(tmp_path, capsys):
         assert f"Outcome '{metric}'" in line and "scale them down" in line and "delta" not in line
 
 
+def test_an_overflowing_regression_through_duckdb_is_one_line(tmp_path, capsys):
+    """Issue 47 N3: ``--engine duckdb`` on values near ±1e308 printed a 35-line OutOfRangeException
+    traceback (the profile's moments overflow in DuckDB); the Python API raises DivergenceInputError."""
+    from divergence import DivergenceInputError, Settings, scan_duckdb
+
+    path = tmp_path / "big.csv"
+    path.write_text("a,y,pred\n" + "".join(f"v{i % 3},{1.7e308 if i % 7 == 0 else i},{-1.5e308 if i % 5 == 0 else i + 1}\n"
+                                           for i in range(300)))
+    line = one_line(capsys, "scan", path, "--engine", "duckdb", "--target", "y", "--prediction", "pred", "--regression")
+    assert "too large to compute with" in line and "scale such columns down" in line and str(path) in line
+    with pytest.raises(DivergenceInputError, match="too large to compute with"):
+        scan_duckdb(str(path), Settings.from_keywords(target="y", prediction="pred", regression=True))
+
+
 def test_a_time_limit_cut_is_a_note_not_a_python_warning(tmp_path, capsys):
     """Issue 33 F27: the time limit's cut is said once, as a note; no warning with a source path."""
     import numpy as np

@@ -16,7 +16,7 @@ from ..errors import DivergenceInputError
 from .formats import (COMPARE_VERDICT_COLORS, finding_label, format_count, format_divergence, format_interval, format_p,
                       format_value, is_undefined, plotly_text, wrap_itemset, verdict_label)
 from .figures import add_interval_traces, axis_range, interval_layout, slice_table_figure
-from .formats import metric_label
+from .formats import figure_label, metric_label
 
 __all__ = ["worst_slice", "COMPARE_VERDICT_COLORS", "compare_headline", "headline_change_caption", "compare_view", "compare_display_frame",
            "compare_table_figure", "change_interval_figure", "change_contribution_figure"]
@@ -141,7 +141,7 @@ def change_interval_figure(c: Comparison, rows: pd.DataFrame, metric: str | None
     level = level_label or f"{c.assessment.confidence:.0%} intervals"
     worse = "right" if info.worse_when == "up" else "left"
     interval_layout(fig, labels,
-                    f"change in {metric_label(m)} (model − reference){unit}, {level}; worse to the {worse}. "
+                    f"change in {figure_label(m)} (model − reference){unit}, {level}; worse to the {worse}. "
                     f"Band: ±δ = {format_divergence(delta / scale, binary).lstrip('+')}; dashed: whole dataset "
                     f"{format_divergence(overall / scale, binary)}")
     return fig
@@ -155,7 +155,7 @@ def change_contribution_figure(contributions: pd.DataFrame, *, binary: bool = Fa
     a = contributions.attrs
     m = a.get("metric", "metric")
     change, overall = a.get("change", float("nan")), a.get("overall_change", float("nan"))
-    title = (f"{plotly_text(a.get('itemset', ''))}<br><sup>change in {metric_label(m)}: "
+    title = (f"{plotly_text(a.get('itemset', ''))}<br><sup>change in {figure_label(m)}: "
              f"{format_divergence(change, binary)} here, {format_divergence(overall, binary)} over the whole dataset "
              f"(items sum to the difference, {format_divergence(change - overall, binary)})</sup>")
     shown = contributions.copy()
@@ -166,6 +166,6 @@ def change_contribution_figure(contributions: pd.DataFrame, *, binary: bool = Fa
     shown.attrs = dict(a, metric="the change")  # the legend: "raises the change", "lowers the change"
     fig = contribution_figure(shown, title=title)
     fig.update_traces(hovertemplate="%{y}: %{x:+.4g}" + (" pp" if binary else "") + "<extra></extra>")
-    fig.update_xaxes(title_text=f"contribution to the change in {metric_label(m)} beyond the whole dataset's"
+    fig.update_xaxes(title_text=f"contribution to the change in {figure_label(m)} beyond the whole dataset's"
                                 + (" (pp)" if binary else ""))
     return fig

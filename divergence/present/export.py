@@ -74,7 +74,11 @@ def titled_figure(fig: go.Figure, heading: str, caption: str) -> go.Figure:
 
 
 def figure_html(fig: go.Figure, *, title: str = "divergence") -> str:
-    """A figure as a self-contained HTML page (plotly.js inlined: opens offline)."""
+    """A figure as a self-contained HTML page (plotly.js inlined: opens offline); its text made inert
+    (:func:`divergence.present.figures.inert_figure`)."""
+    from .figures import inert_figure
+
+    fig = inert_figure(fig)
     meta = fig.layout.meta if isinstance(fig.layout.meta, dict) else {}
     natural = int(meta.get("natural_width", 0))  # a table: at least as wide as its cells (the page scrolls)
     if meta.get("natural_height"):  # and as tall as its rows, wrapped: none hidden behind a scroll bar
@@ -164,8 +168,13 @@ def warm_png_exporter() -> str:
 
 def figure_png(fig: go.Figure, *, width: int = 1280, height: int | None = None, scale: float = 2.0) -> bytes:
     """A figure as PNG bytes through kaleido and the machine's Chromium (never a download);
-    the persistent exporter when :func:`warm_png_exporter` started it."""
+    the persistent exporter when :func:`warm_png_exporter` started it; its text made inert
+    (:func:`divergence.present.figures.inert_figure`)."""
     import warnings
+
+    from .figures import inert_figure
+
+    fig = inert_figure(fig)
 
     if not png_supported():
         raise DivergenceInputError("PNG export needs the kaleido package and Chromium (/usr/bin/chromium).")

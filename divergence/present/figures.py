@@ -7,6 +7,7 @@ dataset come last.
 from __future__ import annotations
 
 import math
+import re
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -16,10 +17,10 @@ import plotly.graph_objects as go
 from ..errors import DivergenceInputError
 from ..table import SliceTable
 from .formats import (format_count, format_divergence, format_interval, format_threshold, format_value, is_undefined,
-                      metric_label, plotly_text, rgba, verdict_color, wrap_itemset)
+                      figure_label, plotly_text, rgba, verdict_color, wrap_itemset)
 
 __all__ = ["contribution_figure", "item_values_figure", "lattice_figure", "overlap_figure", "slice_table_figure",
-           "interval_figure", "add_interval_traces", "axis_range", "interval_layout", "TABLE_CHAR_PX",
+           "interval_figure", "add_interval_traces", "axis_range", "interval_layout", "inert_figure", "TABLE_CHAR_PX",
            "TABLE_MEAN_CHAR_PX"]
 
 #: bar colours: contributions that raise the metric, and those that lower it
@@ -30,8 +31,42 @@ LATTICE_MAX_ITEMS = 8
 
 
 def _label(metric: str) -> str:
-    """A metric as the app and the report name it: 'fpr' -> 'FPR', 'abs_error' -> 'abs error'."""
-    return metric_label(metric)
+    """A metric as the app and the report name it: 'fpr' -> 'FPR', 'abs_error' -> 'abs error'; escaped
+    for Plotly (an outcome column's name is text from the data)."""
+    return figure_label(metric)
+
+
+#: a '<' that does not open the figures' own markup (Plotly's ``<br>``, ``<b>``, ``<sup>``, ``<sub>``,
+#: ``<i>``, a hover's ``<extra>``): any other came from the data (``<a href>`` would be a live link)
+_NOT_OURS = re.compile(r"<(?!/?(?:br|b|sup|sub|i|extra)>)")
+
+
+def _inert(obj):
+    """``obj`` (a figure's JSON) with :data:`_NOT_OURS` written as ``&lt;`` in every string; None when
+    nothing changed."""
+    if isinstance(obj, str):
+        return _NOT_OURS.sub("&lt;", obj) if _NOT_OURS.search(obj) else None
+    if isinstance(obj, dict):
+        changed = {k: _inert(v) for k, v in obj.items()}
+        return {k: obj[k] if v is None else v for k, v in changed.items()} if any(
+            v is not None for v in changed.values()) else None
+    if isinstance(obj, (list, tuple)) or (isinstance(obj, np.ndarray) and obj.dtype == object):
+        items = list(obj.ravel()) if isinstance(obj, np.ndarray) else list(obj)
+        changed = [_inert(v) for v in items]
+        if all(v is None for v in changed):
+            return None
+        out = [o if v is None else v for o, v in zip(items, changed)]
+        return np.array(out, dtype=object).reshape(obj.shape) if isinstance(obj, np.ndarray) else out
+    return None
+
+
+def inert_figure(fig: go.Figure) -> go.Figure:
+    """``fig`` as it may leave the program (the HTML report, an exported page or image): every ``<``
+    in its text that does not open the figures' own markup shown as the character. The builders escape
+    text from the data themselves (:func:`plotly_text`); this guard catches a string one of them
+    missed, so no figure anywhere carries a live link. ``fig`` itself when nothing needed it."""
+    cleaned = _inert(fig.to_plotly_json())
+    return fig if cleaned is None else go.Figure(cleaned)
 
 
 def _scale(binary: bool) -> float:
@@ -380,7 +415,7 @@ def interval_figure(table: SliceTable, rows: pd.DataFrame, metric: str | None = 
     fig.update_xaxes(range=axis_range([overall, low, high] + list(lo) + list(hi)))
     unit = " (%)" if binary else ""
     level = level_label or "intervals"
-    interval_layout(fig, labels, f"{metric_label(m)}{unit}: {level}; dashed line and band: whole dataset "
+    interval_layout(fig, labels, f"{_label(m)}{unit}: {level}; dashed line and band: whole dataset "
                                  f"{format_value(overall / scale, binary)}")
     return fig
 

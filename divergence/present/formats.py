@@ -20,7 +20,7 @@ __all__ = ["DASH", "format_count", "format_number", "format_percent", "format_va
            "VERDICT_TEXT", "FINDING_VERDICTS", "COMPARE_VERDICT_COLORS", "ACTIONS", "family_sentence",
            "verdict_color", "verdict_ink", "ink_on", "verdict_legend", "verdict_label", "finding_label", "direction",
            "GLOSSARY", "COLUMN_HELP", "column_help", "rgba", "is_undefined", "wrap_itemset", "format_support",
-           "md_text", "md_code", "html_text", "plotly_text", "metric_label"]
+           "md_text", "md_code", "html_text", "plotly_text", "metric_label", "figure_label"]
 
 DASH = "–"
 
@@ -458,3 +458,10 @@ def metric_label(m: str, *, long: bool = False) -> str:
     short = m.upper() if len(m) <= 4 else m.replace("_", " ")
     desc = METRIC_LABELS.get(m)
     return f"{short}: {desc}" if long and desc and desc != short else short
+
+
+def figure_label(m: str) -> str:
+    """A metric's name inside a figure (a title, a legend, an axis or colour-bar title): its
+    :func:`metric_label` made inert by :func:`plotly_text`, since a metric named after an outcome
+    column is text from the data."""
+    return plotly_text(metric_label(m))

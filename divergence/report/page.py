@@ -84,8 +84,11 @@ def _plotly_js() -> Markup:
 
 
 def _figure_div(fig) -> Markup:
-    """A figure's div (trusted: plotly writes it and escapes the figure's text itself)."""
-    return Markup(fig.to_html(full_html=False, include_plotlyjs=False,
+    """A figure's div (trusted: plotly writes it and escapes the figure's text itself; every string
+    of the figure passed through :func:`divergence.present.figures.inert_figure` first)."""
+    from ..present.figures import inert_figure
+
+    return Markup(inert_figure(fig).to_html(full_html=False, include_plotlyjs=False,
                               config={"displaylogo": False, "responsive": True}))
 
 

@@ -40,7 +40,64 @@ MODEL_KEYWORDS = ("model", "candidate", "features")
 def is_model(value: object) -> bool:
     """True for an object with ``predict``, ``predict_proba`` or ``decision_function`` (not a column name)."""
     return not isinstance(value, (str, bytes)) and any(
-        callable(getattr(value, m, None)) for m in ("predict", "predict_proba", "decision_function"))
+        callable(_method(value, m)) for m in ("predict", "predict_proba", "decision_function"))
+
+
+def _method(value: object, name: str):
+    """``getattr(value, name, None)``, None when reading it raises (a test of what an object is)."""
+    try:
+        return getattr(value, name, None)
+    except Exception:  # noqa: BLE001 - the object's own error: it has no usable method of that name
+        return None
+
+
+# ----------------------------------------------------------------------------- the boundary with the user's model:
+# every attribute read and every call into it passes here, so whatever it raises or returns is one line
+
+def _reason(exc: BaseException) -> str:
+    """An exception of the user's model as ``Kind: 'its first line'`` (just ``Kind`` when its text is
+    empty, or when reading the text raises too)."""
+    kind = type(exc).__name__
+    try:
+        text = str(exc).strip()
+    except Exception:  # noqa: BLE001 - an exception whose __str__ raises is named by its type
+        text = ""
+    return f"{kind}: {shown(text.splitlines()[0], 300)}" if text else kind
+
+
+def _attribute(est, attr: str, who: str, name: str):
+    """``getattr(est, attr, None)``; a model whose attribute raises is refused in one line."""
+    try:
+        return getattr(est, attr, None)
+    except Exception as exc:  # noqa: BLE001 - the model's own error, named in one line
+        raise DivergenceInputError(f"{who} ({name}) failed when its {attr} was read: {_reason(exc)}") from None
+
+
+def _labels(values, attr: str, who: str, name: str) -> list:
+    """A model's list-like attribute (``classes_``, ``feature_names_in_``) as a list, in one line when
+    it is no list (a number, an object whose iteration raises)."""
+    try:
+        return list(values)
+    except Exception as exc:  # noqa: BLE001 - the model's own error, named in one line
+        raise DivergenceInputError(f"{who} ({name})'s {attr} is not a list ({type(values).__name__}): "
+                                   f"{_reason(exc)}") from None
+
+
+def _as_array(out, method: str, rows: int, who: str, name: str) -> np.ndarray:
+    """One batch of a model's outputs as an array: None, a generator or a single value is refused in
+    one line (one value per row is expected)."""
+    if out is None or not hasattr(out, "__len__"):
+        raise DivergenceInputError(f"{who} ({name})'s {method} returned {type(out).__name__}, not one value per row "
+                                   f"(an array of {rows:,} values was expected).")
+    try:
+        values = np.asarray(out)
+    except Exception as exc:  # noqa: BLE001 - the model's own object, named in one line
+        raise DivergenceInputError(f"{who} ({name})'s {method} returned {type(out).__name__}, which is no array: "
+                                   f"{_reason(exc)}") from None
+    if values.ndim == 0:
+        raise DivergenceInputError(f"{who} ({name})'s {method} returned {type(out).__name__}, not one value per row "
+                                   f"(an array of {rows:,} values was expected).")
+    return values
 
 
 @dataclass(frozen=True)
@@ -131,11 +188,12 @@ class _Output:
 
 def _features(est, features, df: pd.DataFrame) -> list[str]:
     if features is None:
-        names = getattr(est, "feature_names_in_", None)
+        name = type(est).__name__
+        names = _attribute(est, "feature_names_in_", "The model", name)
         if names is None:
-            raise DivergenceInputError(f"Give features=[...]: the model ({type(est).__name__}) does not record the "
+            raise DivergenceInputError(f"Give features=[...]: the model ({name}) does not record the "
                                        "columns it was fitted on.")
-        features = [str(n) for n in names]
+        features = [str(n) for n in _labels(names, "feature_names_in_", "The model", name)]
     elif isinstance(features, str):
         features = [features]
     features = list(features)
@@ -152,7 +210,9 @@ def _outputs(est, df: pd.DataFrame, features: list[str], kw: dict, role: str, pr
     who = "The model" if role == "model" else "The reference model"
     ranking = any(kw.get(k) is not None for k in ("query", "relevance", "gamma"))  # a ranking: scores order rows
     scored = kw.get("threshold") is not None or (role == "reference" and kw.get("reference_threshold") is not None)
-    classes = getattr(est, "classes_", None)
+    classes = _attribute(est, "classes_", who, name)
+    if classes is not None:
+        classes = _labels(classes, "classes_", who, name)
     positive = kw.get("positive")
     chosen_positive = None
     if ranking:
@@ -160,14 +220,14 @@ def _outputs(est, df: pd.DataFrame, features: list[str], kw: dict, role: str, pr
     elif scored:
         if classes is not None and len(classes) != 2:
             raise DivergenceInputError(f"{who} ({name}) has {len(classes)} classes: a score and a threshold need two.")
-        found = ("predict_proba" if callable(getattr(est, "predict_proba", None))
-                 else "decision_function" if callable(getattr(est, "decision_function", None)) else None)
+        found = ("predict_proba" if callable(_attribute(est, "predict_proba", who, name))
+                 else "decision_function" if callable(_attribute(est, "decision_function", who, name)) else None)
         if found is None:
             raise DivergenceInputError(f"{who} ({name}) has neither predict_proba nor decision_function: "
                                        "give it without threshold= to scan its predicted labels.")
         method, kind = found, "score"
     else:
-        if not callable(getattr(est, "predict", None)):
+        if not callable(_attribute(est, "predict", who, name)):
             raise DivergenceInputError(f"{who} ({name}) has no predict method: give a fitted scikit-learn-style "
                                        "estimator, or its outputs as a column (prediction=).")
         method, kind = "predict", "prediction"
@@ -217,7 +277,7 @@ def _outputs(est, df: pd.DataFrame, features: list[str], kw: dict, role: str, pr
 
 
 def _batched(est, method: str, X: pd.DataFrame, who: str, name: str, progress) -> np.ndarray:
-    fn = getattr(est, method)
+    fn = _attribute(est, method, who, name)
     parts = []
     n = len(X)
     for start in range(0, n, BATCH_ROWS):
@@ -226,12 +286,10 @@ def _batched(est, method: str, X: pd.DataFrame, who: str, name: str, progress) -
         except DivergenceInputError:
             raise
         except Exception as exc:  # noqa: BLE001 - the estimator's own error, named in one line
-            kind = type(exc).__name__
-            text = str(exc).strip().splitlines()[0] if str(exc).strip() else kind
-            if kind == "NotFittedError":
+            if type(exc).__name__ == "NotFittedError":
                 raise DivergenceInputError(f"{who} ({name}) is not fitted: fit it before scanning.") from None
-            raise DivergenceInputError(f"{who} ({name}) failed in {method}: {kind}: {shown(text, 300)}") from None
-        parts.append(np.asarray(out))
+            raise DivergenceInputError(f"{who} ({name}) failed in {method}: {_reason(exc)}") from None
+        parts.append(_as_array(out, method, min(BATCH_ROWS, n - start), who, name))
         if progress is not None:
             progress(progress_report("predicting", None, None, min(start + BATCH_ROWS, n) / n))
     values = np.concatenate(parts, axis=0) if parts else np.empty(0)
@@ -247,9 +305,9 @@ def _params_hash(est) -> str:
     """A short hash of the estimator's parameters (``get_params()``, nested ones included)."""
     try:
         params = est.get_params(deep=True)
-    except Exception:  # noqa: BLE001 - not scikit-learn: its class only
-        params = {}
-    text = repr(sorted((str(k), repr(v)) for k, v in params.items()))
+        text = repr(sorted((str(k), repr(v)) for k, v in params.items()))
+    except Exception:  # noqa: BLE001 - not scikit-learn (or parameters that cannot be read): its class only
+        text = "[]"  # as for no parameters
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 

@@ -83,6 +83,9 @@ class Guard:
         self.app = app
 
     async def __call__(self, scope, receive, send):
+        if scope.get("divergence.guarded"):  # guarded once already (app.py's app under `python -m ui.guard`)
+            return await self.app(scope, receive, send)
+        scope = {**scope, "divergence.guarded": True}
         if scope["type"] == "websocket":
             headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
             if not same_origin(headers.get("origin"), headers.get("host"), allowed_origins(),
@@ -101,6 +104,13 @@ class Guard:
                 await send(message)
             return await self.app(scope, receive, framed)
         return await self.app(scope, receive, send)
+
+
+def middleware() -> list:
+    """:class:`Guard` as the middleware of ``app.py``'s ``st.App``: what ``streamlit run app.py`` serves."""
+    from starlette.middleware import Middleware
+
+    return [Middleware(Guard)]
 
 
 def install() -> None:

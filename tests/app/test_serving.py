@@ -68,7 +68,7 @@ def _websocket_status(port: int, host: str, origin: str | None = "") -> str:
         return s.recv(256).decode(errors="replace").splitlines()[0]
 
 
-def _start(tmp_path_factory, serve: str = "", host: str = "127.0.0.1"):
+def _start(tmp_path_factory, serve: str = "", host: str = "127.0.0.1", bare: bool = False):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -76,7 +76,9 @@ def _start(tmp_path_factory, serve: str = "", host: str = "127.0.0.1"):
     env = {k: v for k, v in os.environ.items() if k not in ("DIVERGENCE_DATA_FOLDER", "DIVERGENCE_SERVED_AS")}
     log = open(log_path, "w")
     # exactly what `make app SERVE=...` runs (the repository's .streamlit/config.toml decides), on a free port
-    proc = subprocess.Popen([sys.executable, "-m", "ui.serve", serve, "--server.port", str(port),
+    # (bare: the plain `streamlit run app.py` of Streamlit's own documentation, no ui.serve nor ui.guard)
+    command = ["streamlit", "run", "app.py"] if bare else ["ui.serve", serve]
+    proc = subprocess.Popen([sys.executable, "-m", *command, "--server.port", str(port),
                              "--server.fileWatcherType", "none"], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True, env=env)
     deadline = time.time() + 180
@@ -159,3 +161,25 @@ def test_no_other_site_may_frame_the_app(server):
             headers = e.headers
         assert headers["X-Frame-Options"] == "SAMEORIGIN", path
         assert headers["Content-Security-Policy"] == "frame-ancestors 'self'", path
+
+
+def test_a_bare_streamlit_run_is_guarded_too(tmp_path_factory):
+    """Issue 47 N10: a bare `streamlit run app.py` had no guard (the middleware came only with `make app`),
+    so any site could frame it. app.py names the server Streamlit serves (st.App with ui.guard's middleware):
+    the same headers on every answer, from the first one on, and the same WebSocket rule."""
+    proc, port, log, log_path = _start(tmp_path_factory, bare=True)
+    try:
+        for path in ("/", "/_stcore/health", "/favicon.png", "/no-such-page"):
+            try:
+                headers = urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10).headers
+            except urllib.error.HTTPError as e:
+                headers = e.headers
+            assert headers["X-Frame-Options"] == "SAMEORIGIN", path
+            assert headers["Content-Security-Policy"] == "frame-ancestors 'self'", path
+        assert " 403 " in _websocket_status(port, "127.0.0.1", f"http://127.0.0.1:{port + 1}")
+        assert " 101 " in _websocket_status(port, "127.0.0.1")
+        assert _listening(port) == ["127.0.0.1"]  # the repository's config.toml still decides the address
+    finally:
+        os.killpg(proc.pid, 15)
+        proc.wait(30)
+        log.close()

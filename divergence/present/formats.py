@@ -31,18 +31,25 @@ DASH = "–"
 #: (``:red[...]``), ``<`` raw HTML and autolinks, a backtick code spans (and breaks out of ours),
 #: ``$`` LaTeX, and the backslash itself. Emphasis and the like only change how text looks: kept
 _MD_SPECIAL = set("\\`[]<$")
-#: what makes GitHub's bare autolinks (``http://x``, ``www.x``, ``name@host.tld``): broken by an
-#: escaped character, which shows as itself (``ndcg@10`` is no address and stays as it is)
+#: what makes GitHub's bare autolinks (``http://x``, ``www.x``, ``name@host.tld``); ``ndcg@10`` is
+#: no address and stays as it is
 _AUTOLINK = re.compile(r"(?i)(?<=[a-z])(:)(?=//)|(?<=www)(\.)|(?<=[\w.+-])(@)(?=[\w-]+\.[\w-])")
+#: U+2060 WORD JOINER: drawn as nothing, and no character of an address. A backslash escape does not
+#: break an autolink in Streamlit: its markdown (remark-gfm) finds bare addresses in the text after the
+#: escapes are read (``http\://x`` is the text ``http://x`` by then), so a joiner goes inside the
+#: pattern instead (after ``http:``, before the dot of ``www.``, after ``@``): the text reads the same
+#: and links nowhere
+_JOINER = "\u2060"
 
 
 def md_text(text: object) -> str:
     """Text from the data (a column name, a value, a file name, an engine message that quotes
     them) as markdown that shows that text and plants nothing: no image, link, HTML element,
-    colour or formula. Line breaks become spaces (a name reads on one line)."""
+    colour or formula, no link from a bare address (:data:`_JOINER`). Line breaks become spaces (a
+    name reads on one line)."""
     s = " ".join(str(text).replace("\r", "\n").split("\n"))
     s = "".join(f"\\{c}" if c in _MD_SPECIAL else c for c in s)
-    return _AUTOLINK.sub(lambda m: "\\" + m.group(0), s)
+    return _AUTOLINK.sub(lambda m: _JOINER + m.group(0) if m.group(2) else m.group(0) + _JOINER, s)
 
 
 def md_code(text: object) -> str:

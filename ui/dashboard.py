@@ -15,8 +15,23 @@ from ui.serve import SERVED_AS, warning_text
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def server_never_compiles() -> bool:
+    """In Streamlit's server, kernels never compile (:func:`divergence.kernels.compiled.never_compile_here`):
+    numba's compiler would hold the GIL for seconds, and every session and the health check would wait
+    (issue 47 N9). Not under AppTest (no runtime): its process also runs the tests' own scans. True when set."""
+    from streamlit import runtime
+
+    if not runtime.exists():
+        return False
+    from divergence.kernels.compiled import never_compile_here
+
+    never_compile_here()
+    return True
+
+
 def main() -> None:
     """One run of the dashboard for the session (what ``app.py`` does as a script)."""
+    server_never_compiles()
     # the icon is served by the app itself: a material icon here made the browser fetch it from a Google font host
     # (fails offline; a meeting room may be offline)
     st.set_page_config(page_title="Divergence", page_icon=str(ROOT / ".streamlit" / "favicon.png"),

@@ -36,7 +36,7 @@ import numpy as np
 
 __all__ = ["kernel", "Kernel", "ArgType", "b1", "i4", "i8", "f4", "f8", "KERNEL_MODULES", "REGISTRY",
            "build_identity", "build_status", "load_build", "load_numba", "mode", "EXTENSION", "STAMP", "HERE",
-           "forget_build", "say_compiling", "COMPILING"]
+           "forget_build", "say_compiling", "COMPILING", "never_compile_here", "compiles_here"]
 
 #: the modules holding kernels (dotted paths under the package): their source is part of a build's identity
 KERNEL_MODULES = ("prepare.tallies", "prepare.compression", "mining.mining_kernel", "mining.lattice", "stats.fisher",
@@ -183,6 +183,8 @@ class Kernel:
                     raise RuntimeError(f"DIVERGENCE_KERNELS=aot, but {why}")
             if self._aot is not False:
                 return self._aot
+        if _INTERPRET:  # a process that never compiles: the function as Python (see never_compile_here)
+            return self.py_func
         return self.jit
 
     @property
@@ -202,6 +204,25 @@ class Kernel:
                 warm.start()
                 warm.wait(self.key)
         return self._jit
+
+
+#: set (True) in a process that must never compile (:func:`never_compile_here`)
+_INTERPRET: list = []
+
+
+def never_compile_here() -> None:
+    """Kernels in this process run from the ahead-of-time build or, without one, as the Python
+    functions they decorate: numba is never imported nor called here. For the dashboard's server
+    (issue 47 N9): numba's compiler holds the GIL for seconds per kernel (and its import for a
+    second or more), so a kernel compiled there froze every session and the health check; the
+    server's kernel calls are small (a typed slice's Fisher test), its scans run in workers."""
+    if not _INTERPRET:
+        _INTERPRET.append(True)
+
+
+def compiles_here() -> bool:
+    """Whether this process may compile a kernel with numba's JIT (False after :func:`never_compile_here`)."""
+    return not _INTERPRET
 
 
 #: what a process says, once, when numba is about to compile a kernel it has no cache of

@@ -130,6 +130,7 @@ SLOW = {
     "app/test_pages.py": "AppTest: every page run, seconds each",
     "app/test_slices_page.py": "AppTest: every page run, seconds each",
     "app/test_compare_pages.py": "AppTest: every page run, seconds each",
+    "app/test_metric_markup_pages.py": "AppTest: an upload, a scan and three pages",
     "engines/test_rules.py::test_classification_rules_from_a_score_same_in_pandas_and_sql": "pandas and SQL twice",
     "engines/test_rules.py::test_classification_rules_same_in_pandas_and_sql": "pandas and SQL twice",
     "prepare/test_cutpoints.py::test_where_the_data_lies_the_cuts_are_chosen_once_and_the_rest_measured": "Spark",

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import sys
 
-if sys.argv[:1] == ["-m"]:  # `python -m divergence`: a signal while starting is one line from here on (F26)
+if sys.argv[:1] == ["-m"] or sys.argv[:1] and sys.argv[0].endswith("divergence"):
+    # `python -m divergence` or the `divergence` script: a signal while starting is one line from here on (F26)
     from .cli.starting import catch_while_starting, run_as_command
 
     if run_as_command():

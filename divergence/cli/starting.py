@@ -37,10 +37,13 @@ def catch_while_starting() -> None:
 
 
 def run_as_command(package: str = "divergence") -> bool:
-    """Whether this interpreter was started as ``python [options] -m divergence``: while the package is
-    imported for it, ``sys.argv[0]`` is ``-m`` and ``sys.orig_argv`` names the module."""
-    if sys.argv[:1] != ["-m"]:
-        return False
+    """Whether this interpreter was started as the command: ``python [options] -m divergence`` (while
+    the package is imported for it, ``sys.argv[0]`` is ``-m`` and ``sys.orig_argv`` names the module), or
+    the ``divergence`` console script (the script so named runs as ``__main__``)."""
+    first = sys.argv[0] if sys.argv else ""
+    if first != "-m":
+        main = sys.modules.get("__main__")
+        return os.path.basename(first) == package and getattr(main, "__file__", None) == first
     for i, arg in enumerate(getattr(sys, "orig_argv", [])[1:], 1):
         if arg == "-m":
             return sys.orig_argv[i + 1:i + 2] == [package]

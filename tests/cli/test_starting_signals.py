@@ -44,3 +44,18 @@ def test_another_module_of_the_package_run_with_minus_m_keeps_the_usual_handlers
             "signal.getsignal(signal.SIGTERM) == signal.SIG_DFL)")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.stdout.split() == ["True", "True"], proc.stderr
+
+
+def test_the_console_script_installs_it_when_it_imports_the_package(tmp_path):
+    """The ``divergence`` console script imports ``divergence.cli.cli`` (and the package) before its
+    ``console()`` runs: the package installs the handler first there too."""
+    script = tmp_path / "divergence"
+    script.write_text("import signal\nimport divergence\nh = signal.getsignal(signal.SIGTERM)\nprint(getattr(h, \"__name__\", \"default\" if h == signal.SIG_DFL else h))\n")
+    proc = subprocess.run([sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={"PYTHONPATH": str(ROOT)})
+    assert proc.stdout.strip() == "stopped_while_starting", proc.stderr
+    other = tmp_path / "analysis.py"  # any other script importing the library: handlers untouched
+    other.write_text(script.read_text())
+    proc = subprocess.run([sys.executable, str(other)], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={"PYTHONPATH": str(ROOT)})
+    assert proc.stdout.strip() == "default", (proc.stdout, proc.stderr)

@@ -71,12 +71,14 @@ _EXPORTS = {
     "measure_slice": "explain.adhoc",
     "MeasuredSlice": "explain.adhoc",
     "overlap": "explain.adhoc",
+    "never_compile_here": "kernels.compiled",
 }
 
 __all__ = list(_EXPORTS)
 
 if TYPE_CHECKING:  # what type checkers and editors see
     from .explain.adhoc import MeasuredSlice, measure_slice, overlap
+    from .kernels.compiled import never_compile_here
     from .stats.assess import VERDICTS, assess, support_for_min_size
     from .data.columns import AttributeScreen, screen_attributes
     from .comparison.compare import COMPARE_VERDICTS, Comparison, compare

@@ -23,9 +23,9 @@ def server_never_compiles() -> bool:
 
     if not runtime.exists():
         return False
-    from divergence.kernels.compiled import never_compile_here
+    import divergence
 
-    never_compile_here()
+    divergence.never_compile_here()
     return True
 
 

@@ -145,6 +145,8 @@ SLOW = {
     "present/test_csv_formulas.py::test_the_command_line_writes_no_formula_cell": "a command-line process per case",
     "engines/test_duckdb_engine.py::test_compas_raw_csv_numeric_columns": "real data through DuckDB",
     "data/test_screen_rules.py::test_raw_compas_with_roles_only": "real data: raw COMPAS",
+    "cli/test_summary.py::test_raw_compas_summary_fits_in_120_columns_and_says_what_pandas_says": "real data: raw COMPAS",
+    "cli/test_summary.py::test_law_data_summary_fits_in_120_columns_and_says_what_pandas_says": "real data: law_data",
     "mining/test_mining.py::test_itemsets_and_supports_equal_mlxtend_fpgrowth": "mlxtend's FP-growth as the reference",
     "engines/test_rules.py::test_regression_rules_same_in_pandas_and_sql": "pandas and SQL twice",
     "comparison/test_compare.py::test_rates_and_change_equal_brute_force": "brute force over every slice",

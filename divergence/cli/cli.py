@@ -239,58 +239,10 @@ def _labelled(shown, rows, metric: str):
 
 
 def _summary(table, top: int, keep: dict | None = None, sort_by: str | None = None) -> str:
-    import pandas as pd
+    """The scan's summary for a person (:func:`divergence.cli.summary.scan_summary`)."""
+    from .summary import scan_summary
 
-    from ..present.formats import finding_label
-    from ..scores import sort_column
-    from ..present.cards import headline_tiles
-
-    what = ("slices" if table.exhaustive else "slices (distinct sets of rows)")
-    lines = [f"{table.n_rows:,} rows, {len(table) - 1:,} {what} with support >= {table.support_text}"]
-    with pd.option_context("display.width", 160, "display.max_colwidth", 60):
-        for m in table.metrics:
-            lines.append("")
-            lines.append(f"{m.name} ({m.description}): whole dataset {table.overall(m.name):.4g}")
-            if table.assessment is not None:  # the dashboard's headline, in the same words
-                tiles = headline_tiles(table, m.name)[1:]
-                lines.append("; ".join(f"{t.label.lower()} {t.value}" + (f" ({t.caption})" if t.caption else "")
-                                       for t in tiles))
-                cut = table.assessment.findings_cut.get(m.name)
-                if cut:
-                    lines.append(f"note: {cut}")
-            cols = ["itemset", "support", m.name, f"{m.name}_divergence", f"{m.name}_t", f"{m.name}_p"]
-            cols += [c for c in (f"{m.name}_q", f"{m.name}_verdict") if c in table.columns]
-            if sort_by is None:
-                rows = table.top(top if keep is None else len(table), metric=m.name)
-                order = "in the default order (distinct findings first)"
-            else:
-                sorted_table, by = sort_column(table, sort_by, m.name)
-                if by is not None and by not in cols:
-                    cols.append(by)
-                ascending = by is not None and by.endswith(("_p", "_q", "_order"))
-                rows = sorted_table.top(top if keep is None else len(table), by=by, metric=m.name,
-                                        ascending=ascending)
-                order = (f"by {by or sort_by} ({'smallest' if ascending else 'largest'} first)" if by is not None
-                         else "in the default order (distinct findings first)")
-            rows = rows if keep is None else rows[keep[m.name][rows.index]].head(top)
-            shown = rows[cols]
-            shown = _labelled(shown, rows, m.name)
-            if f"{m.name}_finding" in table.columns:
-                within = rows[f"{m.name}_within"] if f"{m.name}_within" in rows else [""] * len(rows)
-                alias = rows[f"{m.name}_alias"] if f"{m.name}_alias" in rows else [""] * len(rows)
-                shown = shown.assign(finding=[finding_label(a, b, w, x) for a, b, w, x in
-                                              zip(rows[f"{m.name}_finding"], rows[f"{m.name}_explained_by"], within,
-                                                  alias)])
-            if not table.exhaustive:  # the same rows under other descriptions
-                same = [", ".join(table.implied_items(int(i))) for i in rows.index]
-                if any(same):
-                    shown = shown.assign(same_rows_as=same)
-            if len(table) <= 1:
-                lines.append(f"no slice reaches the minimum support ({table.support_text}): lower --min-support.")
-                continue
-            lines.append(f"first {len(shown)} {order}:")
-            lines.append(shown.to_string(index=False))
-    return "\n".join(lines)
+    return scan_summary(table, top, keep, sort_by)
 
 
 def _sorted_frame(table, sort_by: str):

@@ -155,8 +155,10 @@ def test_summary_without_output(demo_csv):
     assert "region=South, education=Primary" in r.stdout
     # the planted finding (about 120 negatives of 3,000 rows) is below n_min: the summary says so in
     # the table's words
-    line = next(x for x in r.stdout.splitlines() if x.strip().startswith("region=South, education=Primary"))
-    assert "above · indicative" in line and "distinct finding" in line
+    lines = r.stdout.splitlines()
+    at = next(i for i, x in enumerate(lines) if x.strip() == "region=South, education=Primary")
+    # the slice's figures on the line under it
+    assert "; above · indicative; distinct finding" in lines[at + 1] and " points; q " in lines[at + 1]
 
 
 def test_output_is_not_left_half_written(demo_csv, tmp_path):

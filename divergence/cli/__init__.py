@@ -1,6 +1,7 @@
 """The command line: ``divergence scan DATA ...`` or ``python -m divergence scan DATA ...``
-(``cli``), its first signal handler, set before the imports (``starting``), the check that no output
-replaces an input or another output (``outputs``), and the escaping of what it prints (``terminal``).
+(``cli``), its summary for a person in a terminal (``summary``), its first signal handler, set before
+the imports (``starting``), the check that no output replaces an input or another output
+(``outputs``), and the escaping of what it prints (``terminal``).
 
 May import: data, prepare, mining, stats, explain, comparison, engines, present, report, table,
 scan, settings, budget, scores, errors, vocabulary.

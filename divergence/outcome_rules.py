@@ -13,7 +13,7 @@ from .errors import DivergenceInputError, shown
 
 __all__ = ["Condition", "ClassificationRule", "CLASSIFICATION", "RegressionError", "REGRESSION", "GammaKind",
            "parse_gamma", "ALIASES", "canonical_metric", "CLASSIFICATION_METRICS", "REGRESSION_METRICS",
-           "WORSE_WHEN", "DEFAULT_METRICS"]
+           "WORSE_WHEN", "DEFAULT_METRICS", "SCORE_METRICS", "LOG_LOSS_EPS"]
 
 #: A condition on a row with a known true class and prediction: ``y`` the true class is the
 #: positive label, ``p`` the prediction is; ``all`` every such row.
@@ -56,8 +56,15 @@ REGRESSION: dict[str, RegressionError] = {
 }
 
 
-#: Metric names for a binary classifier (``brier`` needs a score in [0, 1]).
-CLASSIFICATION_METRICS: tuple[str, ...] = tuple(CLASSIFICATION) + ("brier",)
+#: Per-row metrics of a probability (a score in [0, 1]): the Brier score (score − label)², the log loss
+#: −(label·log score + (1 − label)·log(1 − score)), and the calibration score − label (signed: a slice
+#: whose mean is above 0 is over-confident in the positive class, below 0 under-confident).
+SCORE_METRICS: tuple[str, ...] = ("brier", "log_loss", "calibration")
+#: the log loss's scores are clipped to [eps, 1 − eps] (scikit-learn's former default): a score of
+#: 0 or 1 on the wrong label costs −log(1e-15) = 34.5, not infinity
+LOG_LOSS_EPS = 1e-15
+#: Metric names for a binary classifier (the :data:`SCORE_METRICS` need a score in [0, 1]).
+CLASSIFICATION_METRICS: tuple[str, ...] = tuple(CLASSIFICATION) + SCORE_METRICS
 #: Metric names for a regressor.
 REGRESSION_METRICS: tuple[str, ...] = tuple(REGRESSION)
 #: The metrics a task measures when none is asked for (a scan, the dashboard's first choice).
@@ -65,13 +72,14 @@ DEFAULT_METRICS: dict[str, tuple[str, ...]] = {"classification": ("fpr", "fnr"),
 
 #: the direction in which a metric is worse (up: error rates and errors; down: rates of success
 #: and a ranking's gain); metrics not listed have no worse direction (an outcome column, a bias)
-WORSE_WHEN = {"fpr": "up", "fnr": "up", "error": "up", "fdr": "up", "for": "up", "brier": "up",
+WORSE_WHEN = {"fpr": "up", "fnr": "up", "error": "up", "fdr": "up", "for": "up", "brier": "up", "log_loss": "up",
               "abs_error": "up", "squared_error": "up", "tpr": "down", "tnr": "down", "accuracy": "down",
               "precision": "down", "npv": "down", "gamma": "down"}
 
 #: other spellings of metric names
 ALIASES = {"ppr": "positive_rate", "acc": "accuracy", "err": "error", "mae": "abs_error",
-           "mse": "squared_error", "ae": "abs_error", "se": "squared_error"}
+           "mse": "squared_error", "ae": "abs_error", "se": "squared_error", "logloss": "log_loss",
+           "cross_entropy": "log_loss"}
 
 
 def canonical_metric(metric: str) -> str:

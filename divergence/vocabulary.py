@@ -77,6 +77,7 @@ METRIC_LABELS = {
     "tnr": "true-negative rate", "error": "error rate", "accuracy": "accuracy",
     "precision": "precision", "fdr": "false-discovery rate", "npv": "negative predictive value",
     "for": "false-omission rate", "positive_rate": "positive prediction rate",
-    "base_rate": "share of positives", "brier": "Brier score",
+    "base_rate": "share of positives", "brier": "Brier score", "log_loss": "log loss",
+    "calibration": "mean of score − label",
     "abs_error": "absolute error", "squared_error": "squared error", "signed_error": "signed error",
 }

@@ -37,8 +37,9 @@ from ..prepare.discretize import (
 )
 from ..data.column_rules import ScreenTimeout, screen_timeout_message
 from ..errors import DivergenceBudgetError, DivergenceInputError
-from ..outcome_rules import CLASSIFICATION_METRICS, REGRESSION_METRICS
+from ..outcome_rules import CLASSIFICATION_METRICS, LOG_LOSS_EPS, REGRESSION_METRICS, SCORE_METRICS
 from ..prepare.outcomes import BASELINE_KIND
+from ..prepare.row_weights import ADDITIVE_BASELINES
 from ..vocabulary import ENGINES, METRIC_LABELS, PERIODS, QUANTILE_MODES
 from ..prepare.outcomes import canonical_metric, check_names, measures, show_value, match_label, parse_gamma, positive_labels
 from ..budget import ProgressCallback, progress_report
@@ -201,13 +202,21 @@ def _classification(plan: _Plan, *, target, positive, prediction, score, thresho
     out = []
     for metric in metrics:
         m = canonical_metric(metric)
-        if m == "brier":
+        if m in SCORE_METRICS:
             if s is None:
-                raise DivergenceInputError("Metric 'brier' needs a score column (a probability in [0, 1]).")
+                raise DivergenceInputError(f"Metric '{m}' needs a score column (a probability in [0, 1]).")
             yd = f"CAST({y} AS DOUBLE)"
-            value = (f"(CASE WHEN {y} IS NULL OR {p} IS NULL OR {s} IS NULL THEN NULL "
-                     f"ELSE ({s} - {yd}) * ({s} - {yd}) END)")
-            out.append(_OutcomePlan("brier", METRIC_LABELS["brier"], value, "base_rate", yd, score_range=s))
+            if m == "brier":
+                row = f"({s} - {yd}) * ({s} - {yd})"
+            elif m == "calibration":
+                row = f"({s} - {yd})"
+            else:  # clipped as divergence.prepare.outcomes.score_metric_values clips
+                c = f"LEAST(GREATEST({s}, {d.double(LOG_LOSS_EPS)}), {d.double(1.0 - LOG_LOSS_EPS)})"
+                one = d.double(1.0)
+                row = f"(-({yd} * LN({c}) + ({one} - {yd}) * LN({one} - {c})))"
+            value = f"(CASE WHEN {y} IS NULL OR {p} IS NULL OR {s} IS NULL THEN NULL ELSE {row} END)"
+            out.append(_OutcomePlan(m, METRIC_LABELS[m], value, BASELINE_KIND.get(m),
+                                    yd if m != "calibration" else None, score_range=s))
             continue
         if m not in CLASSIFICATION_METRICS:
             raise DivergenceInputError(
@@ -295,7 +304,7 @@ def _profile_sql(plan: _Plan, candidates: list[Column], outcomes: list[_OutcomeP
         parts += [f"COUNT({o.value}) AS od{k}", f"AVG({o.value}) AS om{k}", f"MAX(abs({o.value})) AS oa{k}",
                   f"MIN(CASE WHEN {o.value} IS NULL OR {o.value} = 0 OR {o.value} = 1 THEN 1 ELSE 0 END) AS ob{k}",
                   f"skewness({o.value}) AS osk{k}"]  # the skew guard's side (stats.mean_difference_test)
-        if o.baseline in ("mean", "majority", "base_rate") and o.target is not None:
+        if o.baseline in ADDITIVE_BASELINES and o.target is not None:
             parts.append(f"AVG(CASE WHEN {o.value} IS NOT NULL THEN {o.target} END) AS oy{k}")
             parts.append(f"MAX(CASE WHEN {o.value} IS NOT NULL THEN abs({o.target}) END) AS oya{k}")
         if o.score_range is not None:
@@ -802,7 +811,7 @@ def prepare_sql(
             )
         if o.score_range is not None and row[f"slo{k}"] is not None and (row[f"slo{k}"] < 0 or row[f"shi{k}"] > 1):
             raise DivergenceInputError(
-                f"Metric 'brier' needs scores in [0, 1]; score column '{roles.score}' ranges "
+                f"Metric '{o.name}' needs scores in [0, 1]; score column '{roles.score}' ranges "
                 f"{row[f'slo{k}']:g} to {row[f'shi{k}']:g}."
             )
         o.bound = 2 * float(row[f"oa{k}"] or 0.0)  # |value - shift| <= 2 max |value|
@@ -853,7 +862,7 @@ def prepare_sql(
         b = None if o.binary else o.bound  # sums of 0/1 are exact in any order
         tallies += [f"COUNT({o.value})", f"COALESCE({d.fsum(x, b, n_rows)}, 0)",
                     f"COALESCE({d.fsum(f'{x} * {x}', None if b is None else b * b, n_rows)}, 0)"]
-        if o.baseline in ("mean", "majority", "base_rate") and o.target is not None:
+        if o.baseline in ADDITIVE_BASELINES and o.target is not None:
             y = f"(CASE WHEN {o.value} IS NOT NULL THEN {o.target} - {d.double(o.target_shift)} END)"
             b = o.target_bound
             aux += [f"COALESCE({d.fsum(y, b, n_rows)}, 0)", f"COALESCE({d.fsum(f'{y} * {y}', b * b, n_rows)}, 0)"]

@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DivergenceInputError
-from ..outcome_rules import (CLASSIFICATION, CLASSIFICATION_METRICS, DEFAULT_METRICS, REGRESSION, REGRESSION_METRICS,
-                             canonical_metric, parse_gamma)
+from ..outcome_rules import (CLASSIFICATION, CLASSIFICATION_METRICS, DEFAULT_METRICS, LOG_LOSS_EPS, REGRESSION,
+                             REGRESSION_METRICS, SCORE_METRICS, canonical_metric, parse_gamma)
 from ..settings import Roles, section
 from ..vocabulary import METRIC_LABELS
 
@@ -60,8 +60,19 @@ def regression_error(metric: str, diff: np.ndarray) -> np.ndarray:
 
 
 #: Error metrics whose slice baseline is the best constant prediction inside the slice.
-BASELINE_KIND = {"error": "majority", "brier": "base_rate", "abs_error": "median",
+BASELINE_KIND = {"error": "majority", "brier": "base_rate", "log_loss": "entropy", "abs_error": "median",
                  "squared_error": "mean"}
+
+
+def score_metric_values(metric: str, s: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """A score metric of :data:`divergence.outcome_rules.SCORE_METRICS` per row, from the score ``s`` in
+    [0, 1] and the 0/1 label ``y`` (NaN where either is)."""
+    if metric == "brier":
+        return (s - y) ** 2
+    if metric == "calibration":
+        return s - y
+    c = np.clip(s, LOG_LOSS_EPS, 1.0 - LOG_LOSS_EPS)
+    return -(y * np.log(c) + (1.0 - y) * np.log1p(-c))
 
 
 @dataclass(frozen=True)
@@ -237,18 +248,21 @@ def classification_outcomes(
     out = []
     for metric in metrics:
         m = canonical_metric(metric)
-        if m == "brier":
+        if m in SCORE_METRICS:
             if s is None:
-                raise DivergenceInputError("Metric 'brier' needs a score column (a probability in [0, 1]).")
+                raise DivergenceInputError(f"Metric '{m}' needs a score column (a probability in [0, 1]).")
             finite = s[~np.isnan(s)]
             if finite.size and (finite.min() < 0 or finite.max() > 1):
                 raise DivergenceInputError(
-                    f"Metric 'brier' needs scores in [0, 1]; score column '{score}' ranges "
+                    f"Metric '{m}' needs scores in [0, 1]; score column '{score}' ranges "
                     f"{finite.min():g} to {finite.max():g}."
                 )
-            values = np.where(undefined | np.isnan(s), np.nan, (np.nan_to_num(s) - yb) ** 2)
-            out.append(_finish("brier", values, METRIC_LABELS["brier"], baseline="base_rate",
-                               target=np.where(np.isnan(y), np.nan, yb.astype(float)), prediction=s))
+            values = np.where(undefined | np.isnan(s), np.nan, score_metric_values(m, np.nan_to_num(s), yb.astype(float)))
+            if m == "calibration":  # a bias, not an error: no baseline
+                out.append(_finish(m, values, METRIC_LABELS[m]))
+            else:
+                out.append(_finish(m, values, METRIC_LABELS[m], baseline=BASELINE_KIND[m],
+                                   target=np.where(np.isnan(y), np.nan, yb.astype(float)), prediction=s))
             continue
         if m not in CLASSIFICATION_RULES:
             raise DivergenceInputError(

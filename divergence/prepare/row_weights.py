@@ -20,7 +20,7 @@ __all__ = ["ADDITIVE_BASELINES", "metric_infos", "place_aux", "aux_target", "aux
            "outcome_weights", "outcome_skewness"]
 
 #: slice baselines whose error follows from additive tallies of the target
-ADDITIVE_BASELINES = ("mean", "majority", "base_rate")
+ADDITIVE_BASELINES = ("mean", "majority", "base_rate", "entropy")
 
 
 def outcome_skewness(values: np.ndarray) -> float:

@@ -75,9 +75,10 @@ FINDINGS_WORK = 400
 #: the least work it may do (a small table's search always ends: it takes milliseconds)
 FINDINGS_WORK_FLOOR = 200_000
 
-_BASELINE_CODE = {"mean": 1, "median": 2, "majority": 3, "base_rate": 4}
+_BASELINE_CODE = {"mean": 1, "median": 2, "majority": 3, "base_rate": 4, "entropy": 5}
 _BASELINE_TEXT = {"mean": "the slice's mean target", "median": "the slice's median target",
-                  "majority": "the slice's majority class", "base_rate": "the slice's base rate"}
+                  "majority": "the slice's majority class", "base_rate": "the slice's base rate",
+                  "entropy": "the slice's base rate (its log loss: the entropy of the slice's labels)"}
 
 
 _BAR_TEXT = {
@@ -720,7 +721,17 @@ def _baseline(table, m) -> np.ndarray:
         p = m.target_shift + mu
         if m.baseline == "majority":
             return np.where(n > 0, np.minimum(p, 1.0 - p), np.nan)
+        if m.baseline == "entropy":
+            return np.where(n > 0, _entropy(p), np.nan)
         return np.where(n > 0, p * (1.0 - p), np.nan)
+
+
+def _entropy(p: np.ndarray) -> np.ndarray:
+    """The log loss of predicting the share ``p`` of positives on rows with that share: -p log p -
+    (1 - p) log(1 - p) (0 at p = 0 or 1)."""
+    p = np.clip(np.asarray(p, dtype=float), 0.0, 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return -(np.where(p > 0, p * np.log(p), 0.0) + np.where(p < 1, (1.0 - p) * np.log1p(-p), 0.0))
 
 
 #: the tests behind a defect or a hard cohort (each one-sided, corrected over every slice)
@@ -830,7 +841,7 @@ def _defect_test(table, k: int, m, walk) -> dict:
     within the slice by more than it does on the whole dataset.
     """
     kind = _BASELINE_CODE[m.baseline]
-    if walk is None:
+    if walk is None or kind == 5:  # the log loss's references are not walked: its tests from the tallies
         return _defect_from_tallies(table, k, m, kind)
     o = table.outcome(m.name)
     e = np.asarray(o.values, dtype=float)
@@ -938,13 +949,20 @@ def _defect_from_tallies(table, k: int, m, kind: int) -> dict:
     est = {name: nan.copy() for name in DEFECT_TESTS}
     se = {name: nan.copy() for name in DEFECT_TESTS}
     lift = base - big_e
-    if kind in (3, 4):
+    if kind in (3, 4, 5):
         with np.errstate(invalid="ignore", divide="ignore"):
             ones = m.target_shift * n + table.tallies[:, m.aux]
             zeros = n - ones
             p = ones / n
-            # a row's baseline error: 1 off the slice's majority class; (y - p)^2 for the base rate
-            s_bb = n * base if kind == 3 else ones * (1 - p) ** 4 + zeros * p ** 4
+            # a row's baseline error: 1 off the slice's majority class; (y - p)^2 for the base rate;
+            # -log p on a positive and -log(1 - p) on a negative for the log loss's
+            if kind == 3:
+                s_bb = n * base
+            elif kind == 4:
+                s_bb = ones * (1 - p) ** 4 + zeros * p ** 4
+            else:
+                s_bb = (ones * np.where(p > 0, np.log(np.where(p > 0, p, 1.0)), 0.0) ** 2
+                        + zeros * np.where(p < 1, np.log1p(-np.where(p < 1, p, 0.0)), 0.0) ** 2)
             c_bb = s_bb - n * base * base
             c_ee = np.maximum(q - s * s / n, 0.0)
             c_be = -np.sqrt(np.maximum(c_bb, 0.0) * c_ee)  # the worst case for the variance below

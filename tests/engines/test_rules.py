@@ -24,7 +24,7 @@ SETTINGS = settings(max_examples=20, deadline=None, derandomize=True,
 
 def test_every_metric_has_one_rule_read_by_both_paths():
     assert list(CLASSIFICATION_RULES) == list(CLASSIFICATION_SQL) == RULE_METRICS
-    assert CLASSIFICATION_METRICS == tuple(RULE_METRICS) + ("brier",)
+    assert CLASSIFICATION_METRICS == tuple(RULE_METRICS) + ("brier", "log_loss", "calibration")
     assert REGRESSION_METRICS == tuple(REGRESSION)
 
 
@@ -140,7 +140,7 @@ def test_classification_rules_from_a_score_same_in_pandas_and_sql(data, threshol
     score[rng.random(len(df)) < 0.1] = np.nan
     df = df.drop(columns="pred").assign(score=score)
     attributes = [c for c in df.columns if c not in ("label", "score")]
-    got, want = _both(df, target="label", score="score", threshold=threshold, metrics=RULE_METRICS + ["brier"],
+    got, want = _both(df, target="label", score="score", threshold=threshold, metrics=RULE_METRICS + ["brier", "log_loss", "calibration"],
                       attributes=attributes, min_support=0.1, **roles)
     if want is not None:
         _assert_same_slices(got, want)

@@ -83,7 +83,12 @@ ALIASES = {"ppr": "positive_rate", "acc": "accuracy", "err": "error", "mae": "ab
 
 
 def canonical_metric(metric: str) -> str:
-    """A metric's name as the results spell it (``MAE`` -> ``abs_error``)."""
+    """A metric's name as the results spell it (``MAE`` -> ``abs_error``; ``Recall:Dog`` -> ``recall:Dog``,
+    a class named as it is)."""
+    kind, sep, cls = metric.strip().partition(":")
+    if sep:
+        k = kind.strip().lower()
+        return f"{ALIASES.get(k, k)}:{cls.strip()}"
     m = metric.strip().lower()
     return ALIASES.get(m, m)
 

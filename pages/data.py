@@ -71,6 +71,7 @@ columns = list(df.columns)
 
 
 def _reset_positive() -> None:
+    settings.fit_metrics_to_target()
     guess = settings.positive_guess(df, state.get(K.TARGET))
     if guess is not None:  # a column with many values keeps the label: the error then says why
         state.update(**{K.POSITIVE: guess})
@@ -106,7 +107,10 @@ if task in ("classification", "regression"):
                     st.caption(md_text(note))
         with c3:
             labels = cache.target_values(data_key, state.get(K.TARGET), df)
-            if labels is not None and len(labels) <= 50:
+            if settings.target_classes():
+                st.markdown(f"**{len(labels)} classes**: no positive label; the Outcome page measures error, "
+                            "accuracy or one class against the rest.")
+            elif labels is not None and len(labels) <= 50:
                 state.bound(st.selectbox, "Positive label", K.POSITIVE, options=labels, index=None,
                             placeholder="Choose the positive class", format_func=str)
             else:

@@ -25,8 +25,12 @@ task = state.get(K.TASK)
 # ---------------------------------------------------------------- metrics
 st.subheader("What to measure")
 if task == "classification":
-    state.bound(st.multiselect, "Metrics", K.METRICS, options=outcome_rules.CLASSIFICATION_METRICS,
-                format_func=render.metric_name)
+    options = settings.classification_metric_options()
+    settings.fit_metrics_to_target()
+    if settings.target_classes():
+        st.caption(f"The target has {len(settings.target_classes())} classes: error and accuracy over every class, "
+                   "or one class against the rest (its recall, precision, FPR, FNR).")
+    state.bound(st.multiselect, "Metrics", K.METRICS, options=options, format_func=render.metric_name)
 elif task == "regression":
     state.bound(st.multiselect, "Metrics", K.METRICS, options=outcome_rules.REGRESSION_METRICS,
                 format_func=render.metric_name)

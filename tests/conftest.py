@@ -147,6 +147,8 @@ SLOW = {
     "data/test_screen_rules.py::test_raw_compas_with_roles_only": "real data: raw COMPAS",
     "cli/test_summary.py::test_raw_compas_summary_fits_in_120_columns_and_says_what_pandas_says": "real data: raw COMPAS",
     "cli/test_summary.py::test_law_data_summary_fits_in_120_columns_and_says_what_pandas_says": "real data: law_data",
+    "prepare/test_multiclass.py::test_command_line_metric_names_a_class": "two command-line processes",
+    "app/test_multiclass_page.py": "AppTest: upload, three pages and a scan",
     "mining/test_mining.py::test_itemsets_and_supports_equal_mlxtend_fpgrowth": "mlxtend's FP-growth as the reference",
     "engines/test_rules.py::test_regression_rules_same_in_pandas_and_sql": "pandas and SQL twice",
     "comparison/test_compare.py::test_rates_and_change_equal_brute_force": "brute force over every slice",

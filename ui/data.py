@@ -127,6 +127,7 @@ def use_frame(df: pd.DataFrame, name: str, key: str, *, path: str | None = None,
     if guess is None:
         guess = cache.off_server("guess", df, label="guessing the column roles") if cache.wide(df) else guess_roles(df)
     settings.apply_role_guess(guess)
+    settings.fit_metrics_to_target()  # a target of more than two classes: error, not FPR and FNR
     ss.update({K.SELECTED: None, K.TYPED: None})
     ss[K.VIEW_METRIC] = None
 

@@ -16,10 +16,10 @@ import pandas as pd
 
 from divergence import DivergenceInputError
 from divergence.data.columns import AttributeScreen
-from divergence.outcome_rules import DEFAULT_METRICS
+from divergence.outcome_rules import CLASSIFICATION_METRICS, DEFAULT_METRICS
 from divergence.report.plan import SlicePlan, dump_plan
 from divergence.settings import MAX_SLICES, MAX_WORK, TIME_LIMIT, Settings
-from divergence.data.roles import RoleGuess, guess_positive
+from divergence.data.roles import RoleGuess, distinct_values, guess_positive
 from divergence.data.columns import role_columns
 from divergence.present.columns import parse_bin_spec
 from divergence.prepare.replication_rows import split_rows
@@ -33,6 +33,38 @@ def default_metrics(task: str) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- column roles
+
+
+def target_classes() -> list | None:
+    """The classification target's classes when it has more than two (at most 50): its metrics are then
+    measured over the classes (error, accuracy, one class against the rest) and need no positive label."""
+    df, column = state.get(K.FRAME), state.get(K.TARGET)
+    if state.get(K.TASK) != "classification" or df is None or column not in df.columns:
+        return None
+    values = distinct_values(df[column])
+    return values if values is not None and len(values) > 2 else None
+
+
+def classification_metric_options() -> list[str]:
+    """The metrics the Outcome page offers: a binary classifier's, or for a target of more than two
+    classes error, accuracy and each class's recall, precision, FPR and FNR."""
+    from divergence.prepare.outcomes import class_metric_names
+
+    classes = target_classes()
+    return list(CLASSIFICATION_METRICS) if classes is None else class_metric_names(classes)
+
+
+def fit_metrics_to_target() -> None:
+    """Keep the chosen classification metrics the target allows (a target of more than two classes
+    takes error, accuracy and one class against the rest; a binary one the others): those it does not
+    are dropped, and when none is left the target's first (error, or the task's defaults)."""
+    if state.get(K.TASK) != "classification":
+        return
+    options = classification_metric_options()
+    chosen = list(state.get(K.METRICS) or [])
+    kept = [m for m in chosen if m in options]
+    if kept != chosen or not kept:
+        state.update(**{K.METRICS: kept or (["error"] if target_classes() else default_metrics("classification"))})
 
 
 def apply_role_guess(guess: RoleGuess) -> None:
@@ -71,7 +103,7 @@ def missing_roles() -> list[str]:
                 out.append("the threshold")
         elif get(K.PREDICTION) is None:
             out.append("the prediction column")
-        if task == "classification" and get(K.POSITIVE) in (None, ""):
+        if task == "classification" and get(K.POSITIVE) in (None, "") and target_classes() is None:
             out.append("the positive label")
     elif task == "ranking":
         if get(K.RANK if get(K.RANK_KIND) == "rank" else K.RANK_BY) is None:
@@ -101,7 +133,8 @@ def role_kwargs() -> dict:
     get = state.get
     task = get(K.TASK)
     if task == "classification":
-        kw: dict = dict(target=get(K.TARGET), positive=get(K.POSITIVE), metrics=list(get(K.METRICS)))
+        kw: dict = dict(target=get(K.TARGET), positive=None if target_classes() else get(K.POSITIVE),
+                        metrics=list(get(K.METRICS)))
         if get(K.PRED_KIND) == "score":
             threshold = get(K.THRESHOLD)
             kw.update(score=get(K.SCORE), threshold=None if threshold is None else float(threshold))

@@ -176,8 +176,14 @@ def _binary_hits(values: list, positive: object, col: str, role: str) -> list:
 
 
 def _classification(plan: _Plan, *, target, positive, prediction, score, threshold, metrics) -> list[_OutcomePlan]:
+    from ..prepare.outcomes import is_multiclass
+
     d = plan.d
     ycol = plan.column(target, "target")
+    if is_multiclass(metrics, positive):
+        raise DivergenceInputError(
+            f"Metrics over the classes of target column '{target}' ({', '.join(metrics)}) are measured in memory "
+            "(engine fast or mlxtend); DuckDB and Spark measure a binary classifier: name its positive label.")
     if positive is None:
         raise DivergenceInputError(f"Name the positive label of target column '{target}'.")
     y_values = plan.labels(target, "target")

@@ -1,4 +1,5 @@
-"""Outcomes: one float per row for each metric, NaN where the metric is undefined.
+"""Outcomes: one float per row for each metric, NaN where the metric is undefined (a binary
+classifier's, one of any number of classes, a regressor's, a ranking's, a column as it is).
 
 A slice's outcome is the mean of the defined outcomes of its rows, so a rate like
 the false-positive rate is the mean of an outcome that is 1 for a false positive,
@@ -22,7 +23,9 @@ from ..vocabulary import METRIC_LABELS
 __all__ = ["Outcome", "classification_outcomes",
            "regression_outcomes", "ranking_outcome", "column_outcome", "parse_gamma", "match_label",
            "BASELINE_KIND", "CLASSIFICATION_RULES", "build_outcomes", "measures", "Measure", "check_names", "canonical_metric",
-           "numeric_column", "positive_labels", "positive_mask", "regression_error", "show_value"]
+           "numeric_column", "positive_labels", "positive_mask", "regression_error", "show_value", "score_metric_values",
+           "CLASS_KINDS", "MULTICLASS_METRICS", "class_metric", "is_multiclass", "multiclass_outcomes",
+           "class_metric_names"]
 
 
 def _mask(condition: str, y: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -223,6 +226,13 @@ def classification_outcomes(
     """
     y_series = _check_column(df, target, "target")
     if positive is None:
+        classes = pd.unique(y_series.dropna())
+        if len(classes) > 2:
+            listed = ", ".join(show_value(c) for c in classes[:5]) + (", …" if len(classes) > 5 else "")
+            raise DivergenceInputError(
+                f"Target column '{target}' has {len(classes)} classes ({listed}): measure error, accuracy, or one "
+                f"class against the rest, recall:CLASS, precision:CLASS, fpr:CLASS, fnr:CLASS (e.g. "
+                f"recall:{classes[0]}); or name the positive label for {', '.join(metrics)}.")
         raise DivergenceInputError(f"Name the positive label of target column '{target}'.")
     y = positive_mask(y_series, positive, target, "target")
     if prediction is not None:
@@ -276,6 +286,118 @@ def classification_outcomes(
             extra = dict(baseline="majority", target=np.where(undefined, np.nan, yb.astype(float)),
                          prediction=np.where(undefined, np.nan, pb.astype(float)))
         out.append(_finish(m, values, METRIC_LABELS[m], **extra))
+    return out
+
+
+# ----------------------------------------------------------------------------- any number of classes
+# error and accuracy over every class, and one class against the rest (recall:CLASS, precision:CLASS,
+# fpr:CLASS, fnr:CLASS): asked for when no positive label is named (or a metric names its class). Each
+# is a 0/1 outcome, so every statistic is a binary rate's; error's slice baseline is the slice's
+# majority class, its class counts walked over the kept rows (divergence.stats.assess).
+
+#: one class against the rest: what the metric's rows are (defined) and where it is 1, as for a binary
+#: classifier whose positive label is the class (y: the true class is it, p: the prediction is)
+CLASS_KINDS = {"recall": ("y", "p"), "precision": ("p", "y"), "fpr": ("not y", "p"), "fnr": ("y", "not p")}
+#: the metrics over every class
+MULTICLASS_METRICS = ("error", "accuracy")
+
+
+
+def class_metric(metric: str) -> tuple[str, str] | None:
+    """``recall:dog`` -> ("recall", "dog"); None for a metric that names no class."""
+    kind, sep, cls = str(metric).strip().partition(":")
+    kind = canonical_metric(kind)
+    if not sep or kind not in CLASS_KINDS:
+        return None
+    if not cls.strip():
+        raise DivergenceInputError(f"Metric {metric!r} names no class: write {kind}:CLASS, e.g. {kind}:dog.")
+    return kind, cls.strip()
+
+
+def is_multiclass(metrics: Sequence[str], positive: object) -> bool:
+    """Whether the metrics are measured over the classes: no positive label named and every metric is
+    ``error``, ``accuracy`` or names its class; or any metric names its class."""
+    named = [class_metric(m) for m in metrics]
+    if any(n is not None for n in named):
+        return True
+    return positive is None and bool(metrics) and all(canonical_metric(m) in MULTICLASS_METRICS for m in metrics)
+
+
+def class_metric_names(classes: Sequence[object]) -> list[str]:
+    """Every metric a dashboard offers for these classes: error, accuracy, then per class its four."""
+    return list(MULTICLASS_METRICS) + [f"{kind}:{c}" for c in classes for kind in CLASS_KINDS]
+
+
+def _codes(series: pd.Series, classes: list) -> np.ndarray:
+    """Each value's class index (-1: not a class, NaN: missing)."""
+    out = np.full(len(series), np.nan)
+    values = series.to_numpy(dtype=object)
+    missing = series.isna().to_numpy()
+    lookup = {}
+    for v in pd.unique(series.dropna()):
+        lookup[v] = next((i for i, c in enumerate(classes) if match_label(v, c)), -1)
+    for i, (v, gone) in enumerate(zip(values, missing)):
+        if not gone:
+            out[i] = lookup[v]
+    return out
+
+
+def multiclass_outcomes(df: pd.DataFrame, *, target: str, prediction: str | None, metrics: Sequence[str],
+                        score: str | None = None) -> list[Outcome]:
+    """The outcomes of a classifier over its classes (the target's distinct values): a row whose target
+    or prediction is missing has every outcome undefined; a prediction that is not one of the target's
+    classes is refused by name."""
+    y_series = _check_column(df, target, "target")
+    if prediction is None:
+        raise DivergenceInputError(
+            f"Metrics over the classes of target column '{target}' ({', '.join(map(str, metrics))}) need the "
+            "predicted class: a prediction column (a score and a threshold give two classes only; name the "
+            "positive label for those).")
+    p_series = _check_column(df, prediction, "prediction")
+    classes = sorted(pd.unique(y_series.dropna()), key=lambda v: (str(type(v)), v))
+    if len(classes) < 2:
+        raise DivergenceInputError(f"Target column '{target}' has {len(classes)} class: a classifier needs two or more.")
+    y = _codes(y_series, classes)
+    p = _codes(p_series, classes)
+    stray = p_series[np.nan_to_num(p, nan=0) < 0]
+    if len(stray):
+        raise DivergenceInputError(
+            f"Prediction column '{prediction}' holds {show_value(stray.iloc[0])}, which is not a class of target "
+            f"column '{target}' ({', '.join(show_value(c) for c in classes[:8])}{', …' if len(classes) > 8 else ''}).")
+    undefined = np.isnan(y) | np.isnan(p)
+    yi = np.nan_to_num(y, nan=-1).astype(np.int64)
+    pi = np.nan_to_num(p, nan=-1).astype(np.int64)
+    out = []
+    for metric in metrics:
+        m = canonical_metric(metric)
+        named = class_metric(metric)
+        if named is None:
+            if m not in MULTICLASS_METRICS:
+                raise DivergenceInputError(
+                    f"Metric {metric!r} needs a positive label; over the {len(classes)} classes of target column "
+                    f"'{target}' choose error, accuracy, or one class's recall:CLASS, precision:CLASS, fpr:CLASS, "
+                    f"fnr:CLASS (e.g. recall:{classes[0]}); or name the positive label.")
+            wrong = (yi != pi).astype(float)
+            values = np.where(undefined, np.nan, wrong if m == "error" else 1.0 - wrong)
+            extra = {}
+            if m == "error":
+                extra = dict(baseline="majority_class", target=np.where(undefined, np.nan, y),
+                             prediction=np.where(undefined, np.nan, p))
+            out.append(_finish(m, values, "error rate" if m == "error" else "accuracy", **extra))
+            continue
+        kind, wanted = named
+        hits = [i for i, c in enumerate(classes) if match_label(c, wanted)]
+        if not hits:
+            raise DivergenceInputError(
+                f"Metric {metric!r}: {wanted!r} is not a class of target column '{target}' (classes: "
+                f"{', '.join(show_value(c) for c in classes[:8])}{', …' if len(classes) > 8 else ''}).")
+        k = hits[0]
+        yb, pb = yi == k, pi == k
+        defined_on, one_on = CLASS_KINDS[kind]
+        flags = {"y": yb, "not y": ~yb, "p": pb, "not p": ~pb}
+        values = np.where(flags[defined_on] & ~undefined, flags[one_on].astype(float), np.nan)
+        name = f"{kind}:{classes[k]}"
+        out.append(_finish(name, values, f"{METRIC_LABELS.get(kind, kind)} of class {classes[k]}"))
     return out
 
 
@@ -435,7 +557,13 @@ def build_outcomes(df: pd.DataFrame, roles: Roles | None = None, **keywords: Any
         elif m.kind in ("outcome", "ranking"):
             out.append(column_outcome(df, m.column) if m.kind == "outcome" else ranking_outcome(df, **m.keywords(r)))
         else:
-            build = regression_outcomes if m.kind == "regression" else classification_outcomes
-            out += build(df, **m.keywords(r))
+            kw = m.keywords(r)
+            if m.kind == "regression":
+                out += regression_outcomes(df, **kw)
+            elif is_multiclass(kw["metrics"], kw["positive"]):
+                out += multiclass_outcomes(df, target=kw["target"], prediction=kw["prediction"],
+                                           metrics=kw["metrics"], score=kw["score"])
+            else:
+                out += classification_outcomes(df, **kw)
     check_names([o.name for o in out])
     return out

@@ -462,6 +462,10 @@ def metric_label(m: str, *, long: bool = False) -> str:
     """A metric's name for people: 'fpr' -> 'FPR' (long: 'FPR: false-positive rate')."""
     from ..vocabulary import METRIC_LABELS
 
+    kind, sep, cls = m.partition(":")
+    if sep and kind in ("recall", "precision", "fpr", "fnr"):  # one class against the rest (prepare.outcomes)
+        short = f"{metric_label(kind)}:{cls}"  # 'recall:dog: recall of class dog'
+        return f"{short}: {METRIC_LABELS.get(kind, kind)} of class {cls}" if long else short
     short = m.upper() if len(m) <= 4 else m.replace("_", " ")
     desc = METRIC_LABELS.get(m)
     return f"{short}: {desc}" if long and desc and desc != short else short

@@ -75,10 +75,11 @@ FINDINGS_WORK = 400
 #: the least work it may do (a small table's search always ends: it takes milliseconds)
 FINDINGS_WORK_FLOOR = 200_000
 
-_BASELINE_CODE = {"mean": 1, "median": 2, "majority": 3, "base_rate": 4, "entropy": 5}
+_BASELINE_CODE = {"mean": 1, "median": 2, "majority": 3, "base_rate": 4, "entropy": 5, "majority_class": 6}
 _BASELINE_TEXT = {"mean": "the slice's mean target", "median": "the slice's median target",
                   "majority": "the slice's majority class", "base_rate": "the slice's base rate",
-                  "entropy": "the slice's base rate (its log loss: the entropy of the slice's labels)"}
+                  "entropy": "the slice's base rate (its log loss: the entropy of the slice's labels)",
+                  "majority_class": "the slice's majority class (of every class)"}
 
 
 _BAR_TEXT = {
@@ -709,6 +710,8 @@ class _DivergenceTest:
 def _baseline(table, m) -> np.ndarray:
     """Error of each slice's best constant prediction from the tallies (mean target, majority
     class, base rate); NaN for the median (absolute error), which needs the rows."""
+    if m.baseline == "majority_class":
+        return _majority_class_error(table, m)
     if m.baseline == "median" or m.aux < 0:
         return np.full(len(table), np.nan)
     k = table.metric_names.index(m.name)
@@ -724,6 +727,24 @@ def _baseline(table, m) -> np.ndarray:
         if m.baseline == "entropy":
             return np.where(n > 0, _entropy(p), np.nan)
         return np.where(n > 0, p * (1.0 - p), np.nan)
+
+
+def _majority_class_error(table, m) -> np.ndarray:
+    """Per slice, the error of predicting its majority class on its rows: 1 - (the largest class's
+    rows) / (rows), the class counts walked over the kept rows (NaN without them)."""
+    from ..mining.lattice import walk_tallies
+
+    if table.kept_rows is None or table.kept_rows.outcomes is None:
+        return np.full(len(table), np.nan)
+    o = table.outcome(m.name)
+    y = np.where(np.isnan(o.values), np.nan, np.asarray(o.target, dtype=float))
+    ok = ~np.isnan(y)
+    onehot = np.zeros((len(y), int(np.nanmax(y)) + 1 if ok.any() else 1))
+    onehot[np.flatnonzero(ok), y[ok].astype(np.int64)] = 1.0
+    counts = walk_tallies(walk_order(table.lattice.parent, table.codes), table.kept_rows.codes, onehot)
+    n = counts.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n > 0, 1.0 - counts.max(axis=1) / n, np.nan)
 
 
 def _entropy(p: np.ndarray) -> np.ndarray:
@@ -841,7 +862,7 @@ def _defect_test(table, k: int, m, walk) -> dict:
     within the slice by more than it does on the whole dataset.
     """
     kind = _BASELINE_CODE[m.baseline]
-    if walk is None or kind == 5:  # the log loss's references are not walked: its tests from the tallies
+    if walk is None or kind in (5, 6):  # the log loss's and the classes' references are not walked: from the tallies
         return _defect_from_tallies(table, k, m, kind)
     o = table.outcome(m.name)
     e = np.asarray(o.values, dtype=float)
@@ -949,14 +970,14 @@ def _defect_from_tallies(table, k: int, m, kind: int) -> dict:
     est = {name: nan.copy() for name in DEFECT_TESTS}
     se = {name: nan.copy() for name in DEFECT_TESTS}
     lift = base - big_e
-    if kind in (3, 4, 5):
+    if kind in (3, 4, 5, 6):
         with np.errstate(invalid="ignore", divide="ignore"):
-            ones = m.target_shift * n + table.tallies[:, m.aux]
+            ones = m.target_shift * n + table.tallies[:, m.aux] if m.aux >= 0 else np.full(len(n), np.nan)
             zeros = n - ones
             p = ones / n
             # a row's baseline error: 1 off the slice's majority class; (y - p)^2 for the base rate;
             # -log p on a positive and -log(1 - p) on a negative for the log loss's
-            if kind == 3:
+            if kind in (3, 6):  # a row's baseline error is 0 or 1
                 s_bb = n * base
             elif kind == 4:
                 s_bb = ones * (1 - p) ** 4 + zeros * p ** 4

@@ -136,5 +136,13 @@ def _notebook(name: str):
 
 from . import hooks as _hooks  # noqa: E402 - after the package module is in place
 
+def _evaluate(*args, **kwargs):
+    """``SliceTable.evaluate``, imported when first called."""
+    from .stats.evaluate import evaluate
+
+    return evaluate(*args, **kwargs)
+
+
+_hooks.VIEWS["evaluate"] = _evaluate
 _hooks.VIEWS.update({name: _notebook(name) for name in ("table_html", "table_text", "comparison_html",
                                                         "statistics_html", "TablePlots", "ComparisonPlots")})

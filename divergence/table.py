@@ -289,6 +289,11 @@ class SliceTable:
         ``plot.slices(metric)`` (Plotly figures, as the dashboard and the report draw them)."""
         return view("TablePlots")(self)
 
+    def evaluate(self, metrics: dict, slices=None, bootstrap: int = 200, seed: int = 0) -> pd.DataFrame:
+        """Any metric on each slice's own rows, MetricFrame-style, with a seeded bootstrap interval and its
+        divergence, the whole dataset first (:func:`divergence.stats.evaluate.evaluate`)."""
+        return view("evaluate")(self, metrics, slices=slices, bootstrap=bootstrap, seed=seed)
+
     def __len__(self) -> int:
         return int(self.codes.shape[0])
 

@@ -24,3 +24,6 @@ class KeptRows:
     #: positions, in the table given to the scan, of the rows measured (None: every row, in order); a
     #: held-out share and the rows that chose tree cut points are not measured
     positions: np.ndarray | None = None
+    #: the model's columns on the rows measured, by role (``target``, ``prediction``, ``score``: the values
+    #: as the table holds them), for metrics computed on a slice's own rows (``SliceTable.evaluate``)
+    model: dict | None = None

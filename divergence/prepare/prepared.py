@@ -165,8 +165,15 @@ def prepare(
         label = f"held-out {holdout:.0%} of the rows ({len(held_out):,})"
     return Prepared(codes=codes_in, weights=weights_in, bins=tuple(disc.bins), metrics=tuple(infos), n_rows=len(df),
                     notes=tuple(notes), params=params, started=started if slicing.attributes is None else None,
-                    kept_rows=KeptRows(disc.codes, tuple(found), _positions(held_mask, data_rows)),
+                    kept_rows=KeptRows(disc.codes, tuple(found), _positions(held_mask, data_rows),
+                                       model=_model_columns(df, roles)),
                     replication=ReplicationRows(replicate, label, holdout) if replicate is not None else None)
+
+
+def _model_columns(df: pd.DataFrame, roles) -> dict:
+    """The target, prediction and score columns of the rows measured (those the roles name)."""
+    return {role: df[col].to_numpy() for role, col in (("target", roles.target), ("prediction", roles.prediction),
+                                                        ("score", roles.score)) if col is not None and col in df.columns}
 
 
 def _prepare_given(df: pd.DataFrame, st: Settings, tallies: np.ndarray, reserved: Sequence[str], role: str,

@@ -3,7 +3,8 @@
 the verdict's reference models walked over the lattice in ``verdict_walk``), shrinkage
 (``shrinkage``), distinct findings and the default order (``findings``; their residual tests'
 compiled sums in ``strata``), replication on another table (``replication``), paired tests of two models on the same rows
-(``paired``), and each mined slice measured (``tabulate``). Nothing here calls the miner: the
+(``paired``), each mined slice measured (``tabulate``), and any metric on chosen slices' own rows with
+a bootstrap interval (``evaluate``: ``SliceTable.evaluate``). Nothing here calls the miner: the
 statistics read a mined table and walk its lattice (``mining.lattice``).
 
 May import: data, prepare, mining, kernels, table, settings, outcome_rules, scores, budget, errors,

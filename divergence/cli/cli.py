@@ -115,6 +115,9 @@ def build_parser(prog: str = "divergence") -> argparse.ArgumentParser:
     p_scan.add_argument("--min-t", type=_float, metavar="T", help="keep only slices with t >= T (for some metric)")
     p_scan.add_argument("--save-plan", metavar="FILE", help="also save these settings as a slice plan "
                         "(YAML, or JSON by the name) that `report` and the dashboard can load")
+    p_scan.add_argument("--evaluate", metavar="NAME,...", help="also print these metrics computed on the rows of the "
+                        "findings and the first 20 slices, with 200-resample bootstrap intervals: auc, f1, "
+                        "balanced_accuracy, average_precision")
     _add_explain_parser(sub)
     _add_plan_parsers(sub)
     _add_compare_parser(sub)
@@ -280,6 +283,11 @@ def _cmd_scan(args: argparse.Namespace) -> int:
     from ..present.formats import family_sentence
     from ..explain.shapley import prune_redundant
 
+    evaluate = None
+    if args.evaluate:  # checked before the scan runs
+        from ..stats.evaluate import parse_names
+
+        evaluate = parse_names(args.evaluate)
     _, table = scan_from_args(args)
     # how the file was read and a budget that cut the scan are always said
     shown = set(getattr(args, "reader_notes", None) or [])
@@ -327,6 +335,10 @@ def _cmd_scan(args: argparse.Namespace) -> int:
         keep = {m: table.frame.index.isin(prune_redundant(table, args.prune, metric=m, min_t=args.min_t).index)
                 for m in table.metric_names} if pruning else None
         print(_summary(table, args.top, keep, args.sort_by))
+    if evaluate:
+        from .summary import evaluation_summary
+
+        print(evaluation_summary(table.evaluate(evaluate, bootstrap=200, seed=args.seed or 0)))
     return 0
 
 

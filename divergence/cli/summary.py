@@ -9,7 +9,7 @@ import textwrap
 
 from ..present.formats import finding_label, format_count, format_number, is_undefined, verdict_label
 
-__all__ = ["WIDTH", "scan_summary", "format_rate_interval", "format_points", "format_q", "wrap"]
+__all__ = ["WIDTH", "scan_summary", "evaluation_summary", "format_rate_interval", "format_points", "format_q", "wrap"]
 
 #: the longest line the summary prints
 WIDTH = 120
@@ -148,4 +148,28 @@ def scan_summary(table, top: int, keep: dict | None = None, sort_by: str | None 
         for i, row in rows.iterrows():
             extra = _sort_value(row, extra_col) if extra_col is not None and extra_col in row else None
             lines += _slice_lines(source, row, m, binary, extra)
+    return "\n".join(lines)
+
+
+def evaluation_summary(frame) -> str:
+    """``SliceTable.evaluate``'s table for a person: per slice its itemset, then each metric's value with
+    its bootstrap interval and its divergence from the whole dataset, and the rows used."""
+    names = [c for c in frame.columns if c not in ("itemset", "rows") and not c.endswith(("_low", "_high", "_divergence"))]
+    a = frame.attrs
+    lines = [""]
+    lines += wrap(f"evaluated on each slice's own rows ({', '.join(names)}): the whole dataset, then the findings and "
+                  f"the first slices of the default order; {a.get('confidence', 0.95):.0%} intervals from "
+                  f"{a.get('bootstrap', 0)} bootstrap resamples (seed {a.get('seed', 0)}); in parentheses the divergence from the "
+                  "whole dataset")
+    for _, row in frame.iterrows():
+        lines += wrap(str(row["itemset"]) or "(whole dataset)", indent="  ", next_indent="  " + INDENT)
+        parts = []
+        for n in names:
+            text = f"{n} {format_rate_interval(row[n], row.get(f'{n}_low'), row.get(f'{n}_high'), False)}"
+            if row["itemset"]:
+                d = row[f"{n}_divergence"]
+                text += f" ({'+' if d > 0 else ''}{format_number(d)})" if not is_undefined(d) else ""
+            parts.append(text)
+        parts.append(f"{format_count(row['rows'])} rows")
+        lines += wrap("; ".join(parts), indent="  " + INDENT)
     return "\n".join(lines)

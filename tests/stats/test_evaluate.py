@@ -138,3 +138,26 @@ def test_bad_metrics_are_refused_by_name(binary):
         t.evaluate(["auc"])
     with pytest.raises(DivergenceInputError, match="bootstrap must be 0"):
         t.evaluate({"auc": "auc"}, bootstrap=5)
+
+
+def test_command_line_evaluate(binary, tmp_path, capsys):
+    from divergence.cli.cli import main
+    from divergence.cli.summary import WIDTH
+
+    df, t = binary
+    path = tmp_path / "b.csv"
+    df.to_csv(path, index=False)
+    roles = ["--target", "y", "--score", "s", "--threshold", "0.5", "--positive", "yes", "--metric", "fpr,fnr",
+             "--min-support", "0.05", "--attributes", "a,b"]
+    assert main(["scan", str(path), *roles, "--top", "2", "--evaluate", "auc,f1"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= WIDTH
+    e = t.evaluate({"auc": "auc", "f1": "f1"}, bootstrap=200, seed=0)
+    lines = out.splitlines()
+    at = lines.index("  (whole dataset)")
+    r = df.dropna(subset=["y", "s"])
+    assert lines[at + 1].startswith(f"      auc {roc_auc_score(r['y'] == 'yes', r['s']):.3f} "
+                                    f"[{e['auc_low'].iloc[0]:.3f}, {e['auc_high'].iloc[0]:.3f}]; f1 ")
+    assert lines[at + 1].endswith(f"; {len(r):,} rows")
+    assert main(["scan", str(path), *roles, "--evaluate", "auc,gini"]) == 2
+    assert "--evaluate 'gini': choose from auc, average_precision, f1" in capsys.readouterr().err

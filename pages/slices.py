@@ -224,6 +224,9 @@ else:
     st.caption("Replication: none chosen (Data page: " + ("a second file)." if table.engine == "duckdb" else
                "a split or period column, a second file, or a held-out share)."))
 
+if ms.mined:  # AUC, F1… on the open slice's own rows (a typed slice that was not mined: its row is not kept)
+    render.evaluation_panel(rid, table, open_itemset, a.seed)
+
 left, right = st.columns(2)
 delta = h["min_size"].delta if h["min_size"] else None
 bars, lattice, why_no_lattice = render.slice_figures(rid, tuple(items), metric, delta, ms)

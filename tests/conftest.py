@@ -149,6 +149,8 @@ SLOW = {
     "cli/test_summary.py::test_law_data_summary_fits_in_120_columns_and_says_what_pandas_says": "real data: law_data",
     "prepare/test_multiclass.py::test_command_line_metric_names_a_class": "two command-line processes",
     "app/test_multiclass_page.py": "AppTest: upload, three pages and a scan",
+    "app/test_evaluate_panel.py": "AppTest: the app, and a second scan",
+    "stats/test_evaluate.py::test_command_line_evaluate": "two scans from the command line",
     "mining/test_mining.py::test_itemsets_and_supports_equal_mlxtend_fpgrowth": "mlxtend's FP-growth as the reference",
     "engines/test_rules.py::test_regression_rules_same_in_pandas_and_sql": "pandas and SQL twice",
     "comparison/test_compare.py::test_rates_and_change_equal_brute_force": "brute force over every slice",

@@ -231,6 +231,12 @@ def item_values(result_id: str, metric: str, _table: SliceTable) -> pd.DataFrame
     return divergence.global_divergence(_table, metric=metric)
 
 
+@st.cache_data(show_spinner="Computing AUC, F1… on the slice's rows", max_entries=64)
+def evaluated(result_id: str, itemset: str, names: tuple[str, ...], seed: int, _table: SliceTable) -> pd.DataFrame:
+    """``SliceTable.evaluate`` of the known ``names`` on one mined slice (the whole dataset first)."""
+    return _table.evaluate({n: n for n in names}, slices=[itemset], bootstrap=200, seed=seed)
+
+
 @st.cache_resource(show_spinner=False, max_entries=32)
 def shared_rows(result_id: str, itemsets: tuple[str, ...], _table: SliceTable) -> pd.DataFrame:
     """Rows each pair of slices shares (``divergence.overlap``)."""

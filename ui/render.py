@@ -12,7 +12,8 @@ from divergence import DivergenceInputError, SliceTable, vocabulary
 from divergence.stats.assess import min_size_derivation
 from divergence.budget import TIME_CUT
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH
-from divergence.present.formats import column_help, format_percent, md_text, rgba, verdict_color, verdict_legend
+from divergence.present.formats import (column_help, format_count, format_number, format_percent, md_text, rgba,
+                                        verdict_color, verdict_legend)
 from divergence.present.views import (SliceView, default_ascending, display_frame, display_sort_columns,
                                       redundancy_epsilon, sort_options)
 from divergence.present.formats import metric_label
@@ -468,6 +469,29 @@ def slice_figures(result_id: str, items: tuple[str, ...], metric: str, delta: fl
     except DivergenceInputError as exc:
         return bars, None, str(exc)
     return bars, lattice, ""
+
+
+def evaluation_panel(result_id: str, table: SliceTable, itemset: str | None, seed: int) -> None:
+    """The known metrics (AUC, average precision, F1, balanced accuracy) computed on the open slice's own
+    rows, with their bootstrap intervals, beside the whole dataset's (``SliceTable.evaluate``)."""
+    from divergence.stats.evaluate import known_names
+
+    names = known_names(table)
+    if not names or itemset is None:
+        return
+    frame = cache.evaluated(result_id, itemset, tuple(names), int(seed), table)
+    whole, here = frame.iloc[0], frame.iloc[-1]
+    labels = {"auc": "AUC", "average_precision": "Average precision", "f1": "F1", "balanced_accuracy": "Balanced accuracy"}
+    cols = st.columns(len(names))
+    for col, n in zip(cols, names):
+        d = here[f"{n}_divergence"]
+        col.metric(labels[n], format_number(here[n]), delta=None if d != d else f"{d:+.3f} vs whole dataset",
+                   delta_color="off", help=f"On the slice's {format_count(here['rows'])} rows with its target and the "
+                                           "model's output; the whole dataset's beside it.")
+        col.caption(f"{frame.attrs['confidence']:.0%} bootstrap [{format_number(here[f'{n}_low'])}, {format_number(here[f'{n}_high'])}]; whole "
+                    f"dataset {format_number(whole[n])}")
+    st.caption(f"Computed on the slice's own rows (not from the tallies), {frame.attrs['bootstrap']} bootstrap "
+               f"resamples (seed {frame.attrs['seed']}); in Python: table.evaluate({{'auc': 'auc', 'f1': 'f1'}}).")
 
 
 # ----------------------------------------------------------------------------- the built-in data's planted findings

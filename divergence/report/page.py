@@ -360,7 +360,33 @@ def _metric_section(table: SliceTable, m: str, *, plan: SlicePlan | None, previo
     section["contributions"] = [_figure_div(contribution_figure(item_contributions(table, s, metric=m),
                                                                 binary=info.binary))
                                 for s in dict.fromkeys(shown) if s]
+    section["evaluated"] = _evaluated(table, [s for s in found["itemset"] if s])
     return section
+
+
+#: the known metrics' names as the report heads them
+_EVALUATE_HEADS = {"auc": "AUC", "average_precision": "Average precision", "f1": "F1",
+                   "balanced_accuracy": "Balanced accuracy"}
+
+
+def _evaluated(table: SliceTable, itemsets: list[str]) -> dict | None:
+    """The known metrics (AUC, F1…) on the findings' own rows with their bootstrap intervals, the whole
+    dataset first (``SliceTable.evaluate``); None when the result cannot compute them."""
+    from ..stats.evaluate import known_names
+
+    names = known_names(table)
+    if not names or not itemsets:
+        return None
+    a = table.assessment
+    frame = table.evaluate({n: n for n in names}, slices=itemsets, bootstrap=200, seed=a.seed if a else 0)
+    rows = []
+    for _, r in frame.iterrows():
+        cells = [f"{format_number(r[n])} [{format_number(r[f'{n}_low'])}, {format_number(r[f'{n}_high'])}]"
+                 + ("" if not r["itemset"] else f" ({'+' if r[f'{n}_divergence'] > 0 else ''}"
+                                                f"{format_number(r[f'{n}_divergence'])})") for n in names]
+        rows.append((r["itemset"] or "whole dataset", format_count(r["rows"]), cells))
+    return dict(heads=[_EVALUATE_HEADS[n] for n in names], rows=rows, bootstrap=frame.attrs["bootstrap"],
+                seed=frame.attrs["seed"], level=f"{frame.attrs['confidence']:.0%}")
 
 
 def _comparison_context(c, *, top: int, findings: int) -> dict:

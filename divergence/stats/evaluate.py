@@ -16,7 +16,7 @@ from ..errors import DivergenceInputError
 from ..prepare.outcomes import is_multiclass, positive_labels
 
 __all__ = ["KNOWN_METRICS", "SCORE_METRICS", "SCORE_FUNCTIONS", "evaluate", "auc", "average_precision", "f1",
-           "balanced_accuracy", "evaluation_slices", "parse_names"]
+           "balanced_accuracy", "evaluation_slices", "parse_names", "known_names"]
 
 
 def _ones(y) -> np.ndarray:
@@ -293,3 +293,17 @@ def parse_names(text: str | Sequence[str]) -> dict:
         if n.lower() not in KNOWN_METRICS:
             raise DivergenceInputError(f"--evaluate {n!r}: choose from {', '.join(KNOWN_METRICS)}.")
     return {n.lower(): n.lower() for n in names}
+
+
+def known_names(table) -> list[str]:
+    """The known names a result can evaluate: a classifier's F1 and balanced accuracy, and with a score
+    AUC and average precision; none for a regressor, an outcome column or a result without its rows."""
+    kept = table.kept_rows
+    params = table.params or {}
+    if kept is None or kept.model is None or "target" not in kept.model or params.get("regression"):
+        return []
+    if params.get("outcome") or params.get("rank") or params.get("rank_by") or params.get("query"):
+        return []
+    binary = params.get("positive") is not None and not is_multiclass(list(params.get("metrics") or []),
+                                                                       params.get("positive"))
+    return [n for n in KNOWN_METRICS if KNOWN_METRICS[n][1] == "pred" or (binary and "score" in kept.model)]

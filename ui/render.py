@@ -482,7 +482,8 @@ def evaluation_panel(result_id: str, table: SliceTable, itemset: str | None, see
     frame = cache.evaluated(result_id, itemset, tuple(names), int(seed), table)
     whole, here = frame.iloc[0], frame.iloc[-1]
     labels = {"auc": "AUC", "average_precision": "Average precision", "f1": "F1", "balanced_accuracy": "Balanced accuracy"}
-    cols = st.columns(len(names))
+    st.markdown("**The model on the slice's own rows**")
+    cols = st.columns(4)  # as wide as four, whatever the number shown: the figures line up with the ones above
     for col, n in zip(cols, names):
         d = here[f"{n}_divergence"]
         col.metric(labels[n], format_number(here[n]), delta=None if d != d else f"{d:+.3f} vs whole dataset",
@@ -491,7 +492,8 @@ def evaluation_panel(result_id: str, table: SliceTable, itemset: str | None, see
         col.caption(f"{frame.attrs['confidence']:.0%} bootstrap [{format_number(here[f'{n}_low'])}, {format_number(here[f'{n}_high'])}]; whole "
                     f"dataset {format_number(whole[n])}")
     st.caption(f"Computed on the slice's own rows (not from the tallies), {frame.attrs['bootstrap']} bootstrap "
-               f"resamples (seed {frame.attrs['seed']}); in Python: table.evaluate({{'auc': 'auc', 'f1': 'f1'}}).")
+               f"resamples (seed {frame.attrs['seed']}); in Python: table.evaluate({{{', '.join(repr(n) + ': ' + repr(n) for n in names)}}}), "
+               "or any scikit-learn metric.")
 
 
 # ----------------------------------------------------------------------------- the built-in data's planted findings

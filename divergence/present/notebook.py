@@ -4,11 +4,15 @@
 a table cannot import what reads it) show, per metric, the whole dataset's value with its interval,
 the distinct findings in words (the dashboard's cards), the first rows of the default order with
 their verdicts, and the notes. ``table.plot`` and ``comparison.plot`` draw with the functions the
-dashboard and the report draw with. Every value from the data is escaped.
+dashboard and the report draw with, as :class:`NotebookFigure`: beside Plotly's JSON (JupyterLab draws
+it), a form an HTML export (nbconvert) and a repository's notebook viewer show offline. Every value
+from the data is escaped.
 """
 from __future__ import annotations
 
+import base64
 import html
+import json
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -21,10 +25,10 @@ from .figures import contribution_figure
 from .formats import format_count, format_interval, format_value
 from .views import display_frame
 from .cards import findings, headline
-from .figures import interval_figure, slice_table_figure
+from .figures import interval_figure, item_values_figure, lattice_figure, slice_table_figure
 
 __all__ = ["table_html", "table_text", "comparison_html", "statistics_html", "TablePlots", "ComparisonPlots",
-           "ROWS_SHOWN"]
+           "ROWS_SHOWN", "NotebookFigure", "PLOTLY_MIME"]
 
 #: rows of the default order a notebook shows per metric
 ROWS_SHOWN = 10
@@ -136,30 +140,101 @@ def comparison_html(c: Comparison, rows: int = ROWS_SHOWN) -> str:
     return "".join(parts)
 
 
+#: Plotly's own notebook MIME type (JupyterLab and VS Code draw it; an export and GitHub do not)
+PLOTLY_MIME = "application/vnd.plotly.v1+json"
+#: whether this process has sent plotly.js in a figure's HTML already (a notebook embeds it once)
+_PLOTLYJS = {"sent": False}
+#: the width a figure is drawn at as an image in a notebook, in CSS pixels (drawn at twice the pixels)
+NOTEBOOK_WIDTH = 960
+
+
+class NotebookFigure(go.Figure):
+    """A Plotly figure whose notebook output survives an export: Plotly's JSON for JupyterLab, and a PNG
+    (kaleido and the machine's Chromium; no download) that nbconvert's HTML and a repository's notebook
+    viewer show; where no PNG can be drawn, HTML with plotly.js embedded (once per kernel: the first
+    figure carries the library, the later ones use it), which an HTML export shows offline."""
+
+    def _repr_mimebundle_(self, include=None, exclude=None, **kwargs) -> dict:
+        bundle: dict = {PLOTLY_MIME: json.loads(self.to_json()), "text/plain": self._title_text()}
+        png = self._png()
+        if png is not None:
+            bundle["image/png"] = base64.b64encode(png).decode("ascii")
+        else:
+            bundle["text/html"] = self.to_html(full_html=False, include_plotlyjs=not _PLOTLYJS["sent"],
+                                               config={"displaylogo": False, "responsive": True})
+            _PLOTLYJS["sent"] = True
+        return bundle
+
+    def _ipython_display_(self) -> None:
+        """IPython shows this bundle (Plotly's own display goes through its renderers: JSON only)."""
+        from IPython.display import display
+
+        display(self._repr_mimebundle_(), raw=True)
+
+    def _title_text(self) -> str:
+        title = self.layout.title.text if self.layout.title and self.layout.title.text else "a figure"
+        return f"<divergence figure: {html.unescape(str(title)).replace('<br>', ' ')}>"
+
+    def _png(self) -> bytes | None:
+        """The figure as PNG, or None where it cannot be drawn here (no kaleido or Chromium, or too slow)."""
+        from ..errors import DivergenceInputError
+        from .export import figure_png, png_supported
+
+        if not png_supported():
+            return None
+        try:
+            return figure_png(self, width=NOTEBOOK_WIDTH, scale=2.0)
+        except (DivergenceInputError, RuntimeError, OSError, ValueError):
+            return None
+
+
+def _notebook(fig: go.Figure) -> NotebookFigure:
+    return NotebookFigure(fig)
+
+
 class TablePlots:
-    """``table.plot``: the dashboard's and the report's figures of this table, as Plotly figures."""
+    """``table.plot``: the dashboard's and the report's figures of this table, as Plotly figures
+    (:class:`NotebookFigure`: they survive a notebook's export)."""
 
     def __init__(self, table: SliceTable):
         self._table = table
 
-    def intervals(self, metric: str | None = None, k: int = 20) -> go.Figure:
+    def intervals(self, metric: str | None = None, k: int = 20) -> NotebookFigure:
         """The first ``k`` slices of the default order, each interval against the whole dataset's."""
         t = self._table
         m = t.metric(metric).name
         level = f"{t.assessment.confidence if t.assessment is not None else 0.95:.0%} intervals"
-        return interval_figure(t, t.top(k, metric=m), m, level_label=level)
+        return _notebook(interval_figure(t, t.top(k, metric=m), m, level_label=level))
 
-    def shapley(self, itemset: str, metric: str | None = None) -> go.Figure:
+    def shapley(self, itemset: str, metric: str | None = None) -> NotebookFigure:
         """How each item of ``itemset`` contributes to its divergence (Shapley values)."""
         t = self._table
         info = t.metric(metric)
-        return contribution_figure(item_contributions(t, itemset, metric=info.name), binary=info.binary)
+        return _notebook(contribution_figure(item_contributions(t, itemset, metric=info.name), binary=info.binary))
 
-    def slices(self, metric: str | None = None, k: int = 20) -> go.Figure:
+    def slices(self, metric: str | None = None, k: int = 20) -> NotebookFigure:
         """The first ``k`` slices of the default order as a table, verdicts coloured."""
         t = self._table
         m = t.metric(metric).name
-        return slice_table_figure(display_frame(t, t.top(k, metric=m), m))
+        return _notebook(slice_table_figure(display_frame(t, t.top(k, metric=m), m)))
+
+    def lattice(self, itemset: str, metric: str | None = None) -> NotebookFigure:
+        """Every subset of ``itemset``, the whole dataset on top, coloured by its divergence; squares at
+        least δ (the minimum size's) from the whole dataset (the Export page's lattice)."""
+        t = self._table
+        m = t.metric(metric).name
+        size = t.assessment.min_size.get(m) if t.assessment is not None else None
+        return _notebook(lattice_figure(t, itemset, metric=m, threshold=size.delta if size is not None else None))
+
+    def items(self, metric: str | None = None, value: str = "global") -> NotebookFigure:
+        """Each item's divergence: ``global``, its Shapley value over every slice holding it, or
+        ``individual``, the divergence of the item alone (the Export page's item figures)."""
+        from ..explain.shapley import global_divergence
+
+        t = self._table
+        info = t.metric(metric)
+        return _notebook(item_values_figure(global_divergence(t, metric=info.name), value=value, metric=info.name,
+                                            binary=info.binary))
 
 
 class ComparisonPlots:
@@ -168,8 +243,8 @@ class ComparisonPlots:
     def __init__(self, c: Comparison):
         self._c = c
 
-    def change(self, metric: str | None = None, k: int = 20) -> go.Figure:
+    def change(self, metric: str | None = None, k: int = 20) -> NotebookFigure:
         """Each of the first ``k`` slices' change (model − reference) with its interval, against zero."""
         c = self._c
         m = c.metric(metric).name
-        return change_interval_figure(c, c.top(k, metric=m), m)
+        return _notebook(change_interval_figure(c, c.top(k, metric=m), m))

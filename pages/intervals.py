@@ -18,7 +18,7 @@ table, rid = render.result_or_stop("intervals")
 st.caption(render.result_caption(table))
 metric = render.metric_choice(table)
 st.caption("Compare intervals, not points: a slice whose interval overlaps the whole-dataset band is not a "
-           "finding. Open dots are indicative (below the minimum size). Click a slice to open it on the Slices page.")
+           "finding. Open dots are indicative (below the minimum size); stars mark the distinct findings. Click a slice to open it on the Slices page.")
 c1, _ = st.columns([1, 4])
 with c1:
     state.bound(st.selectbox, "Slices drawn", K.TOP_N, options=[10, 25, 50, 100, 250, 500],

@@ -381,7 +381,8 @@ def interval_figure(table: SliceTable, rows: pd.DataFrame, metric: str | None = 
 
     One line per slice (top to bottom in the order of ``rows``), its interval as a bar and its
     value as a dot, coloured by verdict; slices below the minimum size ('indicative') drawn as
-    open dots. The whole dataset's value is a vertical line, its interval a shaded band. The
+    open dots; each distinct finding (``M_finding``) also as a large star labelled 'finding', so it
+    stands out among its spillover. The whole dataset's value is a vertical line, its interval a shaded band. The
     x axis names the interval level (``level_label``, e.g. '95% intervals, BH-adjusted').
     Needs the statistics columns ``M_ci_low`` and ``M_ci_high``.
     """
@@ -411,6 +412,16 @@ def interval_figure(table: SliceTable, rows: pd.DataFrame, metric: str | None = 
             f"{plotly_text(s)}<br>{format_value(x / scale, binary)} {format_interval(y / scale, z / scale, binary)}"
             f"<br>{format_count(k)} rows · {verdict or '–'}"
             for s, x, y, z, k, verdict in zip(itemsets[sel], v, a, b, counts[sel], verdicts.to_numpy()[sel])])
+    if f"{m}_finding" in rows:  # the distinct findings unmistakable among their spillover: a large star, labelled
+        found = rows[f"{m}_finding"].fillna(False).astype(bool).to_numpy()
+        if found.any():
+            fig.add_trace(go.Scatter(
+                x=value[found], y=np.array(labels, dtype=object)[found], mode="markers+text", name="distinct finding",
+                marker=dict(symbol="star", size=17, color=[verdict_color(v) for v in verdicts.to_numpy()[found]],
+                            line=dict(width=1.5, color="#212529")),
+                text=["finding"] * int(found.sum()), textposition="top center",
+                textfont=dict(size=11, color="#212529"), customdata=rows.index.to_numpy()[found],
+                hovertext=[f"{plotly_text(s)}<br>distinct finding" for s in itemsets[found]], hoverinfo="text"))
     # the axis spans every interval and the whole dataset's band (autorange ignores shapes)
     fig.update_xaxes(range=axis_range([overall, low, high] + list(lo) + list(hi)))
     unit = " (%)" if binary else ""

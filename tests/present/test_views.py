@@ -223,10 +223,18 @@ def test_interval_figure_draws_each_interval(demo_table):
     fig = interval_figure(demo_table, view.rows, "fpr", level_label="95% intervals")
     drawn = {}
     for tr in fig.data:
+        if tr.name == "distinct finding":
+            continue
         for x, lo, hi, idx, symbol in zip(tr.x, tr.error_x.arrayminus, tr.error_x.array, tr.customdata,
                                           [tr.marker.symbol] * len(tr.x)):
             drawn[int(idx)] = (x, x - lo, x + hi, symbol)
     assert sorted(drawn) == sorted(view.rows.index)
+    # the distinct findings also as large labelled stars, exactly those rows (issue 45 point 6)
+    stars = [tr for tr in fig.data if tr.name == "distinct finding"]
+    found = view.rows.index[view.rows["fpr_finding"].astype(bool)]
+    assert len(stars) == 1 and len(found) >= 1
+    assert sorted(int(i) for i in stars[0].customdata) == sorted(found)
+    assert stars[0].marker.symbol == "star" and stars[0].marker.size > 9 and set(stars[0].text) == {"finding"}
     for idx, (x, lo, hi, symbol) in drawn.items():
         r = demo_table.frame.loc[idx]
         assert x == pytest.approx(100 * r["fpr"]) and lo == pytest.approx(100 * r["fpr_ci_low"])

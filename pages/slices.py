@@ -145,6 +145,9 @@ else:
 
 # ---------------------------------------------------------------- the open slice
 st.subheader("The open slice")
+if source == "table" and render.chosen(metric) not in view.rows["itemset"].tolist() and not cards:
+    st.info(f"No finding for {md_text(h['label'])}, so none is opened: below is the table's first slice, for "
+            "reference (not a finding). Click a row of the table to open another.")
 left_out = set(catalog.loc[~catalog["scanned"], "item"])
 t1, t2 = st.columns([5, 1.2])
 with t1:

@@ -355,8 +355,8 @@ def open_slice(table: SliceTable, view: SliceView, metric: str, known: set[str] 
                ) -> tuple[list[str], str]:
     """The slice the detail shows, as items, and where it comes from: 'typed' (the slice editor,
     whatever the table shows) or 'table': the row clicked for this metric while the table still
-    shows it, else the table's first row (a sort, a filter or a new scan never leaves a slice
-    open that the table no longer holds). ``known``: the items a slice may use (default: the
+    shows it, else the table's first distinct finding, else its first row (a sort, a filter or a new
+    scan never leaves a slice open that the table no longer holds). ``known``: the items a slice may use (default: the
     result's); a typed slice using any other (a new scan of other columns) is dropped."""
     typed = state.get(K.TYPED)
     if typed:
@@ -369,8 +369,10 @@ def open_slice(table: SliceTable, view: SliceView, metric: str, known: set[str] 
         type_slice(None)  # items the new result does not have
     itemsets = view.rows["itemset"].tolist()
     pick = chosen(metric)
-    if pick not in itemsets:
-        pick = itemsets[0] if itemsets else None
+    if pick not in itemsets:  # nothing clicked: the table's first distinct finding, else its first row
+        col = f"{metric}_finding"
+        found = view.rows.loc[view.rows[col].fillna(False).astype(bool), "itemset"] if col in view.rows else []
+        pick = found.iloc[0] if len(found) else (itemsets[0] if itemsets else None)
     return (items_of(table, pick) if pick else []), "table"
 
 

@@ -156,6 +156,16 @@ def test_second_metric(app, reference):
     assert m["FNR, whole dataset"] == format_percent(reference.overall("fnr"))
     assert m["Significant"] == format_count(h["n_significant"])
     assert _table_cells(at)["Slice"] == _expected_view(reference, metric="fnr").rows["itemset"].tolist()
+    # no finding for FNR: the page says so above the open slice, which is the table's first row, for
+    # reference (issue 45 point 6: it was opened under "No finding" without a word)
+    assert h["n_findings"] == 0 and any(i.value.startswith("No finding for FNR") for i in at.info)
+    assert any("none is opened: below is the table's first slice" in i.value for i in at.info)
+    assert keyed(at.multiselect, "w:slice_items").value == _expected_view(reference, metric="fnr").rows[
+        "itemset"].iloc[0].split(", ")
+    # with a finding (FPR) the first distinct finding is open and nothing more is said
+    keyed(at.radio, "w:view_metric").set_value("fpr").run()
+    assert not any("none is opened" in i.value for i in at.info)
+    assert keyed(at.multiselect, "w:slice_items").value == DEMO_TRUTH["elevated_fpr"].split(", ")
 
 
 # ---------------------------------------------------------------- Data page

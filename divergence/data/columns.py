@@ -22,12 +22,13 @@ from .column_kinds import is_date_column, is_datetime, is_row_index, is_text, te
 from .column_rules import check_deadline, model_rules, near_copies, scores_behind
 from ..errors import DivergenceInputError
 from .nested import nested_notes, unsupported_kind
+from .personal import OVERRIDES, PERSONAL, personal_kind, personal_notes
 
 __all__ = ["role_columns", "default_attributes", "check_frame", "AttributeScreen", "screen_attributes", "screen_summary", "check_attributes", "screen", "screen_notes", "shape_kind", "row_index_kind", "KINDS",
            "DATE_REASON", "MIN_ROWS", "NEAR_UNIQUE_SHARE", "UNIQUE_INT_SHARE"]
 
 #: why a column is left out, in the order the checks run
-KINDS = ("all missing", "constant", "row index", "date", "free text", "name", "identifier", "leakage",
+KINDS = ("all missing", "constant", "row index", "date", PERSONAL, "free text", "name", "identifier", "leakage",
          "another model", "after the outcome", "near copy")
 #: kinds whose columns are listed one by one in the notes (each has its own measured reason)
 ONE_BY_ONE = ("leakage", "another model", "after the outcome", "near copy")
@@ -423,6 +424,7 @@ _PLURAL = {
     "constant": "constant columns",
     "row index": "row-number columns",
     "date": "date and time columns",
+    PERSONAL: "columns of personal identifiers",
     "free text": "free-text columns",
     "name": "person-name columns",
     "identifier": "identifier columns",
@@ -438,6 +440,9 @@ def screen_notes(left_out: dict[str, str], kinds: dict[str, str]) -> list[str]:
     for kind in KINDS:
         cols = [c for c in left_out if kinds[c] == kind]
         if not cols:
+            continue
+        if kind == PERSONAL:
+            notes += personal_notes(cols, left_out)
             continue
         if len(cols) == 1 or kind in ONE_BY_ONE:
             for c in cols:
@@ -516,6 +521,8 @@ def screen(df: pd.DataFrame, roles: Sequence[str], *, target=None, prediction=No
         if col in used:
             continue
         found = unsupported_kind(df[col]) or classify(col, df[col])  # lists, structs, bytes: never sliced by
+        if found is None or found[0] in OVERRIDES:  # a name, an email, a phone: said so (divergence.data.personal)
+            found = personal_kind(col, df[col]) or found
         if found is None:
             kept.append(col)
         else:

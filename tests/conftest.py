@@ -161,6 +161,9 @@ SLOW = {
     "present/test_export_network.py": "a PNG export in a process of its own under strace (Chromium)",
     "kernels/test_concurrent_builds.py": "three real kernel builds at once (about a minute)",
     "cli/test_explain_cli.py::test_compas_explain_from_the_command_line": "real data: COMPAS",
+    "data/test_personal.py::test_the_export_from_the_command_line_and_duckdb": "a 25,000-row table, CLI and DuckDB",
+    "data/test_personal.py::test_the_export_slices_by_no_personal_identifier_from_python": "a 25,000-row table scanned",
+    "data/test_personal.py::test_the_real_tables_lose_no_attribute": "real data: five tables screened",
     "stats/test_error_rates.py::test_noisier_labels_are_a_hard_cohort_and_random_flips_a_defect": "simulation",
 }
 

@@ -72,7 +72,7 @@ def test_raw_compas_opens_without_an_error_and_scans_with_only_the_roles_given(a
     table = _left_out_table(at)
     assert table["column"].tolist() == list(screen.left_out)
     assert table["why"].tolist() == list(screen.left_out.values())
-    for column, kind in [("id", "identifier"), ("first", "name"), ("c_case_number", "identifier"),
+    for column, kind in [("id", "identifier"), ("first", "personal identifier"), ("c_case_number", "identifier"),
                          ("c_jail_in", "date"), ("decile_score.1", "leakage"), ("score_text", "leakage"),
                          ("violent_recid", "all missing"), ("type_of_assessment", "constant")]:
         assert screen.kinds[column] == kind and column in table["column"].tolist()

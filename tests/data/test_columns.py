@@ -38,7 +38,7 @@ def test_each_rule_and_its_look_alike(rng):
         "rating": rng.integers(1, 6, N),                                # look-alike: a 1-5 code
         "region": rng.choice([11, 12, 31, 47, 52], N),                  # look-alike: a numeric code
         "income": rng.normal(50_000, 9_000, N).round(2),                # look-alike: unique floats
-        "full_name": _names(rng, N),                                    # person names
+        "holder": _names(rng, N),                                       # person names (by values: no telling header)
         "city": rng.choice([f"city{k}" for k in range(30)], N),         # look-alike: many rare values
         "visit": pd.date_range("2013-01-01", periods=N, freq="D").strftime("%Y-%m-%d"),  # dates
         "visit_time": [f"{h:02d}:{m:02d}:00" for h, m in zip(rng.integers(0, 24, N), rng.integers(0, 60, N))],
@@ -60,7 +60,7 @@ def test_each_rule_and_its_look_alike(rng):
     screen = screen_attributes(df, ["y", "score"], target="y", score="score", threshold=8)
     assert isinstance(screen, AttributeScreen)
     want = {"Unnamed: 0": "row index", "case_id": "identifier", "case_number": "identifier",
-            "full_name": "name", "visit": "date", "visit_time": "date", "comment": "free text",
+            "holder": "name", "visit": "date", "visit_time": "date", "comment": "free text",
             "kind": "constant", "empty": "all missing", "y_copy": "leakage", "y_text": "leakage",
             "score_copy": "leakage", "score_level": "leakage", "score_pct": "leakage"}
     assert screen.kinds == want
@@ -180,8 +180,9 @@ def test_raw_compas_default_attributes():
     screen = screen_attributes(df, ["two_year_recid", "decile_score"], target="two_year_recid",
                                score="decile_score", threshold=8)
     kinds = screen.kinds
-    for col in ("name", "first", "last"):
-        assert kinds[col] == "name"
+    for col in ("name", "first", "last"):  # a person's name by its header (divergence.data.personal)
+        assert kinds[col] == "personal identifier"
+        assert screen.left_out[col] == "a person's name (by its header)"
     for col in ("c_case_number", "r_case_number", "vr_case_number"):
         assert kinds[col] == "identifier"
     for col in ("compas_screening_date", "dob", "c_jail_in", "c_jail_out", "screening_date", "in_custody"):

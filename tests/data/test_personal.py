@@ -3,7 +3,6 @@ its reason, the same on every engine and every way in; the real tables lose no a
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,9 +15,7 @@ from divergence.cli.cli import main
 from divergence.data.datasets import load_demo
 from divergence.data.io import load_table
 from divergence.data.personal import PERSONAL, header_kind, personal_kind
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from personal_table import ATTRIBUTES, PERSONAL_COLUMNS, PLANTED, personal_table  # noqa: E402
+from personal_table import ATTRIBUTES, PERSONAL_COLUMNS, PLANTED, personal_table
 
 ROLES = dict(target="churned", prediction="predicted", positive="yes", metrics=["fpr"])
 

@@ -14,6 +14,7 @@ import pytest
 
 from conftest import data_file, engine_cli_tables
 from engine_cases import CASES, assert_same_table, every_type_parquet, pandas_reference, synthetic
+from personal_table import ATTRIBUTES, PERSONAL_COLUMNS, personal_table
 from divergence import DivergenceInputError
 from divergence.cli.cli import main
 from divergence.data.io import read_table
@@ -228,3 +229,19 @@ def test_a_folder_of_csvs_written_differently_is_refused_as_duckdb_refuses_it(sp
     (encodings / "b.csv").write_bytes("town,y\nOslo,0\nBern,1\n".encode("utf-16"))
     with pytest.raises(DivergenceInputError, match="utf-16 text.*one encoding.*--engine duckdb"):
         read_spark(str(encodings), spark=spark)
+
+
+def test_personal_identifiers_left_out_as_in_pandas(spark, tmp_path):
+    """Issue 48: Spark's screen (on its sample of rows) leaves out the customer export's 15 personal
+    columns with the reasons the pandas screen gives."""
+    df = personal_table(5_000)
+    path = str(tmp_path / "customers.parquet")
+    df.to_parquet(path, index=False)
+    kw = dict(target="churned", prediction="predicted", positive="yes", metrics=["fpr"])
+    want = pandas_reference(read_table(path), **kw)[1]
+    got = scan_spark(spark.read.parquet(path), **kw)
+    assert list(got.attributes) == list(want.attributes) == ATTRIBUTES
+    used = {item.split("=")[0] for s in got.frame["itemset"].iloc[1:] for item in s.split(", ")}
+    assert used and not used & set(PERSONAL_COLUMNS)
+    personal = [n for n in got.notes if "name it in attributes to keep it" in n]
+    assert personal == [n for n in want.notes if "name it in attributes to keep it" in n] and len(personal) == 15

@@ -219,7 +219,8 @@ if left:
                            [c for c in left if c in chosen], options=list(left), on_change=settings.on_add_back,
                            args=(list(left),), placeholder="Columns to slice by after all",
                            help="A date column is binned by the period you choose; an identifier or a leaking column "
-                                "makes slices of one row or slices that restate the outcome.")
+                                "makes slices of one row or slices that restate the outcome; a personal identifier "
+                                "puts a person's name or contact details on screen and in the report.")
 dates = [c for c in chosen if screen.kinds.get(c) == "date"]
 if dates:
     grid = st.columns(min(len(dates), 3))

@@ -1,7 +1,8 @@
 """Which columns a careful analyst would slice by: the default attributes, and why others are left out.
 
 A raw table holds columns no analyst would slice by: row numbers, identifiers and case
-numbers, person names, dates, free text, constant and all-missing columns, and columns that
+numbers, person names and other personal identifiers (by header or value, :mod:`.personal`),
+dates, free text, constant and all-missing columns, and columns that
 leak the outcome (a copy or a deterministic function of the target, the prediction or the
 score, such as ``decile_score.1`` and ``score_text`` in the raw COMPAS file). Each is
 recognised from the data itself (leakage is checked on the values, never guessed from a

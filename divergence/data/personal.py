@@ -194,10 +194,8 @@ def value_kind(present: pd.Series) -> tuple[str, str] | None:
     """(what, reason) for text whose values are email addresses, IP addresses, social security numbers,
     phone numbers or street addresses, or None: read on the first 50 values, then on a sample of up to
     2,000 distinct values."""
-    head = [str(v) for v in present.iloc[:50].tolist()]
-    first = _shapes(head)
-    if first is None or first[1] < 0.5:
-        return None  # most columns end here, cheaply
+    if not _head_shaped(present):
+        return None
     sample = text_sample(present)
     if len(sample) <= FEW_VALUES:
         return None
@@ -210,16 +208,28 @@ def value_kind(present: pd.Series) -> tuple[str, str] | None:
     return what, f"{_PLURAL[what]} (by its values: {share:.0%} of the {len(sample):,} distinct values read)"
 
 
+def _head_shaped(series: pd.Series) -> bool:
+    """Half the first 50 values present have one shape: the cheap test most columns end at."""
+    head = series.iloc[:500].to_numpy()
+    head = head[~pd.isna(head)][:50]
+    if len(head) == 0:
+        head = series.dropna().to_numpy()[:50]
+    first = _shapes([str(v) for v in head.tolist()])
+    return first is not None and first[1] >= 0.5
+
+
 # ------------------------------------------------------------------------------------------- the rule
 def personal_kind(name: object, series: pd.Series) -> tuple[str, str] | None:
     """(:data:`PERSONAL`, reason) for a column holding a personal identifier, by its header or by its values,
     or None; tables under :data:`divergence.data.columns.MIN_ROWS` rows keep everything."""
     from .columns import MIN_ROWS
 
+    what = header_kind(name)
+    if what is None and not (is_text(series) and _head_shaped(series)):
+        return None  # most columns end here, before reading every row
     present = series.dropna()
     if len(present) < MIN_ROWS:
         return None
-    what = header_kind(name)
     if what is not None and _enough_values(present) and (what != _NAMES or _has_letters(present)):
         return PERSONAL, f"{what} (by its header)"
     if is_text(series):

@@ -523,7 +523,7 @@ def screen(df: pd.DataFrame, roles: Sequence[str], *, target=None, prediction=No
             continue
         found = unsupported_kind(df[col]) or classify(col, df[col])  # lists, structs, bytes: never sliced by
         if found is None or found[0] in OVERRIDES:  # a name, an email, a phone: said so (divergence.data.personal)
-            found = personal_kind(col, df[col]) or found
+            found = personal_kind(col, df[col], MIN_ROWS) or found
         if found is None:
             kept.append(col)
         else:

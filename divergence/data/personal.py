@@ -219,16 +219,14 @@ def _head_shaped(series: pd.Series) -> bool:
 
 
 # ------------------------------------------------------------------------------------------- the rule
-def personal_kind(name: object, series: pd.Series) -> tuple[str, str] | None:
+def personal_kind(name: object, series: pd.Series, min_rows: int) -> tuple[str, str] | None:
     """(:data:`PERSONAL`, reason) for a column holding a personal identifier, by its header or by its values,
-    or None; tables under :data:`divergence.data.columns.MIN_ROWS` rows keep everything."""
-    from .columns import MIN_ROWS
-
+    or None; a column with fewer than ``min_rows`` values present is kept (the screen's ``MIN_ROWS``)."""
     what = header_kind(name)
     if what is None and not (is_text(series) and _head_shaped(series)):
         return None  # most columns end here, before reading every row
     present = series.dropna()
-    if len(present) < MIN_ROWS:
+    if len(present) < min_rows:
         return None
     if what is not None and _enough_values(present) and (what != _NAMES or _has_letters(present)):
         return PERSONAL, f"{what} (by its header)"

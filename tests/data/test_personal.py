@@ -88,7 +88,7 @@ def test_a_category_under_a_telling_header_stays():
     s = screen_attributes(df, ["y"], target="y")
     assert s.attributes == ["address", "mobile", "phone", "last"]
     tiny = pd.DataFrame({"first_name": [f"N{k}" for k in range(15)], "y": [0, 1] * 7 + [0]})
-    assert personal_kind("first_name", tiny["first_name"]) is None
+    assert personal_kind("first_name", tiny["first_name"], 20) is None
     assert screen_attributes(tiny, ["y"], target="y").attributes == ["first_name"]
 
 
@@ -103,7 +103,7 @@ def test_a_category_under_a_telling_header_stays():
     ([f"{10 + k} {s} Street" for k, s in zip(range(40), ["Oak", "Main", "Mill", "Elm"] * 10)], "street addresses"),
 ])
 def test_values_say_what_they_are_whatever_the_header(values, what):
-    got = personal_kind("field", pd.Series(values * 3))
+    got = personal_kind("field", pd.Series(values * 3), 20)
     assert got is not None and got[0] == PERSONAL and got[1].startswith(f"{what} (by its values: 100% of")
 
 
@@ -117,7 +117,7 @@ def test_values_say_what_they_are_whatever_the_header(values, what):
     [f"A{k}-3" for k in range(40)],
 ])
 def test_look_alike_values_stay(values):
-    assert personal_kind("field", pd.Series(values * 3)) is None
+    assert personal_kind("field", pd.Series(values * 3), 20) is None
 
 
 # ----------------------------------------------------------------------------- the customer export

@@ -8,7 +8,9 @@
 Screenshots (in $DIVERGENCE_ARTIFACTS or tests/e2e/artifacts): screen_1_raw_compas_left_out.png,
 screen_1b_raw_compas_reasons.png,
 screen_2_raw_compas_brought_back.png, screen_3_two_models_left_out.png,
-screen_4_two_models_reference.png.
+screen_4_two_models_reference.png, screen_5_personal_identifiers.png and
+screen_5b_personal_identifiers_by_value.png (issue 48: a customer export's
+personal identifiers listed with their reasons).
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from test_browser import ARTIFACTS, _goto, _no_exception, browser  # noqa: F401 
 from test_scan_browser import _give_roles, _pick, _quiet, _upload_raw_compas
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from personal_table import personal_table  # noqa: E402
 from screen_fixtures import two_models  # noqa: E402
 
 pytestmark = pytest.mark.e2e
@@ -96,4 +99,33 @@ def test_two_models_file_offers_the_other_model_as_the_reference(browser, server
     page.get_by_text(re.compile("against reference '?pred_lr'?")).first.wait_for(timeout=60_000)
     _no_exception(page)
     page.screenshot(path=str(ARTIFACTS / "screen_4_two_models_reference.png"), full_page=True)
+    page.close()
+
+
+def test_personal_identifiers_listed_with_their_reasons(browser, server, tmp_path):
+    path = tmp_path / "customers.csv"
+    personal_table().to_csv(path, index=False)
+    page = browser.new_page(viewport=VIEW)
+    page.goto(server)
+    _goto(page, "1 · Data")
+    page.get_by_text("Upload a file").click()
+    _quiet(page)
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(path)
+    page.get_by_text("25,000 rows × 25 columns").first.wait_for(timeout=90_000)
+    _quiet(page)
+    _pick(page, "Target (the true value)", "churned")
+    page.get_by_text("Predicted labels").first.click()
+    _quiet(page)
+    _pick(page, "Prediction column", "predicted")
+    _no_exception(page)
+    # the 7 genuine attributes; 16 left out: the customer id and the 15 personal identifiers
+    page.get_by_text("7 attributes: every column not used above, less the 16").first.wait_for(timeout=90_000)
+    section = _left_out_section(page)
+    section.scroll_into_view_if_needed()
+    grid = page.locator('[data-testid="stExpander"] [data-testid="stDataFrame"]').first
+    grid.screenshot(path=str(ARTIFACTS / "screen_5_personal_identifiers.png"))
+    grid.hover()
+    page.mouse.wheel(0, 400)  # the columns told by their values, further down the list
+    page.wait_for_timeout(500)  # the canvas grid redraws after the wheel (no DOM change to wait on)
+    grid.screenshot(path=str(ARTIFACTS / "screen_5b_personal_identifiers_by_value.png"))
     page.close()

@@ -83,10 +83,11 @@ def test_a_category_under_a_telling_header_stays():
         "mobile": rng.choice(["yes", "no", "unknown"], n),
         "phone": rng.choice(["iPhone", "Android", "Other"], n),
         "last": rng.normal(100, 5, n).round(2),
+        "FLAG_WORK_PHONE": rng.integers(0, 2, n),  # Home Credit's flags
         "y": rng.integers(0, 2, n),
     })
     s = screen_attributes(df, ["y"], target="y")
-    assert s.attributes == ["address", "mobile", "phone", "last"]
+    assert s.attributes == ["address", "mobile", "phone", "last", "FLAG_WORK_PHONE"]
     tiny = pd.DataFrame({"first_name": [f"N{k}" for k in range(15)], "y": [0, 1] * 7 + [0]})
     assert personal_kind("first_name", tiny["first_name"], 20) is None
     assert screen_attributes(tiny, ["y"], target="y").attributes == ["first_name"]

@@ -83,13 +83,15 @@ java:
 		|| echo "could not install java: the Spark tests will be skipped"; \
 	else echo "no java and not root: the Spark tests will be skipped"; fi
 
-## run every test
+## run every test, on every core (pytest-xdist; tests/conftest.py's HEAVY and xdist_group say which
+## tests share a worker), the slowest 30 listed at the end
+PYTEST_CORES ?= auto
 test: $(VENV)/.installed-dev $(VENV)/.installed-spark $(VENV)/.kernels browser java
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(PYTEST_CORES) --dist loadgroup --durations=30
 
 ## the fast tests only: no slow test (tests/conftest.py's SLOW says which and why) and no browser
 test-fast: $(VENV)/.installed-dev $(VENV)/.kernels
-	$(PY) -m pytest -m "not slow and not e2e" -q
+	$(PY) -m pytest -m "not slow and not e2e" -q -n $(PYTEST_CORES) --dist loadgroup
 
 ## speed benchmark (prints a table)
 bench: $(VENV)/.installed-dev $(VENV)/.kernels

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -176,8 +177,29 @@ FAST_ANYWAY = {
 }
 
 
+#: `make test` runs on every core (pytest-xdist, ``-n auto --dist loadgroup``): these files, each of which
+#: starts several processes of its own (JVMs, kernel builds, a Spark cluster), run one after the other on
+#: one worker, never two at once on a 2-core machine
+HEAVY = {
+    "engines/test_spark_engine.py", "engines/test_spark_cluster.py", "kernels/test_aot.py",
+    "kernels/test_concurrent_builds.py", "mining/test_deterministic_budget.py",
+}
+
+
+def xdist_group(path: str) -> str | None:
+    """The worker group of a test file under ``--dist loadgroup``: "heavy" for :data:`HEAVY`; the file
+    itself for a browser test and every other file :data:`SLOW` names whole (their servers and page runs
+    are module fixtures, started once on one worker, not once on each); None (any worker) otherwise."""
+    if path in HEAVY:
+        return "heavy"
+    if path.startswith("e2e/") or path in SLOW:
+        return path
+    return None
+
+
 def pytest_collection_modifyitems(config, items):
-    """Mark :data:`SLOW` tests ``slow`` (and the browser tests ``e2e``, by their folder)."""
+    """Mark :data:`SLOW` tests ``slow`` (and the browser tests ``e2e``, by their folder), and put each in
+    its :func:`xdist_group`."""
     here = Path(__file__).parent
     for item in items:
         path = Path(str(item.fspath)).resolve().relative_to(here).as_posix()
@@ -186,3 +208,15 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
         if path.startswith("e2e/"):
             item.add_marker(pytest.mark.e2e)
+        group = xdist_group(path)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+@pytest.fixture(autouse=True)
+def _own_temporary_folder(tmp_path_factory, monkeypatch):
+    """Each test's temporary files (and its child processes', through TMPDIR) go in a folder of its own,
+    so that no test sees another's, whichever worker runs it, in whatever order, or another checkout's."""
+    folder = tmp_path_factory.mktemp("tmp")
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    monkeypatch.setenv("TMPDIR", str(folder))

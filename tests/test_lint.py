@@ -25,7 +25,8 @@ def test_ruff_finds_no_defect():
 
 
 def test_the_typed_modules_type_check():
-    proc = subprocess.run([sys.executable, "-m", "mypy", "--no-error-summary", "--cache-dir", "/tmp/divergence-mypy"],
+    # mypy's own cache folder in this checkout (ignored by git): never shared with another checkout's run
+    proc = subprocess.run([sys.executable, "-m", "mypy", "--no-error-summary", "--cache-dir", str(ROOT / ".mypy_cache")],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     if "No module named mypy" in proc.stderr:
         pytest.skip("mypy is not installed (pip install -r requirements-dev.txt)")

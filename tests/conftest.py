@@ -217,6 +217,9 @@ def pytest_collection_modifyitems(config, items):
 def _own_temporary_folder(tmp_path_factory, monkeypatch):
     """Each test's temporary files (and its child processes', through TMPDIR) go in a folder of its own,
     so that no test sees another's, whichever worker runs it, in whatever order, or another checkout's."""
+    import multiprocessing.util
+
+    multiprocessing.util.get_temp_dir()  # the process's own (its fork server's socket), made once where it lasts
     folder = tmp_path_factory.mktemp("tmp")
     monkeypatch.setattr(tempfile, "tempdir", str(folder))
     monkeypatch.setenv("TMPDIR", str(folder))

@@ -25,15 +25,25 @@ def _demo_request(**scan_kw) -> worker.ScanRequest:
 
 
 def _wide_request() -> worker.ScanRequest:
-    """A scan that runs for a long time: 30 attributes of 3 values, every itemset of one row or more."""
+    """A scan that runs for minutes on any machine, so that it is still computing whatever a test does to it:
+    every itemset of one row or more of 30 attributes of 3 values, no budget of time or work (tens of
+    millions of slices; the tests stop it within seconds)."""
     rng = np.random.default_rng(0)
     df = pd.DataFrame({f"a{i}": rng.integers(0, 3, 4000) for i in range(30)})
     df["y"] = rng.integers(0, 2, 4000)
     df["p"] = rng.integers(0, 2, 4000)
-    kw = dict(target="y", prediction="p", positive=1, metrics=["fpr"], min_support=1 / 4000)
-    if worker._accepts(scan, "exhaustive"):
-        kw.update(exhaustive=True, time_limit=600)
+    kw = dict(target="y", prediction="p", positive=1, metrics=["fpr"], min_support=1 / 4000, exhaustive=True,
+              time_limit=None, max_work=None, max_slices=10 ** 9)
     return worker.ScanRequest(scan=kw, statistics=dict(STATS), frame=df)
+
+
+def _computing(job: worker.Job) -> worker.Job:
+    """``job`` once its worker has its data and computes (not starting any more), or the test fails."""
+    deadline = time.monotonic() + 120
+    while job.worker_started is None and job.running and time.monotonic() < deadline:
+        job.wait(1, seen=job.updates)
+    assert job.running and job.worker_started is not None, job.error
+    return job
 
 
 def test_a_worker_computes_what_the_engine_computes_in_process():
@@ -59,25 +69,22 @@ def test_a_worker_computes_what_the_engine_computes_in_process():
 def test_an_input_error_comes_back_as_its_one_line_message():
     job = worker.start(_demo_request(target="no_such_column"))
     assert job.wait(300) == "error"
-    assert job.error == "Target column 'no_such_column' is not in the data." or "no_such_column" in job.error
-    assert "\n" not in job.error and job.result is None
+    assert job.error == "Target column 'no_such_column' is not in the data."  # the engine's words, as they are
+    assert job.detail is None and job.result is None  # an input error has no traceback to keep
 
 
 def test_an_unexpected_failure_is_one_line_with_the_traceback_kept_for_the_log():
     request = _demo_request()
-    request.statistics = dict(request.statistics, correction=object())  # not even a string: a bug's shape
+    request.mined = [1, 2]  # a list where the mined table belongs: a bug's shape, not bad input
     job = worker.start(request)
     assert job.wait(300) == "error"
-    assert "\n" not in job.error
-    assert job.detail is None or "Traceback" in job.detail
+    assert job.error.startswith("The scan failed: AttributeError: ") and "\n" not in job.error
+    assert job.detail.startswith("Traceback (most recent call last):") and "AttributeError" in job.detail
+    assert job.result is None
 
 
 def test_cancel_stops_the_worker_within_seconds():
-    job = worker.start(_wide_request())
-    deadline = time.monotonic() + 120
-    while job.worker_started is None and time.monotonic() < deadline:  # computing, not starting
-        job.wait(1, seen=job.updates)
-    assert job.running and job.worker_started is not None, job.error
+    job = _computing(worker.start(_wide_request()))
     seconds = job.cancel()
     assert seconds < pool.CANCEL_GRACE + 5
     assert not job.process.is_alive() and job.state == "cancelled" and job.result is None
@@ -85,10 +92,7 @@ def test_cancel_stops_the_worker_within_seconds():
 
 
 def test_a_killed_worker_is_reported_not_waited_for():
-    job = worker.start(_wide_request())
-    deadline = time.monotonic() + 120
-    while job.worker_started is None and time.monotonic() < deadline:
-        job.wait(1, seen=job.updates)
+    job = _computing(worker.start(_wide_request()))
     os.kill(job.process.pid, signal.SIGKILL)  # what the kernel's out-of-memory killer does
     assert job.wait(60) == "error"
     assert "killed" in job.error and "memory" in job.error
@@ -97,10 +101,11 @@ def test_a_killed_worker_is_reported_not_waited_for():
 def test_a_scan_whose_session_closed_is_stopped(monkeypatch):
     monkeypatch.setattr(pool, "ORPHAN_GRACE", 0.5)
     alive = [True]
-    job = worker.start(_wide_request(), owner_alive=lambda: alive[0])
-    assert job.wait(2) == "running"
+    job = _computing(worker.start(_wide_request(), owner_alive=lambda: alive[0]))
+    assert job.wait(2 * pool.ORPHAN_GRACE) == "running"  # its session is there: the scan goes on
     alive[0] = False
-    assert job.wait(60) == "cancelled"
+    assert job.wait(60) == "cancelled"  # not done: the scan runs for minutes
+    assert job.result is None and job.error is None
     job.process.join(10)
     assert not job.process.is_alive()
 
@@ -163,10 +168,7 @@ def test_a_worker_dies_with_the_fork_server_and_the_next_scan_starts_a_new_one()
     """The fork server lives exactly as long as the dashboard's server: a killed server leaves no scan running."""
     from multiprocessing import forkserver
 
-    job = worker.start(_wide_request())
-    deadline = time.monotonic() + 120
-    while job.worker_started is None and time.monotonic() < deadline:
-        job.wait(1, seen=job.updates)
+    job = _computing(worker.start(_wide_request()))
     server_pid = forkserver._forkserver._forkserver_pid
     assert server_pid and job.running
     pid = job.process.pid

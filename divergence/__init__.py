@@ -40,6 +40,7 @@ _EXPORTS = {
     "scan_duckdb": "engines.duckdb_engine",
     "scan_spark": "engines.spark_engine",
     "Settings": "settings",
+    "set_workers": "kernels.processes",
     "SlicePlan": "report.plan",
     "save_plan": "report.plan",
     "load_plan": "report.plan",
@@ -87,6 +88,7 @@ if TYPE_CHECKING:  # what type checkers and editors see
     from .errors import DivergenceBudgetError, DivergenceInputError, DivergenceOutputError, DivergenceTimeLimitWarning
     from .prepare.outcomes import Outcome, build_outcomes
     from .report.plan import SlicePlan, load_plan, save_plan
+    from .kernels.processes import set_workers
     from .settings import Settings
     from .data.roles import RoleGuess, guess_roles
     from .scan import MinedTable, mine, scan

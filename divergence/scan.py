@@ -10,6 +10,7 @@ from .prepare.model_outputs import apply_models
 from .prepare.outcomes import Outcome
 from .prepare.prepared import prepare
 from .prepare.replication_rows import needs_its_table
+from .kernels.processes import asking
 from .settings import Settings
 from .mining.mined import mine_prepared
 from .stats.tabulate import measure, tell
@@ -27,6 +28,7 @@ def scan(
     engine: str = "fast",
     exploratory: bool = True,
     progress: ProgressCallback | None = None,
+    workers: int | None = None,
     **keywords: Any,
 ) -> SliceTable:
     """Every slice with support >= ``min_support``, with its outcome, divergence, t and p.
@@ -83,7 +85,20 @@ def scan(
         stage ("discretizing", "mining", "statistics", "done") and every quarter second of
         mining (``slices`` mined so far, ``length`` the longest being completed or None,
         ``fraction`` an estimate of the mining done or None).
+    workers : how many processes the scan may run at once, itself included (default: one, or what
+        :func:`divergence.set_workers` or ``DIVERGENCE_WORKERS`` say). With 2, a large request mines
+        its shorter lengths in a second process beside it, and a first run without the compiled
+        kernels compiles the statistics' kernels beside it: the same table, sooner
+        (:mod:`divergence.kernels.processes`). The dashboard and the command line ask for every core.
     """
+    with asking(workers):
+        return _scan(data, settings, outcomes=outcomes, replicate=replicate, engine=engine, exploratory=exploratory,
+                     progress=progress, **keywords)
+
+
+def _scan(data: pd.DataFrame, settings: Settings | None, *, outcomes: Sequence[Outcome] | None,
+          replicate: pd.DataFrame | None, engine: str, exploratory: bool, progress: ProgressCallback | None,
+          **keywords: Any) -> SliceTable:
     models = apply_models(data, keywords, progress=progress)  # model=estimator: its outputs as columns
     if models.records and replicate is not None:  # the replication rows get the same model's outputs
         replicate = apply_models(replicate, keywords).data
@@ -113,6 +128,7 @@ def mine(
     replicate: pd.DataFrame | None = None,
     engine: str = "fast",
     progress: ProgressCallback | None = None,
+    workers: int | None = None,
     **keywords: Any,
 ) -> MinedTable:
     """The mining phase of :func:`scan`: every slice with support >= ``min_support`` with its
@@ -123,12 +139,20 @@ def mine(
     draws the rows a ``holdout`` sets aside and those ``binning="tree"`` chooses cut points on.
     The held-out rows, or ``replicate`` (one row per query for a query-level scan), are kept in
     the table (``replicate``) for :func:`divergence.assess` to measure every slice again on.
-    ``progress`` is told "discretizing" and "mining" (see :func:`scan`).
+    ``progress`` is told "discretizing" and "mining" (see :func:`scan`), ``workers`` as in :func:`scan`.
     """
+    with asking(workers):
+        return _mine(data, settings, outcomes=outcomes, replicate=replicate, engine=engine, progress=progress,
+                     **keywords)
+
+
+def _mine(data: pd.DataFrame, settings: Settings | None, *, outcomes: Sequence[Outcome] | None,
+          replicate: pd.DataFrame | None, engine: str, progress: ProgressCallback | None,
+          **keywords: Any) -> MinedTable:
     models = apply_models(data, keywords, progress=progress)
     if models.records:  # mine(model=...) itself: the outputs computed here, recorded on the table
-        return models.stamp(mine(models.data, settings, outcomes=outcomes, replicate=replicate, engine=engine,
-                                 progress=progress, **models.keywords))
+        return models.stamp(_mine(models.data, settings, outcomes=outcomes, replicate=replicate, engine=engine,
+                                  progress=progress, **models.keywords))
     st = Settings.resolve(settings, keywords)
     prepared = prepare(data, st, outcomes=outcomes, replicate=replicate, engine=engine, progress=progress)
     return measure(mine_prepared(prepared, st.mining, engine=engine, progress=progress))

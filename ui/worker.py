@@ -177,6 +177,7 @@ def _work(request: ScanRequest, conn, forked_by_server: bool) -> None:
     """The worker's body: compute, sending progress, then the result or a one-line error."""
     if forked_by_server:  # with spawn, the parent thread is a script run's: it ends before the scan
         pool.die_with_parent()
+    divergence.set_workers(pool._cores())  # the dashboard asks for every core (the library alone uses one process)
     last = [0.0, None]
 
     def progress(info: dict) -> None:

@@ -4,5 +4,5 @@ the imports (``starting``), the check that no output replaces an input or anothe
 (``outputs``), and the escaping of what it prints (``terminal``).
 
 May import: data, prepare, mining, stats, explain, comparison, engines, present, report, table,
-scan, settings, budget, scores, errors, vocabulary.
+scan, settings, budget, scores, errors, vocabulary, kernels.
 """

@@ -15,6 +15,7 @@ from ..budget import TIME_CUT
 from ..errors import DivergenceInputError, DivergenceTimeLimitWarning
 from .outputs import refuse_output_over_input
 from .terminal import Inert
+from ..kernels.processes import asking, free_cores
 from ..vocabulary import QUANTILE_MODES, REPORT_SORTS, SCAN_ENGINES
 
 
@@ -687,7 +688,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "divergence") -> int:
         _load_libraries()
         old = _catch_signals()
         refuse_output_over_input(args)
-        return COMMANDS[args.command](args)
+        with asking(free_cores()):  # a command asks for every core (the library alone uses one process)
+            return COMMANDS[args.command](args)
     except DivergenceInputError as exc:
         print(f"divergence: error: {_one_line(exc)}", file=sys.stderr)
         return 2

@@ -8,8 +8,9 @@ the statistics call (:data:`WARMED`) are not needed until the mining is done, so
 kernel a process meets starts ``python -m divergence.kernels._aot --warm``, which compiles them with their
 declared types (the types every call is checked against: the same cache entries a call makes),
 statistics first. A process about to compile one of them waits for that second process (at most
-:data:`WAIT` seconds) and then loads it from the cache. Needs two cores; ``DIVERGENCE_WARM=0``
-turns it off.
+:data:`WAIT` seconds) and then loads it from the cache. Only when the call may use two processes
+(:func:`divergence.kernels.processes.workers`: the dashboard and the command line ask, a library caller
+with ``workers=2``) on two cores; ``DIVERGENCE_WARM=0`` turns it off.
 """
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ import subprocess
 import sys
 import threading
 
-__all__ = ["WARMED", "WAIT", "start", "wait", "free_cores", "child_env"]
+from .processes import free_cores, workers
+
+__all__ = ["WARMED", "WAIT", "start", "wait", "child_env"]
 
 #: the kernels the second process compiles, in this order: the statistics' (called last by a scan)
 WARMED = ("stats.strata", "stats.fisher", "stats.verdict_walk", "mining.lattice")
@@ -27,14 +30,6 @@ WAIT = 120.0
 
 _LOCK = threading.Lock()
 _PROC: list = []  # [the second process] once started in this process
-
-
-def free_cores() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def child_env(**overrides: str) -> dict:
@@ -46,9 +41,10 @@ def child_env(**overrides: str) -> dict:
 
 
 def start() -> None:
-    """Start the second process (once per process; not with one core, not when turned off)."""
+    """Start the second process (once per process; only when the call may use two processes on two
+    cores, not when turned off)."""
     with _LOCK:
-        if _PROC or os.environ.get("DIVERGENCE_WARM", "1") == "0" or free_cores() < 2:
+        if _PROC or os.environ.get("DIVERGENCE_WARM", "1") == "0" or workers() < 2 or free_cores() < 2:
             return
         try:
             _PROC.append(subprocess.Popen([sys.executable, "-m", "divergence.kernels._aot", "--warm"],

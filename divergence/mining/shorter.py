@@ -32,7 +32,8 @@ from typing import Any, Callable
 import numpy as np
 
 from ..budget import Budget, Overflow
-from ..kernels.warm import child_env, free_cores
+from ..kernels.warm import child_env
+from ..kernels.processes import free_cores, workers
 from .mining_driver import Root, run
 
 __all__ = ["ShorterLengths", "SPECULATE_AFTER", "can_speculate", "main"]
@@ -48,10 +49,13 @@ _PARTS = ("parent", "attr", "val", "tallies", "fp", "dead")
 
 
 def can_speculate(max_work: int | None, max_length: int) -> bool:
-    """Whether a second process may mine the shorter lengths: a work budget to decide by, more than
+    """Whether a second process may mine the shorter lengths: the call may use two processes
+    (:func:`divergence.kernels.processes.workers`: never unless asked), a work budget to decide by, more than
     one length, two cores free to this process, the ahead-of-time kernels (a second process must not
     compile them again) and ``DIVERGENCE_SPECULATE`` not ``0``."""
     if max_work is None or max_length < 2 or os.environ.get("DIVERGENCE_SPECULATE", "1") == "0":
+        return False
+    if workers() < 2:
         return False
     if sys.platform == "win32":  # the records are read with select(), which takes no pipe there
         return False

@@ -29,6 +29,7 @@ def _table(n: int = 6_000, attrs: int = 14, seed: int = 5):
 
 def _mine(monkeypatch, speculate: bool, max_work: int, exhaustive: bool, spy: list | None = None):
     monkeypatch.setenv("DIVERGENCE_SPECULATE", "1" if speculate else "0")
+    monkeypatch.setenv("DIVERGENCE_WORKERS", "2")  # asked for: the library alone starts no second process
     codes, weights, n_values = _table()
     if spy is not None:
         start = shorter.ShorterLengths.start
@@ -75,6 +76,9 @@ def test_a_request_that_fits_stops_the_second_process(monkeypatch):
 
 
 def _long_request() -> None:  # a child process: a request whose whole run takes seconds
+    from divergence.kernels.processes import set_workers
+
+    set_workers(2)
     codes, weights, n_values = _table(n=40_000, attrs=30, seed=2)  # past its budget of work after seconds
     mine(codes, weights, n_values, min_support=0.02, max_work=2 * 10 ** 9, time_limit=None)
 

@@ -6,7 +6,6 @@ Regenerate only on purpose, when an issue changes what the tables hold:
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -83,7 +82,6 @@ if __name__ == "__main__":  # pragma: no cover - run by hand
     import shutil
     import tempfile
 
-    sys.path.insert(0, str(HERE.parent))
     data_dir = Path(os.environ.get("DIVERGENCE_DATA", HERE.parent.parent / "shared" / "data"))
     GOLDEN.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:

@@ -18,6 +18,8 @@ print(divergence.__file__)
 print(md.version("divergence"))
 print(sorted(p.name for p in res.files("divergence.report").joinpath("templates").iterdir()))
 print([e.value for e in md.entry_points(group="console_scripts") if e.name == "divergence"])
+import ui.worker  # the dashboard's package, installed with the engine (no Streamlit imported by this one)
+print(ui.worker.__file__)
 """
 
 
@@ -29,8 +31,9 @@ def test_the_package_imports_from_outside_the_checkout(tmp_path):
     p = subprocess.run([sys.executable, "-c", PROBE], cwd=tmp_path, env=_clean_env(),
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, f"divergence is not installed in {sys.prefix} (run `make setup`):\n{p.stderr}"
-    path, version, templates, scripts = p.stdout.splitlines()
+    path, version, templates, scripts, ui_path = p.stdout.splitlines()
     assert Path(path).resolve() == ROOT / "divergence" / "__init__.py"  # this checkout, editable
+    assert Path(ui_path).resolve() == ROOT / "ui" / "worker.py"
     assert version == divergence.__version__
     assert "report.html.j2" in templates and "report.css" in templates
     assert scripts == "['divergence.cli.cli:console']"
@@ -65,3 +68,21 @@ def test_every_long_install_says_what_it_is_doing_first(tmp_path):
         said = next(i for i, line in enumerate(lines) if words in line)
         install = next(i for i, line in enumerate(lines) if "install --require-hashes" in line and needs in line)
         assert said < install, (target, lines)  # said before pip starts, not after
+
+
+def test_nothing_patches_sys_path():
+    """Issue 46 point 5: the dashboard's package is installed with the engine (pyproject.toml), the tests'
+    shared helpers are on pytest's ``pythonpath`` (pytest.ini) and a benchmark runs another checkout
+    in that checkout's folder or with PYTHONPATH: no file edits ``sys.path``."""
+    import re
+
+    edit = re.compile(r"sys\.path\s*(\.\s*(insert|append|extend)\b|\+=|\[[^\]]*\]\s*=)")
+    files = [p for p in ROOT.rglob("*.py") if not any(part.startswith(".") or part in ("build", "node_modules")
+                                                      for part in p.relative_to(ROOT).parts)]
+    assert len(files) > 100
+    patched = [f"{p.relative_to(ROOT)}:{n}" for p in files
+               for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if edit.search(line)]
+    assert patched == []
+    assert edit.search("sys.path" + ".insert(0, str(ROOT))") and edit.search("sys.path" + "[:0] = [here]")
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert re.search(r'include = \[[^\]]*"ui"', pyproject), "pyproject.toml installs the dashboard's package ui"

@@ -53,7 +53,6 @@ def test_assess_of_mine_is_scan_where_mining_reads_the_seed(demo, extra):
 
 
 def test_a_query_scan_keeps_its_replication_table_per_query():
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent / "prepare"))
     from test_queries import _planted
 
     df, other = _planted(0, nq=600), _planted(1, nq=400)
@@ -186,7 +185,6 @@ def test_a_query_table_is_assessed_on_replication_rows():
     """The dashboard sends a query scan's replication table as rows (a split column or a second
     file): assess takes them one row per query, as mine does (before: "Outcome column 'mrr' is not
     in the data")."""
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent / "prepare"))
     from test_queries import _planted
 
     df, other = _planted(0, nq=600), _planted(1, nq=400)

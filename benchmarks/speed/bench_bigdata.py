@@ -82,7 +82,6 @@ def generate(path: Path, rows: int, seed: int = 0) -> None:
 CHILD = r'''
 import json, sys, time, warnings
 warnings.simplefilter("ignore")
-sys.path.insert(0, {root!r})
 spec = json.loads(sys.argv[1])
 out = {{}}
 if spec["engine"] == "duckdb":
@@ -134,7 +133,8 @@ def _tree_rss_kib(pid: int) -> int:
 
 
 def run(spec: dict) -> dict:
-    proc = subprocess.Popen([sys.executable, "-c", CHILD.format(root=str(ROOT)), json.dumps(spec)],
+    # run in the checkout: `python -c` imports its divergence first
+    proc = subprocess.Popen([sys.executable, "-c", CHILD.format(), json.dumps(spec)], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak = 0
     while proc.poll() is None:

@@ -19,10 +19,10 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import runpy
 import socket
 import statistics
 import subprocess
-import sys
 import threading
 import time
 import urllib.request
@@ -30,8 +30,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("DIVERGENCE_DATA", ROOT.parent / "shared" / "data"))
-sys.path.insert(0, str(ROOT / "tests" / "e2e"))
-from processes import scan_workers  # noqa: E402  (the same reading of /proc as the browser tests)
+# the same reading of /proc as the browser tests
+scan_workers = runpy.run_path(str(ROOT / "tests" / "e2e" / "processes.py"))["scan_workers"]
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]

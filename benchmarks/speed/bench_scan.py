@@ -28,9 +28,8 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("DIVERGENCE_DATA", ROOT.parent / "shared" / "data"))
 
 CHILD = r'''
-import json, resource, sys, time
+import json, resource, runpy, sys, time
 import numpy as np, pandas as pd
-sys.path.insert(0, {root!r})
 from divergence import scan
 spec = json.loads(sys.argv[1])
 if spec["kind"] == "file":
@@ -38,8 +37,7 @@ if spec["kind"] == "file":
     roles = dict(target="class", prediction="predicted", positive=1, metrics=["fpr", "fnr"])
 else:
     # correlated attributes from latent segments (benchmarks/tools/synthetic.py)
-    sys.path.insert(0, {bench!r})
-    from synthetic import segmented_attributes
+    segmented_attributes = runpy.run_path({bench!r} + "/synthetic.py")["segmented_attributes"]
     n = spec["rows"]
     rng = np.random.default_rng(0)
     df, seg = segmented_attributes(rng, n)
@@ -99,8 +97,9 @@ r.to_csv(out, index=False)
 
 
 def run_child(spec: dict) -> dict:
-    code = CHILD.format(root=str(ROOT), bench=str(ROOT / "benchmarks" / "tools"))
-    out = subprocess.run([sys.executable, "-c", code, json.dumps(spec)], capture_output=True, text=True)
+    code = CHILD.format(bench=str(ROOT / "benchmarks" / "tools"))
+    # run in the checkout: `python -c` imports its divergence first
+    out = subprocess.run([sys.executable, "-c", code, json.dumps(spec)], capture_output=True, text=True, cwd=ROOT)
     if out.returncode:
         raise RuntimeError(out.stderr[-2000:])
     return json.loads(out.stdout.strip().splitlines()[-1])

@@ -27,8 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("DIVERGENCE_DATA", ROOT.parent / "shared" / "data"))
 
 CHILD = r'''
-import importlib, json, sys, time
-sys.path.insert(0, sys.argv[1])
+import importlib, json, runpy, sys, time
 import numpy as np, pandas as pd
 from divergence import scan
 try:  # where the kernels come from: the framework module, or (older checkouts) the build module
@@ -44,8 +43,7 @@ if spec["data"] == "demo":
 elif spec["data"] == "synthetic":
     # correlated attributes from latent segments (benchmarks/tools/synthetic.py, this checkout's); a
     # 0/1 target with a classifier that errs more in some segments, and a real target with a regressor
-    sys.path.insert(0, sys.argv[3])
-    from synthetic import segmented_attributes
+    segmented_attributes = runpy.run_path(sys.argv[3] + "/synthetic.py")["segmented_attributes"]
     n = spec["rows"]
     rng = np.random.default_rng(0)
     df, seg = segmented_attributes(rng, n)
@@ -108,7 +106,9 @@ def cases(quick: bool) -> list[tuple[str, dict]]:
 
 
 def run(root: str, spec: dict) -> dict:
-    r = subprocess.run([sys.executable, "-c", CHILD, root, json.dumps(spec), str(ROOT / "benchmarks" / "tools")], capture_output=True, text=True)
+    # run in the checkout: `python -c` imports its divergence first
+    r = subprocess.run([sys.executable, "-c", CHILD, root, json.dumps(spec), str(ROOT / "benchmarks" / "tools")], capture_output=True,
+                       text=True, cwd=root)
     if r.returncode != 0:
         raise SystemExit(f"{root}: {spec}\n{r.stderr}")
     return json.loads(r.stdout.strip().splitlines()[-1])

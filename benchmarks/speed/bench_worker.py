@@ -18,7 +18,6 @@ spread is printed too.
 from __future__ import annotations
 
 import statistics
-import sys
 import time
 from pathlib import Path
 
@@ -26,7 +25,6 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))  # the dashboard's ui package (only divergence is installed)
 
 import ui.worker as worker  # noqa: E402
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo  # noqa: E402

@@ -37,7 +37,6 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))  # the dashboard's ui package (only divergence is installed)
 
 DATA = Path(os.environ.get("DIVERGENCE_DATA", ROOT.parent / "shared" / "data"))
 PEAK = "int(next(l for l in open('/proc/self/status') if l.startswith('VmHWM')).split()[1])"
@@ -131,8 +130,9 @@ def _spin(stop) -> None:
 
 
 def _million():
-    sys.path.insert(0, str(ROOT / "benchmarks" / "tools"))
-    from synthetic import segmented_attributes
+    import runpy
+
+    segmented_attributes = runpy.run_path(str(ROOT / "benchmarks" / "tools" / "synthetic.py"))["segmented_attributes"]
 
     rng = np.random.default_rng(0)
     df, seg = segmented_attributes(rng, 1_000_000)

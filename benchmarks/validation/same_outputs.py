@@ -33,8 +33,9 @@ def compare(old: Path, new: Path) -> int:
         outs = {}
         for label, root in (("a", old), ("b", new)):
             outs[label] = Path(tmp) / f"out_{label}"
+            # each checkout's package imported first (PYTHONPATH), whichever is installed
             subprocess.run([sys.executable, __file__, "--write", str(root), str(outs[label])], check=True,
-                           cwd=root, stdout=subprocess.DEVNULL)
+                           cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, stdout=subprocess.DEVNULL)
         names = sorted(p.name for p in outs["a"].iterdir())
         differ = [n for n in names if masked(outs["a"] / n) != masked(outs["b"] / n)]
         print(f"{'file':28} same")
@@ -46,7 +47,6 @@ def compare(old: Path, new: Path) -> int:
 
 def write(root: Path, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    sys.path.insert(0, str(root))
     os.chdir(root)
     py = sys.executable
     demo = out / "demo.csv"

@@ -10,19 +10,19 @@ for labels, AUC for numbers), and the screen's decision.
 """
 from __future__ import annotations
 
-import sys
+import runpy
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests"))
+_FIXTURES = runpy.run_path(str(ROOT / "tests" / "screen_fixtures.py"))
+post_outcome, two_models = _FIXTURES["post_outcome"], _FIXTURES["two_models"]
 
 from divergence import screen_attributes  # noqa: E402
 from divergence.data.column_rules import MARK_ROWS, MARK_SHARE, _auc, _kappa, _model, groups, loo_accuracy  # noqa: E402
 from divergence.data.io import load_table  # noqa: E402
-from screen_fixtures import post_outcome, two_models  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 

@@ -370,7 +370,6 @@ def print_table(rows: list[Row]) -> None:
 
 SPEED_CHILD = r'''
 import json, sys, time
-sys.path.insert(0, sys.argv[1])
 import numpy as np, pandas as pd
 from divergence import scan
 spec = json.loads(sys.argv[2])
@@ -408,8 +407,9 @@ def speed(before: str | None) -> None:
         for code, root in roots:
             out = {}
             for b in (0, 200):
+                # run in the checkout: `python -c` imports its divergence first
                 r = subprocess.run([sys.executable, "-c", SPEED_CHILD, root, json.dumps({**spec, "bootstrap": b})],
-                                   capture_output=True, text=True)
+                                   capture_output=True, text=True, cwd=root)
                 if r.returncode != 0:
                     raise SystemExit(r.stderr)
                 out[b] = json.loads(r.stdout.strip().splitlines()[-1])

@@ -3,17 +3,14 @@ outputs: the other model's columns are left out with their reasons, offered as t
 reference, and one choice brings one back; a customer export's personal identifiers (issue 48)."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import pytest
 
 from apptest_readers import fresh_app, go, keyed, left_out, run_scan
 from divergence import screen_attributes
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from personal_table import ATTRIBUTES, PERSONAL_COLUMNS, personal_table  # noqa: E402
-from screen_fixtures import post_outcome, two_models  # noqa: E402
+from personal_table import ATTRIBUTES, PERSONAL_COLUMNS, personal_table
+from screen_fixtures import post_outcome, two_models
 
 
 def _upload(at, name: str, df):

@@ -208,12 +208,7 @@ def test_a_finding_inside_another_is_shown_under_it_on_the_page():
     """issue 30 point 2 on screen: a small file (900 passengers) whose third-class men are a finding
     inside the men's: its card comes right after the men's, says where it sits and how it differs from
     the rest of them, and the header does not call the cards different cohorts."""
-    import sys
-    from pathlib import Path
-
     from apptest_readers import finish_scan, fresh_app, go, keyed
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "present"))
     from test_nested_findings import passengers
 
     at = go(fresh_app(300), "data")

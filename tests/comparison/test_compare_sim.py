@@ -4,14 +4,11 @@ slices found. The full count (200 runs per setting) is ``benchmarks/validation/s
 runs the same generator a few times."""
 from __future__ import annotations
 
-import sys
 
 import pytest
 
-from conftest import ROOT
 
-sys.path.insert(0, str(ROOT / "benchmarks" / "validation"))
-from sim_compare import ALPHA, run_once  # noqa: E402
+from sim_compare import ALPHA, run_once
 
 
 @pytest.mark.parametrize("setting, runs", [

@@ -15,8 +15,6 @@ personal identifiers listed with their reasons).
 from __future__ import annotations
 
 import re
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -24,9 +22,8 @@ import app_server
 from test_browser import ARTIFACTS, _goto, _no_exception, browser  # noqa: F401 (fixture)
 from test_scan_browser import _give_roles, _pick, _quiet, _upload_raw_compas
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from personal_table import personal_table  # noqa: E402
-from screen_fixtures import two_models  # noqa: E402
+from personal_table import personal_table
+from screen_fixtures import two_models
 
 pytestmark = pytest.mark.e2e
 

@@ -2,19 +2,16 @@
 measured on the others (divergence/prepare/cutpoints.py)."""
 from __future__ import annotations
 
-import sys
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import ROOT
 from divergence import DivergenceInputError, scan
 from divergence.cli.cli import main
 from divergence.prepare.cutpoints import cut_mask, tree_edges
 
-sys.path.insert(0, str(ROOT / "benchmarks" / "validation"))
-from sim_tree import ROLES, generate, judge  # noqa: E402
+from sim_tree import ROLES, generate, judge
 
 
 def test_a_step_is_cut_where_it_is_and_noise_is_not():

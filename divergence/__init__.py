@@ -38,6 +38,7 @@ _EXPORTS = {
     "Comparison": "comparison.compare",
     "COMPARE_VERDICTS": "comparison.compare",
     "scan_duckdb": "engines.duckdb_engine",
+    "mine_duckdb": "engines.duckdb_engine",
     "scan_spark": "engines.spark_engine",
     "Settings": "settings",
     "set_workers": "kernels.processes",
@@ -84,7 +85,7 @@ if TYPE_CHECKING:  # what type checkers and editors see
     from .data.columns import AttributeScreen, screen_attributes
     from .comparison.compare import COMPARE_VERDICTS, Comparison, compare
     from .prepare.discretize import AttributeBins, Discretized, discretize
-    from .engines.duckdb_engine import scan_duckdb
+    from .engines.duckdb_engine import mine_duckdb, scan_duckdb
     from .errors import DivergenceBudgetError, DivergenceInputError, DivergenceOutputError, DivergenceTimeLimitWarning
     from .prepare.outcomes import Outcome, build_outcomes
     from .report.plan import SlicePlan, load_plan, save_plan

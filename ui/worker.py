@@ -47,7 +47,7 @@ class ScanRequest:
     """What a worker computes: mine once (unless ``mined`` is given), then assess once.
 
     ``settings``: the analysis, frozen and validated where it was made (the dashboard's page);
-    ``scan`` holds keyword arguments of :func:`divergence.mine` (or ``scan_duckdb`` with ``path``)
+    ``scan`` holds keyword arguments of :func:`divergence.mine` (or ``mine_duckdb`` with ``path``)
     and ``statistics`` those of :func:`divergence.assess`, each changing ``settings``' fields.
     """
 
@@ -151,8 +151,7 @@ def compute(request: ScanRequest, progress: ProgressCallback | None = None
     if mined is None:
         scan = dict(request.scan)
         if request.path is not None:
-            fn, data = divergence.scan_duckdb, request.files if request.files else request.path
-            scan["mine_only"] = True
+            fn, data = divergence.mine_duckdb, request.files if request.files else request.path
         else:
             fn, data = divergence.mine, request.frame
         if request.holdout is not None:  # the statistics' seed draws the held-out rows

@@ -12,11 +12,11 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 import pandas as pd
 
-from .engine_scan import engine_settings, scan_engine
+from .engine_scan import Backend, engine_settings, mine_engine, scan_engine
 from ..settings import Settings
 from ..errors import DivergenceInputError
 from ..data.io import PARQUET_SUFFIXES, CsvDialect, dialect_notes, duplicate_note, open_data, pandas_names, sniff_files
@@ -26,7 +26,7 @@ from ..table import SliceTable
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["scan_duckdb", "preview_source", "resolve_files", "files_under", "duckdb_backend", "DEFAULT_MEMORY_LIMIT"]
+__all__ = ["scan_duckdb", "mine_duckdb", "preview_source", "resolve_files", "files_under", "duckdb_backend", "DEFAULT_MEMORY_LIMIT"]
 
 CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz")
 #: DuckDB's memory limit unless one is given: half the machine's memory, at most 4 GiB
@@ -581,11 +581,38 @@ def scan_duckdb(
     The result holds no rows: bootstrap intervals and median baselines (``abs_error``) are
     not computed, ``table.assessment.intervals`` is ``"analytic"`` and the notes say so.
     """
+    settings, run = engine_settings(settings, dict(kwargs))
+    return _on_duckdb(source, memory_limit, temp_directory, threads, lambda backend: scan_engine(backend, settings, **run))
+
+
+def mine_duckdb(
+    source,
+    settings: Settings | None = None,
+    *,
+    memory_limit: str | None = DEFAULT_MEMORY_LIMIT,
+    temp_directory: str | os.PathLike | None = None,
+    threads: int | None = None,
+    **kwargs,
+) -> SliceTable:
+    """The mining phase of :func:`scan_duckdb`, as :func:`divergence.mine` is :func:`divergence.scan`'s:
+    ``divergence.assess(mine_duckdb(...))`` is ``scan_duckdb(...)``; ``replicate``, when given, is kept in
+    the table for :func:`divergence.assess`. Arguments as in :func:`scan_duckdb` (the statistics' only at
+    :func:`divergence.assess`)."""
+    settings, run = engine_settings(settings, dict(kwargs))
+    if "exploratory" in run:
+        raise DivergenceInputError("exploratory is said when the mined table is assessed: divergence.assess(table, "
+                                   "exploratory=...).")
+    return _on_duckdb(source, memory_limit, temp_directory, threads, lambda backend: mine_engine(backend, settings, **run))
+
+
+def _on_duckdb(source, memory_limit: str | None, temp_directory, threads: int | None,
+               call: Callable[[Backend], SliceTable]) -> SliceTable:
+    """``call`` on the DuckDB backend of ``source``, in a connection of its own (closed after, its
+    spill folder removed when it made one)."""
     try:
         import duckdb
     except ImportError as exc:  # pragma: no cover - duckdb is pinned in requirements.txt
         raise DivergenceInputError("The DuckDB engine needs the duckdb package (pip install duckdb).") from exc
-    settings, run = engine_settings(settings, dict(kwargs))
     own_tmp = temp_directory is None
     tmp = tempfile.mkdtemp(prefix="divergence-duckdb-") if own_tmp else os.fspath(temp_directory)
     limit = memory_limit or _default_memory_limit()
@@ -599,9 +626,7 @@ def scan_duckdb(
         # as the largest number (checked in tests/engines/test_duckdb_engine.py)
         con.execute("SET disabled_optimizers = 'statistics_propagation,filter_pushdown'")
         con.execute("SET enable_progress_bar = false")  # a library prints nothing
-        backend = duckdb_backend(source, con, workdir=tmp)
-        table = scan_engine(backend, settings, **run)
-        return table
+        return call(duckdb_backend(source, con, workdir=tmp))
     finally:
         con.close()
         if own_tmp:

@@ -57,7 +57,7 @@ from ..table import MetricInfo, SliceTable
 if TYPE_CHECKING:  # pyarrow is imported when a scan runs, not with the package
     import pyarrow as pa
 
-__all__ = ["engine_settings", "RUN_KEYWORDS", "Backend", "scan_engine", "prepare_sql", "numpy_quantile", "QuantileMode", "ENGINE_NOTE"]
+__all__ = ["engine_settings", "RUN_KEYWORDS", "Backend", "scan_engine", "mine_engine", "prepare_sql", "numpy_quantile", "QuantileMode", "ENGINE_NOTE"]
 
 QuantileMode = Literal["auto", "exact", "approx"]
 
@@ -697,7 +697,7 @@ def _category_codes(name: str, keys: pa.ChunkedArray) -> tuple[np.ndarray, Attri
 
 
 #: keywords of scan_duckdb and scan_spark that are not settings: how this run reads and reports
-RUN_KEYWORDS = ("replicate", "engine", "exploratory", "quantiles", "progress", "mine_only")
+RUN_KEYWORDS = ("replicate", "engine", "exploratory", "quantiles", "progress")
 
 
 def engine_settings(settings: Settings | None, keywords: dict) -> tuple[Settings, dict]:
@@ -716,26 +716,37 @@ def scan_engine(
     exploratory: bool = True,
     quantiles: QuantileMode = "auto",
     progress: ProgressCallback | None = None,
-    mine_only: bool = False,
 ) -> SliceTable:
     """The slice table of :func:`divergence.scan`, with binning, outcomes and compression run
-    by ``backend``; see :func:`divergence.scan_duckdb` and :func:`divergence.scan_spark`.
-    ``mine_only``: the table of :func:`divergence.mine` (not assessed; ``replicate`` kept in it)."""
+    by ``backend``; see :func:`divergence.scan_duckdb` and :func:`divergence.scan_spark`:
+    :func:`mine_engine`, then :func:`divergence.assess`."""
     from ..stats.assess import assess
 
-    if not mine_only:  # the mined table alone may be given the second table later
-        needs_its_table(settings.replication, replicate)
-    prepared = prepare_sql(backend, settings, engine=engine, quantiles=quantiles, progress=progress)
-    table = measure(mine_prepared(prepared, settings.mining, engine=engine, progress=progress))
-    if progress is not None:
-        progress(progress_report("statistics", len(table) - 1))
-    table = dataclasses.replace(table, engine=backend.name)
-    if mine_only:
-        return dataclasses.replace(table, replication=ReplicationRows(replicate) if replicate is not None else None)
+    needs_its_table(settings.replication, replicate)
+    table = mine_engine(backend, settings, engine=engine, quantiles=quantiles, progress=progress)
     out = assess(table, settings.statistics, replicate=replicate, exploratory=exploratory, progress=progress)
     if progress is not None:
         progress(progress_report("done", len(out) - 1, fraction=1.0))
     return out
+
+
+def mine_engine(
+    backend: Backend,
+    settings: Settings,
+    *,
+    replicate=None,
+    engine: str = "fast",
+    quantiles: QuantileMode = "auto",
+    progress: ProgressCallback | None = None,
+) -> SliceTable:
+    """The table of :func:`divergence.mine` (not assessed; ``replicate``, when given, kept in it for
+    :func:`divergence.assess`), with binning, outcomes and compression run by ``backend``."""
+    prepared = prepare_sql(backend, settings, engine=engine, quantiles=quantiles, progress=progress)
+    table = measure(mine_prepared(prepared, settings.mining, engine=engine, progress=progress))
+    if progress is not None:
+        progress(progress_report("statistics", len(table) - 1))
+    return dataclasses.replace(table, engine=backend.name,
+                               replication=ReplicationRows(replicate) if replicate is not None else table.replication)
 
 
 def prepare_sql(

@@ -220,3 +220,22 @@ def test_importing_divergence_does_not_import_the_engines():
     code = ("import sys, divergence, divergence.cli.cli; from divergence import scan_duckdb, scan_spark; "
             "assert 'duckdb' not in sys.modules and 'pyspark' not in sys.modules, sorted(sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], env={**os.environ}).returncode == 0
+
+
+def test_mining_and_assessing_are_two_calls(parquet_file):
+    """Issue 46 point 4: ``assess(mine_duckdb(...))`` is ``scan_duckdb(...)`` (no ``mine_only`` switch); a
+    second table given to the mining is kept for the assessment, as with ``mine``."""
+    from divergence import assess, mine_duckdb
+
+    kw = {"min_support": 0.05, **CASES["labels"]}
+    mined = mine_duckdb(parquet_file, **kw)
+    assert mined.assessment is None and mined.engine == "duckdb"
+    pd.testing.assert_frame_equal(assess(mined).frame, scan_duckdb(parquet_file, **kw).frame)
+    other = read_table(parquet_file).sample(frac=0.5, random_state=0)
+    kept = mine_duckdb(parquet_file, **kw, replicate=other)
+    assert len(kept.replication.rows) == len(other)
+    pd.testing.assert_frame_equal(assess(kept).frame, scan_duckdb(parquet_file, **kw, replicate=other).frame)
+    with pytest.raises(DivergenceInputError, match="exploratory is said when the mined table is assessed"):
+        mine_duckdb(parquet_file, **kw, exploratory=False)
+    with pytest.raises(DivergenceInputError, match="Unknown setting 'mine_only'"):
+        scan_duckdb(parquet_file, **kw, mine_only=True)

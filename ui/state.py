@@ -31,7 +31,7 @@ from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES
 from divergence.errors import shown
 from divergence.present.formats import md_text
 from divergence.settings import (DEFAULT_MIN_SUPPORT, MAX_SLICES, MAX_WORK, TIME_LIMIT, Flag, Integer, Kind, OneOf,
-                                 Real, Statistics, section, section_keys, setting_field)
+                                 Real, Roles, Slicing, Statistics, section, section_keys, setting_field)
 from ui import cache
 
 BUILT_IN = "built-in"
@@ -147,15 +147,22 @@ class KC:
 
 
 #: the column roles and what depends on them: reset for new data (no comparison until one is chosen)
+#: where the dashboard opens on another value than the setting's field (every other setting opens on its
+#: field's own default, read from the settings model: one default per setting, tests/app/test_session_settings.py):
+#: the classification metrics shown first, no outcome column as the page's empty list, the ranking's first gain,
+#: and redundant slices pruned at 0.05 σ (the library and the command line prune only when asked: --prune)
+DASHBOARD_OPENS_ON: dict[str, Any] = {K.METRICS: ["fpr", "fnr"], K.OUTCOME: [], K.GAMMA: "dcg", K.REDUNDANCY: 0.05}
+_ROLES, _SLICING, _STATISTICS = Roles(), Slicing(), Statistics()
 ROLE_DEFAULTS: dict[str, Any] = {
     K.TASK: "classification", K.TARGET: None, K.PRED_KIND: "labels", K.PREDICTION: None, K.SCORE: None,
-    K.THRESHOLD: 0.5, K.POSITIVE: None, K.RANK_KIND: "score", K.RANK: None, K.RANK_BY: None,
+    K.THRESHOLD: _ROLES.threshold, K.POSITIVE: None, K.RANK_KIND: "score", K.RANK: None, K.RANK_BY: None,
     K.RANK_LEVEL: "row", K.QUERY: None, K.RELEVANCE: None, K.QUERY_METRICS: ["ndcg@10", "mrr", "precision@5"],
-    K.ASCENDING: False, K.GAMMA: "dcg", K.OUTCOME: [], K.ATTRIBUTES: None, K.BINS: {}, K.BIN_TEXTS: {},
+    K.ASCENDING: _ROLES.ascending, K.GAMMA: DASHBOARD_OPENS_ON[K.GAMMA], K.OUTCOME: DASHBOARD_OPENS_ON[K.OUTCOME],
+    K.ATTRIBUTES: None, K.BINS: {}, K.BIN_TEXTS: {},
     K.ROLE_NOTES: [], K.ROLE_GUESS: {}, K.ADDED: [],
     K.BIN_ERRORS: {},
-    K.QUANTILE_BINS: 3, K.BINNING: "quantile", K.REPLICATION: "none", K.SPLIT_COLUMN: None,
-    K.SPLIT_VALUES: [], K.HOLDOUT: 0.3, K.METRICS: ["fpr", "fnr"],
+    K.QUANTILE_BINS: _SLICING.quantile_bins, K.BINNING: _SLICING.binning, K.REPLICATION: "none", K.SPLIT_COLUMN: None,
+    K.SPLIT_VALUES: [], K.HOLDOUT: 0.3, K.METRICS: DASHBOARD_OPENS_ON[K.METRICS],
     KC.ON: False, KC.REF_KIND: "labels", KC.REFERENCE: None, KC.REF_SCORE: None, KC.REF_THRESHOLD: 0.5,
 }
 DEFAULTS: dict[str, Any] = {
@@ -164,9 +171,10 @@ DEFAULTS: dict[str, Any] = {
     **ROLE_DEFAULTS,
     K.REPLICATE_FRAME: None, K.REPLICATE_NAME: None, K.REPLICATE_ERROR: None, K.REPLICATE_NOTES: [], K.REPLICATE_KEY: "",
     K.MIN_SUPPORT: DEFAULT_MIN_SUPPORT, K.SUPPORT_MODE: "share", K.SUPPORT_ROWS: 100, K.MAX_LENGTH: 0, K.EXHAUSTIVE: False,
-    K.MAX_SLICES: MAX_SLICES, K.TIME_LIMIT: TIME_LIMIT, K.MAX_WORK: MAX_WORK, K.DELTA: None, K.CONFIDENCE: 0.95, K.CORRECTION: "bh",
+    K.MAX_SLICES: MAX_SLICES, K.TIME_LIMIT: TIME_LIMIT, K.MAX_WORK: MAX_WORK, K.DELTA: None,
     # the settings model's defaults, as the command line and Python take them (one default per setting)
-    K.BOOTSTRAP: Statistics().bootstrap, K.REDUNDANCY: 0.05, K.PLAN_KIND: "exploratory",
+    K.CONFIDENCE: _STATISTICS.confidence, K.CORRECTION: _STATISTICS.correction, K.BOOTSTRAP: _STATISTICS.bootstrap,
+    K.REDUNDANCY: DASHBOARD_OPENS_ON[K.REDUNDANCY], K.PLAN_KIND: "exploratory",
     K.RESULT: None, K.RUN_ERROR: None, K.RUN_NOTICE: None, K.JOB: None, K.READ_JOB: None, K.VIEW_METRIC: None, K.SORT_BY: None,
     K.SORT_ASC: False,
     K.F_VERDICTS: [], K.F_MIN_SIZE: "all", K.F_LENGTHS: None, K.F_ATTRIBUTES: [], K.F_PRUNE: True,

@@ -10,13 +10,27 @@ import streamlit as st
 from apptest_readers import fresh_app, go, keyed, setting
 from divergence import Settings
 from divergence.settings import Flag, Integer, OneOf, Real, setting_field
-from ui.state import DEFAULTS, SETTING_FIELDS, K, widget_for
+from ui.state import DASHBOARD_OPENS_ON, DEFAULTS, SETTING_FIELDS, K, widget_for
 
 
 def test_every_setting_key_is_a_field_of_the_settings_model():
     for key, name in SETTING_FIELDS.items():
         field = setting_field(name)
         assert field.name == name, key
+
+
+def test_one_default_per_setting_the_fields():
+    """Issue 46 point 1: the dashboard opens every setting on its field's default, but where
+    DASHBOARD_OPENS_ON says otherwise (and says why): redundancy 0.05 σ there, 0 (no pruning) in the model."""
+    from ui.state import _field, _to_page
+
+    model = Settings()
+    differ = {key for key in SETTING_FIELDS if DEFAULTS[key] != _to_page(key, _field(model, key))}
+    assert differ == set(DASHBOARD_OPENS_ON)
+    assert all(DEFAULTS[key] == value for key, value in DASHBOARD_OPENS_ON.items())
+    assert model.explain.redundancy == 0.0 and DEFAULTS[K.REDUNDANCY] == 0.05
+    assert (DEFAULTS[K.CONFIDENCE], DEFAULTS[K.CORRECTION], DEFAULTS[K.QUANTILE_BINS]) == (
+        model.statistics.confidence, model.statistics.correction, model.slicing.quantile_bins)
 
 
 @pytest.mark.parametrize("key", sorted(SETTING_FIELDS))

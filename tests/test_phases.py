@@ -112,8 +112,8 @@ def _request(**extra) -> worker.ScanRequest:
 def _before(request: worker.ScanRequest) -> SliceTable:
     """What the worker computed before the phases: a scan (assessed at the default statistics), then
     assessed again at the request's; a holdout scanned at once with them."""
-    if request.holdout is not None:
-        return scan(request.frame, **request.scan, **request.statistics, holdout=request.holdout)
+    if request.holdout:
+        return scan(request.frame, **request.scan, **request.statistics)
     if request.path is not None:
         mined = divergence.scan_duckdb(request.path, **request.scan)
     else:
@@ -128,7 +128,7 @@ def _before(request: worker.ScanRequest) -> SliceTable:
 def test_the_worker_mines_once_and_assesses_once(demo, case, monkeypatch, tmp_path):
     extra: dict = dict(frame=demo)
     if case == "holdout":
-        extra.update(holdout=0.25)
+        extra.update(scan=dict(**DEMO_ROLES["classification"], **SUPPORT, holdout=0.25))
     elif case == "replicate":
         extra = dict(frame=demo.iloc[:4000], replicate=demo.iloc[4000:], replication_label="the last 2,000 rows")
     elif case == "duckdb":
@@ -173,8 +173,8 @@ def test_the_request_carries_the_frozen_settings(demo, monkeypatch):
         plan = SlicePlan.from_settings(Settings.from_sections(sections))
         want = scan(demo, plan.settings)
         request = pickle.loads(pickle.dumps(worker.ScanRequest(settings=plan.settings, statistics=dict(exploratory=True),
-                                                               frame=demo, holdout=holdout)))
-        assert request.settings == plan.settings
+                                                               frame=demo)))
+        assert request.settings == plan.settings and request.holdout == (holdout is not None)
         calls = _count_assess(monkeypatch)
         _same(worker.compute(request)[1], want)
         assert calls == {"assess": 1, "mine": 1}

@@ -71,7 +71,7 @@ def _scan_spec() -> dict:
     request = worker.ScanRequest(settings=plan.settings, statistics=dict(exploratory=stats["exploratory"]),
                                  frame=None if path else df, path=path,
                                  files=data.path_files(path) if path else None,  # checked again: in the data folder
-                                 replicate=replicate, replication_label=label, holdout=holdout)
+                                 replicate=replicate, replication_label=label)  # a holdout: in the settings
     mined_key = None if holdout is not None else (data_key, "duckdb" if path else "pandas", scan_json)
     what = ("every slice" if path is None else
             f"{format_count(state.n_rows())} rows of {path} with DuckDB (binning, measuring, grouping identical "

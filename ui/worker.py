@@ -60,8 +60,15 @@ class ScanRequest:
     mined: SliceTable | None = None
     replicate: pd.DataFrame | None = None
     replication_label: str = ""
-    holdout: float | None = None
     settings: Settings | None = None
+
+    @property
+    def holdout(self) -> bool:
+        """Whether the rows to confirm on are a held-out share, drawn by the seed (the settings' replication,
+        or ``holdout`` among the keywords): its mining is then not kept for other statistics."""
+        if "holdout" in self.scan:
+            return self.scan["holdout"] is not None
+        return self.settings is not None and self.settings.replication.kind == "holdout"
 
 
 @dataclass
@@ -154,9 +161,8 @@ def compute(request: ScanRequest, progress: ProgressCallback | None = None
             fn, data = divergence.mine_duckdb, request.files if request.files else request.path
         else:
             fn, data = divergence.mine, request.frame
-        if request.holdout is not None:  # the statistics' seed draws the held-out rows
-            seed = settings.statistics.seed if settings is not None else 0
-            scan.update(holdout=request.holdout, seed=request.statistics.get("seed", seed))
+        if request.holdout and "seed" in request.statistics and "seed" not in scan:
+            scan["seed"] = request.statistics["seed"]  # the statistics' seed draws the held-out rows
         kw = dict(progress=progress) if progress is not None and _accepts(fn, "progress") else {}
         mined = fn(data, settings, **scan, **kw)
     report(stage="statistics", slices=len(mined) - 1)
@@ -166,7 +172,7 @@ def compute(request: ScanRequest, progress: ProgressCallback | None = None
     table = divergence.assess(mined, None if settings is None else settings.statistics, progress=progress, **kwargs)
     table.frame  # the readable frame is built here, not in the server
     # a holdout's mining is not kept (its held-out rows depend on the seed, a statistic)
-    return (None if request.holdout is not None else mined), table
+    return (None if request.holdout else mined), table
 
 
 # ----------------------------------------------------------------------------- the worker process

@@ -70,9 +70,9 @@ def test_the_shorter_lengths_start_beside_a_request_only_when_asked(monkeypatch)
     monkeypatch.setattr(mining, "SPECULATE_AFTER", 0.0)
     kw = dict(target="y", prediction="p", positive=1, metrics=["fpr"], min_support=0.004, max_work=10 ** 10,
               time_limit=None)
-    plain = divergence.mine(_frame(), **kw)
+    plain = divergence.mine(_frame(4_000, 11), **kw)
     assert started == []
-    asked = divergence.mine(_frame(), workers=2, **kw)
+    asked = divergence.mine(_frame(4_000, 11), workers=2, **kw)
     assert started == [2]
     pd.testing.assert_frame_equal(plain.frame, asked.frame)
 

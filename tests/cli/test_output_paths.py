@@ -3,6 +3,8 @@ to its files) and with the other outputs before anything runs; text from the dat
 command line cannot reverse or hide what it shows (direction overrides, zero-width characters)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -13,8 +15,11 @@ ROLES = ["--target", "y", "--prediction", "p", "--positive", "1", "--metric", "f
 
 
 @pytest.fixture()
-def folder(tmp_path):
-    d = tmp_path / "d"
+def folder(tmp_path, monkeypatch):
+    """A folder of two CSV files, named relative to the test's own folder (the working one): the messages
+    name it whole, however long the path of the test's temporary folder is (a worker's is longer)."""
+    monkeypatch.chdir(tmp_path)
+    d = Path("d")
     d.mkdir()
     rows = 200
     frame = pd.DataFrame({"y": [i % 2 for i in range(rows)], "p": [(i // 2) % 2 for i in range(rows)],

@@ -649,8 +649,8 @@ class Statistics:
                                 "confidence level (default %(default)s)")
     correction: str = setting("bh", OneOf(CORRECTIONS), "multiple-testing correction over the slices tested "
                               "(default %(default)s)")
-    family: str = setting("scan", OneOf(FAMILIES), "tests corrected together: every slice of every metric (scan, "
-                          "default) or each metric's slices on their own (metric)")
+    family: str = setting("metric", OneOf(FAMILIES), "tests corrected together: each metric's slices on their own "
+                          "(metric, default) or every slice of every metric (scan)")
     bootstrap: int = setting(0, Integer(0, high=100_000, gap=(1, 19), words="0 (none) or 20 to 100,000 replicates",
                                         type_words="a whole number of replicates"),
                              "bootstrap replicates (0: analytic intervals only)")

@@ -114,7 +114,7 @@ def test_plan_sections_round_trip():
     # other defaults are left out: a plan holds what was chosen, and the support and the
     # statistics' bar always (they keep their meaning if a default changes)
     assert Settings().sections() == {"scan": {"min_support": 0.02},
-                                     "statistics": {"confidence": 0.95, "correction": "bh", "family": "scan",
+                                     "statistics": {"confidence": 0.95, "correction": "bh", "family": "metric",
                                                     "bootstrap": 0, "seed": 0}}
 
 

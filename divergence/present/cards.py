@@ -136,7 +136,10 @@ def headline_tiles(table: SliceTable, metric: str | None = None) -> list[Tile]:
                       f"{format_count(sig)} significant + {format_count(not_sig)} not",
                       f"Slices with a p-value. q-values: {h['family_sentence']}." if h["family_sentence"]
                       else "Slices with a p-value."))
-    tiles.append(Tile("Significant", format_count(sig), f"after correction, q ≤ {alpha:.2g}",
+    # the tests the correction was over, per metric (every metric's with the joint family)
+    over = f"over {format_count(h['n_family'])} tests" + (" of every metric" if h["family"] == "scan" and len(table.metric_names) > 1 else
+                                                            f" of {h['metric']}")
+    tiles.append(Tile("Significant", format_count(sig), f"after correction {over}, q ≤ {alpha:.2g}",
                       f"{GLOSSARY['q']} Here: {correction}, q ≤ {alpha:.2g}, and the corrected interval excludes 0."))
     if h["n_findings"] is not None:
         covered = h["n_findings"] + h["n_explained"]
@@ -316,7 +319,7 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
                                  nan=1.0)
         order = candidates[np.lexsort((rank, -size, evidence))]
     a = table.assessment
-    # the q-values' family: every metric's slices (the default) or this metric's
+    # the q-values' family: this metric's slices (the default) or every metric's
     family = family_sentence(a, m)
     overall = table.overall(m)
     label = metric_label(m)

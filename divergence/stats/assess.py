@@ -3,9 +3,9 @@ baselines, achievable error and lift, shrinkage, replication, and one verdict pe
 
 The verdict rule (``alpha = 1 - confidence``), applied in this order:
 
-1. Not significant: its q-value (corrected over the family of tests, every metric of the scan
-   by default) is above alpha, or its corrected divergence interval contains 0 (for a
-   real-valued outcome the two agree by construction, the test being the interval's inversion;
+1. Not significant: its q-value (corrected over the family of tests: the metric's slices by
+   default, every metric's with ``family="scan"``) is above alpha, or its corrected divergence
+   interval contains 0 (for a real-valued outcome the two agree by construction, the test being the interval's inversion;
    for a 0/1 outcome the test is Fisher's and the interval Newcombe's, and a finding needs
    both): ``too small`` below n_min (too few rows to tell), else ``noise`` (no finding: its
    interval, narrower than delta, holds the whole dataset's value). n_min is the defined-row count
@@ -244,8 +244,9 @@ def assess(
     confidence : the confidence level of every interval and of the significance bar, in (0, 1).
     correction : how p-values are corrected over the family of tests: Benjamini-Hochberg
         q-values (``"bh"``), ``"bonferroni"`` or ``"holm"``.
-    family : ``"scan"`` (default): one family, every slice of every metric; ``"metric"``:
-        each metric's slices corrected on their own.
+    family : ``"metric"`` (default): each metric's slices corrected on their own (a flat metric
+        does not borrow the bar of one with many discoveries); ``"scan"``: one family, every slice
+        of every metric.
     bootstrap : replicates for bootstrap intervals of every slice (0: none), seeded by ``seed``;
         ``top_k`` (with ``sort_by``) keeps them for the top slices only.
     replicate : a second table with the same columns, on which every slice is re-measured

@@ -176,13 +176,15 @@ def test_family_option_and_verbose_say_which_family(demo_csv, tmp_path):
     # n_min and n_power, each with its derivation
     assert "n_min = " in r.stderr and "narrower than δ" in r.stderr and "n_power = " in r.stderr
     # the family in the one sentence every surface uses (divergence.present.formats.family_sentence)
-    assert "fpr: q-values: Benjamini–Hochberg over 38 tests: the 19 slices tested for each of fpr and fnr" in r.stderr
-    per = tmp_path / "m.csv"
+    # each metric its own family by default (issue 43), the joint family as an option
+    assert "fpr: q-values: Benjamini–Hochberg over 19 tests: the 19 slices tested for fpr" in r.stderr
+    joint = tmp_path / "m.csv"
     r = run("scan", str(demo_csv), "--target", "defaulted", "--prediction", "predicted_default", "--positive", "yes",
             "--metric", "fpr,fnr", "--attributes", "region,education", "--min-support", "0.02", "--verbose",
-            "--family", "metric", "--output", str(per))
-    assert r.returncode == 0 and "fpr: q-values: Benjamini–Hochberg over 19 tests: the 19 slices tested for fpr" in r.stderr
-    a, b = pd.read_csv(out), pd.read_csv(per)
+            "--family", "scan", "--output", str(joint))
+    assert r.returncode == 0
+    assert "fpr: q-values: Benjamini–Hochberg over 38 tests: the 19 slices tested for each of fpr and fnr" in r.stderr
+    a, b = pd.read_csv(joint), pd.read_csv(out)
     assert (a["fpr_q"].iloc[1:] >= b["fpr_q"].iloc[1:] - 1e-12).all() and (a["fpr_q"] != b["fpr_q"]).any()
     for col in ("fpr_divergence_shrunk", "fpr_divergence_bound", "fpr_divergence_adj_low"):
         assert col in a.columns

@@ -165,7 +165,7 @@ def test_headline_counts(demo_table):
     # Fisher's test and Newcombe's interval: a finding needs both)
     excludes = (f["fpr_divergence_adj_low"] > 0) | (f["fpr_divergence_adj_high"] < 0)
     assert h["n_significant"] == ((f["fpr_q"] <= 0.05) & excludes).sum()
-    assert h["family"] == "scan" and h["n_family"] == sum(demo_table.n_tested.values())
+    assert h["family"] == "metric" and h["n_family"] == demo_table.n_tested["fpr"]
     assert h["verdicts"] == {k: v for k, v in f["fpr_verdict"].value_counts().items()}
     assert h['min_size'].n_min == demo_table.assessment.min_size["fpr"].n_min
 

@@ -71,7 +71,7 @@ def test_min_size_derivation(demo):
     n_total = int(f.loc[0, "fpr_count"])
     m = t.assessment.family_size["fpr"]
     assert info.sigma == pytest.approx(math.sqrt(p * (1 - p)))
-    assert info.tests == m == t.n_tested["fpr"] + t.n_tested["fnr"]  # the scan's family
+    assert info.tests == m == t.n_tested["fpr"]  # the metric's family (the default)
     assert info.bar == pytest.approx(0.1 / m)
     # n_power: the first size at which a slice diverging by delta (either side) is found with 80% power
     from divergence.stats.stats import detection_power, interval_width

@@ -170,6 +170,20 @@ def test_headline_counts(demo_table):
     assert h['min_size'].n_min == demo_table.assessment.min_size["fpr"].n_min
 
 
+def test_the_significant_tile_says_over_how_many_tests_of_which_metric(demo_table):
+    """Issue 43, point 4: each metric is its own family by default and the headline says so, per
+    metric; with the joint family the tile counts every metric's tests."""
+    from divergence import assess
+    from divergence.present.cards import headline_tiles
+
+    for m in ("fpr", "fnr"):
+        tile = {t.label: t for t in headline_tiles(demo_table, m)}["Significant"]
+        assert tile.caption == f"after correction over {demo_table.n_tested[m]:,} tests of {m}, q ≤ 0.05"
+    joint = assess(demo_table, family="scan")
+    tile = {t.label: t for t in headline_tiles(joint, "fnr")}["Significant"]
+    assert tile.caption == f"after correction over {sum(joint.n_tested.values()):,} tests of every metric, q ≤ 0.05"
+
+
 def test_guess_positive():  # the roles themselves: tests/data/test_roles.py
     assert guess_positive(pd.Series([0, 1, 1, 0])) == 1
     assert guess_positive(pd.Series(["<=50K", ">50K"])) == ">50K"

@@ -12,7 +12,7 @@ import pandas as pd
 __all__ = ["random_attributes", "null_table", "two_group_table", "planted_rate_table", "noisier_labels_table",
            "NULL_KINDS", "planted_table", "one_cohort_table", "two_cohorts_table", "truths",
            "findings_run", "findings_summary", "cohort_table", "COHORT_KINDS", "sized_slice_table",
-           "correlated_world", "correlated_run", "correlated_summary", "CORRELATED_KINDS"]
+           "flipped_cohort_table", "correlated_world", "correlated_run", "correlated_summary", "CORRELATED_KINDS"]
 
 #: the null settings: an outcome that no attribute changes
 NULL_KINDS = ("rate", "normal", "abs_error", "squared_error", "lognormal", "three_rates")
@@ -144,6 +144,34 @@ def classifier_cohorts_table(seed: int, *, n: int = 10_000, share: float = 0.2):
     df["pred"] = pred.astype(int)
     return (df, dict(target="y", prediction="pred", positive=1, metrics=["error"]),
             {"hard_cohort": "hard=yes", "defect": "broken=yes"})
+
+
+def flipped_cohort_table(seed: int, *, n: int = 10_000, share: float = 1 / 12, flip: float = 0.10,
+                         error: float = 0.05, base: float = 0.3, flipped: str = "predictions"):
+    """A classifier with a cohort ``cohort=yes`` (``share`` of the rows) beside the six random
+    attributes of :func:`random_attributes`: labels at rate ``base``, a model wrong on ``error`` of the
+    rows at random, and in the cohort a second flip at random with probability ``flip``, for the 0/1
+    error. ``flipped="predictions"``: the model's predictions are flipped there (a defect; its error
+    ``error·(1 − flip) + (1 − error)·flip``, 0.14 by default against 0.05, its majority-class
+    baseline the same as elsewhere); ``"labels"``: the labels are (a hard cohort: the same error,
+    and the baseline moves toward 1/2 with it)."""
+    if flipped not in ("predictions", "labels"):
+        raise ValueError(f"flipped must be predictions or labels; got {flipped!r}")
+    rng = np.random.default_rng(seed)
+    df = random_attributes(rng, n)
+    cohort = rng.random(n) < share
+    df["cohort"] = np.where(cohort, "yes", "no")
+    y = rng.random(n) < base
+    pred = y ^ (rng.random(n) < error)
+    second = cohort & (rng.random(n) < flip)
+    if flipped == "predictions":
+        pred = pred ^ second
+    else:
+        y = y ^ second
+    df["y"] = y.astype(int)
+    df["pred"] = pred.astype(int)
+    return (df, dict(target="y", prediction="pred", positive=1, metrics=["error"]),
+            {"cohort": "cohort=yes", "kind": "defect" if flipped == "predictions" else "hard"})
 
 
 def planted_lognormal_table(seed: int, *, n: int = 10_000, shift: float = 0.5, share: float = 0.05):

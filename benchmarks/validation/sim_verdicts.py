@@ -3,7 +3,7 @@ measured rate and target (and whether the rate meets it within two binomial stan
 
     python benchmarks/validation/sim_verdicts.py                  # the full runs (100 per setting; about 40 minutes on 2 busy cores)
     python benchmarks/validation/sim_verdicts.py --runs 10        # a quick look
-    python benchmarks/validation/sim_verdicts.py --only power     # some sections: power, cohorts, demo
+    python benchmarks/validation/sim_verdicts.py --only power     # some sections: power, cohorts, flipped, demo
 
 Sections (every table seeded; the same numbers for the same runs):
 
@@ -18,6 +18,9 @@ Sections (every table seeded; the same numbers for the same runs):
   ``hard`` (a noisier target), ``unseen`` (a feature in no column acts there only), ``none``;
   regression (abs_error and squared_error) and classification (0/1 error and Brier), with the
   model's feature x a column or not. The cohort's verdict, and its significant refinements'.
+- flipped: divergence.simulate.flipped_cohort_table: a classifier wrong on 5% of rows at random, and in
+  a cohort of 1/12 of 10,000 rows its predictions (a defect) or the labels (a hard cohort) flipped
+  again with probability 0.10, at base rates 0.2 and 0.3: the cohort's verdict for the 0/1 error.
 - demo: the built-in dataset (load_demo): the planted defect ``channel=App`` and hard cohort
   ``employment=Self-employed`` under abs_error and squared_error, and the hard cohort's
   significant refinements (without ``channel=App``).
@@ -154,6 +157,48 @@ def cohorts_section(runs: int) -> list[Row]:
     return rows
 
 
+# ----------------------------------------------------------------------------------- flipped
+
+#: the flipped worlds' base rates: the defect's evidence is the baseline staying put, which the
+#: class balance measures with less noise (on the lift's scale) the farther it is from 1/2
+FLIPPED_BASES = (0.2, 0.3)
+
+
+def flipped_section(runs: int) -> list[Row]:
+    """divergence.simulate.flipped_cohort_table: a cohort of 1/12 of 10,000 rows whose predictions
+    (a defect) or labels (a hard cohort) are flipped at random with probability 0.10; the cohort's
+    verdict for the 0/1 error, and the significant refinements' of the hard one."""
+    from divergence.simulate import flipped_cohort_table
+
+    rows = []
+    for base in FLIPPED_BASES:
+        for flipped in ("predictions", "labels"):
+            got: Counter = Counter()
+            refined: Counter = Counter()
+            for seed in range(runs):
+                df, kw, truth = flipped_cohort_table(seed, base=base, flipped=flipped)
+                t = _scan(df, kw)
+                f = t.frame
+                got[t.row(truth["cohort"])["error_verdict"]] += 1
+                sel = (f["itemset"].str.contains("cohort=yes", regex=False) & (f["length"] > 1)
+                       & (f["error_q"] <= ALPHA) & (f["error_divergence"] > 0))
+                refined.update(f.loc[sel, "error_verdict"])
+            spread = ", ".join(f"{v} {k / runs:.0%}" for v, k in got.most_common())
+            if flipped == "predictions":
+                rows.append(Row("flipped", f"classification, error, predictions flipped (base rate {base:g}): called "
+                                           "defect", runs, got["defect"] / runs, (">=", 0.90), spread))
+            else:
+                rows.append(Row("flipped", f"classification, error, labels flipped (base rate {base:g}): called "
+                                           "defect", runs, got["defect"] / runs, ("<=", ALPHA), spread))
+                total = sum(refined.values())
+                rows.append(Row("flipped", f"classification, error, labels flipped (base rate {base:g}): significant "
+                                           "refinements called defect", runs, refined["defect"] / max(total, 1),
+                                ("<=", ALPHA), f"{total:,} refinements: " + ", ".join(
+                                    f"{v} {k / max(total, 1):.0%}" for v, k in refined.most_common())))
+            print(rows[-1], flush=True)
+    return rows
+
+
 # -------------------------------------------------------------------------------------- demo
 
 def demo_section(runs: int) -> list[Row]:
@@ -190,7 +235,7 @@ def demo_section(runs: int) -> list[Row]:
     return rows
 
 
-SECTIONS = {"power": power_section, "cohorts": cohorts_section, "demo": demo_section}
+SECTIONS = {"power": power_section, "cohorts": cohorts_section, "flipped": flipped_section, "demo": demo_section}
 
 
 def print_table(rows: list[Row]) -> None:

@@ -111,6 +111,8 @@ _WANT = {"defect": ("defect", None), "hard": ("hard cohort", "defect"), "unseen"
 
 
 TASKS = ("regression", "classification")
+#: the cohorts section's kinds (``--kinds``)
+KINDS = ("defect", "hard", "unseen", "none")
 
 
 def cohorts_section(runs: int) -> list[Row]:
@@ -118,7 +120,7 @@ def cohorts_section(runs: int) -> list[Row]:
 
     rows = []
     for task in TASKS:
-        for kind in ("defect", "hard", "unseen", "none"):
+        for kind in KINDS:
             for column in (False, True):
                 verdicts: dict = {}
                 refined: dict = {}
@@ -246,13 +248,15 @@ def print_table(rows: list[Row]) -> None:
 
 
 def main(argv=None) -> None:
-    global TASKS
+    global TASKS, KINDS
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=100, help="runs per setting (default 100)")
     p.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections: " + ", ".join(SECTIONS))
     p.add_argument("--tasks", default=",".join(TASKS), help="the cohorts section's tasks: regression, classification")
+    p.add_argument("--kinds", default=",".join(KINDS), help="the cohorts section's kinds: defect, hard, unseen, none")
     args = p.parse_args(argv)
     TASKS = tuple(t.strip() for t in args.tasks.split(",") if t.strip())
+    KINDS = tuple(t.strip() for t in args.kinds.split(",") if t.strip())
     start = time.time()
     rows: list[Row] = []
     for name in [s.strip() for s in args.only.split(",") if s.strip()]:

@@ -17,9 +17,8 @@ The verdict rule (``alpha = 1 - confidence``), applied in this order:
    replication's whole-dataset value).
 3. Error metrics with a slice baseline (``error``, ``brier``, ``abs_error``,
    ``squared_error``): ``better`` when the error is below the whole dataset's. When it is
-   above, three one-sided tests (see :func:`_defects` and :func:`_defect_test`; the two a defect
-   is claimed from held to the bar the slice's divergence passed, the target harder corrected
-   over every slice): the target ``harder`` (the slice's baseline error above its
+   above, three one-sided tests, each corrected over every slice it is applied to (see
+   :func:`_defect_test`): the target ``harder`` (the slice's baseline error above its
    partition's: the slices on the same attributes, each with its own constant), the lift
    ``short`` (the model's gain over the baseline, on the metric's natural scale, below the
    partition's), the model ``beaten`` (a reference fitted within the slice does better than the
@@ -285,7 +284,7 @@ def assess(
     fam = _family(table.metric_names, cols, family_p, alpha, st.correction, st.family)
     if has_errors:
         step("the verdicts' reference models")
-    defects = _defects(table, walk if has_rows else None, alpha, fam.level, st.correction, st.family)
+    defects = _defects(table, walk if has_rows else None, alpha, st.correction, st.family)
     boot: dict = {}
     if st.bootstrap and has_rows:
         step("bootstrap intervals")
@@ -388,49 +387,21 @@ def _family(names: list[str], cols: dict, family_p: Mapping[str, np.ndarray] | N
 @dataclasses.dataclass(frozen=True)
 class _Defects:
     """The defect test of error metrics (harder cohort, lift shortfall, beaten by a reference), per
-    metric, its q-values at the scan's bar and the level of its intervals (the scan's)."""
+    metric, and its q-values and corrected levels over every slice it is applied to."""
 
     parts: dict
     q: dict
     level: dict
 
 
-def _defects(table, walk, alpha: float, scan_level: dict, correction: str, family: str) -> _Defects:
-    """The defect test of each error metric (``walk``: the lattice's walk when the rows are kept).
-
-    A defect is claimed from the lift shortfall or from the model beaten: follow-ups of a slice
-    already found significant, held to the bar the slice's divergence passed, the scan's corrected
-    level (α·R/m for Benjamini–Hochberg, R the discoveries of the m tests of the family; α/m for
-    Bonferroni), shared by the slice's three tests (Bonferroni: each at a third of it). This is
-    Benjamini and Bogomolov's selective inference on families of hypotheses (2014): the families of
-    the R slices selected among m, each tested at level α·R/m, keep the expected share of false
-    calls among the selected slices at α however many slices were scanned. Corrected anew over every
-    slice, as a family of thousands of tests most of which no verdict reads, their bar was far
-    stricter than the slice's own (a classifier defect of 833 rows was `undetermined` in most runs).
-    ``M_lift_shortfall_q`` and ``M_worse_q`` are the p-values scaled to that bar, ``p·α/a`` (``a``
-    the bar, capped at 1): at most α exactly when p is within it.
-
-    The target harder (and, without rows, the lift reliably no lower) is what stands against a
-    defect and what a hard cohort is claimed from: corrected over every slice it applies to, as
-    before, so that a defect is not lost to a harder baseline the looser bar would read into noise
-    (measured: a regression defect cohort read `harder` at the scan's bar in 2 of 20 runs)."""
+def _defects(table, walk, alpha: float, correction: str, family: str) -> _Defects:
+    """The defect test of each error metric (``walk``: the lattice's walk when the rows are kept)."""
     parts = {m.name: _defect_test(table, k, m, walk) for k, m in enumerate(table.metrics) if m.baseline is not None}
-    q: dict = {}
-    level: dict = {}
-    for test in ("harder", "normal"):
+    q, level = {}, {}
+    for test in DEFECT_TESTS + ("normal",):
         q[test], level[test], _ = _correct(
             {n: d["p"][test] if test in d["p"] else d.get("p_normal", np.full(len(d["baseline"]), np.nan))
              for n, d in parts.items()}, alpha, correction, family)
-    for test in ("short", "beaten"):
-        q[test], level[test] = {}, {}
-        for n, d in parts.items():
-            # Bonferroni over the slice's own follow-ups (harder, short, beaten): Benjamini–Bogomolov
-            # within each selected family
-            bar = (1.0 - float(scan_level.get(n, 1.0 - alpha))) / len(DEFECT_TESTS)
-            p = np.asarray(d["p"][test], dtype=float)
-            with np.errstate(invalid="ignore"):
-                q[test][n] = np.minimum(p * (alpha / bar), 1.0) if bar > 0 else np.where(np.isfinite(p), 1.0, np.nan)
-            level[test][n] = 1.0 - bar
     return _Defects(parts=parts, q=q, level=level)
 
 

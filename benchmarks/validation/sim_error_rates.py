@@ -98,8 +98,8 @@ def null_section(runs: int) -> list[Row]:
                 ("abs_error of a null regression", "abs_error", {}),
                 ("squared_error of a null regression", "squared_error", {}),
                 ("lognormal(0, 1) outcome", "lognormal", {}),
-                ("fpr, fnr, error scanned together (family scan)", "three_rates", {}),
-                ("fpr, fnr, error, family metric (per-metric q)", "three_rates", {"family": "metric"}),
+                ("fpr, fnr, error scanned together (family scan)", "three_rates", {"family": "scan"}),
+                ("fpr, fnr, error, family metric (per-metric q, the default)", "three_rates", {"family": "metric"}),
                 ("lognormal, Bonferroni", "lognormal", {"correction": "bonferroni"})]
     for label, kind, extra in settings:
         alarms, tested = 0, []

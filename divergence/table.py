@@ -752,27 +752,33 @@ def _write_arrow_csv(table, path) -> None:
     if workers == 1:
         pacsv.write_csv(table, path)
         return
-    # float formatting dominates: format row blocks on every core (Arrow releases the GIL)
+    # float formatting dominates: format row blocks on every core (Arrow releases the GIL), each
+    # block written as soon as it and those before it are done (a few blocks in memory, not the file)
     import io
     from concurrent.futures import ThreadPoolExecutor
 
-    bounds = np.linspace(0, table.num_rows, workers + 1).astype(int)
+    blocks = max(workers, -(-table.num_rows // 8_192))  # blocks of at most 8,192 rows
+    bounds = np.linspace(0, table.num_rows, blocks + 1).astype(int)
 
-    def block(i: int) -> bytes:
+    def block(i: int) -> io.BytesIO:
         buf = io.BytesIO()
         pacsv.write_csv(table.slice(bounds[i], bounds[i + 1] - bounds[i]), buf,
                         write_options=pacsv.WriteOptions(include_header=i == 0))
-        return buf.getvalue()
+        return buf
 
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        blocks = list(pool.map(block, range(workers)))
-    if hasattr(path, "write"):  # a file object
-        for b in blocks:
-            path.write(b)
-        return
-    with open(path, "wb") as fh:
-        for b in blocks:
-            fh.write(b)
+    fh = path if hasattr(path, "write") else open(path, "wb")
+    try:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            pending = [pool.submit(block, i) for i in range(min(blocks, 2 * workers))]
+            for i in range(blocks):
+                buf = pending[i].result()
+                pending[i] = None
+                if i + 2 * workers < blocks:
+                    pending.append(pool.submit(block, i + 2 * workers))
+                fh.write(buf.getbuffer())
+    finally:
+        if fh is not path:
+            fh.close()
 
 
 def _cpus() -> int:

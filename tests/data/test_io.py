@@ -319,3 +319,28 @@ def test_a_header_of_too_many_columns_is_refused_before_it_is_parsed(tmp_path):
     with pytest.raises(DivergenceInputError, match="more than 1,000 columns"):
         load_table(line, limits=limits)
     assert ReadLimits.default().max_columns == 100_000
+
+
+@pytest.mark.parametrize("rows", [0, 1, 8_191, 40_000, 40_001, 70_001])
+def test_the_csv_in_row_blocks_is_arrows_csv_of_the_whole_table(rows, monkeypatch):
+    """The CSV formatted in blocks of rows on several threads, each written as soon as it is
+    ready, is byte for byte Arrow's CSV of the whole table in one pass (one header, every row once,
+    in order), whatever the number of rows and of blocks."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    from divergence import table as table_module
+
+    monkeypatch.setattr(table_module, "_cpus", lambda: 2)
+    rng = np.random.default_rng(rows)
+    x = rng.normal(size=rows)
+    x[::7] = np.nan
+    t = pa.table({"itemset": [f"a={i}, b=\"{i % 3}\"" for i in range(rows)], "x": x,
+                  "n": np.arange(rows), "flag": np.arange(rows) % 2 == 0})
+    whole = io.BytesIO()
+    pacsv.write_csv(t, whole)
+    blocks = io.BytesIO()
+    table_module._write_arrow_csv(t, blocks)
+    assert blocks.getvalue() == whole.getvalue()

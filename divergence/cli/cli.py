@@ -107,7 +107,7 @@ def build_parser(prog: str = "divergence") -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     p_scan = sub.add_parser("scan", help="mine every slice above a support threshold")
     add_scan_options(p_scan)
-    p_scan.add_argument("--output", "-o", help="write the slice table to this CSV file")
+    p_scan.add_argument("--output", "-o", help="write the slice table to this CSV file (Parquet when its name ends in .parquet)")
     p_scan.add_argument("--allow-formulas", action="store_true", help=FORMULAS_HELP)
     p_scan.add_argument("--top", type=_count, default=10, help="slices shown per metric without --output (default 10)")
     p_scan.add_argument("--verbose", "-v", action="store_true", help="print what was decided and measured")
@@ -273,17 +273,15 @@ FORMULAS_HELP = ("write text cells and column names that start with = + - @, a t
 
 
 def _write_csv(frame, path: str, args: argparse.Namespace | None = None) -> None:
-    """A DataFrame or a ``pyarrow.Table`` as CSV, through a temporary file (never half a file);
-    formula-like text neutralised unless ``--allow-formulas``."""
-    from ..table import write_csv
+    """A DataFrame or a ``pyarrow.Table`` as CSV (Parquet when the name ends in ``.parquet``),
+    through a temporary file (never half a file); formula-like CSV text neutralised unless
+    ``--allow-formulas``."""
+    from ..present.table_output import write_table
 
-    write_csv(frame, path, neutralise_formulas=not getattr(args, "allow_formulas", False))
+    write_table(frame, path, neutralise_formulas=not getattr(args, "allow_formulas", False))
 
 
 def _cmd_scan(args: argparse.Namespace) -> int:
-    from ..present.formats import family_sentence
-    from ..explain.shapley import prune_redundant
-
     evaluate = None
     if args.evaluate:  # checked before the scan runs
         from ..stats.evaluate import parse_names
@@ -301,6 +299,8 @@ def _cmd_scan(args: argparse.Namespace) -> int:
             if note in shown:
                 print(f"note: {note}", file=sys.stderr)
     if args.verbose:
+        from ..present.formats import family_sentence
+
         for note in table.notes:
             print(f"note: {note}", file=sys.stderr)
         print(f"attributes: {', '.join(table.attributes)}", file=sys.stderr)
@@ -318,6 +318,8 @@ def _cmd_scan(args: argparse.Namespace) -> int:
         save_plan(plan_from_args(args), args.save_plan)
         print(f"saved the settings as a slice plan in {args.save_plan}", file=sys.stderr)
     pruning = args.prune is not None or args.min_t is not None
+    if pruning:
+        from ..explain.shapley import prune_redundant
     if args.output:
         # the whole table goes to CSV from its arrays, without building a DataFrame
         if args.sort_by:
@@ -350,7 +352,7 @@ def _add_explain_parser(sub) -> None:
     p.add_argument("--itemset", help='the slice to explain, e.g. "age=<25, #prior=>3, sex=Male"')
     p.add_argument("--global", dest="global_values", action="store_true",
                    help="global Shapley value and individual divergence of every frequent item")
-    p.add_argument("--output", "-o", help="write the table to this CSV file")
+    p.add_argument("--output", "-o", help="write the table to this CSV file (Parquet when its name ends in .parquet)")
     p.add_argument("--allow-formulas", action="store_true", help=FORMULAS_HELP)
     p.add_argument("--bootstrap", type=int, default=0, metavar="B",
                    help="bootstrap replicates for intervals on the contributions (e.g. 200)")
@@ -486,7 +488,7 @@ def _add_compare_parser(sub) -> None:
         "delta": "smallest change worth acting on: a number, or M=D,M=D per metric (default 0.05 for a rate, "
                  "0.2 standard deviations of the reference's outcome otherwise)",
         "correction": "multiple-testing correction over every slice and metric (default %(default)s)"})
-    p.add_argument("--output", "-o", help="write the comparison to this CSV file")
+    p.add_argument("--output", "-o", help="write the comparison to this CSV file (Parquet when its name ends in .parquet)")
     p.add_argument("--allow-formulas", action="store_true", help=FORMULAS_HELP)
     p.add_argument("--top", type=_count, default=10, help="slices shown per metric without --output (default 10)")
     p.add_argument("--verbose", "-v", action="store_true", help="print what was decided and measured")

@@ -209,3 +209,22 @@ def test_the_csv_from_the_arrays_is_the_csv_of_the_frame(demo_csv, tmp_path, kin
     write_csv(table.frame, tmp_path / "frame.csv")
     assert (tmp_path / "arrays.csv").read_bytes() == (tmp_path / "frame.csv").read_bytes()
     assert table.to_arrow().column_names == list(table.frame.columns)
+
+
+def test_an_output_named_parquet_is_parquet_with_the_csvs_values(demo_csv, tmp_path):
+    """--output x.parquet writes Parquet (typed columns), holding exactly what the CSV holds."""
+    args = ["scan", str(demo_csv), "--target", "defaulted", "--prediction", "predicted_default", "--positive", "yes",
+            "--metric", "fpr,fnr", "--attributes", "sex,region,education", "--min-support", "0.02"]
+    assert main(args + ["--output", str(tmp_path / "s.csv")]) == 0
+    assert main(args + ["--output", str(tmp_path / "s.PARQUET")]) == 0
+    assert (tmp_path / "s.PARQUET").read_bytes()[:4] == b"PAR1"
+    csv, parquet = read(tmp_path / "s.csv"), pd.read_parquet(tmp_path / "s.PARQUET")
+    assert list(parquet.columns) == list(csv.columns) and len(parquet) == len(csv) > 1
+    assert parquet["fpr_p"].dtype == np.float64 and parquet["count"].dtype == np.int64
+    assert parquet["fpr_finding"].dtype == bool
+    for col in csv.columns:
+        if parquet[col].dtype.kind in "fi":
+            np.testing.assert_array_equal(parquet[col].to_numpy(float), csv[col].to_numpy(float))
+        else:
+            assert parquet[col].astype(str).tolist() == csv[col].fillna("").astype(str).tolist(), col
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.PARQUET", "s.csv"]  # no temporary file left

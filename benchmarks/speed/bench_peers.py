@@ -145,8 +145,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         todo = tasks(peers, tmp)
         names = args.tasks.split(",") if args.tasks else list(todo)
-        print(f"{'task':<18} {'ours wall':>9} {'CPU':>6} {'MiB':>5} {'peer wall':>9} {'CPU':>6} {'MiB':>5} "
-              f"{'ratio wall':>10} {'CPU':>6} {'MiB':>6}")
+        if not args.show:
+            print(f"{'task':<18} {'ours wall':>9} {'CPU':>6} {'MiB':>5} {'peer wall':>9} {'CPU':>6} {'MiB':>5} "
+                  f"{'ratio wall':>10} {'CPU':>6} {'MiB':>6}")
         for name in names:
             what, ours, theirs = todo[name]
             if args.show:

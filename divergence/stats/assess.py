@@ -517,7 +517,8 @@ def _findings_columns(table, cols: dict, tests: dict, alpha: float, correction: 
     for k, m in enumerate(table.metrics):
         name = m.name
         n, s, q = metric_tallies(table.tallies, k)
-        shrunk = shrink_lattice(table.codes, n, s, q, m.binary, table.index_of, subsets=subsets)
+        shrunk = shrink_lattice(table.codes, n, s, q, m.binary, table.index_of, subsets=subsets,
+                                parent=table.lattice.parent)
         shrunk = np.where(n > 0, shrunk, np.nan)
         shrunk[0] = 0.0
         cols[f"{name}_divergence_shrunk"] = shrunk

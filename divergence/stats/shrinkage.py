@@ -108,7 +108,7 @@ def _fit_weights(lik: np.ndarray, max_iter: int, tol: float, null_pseudocount: f
 
 
 def shrink_lattice(codes: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarray, binary: bool,
-                   index_of, subsets: dict | None = None) -> np.ndarray:
+                   index_of, subsets: dict | None = None, parent: np.ndarray | None = None) -> np.ndarray:
     """Shrunk divergences that respect the lattice: a refinement shrunk towards its parent.
 
     A slice S with parent J (an itemset one item shorter, holding S's rows) has the increment
@@ -129,7 +129,10 @@ def shrink_lattice(codes: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarra
     ``codes``: the itemsets (row 0 the whole dataset); ``n``, ``s``, ``q``: the metric's defined
     count, shifted sum and sum of squares per itemset; ``index_of``: code rows to itemset rows (-1
     when not listed); ``subsets``: a dict kept between calls on the same itemsets (each length's
-    rows and one-item-shorter subsets, looked up once for every metric)."""
+    rows and one-item-shorter subsets, looked up once for every metric); ``parent``: each itemset
+    without its last attribute's item (the lattice's, -1 for none), when known: the subsets are then
+    found from the shorter itemsets' subsets (:func:`_subsets_from_parents`), ``index_of`` asked only
+    for those it does not find."""
     n = np.asarray(n, dtype=float)
     s = np.asarray(s, dtype=float)
     q = np.asarray(q, dtype=float)
@@ -153,8 +156,13 @@ def shrink_lattice(codes: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarra
             attrs = np.argsort(~present, axis=1, kind="stable")[:, :length]  # each itemset's attributes
             subs = np.repeat(codes[rows], length, axis=0)
             subs[np.arange(subs.shape[0]), attrs.ravel()] = -1
-            cache[length] = rows, (np.zeros(subs.shape[0], dtype=np.int64) if length == 1
-                                   else np.asarray(index_of(subs), dtype=np.int64)).reshape(rows.size, length)
+            if length == 1:
+                found = np.zeros(subs.shape[0], dtype=np.int64)
+            elif parent is not None and length - 1 in cache:
+                found = _subsets_from_parents(codes, rows, attrs, parent, cache, subs, index_of)
+            else:
+                found = np.asarray(index_of(subs), dtype=np.int64)
+            cache[length] = rows, found.reshape(rows.size, length)
         rows, parents = cache[length]
         if rows.size == 0:
             continue
@@ -179,6 +187,49 @@ def shrink_lattice(codes: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarra
         ok = best_parent >= 0
         out[rows[ok]] = out[best_parent[ok]] + shrunk[ok]
     return out
+
+
+def _subsets_from_parents(codes: np.ndarray, rows: np.ndarray, attrs: np.ndarray, parent: np.ndarray, cache: dict,
+                          subs: np.ndarray, index_of) -> np.ndarray:
+    """The rows of ``subs`` (each itemset of ``rows`` without its j-th attribute's item, ``attrs``
+    in ascending order) from the lattice: without the last attribute's item it is the itemset's
+    parent P; without an earlier one, the child by that last item of P's subset without the same
+    item (one length shorter, in ``cache``). Each found row is checked against ``subs``; the rest
+    (a subset the lattice does not hold so) are looked up by ``index_of``: the same rows as
+    ``index_of(subs)``."""
+    length = attrs.shape[1]
+    p = np.asarray(parent, dtype=np.int64)[rows]
+    last_attr = attrs[:, -1]
+    last_val = codes[rows, last_attr].astype(np.int64)
+    found = np.full((rows.size, length), -1, dtype=np.int64)
+    found[:, -1] = p
+    prev_rows, prev_subs = cache[length - 1]
+    if length > 1 and prev_rows.size:
+        child = cache.get("children")
+        if child is None:  # (parent, last item) -> itemset, for every itemset with a parent
+            width = np.int64(codes.max(initial=0)) + 2
+            has = np.nonzero(np.asarray(parent) >= 0)[0]
+            lengths = (codes[has] >= 0).sum(axis=1)
+            last = np.where(lengths > 0, codes.shape[1] - 1 - np.argmax((codes[has] >= 0)[:, ::-1], axis=1), 0)
+            keys = (np.asarray(parent, dtype=np.int64)[has] * codes.shape[1] + last) * width \
+                + codes[has, last].astype(np.int64)
+            order = np.argsort(keys, kind="stable")
+            child = cache["children"] = (keys[order], has[order], width)
+        keys, members, width = child
+        pos = np.minimum(np.searchsorted(prev_rows, p), prev_rows.size - 1)
+        ok = (p >= 0) & (prev_rows[pos] == p)
+        for j in range(length - 1):
+            sub = np.where(ok, prev_subs[pos, j], -1)
+            want = (sub * codes.shape[1] + last_attr) * width + last_val
+            k = np.minimum(np.searchsorted(keys, want), max(keys.size - 1, 0))
+            hit = (sub >= 0) & (keys.size > 0) & (keys[k] == want)
+            found[:, j] = np.where(hit, members[k], -1)
+    found = found.ravel()
+    good = found >= 0
+    good[good] = np.all(codes[found[good]] == subs[good], axis=1)
+    if not good.all():
+        found[~good] = np.asarray(index_of(subs[~good]), dtype=np.int64)
+    return found
 
 
 def _increment(n_s, mean_s, var_s, n_j, mean_j, var_j, binary: bool, *, base=None,

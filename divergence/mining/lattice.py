@@ -161,15 +161,13 @@ def walk_label_entries(walk: Walk, row_codes: np.ndarray | None, labels: np.ndar
     k, n = 0, len(walk.order)
     while k < n:
         if count[0] + int(n_labels) > out_c.size:  # room for one more itemset's labels
-            # the entries so far extrapolated to the whole walk (at least half as many again): few
-            # copies, little spare room (what is left is handed back at the end)
-            grow = max(out_c.size + out_c.size // 2, int(count[0] * (n / max(k, 1)) * 1.125)) + int(n_labels)
+            grow = 4 * out_c.size + int(n_labels)
             out_c, out_l, out_t = _grown(out_c, grow, count[0]), _grown(out_l, grow, count[0]), \
                 _grown(out_t, grow, count[0])
         k = _label_entries_step(k, QUOTA, walk.order, walk.length, item_of, bits.bits, stack, labels, weights, slot,
                                 scratch, stamp, touched, out_c, out_l, out_t, count, _LOWEST_BIT)
     m = int(count[0])
-    return _fitted(out_c, m), _fitted(out_l, m), _fitted(out_t, m)
+    return out_c[:m], out_l[:m], out_t[:m]
 
 
 #: de Bruijn's sequence for 64 bits: the place of a word's lowest set bit b is
@@ -179,18 +177,6 @@ _LOWEST_BIT = np.zeros(64, dtype=np.int64)
 for _b in range(64):
     _LOWEST_BIT[(((1 << _b) * _DE_BRUIJN) % (1 << 64)) >> 58] = _b
 del _b
-
-
-def _fitted(a: np.ndarray, used: int) -> np.ndarray:
-    """The first ``used`` rows of ``a``, the spare room handed back to the allocator when it is an
-    eighth or more (a view would keep every spare byte alive as long as the entries)."""
-    if a.shape[0] - used < a.shape[0] // 8:
-        return a[:used]
-    try:
-        a.resize((used,) + a.shape[1:], refcheck=False)  # in place: realloc shrinks, never copies more
-        return a
-    except ValueError:  # pragma: no cover - not its own buffer
-        return a[:used].copy()
 
 
 def _grown(a: np.ndarray, size: int, used: int) -> np.ndarray:

@@ -11,6 +11,7 @@ from .prepare.outcomes import Outcome
 from .prepare.prepared import prepare
 from .prepare.replication_rows import needs_its_table
 from .kernels.processes import asking
+from .prepare.score_threshold import settle_threshold, with_note
 from .settings import Settings
 from .mining.mined import mine_prepared
 from .stats.tabulate import measure, tell
@@ -40,7 +41,8 @@ def scan(
     Keywords (the fields of ``Settings``' roles, slicing, mining and statistics)
     ----------------------------------------------------------------------------
     target, prediction, score, threshold, positive : a binary classifier (``positive``
-        names the positive label; predictions as labels, or a score and a threshold) or,
+        names the positive label; predictions as labels, or a score and a threshold: without
+        one, 0.5 for a score within [0, 1] and a note says so, any other score refused) or,
         with ``regression=True`` or regression metrics, a regressor.
     metrics : metric names, e.g. ``["fpr", "fnr"]`` or ``["abs_error"]``.
     outcome : a numeric column (or several) used as the outcome as it is.
@@ -103,9 +105,10 @@ def _scan(data: pd.DataFrame, settings: Settings | None, *, outcomes: Sequence[O
     if models.records and replicate is not None:  # the replication rows get the same model's outputs
         replicate = apply_models(replicate, keywords).data
     data, keywords = models.data, models.keywords
-    st = Settings.resolve(settings, keywords)
+    st, threshold_note = settle_threshold(data, Settings.resolve(settings, keywords))
     needs_its_table(st.replication, replicate)  # mine() alone may be given the second table later (assess)
-    table = mine(data, st, outcomes=outcomes, replicate=replicate, engine=engine, progress=progress)
+    table = with_note(mine(data, st, outcomes=outcomes, replicate=replicate, engine=engine, progress=progress),
+                      threshold_note)
     from .stats.assess import assess
 
     tell(progress, "statistics", len(table) - 1)
@@ -153,8 +156,8 @@ def _mine(data: pd.DataFrame, settings: Settings | None, *, outcomes: Sequence[O
     if models.records:  # mine(model=...) itself: the outputs computed here, recorded on the table
         return models.stamp(_mine(models.data, settings, outcomes=outcomes, replicate=replicate, engine=engine,
                                   progress=progress, **models.keywords))
-    st = Settings.resolve(settings, keywords)
+    st, threshold_note = settle_threshold(data, Settings.resolve(settings, keywords))
     prepared = prepare(data, st, outcomes=outcomes, replicate=replicate, engine=engine, progress=progress)
-    return measure(mine_prepared(prepared, st.mining, engine=engine, progress=progress))
+    return with_note(measure(mine_prepared(prepared, st.mining, engine=engine, progress=progress)), threshold_note)
 
 

@@ -526,7 +526,9 @@ class Roles:
     target: str | None = setting(None, _COLUMN, "true label (classification) or true value (regression)")
     prediction: str | None = setting(None, _COLUMN, "predicted label or value")
     score: str | None = setting(None, _COLUMN, "classifier score, predicted positive when score >= --threshold")
-    threshold: float = setting(0.5, Real(), "score threshold (default %(default)s)")
+    #: None: 0.5 for a score whose values lie in [0, 1], a note saying so; any other score is refused without one
+    threshold: float | None = setting(None, Real(optional=True), "score threshold (default: 0.5 for a score within "
+                                      "[0, 1], with a note; any other score needs one)")
     positive: Any = setting(None, None, "the positive label of the target (text or number)")
     metrics: tuple[str, ...] = setting((), Names(read=canonical_metric), "comma-separated metrics, e.g. fpr,fnr "
                                        "or abs_error", option="--metric", metavar="METRIC")

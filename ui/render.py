@@ -162,6 +162,10 @@ def score_note(df: pd.DataFrame, column: str | None, threshold: float | None) ->
         return None
     text = f"`{column}` ranges from {values.min():g} to {values.max():g}"
     if threshold is None:
+        if 0 <= values.min() and values.max() <= 1:
+            share = float((values >= 0.5).mean())
+            return text + (f", within [0, 1]: without a threshold, rows at or above 0.5 are predicted positive "
+                           f"({format_percent(share)} of the rows), and the result's notes say so.")
         return text + ": set the threshold (a score at or above it predicts positive)."
     share = float((values >= threshold).mean())
     return text + f"; at {threshold:g}, {format_percent(share)} of the rows are predicted positive."

@@ -23,6 +23,7 @@ from divergence.data.roles import RoleGuess, distinct_values, guess_positive
 from divergence.data.columns import role_columns
 from divergence.present.columns import parse_bin_spec
 from divergence.prepare.replication_rows import split_rows
+from divergence.prepare.score_threshold import score_threshold
 from ui import cache, state
 from ui.state import BUILT_IN, KC, ROLE_DEFAULTS, K
 
@@ -99,7 +100,7 @@ def missing_roles() -> list[str]:
         if task == "classification" and get(K.PRED_KIND) == "score":
             if get(K.SCORE) is None:
                 out.append("the score column")
-            if get(K.THRESHOLD) is None:
+            if get(K.THRESHOLD) is None and not score_in_unit(state.get(K.FRAME), get(K.SCORE)):
                 out.append("the threshold")
         elif get(K.PREDICTION) is None:
             out.append("the prediction column")
@@ -114,6 +115,17 @@ def missing_roles() -> list[str]:
     elif not get(K.OUTCOME):
         out.append("the outcome column(s)")
     return out
+
+
+def score_in_unit(df: pd.DataFrame | None, column: str | None) -> bool:
+    """Whether the engine cuts the score at 0.5 without a threshold (every value within [0, 1])."""
+    if df is None or column is None or column not in df.columns:
+        return False
+    try:
+        score_threshold(df, column, None)
+    except DivergenceInputError:
+        return False
+    return True
 
 
 def and_list(items: list[str]) -> str:

@@ -478,8 +478,10 @@ def _add_compare_parser(sub) -> None:
                      "prediction": "the model's predicted label or value",
                      "reference": "the reference model's (e.g. the one in production) predicted label or value",
                      "score": "the model's score, predicted positive when score >= --threshold",
-                     "threshold": "the model's score threshold (default %(default)s)",
-                     "reference_threshold": "the reference's score threshold (default: --threshold)",
+                     "threshold": "the model's score threshold (default: 0.5 for a score within [0, 1], with a "
+                                  "note; any other score needs one)",
+                     "reference_threshold": "the reference's score threshold (default: --threshold; without it, "
+                                            "0.5 for a score within [0, 1], any other needs one)",
                      "metrics": "comma-separated: error,fpr,fnr,accuracy,tpr,tnr,brier; with --regression "
                                 "abs_error,squared_error",
                      "regression": "target and predictions are numbers"})

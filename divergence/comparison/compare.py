@@ -35,6 +35,7 @@ import pandas as pd
 
 from ..hooks import view
 from ..prepare.model_outputs import apply_models
+from ..prepare.score_threshold import DEFAULT_THRESHOLD, score_threshold
 from ..errors import DivergenceInputError
 from ..settings import Settings
 from ..outcome_rules import WORSE_WHEN
@@ -391,6 +392,8 @@ def compare(data: pd.DataFrame, settings: Settings | None = None, *, progress=No
     names, weights, per_metric, diffs = prepared.names, prepared.weights, prepared.per_metric, prepared.diffs
     usable, left_out, notes = prepared.usable, prepared.left_out, list(prepared.notes)
     model_col, ref_col, threshold = prepared.model_col, prepared.ref_col, prepared.threshold
+    if r.score is not None and r.threshold is None:  # the threshold set from the score's range, screened at it
+        st = dataclasses.replace(st, roles=dataclasses.replace(r, threshold=threshold))
     # ---- slices: the one preparation (attributes, bins) with both models' tallies, mined once, as scan() mines
     sliced = prepare(df, st, tallies=weights, reserved=[c for c in (reference, reference_score) if c is not None],
                      role="a target or a model")
@@ -580,15 +583,24 @@ def _models(df: pd.DataFrame, *, target, prediction, reference, score, threshold
     names = _check_metrics(metrics, regression, score is not None and reference_score is not None)
     model_col = prediction if prediction is not None else score
     ref_col = reference if reference is not None else reference_score
-    threshold = _check_threshold(threshold, "threshold")
-    ref_threshold = threshold if reference_threshold is None else _check_threshold(reference_threshold,
-                                                                                   "reference_threshold")
+    notes: list[str] = []
+    given = threshold is not None
+    if score is not None and not regression:  # without a threshold: 0.5 within [0, 1], else refused (issue 44)
+        threshold, note = score_threshold(df, score, None if threshold is None else _check_threshold(threshold, "threshold"))
+        notes += [note] if note else []
+    threshold = _check_threshold(DEFAULT_THRESHOLD if threshold is None else threshold, "threshold")
+    if reference_threshold is not None:
+        ref_threshold = _check_threshold(reference_threshold, "reference_threshold")
+    elif reference_score is not None and not regression and not (given and score is not None):
+        ref_threshold, note = score_threshold(df, reference_score, None, role="reference score")
+        notes += [note] if note else []
+    else:
+        ref_threshold = threshold  # the model's own threshold, given for a score
     if model_col == ref_col and (prediction is not None or threshold == ref_threshold):
         raise DivergenceInputError(
             f"The reference is the model itself (column '{ref_col}'{'' if prediction else ' at the same threshold'}): "
             "there is nothing to compare."
         )
-    notes: list[str] = []
     # ---- per-row values of both models
     if regression:
         y = numeric_column(df[target], target, "target")

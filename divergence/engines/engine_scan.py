@@ -50,6 +50,7 @@ from ..prepare.prepared import Prepared, table_params
 from ..settings import Roles, Settings
 from .sql import Column, Dialect, average_ranks, classification_value, gamma_value, label_flag
 from .sql import regression_value, threshold_flag
+from ..prepare.score_threshold import threshold_from_range
 from ..prepare.replication_rows import ReplicationRows, needs_its_table
 from ..prepare.row_weights import place_aux
 from ..table import MetricInfo, SliceTable
@@ -749,6 +750,19 @@ def mine_engine(
                                replication=ReplicationRows(replicate) if replicate is not None else table.replication)
 
 
+def _settle_threshold(plan: _Plan, settings: Settings) -> tuple[Settings, str | None]:
+    """The settings with a score's missing threshold set from its range, as scan() sets it
+    (:func:`divergence.prepare.score_threshold.score_threshold`), and the note."""
+    r = settings.roles
+    if r.score is None or r.prediction is not None or r.threshold is not None:
+        return settings, None
+    num = plan.number(r.score, "score")
+    row = plan.b.fetch(f"SELECT MIN({num}) AS lo, MAX({num}) AS hi FROM {plan.b.source}").to_pylist()[0]
+    span = None if row["lo"] is None else (float(row["lo"]), float(row["hi"]))
+    threshold, note = threshold_from_range(r.score, span)
+    return dataclasses.replace(settings, roles=dataclasses.replace(r, threshold=threshold)), note
+
+
 def prepare_sql(
     backend: Backend,
     settings: Settings,
@@ -782,6 +796,8 @@ def prepare_sql(
         raise DivergenceInputError("The table has no columns.")
     plan = _Plan(backend)
     d = plan.d
+    settings, threshold_note = _settle_threshold(plan, settings)
+    roles = settings.roles
     outcomes = plan_outcomes(plan, roles)
     taken = roles.columns()
     bins = dict(slicing.bins)
@@ -849,7 +865,7 @@ def prepare_sql(
             raise DivergenceBudgetError(screen_timeout_message(out.where, float(limit))) from None
     else:
         attrs = [c.name for c in candidates]
-    notes = list(getattr(backend, "notes", [])) + notes
+    notes = list(getattr(backend, "notes", [])) + ([threshold_note] if threshold_note else []) + notes
     if not attrs:
         raise DivergenceInputError("There is no attribute column to slice by.")
     unknown = [c for c in bins if c not in attrs]

@@ -24,6 +24,7 @@ from .column_rules import check_deadline, model_rules, near_copies, scores_behin
 from ..errors import DivergenceInputError
 from .nested import nested_notes, unsupported_kind
 from .personal import OVERRIDES, PERSONAL, personal_kind, personal_notes
+from .screen_more import later_rules, which_screen
 
 __all__ = ["role_columns", "default_attributes", "check_frame", "AttributeScreen", "screen_attributes", "screen_summary", "check_attributes", "screen", "screen_notes", "shape_kind", "row_index_kind", "KINDS",
            "DATE_REASON", "MIN_ROWS", "NEAR_UNIQUE_SHARE", "UNIQUE_INT_SHARE"]
@@ -544,6 +545,11 @@ def screen(df: pd.DataFrame, roles: Sequence[str], *, target=None, prediction=No
     rest = [c for c in rest if c not in measured]
     measured.update(scores_behind(df, rest, [c for c, f in measured.items() if f.output == "labels"]))
     rest = [c for c in rest if c not in measured]
+    measured.update(later_rules(df, rest, {**{c: kinds[c] for c in leaks}, **{c: f.kind for c, f in measured.items()}},
+                                models={**models, **{c: f.output for c, f in measured.items() if f.output}},
+                                target=target, prediction=prediction, score=score, threshold=threshold,
+                                deadline=deadline))
+    rest = [c for c in rest if c not in measured]
     copies = near_copies(df, rest, deadline=deadline)
     for col, f in {**measured, **copies}.items():
         kinds[col], left_out[col] = f.kind, f.reason
@@ -555,7 +561,9 @@ def screen(df: pd.DataFrame, roles: Sequence[str], *, target=None, prediction=No
     attributes = [c for c in kept if c not in leaks]
     result = AttributeScreen(attributes=attributes, left_out=left_out,
                              kinds={c: kinds[c] for c in left_out},
-                             notes=screen_notes(left_out, kinds) + nested_notes(left_out, kinds),
+                             notes=[which_screen(df, target=target, prediction=prediction, score=score,
+                                                 threshold=threshold)]
+                             + screen_notes(left_out, kinds) + nested_notes(left_out, kinds),
                              models={c: models[c] for c in left_out if c in models},
                              copies={c: f.of for c, f in copies.items()})
     return result, leaks

@@ -170,11 +170,26 @@ def apply_models(data: pd.DataFrame, keywords: Mapping[str, Any], *, progress: P
         numeric = [f for f in used_features if f in df.columns and _numeric_type(df[f])
                    and f not in _role_columns(kw)]
         if numeric:
-            df = df.drop(columns=numeric)
+            copies = _copies_of(df, numeric, _role_columns(kw))
+            df = df.drop(columns=numeric + list(copies))
             notes.append(f"Not sliced by: the model's numeric feature{'s' if len(numeric) > 1 else ''} "
                          f"{_listed(numeric)} (it read {'them' if len(numeric) > 1 else 'it'} only as numbers; "
-                         "name them in attributes= to slice by them).")
+                         "name them in attributes= to slice by them)"
+                         + "".join(f"; nor '{c}', {why}" for c, why in copies.items()) + ".")
     return ModelRun(df, kw, records, tuple(notes))
+
+
+def _copies_of(df: pd.DataFrame, features: list[str], roles: set[str]) -> dict[str, str]:
+    """Numeric columns that copy a numeric feature left out (a repeated header, ``priors_count.1``), each
+    with its reason: left out with it, so that the feature does not return through its copy."""
+    from ..data.column_rules import near_copies
+
+    others = [c for c in df.columns if c not in features and c not in roles and _numeric_type(df[c])]
+    if not others:
+        return {}
+    found = near_copies(df, features + others)
+    return {c: f"{f.reason.replace('attribute', 'feature', 1)}" for c, f in found.items()
+            if c in others and f.of in features}
 
 
 @dataclass(frozen=True)

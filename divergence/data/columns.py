@@ -26,9 +26,11 @@ from .nested import nested_notes, unsupported_kind
 from .personal import OVERRIDES, PERSONAL, personal_kind, personal_notes
 from .screen_more import later_rules, which_screen
 
-__all__ = ["role_columns", "default_attributes", "check_frame", "AttributeScreen", "screen_attributes", "screen_summary", "check_attributes", "screen", "screen_notes", "shape_kind", "row_index_kind", "KINDS",
+__all__ = ["MODEL_FEATURES", "role_columns", "default_attributes", "check_frame", "AttributeScreen", "screen_attributes", "screen_summary", "check_attributes", "screen", "screen_notes", "shape_kind", "row_index_kind", "KINDS",
            "DATE_REASON", "MIN_ROWS", "NEAR_UNIQUE_SHARE", "UNIQUE_INT_SHARE"]
 
+#: ``DataFrame.attrs`` key naming a fitted model's features (set by :mod:`divergence.prepare.model_outputs`)
+MODEL_FEATURES = "divergence.model_features"
 #: why a column is left out, in the order the checks run
 KINDS = ("all missing", "constant", "row index", "date", PERSONAL, "free text", "name", "identifier", "leakage",
          "another model", "after the outcome", "near copy")
@@ -529,7 +531,10 @@ def screen(df: pd.DataFrame, roles: Sequence[str], *, target=None, prediction=No
             kept.append(col)
         else:
             kinds[col], left_out[col] = found
-    leaks = _leakage(df, kept, _roles(df, target, prediction, score, threshold), deadline)
+    # a fitted model's features are its inputs: a function of them is the model, not a leak (issue 44)
+    inputs = set(df.attrs.get(MODEL_FEATURES, ())) & set(kept)
+    leaks = _leakage(df, [c for c in kept if c not in inputs], _roles(df, target, prediction, score, threshold),
+                     deadline)
     models: dict[str, str] = {}
     for col, (why, source, _) in leaks.items():
         kinds[col], left_out[col] = "leakage", why
@@ -539,7 +544,7 @@ def screen(df: pd.DataFrame, roles: Sequence[str], *, target=None, prediction=No
         if source[0] == "column" and kinds.get(source[1]) == "another model" and kinds[col] == "leakage":
             kinds[col] = "another model"
             left_out[col] = f"determined by column '{source[1]}', itself another model's output"
-    rest = [c for c in kept if c not in leaks]
+    rest = [c for c in kept if c not in leaks and c not in inputs]
     measured = model_rules(df, rest, target=target, prediction=prediction, score=score, threshold=threshold,
                            deadline=deadline)
     rest = [c for c in rest if c not in measured]
@@ -548,8 +553,9 @@ def screen(df: pd.DataFrame, roles: Sequence[str], *, target=None, prediction=No
     measured.update(later_rules(df, rest, {**{c: kinds[c] for c in leaks}, **{c: f.kind for c, f in measured.items()}},
                                 models={**models, **{c: f.output for c, f in measured.items() if f.output}},
                                 target=target, prediction=prediction, score=score, threshold=threshold,
-                                deadline=deadline))
+                                fitted=MODEL_FEATURES in df.attrs, deadline=deadline))
     rest = [c for c in rest if c not in measured]
+    rest = [c for c in kept if c not in leaks and c not in measured]
     copies = near_copies(df, rest, deadline=deadline)
     for col, f in {**measured, **copies}.items():
         kinds[col], left_out[col] = f.kind, f.reason

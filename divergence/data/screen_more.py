@@ -1,7 +1,8 @@
 """The attribute screen's last rules, for every way in (issue 44), and the note saying which screen ran.
 
-After the rules of :mod:`divergence.data.column_rules`: a rival model's score and the scores on its scale
-(:mod:`divergence.data.rival_rules`), for an outcome alone the columns read after it and its sibling
+After the rules of :mod:`divergence.data.column_rules`: a rival model's score (for a fitted model, whose
+features are known: a score column's inputs are not, and an input it leans on looks like a rival) and the
+scores on the scale of another model's score (:mod:`divergence.data.rival_rules`), for an outcome alone the columns read after it and its sibling
 outcomes (:mod:`divergence.data.outcome_alone`), then every column that follows one left out (a copy, a
 function of it). A fitted model's outputs are computed first (:mod:`divergence.prepare.model_outputs`) and
 screened here as a score or a prediction column is.
@@ -21,11 +22,12 @@ FOLLOWED = ("leakage", "another model", "after the outcome")
 
 
 def later_rules(df: pd.DataFrame, candidates: list[str], left: dict[str, str], *, models: dict[str, str],
-                target=None, prediction=None, score=None, threshold=None,
+                target=None, prediction=None, score=None, threshold=None, fitted: bool = False,
                 deadline: float | None = None) -> dict[str, Found]:
     """The candidates the last rules leave out (see the module); ``left``: the columns already left out by
     a measured rule and their kinds; ``models``: those of them that are another model's output ("score",
-    "labels", "prediction")."""
+    "labels", "prediction"); ``fitted``: the output is a fitted model's, whose features are known (and not
+    among the candidates), so a rival model's score can be told from an input the model leans on."""
     out: dict[str, Found] = {}
     rest = list(candidates)
 
@@ -33,7 +35,7 @@ def later_rules(df: pd.DataFrame, candidates: list[str], left: dict[str, str], *
         out.update(found)
         rest[:] = [c for c in rest if c not in found]
 
-    if prediction is not None or score is not None:
+    if (prediction is not None or score is not None) and fitted:
         take(rival_scores(df, rest, target=target, prediction=prediction, score=score, threshold=threshold,
                           deadline=deadline))
     scores = [c for c, o in models.items() if o == "score"] + [c for c, f in out.items() if f.output == "score"]

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..budget import ProgressCallback, progress_report
+from ..data.columns import MODEL_FEATURES
 from ..errors import DivergenceInputError, shown
 
 __all__ = ["ModelRun", "apply_models", "is_model", "BATCH_ROWS"]
@@ -166,6 +167,7 @@ def apply_models(data: pd.DataFrame, keywords: Mapping[str, Any], *, progress: P
         records["model" if role == "model" else "reference_model"] = out.record
         notes.append(out.note)
         used_features += [f for f in feats if f not in used_features]
+    df.attrs[MODEL_FEATURES] = tuple(used_features)  # the screen measures no feature against the outputs
     if kw.get("attributes") is None:
         numeric = [f for f in used_features if f in df.columns and _numeric_type(df[f])
                    and f not in _role_columns(kw)]

@@ -77,6 +77,12 @@ def _reset_positive() -> None:
         state.update(**{K.POSITIVE: guess})
 
 
+def _reset_threshold() -> None:
+    """A threshold belongs to its score's scale: another score starts without one (asked for, or 0.5 with
+    the engine's note for a score within [0, 1])."""
+    state.update(**{K.THRESHOLD: None})
+
+
 def _task_changed() -> None:
     task = state.get(K.TASK)
     state.update(**{K.METRICS: settings.default_metrics(task)})
@@ -99,7 +105,7 @@ if task in ("classification", "regression"):
                             placeholder="Choose a column")
             else:
                 state.bound(st.selectbox, "Score column", K.SCORE, options=columns, index=None,
-                            placeholder="Choose a column")
+                            placeholder="Choose a column", after=_reset_threshold)
                 state.setting("Threshold (score ≥ threshold predicts positive)", K.THRESHOLD, step=0.05,
                               format="%.3f", placeholder="Set the threshold")
                 note = render.score_note(df, state.get(K.SCORE), state.get(K.THRESHOLD))
@@ -204,6 +210,9 @@ if default:
 elif st.button("Use the default choice (every column not used above, less the columns below)"):
     state.update(**{K.ATTRIBUTES: None, K.ADDED: []})
     st.rerun()
+which = next((n for n in screen.notes if n.startswith("Attribute screen")), None)
+if which:
+    st.caption(md_text(which))  # which screen ran and why: the words of the scan's notes
 if left:
     for line in screen_summary(screen):  # the measured ones first: what an analyst checks before slicing
         st.markdown(line)

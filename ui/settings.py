@@ -195,10 +195,18 @@ def attribute_screen(df: pd.DataFrame) -> AttributeScreen:
     """The engine's default attributes for the roles chosen, and the columns left out with why
     (leakage is checked against the target, the prediction and the score)."""
     roles = role_kwargs()
-    r = dict(used=used_columns(), target=roles.get("target"), prediction=roles.get("prediction"),
-             score=roles.get("score"))
-    if roles.get("score") is not None and roles.get("threshold") is not None:
-        r["threshold"] = roles["threshold"]
+    outcome = list(roles.get("outcome") or [])
+    # as the engine screens (Roles.screen_keywords): an outcome alone is screened as a target, a score to
+    # rank by as a score, and a score without a threshold at the one the scan will use
+    r = dict(used=used_columns(), target=roles.get("target") if roles.get("target") is not None
+             else (outcome[0] if len(outcome) == 1 else None), prediction=roles.get("prediction"),
+             score=roles.get("score") if roles.get("score") is not None else (roles.get("rank_by") or roles.get("rank")))
+    if roles.get("score") is not None:
+        threshold = roles.get("threshold")
+        if threshold is None and score_in_unit(df, roles["score"]):
+            threshold = score_threshold(df, roles["score"], None)[0]
+        if threshold is not None:
+            r["threshold"] = threshold
     return cache.screen(state.get(K.DATA_KEY), json.dumps(r, sort_keys=True, default=str), df)
 
 

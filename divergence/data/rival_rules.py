@@ -40,7 +40,7 @@ def rival_scores(df: pd.DataFrame, candidates: list[str], *, target=None, predic
     idx = _sample_index(len(df))
     sub = df if idx is None else df.iloc[idx]
     m = _model(sub, target, prediction, score, threshold)
-    if m is None or m.regression or m.ky != 2:
+    if m is None or m.regression or m.ky != 2 or m.p is None:
         return {}
     known = m.y >= 0
     y1 = (m.y == 1).astype(float)

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DivergenceInputError
+from .score_threshold import score_threshold
 from ..outcome_rules import (CLASSIFICATION, CLASSIFICATION_METRICS, DEFAULT_METRICS, LOG_LOSS_EPS, REGRESSION,
                              REGRESSION_METRICS, SCORE_METRICS, canonical_metric, parse_gamma)
 from ..settings import Roles, section
@@ -217,10 +218,11 @@ def classification_outcomes(
     positive: object,
     prediction: str | None = None,
     score: str | None = None,
-    threshold: float = 0.5,
+    threshold: float | None = None,
     metrics: Sequence[str] = ("fpr", "fnr"),
 ) -> list[Outcome]:
-    """Outcomes of a binary classifier, predictions given as labels or as a score and threshold.
+    """Outcomes of a binary classifier, predictions given as labels or as a score and threshold (none:
+    0.5 for a score within [0, 1], any other refused; :mod:`divergence.prepare.score_threshold`).
 
     A row whose target or prediction is missing has every classification outcome undefined.
     """
@@ -249,6 +251,7 @@ def classification_outcomes(
         s = None
     elif score is not None:
         s = numeric_column(_check_column(df, score, "score"), score, "score")
+        threshold = score_threshold(df, score, threshold)[0]
         p = np.where(np.isnan(s), np.nan, (s >= float(threshold)).astype(float))
     else:
         raise DivergenceInputError("Give a prediction column (labels) or a score column and a threshold.")

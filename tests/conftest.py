@@ -127,6 +127,11 @@ SLOW = {
     "app/test_safety_pages.py": "AppTest pages with workers and files",
     "app/test_app_raw_tables.py": "AppTest pages on real data",
     "app/test_app_screen.py": "AppTest pages on real data",
+    "app/test_app_every_way_in.py": "AppTest pages on real data",
+    "data/test_every_way_in.py::test_fitted_model_on_raw_compas_slices_by_no_other_model_nor_copy":
+        "real data: raw COMPAS and a fitted model",
+    "prepare/test_score_threshold.py::test_command_line_refuses_in_one_line_and_notes_the_default":
+        "two command-line processes",
     "app/test_large_data.py": "AppTest pages with DuckDB",
     "app/test_pages.py": "AppTest: every page run, seconds each",
     "app/test_slices_page.py": "AppTest: every page run, seconds each",

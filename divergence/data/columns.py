@@ -232,6 +232,12 @@ def _leak_reason(name: str, series: pd.Series, role: _Role, n: int,
     few_y = 2 <= role.k <= n / GROUP_ROWS
     x_to_y = few_x and _determines(cx, kx, role.codes, role.k)
     y_to_x = few_y and _determines(role.codes, role.k, cx, kx)
+    if (y_to_x and role.kind == "score" and role.numeric is not None and role.k > SCORE_VALUES
+            and not _binning_of(cx, kx, role.numeric)):
+        # a score of many values that gives a column, but not in intervals of it, is a function of that
+        # column (one of a model's inputs: every input of a score on categories is "given" by it), not the
+        # reverse (issue 44: capital-gain beside a boosted model's probability on Adult)
+        y_to_x = False
     if x_to_y and y_to_x:
         return f"a relabelling of {role.label} (one value of it for each of its values)", ("x->y", "y->x")
     if y_to_x:
@@ -269,6 +275,8 @@ def _leak_reason(name: str, series: pd.Series, role: _Role, n: int,
 #: error of always guessing the commonest value by NEAR_COPY_ERROR or more, is a near copy of it
 NEAR_COPY = 0.95
 NEAR_COPY_ERROR = 0.2
+#: a score with more distinct values than this leaks a column it gives only in intervals of its values
+SCORE_VALUES = 20
 #: a numeric column on the score's scale with at least this rank correlation is a second score
 SAME_SCALE_RHO = 0.7
 #: how a reason naming another model's score begins (its kind is "another model")

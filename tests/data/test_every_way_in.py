@@ -147,3 +147,18 @@ def test_no_real_attribute_lost_on_a_table_without_such_columns():
                             if "target" in keywords else None, **keywords)
         lost = {c: found.left_out[c] for c in real if found.kinds.get(c) in MEASURED}
         assert lost == {}, (keywords, lost)
+
+
+def test_a_score_on_categories_leaves_none_of_its_inputs_out():
+    """A score of many values "gives" each category it is computed from; only intervals of it leak."""
+    rng = np.random.default_rng(5)
+    n = 6000
+    df = pd.DataFrame({c: rng.choice([f"{c}{i}" for i in range(3)], n) for c in "abcd"})
+    weight = {v: rng.normal() for c in "abcd" for v in df[c].unique()}
+    z = sum(df[c].map(weight) for c in "abcd")
+    df["score"] = 1 / (1 + np.exp(-z))  # a function of four categories: 81 values
+    df["y"] = (rng.random(n) < df["score"]).astype(int)
+    df["band"] = pd.cut(df["score"], [0, 0.3, 0.7, 1], labels=["low", "mid", "high"]).astype(str)
+    _, found = screened(df, target="y", positive=1, score="score", threshold=0.5, metrics=["fpr"])
+    assert found.attributes == list("abcd")
+    assert found.kinds["band"] == "leakage" and "determined by the score 'score'" in found.left_out["band"]

@@ -472,7 +472,8 @@ def screen_notes(left_out: dict[str, str], kinds: dict[str, str]) -> list[str]:
 
 #: what each measured kind means, for the one-line summaries of :func:`screen_summary`
 _SUMMARY = {
-    "after the outcome": "Read after the outcome (the target is read from them far better than from the model)",
+    "after the outcome": "Read after the outcome (the target is read from them far better than from the model or any "
+                         "other attribute, or they are outcomes of the same rows)",
     "another model": "Another model's outputs",
     "near copy": "Near copies of another attribute",
     "leakage": "Copies or functions of the target, the prediction or the score",

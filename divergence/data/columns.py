@@ -563,8 +563,7 @@ def screen(df: pd.DataFrame, roles: Sequence[str], *, target=None, prediction=No
                                 models={**models, **{c: f.output for c, f in measured.items() if f.output}},
                                 target=target, prediction=prediction, score=score, threshold=threshold,
                                 fitted=MODEL_FEATURES in df.attrs, deadline=deadline))
-    rest = [c for c in rest if c not in measured]
-    rest = [c for c in kept if c not in leaks and c not in measured]
+    rest = [c for c in kept if c not in leaks and c not in measured]  # the model's inputs too: near copies
     copies = near_copies(df, rest, deadline=deadline)
     for col, f in {**measured, **copies}.items():
         kinds[col], left_out[col] = f.kind, f.reason

@@ -172,7 +172,7 @@ KEPT = {
     "raw COMPAS": ["sex", "age", "age_cat", "race", "juv_fel_count", "juv_misd_count", "juv_other_count",
                    "priors_count", "days_b_screening_arrest", "c_days_from_compas", "c_charge_degree", "c_charge_desc",
                    "start"],
-    "law_data": ["race", "sex", "LSAT", "UGPA", "region_first", "sander_index", "first_pf"],
+    "law_data": ["race", "sex", "LSAT", "UGPA", "region_first", "sander_index"],  # first_pf: ZFYA's sibling (issue 44)
     "built-in": ["age", "sex", "region", "education", "employment", "channel", "income", "spend", "predicted_spend"],
 }
 

@@ -415,7 +415,8 @@ def correlated_run(kind: str, seed: int, *, n: int = 10_000, min_support: float 
     found = f[f["fpr_finding"].astype(bool)]
     findings = [str(s) for s in found["itemset"]]
     out = {"kind": kind, "seed": seed, "n": n, "findings": findings, "cohorts": info["cohorts"],
-           "look_low": info["look_low"], "aliases": [str(a) for a in found["fpr_alias"] if a]}
+           "look_low": info["look_low"], "aliases": [x for a in found["fpr_alias"] if a for x in str(a).split(" | ")],
+           "ties": {str(s): [x for x in str(a).split(" | ") if x] for s, a in zip(found["itemset"], found["fpr_alias"])}}
     negatives = df["y"] == "no"
     overall = float(df.loc[negatives, "p"].mean())
     if kind in ("interaction", "single", "null"):

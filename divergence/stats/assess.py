@@ -537,22 +537,28 @@ def _findings_columns(table, cols: dict, tests: dict, alpha: float, correction: 
                                       first_bar=_metric_bar(cols[f"{name}_p"], alpha, correction,
                                                             int(family_size.get(name) or 1)))
             finding, by = found.finding, found.explained_by
-            alias = found.alias if found.alias is not None else np.full(n_items, -1)
+            ties = found.ties or {}
+            effect = (found.effect, found.effect_low, found.effect_high)
             if found.cut:
                 cut[name] = (f"{name}: the search for distinct findings stopped after {int(finding.sum()):,} "
                              f"({found.cut}); the significant slices they do not explain are listed as significant, "
                              "neither a finding nor explained.")
         else:  # no distinct rows to test on (a slice typed by hand): no finding is claimed
             finding, by = np.zeros(n_items, dtype=bool), np.full(n_items, -1)
-            alias = np.full(n_items, -1)
+            ties, effect = {}, (np.full(n_items, np.nan),) * 3
         explained = np.full(n_items, "", dtype=object)
         explained[by >= 0] = itemsets[by[by >= 0]]
         cols[f"{name}_finding"] = finding
         cols[f"{name}_explained_by"] = explained
-        # a finding the data do not tell from another slice: that slice's name too
+        # every name the data do not tell a finding from, best first
         aliases = np.full(n_items, "", dtype=object)
-        aliases[alias >= 0] = itemsets[alias[alias >= 0]]
+        for f, names in ties.items():
+            aliases[f] = " | ".join(str(itemsets[x]) for x in names)
         cols[f"{name}_alias"] = aliases
+        # the finding's effect in the model, given the other findings, and the verdict's direction with it
+        cols[f"{name}_effect"], cols[f"{name}_effect_ci_low"], cols[f"{name}_effect_ci_high"] = effect
+        _verdict_follows_effect(cols, name, finding, np.asarray(effect[0], dtype=float), alpha,
+                                table.kept_rows is not None and table.kept_rows.outcomes is not None)
         # a finding lying wholly inside another is distinct for how it differs from the rest of that one
         within = enclosing_findings(table, k, finding)
         holder = np.full(n_items, "", dtype=object)
@@ -565,6 +571,31 @@ def _findings_columns(table, cols: dict, tests: dict, alpha: float, correction: 
         cols[f"{name}_within_ci_high"] = high
         cols[f"{name}_order"] = default_order(cols, name, significant[name])
     return cut
+
+
+def _verdict_follows_effect(cols: dict, name: str, finding: np.ndarray, effect: np.ndarray, alpha: float,
+                            rows: bool) -> None:
+    """A finding's verdict takes the direction of its effect in the model (given the other findings)
+    where that differs from its divergence from the whole dataset: a slice below the whole dataset
+    only because another finding raises it, yet worse than its own rows' share of the model."""
+    verdict = cols[f"{name}_verdict"]
+    div = np.asarray(cols[f"{name}_divergence"], dtype=float)
+    flip = finding & np.isfinite(effect) & (effect != 0) & (np.sign(effect) != np.sign(div))
+    flip &= np.isin(verdict.astype(str), ("better", "above", "below", "defect", "hard cohort", "undetermined"))
+    if not flip.any():
+        return
+    verdict = verdict.copy()
+    error = f"{name}_worse_q" in cols
+    up, down = flip & (effect > 0), flip & (effect < 0)
+    if error:
+        verdict[down] = "better"
+        if up.any():
+            q = {"harder": cols[f"{name}_harder_q"], "short": cols[f"{name}_lift_shortfall_q"],
+                 "beaten": cols[f"{name}_worse_q"]}
+            verdict[up] = _error_verdicts({t: np.asarray(v, dtype=float)[up] for t, v in q.items()}, alpha, rows)
+    else:
+        verdict[up], verdict[down] = "above", "below"
+    cols[f"{name}_verdict"] = verdict
 
 
 def _metric_bar(p: np.ndarray, alpha: float, correction: str, family: int) -> float | None:

@@ -1,0 +1,318 @@
+"""The model the distinct findings are the terms of: the per-row outcome over the distinct rows
+(their tallies, identical rows merged) fitted by an intercept plus one indicator per chosen slice.
+
+A 0/1 outcome is binomial (logistic: each term's coefficient a log-odds ratio); a real one is
+Gaussian on the metric's own scale (least squares, one variance), the same per query for ranking
+metrics. With only indicators of slices in the model, the fitted value is the same on every row of
+a *cell* (a pattern of membership in the terms), so a fit reads the cells' tallies only.
+
+Every candidate is tested given the terms by the score test, from its tallies in each cell: one
+walk of the candidates' lattice over the distinct rows gives them all (:class:`Rows`), and the
+test of a candidate given the terms but one reads the same entries, the cells merged. For a real
+outcome the score test's variance is the sandwich one (each cell's own residual variance, a
+candidate's rows in a cell taken as at least as variable as the cell), so that a cohort whose rows
+vary more (a hard cohort's squared error) does not make its overlap look different; its likelihood
+gain is exact (least squares). For a 0/1 outcome the score test is the model's (with the continuity
+correction), and its gain the score statistic's half, made exact by refitting where it decides.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..mining.lattice import RowBits, walk_label_entries, walk_order
+from ..prepare.tallies import metric_columns
+from .stats import normal_quantile
+
+__all__ = ["Rows", "Fit", "fit_cells", "Cells", "distinct_rows", "z_two_sided"]
+
+#: most cells (patterns of membership in the terms): past it no term is added (the terms' overlaps
+#: cut the rows into cells too many and too small to test in)
+MAX_CELLS = 4096
+#: most terms (each a bit of a row's pattern)
+MAX_TERMS = 60
+
+
+def z_two_sided(p: float) -> float:
+    """|Z| at which a two-sided normal test has p-value ``p``."""
+    p = min(max(float(p), 1e-300), 1.0)
+    return float(-normal_quantile(p / 2.0))
+
+
+#: the last tables' distinct rows (:func:`distinct_rows`), shared by their metrics: (the codes array,
+#: held weakly, its distinct rows and each row's place among them)
+_DISTINCT_CACHE: list = []
+
+
+def distinct_rows(codes) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(codes, axis=0, return_inverse=True)``, the same rows in the same (lexicographic)
+    order, from one integer key per row where the codes fit one (mixed radix): a sort of a million
+    int64 keys instead of a million structured rows. Kept for the table's other metric."""
+    import weakref
+
+    for ref, out in _DISTINCT_CACHE:
+        if ref() is codes:
+            return out
+    arr = np.asarray(codes)
+    out = None
+    if arr.ndim == 2 and arr.shape[1] and arr.shape[0]:
+        low = arr.min(axis=0).astype(np.int64)
+        radix = arr.max(axis=0).astype(np.int64) - low + 1
+        if float(np.log2(radix.astype(float)).sum()) < 62.0:
+            key = np.zeros(arr.shape[0], dtype=np.int64)
+            for a in range(arr.shape[1]):
+                key = key * radix[a] + (arr[:, a].astype(np.int64) - low[a])
+            _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+            out = (arr[first], inverse.reshape(-1))
+    if out is None:
+        u, inverse = np.unique(arr, axis=0, return_inverse=True)
+        out = (u, inverse.reshape(-1))
+    try:
+        _DISTINCT_CACHE.insert(0, (weakref.ref(codes), out))
+        del _DISTINCT_CACHE[2:]
+    except TypeError:  # not an array that can be held weakly: not kept
+        pass
+    return out
+
+
+def _with_ancestors(parent: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``rows`` and every itemset on their paths to the whole dataset (row 0), sorted."""
+    keep = np.zeros(parent.size, dtype=bool)
+    keep[0] = True
+    frontier = np.asarray(rows, dtype=np.int64)
+    while frontier.size:
+        frontier = frontier[~keep[frontier]]
+        keep[frontier] = True
+        frontier = parent[frontier]
+        frontier = frontier[frontier >= 0]
+    return np.nonzero(keep)[0]
+
+
+class Rows:
+    """The distinct rows with a weight for metric ``k`` (their tallies: defined count, shifted sum,
+    sum of squares) and the walk that tallies every candidate's rows per cell."""
+
+    def __init__(self, table, cand: np.ndarray, k: int) -> None:
+        # identical rows merged (an engine may hand over every row): the same findings from any engine
+        codes, inverse = distinct_rows(table.lattice.distinct_codes)
+        w = np.asarray(table.lattice.distinct_tallies, dtype=float)[:, list(metric_columns(k))]
+        merged = np.zeros((codes.shape[0], 3))
+        np.add.at(merged, inverse.ravel(), w)
+        used = np.any(merged != 0, axis=1) & (merged[:, 0] > 0)
+        self.codes = np.ascontiguousarray(codes[used])
+        self.w = np.ascontiguousarray(merged[used])
+        self.cand = np.asarray(cand, dtype=np.int64)
+        self.cand_codes = np.asarray(table.codes)[self.cand]
+        self.bits = RowBits(self.codes, table.codes)
+        parent = np.asarray(table.lattice.parent)
+        needed = _with_ancestors(parent, self.cand)
+        remap = np.full(len(parent), -1, dtype=np.int64)
+        remap[needed] = np.arange(needed.size)
+        sub_parent = np.where(parent[needed] >= 0, remap[np.maximum(parent[needed], 0)], -1)
+        self._walk = walk_order(sub_parent, np.asarray(table.codes)[needed])
+        self._slot = np.full(needed.size, -1, dtype=np.int64)
+        self._slot[remap[self.cand]] = np.arange(self.cand.size)
+        self._n_itemsets = int(needed.size)
+        self._members: dict = {}
+        self._capacity = 0
+        #: the work done: itemsets walked, rows read, entries written
+        self.work = 0
+
+    @property
+    def n(self) -> int:
+        return int(self.codes.shape[0])
+
+    def member(self, position: int) -> np.ndarray:
+        """Candidate ``position``'s rows (a mask over the distinct rows)."""
+        got = self._members.get(position)
+        if got is None:
+            c = self.cand_codes[position]
+            items = np.nonzero(c >= 0)[0]
+            got = np.all(self.codes[:, items] == c[items], axis=1) if items.size else np.ones(self.n, bool)
+            self._members[position] = got
+        return got
+
+    def entries(self, labels: np.ndarray, n_labels: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(candidate position, label, tallies) for every candidate and label its rows hold: one
+        walk of their lattice over every distinct row (each candidate's entries consecutive)."""
+        c, lab, t = walk_label_entries(self._walk, None, labels, self.w, n_labels, self._slot, self._capacity,
+                                       bits=self.bits)
+        self._capacity = max(self._capacity, int(c.size))
+        self.work += self._n_itemsets + self.n + int(c.size)
+        keep = t[:, 0] > 0.5
+        if not keep.all():
+            c, lab, t = c[keep], lab[keep], t[keep]
+        return c, lab, t
+
+
+@dataclass(frozen=True)
+class Fit:
+    """A model fitted on cells: coefficients (intercept first), each cell's fitted value (a rate, or
+    a mean on the shifted scale), the log-likelihood, the inverse information (binomial) or
+    ``(X'NX)⁻¹`` (Gaussian), and (Gaussian) the residual sum of squares and each cell's."""
+
+    beta: np.ndarray
+    mu: np.ndarray
+    ll: float
+    hinv: np.ndarray
+    rss: float = 0.0
+    resid: np.ndarray | None = None
+
+
+def _gauss_ll(rss: float, n: float) -> float:
+    return -0.5 * n * (math.log(max(rss, 1e-300) / max(n, 1.0)) + 1.0 + math.log(2.0 * math.pi))
+
+
+def fit_cells(X: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarray, binary: bool) -> Fit:
+    """The model with design ``X`` (cells x terms, the intercept first) on the cells' tallies."""
+    keep = n > 0.5
+    if not keep.all():
+        X, n, s, q = X[keep], n[keep], s[keep], q[keep]
+    p = X.shape[1]
+    ridge = 1e-9 * np.eye(p)
+    if not binary:
+        h = X.T @ (X * n[:, None]) + ridge * max(float(n.sum()), 1.0)
+        hinv = np.linalg.pinv(h)
+        beta = hinv @ (X.T @ s)
+        mu = X @ beta
+        resid = np.maximum(q - 2.0 * mu * s + n * mu * mu, 0.0)
+        rss = float(resid.sum())
+        return Fit(beta, mu, _gauss_ll(rss, float(n.sum())), hinv, rss, resid)
+    events = np.clip(np.rint(s), 0.0, n)
+    rate = float(events.sum() / n.sum())
+    beta = np.zeros(p)
+    beta[0] = math.log(max(rate, 1e-12) / max(1.0 - rate, 1e-12))
+
+    def loglik(b):
+        eta = X @ b
+        return float((events * eta - n * np.logaddexp(0.0, eta)).sum())
+
+    ll = loglik(beta)
+    for _ in range(60):
+        eta = X @ beta
+        mu = 1.0 / (1.0 + np.exp(-eta))
+        grad = X.T @ (events - n * mu)
+        h = X.T @ (X * (n * mu * (1.0 - mu))[:, None]) + ridge
+        step = np.linalg.lstsq(h, grad, rcond=None)[0]
+        t = 1.0
+        while True:
+            new = np.clip(beta + t * step, -40.0, 40.0)
+            new_ll = loglik(new)
+            if new_ll >= ll - 1e-12 or t < 1e-4:
+                break
+            t *= 0.5
+        done = abs(new_ll - ll) < 1e-10 * max(1.0, abs(ll)) and np.abs(t * step).max() < 1e-6
+        beta, ll = new, max(new_ll, ll)
+        if done:
+            break
+    eta = X @ beta
+    mu = 1.0 / (1.0 + np.exp(-eta))
+    h = X.T @ (X * (n * mu * (1.0 - mu))[:, None]) + ridge
+    return Fit(beta, mu, ll, np.linalg.pinv(h))
+
+
+class Cells:
+    """The cells of a set of terms on the distinct rows: each row's cell, the cells' patterns of
+    membership (bits, one column per term), their tallies, the design and the model's fit."""
+
+    def __init__(self, rows: Rows, terms: list, binary: bool) -> None:
+        pattern = np.zeros(rows.n, dtype=np.int64)
+        for i, t in enumerate(terms):
+            pattern |= rows.member(t).astype(np.int64) << i
+        uniq, label = np.unique(pattern, return_inverse=True)
+        self._init(pattern, uniq, label.ravel(), rows.w, len(terms), binary)
+
+    def _init(self, pattern, uniq, label, w, k, binary) -> None:
+        self.pattern, self.uniq, self.label, self.k, self.binary = pattern, uniq, label, k, binary
+        h = uniq.size
+        self.tot = np.column_stack([np.bincount(label, weights=w[:, j], minlength=h) for j in range(3)])
+        self.X = np.column_stack([np.ones(h)] + [((uniq >> i) & 1).astype(float) for i in range(k)])
+        self.fit = fit_cells(self.X, *self.tot.T, binary)
+        self.mu = self.X @ self.fit.beta if not binary else 1.0 / (1.0 + np.exp(-(self.X @ self.fit.beta)))
+
+    def __len__(self) -> int:
+        return int(self.uniq.size)
+
+    def without(self, i: int, w: np.ndarray) -> tuple["Cells", np.ndarray]:
+        """The cells of the terms but the i-th, and each of these cells' place among them."""
+        low = (np.int64(1) << i) - 1
+        merge = lambda p: (p & low) | ((p >> (i + 1)) << i)  # noqa: E731
+        uniq, where = np.unique(merge(self.uniq), return_inverse=True)
+        out = Cells.__new__(Cells)
+        out._init(merge(self.pattern), uniq, where.ravel()[self.label], w, self.k - 1, self.binary)
+        return out, where.ravel()
+
+
+@dataclass(frozen=True)
+class Scores:
+    """Each candidate's score test given a model: signed z (the bar's test), the likelihood gain of
+    adding it (exact for a real outcome, the score statistic's half for a 0/1 one), and whether the
+    model leaves it anything to add (not a combination of the terms)."""
+
+    z: np.ndarray
+    gain: np.ndarray
+    free: np.ndarray
+
+
+def scores(cells: Cells, cell_of: np.ndarray, c: np.ndarray, lab: np.ndarray, t: np.ndarray, n_cand: int) -> Scores:
+    """The score tests of every candidate given the model of ``cells``, from the candidates'
+    entries (``c``, ``lab``, tallies ``t``) whose labels ``cell_of`` maps to these cells."""
+    h = cell_of[lab]
+    X, mu, fit = cells.X, cells.mu, cells.fit
+    n_e, s_e, q_e = t[:, 0], t[:, 1], t[:, 2]
+    N = cells.tot[:, 0]
+    p = X.shape[1]
+
+    def per_cand(weights):
+        return np.bincount(c, weights=weights, minlength=n_cand)
+
+    if cells.binary:
+        v = mu * (1.0 - mu)
+        u = per_cand(np.rint(s_e) - n_e * mu[h])
+        wv = n_e * v[h]
+        icc = per_cand(wv)
+        a = np.column_stack([per_cand(wv * X[h, j]) for j in range(p)])
+        var = icc - np.einsum("ij,jk,ik->i", a, fit.hinv, a)
+        free = var > 1e-9 * np.maximum(icc, 1e-12)
+        var = np.where(free, var, 1.0)
+        uc = np.sign(u) * np.maximum(np.abs(u) - 0.5, 0.0)
+        z = np.where(free, uc / np.sqrt(var), 0.0)
+        gain = np.where(free, 0.5 * u * u / var, 0.0)
+        return Scores(z, gain, free)
+    u = per_cand(s_e - n_e * mu[h])
+    icc = per_cand(n_e)
+    a = np.column_stack([per_cand(n_e * X[h, j]) for j in range(p)])
+    var = icc - np.einsum("ij,jk,ik->i", a, fit.hinv, a)
+    free = var > 1e-9 * np.maximum(icc, 1e-12)
+    var = np.where(free, var, 1.0)
+    drop = np.where(free, u * u / var, 0.0)
+    n_all = float(N.sum())
+    rss = max(fit.rss, 1e-300)
+    gain = np.where(free, -0.5 * n_all * np.log(np.maximum(1.0 - drop / rss, 1e-300)), 0.0)
+    # the sandwich variance of the efficient score: rows of the candidate weigh 1 - a·x, the others -a·x
+    coef = a @ fit.hinv  # candidates x terms
+    resid_cell = fit.resid if fit.resid is not None else np.zeros(len(cells))
+    m = X.T @ (X * resid_cell[:, None])
+    t_e = np.einsum("ij,ij->i", coef[c], X[h])
+    own = np.maximum(q_e - 2.0 * mu[h] * s_e + n_e * mu[h] ** 2, 0.0)
+    guarded = np.maximum(own, n_e * resid_cell[h] / np.maximum(N[h], 1.0))  # at least the cell's variance
+    vrob = np.einsum("ij,jk,ik->i", coef, m, coef) + per_cand((1.0 - t_e) ** 2 * guarded - t_e ** 2 * own)
+    vrob = np.maximum(vrob, 1e-300)
+    z = np.where(free, u / np.sqrt(vrob), 0.0)
+    return Scores(z, gain, free)
+
+
+def candidate_cells(cells: Cells, cell_of: np.ndarray, lab: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """One candidate's tallies in each of ``cells`` (from its entries ``lab``, ``t``)."""
+    h = cell_of[lab]
+    return np.column_stack([np.bincount(h, weights=t[:, j], minlength=len(cells)) for j in range(3)])
+
+
+def fit_with(cells: Cells, inside: np.ndarray) -> Fit:
+    """The model of ``cells`` with one more term whose tallies in each cell are ``inside``."""
+    out = cells.tot - inside
+    X = np.vstack([np.column_stack([cells.X, np.zeros(len(cells))]), np.column_stack([cells.X, np.ones(len(cells))])])
+    tal = np.vstack([out, inside])
+    return fit_cells(X, tal[:, 0], tal[:, 1], tal[:, 2], cells.binary)

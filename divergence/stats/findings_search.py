@@ -1,0 +1,242 @@
+"""The search for the terms of the findings' model (:mod:`divergence.stats.findings_model`), by
+likelihood, with three kinds of step repeated until none changes the terms:
+
+- **forward**: the candidate with the largest likelihood gain joins the terms, as long as its
+  test given the terms passes the bar of the next finding (the j-th finding's: Holm's step over the
+  scan's family of m tests, α/(m − j + 2), Bonferroni's α/m when the scan uses Bonferroni; the
+  first finding's, the metric's own significance bar, any candidate passing it);
+- **backward**: the term whose test given the others falls farthest below the bar of the last
+  finding is dropped, again while one does;
+- **exchange**: a term is replaced by the candidate that, with the other terms, fits better (the
+  model's likelihood rises): a cohort in place of a slice that only looked low because the cohort
+  lifts the average, a cohort in place of its superset, a near copy the data favour.
+
+Then, for each term: the names it could have had (a candidate whose model with the other terms
+is within :data:`TIE` of the chosen model's log-likelihood), best first; for each candidate left,
+the term that explains it (its test given all the terms no longer passes the scan's own bar, and
+leaving that term out strengthens it most); and the term's effect given the others with its
+interval.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .findings_model import MAX_CELLS, MAX_TERMS, Cells, Rows, candidate_cells, fit_with, scores, z_two_sided
+
+__all__ = ["search", "describe", "TIE"]
+
+#: a name is tied with a term when its model with the other terms is this close in log-likelihood
+#: (χ²₁ at 95%, halved)
+TIE = 1.92
+#: candidates whose gain is refitted exactly (0/1 outcome) when choosing one, the largest by the
+#: score statistic first
+EXACT_TOP = 12
+#: rounds of forward, backward and exchange steps at most (a round that changes nothing ends it)
+MAX_ROUNDS = 25
+
+
+class _State:
+    """The terms, their cells, and every candidate's entries in those cells."""
+
+    def __init__(self, rows: Rows, terms: list, binary: bool, n_cand: int, own: tuple | None = None) -> None:
+        self.rows, self.terms, self.binary, self.n_cand = rows, list(terms), binary, n_cand
+        self.cells = Cells(rows, self.terms, binary)
+        if not self.terms and own is not None:  # one cell: every candidate's own tallies
+            self.c, self.lab, self.t = own
+        else:
+            self.c, self.lab, self.t = rows.entries(self.cells.label, len(self.cells))
+        start = np.searchsorted(self.c, np.arange(n_cand + 1)) if self.c.size else np.zeros(n_cand + 1, np.int64)
+        self.start = start
+        self.identity = np.arange(len(self.cells))
+        self.full = scores(self.cells, self.identity, self.c, self.lab, self.t, n_cand)
+        self._others: dict = {}
+
+    @property
+    def ll(self) -> float:
+        return self.cells.fit.ll
+
+    def entries_of(self, position: int) -> tuple[np.ndarray, np.ndarray]:
+        a, b = self.start[position], self.start[position + 1]
+        return self.lab[a:b], self.t[a:b]
+
+    def others(self, i: int) -> tuple[Cells, np.ndarray, object]:
+        """The model of the terms but the i-th: its cells, the map from this model's cells, and
+        every candidate's score test given it."""
+        got = self._others.get(i)
+        if got is None:
+            cells, where = self.cells.without(i, self.rows.w)
+            got = (cells, where, scores(cells, where, self.c, self.lab, self.t, self.n_cand))
+            self._others[i] = got
+        return got
+
+    def ll_with(self, cells: Cells, where: np.ndarray, position: int) -> float:
+        """The log-likelihood of the model of ``cells`` with candidate ``position`` added."""
+        lab, t = self.entries_of(position)
+        return fit_with(cells, candidate_cells(cells, where, lab, t)).ll
+
+
+def _choose(at: np.ndarray, gain: np.ndarray, z: np.ndarray, prefer: int, key: np.ndarray) -> int:
+    """The candidate of ``at`` with the largest gain; among those as good (a slice and its
+    complement on a two-valued attribute fit alike), the one on the metric's worse side, then the
+    one of fewer items, then the first in the itemsets' own order (the same on any engine)."""
+    g = gain[at]
+    near = g >= g.max() - 1e-9 * max(1.0, abs(float(g.max())))
+    order = np.lexsort((key[at], -(np.sign(z[at]) * prefer), ~near))
+    return int(at[order[0]])
+
+
+def _exact_best(state: _State, cells: Cells, where: np.ndarray, sc, at: np.ndarray, base_ll: float, prefer: int,
+                key: np.ndarray) -> tuple[int, float]:
+    """The candidate of ``at`` whose model with ``cells``' terms has the largest log-likelihood, and
+    that log-likelihood (exact: refitted for a 0/1 outcome, among the :data:`EXACT_TOP` largest by
+    the score statistic)."""
+    if not state.binary:
+        best = _choose(at, sc.gain, sc.z, prefer, key)
+        return best, base_ll + float(sc.gain[best])
+    top = at[np.argsort(-sc.gain[at], kind="stable")[:EXACT_TOP]]
+    exact = np.full(sc.gain.size, -np.inf)
+    for x in top:
+        exact[x] = state.ll_with(cells, where, int(x)) - base_ll
+    best = _choose(top, exact, sc.z, prefer, key)
+    return best, base_ll + float(exact[best])
+
+
+def search(rows: Rows, binary: bool, n_cand: int, own: tuple, bar, prefer: int, key: np.ndarray,
+           limit: float | None) -> tuple[_State, str]:
+    """The terms (candidate positions) and the state of their model; why the search was cut ('' when it
+    was not). ``bar(j)``: the |z| the j-th finding's test must reach; ``key``: each candidate's place in
+    the itemsets' own order (ties)."""
+    state = _State(rows, [], binary, n_cand, own)
+    seen: set = set()
+    cut = ""
+
+    def over() -> bool:
+        return limit is not None and rows.work > limit
+
+    for _ in range(MAX_ROUNDS):
+        before = tuple(state.terms)
+        # forward
+        while len(state.terms) < MAX_TERMS:
+            if over():
+                cut = "the work it was given, about what the scan did, ran out"
+                break
+            sc = state.full
+            ok = sc.free & (np.abs(sc.z) >= bar(len(state.terms) + 1))
+            ok[state.terms] = False
+            at = np.nonzero(ok)[0]
+            if at.size == 0:
+                break
+            best, _ = _exact_best(state, state.cells, state.identity, sc, at, state.ll, prefer, key)
+            nxt = _State(rows, state.terms + [best], binary, n_cand)
+            if len(nxt.cells) > MAX_CELLS:
+                cut = "their overlaps cut the rows into too many cells to test in"
+                break
+            state = nxt
+        # backward
+        while state.terms:
+            k = len(state.terms)
+            z = np.array([abs(state.others(i)[2].z[f]) for i, f in enumerate(state.terms)])
+            short = z - bar(k)
+            worst = int(np.argmin(short))
+            if short[worst] >= 0:
+                break
+            state = _State(rows, [f for i, f in enumerate(state.terms) if i != worst], binary, n_cand, own)
+        # exchange: the single swap that raises the likelihood most
+        if not over() and state.terms:
+            best_swap, best_ll = None, state.ll + 1e-7 * max(1.0, abs(state.ll))
+            for i, f in enumerate(state.terms):
+                cells, where, sc = state.others(i)
+                room = sc.free.copy()
+                room[state.terms] = False
+                at = np.nonzero(room & (cells.fit.ll + sc.gain > best_ll - (2.0 if binary else 0.0)))[0]
+                if at.size == 0:
+                    continue
+                x, ll = _exact_best(state, cells, where, sc, at, cells.fit.ll, prefer, key)
+                if ll > best_ll:
+                    best_swap, best_ll = (i, x), ll
+            if best_swap is not None:
+                i, x = best_swap
+                terms = list(state.terms)
+                terms[i] = x
+                state = _State(rows, terms, binary, n_cand)
+        after = tuple(state.terms)
+        if after == before or after in seen or cut:
+            break
+        seen.add(after)
+    return state, cut
+
+
+def describe(state: _State, key: np.ndarray, z_scan: float, level: float, shift: float
+             ) -> tuple[dict, np.ndarray, np.ndarray, dict]:
+    """For the terms of ``state``: their tied names (term → candidate positions, best first), each
+    candidate's explaining term (-1: none) and its z given every term, and each term's effect given
+    the others ``(effect, low, high)`` at ``level`` (a rate difference for a 0/1 outcome: the term's
+    rows' fitted rate minus the rate the model gives them without it)."""
+    terms = state.terms
+    n_cand = state.n_cand
+    z_all = state.full.z
+    ties: dict = {}
+    explained = np.full(n_cand, -1, dtype=np.int64)
+    effects: dict = {}
+    if not terms:
+        return ties, explained, z_all, effects
+    strength = np.zeros((n_cand, len(terms)))
+    for i, f in enumerate(terms):
+        cells, where, sc = state.others(i)
+        strength[:, i] = np.abs(sc.z)
+        room = sc.free.copy()
+        room[terms] = False
+        slack = 1.0 + 0.25 * TIE if state.binary else 0.0
+        at = np.nonzero(room & (cells.fit.ll + sc.gain >= state.ll - TIE - slack))[0]
+        if at.size:
+            at = at[np.argsort(-sc.gain[at], kind="stable")[:24]]
+            ll = np.array([state.ll_with(cells, where, int(x)) if state.binary else cells.fit.ll + sc.gain[x]
+                           for x in at])
+            tied = ll >= state.ll - TIE
+            at, ll = at[tied], ll[tied]
+            ties[f] = [int(x) for x in at[np.lexsort((key[at], -ll))]]
+    left = np.ones(n_cand, dtype=bool)
+    left[terms] = False
+    weak = left & (np.abs(z_all) < z_scan)
+    by = np.argmax(strength, axis=1)
+    rises = strength[np.arange(n_cand), by] > np.abs(z_all)
+    explained[weak & rises] = np.asarray(terms)[by[weak & rises]]
+    effects = _effects(state, level, shift)
+    return ties, explained, z_all, effects
+
+
+def _effects(state: _State, level: float, shift: float) -> dict:
+    """Each term's effect given the other terms, with its interval at ``level``: a real outcome's
+    coefficient (the sandwich variance, each cell's own); a 0/1 outcome's, as the difference its
+    rows' fitted rate makes (the log-odds coefficient's interval carried over)."""
+    cells = state.cells
+    fit = cells.fit
+    X = cells.X
+    zq = z_two_sided(1.0 - level)
+    out = {}
+    if state.binary:
+        cov = fit.hinv
+    else:
+        m = X.T @ (X * fit.resid[:, None])
+        cov = fit.hinv @ m @ fit.hinv
+    eta = X @ fit.beta
+    n = cells.tot[:, 0]
+    for i, f in enumerate(state.terms):
+        b = float(fit.beta[i + 1])
+        se = math.sqrt(max(float(cov[i + 1, i + 1]), 0.0))
+        if not state.binary:
+            out[f] = (b, b - zq * se, b + zq * se)
+            continue
+        inside = X[:, i + 1] > 0.5
+        w = n[inside]
+
+        def ame(beta_i: float) -> float:
+            e = eta[inside]
+            with_ = 1.0 / (1.0 + np.exp(-(e - b + beta_i)))
+            without = 1.0 / (1.0 + np.exp(-(e - b)))
+            return float((w * (with_ - without)).sum() / max(w.sum(), 1e-300))
+
+        out[f] = (ame(b), ame(b - zq * se), ame(b + zq * se))
+    return out

@@ -29,7 +29,7 @@ from ..outcome_rules import WORSE_WHEN
 from ..prepare.tallies import metric_columns, metric_tallies
 from .findings_model import MAX_CELLS, Rows, z_two_sided
 from .findings_model import distinct_rows as _distinct_rows  # noqa: F401  (kept for its tests)
-from .findings_search import describe, search
+from .findings_search import describe, own_gain, search
 from .stats import mean_difference_test, rate_difference_interval, slice_means
 
 __all__ = ["Findings", "distinct_findings", "enclosing_findings", "within_difference", "significant_slices", "default_order",
@@ -122,7 +122,7 @@ def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, corr
                                     float(getattr(table.metrics[k], "shift", 0.0) or 0.0))
     finding[cand[terms]] = True
     explained[cand[by >= 0]] = cand[by[by >= 0]]
-    gain = [state.ll - state.others(i)[0].fit.ll for i in range(len(terms))]
+    gain = [own_gain(state, i) for i in range(len(terms))]
     rank = cand[np.asarray(terms, dtype=np.int64)[np.argsort(-np.asarray(gain), kind="stable")]] if terms \
         else np.zeros(0, dtype=np.int64)
     alias = np.full(n_items, -1, dtype=np.int64)

@@ -33,6 +33,9 @@ __all__ = ["Rows", "Fit", "fit_cells", "Cells", "distinct_rows", "z_two_sided"]
 MAX_CELLS = 4096
 #: most terms (each a bit of a row's pattern)
 MAX_TERMS = 60
+#: a real outcome's cell variance is its residual variance shrunk towards the pooled one as if by
+#: this many rows at the pooled variance (a small cell's variance is not read alone)
+VARIANCE_PRIOR = 10.0
 
 
 def z_two_sided(p: float) -> float:
@@ -159,10 +162,8 @@ class Fit:
     hinv: np.ndarray
     rss: float = 0.0
     resid: np.ndarray | None = None
-
-
-def _gauss_ll(rss: float, n: float) -> float:
-    return -0.5 * n * (math.log(max(rss, 1e-300) / max(n, 1.0)) + 1.0 + math.log(2.0 * math.pi))
+    #: (Gaussian) each cell's weight, the inverse of its variance
+    weight: np.ndarray | None = None
 
 
 def fit_cells(X: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarray, binary: bool) -> Fit:
@@ -173,13 +174,23 @@ def fit_cells(X: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarray, binary
     p = X.shape[1]
     ridge = 1e-9 * np.eye(p)
     if not binary:
-        h = X.T @ (X * n[:, None]) + ridge * max(float(n.sum()), 1.0)
-        hinv = np.linalg.pinv(h)
-        beta = hinv @ (X.T @ s)
-        mu = X @ beta
-        resid = np.maximum(q - 2.0 * mu * s + n * mu * mu, 0.0)
-        rss = float(resid.sum())
-        return Fit(beta, mu, _gauss_ll(rss, float(n.sum())), hinv, rss, resid)
+        # weighted least squares, each cell weighted by the inverse of its own residual variance
+        # (shrunk towards the pooled one by VARIANCE_PRIOR rows), refitted until the weights settle
+        weight = np.ones(n.size)
+        for _ in range(4):
+            h = X.T @ (X * (n * weight)[:, None]) + ridge * max(float((n * weight).sum()), 1e-300)
+            hinv = np.linalg.pinv(h)
+            beta = hinv @ (X.T @ (s * weight))
+            mu = X @ beta
+            resid = np.maximum(q - 2.0 * mu * s + n * mu * mu, 0.0)
+            pooled = max(float(resid.sum()) / max(float(n.sum()), 1.0), 1e-300)
+            new = 1.0 / np.maximum((resid + VARIANCE_PRIOR * pooled) / (n + VARIANCE_PRIOR), 1e-300)
+            if np.allclose(new, weight, rtol=1e-3):
+                break
+            weight = new
+        var = 1.0 / weight
+        ll = float(-0.5 * (n * np.log(2.0 * math.pi * var) + resid / var).sum())
+        return Fit(beta, mu, ll, hinv, float(resid.sum()), resid, weight)
     events = np.clip(np.rint(s), 0.0, n)
     rate = float(events.sum() / n.sum())
     beta = np.zeros(p)
@@ -248,8 +259,9 @@ class Cells:
 @dataclass(frozen=True)
 class Scores:
     """Each candidate's score test given a model: signed z (the bar's test), the likelihood gain of
-    adding it (exact for a real outcome, the score statistic's half for a 0/1 one), and whether the
-    model leaves it anything to add (not a combination of the terms)."""
+    adding it (the score statistic's half: for a 0/1 outcome made exact by refitting where it
+    decides; for a real one with each cell's own variance), and whether the model leaves it anything
+    to add (not a combination of the terms)."""
 
     z: np.ndarray
     gain: np.ndarray
@@ -281,27 +293,27 @@ def scores(cells: Cells, cell_of: np.ndarray, c: np.ndarray, lab: np.ndarray, t:
         z = np.where(free, uc / np.sqrt(var), 0.0)
         gain = np.where(free, 0.5 * u * u / var, 0.0)
         return Scores(z, gain, free)
-    u = per_cand(s_e - n_e * mu[h])
-    icc = per_cand(n_e)
-    a = np.column_stack([per_cand(n_e * X[h, j]) for j in range(p)])
+    om = fit.weight
+    u = per_cand(om[h] * (s_e - n_e * mu[h]))
+    wn = om[h] * n_e
+    icc = per_cand(wn)
+    a = np.column_stack([per_cand(wn * X[h, j]) for j in range(p)])
     var = icc - np.einsum("ij,jk,ik->i", a, fit.hinv, a)
     free = var > 1e-9 * np.maximum(icc, 1e-12)
-    var = np.where(free, var, 1.0)
-    drop = np.where(free, u * u / var, 0.0)
-    n_all = float(N.sum())
-    rss = max(fit.rss, 1e-300)
-    gain = np.where(free, -0.5 * n_all * np.log(np.maximum(1.0 - drop / rss, 1e-300)), 0.0)
-    # the sandwich variance of the efficient score: rows of the candidate weigh 1 - a·x, the others -a·x
+    # the sandwich variance of the efficient score: a row of the candidate weighs ω(1 - a·x), another -ωa·x
     coef = a @ fit.hinv  # candidates x terms
     resid_cell = fit.resid if fit.resid is not None else np.zeros(len(cells))
-    m = X.T @ (X * resid_cell[:, None])
+    m = X.T @ (X * (om * om * resid_cell)[:, None])
     t_e = np.einsum("ij,ij->i", coef[c], X[h])
     own = np.maximum(q_e - 2.0 * mu[h] * s_e + n_e * mu[h] ** 2, 0.0)
     guarded = np.maximum(own, n_e * resid_cell[h] / np.maximum(N[h], 1.0))  # at least the cell's variance
-    vrob = np.einsum("ij,jk,ik->i", coef, m, coef) + per_cand((1.0 - t_e) ** 2 * guarded - t_e ** 2 * own)
+    vrob = np.einsum("ij,jk,ik->i", coef, m, coef) + per_cand(om[h] ** 2 * ((1.0 - t_e) ** 2 * guarded
+                                                                             - t_e ** 2 * own))
     vrob = np.maximum(vrob, 1e-300)
     z = np.where(free, u / np.sqrt(vrob), 0.0)
-    return Scores(z, gain, free)
+    # the gain read with each cell's own variance (the sandwich score statistic's half): one variance
+    # for every row would let a noisy cohort's lucky parts outweigh a defect on quiet rows
+    return Scores(z, 0.5 * z * z, free)
 
 
 def candidate_cells(cells: Cells, cell_of: np.ndarray, lab: np.ndarray, t: np.ndarray) -> np.ndarray:

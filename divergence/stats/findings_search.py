@@ -46,7 +46,9 @@ class _State:
         if not self.terms and own is not None:  # one cell: every candidate's own tallies
             self.c, self.lab, self.t = own
         else:
-            self.c, self.lab, self.t = rows.entries(self.cells.label, len(self.cells))
+            c, lab, t = rows.entries(self.cells.label, len(self.cells))
+            order = np.argsort(c, kind="stable")  # each candidate's entries consecutive, in the walk's order
+            self.c, self.lab, self.t = c[order], lab[order], t[order]
         start = np.searchsorted(self.c, np.arange(n_cand + 1)) if self.c.size else np.zeros(n_cand + 1, np.int64)
         self.start = start
         self.identity = np.arange(len(self.cells))
@@ -98,7 +100,7 @@ def _exact_best(state: _State, cells: Cells, where: np.ndarray, sc, at: np.ndarr
     top = at[np.argsort(-sc.gain[at], kind="stable")[:EXACT_TOP]]
     exact = np.full(sc.gain.size, -np.inf)
     for x in top:
-        exact[x] = state.ll_with(cells, where, int(x)) - base_ll
+        exact[x] = state.ll_with(cells, where, int(x)) - cells.fit.ll
     best = _choose(top, exact, sc.z, prefer, key)
     return best, base_ll + float(exact[best])
 
@@ -116,7 +118,6 @@ def search(rows: Rows, binary: bool, n_cand: int, own: tuple, bar, prefer: int, 
         return limit is not None and rows.work > limit
 
     for _ in range(MAX_ROUNDS):
-        before = tuple(state.terms)
         # forward
         while len(state.terms) < MAX_TERMS:
             if over():
@@ -128,7 +129,7 @@ def search(rows: Rows, binary: bool, n_cand: int, own: tuple, bar, prefer: int, 
             at = np.nonzero(ok)[0]
             if at.size == 0:
                 break
-            best, _ = _exact_best(state, state.cells, state.identity, sc, at, state.ll, prefer, key)
+            best, _ = _exact_best(state, state.cells, state.identity, sc, at, 0.0, prefer, key)
             nxt = _State(rows, state.terms + [best], binary, n_cand)
             if len(nxt.cells) > MAX_CELLS:
                 cut = "their overlaps cut the rows into too many cells to test in"
@@ -143,29 +144,40 @@ def search(rows: Rows, binary: bool, n_cand: int, own: tuple, bar, prefer: int, 
             if short[worst] >= 0:
                 break
             state = _State(rows, [f for i, f in enumerate(state.terms) if i != worst], binary, n_cand, own)
-        # exchange: the single swap that raises the likelihood most
-        if not over() and state.terms:
-            best_swap, best_ll = None, state.ll + 1e-7 * max(1.0, abs(state.ll))
-            for i, f in enumerate(state.terms):
-                cells, where, sc = state.others(i)
-                room = sc.free.copy()
-                room[state.terms] = False
-                at = np.nonzero(room & (cells.fit.ll + sc.gain > best_ll - (2.0 if binary else 0.0)))[0]
-                if at.size == 0:
-                    continue
-                x, ll = _exact_best(state, cells, where, sc, at, cells.fit.ll, prefer, key)
-                if ll > best_ll:
-                    best_swap, best_ll = (i, x), ll
-            if best_swap is not None:
-                i, x = best_swap
-                terms = list(state.terms)
-                terms[i] = x
-                state = _State(rows, terms, binary, n_cand)
-        after = tuple(state.terms)
-        if after == before or after in seen or cut:
+        now = tuple(sorted(state.terms))
+        if now in seen or cut or over() or not state.terms:
             break
-        seen.add(after)
+        seen.add(now)
+        # exchange: the single swap that raises the likelihood most
+        best_swap, best_rise = None, 0.0
+        for i, f in enumerate(state.terms):
+            cells, where, sc = state.others(i)
+            mine = own_gain(state, i)
+            room = sc.free.copy()
+            room[state.terms] = False
+            at = np.nonzero(room & (sc.gain > mine + best_rise - (2.0 if binary else 0.0)))[0]
+            if at.size == 0:
+                continue
+            x, gain = _exact_best(state, cells, where, sc, at, 0.0, prefer, key)
+            rise = gain - mine
+            if rise > best_rise + 1e-7 * max(1.0, mine):
+                best_swap, best_rise = (i, x), rise
+        if best_swap is None:
+            break
+        i, x = best_swap
+        terms = list(state.terms)
+        terms[i] = x
+        state = _State(rows, terms, binary, n_cand)
     return state, cut
+
+
+def own_gain(state: _State, i: int) -> float:
+    """What the i-th term adds to the model of the others: the log-likelihood it raises (0/1
+    outcome), its score statistic's half with each cell's own variance (real outcome)."""
+    cells, _, sc = state.others(i)
+    if state.binary:
+        return state.ll - cells.fit.ll
+    return float(sc.gain[state.terms[i]])
 
 
 def describe(state: _State, key: np.ndarray, z_scan: float, level: float, shift: float
@@ -188,15 +200,16 @@ def describe(state: _State, key: np.ndarray, z_scan: float, level: float, shift:
         strength[:, i] = np.abs(sc.z)
         room = sc.free.copy()
         room[terms] = False
+        mine = own_gain(state, i)
         slack = 1.0 + 0.25 * TIE if state.binary else 0.0
-        at = np.nonzero(room & (cells.fit.ll + sc.gain >= state.ll - TIE - slack))[0]
+        at = np.nonzero(room & (sc.gain >= mine - TIE - slack))[0]
         if at.size:
             at = at[np.argsort(-sc.gain[at], kind="stable")[:24]]
-            ll = np.array([state.ll_with(cells, where, int(x)) if state.binary else cells.fit.ll + sc.gain[x]
-                           for x in at])
-            tied = ll >= state.ll - TIE
-            at, ll = at[tied], ll[tied]
-            ties[f] = [int(x) for x in at[np.lexsort((key[at], -ll))]]
+            gain = np.array([state.ll_with(cells, where, int(x)) - cells.fit.ll if state.binary else sc.gain[x]
+                             for x in at])
+            tied = gain >= mine - TIE
+            at, gain = at[tied], gain[tied]
+            ties[f] = [int(x) for x in at[np.lexsort((key[at], -gain))]]
     left = np.ones(n_cand, dtype=bool)
     left[terms] = False
     weak = left & (np.abs(z_all) < z_scan)
@@ -218,8 +231,8 @@ def _effects(state: _State, level: float, shift: float) -> dict:
     out = {}
     if state.binary:
         cov = fit.hinv
-    else:
-        m = X.T @ (X * fit.resid[:, None])
+    else:  # the sandwich: each cell's own residuals, weighted as in the fit
+        m = X.T @ (X * (fit.weight ** 2 * fit.resid)[:, None])
         cov = fit.hinv @ m @ fit.hinv
     eta = X @ fit.beta
     n = cells.tot[:, 0]

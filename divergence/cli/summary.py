@@ -82,8 +82,10 @@ def _slice_lines(table, row, m, binary: bool, extra: str | None) -> list[str]:
     if f"{name}_verdict" in row:
         parts.append(verdict_label(row[f"{name}_verdict"], None, None, row.get(f"{name}_meets_min_size")))
     if f"{name}_finding" in row:
+        effect = (row.get(f"{name}_effect"), row.get(f"{name}_effect_ci_low"), row.get(f"{name}_effect_ci_high"))
         found = finding_label(row[f"{name}_finding"], row.get(f"{name}_explained_by", ""),
-                              row.get(f"{name}_within", ""), row.get(f"{name}_alias", ""))
+                              row.get(f"{name}_within", ""), row.get(f"{name}_alias", ""),
+                              effect if effect[0] is not None else None, binary)
         if found:
             parts.append(found)
     if extra:

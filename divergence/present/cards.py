@@ -373,6 +373,7 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
                      + ("after shrinking towards the wider slices holding it, which diverge more" if farther
                         else "shrunk for the winner's curse"))
         what += ")"
+        what += _model_effect(stats, i, label, binary, m) if distinct else ""
         baseline = other.get("baseline")
         if baseline is not None and not is_undefined(baseline[i]):
             what += (f"; the best constant guess from its own rows errs {format_value(baseline[i], binary)} "
@@ -391,10 +392,13 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
                     "lifts or lowers)")
         alias = str(stats.at("alias", i) or "") if distinct else ""
         if alias:
-            share = _shared(table, stats, i, alias)
-            sure += (f"; the data do not tell it from “{alias}”" + (f" (they share {format_percent(share)} of their rows)"
-                                                            if share is not None else "")
-                     + ": each accounts for the other's divergence, and this one tested stronger")
+            names = [x for x in alias.split(" | ") if x]
+            shares = [_shared(table, stats, i, x) for x in names]
+            told = ", ".join(f"“{x}”" + (f" (sharing {format_percent(sh)} of their rows)" if sh is not None else "")
+                             for x, sh in zip(names, shares))
+            sure += (f"; the data do not tell it from {told}: with "
+                     + ("that slice" if len(names) == 1 else "any of them")
+                     + " in its place the model fits within 1.92 of its log-likelihood, and this one fits best")
         meets = bool(stats.meets_min_size[i]) if stats.meets_min_size is not None else True
         if not meets:
             sure += (f"; indicative: {format_count(stats.count[i])} measured rows, below the minimum size "
@@ -413,6 +417,32 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
                              todo=todo, covers=covers.get(int(i), 1),
                              distinct=distinct, meets=meets, within=holder))
     return _under_their_holders(cards), int(candidates.size)
+
+
+def _model_effect(stats: MetricStatistics, i: int, label: str, binary: bool, metric: str) -> str:
+    """A finding's effect in the findings' model (given the other findings) with its interval, and,
+    where its direction differs from the divergence's, one sentence saying why."""
+    from ..stats.findings import worse_sign
+
+    effect = stats.at("effect", i)
+    if is_undefined(effect):
+        return ""
+    effect, div = float(effect), float(stats.divergence[i])
+    text = (f"; given the other findings, {format_divergence(effect, binary)} "
+            f"{format_divergence_interval(stats.at('effect_ci_low', i), stats.at('effect_ci_high', i), binary)} "
+            "(its effect in the findings' model)")
+    if effect == 0 or div == 0 or (effect > 0) == (div > 0):
+        return text
+    sign = worse_sign(metric)
+    way = ("worse" if effect * sign > 0 else "better") if sign else ("higher" if effect > 0 else "lower")
+    flag = np.asarray(stats.finding, dtype=bool) if stats.finding is not None else np.zeros(0, dtype=bool)
+    others = [str(stats.itemsets[j]) for j in np.nonzero(flag)[0]
+              if j != i and not is_undefined(stats.at("effect", j)) and (float(stats.at("effect", j)) > 0) == (effect > 0)]
+    whose = (f", whose {label} the finding{'s' if len(others) > 1 else ''} "
+             + ", ".join(f"“{x}”" for x in others) + f" {'raise' if effect > 0 else 'lower'}{'' if len(others) > 1 else 's'}"
+             if others else "")
+    return (text + f". It is {way} than the rows like it given the other findings, though "
+            f"{'above' if div > 0 else 'below'} the whole dataset{whose}")
 
 
 def _shared(table: SliceTable, stats: MetricStatistics, i: int, other: str) -> float | None:

@@ -13,7 +13,7 @@ import pandas as pd
 
 from ..errors import DivergenceInputError
 from ..table import SliceTable
-from .formats import (DASH, finding_label, format_count,
+from .formats import (DASH, finding_labels, format_count,
                       format_divergence, format_interval, format_number, format_p,
                       format_percent, format_value, is_undefined, metric_label, verdict_label)
 
@@ -209,10 +209,7 @@ def display_frame(table: SliceTable, rows: pd.DataFrame, metric: str | None = No
         out["Interval"] = [format_interval(a, b, binary) for a, b in zip(f[f"{m}_ci_low"], f[f"{m}_ci_high"])]
     out["Divergence"] = f[f"{m}_divergence"].map(lambda x: format_divergence(x, binary))
     if f"{m}_finding" in f:
-        within = f[f"{m}_within"] if f"{m}_within" in f else [""] * len(f)
-        alias = f[f"{m}_alias"] if f"{m}_alias" in f else [""] * len(f)
-        out["Finding"] = [finding_label(a, b, w, x) for a, b, w, x in
-                          zip(f[f"{m}_finding"], f[f"{m}_explained_by"], within, alias)]
+        out["Finding"] = finding_labels(f, m, binary)
     if f"{m}_order" in f:  # the slice's place in the default order
         out["Order"] = f[f"{m}_order"].map(format_count)
     for col, label in ((f"{m}_divergence_shrunk", "Shrunk divergence"),

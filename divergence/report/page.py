@@ -212,7 +212,9 @@ def _slice_table(table: SliceTable, metric: str, rows: pd.DataFrame, previous: S
             elif kind in _NUMBER_TEXT:
                 cells.append(Cell(_NUMBER_TEXT[kind](v, b), _sort_value(v), True))
             elif kind == "finding":
-                text = finding_label(v, r[f"{m}_explained_by"], r.get(f"{m}_within", ""), r.get(f"{m}_alias", ""))
+                effect = (r.get(f"{m}_effect"), r.get(f"{m}_effect_ci_low"), r.get(f"{m}_effect_ci_high"))
+                text = finding_label(v, r[f"{m}_explained_by"], r.get(f"{m}_within", ""), r.get(f"{m}_alias", ""),
+                                     effect if effect[0] is not None else None, b)
                 cells.append(Cell(text, text))
             elif kind == "bool":
                 cells.append(Cell("yes" if bool(v) else "no", _sort_value(v)))

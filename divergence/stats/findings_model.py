@@ -280,6 +280,10 @@ def scores(cells: Cells, cell_of: np.ndarray, c: np.ndarray, lab: np.ndarray, t:
     def per_cand(weights):
         return np.bincount(c, weights=weights, minlength=n_cand)
 
+    # a candidate made of whole cells (the rows of some terms and not others: an intersection of
+    # findings) is the findings' own rows: no term of its own
+    whole = per_cand((n_e < N[h] - 0.5).astype(float)) == 0
+
     if cells.binary:
         v = mu * (1.0 - mu)
         u = per_cand(np.rint(s_e) - n_e * mu[h])
@@ -287,7 +291,7 @@ def scores(cells: Cells, cell_of: np.ndarray, c: np.ndarray, lab: np.ndarray, t:
         icc = per_cand(wv)
         a = np.column_stack([per_cand(wv * X[h, j]) for j in range(p)])
         var = icc - np.einsum("ij,jk,ik->i", a, fit.hinv, a)
-        free = var > 1e-9 * np.maximum(icc, 1e-12)
+        free = (var > 1e-9 * np.maximum(icc, 1e-12)) & ~whole
         var = np.where(free, var, 1.0)
         uc = np.sign(u) * np.maximum(np.abs(u) - 0.5, 0.0)
         z = np.where(free, uc / np.sqrt(var), 0.0)
@@ -299,7 +303,7 @@ def scores(cells: Cells, cell_of: np.ndarray, c: np.ndarray, lab: np.ndarray, t:
     icc = per_cand(wn)
     a = np.column_stack([per_cand(wn * X[h, j]) for j in range(p)])
     var = icc - np.einsum("ij,jk,ik->i", a, fit.hinv, a)
-    free = var > 1e-9 * np.maximum(icc, 1e-12)
+    free = (var > 1e-9 * np.maximum(icc, 1e-12)) & ~whole
     # the sandwich variance of the efficient score: a row of the candidate weighs ω(1 - a·x), another -ωa·x
     coef = a @ fit.hinv  # candidates x terms
     resid_cell = fit.resid if fit.resid is not None else np.zeros(len(cells))

@@ -1,6 +1,6 @@
 """Distinct findings, the default order and the headline tiles (divergence.stats.findings): the planted
 cohorts of the built-in data are the findings and lead the order, their spillover is explained by
-them, the residual tests equal a computation from the rows, and the tiles add up."""
+them, the findings' model and its score tests equal a computation from the rows, and the tiles add up."""
 from __future__ import annotations
 
 import numpy as np
@@ -77,51 +77,102 @@ def test_default_order_findings_lead_and_meets_min_size_first_within_each_group(
             assert list(by[f"{m}_divergence"]) == sorted(t.frame[f"{m}_divergence"].iloc[1:], reverse=True)[:5]
 
 
-def test_residual_tests_equal_a_computation_from_the_rows():
-    """The stratified residual statistic from the lattice walks equals one computed from the rows
-    by boolean masks, for every candidate, given the findings (0/1 outcome: Cochran–Mantel–Haenszel
-    with the continuity correction; each finding alone too)."""
-    from divergence.stats.findings import _Rows, _Strata, significant_slices
+def _logistic(X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """A logistic regression fitted on the rows by Newton's method (the coefficients)."""
+    beta = np.zeros(X.shape[1])
+    for _ in range(50):
+        mu = 1.0 / (1.0 + np.exp(-(X @ beta)))
+        step = np.linalg.solve(X.T @ (X * (mu * (1 - mu))[:, None]), X.T @ (y - mu))
+        beta += step
+        if np.abs(step).max() < 1e-10:
+            break
+    return beta
+
+
+def _demo_candidates():
+    from divergence.stats.findings import significant_slices
 
     t = scan(load_demo(3000, seed=11), **DEMO_ROLES["classification"], attributes=DEMO_ATTRIBUTES,
              min_support=0.03, bootstrap=0)
-    k = 0
     f = t.frame
     cand = np.nonzero(significant_slices(f["fpr_q"].to_numpy(), f["fpr_divergence_adj_low"].to_numpy(),
                                          f["fpr_divergence_adj_high"].to_numpy(), 0.05))[0]
     cand = np.union1d(cand, np.arange(1, min(len(t), 200)))  # and some more slices
-    tal = t.tallies[:, [1, 2, 3]]
-    strata = _Strata(tal[cand], tal[0], True)
-    rows = _Rows(t, cand, k)
-    findings = [int(np.nonzero(cand == t.lookup(DEMO_TRUTH["elevated_fpr"]))[0][0]), 5, 40]
-    active = np.ones(cand.size, dtype=bool)
-    for pos in findings:
-        assert rows.add(strata, pos, active)
-    z_all, z_pair = rows.final(np.arange(cand.size), True)
-    assert np.allclose(strata.z(), z_all, atol=1e-9)  # the step-by-step strata agree with the final walk
+    return t, cand
+
+
+def test_score_tests_equal_a_computation_from_the_rows():
+    """The findings' model fitted on the cells of the distinct rows is the logistic regression fitted
+    on the rows, and each candidate's score test given the terms (from one walk of the lattice)
+    equals the efficient score test computed from the rows by boolean masks (with the continuity
+    correction); the test given the terms but one (the cells merged) equals a fresh fit's."""
+    from divergence.stats.findings_model import Rows
+    from divergence.stats.findings_search import _State
+
+    t, cand = _demo_candidates()
+    rows = Rows(t, cand, 0)
+    terms = [int(np.nonzero(cand == t.lookup(DEMO_TRUTH["elevated_fpr"]))[0][0]), 5, 40]
+    state = _State(rows, terms, True, cand.size)
     o = np.asarray(t.outcome("fpr").values)
     d = ~np.isnan(o)
-    masks = [t.rows_of(int(cand[p])) for p in findings]
-    pattern = sum((m.astype(int) << j) for j, m in enumerate(masks))
-
-    def cmh(s, groups):
-        num = var = 0.0
-        for g in np.unique(groups[d]):
-            h = d & (groups == g)
-            n1, big_n = (s & h).sum(), h.sum()
-            n0, m = big_n - n1, o[h].sum()
-            if n1 == 0 or n0 == 0:
-                continue
-            num += o[s & h].sum() - n1 * m / big_n
-            var += n1 * n0 * m * (big_n - m) / (big_n ** 2 * max(big_n - 1, 1))
-        num = np.sign(num) * max(abs(num) - 0.5, 0.0)
-        return num / np.sqrt(var) if var > 1e-12 else 0.0
-
+    y = o[d]
+    masks = [t.rows_of(int(cand[p]))[d] for p in terms]
+    X = np.column_stack([np.ones(y.size)] + [m.astype(float) for m in masks])
+    beta = _logistic(X, y)
+    np.testing.assert_allclose(state.cells.fit.beta, beta, atol=1e-6)
+    mu = 1.0 / (1.0 + np.exp(-(X @ beta)))
+    v = mu * (1 - mu)
+    info = X.T @ (X * v[:, None])
     for j, c in enumerate(cand):
-        s = t.rows_of(int(c))
-        assert z_all[j] == pytest.approx(cmh(s, pattern), abs=1e-7)
-        for q, mask in enumerate(masks):
-            assert z_pair[j, q] == pytest.approx(cmh(s, mask.astype(int)), abs=1e-7)
+        if j in terms:
+            continue
+        x = t.rows_of(int(c))[d].astype(float)
+        u = float(x @ (y - mu))
+        a = X.T @ (x * v)
+        var = float(x @ (x * v) - a @ np.linalg.solve(info, a))
+        expected = np.sign(u) * max(abs(u) - 0.5, 0.0) / np.sqrt(var) if var > 1e-9 * max(x @ (x * v), 1e-12) else 0.0
+        pattern = sum(m.astype(int) << q for q, m in enumerate(masks))
+        if all(len(set(x[pattern == h])) == 1 for h in np.unique(pattern)):
+            expected = 0.0  # made of whole cells (the terms' own rows): no term of its own
+        assert state.full.z[j] == pytest.approx(expected, abs=1e-6)
+    for i in range(len(terms)):
+        others = [f for q, f in enumerate(terms) if q != i]
+        fresh = _State(rows, others, True, cand.size)
+        np.testing.assert_allclose(state.others(i)[2].z, fresh.full.z, atol=1e-9)
+        assert state.others(i)[0].fit.ll == pytest.approx(fresh.ll, abs=1e-8)
+
+
+def test_a_real_outcomes_model_is_weighted_least_squares_with_each_cells_variance():
+    """A real outcome (the regression's absolute error): the fit is least squares weighted by each
+    cell's residual variance (shrunk towards the pooled one), computed from the rows."""
+    from divergence.stats.findings import significant_slices
+    from divergence.stats.findings_model import VARIANCE_PRIOR, Rows
+    from divergence.stats.findings_search import _State
+
+    t = scan(load_demo(3000, seed=11), **DEMO_ROLES["regression"], attributes=DEMO_ATTRIBUTES, min_support=0.03,
+             bootstrap=0)
+    f = t.frame
+    cand = np.nonzero(significant_slices(f["abs_error_q"].to_numpy(), f["abs_error_divergence_adj_low"].to_numpy(),
+                                         f["abs_error_divergence_adj_high"].to_numpy(), 0.05))[0]
+    terms = [int(np.nonzero(cand == t.lookup(DEMO_TRUTH["defect"]))[0][0]),
+             int(np.nonzero(cand == t.lookup(DEMO_TRUTH["hard_cohort"]))[0][0])]
+    state = _State(Rows(t, cand, 0), terms, False, cand.size)
+    y = np.asarray(t.outcome("abs_error").values)
+    masks = [t.rows_of(int(cand[p])) for p in terms]
+    X = np.column_stack([np.ones(y.size)] + [m.astype(float) for m in masks])
+    cell = masks[0].astype(int) + 2 * masks[1].astype(int)
+    w = np.ones(y.size)
+    for _ in range(4):
+        beta = np.linalg.solve(X.T @ (X * w[:, None]), X.T @ (w * y))
+        e2 = (y - X @ beta) ** 2
+        pooled = e2.mean()
+        var = {h: (e2[cell == h].sum() + VARIANCE_PRIOR * pooled) / ((cell == h).sum() + VARIANCE_PRIOR)
+               for h in np.unique(cell)}
+        new = np.array([1.0 / var[h] for h in cell])
+        if np.allclose(new, w, rtol=1e-3):
+            break
+        w = new
+    np.testing.assert_allclose(state.cells.fit.beta[1:], beta[1:], rtol=1e-6)
 
 
 def test_tiles_add_up_with_replication_too():
@@ -184,38 +235,12 @@ def test_the_table_says_which_finding_explains_a_slice(fpr_table):
 
     view = slice_view(fpr_table, metric="fpr", top_n=5)
     shown = display_frame(fpr_table, view.rows, "fpr")["Finding"].tolist()
-    assert shown[0] == "distinct finding"
+    row = fpr_table.row(DEMO_TRUTH["elevated_fpr"])
+    # its effect in the findings' model (alone: against the other rows) with its interval
+    assert shown[0].startswith("distinct finding, effect +") and shown[0].endswith("pp given the other findings")
+    assert row["fpr_effect_ci_low"] < row["fpr_effect"] < row["fpr_effect_ci_high"]
     assert shown[1:] == [f"explained by {DEMO_TRUTH['elevated_fpr']}"] * 4
     assert finding_label(False, "") == "" and finding_label(False, float("nan")) == ""
-
-
-def test_the_revisions_residual_test_is_the_searchs():
-    """The residual test a revision computes from the distinct rows' membership equals the search's
-    (the strata of every finding, Fisher's exact test where one stratum informs), for every candidate."""
-    from divergence.stats.findings import _ResidualTest, _Rows, _Strata, significant_slices
-
-    t = scan(load_demo(3000, seed=11), **DEMO_ROLES["classification"], attributes=DEMO_ATTRIBUTES,
-             min_support=0.03, bootstrap=0)
-    f = t.frame
-    cand = np.nonzero(significant_slices(f["fpr_q"].to_numpy(), f["fpr_divergence_adj_low"].to_numpy(),
-                                         f["fpr_divergence_adj_high"].to_numpy(), 0.05))[0]
-    cand = np.union1d(cand, np.arange(1, min(len(t), 200)))
-    tal = t.tallies[:, [1, 2, 3]]
-    strata = _Strata(tal[cand], tal[0], True)
-    rows = _Rows(t, cand, 0)
-    findings = [int(np.nonzero(cand == t.lookup(DEMO_TRUTH["elevated_fpr"]))[0][0]), 5, 40]
-    active = np.ones(cand.size, dtype=bool)
-    for pos in findings:
-        assert rows.add(strata, pos, active)
-    every = np.array([p for p in range(cand.size) if p not in findings])
-    st = rows.strata_of(every, True)
-    searched = st.exact_z(every, st.z())
-    test = _ResidualTest(rows, True)
-    mine = np.array([test.z(int(p), findings) for p in every])
-    np.testing.assert_allclose(mine, searched, atol=1e-7)
-    # given no finding, the residual test is the slice's own test against the rest
-    own = _Strata(tal[cand], tal[0], True)
-    np.testing.assert_allclose([test.z(int(p), []) for p in every[:50]], own.exact_z(every[:50], own.z()), atol=1e-7)
 
 
 def _look_low_world(seed: int, n: int = 20_000) -> pd.DataFrame:
@@ -231,92 +256,118 @@ def _look_low_world(seed: int, n: int = 20_000) -> pd.DataFrame:
 
 def _look_low_search():
     """The look-low world scanned, its significant slices as the search's candidates, their distinct
-    rows, the candidates left (all but the three below) and the positions of the look-low slice and
-    the two cohorts."""
-    from divergence.stats.findings import _Rows, significant_slices
+    rows, and the positions of the look-low slice and the two cohorts."""
+    from divergence.stats.findings import significant_slices
+    from divergence.stats.findings_model import Rows
 
     t = scan(_look_low_world(1), outcome="o", min_support=0.01, bootstrap=0)
     f = t.frame
     cand = np.nonzero(significant_slices(f["o_q"].to_numpy(), f["o_divergence_adj_low"].to_numpy(),
                                          f["o_divergence_adj_high"].to_numpy(), 0.05))[0]
     pos = {str(f["itemset"].iat[c]): j for j, c in enumerate(cand)}
-    three = (pos["a=v1"], pos["a=v0"], pos["a=v2, b=w1"])
-    alive = np.ones(cand.size, dtype=bool)
-    alive[list(three)] = False
-    return t, cand, _Rows(t, cand, 0), alive, three
+    return t, cand, Rows(t, cand, 0), (pos["a=v1"], pos["a=v0"], pos["a=v2, b=w1"])
 
 
-def test_revision_drops_a_finding_the_later_ones_explain():
-    """Backward: a look-low slice chosen among the findings is dropped once the cohorts that lift the
-    average are findings too; real findings that do not explain each other stay."""
-    from divergence.stats.findings import _revise, _z_two_sided
+def _search_from(rows, cand, start, bar):
+    from divergence.stats.findings_search import search
 
-    t, cand, rows, alive, (low, c1, c2) = _look_low_search()
-    revised = _revise(rows, [low, c1, c2], alive, np.zeros(cand.size), True, lambda j: _z_two_sided(0.05 / 1000))
-    assert revised == [c1, c2]
-    # the real findings stay: neither is explained by the other
-    assert _revise(rows, [c1, c2], alive, np.zeros(cand.size), True, lambda j: _z_two_sided(0.05 / 1000)) is None
-    # the whole search ends on the two cohorts
+    return search(rows, True, cand.size, None, bar, 1, np.arange(cand.size), None, start=start)[0].terms
+
+
+def test_backward_and_exchange_put_the_cohorts_in_place_of_a_look_low_slice():
+    """A search made to start from the slice that reads low only because the cohorts lift the
+    average (a=v1) ends on the two cohorts: with them in, its effect is gone (backward), and from it
+    alone the exchange puts a cohort in its place; the same from the three together."""
+    from divergence.stats.findings_model import z_two_sided
+
+    t, cand, rows, (low, c1, c2) = _look_low_search()
+    bar = lambda j: 0.0 if j == 1 else z_two_sided(0.05 / 1000)  # noqa: E731
+    assert sorted(_search_from(rows, cand, [low, c1, c2], bar)) == sorted([c1, c2])
+    assert sorted(_search_from(rows, cand, [low], bar)) == sorted([c1, c2])
+    # the whole search ends on the two cohorts, and a=v1 is explained by one of them
     assert sorted(t.findings("o")["itemset"]) == ["a=v0", "a=v2, b=w1"]
-
-
-def test_the_first_finding_gets_no_margin_when_revised():
-    """The backward step's margin keeps a finding that passed its residual test when it joined; the
-    first finding was chosen by its test against the whole dataset (which the later findings lift),
-    so it is dropped once it falls below the last finding's bar at all."""
-    from divergence.stats.findings import DROP_MARGIN, _ResidualTest, _revise
-
-    t, cand, rows, alive, (low, c1, c2) = _look_low_search()
-    z_low = _ResidualTest(rows, True).leave_one_out([c1, c2, low])[2]
-    bar = z_low + DROP_MARGIN / 2  # the look-low slice given the cohorts: within the margin below the bar
-    assert _revise(rows, [c1, c2, low], alive, np.zeros(cand.size), True, lambda j: bar) is None
-    assert _revise(rows, [low, c1, c2], alive, np.zeros(cand.size), True, lambda j: bar) == [c1, c2]
+    assert t.row("a=v1")["o_explained_by"] in ("a=v0", "a=v2, b=w1")
 
 
 def test_a_finding_the_data_do_not_tell_from_a_near_copy_names_it():
-    """A cohort and a near copy on a correlated attribute (88% of rows shared): where the copy tested
-    stronger and was named, the cohort is its alias (each explains the other at the scan's bar, as
-    recomputed from the rows); with twice the rows they are told apart and no alias is named."""
+    """A cohort and a near copy on a correlated attribute (80% of rows shared): the model named the
+    one that fits better and lists the other as tied (its model in the finding's place within 1.92 of
+    the log-likelihood, as recomputed from the rows); the card and the table say so; with twice the
+    rows the two are told apart."""
     from divergence.present.cards import findings as cards
+    from divergence.present.views import display_frame
     from divergence.simulate import correlated_world
-    from divergence.stats.findings import _z_two_sided
 
     df, kw, info = correlated_world(6, "two", n=10_000)
     t = scan(df, min_support=0.01, bootstrap=0, **kw)
     f = t.frame
-    named = f[f["fpr_finding"].astype(bool)].set_index("itemset")["fpr_alias"]
-    assert named.to_dict() == {"c0=u0": "", "c0=u2, c5=t1": "c0=u2, c2=t1"}
-    # from the rows: each one's residual test given the other (and c0=u0) fails the scan's bar
+    named = f[f["fpr_finding"].astype(bool)].set_index("itemset")["fpr_alias"].to_dict()
+    tied = {s: [x for x in a.split(" | ") if x] for s, a in named.items()}
+    assert "c0=u2, c2=t1" in named or any("c0=u2, c2=t1" in v for v in tied.values())
     neg = df[df["y"] == "no"]
-    err = (neg["pred"] == "yes").to_numpy(float)
-    mask = {s: np.logical_and.reduce([(neg[a] == v).to_numpy() for a, v in (x.split("=") for x in s.split(", "))])
-            for s in ("c0=u0", "c0=u2, c5=t1", "c0=u2, c2=t1")}
+    y = (neg["pred"] == "yes").to_numpy(float)
 
-    def residual(s, given):  # Cochran-Mantel-Haenszel z, with its continuity correction
-        label = sum(mask[g].astype(int) << i for i, g in enumerate(given))
-        num = var = 0.0
-        for h in np.unique(label):
-            r = label == h
-            n1, n = (mask[s] & r).sum(), r.sum()
-            if 0 < n1 < n:
-                x = err[r].sum()
-                num += err[mask[s] & r].sum() - n1 * x / n
-                var += n1 * (n - n1) * x * (n - x) / (n * n * (n - 1))
-        return max(abs(num) - 0.5, 0.0) / np.sqrt(var)
+    def mask(s):
+        return np.logical_and.reduce([(neg[a] == v).to_numpy() for a, v in (x.split("=") for x in s.split(", "))])
 
-    z_scan = _z_two_sided(1.0 - t.assessment.corrected_level["fpr"])  # the scan's own bar
-    assert residual("c0=u2, c2=t1", ["c0=u0", "c0=u2, c5=t1"]) < z_scan
-    assert residual("c0=u2, c5=t1", ["c0=u0", "c0=u2, c2=t1"]) < z_scan
-    card = next(c for c in cards(t, "fpr")[0] if c.itemset == "c0=u2, c5=t1")
-    assert "the data do not tell it from “c0=u2, c2=t1” (they share 80.9% of their rows)" in card.sure
-    from divergence.present.views import display_frame
+    def loglik(names):
+        X = np.column_stack([np.ones(y.size)] + [mask(s).astype(float) for s in names])
+        mu = 1.0 / (1.0 + np.exp(-(X @ _logistic(X, y))))
+        return float((y * np.log(mu) + (1 - y) * np.log(1 - mu)).sum())
 
+    full = loglik(list(named))
+    for s, names in tied.items():
+        others = [x for x in named if x != s]
+        for x in names:  # each tied name: within 1.92 of the chosen model, and no better
+            assert full - 1.92 - 1e-6 <= loglik(others + [x]) <= full + 1e-6
+    with_ties = [s for s in tied if tied[s]]
+    assert with_ties
+    card = next(c for c in cards(t, "fpr")[0] if c.itemset == with_ties[0])
+    assert f"the data do not tell it from “{tied[with_ties[0]][0]}”" in card.sure
     shown = display_frame(t, t.findings("fpr"), "fpr")["Finding"]
-    assert sorted(shown) == ["distinct finding", "distinct finding, not told from c0=u2, c2=t1"]
+    assert any(x.endswith(f"not told from {named[with_ties[0]]}") for x in shown)
+    assert all("given the other findings" in x for x in shown)
     df, kw, info = correlated_world(6, "two", n=20_000)
     f = scan(df, min_support=0.01, bootstrap=0, **kw).frame
     assert sorted(f.loc[f["fpr_finding"].astype(bool), "itemset"]) == ["c0=u0", "c0=u2, c2=t1"]
-    assert not f["fpr_alias"].astype(bool).any()
+
+
+def test_the_verdict_follows_the_models_effect():
+    """A hard cohort beside a defect (squared error): the defect is a finding, its effect given the
+    hard cohort about the +1 planted (offset 1 on a unit-variance residual), no finding lying in the
+    defect is called better, and each finding's verdict takes its effect's direction."""
+    from divergence.simulate_findings import hetero_world
+
+    df, kw, info = hetero_world(1)
+    t = scan(df, min_support=0.01, bootstrap=0, **kw)
+    f = t.frame
+    for m in ("abs_error", "squared_error"):
+        found = f[f[f"{m}_finding"].astype(bool)]
+        assert set(found["itemset"]) == {"h=v0", "k=v2"}
+        k = found[found["itemset"] == "k=v2"].iloc[0]
+        assert k[f"{m}_effect_ci_low"] < k[f"{m}_effect"] < k[f"{m}_effect_ci_high"]
+        assert k[f"{m}_effect_ci_low"] > 0 and k[f"{m}_verdict"] != "better"
+    k = f[f["itemset"] == "k=v2"].iloc[0]
+    assert 0.7 < k["squared_error_effect"] < 1.3
+
+
+def test_a_finding_whose_effect_and_divergence_differ_says_so():
+    """The card of a finding below the whole dataset only because another finding raises it, yet worse
+    than the rows like it: one sentence naming the finding that raises the whole dataset."""
+    from divergence.present.cards import _model_effect
+
+    t = scan(_look_low_world(1), outcome="o", min_support=0.01, bootstrap=0)
+    stats = t.statistics("o")
+    i = t.lookup("a=v0")
+    text = _model_effect(stats, i, "o", False, "o")
+    assert "given the other findings" in text and "though" not in text  # the same direction: no sentence
+    import dataclasses
+
+    effect = np.array(stats.other["effect"], dtype=float).copy()
+    effect[i] = -abs(effect[i])  # made to differ from its divergence (above the whole dataset)
+    flipped = dataclasses.replace(stats, other=dict(stats.other, effect=effect))
+    text = _model_effect(flipped, i, "o", False, "o")
+    assert "lower than the rows like it given the other findings, though above the whole dataset" in text
 
 
 @pytest.mark.slow

@@ -33,6 +33,9 @@ __all__ = ["Rows", "Fit", "fit_cells", "Cells", "distinct_rows", "z_two_sided"]
 MAX_CELLS = 4096
 #: most terms (each a bit of a row's pattern)
 MAX_TERMS = 60
+#: a 0/1 candidate expecting fewer events (or non-events) than this has its score test checked by
+#: the binomial test (:func:`_small_counts`)
+SMALL_EXPECTED = 30.0
 #: a real outcome's cell variance is its residual variance shrunk towards the pooled one as if by
 #: this many rows at the pooled variance (a small cell's variance is not read alone)
 VARIANCE_PRIOR = 10.0
@@ -296,7 +299,7 @@ def scores(cells: Cells, cell_of: np.ndarray, c: np.ndarray, lab: np.ndarray, t:
         uc = np.sign(u) * np.maximum(np.abs(u) - 0.5, 0.0)
         z = np.where(free, uc / np.sqrt(var), 0.0)
         gain = np.where(free, 0.5 * u * u / var, 0.0)
-        return Scores(z, gain, free)
+        return Scores(_small_counts(z, free, per_cand(n_e), per_cand(np.rint(s_e)), per_cand(n_e * mu[h])), gain, free)
     om = fit.weight
     u = per_cand(om[h] * (s_e - n_e * mu[h]))
     wn = om[h] * n_e
@@ -318,6 +321,27 @@ def scores(cells: Cells, cell_of: np.ndarray, c: np.ndarray, lab: np.ndarray, t:
     # the gain read with each cell's own variance (the sandwich score statistic's half): one variance
     # for every row would let a noisy cohort's lucky parts outweigh a defect on quiet rows
     return Scores(z, 0.5 * z * z, free)
+
+
+def _small_counts(z: np.ndarray, free: np.ndarray, n: np.ndarray, events: np.ndarray, expected: np.ndarray
+                  ) -> np.ndarray:
+    """The score z of a 0/1 candidate with few expected events (or non-events), taken no larger
+    than the binomial test's of its events against those the model expects on its rows: the normal
+    approximation overstates a small slice's upper tail (as Fisher's test corrects the scan's own)."""
+    small = free & (np.minimum(expected, n - expected) < SMALL_EXPECTED) & (np.abs(z) > 2.0)
+    if not small.any():
+        return z
+    from scipy.stats import binom
+
+    at = np.nonzero(small)[0]
+    nn = np.rint(n[at])
+    p0 = np.clip(expected[at] / np.maximum(n[at], 1e-300), 1e-12, 1 - 1e-12)
+    x = np.rint(events[at])
+    p = np.minimum(1.0, 2.0 * np.minimum(binom.sf(x - 1, nn, p0), binom.cdf(x, nn, p0)))
+    exact = np.array([z_two_sided(v) for v in p])
+    out = z.copy()
+    out[at] = np.sign(z[at]) * np.minimum(np.abs(z[at]), exact)
+    return out
 
 
 def candidate_cells(cells: Cells, cell_of: np.ndarray, lab: np.ndarray, t: np.ndarray) -> np.ndarray:

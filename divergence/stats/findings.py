@@ -27,13 +27,19 @@ import numpy as np
 
 from ..outcome_rules import WORSE_WHEN
 from ..prepare.tallies import metric_columns, metric_tallies
-from .findings_model import MAX_CELLS, Rows, z_two_sided
+from .findings_model import MAX_CELLS, Cells, Rows, scores, z_two_sided
 from .findings_model import distinct_rows as _distinct_rows  # noqa: F401  (kept for its tests)
-from .findings_search import describe, own_gain, search
+from .findings_search import describe, explain, own_gain, search
 from .stats import mean_difference_test, rate_difference_interval, slice_means
 
 __all__ = ["Findings", "distinct_findings", "enclosing_findings", "within_difference", "significant_slices", "default_order",
            "worse_sign", "honest_estimate", "MAX_CELLS"]
+
+
+#: the candidates the search works in on a large table: the strongest on their own (a candidate left
+#: out that could still be a finding given the terms joins them, up to POOL_ROUNDS times)
+POOL = 1500
+POOL_ROUNDS = 3
 
 
 def worse_sign(metric: str) -> int:
@@ -102,9 +108,7 @@ def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, corr
         return empty
     cols = list(metric_columns(k))
     tal = np.asarray(table.tallies, dtype=float)
-    rows = Rows(table, cand, k)
-    own = (np.arange(cand.size, dtype=np.int64), np.zeros(cand.size, dtype=np.int64),
-           np.ascontiguousarray(tal[cand][:, cols]))
+    everyone = Rows(table, cand, k)
     m_follow = max(int(family_size), 1)
 
     def bar(j: int) -> float:  # the j-th finding's bar, as |Z|
@@ -115,25 +119,52 @@ def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, corr
     codes = np.asarray(table.codes)[cand]
     key = np.empty(cand.size, dtype=np.int64)
     key[np.lexsort(tuple(codes.T[::-1]) + ((codes >= 0).sum(axis=1),))] = np.arange(cand.size)
-    limit = None if budget is None else max(float(budget[1]), float(budget[0]) * (n_items + rows.n))
-    state, cut = search(rows, binary, cand.size, own, bar, worse_sign(table.metrics[k].name) or 1, key, limit)
-    terms = state.terms
-    ties, by, _, effects = describe(state, key, z_two_sided(1.0 - scan_level), 1.0 - alpha,
-                                    float(getattr(table.metrics[k], "shift", 0.0) or 0.0))
+    limit = None if budget is None else max(float(budget[1]), float(budget[0]) * (n_items + everyone.n))
+    prefer = worse_sign(table.metrics[k].name) or 1
+    own_all = (np.arange(cand.size, dtype=np.int64), np.zeros(cand.size, dtype=np.int64),
+               np.ascontiguousarray(tal[cand][:, cols]))
+    one = Cells(everyone, [], binary)
+    z_own = scores(one, np.zeros(1, dtype=np.int64), *own_all, cand.size).z
+    # the pool the search works in: the strongest candidates on their own; one left out that could
+    # still be a finding given the terms joins it, and the search goes on
+    pool = np.sort(np.argsort(-np.abs(z_own), kind="stable")[:POOL]) if cand.size > POOL else np.arange(cand.size)
+    terms: list = []
+    cut = ""
+    for _ in range(POOL_ROUNDS):
+        rows = everyone.restricted(cand[pool])
+        rows.work = everyone.work
+        local = {int(x): j for j, x in enumerate(pool)}
+        own = (own_all[0][:pool.size], own_all[1][:pool.size], own_all[2][pool])
+        state, cut = search(rows, binary, pool.size, own, bar, prefer, key[pool], limit,
+                            start=[local[x] for x in terms])
+        everyone.work = rows.work
+        terms = [int(pool[x]) for x in state.terms]
+        cells = Cells(everyone, terms, binary)
+        c, lab, t = everyone.entries(cells.label, len(cells))
+        z_all = scores(cells, np.arange(len(cells)), c, lab, t, cand.size).z
+        out = np.ones(cand.size, dtype=bool)
+        out[pool] = False
+        more = np.nonzero(out & (np.abs(z_all) >= bar(len(terms) + 1)))[0]
+        if more.size == 0 or cut:
+            break
+        pool = np.union1d(pool, more[np.argsort(-np.abs(z_all[more]), kind="stable")[:POOL]])
+    ties, effects = describe(state, key[pool], 1.0 - alpha)
+    by = explain(cells, c, lab, t, z_own, z_all, z_two_sided(1.0 - scan_level))
     finding[cand[terms]] = True
-    explained[cand[by >= 0]] = cand[by[by >= 0]]
+    by[terms] = -1
+    explained[cand[by >= 0]] = cand[np.asarray(terms, dtype=np.int64)[by[by >= 0]]] if terms else explained[cand[by >= 0]]
     gain = [own_gain(state, i) for i in range(len(terms))]
     rank = cand[np.asarray(terms, dtype=np.int64)[np.argsort(-np.asarray(gain), kind="stable")]] if terms \
         else np.zeros(0, dtype=np.int64)
     alias = np.full(n_items, -1, dtype=np.int64)
     tied = {}
-    effect, low, high = nan, nan.copy(), nan.copy()
-    for f in terms:
-        names = [int(cand[x]) for x in ties.get(f, [])]
+    effect, low, high = nan.copy(), nan.copy(), nan.copy()
+    for x, f in zip(state.terms, terms):
+        names = [int(cand[pool[y]]) for y in ties.get(x, [])]
         tied[int(cand[f])] = names
         if names:
             alias[cand[f]] = names[0]
-        effect[cand[f]], low[cand[f]], high[cand[f]] = effects[f]
+        effect[cand[f]], low[cand[f]], high[cand[f]] = effects[x]
     return Findings(finding, explained, cand, rank.astype(np.int64), cut, alias, tied, effect, low, high)
 
 

@@ -109,22 +109,42 @@ class Rows:
         used = np.any(merged != 0, axis=1) & (merged[:, 0] > 0)
         self.codes = np.ascontiguousarray(codes[used])
         self.w = np.ascontiguousarray(merged[used])
-        self.cand = np.asarray(cand, dtype=np.int64)
-        self.cand_codes = np.asarray(table.codes)[self.cand]
         self.bits = RowBits(self.codes, table.codes)
-        parent = np.asarray(table.lattice.parent)
-        needed = _with_ancestors(parent, self.cand)
-        remap = np.full(len(parent), -1, dtype=np.int64)
-        remap[needed] = np.arange(needed.size)
-        sub_parent = np.where(parent[needed] >= 0, remap[np.maximum(parent[needed], 0)], -1)
-        self._walk = walk_order(sub_parent, np.asarray(table.codes)[needed])
-        self._slot = np.full(needed.size, -1, dtype=np.int64)
-        self._slot[remap[self.cand]] = np.arange(self.cand.size)
-        self._n_itemsets = int(needed.size)
+        self._parent = np.asarray(table.lattice.parent)
+        self._table_codes = np.asarray(table.codes)
         self._members: dict = {}
         self._capacity = 0
         #: the work done: itemsets walked, rows read, entries written
         self.work = 0
+        self._walk_for(np.asarray(cand, dtype=np.int64))
+
+    def _walk_for(self, cand: np.ndarray) -> None:
+        self.cand = cand
+        self.cand_codes = self._table_codes[cand]
+        parent = self._parent
+        needed = _with_ancestors(parent, cand)
+        remap = np.full(len(parent), -1, dtype=np.int64)
+        remap[needed] = np.arange(needed.size)
+        sub_parent = np.where(parent[needed] >= 0, remap[np.maximum(parent[needed], 0)], -1)
+        self._walk = walk_order(sub_parent, self._table_codes[needed])
+        self._slot = np.full(needed.size, -1, dtype=np.int64)
+        self._slot[remap[cand]] = np.arange(cand.size)
+        self._n_itemsets = int(needed.size)
+
+    def restricted(self, cand: np.ndarray) -> "Rows":
+        """The same rows, walking only the slices ``cand`` (table rows)."""
+        out = Rows.__new__(Rows)
+        out.__dict__.update(self.__dict__)
+        out._members = {}
+        out._capacity = 0
+        out._walk_for(np.asarray(cand, dtype=np.int64))
+        return out
+
+    def mask_of(self, table_row: int) -> np.ndarray:
+        """The rows of slice ``table_row`` (a mask over the distinct rows)."""
+        c = self._table_codes[table_row]
+        items = np.nonzero(c >= 0)[0]
+        return np.all(self.codes[:, items] == c[items], axis=1) if items.size else np.ones(self.n, bool)
 
     @property
     def n(self) -> int:
@@ -209,7 +229,10 @@ def fit_cells(X: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarray, binary
         mu = 1.0 / (1.0 + np.exp(-eta))
         grad = X.T @ (events - n * mu)
         h = X.T @ (X * (n * mu * (1.0 - mu))[:, None]) + ridge
-        step = np.linalg.lstsq(h, grad, rcond=None)[0]
+        try:
+            step = np.linalg.solve(h, grad)
+        except np.linalg.LinAlgError:
+            step = np.linalg.lstsq(h, grad, rcond=None)[0]
         t = 1.0
         while True:
             new = np.clip(beta + t * step, -40.0, 40.0)
@@ -217,7 +240,9 @@ def fit_cells(X: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarray, binary
             if new_ll >= ll - 1e-12 or t < 1e-4:
                 break
             t *= 0.5
-        done = abs(new_ll - ll) < 1e-10 * max(1.0, abs(ll)) and np.abs(t * step).max() < 1e-6
+        # settled: the log-likelihood no longer moves (a cell without events sends its coefficient
+        # off towards -inf, where the likelihood has long stopped changing)
+        done = abs(new_ll - ll) < 1e-9 * max(1.0, abs(ll))
         beta, ll = new, max(new_ll, ll)
         if done:
             break
@@ -278,10 +303,17 @@ def scores(cells: Cells, cell_of: np.ndarray, c: np.ndarray, lab: np.ndarray, t:
     X, mu, fit = cells.X, cells.mu, cells.fit
     n_e, s_e, q_e = t[:, 0], t[:, 1], t[:, 2]
     N = cells.tot[:, 0]
-    p = X.shape[1]
 
     def per_cand(weights):
         return np.bincount(c, weights=weights, minlength=n_cand)
+
+    def per_cand_design(weights):  # candidates x terms: the weights times each term's column, summed
+        if n_cand * len(cells) <= 4_000_000:
+            dense = np.bincount(c * len(cells) + h, weights=weights, minlength=n_cand * len(cells))
+            return dense.reshape(n_cand, len(cells)) @ X
+        from scipy.sparse import csr_matrix
+
+        return np.asarray(csr_matrix((weights, (c, h)), shape=(n_cand, len(cells))) @ X)
 
     # a candidate made of whole cells (the rows of some terms and not others: an intersection of
     # findings) is the findings' own rows: no term of its own
@@ -292,8 +324,8 @@ def scores(cells: Cells, cell_of: np.ndarray, c: np.ndarray, lab: np.ndarray, t:
         u = per_cand(np.rint(s_e) - n_e * mu[h])
         wv = n_e * v[h]
         icc = per_cand(wv)
-        a = np.column_stack([per_cand(wv * X[h, j]) for j in range(p)])
-        var = icc - np.einsum("ij,jk,ik->i", a, fit.hinv, a)
+        a = per_cand_design(wv)
+        var = icc - ((a @ fit.hinv) * a).sum(axis=1)
         free = (var > 1e-9 * np.maximum(icc, 1e-12)) & ~whole
         var = np.where(free, var, 1.0)
         uc = np.sign(u) * np.maximum(np.abs(u) - 0.5, 0.0)
@@ -304,8 +336,8 @@ def scores(cells: Cells, cell_of: np.ndarray, c: np.ndarray, lab: np.ndarray, t:
     u = per_cand(om[h] * (s_e - n_e * mu[h]))
     wn = om[h] * n_e
     icc = per_cand(wn)
-    a = np.column_stack([per_cand(wn * X[h, j]) for j in range(p)])
-    var = icc - np.einsum("ij,jk,ik->i", a, fit.hinv, a)
+    a = per_cand_design(wn)
+    var = icc - ((a @ fit.hinv) * a).sum(axis=1)
     free = (var > 1e-9 * np.maximum(icc, 1e-12)) & ~whole
     # the sandwich variance of the efficient score: a row of the candidate weighs ω(1 - a·x), another -ωa·x
     coef = a @ fit.hinv  # candidates x terms
@@ -314,7 +346,7 @@ def scores(cells: Cells, cell_of: np.ndarray, c: np.ndarray, lab: np.ndarray, t:
     t_e = np.einsum("ij,ij->i", coef[c], X[h])
     own = np.maximum(q_e - 2.0 * mu[h] * s_e + n_e * mu[h] ** 2, 0.0)
     guarded = np.maximum(own, n_e * resid_cell[h] / np.maximum(N[h], 1.0))  # at least the cell's variance
-    vrob = np.einsum("ij,jk,ik->i", coef, m, coef) + per_cand(om[h] ** 2 * ((1.0 - t_e) ** 2 * guarded
+    vrob = ((coef @ m) * coef).sum(axis=1) + per_cand(om[h] ** 2 * ((1.0 - t_e) ** 2 * guarded
                                                                              - t_e ** 2 * own))
     vrob = np.maximum(vrob, 1e-300)
     z = np.where(free, u / np.sqrt(vrob), 0.0)

@@ -25,14 +25,19 @@ import numpy as np
 
 from .findings_model import MAX_CELLS, MAX_TERMS, Cells, Rows, candidate_cells, fit_with, scores, z_two_sided
 
-__all__ = ["search", "describe", "TIE"]
+__all__ = ["search", "describe", "explain", "own_gain", "TIE"]
 
 #: a name is tied with a term when its model with the other terms is this close in log-likelihood
 #: (χ²₁ at 95%, halved)
 TIE = 1.92
 #: candidates whose gain is refitted exactly (0/1 outcome) when choosing one, the largest by the
 #: score statistic first
-EXACT_TOP = 12
+EXACT_TOP = 6
+#: the candidates an exchange or a tie looks at for each term: those whose rows go with the term's
+#: most (near copies, wider and narrower slices, slices sharing most rows, large disjoint ones)
+NEIGHBOURS = 64
+#: the names tried as ties of a term (0/1 outcome: each refitted), the strongest by the score first
+TIES_TRIED = 10
 #: rounds of forward, backward and exchange steps at most (a round that changes nothing ends it)
 MAX_ROUNDS = 25
 
@@ -54,6 +59,7 @@ class _State:
         self.identity = np.arange(len(self.cells))
         self.full = scores(self.cells, self.identity, self.c, self.lab, self.t, n_cand)
         self._others: dict = {}
+        self._near: np.ndarray | None = None
 
     @property
     def ll(self) -> float:
@@ -63,13 +69,44 @@ class _State:
         a, b = self.start[position], self.start[position + 1]
         return self.lab[a:b], self.t[a:b]
 
+    def neighbours(self) -> np.ndarray:
+        """Per term (columns), whether each candidate is among the :data:`NEIGHBOURS` whose rows go
+        with the term's most (the largest |correlation| of the two indicators over the rows: near
+        copies, wider and narrower slices, slices sharing most rows, large disjoint ones)."""
+        if self._near is None:
+            k = len(self.terms)
+            if self.n_cand <= NEIGHBOURS:
+                self._near = np.ones((self.n_cand, k), dtype=bool)
+                return self._near
+            from scipy.sparse import csr_matrix
+
+            bits = self.cells.X[:, 1:]
+            big_n = float(self.cells.tot[:, 0].sum())
+            n_c = np.bincount(self.c, weights=self.t[:, 0], minlength=self.n_cand) / big_n
+            both = np.asarray(csr_matrix((self.t[:, 0], (self.c, self.lab)), shape=(self.n_cand, len(self.cells)))
+                              @ bits) / big_n
+            n_t = (self.cells.tot[:, 0] @ bits) / big_n
+            with np.errstate(invalid="ignore", divide="ignore"):
+                corr = (both - n_c[:, None] * n_t[None, :]) / np.sqrt(
+                    (n_c * (1 - n_c))[:, None] * (n_t * (1 - n_t))[None, :])
+            corr = np.nan_to_num(np.abs(corr))
+            near = np.zeros((self.n_cand, k), dtype=bool)
+            top = np.argpartition(-corr, NEIGHBOURS - 1, axis=0)[:NEIGHBOURS]
+            near[top, np.arange(k)[None, :]] = True
+            self._near = near
+        return self._near
+
     def others(self, i: int) -> tuple[Cells, np.ndarray, object]:
-        """The model of the terms but the i-th: its cells, the map from this model's cells, and
-        every candidate's score test given it."""
+        """The model of the terms but the i-th: its cells, the map from this model's cells, and the
+        score tests given it of the terms and of the i-th term's neighbours (:meth:`neighbours`; the
+        others read 0 and not free)."""
         got = self._others.get(i)
         if got is None:
             cells, where = self.cells.without(i, self.rows.w)
-            got = (cells, where, scores(cells, where, self.c, self.lab, self.t, self.n_cand))
+            wanted = self.neighbours()[:, i].copy()
+            wanted[self.terms] = True
+            sel = wanted[self.c]
+            got = (cells, where, scores(cells, where, self.c[sel], self.lab[sel], self.t[sel], self.n_cand))
             self._others[i] = got
         return got
 
@@ -180,47 +217,54 @@ def own_gain(state: _State, i: int) -> float:
     return float(sc.gain[state.terms[i]])
 
 
-def describe(state: _State, key: np.ndarray, z_scan: float, level: float, shift: float
-             ) -> tuple[dict, np.ndarray, np.ndarray, dict]:
-    """For the terms of ``state``: their tied names (term → candidate positions, best first), each
-    candidate's explaining term (-1: none) and its z given every term, and each term's effect given
-    the others ``(effect, low, high)`` at ``level`` (a rate difference for a 0/1 outcome: the term's
-    rows' fitted rate minus the rate the model gives them without it)."""
+def describe(state: _State, key: np.ndarray, level: float) -> tuple[dict, dict]:
+    """For the terms of ``state``: their tied names (term → candidate positions, best first) and each
+    term's effect given the others ``(effect, low, high)`` at ``level`` (a rate difference for a 0/1
+    outcome: the term's rows' fitted rate minus the rate the model gives them without it)."""
     terms = state.terms
-    n_cand = state.n_cand
-    z_all = state.full.z
     ties: dict = {}
-    explained = np.full(n_cand, -1, dtype=np.int64)
-    effects: dict = {}
-    if not terms:
-        return ties, explained, z_all, effects
-    strength = np.zeros((n_cand, len(terms)))
     for i, f in enumerate(terms):
         cells, where, sc = state.others(i)
-        strength[:, i] = np.abs(sc.z)
         room = sc.free.copy()
         room[terms] = False
         mine = own_gain(state, i)
         slack = 1.0 + 0.25 * TIE if state.binary else 0.0
         at = np.nonzero(room & (sc.gain >= mine - TIE - slack))[0]
         if at.size:
-            at = at[np.argsort(-sc.gain[at], kind="stable")[:24]]
+            at = at[np.argsort(-sc.gain[at], kind="stable")[:TIES_TRIED]]
             gain = np.array([state.ll_with(cells, where, int(x)) - cells.fit.ll if state.binary else sc.gain[x]
                              for x in at])
             tied = gain >= mine - TIE
             at, gain = at[tied], gain[tied]
             ties[f] = [int(x) for x in at[np.lexsort((key[at], -gain))]]
-    left = np.ones(n_cand, dtype=bool)
-    left[terms] = False
-    weak = left & (np.abs(z_all) < z_scan)
-    by = np.argmax(strength, axis=1)
-    rises = strength[np.arange(n_cand), by] > np.abs(z_all)
-    explained[weak & rises] = np.asarray(terms)[by[weak & rises]]
-    effects = _effects(state, level, shift)
-    return ties, explained, z_all, effects
+    return ties, _effects(state, level) if terms else {}
 
 
-def _effects(state: _State, level: float, shift: float) -> dict:
+def explain(cells: Cells, c: np.ndarray, lab: np.ndarray, t: np.ndarray, z_own: np.ndarray, z_all: np.ndarray,
+            z_scan: float) -> np.ndarray:
+    """Per candidate (from its entries in the terms' cells), the term that explains it (-1: none): its
+    test given every term no longer passes the scan's own bar, and of the terms' parts of its
+    divergence in the model (a term's coefficient times the share of the candidate's rows it holds,
+    less its share of all rows) the largest on its own side is that term's."""
+    from scipy.sparse import csr_matrix
+
+    n_cand = z_own.size
+    out = np.full(n_cand, -1, dtype=np.int64)
+    k = cells.k
+    if k == 0:
+        return out
+    bits = cells.X[:, 1:]
+    n = np.bincount(c, weights=t[:, 0], minlength=n_cand)
+    share = np.asarray(csr_matrix((t[:, 0], (c, lab)), shape=(n_cand, len(cells))) @ bits) / np.maximum(n, 1e-300)[:, None]
+    overall = (cells.tot[:, 0] @ bits) / max(float(cells.tot[:, 0].sum()), 1e-300)
+    part = np.sign(z_own)[:, None] * cells.fit.beta[1:][None, :] * (share - overall[None, :])
+    by = np.argmax(part, axis=1)
+    ok = (np.abs(z_all) < z_scan) & (part[np.arange(n_cand), by] > 0)
+    out[ok] = by[ok]
+    return out
+
+
+def _effects(state: _State, level: float) -> dict:
     """Each term's effect given the other terms, with its interval at ``level``: a real outcome's
     coefficient (the sandwich variance, each cell's own); a 0/1 outcome's, as the difference its
     rows' fitted rate makes (the log-odds coefficient's interval carried over)."""

@@ -307,13 +307,19 @@ def scores(cells: Cells, cell_of: np.ndarray, c: np.ndarray, lab: np.ndarray, t:
     def per_cand(weights):
         return np.bincount(c, weights=weights, minlength=n_cand)
 
+    present, compact = np.unique(c, return_inverse=True)
+    compact = compact.ravel()
+
     def per_cand_design(weights):  # candidates x terms: the weights times each term's column, summed
-        if n_cand * len(cells) <= 4_000_000:
-            dense = np.bincount(c * len(cells) + h, weights=weights, minlength=n_cand * len(cells))
-            return dense.reshape(n_cand, len(cells)) @ X
+        out = np.zeros((n_cand, X.shape[1]))
+        if present.size * len(cells) <= 2_000_000:
+            dense = np.bincount(compact * len(cells) + h, weights=weights, minlength=present.size * len(cells))
+            out[present] = dense.reshape(present.size, len(cells)) @ X
+            return out
         from scipy.sparse import csr_matrix
 
-        return np.asarray(csr_matrix((weights, (c, h)), shape=(n_cand, len(cells))) @ X)
+        out[present] = np.asarray(csr_matrix((weights, (compact, h)), shape=(present.size, len(cells))) @ X)
+        return out
 
     # a candidate made of whole cells (the rows of some terms and not others: an intersection of
     # findings) is the findings' own rows: no term of its own

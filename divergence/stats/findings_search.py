@@ -36,6 +36,10 @@ EXACT_TOP = 6
 #: the candidates an exchange or a tie looks at for each term: those whose rows go with the term's
 #: most (near copies, wider and narrower slices, slices sharing most rows, large disjoint ones)
 NEIGHBOURS = 64
+#: an exchange (0/1 outcome) refits the candidates whose score statistic's half comes within this of
+#: the term's own gain, the SWAP_TOP largest
+SWAP_SLACK = 1.0
+SWAP_TOP = 3
 #: the names tried as ties of a term (0/1 outcome: each refitted), the strongest by the score first
 TIES_TRIED = 10
 #: rounds of forward, backward and exchange steps at most (a round that changes nothing ends it)
@@ -127,14 +131,14 @@ def _choose(at: np.ndarray, gain: np.ndarray, z: np.ndarray, prefer: int, key: n
 
 
 def _exact_best(state: _State, cells: Cells, where: np.ndarray, sc, at: np.ndarray, base_ll: float, prefer: int,
-                key: np.ndarray) -> tuple[int, float]:
+                key: np.ndarray, top_n: int = 0) -> tuple[int, float]:
     """The candidate of ``at`` whose model with ``cells``' terms has the largest log-likelihood, and
     that log-likelihood (exact: refitted for a 0/1 outcome, among the :data:`EXACT_TOP` largest by
     the score statistic)."""
     if not state.binary:
         best = _choose(at, sc.gain, sc.z, prefer, key)
         return best, base_ll + float(sc.gain[best])
-    top = at[np.argsort(-sc.gain[at], kind="stable")[:EXACT_TOP]]
+    top = at[np.argsort(-sc.gain[at], kind="stable")[:top_n or EXACT_TOP]]
     exact = np.full(sc.gain.size, -np.inf)
     for x in top:
         exact[x] = state.ll_with(cells, where, int(x)) - cells.fit.ll
@@ -192,10 +196,10 @@ def search(rows: Rows, binary: bool, n_cand: int, own: tuple, bar, prefer: int, 
             mine = own_gain(state, i)
             room = sc.free.copy()
             room[state.terms] = False
-            at = np.nonzero(room & (sc.gain > mine + best_rise - (2.0 if binary else 0.0)))[0]
+            at = np.nonzero(room & (sc.gain > mine + best_rise - (SWAP_SLACK if binary else 0.0)))[0]
             if at.size == 0:
                 continue
-            x, gain = _exact_best(state, cells, where, sc, at, 0.0, prefer, key)
+            x, gain = _exact_best(state, cells, where, sc, at, 0.0, prefer, key, SWAP_TOP)
             rise = gain - mine
             if rise > best_rise + 1e-7 * max(1.0, mine):
                 best_swap, best_rise = (i, x), rise

@@ -226,7 +226,7 @@ def fit_cells(X: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarray, binary
     ll = loglik(beta)
     for _ in range(60):
         eta = X @ beta
-        mu = 1.0 / (1.0 + np.exp(-eta))
+        mu = 1.0 / (1.0 + np.exp(-np.clip(eta, -700.0, 700.0)))
         grad = X.T @ (events - n * mu)
         h = X.T @ (X * (n * mu * (1.0 - mu))[:, None]) + ridge
         try:
@@ -247,7 +247,7 @@ def fit_cells(X: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarray, binary
         if done:
             break
     eta = X @ beta
-    mu = 1.0 / (1.0 + np.exp(-eta))
+    mu = 1.0 / (1.0 + np.exp(-np.clip(eta, -700.0, 700.0)))
     h = X.T @ (X * (n * mu * (1.0 - mu))[:, None]) + ridge
     return Fit(beta, mu, ll, np.linalg.pinv(h))
 
@@ -269,7 +269,7 @@ class Cells:
         self.tot = np.column_stack([np.bincount(label, weights=w[:, j], minlength=h) for j in range(3)])
         self.X = np.column_stack([np.ones(h)] + [((uniq >> i) & 1).astype(float) for i in range(k)])
         self.fit = fit_cells(self.X, *self.tot.T, binary)
-        self.mu = self.X @ self.fit.beta if not binary else 1.0 / (1.0 + np.exp(-(self.X @ self.fit.beta)))
+        self.mu = self.X @ self.fit.beta if not binary else 1.0 / (1.0 + np.exp(-np.clip(self.X @ self.fit.beta, -700.0, 700.0)))
 
     def __len__(self) -> int:
         return int(self.uniq.size)
@@ -316,9 +316,8 @@ def scores(cells: Cells, cell_of: np.ndarray, c: np.ndarray, lab: np.ndarray, t:
             dense = np.bincount(compact * len(cells) + h, weights=weights, minlength=present.size * len(cells))
             out[present] = dense.reshape(present.size, len(cells)) @ X
             return out
-        from scipy.sparse import csr_matrix
-
-        out[present] = np.asarray(csr_matrix((weights, (compact, h)), shape=(present.size, len(cells))) @ X)
+        out[present] = np.column_stack([np.bincount(compact, weights=weights * X[h, j], minlength=present.size)
+                                        for j in range(X.shape[1])])
         return out
 
     # a candidate made of whole cells (the rows of some terms and not others: an intersection of
@@ -369,17 +368,41 @@ def _small_counts(z: np.ndarray, free: np.ndarray, n: np.ndarray, events: np.nda
     small = free & (np.minimum(expected, n - expected) < SMALL_EXPECTED) & (np.abs(z) > 2.0)
     if not small.any():
         return z
-    from scipy.stats import binom
-
     at = np.nonzero(small)[0]
-    nn = np.rint(n[at])
-    p0 = np.clip(expected[at] / np.maximum(n[at], 1e-300), 1e-12, 1 - 1e-12)
-    x = np.rint(events[at])
-    p = np.minimum(1.0, 2.0 * np.minimum(binom.sf(x - 1, nn, p0), binom.cdf(x, nn, p0)))
-    exact = np.array([z_two_sided(v) for v in p])
+    exact = np.array([z_two_sided(_binomial_p(int(round(events[j])), int(round(n[j])),
+                                              float(expected[j] / max(n[j], 1e-300)))) for j in at])
     out = z.copy()
     out[at] = np.sign(z[at]) * np.minimum(np.abs(z[at]), exact)
     return out
+
+
+def _binomial_p(x: int, n: int, p: float) -> float:
+    """The two-sided binomial test's p-value (twice the smaller tail, at most 1) of ``x`` events in
+    ``n`` trials at rate ``p``: its pmf summed in logs (no scipy for a scan of 0/1 outcomes)."""
+    p = min(max(p, 1e-12), 1.0 - 1e-12)
+    lp, lq, top = math.log(p), math.log1p(-p), math.lgamma(n + 1)
+
+    def pmf(i: int) -> float:
+        return math.exp(top - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp + (n - i) * lq)
+
+    mean = n * p
+    if x >= mean:
+        tail, i = 0.0, x
+        while i <= n:
+            term = pmf(i)
+            tail += term
+            if term < 1e-17 * max(tail, 1e-300) and i > mean:
+                break
+            i += 1
+    else:
+        tail, i = 0.0, x
+        while i >= 0:
+            term = pmf(i)
+            tail += term
+            if term < 1e-17 * max(tail, 1e-300) and i < mean:
+                break
+            i -= 1
+    return min(1.0, 2.0 * tail)
 
 
 def candidate_cells(cells: Cells, cell_of: np.ndarray, lab: np.ndarray, t: np.ndarray) -> np.ndarray:

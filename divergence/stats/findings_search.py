@@ -82,13 +82,10 @@ class _State:
             if self.n_cand <= NEIGHBOURS:
                 self._near = np.ones((self.n_cand, k), dtype=bool)
                 return self._near
-            from scipy.sparse import csr_matrix
-
             bits = self.cells.X[:, 1:]
             big_n = float(self.cells.tot[:, 0].sum())
             n_c = np.bincount(self.c, weights=self.t[:, 0], minlength=self.n_cand) / big_n
-            both = np.asarray(csr_matrix((self.t[:, 0], (self.c, self.lab)), shape=(self.n_cand, len(self.cells)))
-                              @ bits) / big_n
+            both = _shares(self.c, self.lab, self.t[:, 0], bits, self.n_cand) / big_n
             n_t = (self.cells.tot[:, 0] @ bits) / big_n
             with np.errstate(invalid="ignore", divide="ignore"):
                 corr = (both - n_c[:, None] * n_t[None, :]) / np.sqrt(
@@ -118,6 +115,12 @@ class _State:
         """The log-likelihood of the model of ``cells`` with candidate ``position`` added."""
         lab, t = self.entries_of(position)
         return fit_with(cells, candidate_cells(cells, where, lab, t)).ll
+
+
+def _shares(c: np.ndarray, lab: np.ndarray, n: np.ndarray, bits: np.ndarray, n_cand: int) -> np.ndarray:
+    """Per candidate and term (columns of ``bits``, cells x terms), the candidate's rows in the term."""
+    return np.column_stack([np.bincount(c, weights=n * bits[lab, j], minlength=n_cand) for j in range(bits.shape[1])]) \
+        if bits.shape[1] else np.zeros((n_cand, 0))
 
 
 def _choose(at: np.ndarray, gain: np.ndarray, z: np.ndarray, prefer: int, key: np.ndarray) -> int:
@@ -250,8 +253,6 @@ def explain(cells: Cells, c: np.ndarray, lab: np.ndarray, t: np.ndarray, z_own: 
     test given every term no longer passes the scan's own bar, and of the terms' parts of its
     divergence in the model (a term's coefficient times the share of the candidate's rows it holds,
     less its share of all rows) the largest on its own side is that term's."""
-    from scipy.sparse import csr_matrix
-
     n_cand = z_own.size
     out = np.full(n_cand, -1, dtype=np.int64)
     k = cells.k
@@ -259,13 +260,17 @@ def explain(cells: Cells, c: np.ndarray, lab: np.ndarray, t: np.ndarray, z_own: 
         return out
     bits = cells.X[:, 1:]
     n = np.bincount(c, weights=t[:, 0], minlength=n_cand)
-    share = np.asarray(csr_matrix((t[:, 0], (c, lab)), shape=(n_cand, len(cells))) @ bits) / np.maximum(n, 1e-300)[:, None]
+    share = _shares(c, lab, t[:, 0], bits, n_cand) / np.maximum(n, 1e-300)[:, None]
     overall = (cells.tot[:, 0] @ bits) / max(float(cells.tot[:, 0].sum()), 1e-300)
     part = np.sign(z_own)[:, None] * cells.fit.beta[1:][None, :] * (share - overall[None, :])
     by = np.argmax(part, axis=1)
     ok = (np.abs(z_all) < z_scan) & (part[np.arange(n_cand), by] > 0)
     out[ok] = by[ok]
     return out
+
+
+def _expit(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-np.clip(x, -700.0, 700.0)))
 
 
 def _effects(state: _State, level: float) -> dict:
@@ -295,8 +300,8 @@ def _effects(state: _State, level: float) -> dict:
 
         def ame(beta_i: float) -> float:
             e = eta[inside]
-            with_ = 1.0 / (1.0 + np.exp(-(e - b + beta_i)))
-            without = 1.0 / (1.0 + np.exp(-(e - b)))
+            with_ = _expit(e - b + beta_i)
+            without = _expit(e - b)
             return float((w * (with_ - without)).sum() / max(w.sum(), 1e-300))
 
         out[f] = (ame(b), ame(b - zq * se), ame(b + zq * se))

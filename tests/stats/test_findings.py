@@ -409,3 +409,15 @@ def test_distinct_rows_are_numpys_in_numpys_order(high, repeat):
     np.testing.assert_array_equal(got, expected)
     np.testing.assert_array_equal(got_inverse, inverse.ravel())
     assert _distinct_rows(codes)[0] is got  # the table's other metric reuses them
+
+
+@pytest.mark.parametrize("x, n, p", [(5, 50, 0.02), (0, 100, 0.05), (30, 40, 0.5), (3, 1000, 0.01), (12, 300, 0.02)])
+def test_the_small_count_binomial_test_is_scipys(x, n, p):
+    """The binomial test that caps a small 0/1 candidate's score test (no scipy in a scan of 0/1
+    outcomes) gives scipy's two-sided p-value (twice the smaller tail)."""
+    from scipy.stats import binom
+
+    from divergence.stats.findings_model import _binomial_p
+
+    expected = min(1.0, 2 * min(binom.sf(x - 1, n, p), binom.cdf(x, n, p)))
+    assert _binomial_p(x, n, p) == pytest.approx(expected, rel=1e-9)

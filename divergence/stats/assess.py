@@ -538,7 +538,8 @@ def _findings_columns(table, cols: dict, tests: dict, alpha: float, correction: 
                                                             int(family_size.get(name) or 1)))
             finding, by = found.finding, found.explained_by
             ties = found.ties or {}
-            effect = (found.effect, found.effect_low, found.effect_high)
+            effect = (found.effect, found.effect_low, found.effect_high) if found.effect is not None \
+                else (np.full(n_items, np.nan),) * 3
             if found.cut:
                 cut[name] = (f"{name}: the search for distinct findings stopped after {int(finding.sum()):,} "
                              f"({found.cut}); the significant slices they do not explain are listed as significant, "

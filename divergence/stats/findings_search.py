@@ -62,6 +62,7 @@ class _State:
         self.start = start
         self.identity = np.arange(len(self.cells))
         self.full = scores(self.cells, self.identity, self.c, self.lab, self.t, n_cand)
+        rows.work += int(self.c.size) * (len(self.terms) + 1)
         self._others: dict = {}
         self._near: np.ndarray | None = None
 
@@ -108,12 +109,14 @@ class _State:
             wanted[self.terms] = True
             sel = wanted[self.c]
             got = (cells, where, scores(cells, where, self.c[sel], self.lab[sel], self.t[sel], self.n_cand))
+            self.rows.work += int(self.c.size) + int(sel.sum()) * len(self.terms) + len(cells) * len(self.terms) ** 2
             self._others[i] = got
         return got
 
     def ll_with(self, cells: Cells, where: np.ndarray, position: int) -> float:
         """The log-likelihood of the model of ``cells`` with candidate ``position`` added."""
         lab, t = self.entries_of(position)
+        self.rows.work += 20 * len(cells) * (len(self.terms) + 1) ** 2  # a Newton fit on twice the cells
         return fit_with(cells, candidate_cells(cells, where, lab, t)).ll
 
 
@@ -195,6 +198,9 @@ def search(rows: Rows, binary: bool, n_cand: int, own: tuple, bar, prefer: int, 
         # exchange: the single swap that raises the likelihood most
         best_swap, best_rise = None, 0.0
         for i, f in enumerate(state.terms):
+            if over():
+                cut = "the work it was given, about what the scan did, ran out"
+                break
             cells, where, sc = state.others(i)
             mine = own_gain(state, i)
             room = sc.free.copy()

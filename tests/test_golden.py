@@ -10,7 +10,9 @@ are built for (issue 21: another machine of the same kind rounded differently):
   mixture weight moves by more than 1e-4, so a fit that stops one iteration earlier or later on
   another CPU moves every estimate by up to about 5e-7 of the largest (measured: tolerance 1e-4
   against 1e-5); compared at 2e-6 of the column's scale (plus relative 1e-6); Tango's interval
-  of a paired change (``*_change_ci_low``/``_high``) is a bisection to 2^-47: compared to 2^-46.
+  of a paired change (``*_change_ci_low``/``_high``) is a bisection to 2^-47: compared to 2^-46;
+  the findings' model effects (``*_effect``, ``*_effect_ci_low``/``_high``), a Newton or reweighting
+  fit stopped when the log-likelihood or the weights settle: relative 1e-5 plus 1e-5 of the scale.
 
 The tables in tests/golden/ were written by ``python tests/golden_cases.py`` before the settings
 and module refactor (issue 12); regenerate them only when an issue changes what a table holds,
@@ -29,7 +31,9 @@ from golden_cases import CASES, GOLDEN, SCREENS, run_case, screens
 
 #: column suffix -> (relative tolerance, absolute tolerance as a share of the column's largest value, or an
 #: absolute tolerance when negative), for the numbers an iterative procedure finds; every other float: CLOSED_FORM
-ITERATIVE = {"_shrunk": (1e-6, 2e-6), "_change_ci_low": (0.0, -2.0 ** -46), "_change_ci_high": (0.0, -2.0 ** -46)}
+ITERATIVE = {"_shrunk": (1e-6, 2e-6), "_change_ci_low": (0.0, -2.0 ** -46), "_change_ci_high": (0.0, -2.0 ** -46),
+             # the findings' model: Newton's method (0/1) or weights refitted until they settle (real)
+             "_effect": (1e-5, 1e-5), "_effect_ci_low": (1e-5, 1e-5), "_effect_ci_high": (1e-5, 1e-5)}
 CLOSED_FORM = (1e-12, 1e-13)
 
 

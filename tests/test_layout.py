@@ -288,7 +288,7 @@ STATISTIC_WORDS = ("verdict", "strata", "residual", "pair_z", "fisher", "interva
 
 def test_the_mining_room_holds_no_statistics():
     """No test, interval, verdict, reference model or residual sum is defined under ``mining/``
-    (issue 29: they moved to ``stats.verdict_walk`` and ``stats.strata``)."""
+    (issue 29: they moved to ``stats.verdict_walk`` and the statistics room)."""
     found = [(name, node.name) for name, tree in MODULES.items() if name.split(".")[0] == "mining"
              for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.ClassDef))
              if any(w in node.name.lower() for w in STATISTIC_WORDS)]

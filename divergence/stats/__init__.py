@@ -1,8 +1,8 @@
 """The statistics of the mined slices: per-itemset tests (``stats``; Fisher's exact test in
 ``fisher``), the worst-slice assessment with intervals, corrections and verdicts (``assess``;
 the verdict's reference models walked over the lattice in ``verdict_walk``), shrinkage
-(``shrinkage``), distinct findings and the default order (``findings``; their residual tests'
-compiled sums in ``strata``), replication on another table (``replication``), paired tests of two models on the same rows
+(``shrinkage``), distinct findings and the default order (``findings``; the fitted model whose
+terms they are in ``findings_model``, its search in ``findings_search``), replication on another table (``replication``), paired tests of two models on the same rows
 (``paired``), each mined slice measured (``tabulate``), and any metric on chosen slices' own rows with
 a bootstrap interval (``evaluate``: ``SliceTable.evaluate``). Nothing here calls the miner: the
 statistics read a mined table and walk its lattice (``mining.lattice``).

@@ -366,5 +366,5 @@ def test_the_statistics_kernels_warmed_beside_a_first_run_are_the_ones_it_calls(
     done = subprocess.run([sys.executable, "-c", job], env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
     called = json.loads(done.stdout.strip().splitlines()[-1])
-    assert len(called) >= 4, called  # the lattice walks, Fisher's test, the strata, the verdict walk
+    assert len(called) >= 4, called  # the lattice walks, Fisher's test, the verdict walk
     assert all(hits >= 1 and misses == 0 for hits, misses in called.values()), called

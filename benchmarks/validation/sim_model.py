@@ -4,7 +4,7 @@ table of setting, runs, measured value, target and whether it meets it.
     python benchmarks/validation/sim_model.py                          # 200 runs per world and size
     python benchmarks/validation/sim_model.py --runs 40 --kinds two    # a quick look
 
-Worlds (``divergence.simulate_findings``): ``two``, ``three`` and ``null`` of
+Worlds (``divergence.simulate``): ``two``, ``three`` and ``null`` of
 ``divergence.simulate.correlated_world`` at 10,000 and 20,000 rows; ``hetero``, a hard cohort beside
 a defect (absolute and squared error); ``wide``, a null world of 32 attributes of 8 to 12 values.
 """
@@ -21,7 +21,7 @@ def main() -> None:
     parser.add_argument("--rows", default="10000,20000")
     parser.add_argument("--first-seed", type=int, default=0)
     args = parser.parse_args()
-    from divergence.simulate_findings import model_run, model_summary
+    from divergence.simulate import model_run, model_summary
 
     t0 = time.time()
     runs = []

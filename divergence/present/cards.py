@@ -373,7 +373,7 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
                      + ("after shrinking towards the wider slices holding it, which diverge more" if farther
                         else "shrunk for the winner's curse"))
         what += ")"
-        what += _model_effect(stats, i, label, binary, getattr(info, "worse_when", None)) if distinct else ""
+        what += _model_effect(stats, i, label, binary) if distinct else ""
         baseline = other.get("baseline")
         if baseline is not None and not is_undefined(baseline[i]):
             what += (f"; the best constant guess from its own rows errs {format_value(baseline[i], binary)} "
@@ -419,7 +419,7 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
     return _under_their_holders(cards), int(candidates.size)
 
 
-def _model_effect(stats: MetricStatistics, i: int, label: str, binary: bool, worse_when: str | None) -> str:
+def _model_effect(stats: MetricStatistics, i: int, label: str, binary: bool) -> str:
     """A finding's effect in the findings' model (given the other findings) with its interval, and,
     where its direction differs from the divergence's, one sentence saying why."""
     effect = stats.at("effect", i)
@@ -431,8 +431,10 @@ def _model_effect(stats: MetricStatistics, i: int, label: str, binary: bool, wor
             "(its effect in the findings' model)")
     if effect == 0 or div == 0 or (effect > 0) == (div > 0):
         return text
-    sign = {"up": 1, "down": -1}.get(worse_when or "", 0)  # +1 when up is worse for the metric
-    way = ("worse" if effect * sign > 0 else "better") if sign else ("higher" if effect > 0 else "lower")
+    # the verdict follows the effect: an error metric's verdict says worse or better, another's higher or lower
+    verdict = str(stats.verdict[i]) if stats.verdict is not None else ""
+    way = ("better" if verdict == "better" else "worse" if verdict in ("defect", "hard cohort", "undetermined")
+           else "higher" if effect > 0 else "lower")
     flag = np.asarray(stats.finding, dtype=bool) if stats.finding is not None else np.zeros(0, dtype=bool)
     others = [str(stats.itemsets[j]) for j in np.nonzero(flag)[0]
               if j != i and not is_undefined(stats.at("effect", j)) and (float(stats.at("effect", j)) > 0) == (effect > 0)]

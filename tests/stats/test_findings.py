@@ -367,14 +367,14 @@ def test_a_finding_whose_effect_and_divergence_differ_says_so():
     t = scan(_look_low_world(1), outcome="o", min_support=0.01, bootstrap=0)
     stats = t.statistics("o")
     i = t.lookup("a=v0")
-    text = _model_effect(stats, i, "o", False, None)
+    text = _model_effect(stats, i, "o", False)
     assert "given the other findings" in text and "though" not in text  # the same direction: no sentence
     import dataclasses
 
     effect = np.array(stats.other["effect"], dtype=float).copy()
     effect[i] = -abs(effect[i])  # made to differ from its divergence (above the whole dataset)
     flipped = dataclasses.replace(stats, other=dict(stats.other, effect=effect))
-    text = _model_effect(flipped, i, "o", False, None)
+    text = _model_effect(flipped, i, "o", False)
     assert "lower than the rows like it given the other findings, though above the whole dataset" in text
 
 

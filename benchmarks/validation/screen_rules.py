@@ -21,7 +21,7 @@ _FIXTURES = runpy.run_path(str(ROOT / "tests" / "screen_fixtures.py"))
 post_outcome, two_models = _FIXTURES["post_outcome"], _FIXTURES["two_models"]
 
 from divergence import screen_attributes  # noqa: E402
-from divergence.data.column_rules import MARK_ROWS, MARK_SHARE, _auc, _kappa, _model, groups, loo_accuracy  # noqa: E402
+from divergence.data.column_rules import MARK_ROWS, MARK_SHARE, auc_of, _kappa, model_of, groups, loo_accuracy  # noqa: E402
 from divergence.data.io import load_table  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
@@ -30,7 +30,7 @@ DATA = ROOT.parent / "shared" / "data"
 def rows(name: str, df: pd.DataFrame, roles: dict, columns: list[str] | None = None) -> list[dict]:
     used = [c for c in (roles.get("target"), roles.get("prediction"), roles.get("score")) if c]
     screen = screen_attributes(df, used, **roles)
-    m = _model(df, roles.get("target"), roles.get("prediction"), roles.get("score"), roles.get("threshold"))
+    m = model_of(df, roles.get("target"), roles.get("prediction"), roles.get("score"), roles.get("threshold"))
     ok = (m.y >= 0) & (m.p >= 0)
     y, p = m.y[ok], m.p[ok]
     out = []
@@ -60,7 +60,7 @@ def rows(name: str, df: pd.DataFrame, roles: dict, columns: list[str] | None = N
         if x is not None and len(np.unique(x[~np.isnan(x)])) <= 2:
             agree = f"kappa {_kappa(np.nan_to_num(x).astype(int), p, max(m.ky, 2))[1]:.2f}"
         elif x is not None and m.ky == 2:
-            auc = _auc(x, p.astype(float))
+            auc = auc_of(x, p.astype(float))
             agree = f"AUC {max(auc, 1 - auc):.2f}" if auc is not None else ""
         out.append(dict(data=name, column=col, alone=f"{alone:.1%}", model=f"{np.mean(y == p):.1%}",
                         commonest=f"{np.bincount(y).max() / len(y):.1%}", sharpest_group=best, agreement=agree,

@@ -1,6 +1,8 @@
 """Tables as they come: reading files (``io``), what kind of values a column holds
 (``column_kinds``), which columns to slice by (``columns``: the default attributes, and
-``column_rules``: columns measured against the model; ``personal``: personal identifiers), the first
+``column_rules``: columns measured against the model; ``rival_rules``: other models' scores and the
+columns on their scale; ``outcome_alone``: an outcome's sibling outcomes and the columns it is read
+from; ``screen_more``: those rules in the screen's order; ``personal``: personal identifiers), the first
 guess of the roles (``roles``), columns no slice can be cut from (``nested``) and the built-in dataset
 (``datasets``).
 

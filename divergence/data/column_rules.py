@@ -33,9 +33,13 @@ import pandas as pd
 
 from .roles import label_key
 
+#: fewer rows than this and no column is left out by a dependency (too few to tell it from chance)
+MIN_ROWS = 20
+
 __all__ = ["model_rules", "near_copies", "ScreenTimeout", "screen_timeout_message", "check_deadline", "Found", "READ_ERROR_SHARE", "MARK_PURITY", "MARK_ROWS",
            "MARK_SHARE", "MARK_AUC_MARGIN", "most_accurate_threshold", "OTHER_LABELS_KAPPA", "RIVAL_KAPPA", "RIVAL_SHARE", "RIVAL_RHO", "scores_behind", "OTHER_SCORE_AUC", "OTHER_SCORE_RHO", "COPY_AGREEMENT", "COPY_ERROR_SHARE",
-           "SAMPLE_ROWS", "BINS"]
+           "SAMPLE_ROWS", "BINS", "MIN_ROWS", "MANY_VALUES", "groups", "sample_index", "auc_of",
+           "model_of", "numeric_values", "rank_rho"]
 
 #: alone, the column has at most this share of the model's errors and of the commonest-class guess's errors
 READ_ERROR_SHARE = 0.5
@@ -93,7 +97,7 @@ def _label_codes(s: pd.Series, index: dict) -> np.ndarray:
     return lookup[codes]
 
 
-def _numeric(s: pd.Series) -> np.ndarray | None:
+def numeric_values(s: pd.Series) -> np.ndarray | None:
     if pd.api.types.is_bool_dtype(s) or not pd.api.types.is_numeric_dtype(s):
         return None
     return s.to_numpy(dtype=float, na_value=np.nan)
@@ -102,7 +106,7 @@ def _numeric(s: pd.Series) -> np.ndarray | None:
 def groups(s: pd.Series) -> tuple[np.ndarray, int, np.ndarray]:
     """The column as group codes (values; a numeric column with many values in BINS equal-count
     bins), missing as its own code; and which codes are missing."""
-    x = _numeric(s)
+    x = numeric_values(s)
     if x is not None and len(pd.unique(x[~np.isnan(x)])) > MANY_VALUES:
         ranks = pd.Series(x).rank(method="average", pct=True).to_numpy()
         missing = np.isnan(ranks)
@@ -164,7 +168,7 @@ def _kappa(a: np.ndarray, b: np.ndarray, k: int) -> tuple[float, float]:
     return agree, (agree - chance) / (1 - chance) if chance < 1 else 0.0
 
 
-def _auc(x: np.ndarray, labels: np.ndarray) -> float | None:
+def auc_of(x: np.ndarray, labels: np.ndarray) -> float | None:
     ok = ~np.isnan(x)
     x, lab = x[ok], labels[ok]
     n1 = int(lab.sum())
@@ -175,7 +179,7 @@ def _auc(x: np.ndarray, labels: np.ndarray) -> float | None:
     return float((r[lab == 1].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
 
 
-def _rho(x: np.ndarray, y: np.ndarray) -> float | None:
+def rank_rho(x: np.ndarray, y: np.ndarray) -> float | None:
     ok = ~np.isnan(x) & ~np.isnan(y)
     if ok.sum() < MARK_ROWS or len(np.unique(x[ok])) < 3:
         return None
@@ -205,19 +209,19 @@ class _Model:
     threshold_free: bool = False  # the labels are the score at its most accurate threshold (no labels given)
 
 
-def _model(df: pd.DataFrame, target, prediction, score, threshold) -> _Model | None:
+def model_of(df: pd.DataFrame, target, prediction, score, threshold) -> _Model | None:
     """The target and the model's output as the rules measure them, or None (no model, or labels
     the target does not share)."""
     if target is None or target not in df.columns:
         return None
     t = df[target]
     ok = t.notna().to_numpy()
-    t_num = _numeric(t)
+    t_num = numeric_values(t)
     p_series = df[prediction] if prediction is not None and prediction in df.columns else None
-    s_num = _numeric(df[score]) if score is not None and score in df.columns else None
+    s_num = numeric_values(df[score]) if score is not None and score in df.columns else None
     distinct_t = pd.unique(t[ok])
     if t_num is not None and len(distinct_t) > 10:  # a regressor
-        pred = _numeric(p_series) if p_series is not None else None
+        pred = numeric_values(p_series) if p_series is not None else None
         if pred is None:
             return None
         return _Model(f"the prediction '{prediction}'", str(target), np.zeros(0, np.int64), 0, [], None, None,
@@ -263,7 +267,7 @@ def most_accurate_threshold(score: np.ndarray, y: np.ndarray) -> float:
     return float(values[j]) if j < values.size else float("inf")
 
 
-def _sample_index(n: int) -> np.ndarray | None:
+def sample_index(n: int) -> np.ndarray | None:
     if n <= SAMPLE_ROWS:
         return None
     return np.sort(np.random.default_rng(0).choice(n, SAMPLE_ROWS, replace=False))
@@ -273,9 +277,9 @@ def model_rules(df: pd.DataFrame, candidates: list[str], *, target=None, predict
                 threshold=None, deadline: float | None = None) -> dict[str, Found]:
     """The candidate columns another model's outputs, or read the target far better than the model
     (see the module), each with its reason; measured on a seeded sample of large tables."""
-    idx = _sample_index(len(df))
+    idx = sample_index(len(df))
     sub = df if idx is None else df.iloc[idx]
-    m = _model(sub, target, prediction, score, threshold)
+    m = model_of(sub, target, prediction, score, threshold)
     if m is None:
         return {}
     out: dict[str, Found] = {}
@@ -290,9 +294,9 @@ def model_rules(df: pd.DataFrame, candidates: list[str], *, target=None, predict
 
 
 def _other_model(s: pd.Series, m: _Model, late: bool = False) -> Found | None:
-    x = _numeric(s)
+    x = numeric_values(s)
     if m.regression:
-        rho = _rho(x, m.score) if x is not None else None
+        rho = rank_rho(x, m.score) if x is not None else None
         if rho is not None and abs(rho) >= OTHER_SCORE_RHO:
             return Found("another model", f"another model's predictions: orders the rows like {m.name} "
                                           f"(rank correlation {rho:.2f})", output="prediction")
@@ -331,12 +335,12 @@ def _other_model(s: pd.Series, m: _Model, late: bool = False) -> Found | None:
     if late or x is None or len(np.unique(x[~np.isnan(x)])) <= MANY_VALUES // 4:
         return None
     if m.score is not None:
-        rho = _rho(x, m.score)
+        rho = rank_rho(x, m.score)
         if rho is not None and abs(rho) >= OTHER_SCORE_RHO:
             return Found("another model", f"another model's score: orders the rows like {m.score_name} "
                                           f"(rank correlation {rho:.2f})", output="score")
     if m.ky == 2:
-        auc = _auc(x[ok], m.p[ok].astype(float))
+        auc = auc_of(x[ok], m.p[ok].astype(float))
         if auc is not None and max(auc, 1 - auc) >= OTHER_SCORE_AUC:
             if max(auc, 1 - auc) == 1.0:
                 return Found("leakage", f"the model's own score: {m.name} is a threshold of it")
@@ -347,11 +351,11 @@ def _other_model(s: pd.Series, m: _Model, late: bool = False) -> Found | None:
 
 def scores_behind(df: pd.DataFrame, candidates: list[str], labels: list[str]) -> dict[str, Found]:
     """Numeric candidates that another model's labels are a threshold of (its score)."""
-    idx = _sample_index(len(df))
+    idx = sample_index(len(df))
     sub = df if idx is None else df.iloc[idx]
     out: dict[str, Found] = {}
     for col in candidates:
-        x = _numeric(sub[col])
+        x = numeric_values(sub[col])
         if x is None or len(np.unique(x[~np.isnan(x)])) <= MANY_VALUES // 4:
             continue
         for lab in labels:
@@ -359,7 +363,7 @@ def scores_behind(df: pd.DataFrame, candidates: list[str], labels: list[str]) ->
             if k - int(missing.any()) != 2:
                 continue
             ok = ~missing
-            auc = _auc(x[ok], codes[ok].astype(float))
+            auc = auc_of(x[ok], codes[ok].astype(float))
             if auc is not None and max(auc, 1 - auc) == 1.0:
                 out[col] = Found("another model", f"another model's score: the labels of '{lab}' are a threshold "
                                                   "of it", output="score")
@@ -391,7 +395,7 @@ def _after_outcome(s: pd.Series, m: _Model) -> Found | None:
     scores = m.score[ok] if m.score is not None and m.ky == 2 and m.threshold_free else None
     auc_1 = None
     if scores is not None:
-        auc_1 = _auc(scores, (y == 1).astype(float))
+        auc_1 = auc_of(scores, (y == 1).astype(float))
         scores = None if auc_1 is None else scores
     marks = [(codes == c, None) for c in range(k)]
     if missing.any() and (~missing).sum() > 0:
@@ -435,7 +439,7 @@ def _group_auc(scores: np.ndarray, y: np.ndarray, rows: np.ndarray, c: int) -> f
     AUC, oriented so that 1 is perfect for class c); None where either side is empty."""
     inside = rows & (y == c)
     sel = inside | (y != c)
-    auc = _auc(scores[sel], inside[sel].astype(float))
+    auc = auc_of(scores[sel], inside[sel].astype(float))
     if auc is None:
         return None
     return auc if c == 1 else 1.0 - auc
@@ -446,7 +450,7 @@ def _value_label(s: pd.Series, codes: np.ndarray, code: int) -> str:
     vals = s[codes == code]
     if vals.isna().all():
         return "missing"
-    x = _numeric(s)
+    x = numeric_values(s)
     if x is not None and len(pd.unique(x[~np.isnan(x)])) > MANY_VALUES:
         v = x[codes == code]
         return f"between {np.nanmin(v):g} and {np.nanmax(v):g}"
@@ -485,7 +489,7 @@ def near_copies(df: pd.DataFrame, columns: list[str], *, deadline: float | None 
     Every pair is decided exactly; the pairs that cannot be near copies are told apart first, many
     at once, by a bound (:func:`_pair_signatures`), so a table of thousands of columns is not
     compared pair by pair. ``deadline`` (``time.monotonic()``): past it, :class:`ScreenTimeout`."""
-    idx = _sample_index(len(df))
+    idx = sample_index(len(df))
     sub = df if idx is None else df.iloc[idx]
     n = len(sub)
     if n < MARK_ROWS:
@@ -497,7 +501,7 @@ def near_copies(df: pd.DataFrame, columns: list[str], *, deadline: float | None 
             check_deadline(deadline, f"read {done:,} of {len(columns):,} attributes to compare them for near copies")
         coded[c] = groups(sub[c])[:2]
         text[c] = sub[c].astype("string").fillna("\u0001").to_numpy()
-        values[c] = _numeric(sub[c])
+        values[c] = numeric_values(sub[c])
         sig[c] = _pair_signatures(coded[c][0], text[c], values[c], pairs)
     width = pairs.shape[0] * _words(pairs.shape[2])
     kept_sig = {k: np.zeros((len(columns), width), dtype=np.uint64) for k in ("codes", "text", "numeric")}

@@ -20,10 +20,11 @@ import numpy as np
 import pandas as pd
 
 from .column_kinds import is_date_column, is_datetime, is_row_index, is_text, text_sample
-from .column_rules import check_deadline, model_rules, near_copies, scores_behind
+from .column_rules import MIN_ROWS, check_deadline, model_rules, near_copies, scores_behind
 from ..errors import DivergenceInputError
 from .nested import nested_notes, unsupported_kind
 from .personal import OVERRIDES, PERSONAL, personal_kind, personal_notes
+from .rival_rules import same_scale
 from .screen_more import later_rules, which_screen
 
 __all__ = ["MODEL_FEATURES", "role_columns", "default_attributes", "check_frame", "AttributeScreen", "screen_attributes", "screen_summary", "check_attributes", "screen", "screen_notes", "shape_kind", "row_index_kind", "KINDS",
@@ -42,7 +43,6 @@ NEAR_UNIQUE_SHARE = 0.5
 #: an integer column with at least this share of distinct values is an identifier (ids, case numbers)
 UNIQUE_INT_SHARE = 0.95
 #: rows a column needs before identifier, name or free-text rules apply (tiny tables keep everything)
-MIN_ROWS = 20
 #: a column with at most n / GROUP_ROWS distinct values has groups large enough for leakage checks
 GROUP_ROWS = 5
 #: rows sampled for the first pass of leakage checks (the shape checks sample SAMPLE distinct values)
@@ -264,7 +264,7 @@ def _leak_reason(name: str, series: pd.Series, role: _Role, n: int,
             return (f"a near copy of {role.label}: guessing it from this column is right on {acc:.1%} "
                     "of rows", ())
     if role.kind == "score" and role.numeric is not None and x_num is not None:
-        rho = _same_scale(x_num, role.numeric)
+        rho = same_scale(x_num, role.numeric)
         if rho is not None:
             return (f"{OTHER_SCORE}: on the scale of {role.label}, ranking the rows like it (rank "
                     f"correlation {rho:.2f})", ())
@@ -277,8 +277,6 @@ NEAR_COPY = 0.95
 NEAR_COPY_ERROR = 0.2
 #: a score with more distinct values than this leaks a column it gives only in intervals of its values
 SCORE_VALUES = 20
-#: a numeric column on the score's scale with at least this rank correlation is a second score
-SAME_SCALE_RHO = 0.7
 #: how a reason naming another model's score begins (its kind is "another model")
 OTHER_SCORE = "another model's score"
 
@@ -294,22 +292,6 @@ def _agreement(series: pd.Series, x_num, cx: np.ndarray, kx: int, role: _Role) -
     table = np.bincount(cx * role.k + role.codes, minlength=kx * role.k).reshape(kx, role.k)
     n = len(cx)
     return float(table.max(axis=1).sum() / n), float(table.sum(axis=0).max() / n)
-
-
-def _same_scale(x: np.ndarray, score: np.ndarray) -> float | None:
-    """The rank correlation of a numeric column with the score when it looks like a second score
-    on the same scale (its values within the score's range; integer scores: among its values)."""
-    both = ~np.isnan(x) & ~np.isnan(score)
-    xs, ys = x[both], score[both]
-    if len(xs) < MIN_ROWS or len(np.unique(xs)) < 5:
-        return None
-    if np.all(np.mod(ys, 1) == 0):
-        if not np.isin(np.unique(xs), np.unique(ys)).all():
-            return None
-    elif xs.min() < ys.min() or xs.max() > ys.max():
-        return None
-    rho = float(pd.Series(xs).rank().corr(pd.Series(ys).rank()))
-    return rho if abs(rho) >= SAME_SCALE_RHO else None
 
 
 def _roles(df: pd.DataFrame, target, prediction, score, threshold) -> list[_Role]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .column_rules import Found, _sample_index, check_deadline, groups
+from .column_rules import Found, sample_index, check_deadline, groups
 
 __all__ = ["outcome_rules", "explained", "FAR_SHARE", "FAR_RATIO", "SIBLING_RATIO", "SIBLING_LIKE", "SIBLING_FLOOR"]
 
@@ -94,7 +94,7 @@ def outcome_rules(df: pd.DataFrame, candidates: list[str], outcome: str,
     reason; measured on a seeded sample of large tables."""
     if outcome not in df.columns or len(candidates) < 2:
         return {}
-    idx = _sample_index(len(df))
+    idx = sample_index(len(df))
     sub = df if idx is None else df.iloc[idx]
     y = _Read(sub[outcome])
     if not y.targets:

@@ -22,9 +22,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .column_rules import Found, MANY_VALUES, _auc, _model, _numeric, _rho, _sample_index, check_deadline
+from .column_rules import MIN_ROWS, Found, MANY_VALUES, auc_of, model_of, numeric_values, rank_rho, sample_index, check_deadline
 
-__all__ = ["rival_scores", "on_their_scale", "followers", "RIVAL_SCORE_RHO", "RIVAL_SCORE_SHARE"]
+__all__ = ["rival_scores", "on_their_scale", "followers", "same_scale", "RIVAL_SCORE_RHO", "RIVAL_SCORE_SHARE", "SAME_SCALE_RHO"]
 
 #: a numeric column whose AUC for the target is at least this share of the model's as far from 0.5 ...
 RIVAL_SCORE_SHARE = 0.75
@@ -37,15 +37,15 @@ GROUP_ROWS = 5
 def rival_scores(df: pd.DataFrame, candidates: list[str], *, target=None, prediction=None, score=None,
                  threshold=None, deadline: float | None = None) -> dict[str, Found]:
     """Numeric candidates that are a rival model's score (see the module), each with its reason."""
-    idx = _sample_index(len(df))
+    idx = sample_index(len(df))
     sub = df if idx is None else df.iloc[idx]
-    m = _model(sub, target, prediction, score, threshold)
+    m = model_of(sub, target, prediction, score, threshold)
     if m is None or m.regression or m.ky != 2 or m.p is None:
         return {}
     known = m.y >= 0
     y1 = (m.y == 1).astype(float)
     output = m.score if m.score is not None else np.where(m.p >= 0, m.p, np.nan).astype(float)
-    model_auc = _auc(output[known], y1[known])
+    model_auc = auc_of(output[known], y1[known])
     if model_auc is None or abs(model_auc - 0.5) < 0.05:
         return {}
     model_excess = abs(model_auc - 0.5)
@@ -55,7 +55,7 @@ def rival_scores(df: pd.DataFrame, candidates: list[str], *, target=None, predic
     for done, col in enumerate(candidates):
         if done % 16 == 0:
             check_deadline(deadline, f"measured {done:,} of {len(candidates):,} attributes against the model's output")
-        x = _numeric(sub[col])
+        x = numeric_values(sub[col])
         if x is None or len(np.unique(x[~np.isnan(x)])) <= MANY_VALUES // 4:
             continue
         copied = next((c for c, v in seen.items() if np.array_equal(v, x, equal_nan=True)), None)
@@ -63,10 +63,10 @@ def rival_scores(df: pd.DataFrame, candidates: list[str], *, target=None, predic
             out[col] = Found("another model", f"a copy of column '{copied}', itself left out (another model)",
                              output="score", of=copied)
             continue
-        auc = _auc(x[known], y1[known])
+        auc = auc_of(x[known], y1[known])
         if auc is None or abs(auc - 0.5) < RIVAL_SCORE_SHARE * model_excess:
             continue
-        rho = _rho(x, output)
+        rho = rank_rho(x, output)
         if rho is None or abs(rho) < RIVAL_SCORE_RHO:
             continue
         seen[col] = x
@@ -79,19 +79,18 @@ def rival_scores(df: pd.DataFrame, candidates: list[str], *, target=None, predic
 
 def on_their_scale(df: pd.DataFrame, candidates: list[str], scores: list[str]) -> dict[str, Found]:
     """Numeric candidates on the scale of a column left out as another model's score, ranking the rows
-    like it (:func:`divergence.data.columns._same_scale`)."""
-    from .columns import _same_scale
+    like it (:func:`same_scale`)."""
 
-    idx = _sample_index(len(df))
+    idx = sample_index(len(df))
     sub = df if idx is None else df.iloc[idx]
     out: dict[str, Found] = {}
     for col in candidates:
-        x = _numeric(sub[col])
+        x = numeric_values(sub[col])
         if x is None:
             continue
         for other in scores:
-            s = _numeric(sub[other])
-            rho = None if s is None else _same_scale(x, s)
+            s = numeric_values(sub[other])
+            rho = None if s is None else same_scale(x, s)
             if rho is not None:
                 out[col] = Found("another model", f"another model's score: on the scale of column '{other}' (itself "
                                                   f"another model's score), ranking the rows like it (rank correlation "
@@ -124,7 +123,7 @@ def followers(df: pd.DataFrame, candidates: list[str], left: dict[str, str],
     def code(c: str) -> tuple[np.ndarray, int]:
         if c not in coded:
             coded[c] = _codes(df[c])
-            numbers[c] = _numeric(df[c])
+            numbers[c] = numeric_values(df[c])
         return coded[c]
 
     out: dict[str, Found] = {}
@@ -157,3 +156,23 @@ def followers(df: pd.DataFrame, candidates: list[str], left: dict[str, str],
         out.update(found)
         sources = {c: f.kind for c, f in found.items()}
         rest = [c for c in rest if c not in found]
+
+
+#: a numeric column on the score's scale with at least this rank correlation is a second score
+SAME_SCALE_RHO = 0.7
+
+
+def same_scale(x: np.ndarray, score: np.ndarray) -> float | None:
+    """The rank correlation of a numeric column with the score when it looks like a second score
+    on the same scale (its values within the score's range; integer scores: among its values)."""
+    both = ~np.isnan(x) & ~np.isnan(score)
+    xs, ys = x[both], score[both]
+    if len(xs) < MIN_ROWS or len(np.unique(xs)) < 5:
+        return None
+    if np.all(np.mod(ys, 1) == 0):
+        if not np.isin(np.unique(xs), np.unique(ys)).all():
+            return None
+    elif xs.min() < ys.min() or xs.max() > ys.max():
+        return None
+    rho = float(pd.Series(xs).rank().corr(pd.Series(ys).rank()))
+    return rho if abs(rho) >= SAME_SCALE_RHO else None

@@ -5,7 +5,7 @@ cut points in ``cutpoints``; cuts typed by hand in ``typed_cuts``), the tally la
 and what each metric's columns mean (``tallies``), the per-row tally columns of the outcomes
 (``row_weights``) and identical rows merged with their tallies summed (``compression``); the
 measured rows an in-memory scan keeps beside its tallies (``kept_rows``); a fitted model's outputs
-computed as columns (``model_outputs``).
+computed as columns (``model_outputs``); a score's threshold when none is given (``score_threshold``).
 
 May import: data, kernels, settings, outcome_rules, errors, vocabulary, budget.
 """

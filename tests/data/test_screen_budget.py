@@ -20,7 +20,7 @@ def _pairwise(df: pd.DataFrame, columns: list[str]) -> dict[str, str]:
     n = len(df)
     coded = {c: column_rules.groups(df[c])[:2] for c in columns}
     text = {c: df[c].astype("string").fillna("\u0001").to_numpy() for c in columns}
-    values = {c: column_rules._numeric(df[c]) for c in columns}
+    values = {c: column_rules.numeric_values(df[c]) for c in columns}
     kept: list[str] = []
     out: dict[str, str] = {}
     for col in columns:

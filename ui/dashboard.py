@@ -18,10 +18,11 @@ ROOT = Path(__file__).resolve().parents[1]
 def server_never_compiles() -> bool:
     """In Streamlit's server, kernels never compile (:func:`divergence.kernels.compiled.never_compile_here`):
     numba's compiler would hold the GIL for seconds, and every session and the health check would wait
-    (issue 47 N9). Not under AppTest (no runtime): its process also runs the tests' own scans. True when set."""
+    (issue 47 N9). Not under AppTest, whose runtime is a stand-in (a mock of the Runtime class): its process
+    also runs the tests' own scans, which must keep the compiled kernels. True when set."""
     from streamlit import runtime
 
-    if not runtime.exists():
+    if not runtime.exists() or type(runtime.get_instance()) is not runtime.Runtime:
         return False
     import divergence
 

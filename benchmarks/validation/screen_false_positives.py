@@ -11,21 +11,19 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+from divergence.data.columns import screen
+from divergence.data.datasets import load_demo
+from divergence.data.io import load_table
+from divergence.prepare.model_outputs import apply_models
+from divergence.settings import Settings
 
-from divergence.data.columns import screen  # noqa: E402
-from divergence.data.datasets import load_demo  # noqa: E402
-from divergence.data.io import load_table  # noqa: E402
-from divergence.prepare.model_outputs import apply_models  # noqa: E402
-from divergence.settings import Settings  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 DATA = Path(os.environ.get("DIVERGENCE_DATA", ROOT.parent / "shared" / "data"))
 MEASURED = ("leakage", "another model", "after the outcome", "near copy")

@@ -247,7 +247,10 @@ def family_sentence(assessment: Assessment | None, metric: str, *, extra: int = 
     if size > (sum(tested.values()) if joint else mine):
         what += f", and {format_count(size - (sum(tested.values()) if joint else mine))} more"
         if extra:
-            what += ": this slice, typed by hand" + (", once per metric" if joint and extra > 1 else "")
+            slices = max(int(extra) // (len(tested) if joint else 1), 1)  # the slice and its subsets not mined
+            what += (": this slice, typed by hand" + (f", and {format_count(slices - 1)} of its subsets the scan did not"
+                                                      " mine" if slices > 1 else "")
+                     + (", once per metric" if joint and extra > 1 else ""))
     return f"{correction} over {format_count(size)} test{'s' if size != 1 else ''}: {what}"
 
 

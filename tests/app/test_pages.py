@@ -90,7 +90,7 @@ def test_opens_on_the_built_in_data_with_a_finding(app, reference):
     assert caption.startswith(f"Showing 25 of {format_count(view.n_matching)} matching slices "
                               f"({format_count(len(reference) - 1)} mined), in the default order: distinct findings "
                               "first")
-    assert cells["Slice"][0] == DEMO_TRUTH["elevated_fpr"] and cells["Finding"][0] == "distinct finding"
+    assert cells["Slice"][0] == DEMO_TRUTH["elevated_fpr"] and cells["Finding"][0].startswith("distinct finding, effect +")
 
 
 def test_slice_detail_shows_its_shapley_contributions(app, reference):

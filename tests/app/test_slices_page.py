@@ -114,7 +114,8 @@ def test_edit_a_slice_below_the_support(app, reference):
     family = next(c.value for c in at.caption if c.value.startswith("p = "))
     extra = expected.table.assessment.family_size["fpr"] - reference.assessment.family_size["fpr"]
     assert family == f"p = {format_p(row['fpr_p'])}; q: {family_sentence(reference.assessment, 'fpr', extra=extra)}"
-    assert family.endswith("more: this slice, typed by hand, once per metric")
+    # one family per metric: the slice and the one of its subsets the scan did not mine (below the support)
+    assert family.endswith("2 more: this slice, typed by hand, and 1 of its subsets the scan did not mine")
     assert _bar_items(at) == sorted(items)
     lattice = next(s for s in charts(at) if any(tr.get("mode") == "markers+text" for tr in s["data"]))
     assert "Lattice of sex=Female, region=South, education=Primary, channel=App" in lattice["layout"]["title"]["text"]

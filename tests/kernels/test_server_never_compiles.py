@@ -4,6 +4,8 @@ and compiled in the server (16 s on a loaded machine: benchmarks/speed/bench_ser
 ``never_compile_here`` a kernel runs from the build or as Python, with the same p-values."""
 from __future__ import annotations
 
+from unittest.mock import MagicMock
+
 import numpy as np
 import pytest
 
@@ -50,6 +52,10 @@ def test_the_server_sets_it_and_apptest_does_not(monkeypatch):
     from ui.dashboard import server_never_compiles
 
     monkeypatch.setattr(compiled, "_INTERPRET", [])
-    assert server_never_compiles() is False and compiled.compiles_here()  # AppTest, a test: no runtime
-    monkeypatch.setattr(runtime, "exists", lambda: True)
+    assert server_never_compiles() is False and compiled.compiles_here()  # a test: no runtime
+    # AppTest's runtime is a stand-in (a mock with the Runtime class's spec): its process runs the tests'
+    # scans too, which keep the compiled kernels (set there, every later test ran the kernels as Python)
+    monkeypatch.setattr(runtime.Runtime, "_instance", MagicMock(spec=runtime.Runtime))
+    assert runtime.exists() and server_never_compiles() is False and compiled.compiles_here()
+    monkeypatch.setattr(runtime.Runtime, "_instance", object.__new__(runtime.Runtime))  # the server's own
     assert server_never_compiles() is True and not compiled.compiles_here()

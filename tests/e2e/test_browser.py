@@ -77,6 +77,7 @@ def _choose(page, label: str, option) -> str:
     """Pick an option of the selectbox labelled ``label``: by its text, or the first whose
     text satisfies ``option`` (a function)."""
     box = page.get_by_role("combobox", name=label)
+    box.wait_for(timeout=120_000)  # a rerun under load (the attribute screen after an upload) can take its time
     box.click()
     box.press("ArrowDown")  # opens the list
     if callable(option):

@@ -201,7 +201,7 @@ def test_a_long_valid_target_name_is_written(tmp_path):
     target = tmp_path / ("t" * 240 + ".csv")
     write_atomically(target, "x")
     assert target.read_text() == "x" and sorted(p.name for p in tmp_path.iterdir()) == [target.name]
-    from divergence.data.io import _temporary_key
+    from divergence.data.atomic_write import _temporary_key
 
     stale = tmp_path / f".{_temporary_key(target.name)}.999999999.{'0' * 12}.tmp"
     stale.write_text("left by a killed run")

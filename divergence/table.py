@@ -35,7 +35,7 @@ def find_metric(metrics: Sequence, name: str | None, where: str):
 @dataclass(frozen=True)
 class MinSize:
     """One metric's minimum size, derived from δ before any slice is looked at
-    (:func:`divergence.stats.assess.min_size_derivation`; the comparison's from the per-row change).
+    (:func:`divergence.stats.min_size.min_size_derivation`; the comparison's from the per-row change).
 
     ``n_min``: the rows from which the interval the table shows is narrower than δ (the method's
     minimum size); ``n_power``: the rows a δ divergence needs to be found at ``power`` among the

@@ -9,7 +9,7 @@ import streamlit as st
 
 import divergence
 from divergence import DivergenceInputError, SliceTable, vocabulary
-from divergence.stats.assess import min_size_derivation
+from divergence.stats.min_size import min_size_derivation
 from divergence.budget import TIME_CUT
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH
 from divergence.present.formats import (column_help, format_count, format_number, format_percent, md_text, rgba,

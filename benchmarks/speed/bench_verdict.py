@@ -73,7 +73,7 @@ if walk is not None:  # the walk's own time, wherever the engine calls it from
             return walk(*args)
         finally:
             spent[0] += time.perf_counter() - t0
-    for name in ("divergence.stats.assess", "divergence.mining.lattice"):
+    for name in ("divergence.stats.defect_tests", "divergence.mining.lattice"):
         mod = importlib.import_module(name)
         if getattr(mod, "walk_verdict", None) is walk:
             setattr(mod, "walk_verdict", timed)

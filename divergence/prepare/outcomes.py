@@ -296,7 +296,7 @@ def classification_outcomes(
 # error and accuracy over every class, and one class against the rest (recall:CLASS, precision:CLASS,
 # fpr:CLASS, fnr:CLASS): asked for when no positive label is named (or a metric names its class). Each
 # is a 0/1 outcome, so every statistic is a binary rate's; error's slice baseline is the slice's
-# majority class, its class counts walked over the kept rows (divergence.stats.assess).
+# majority class, its class counts walked over the kept rows (divergence.stats.defect_tests).
 
 #: one class against the rest: what the metric's rows are (defined) and where it is 1, as for a binary
 #: classifier whose positive label is the class (y: the true class is it, p: the prediction is)

@@ -177,7 +177,7 @@ def headline_tiles(table: SliceTable, metric: str | None = None) -> list[Tile]:
     return tiles
 
 
-#: the natural scale of each error metric's lift, in words (see divergence.stats.assess._natural_scale)
+#: the natural scale of each error metric's lift, in words (see divergence.stats.defect_tests._natural_scale)
 _LIFT_SCALE = {"squared_error": "baseline − error", "abs_error": "baseline² − error²",
                "error": "−log(1 − 2·error), over the best model-free reference",
                "brier": "−log(1 − 4·Brier), over the best model-free reference",

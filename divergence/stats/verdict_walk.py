@@ -2,7 +2,7 @@
 itemset, the model's error, its slice baseline's, and the achievable error of references fitted
 within the slice (a constant, the model with the slice's offset removed, one constant per item of
 an attribute the slice does not fix), with the moment sums the delta method's variances need
-(:func:`walk_verdict`; read by :mod:`divergence.stats.assess`). The walk itself is the mining
+(:func:`walk_verdict`; read by :mod:`divergence.stats.defect_tests`). The walk itself is the mining
 room's (:func:`divergence.mining.lattice.run_walk`)."""
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 loose modules, and imports flow one way between them (each room's ``__init__`` says what it may
 import; the loose modules' rules are :data:`LOOSE_RULES` below); no import cycle between modules
 (lazy imports inside functions included), no private name imported from another module, what one
-module takes from another is in that module's ``__all__``, and the compiled kernels' source is
-what their build stamp hashes."""
+module takes from another is in that module's ``__all__``, every module is a room a person can read
+(:data:`MAX_MODULE_LINES`), and the compiled kernels' source is what their build stamp hashes."""
 from __future__ import annotations
 
 import ast
@@ -244,6 +244,35 @@ def test_the_rules_catch_a_back_arrow():
 ])
 def test_the_headline_rules(room, never):
     assert not RULES[room] & never, (room, RULES[room] & never)
+
+
+# ----------------------------------------------------------------------------- module size
+#: the most lines a module of the engine or the dashboard may have (issue 46: a room a person can
+#: read); a longer one is split along the seams it has, into modules named after what they hold
+MAX_MODULE_LINES = 800
+
+
+def _module_lines() -> dict[str, int]:
+    """Lines of every module of ``divergence/`` and ``ui/`` (as ``wc -l`` counts them), by path."""
+    root = PACKAGE.parent
+    paths = [*PACKAGE.rglob("*.py"), *(root / "ui").rglob("*.py")]
+    return {p.relative_to(root).as_posix(): len(p.read_text(encoding="utf-8").splitlines()) for p in sorted(paths)
+            if not any(s.startswith(".") for s in p.relative_to(root).parts)}
+
+
+def test_the_line_count_sees_every_module():
+    lines = _module_lines()
+    assert {"divergence/stats/assess.py", "divergence/data/io.py", "divergence/__init__.py", "ui/state.py"} <= set(lines)
+    assert len(lines) == len(MODULES) + len(list((PACKAGE.parent / "ui").rglob("*.py")))
+    text = (PACKAGE / "errors.py").read_text(encoding="utf-8")
+    assert lines["divergence/errors.py"] == text.count("\n") + (not text.endswith("\n"))
+
+
+def test_every_module_is_a_room_a_person_can_read():
+    """No module of the engine or the dashboard is over :data:`MAX_MODULE_LINES` lines: none is
+    allowed to be, so a module that grows past it is split in the change that grows it."""
+    too_long = {path: n for path, n in _module_lines().items() if n > MAX_MODULE_LINES}
+    assert not too_long, f"modules over {MAX_MODULE_LINES} lines (split each along its seams): {too_long}"
 
 
 # ----------------------------------------------------------------------------- compiled kernels

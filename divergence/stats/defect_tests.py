@@ -295,25 +295,38 @@ def _defect_test(table, k: int, m, walk) -> dict:
                                      for x, y in ((lift, lift_i), (short, short_i), (short_se, short_se_i)))
         est["short"], se["short"] = short, short_se
 
-        # beaten: (phi(E) - phi(A)) of the slice minus the whole dataset's
-        def beaten(phi, dphi):
-            ge, ga = dphi(big_e), dphi(ach)
-            c_rr = c["ref2"] - n * ach * ach
-            c_re = c["ref_err"] - n * ach * big_e
-            x_rr0 = c["ref_ref0"] - ach * c["ref0"]
-            x_er0 = c["err_ref0"] - big_e * c["ref0"]
-            own = ge * ge * c_ee - 2.0 * ge * ga * c_re + ga * ga * c_rr
-            cross = ge * ge[0] * c_ee - ge * ga[0] * x_er0 - ga * ge[0] * c_re + ga * ga[0] * x_rr0
-            n0 = n[0]
-            var = np.maximum(own / (n * n) + own[0] / (n0 * n0) - 2.0 * cross / (n * n0), 0.0)
-            gap = phi(big_e) - phi(ach)
-            return gap - gap[0], np.sqrt(var)
-
-        est["beaten"], se["beaten"] = beaten(phi, dphi)
+        est["beaten"], se["beaten"] = _beaten(c, c_ee, phi, dphi)
         if binary:
-            b_i, s_i = beaten(ident, one)
+            b_i, s_i = _beaten(c, c_ee, ident, one)
             use = np.isfinite(est["beaten"]) & np.isfinite(se["beaten"])
             est["beaten"], se["beaten"] = np.where(use, est["beaten"], b_i), np.where(use, se["beaten"], s_i)
+    dof, p = _one_sided_p(est, se, n)
+    # the constant baseline of the additive kinds as the tallies give it (every path alike)
+    constant = np.where(n > 0, c["baseline"], np.nan) if kind == 2 else _baseline(table, m)
+    return {"baseline": constant, "reference": np.where(n >= 2, ach, np.nan), "free": np.where(n >= 2, free, np.nan),
+            "lift": lift, "est": est, "se": se, "dof": dof, "p": p, "rows": True}
+
+
+def _beaten(c: dict, c_ee: np.ndarray, phi, dphi) -> tuple[np.ndarray, np.ndarray]:
+    """``beaten``'s estimate, (phi(E) - phi(A)) of the slice minus the whole dataset's (E the
+    model's error, A the achievable one), and its standard error, from the walk's sums ``c``."""
+    n, big_e, ach = c["n"], c["error"], c["achievable"]
+    ge, ga = dphi(big_e), dphi(ach)
+    c_rr = c["ref2"] - n * ach * ach
+    c_re = c["ref_err"] - n * ach * big_e
+    x_rr0 = c["ref_ref0"] - ach * c["ref0"]
+    x_er0 = c["err_ref0"] - big_e * c["ref0"]
+    own = ge * ge * c_ee - 2.0 * ge * ga * c_re + ga * ga * c_rr
+    cross = ge * ge[0] * c_ee - ge * ga[0] * x_er0 - ga * ge[0] * c_re + ga * ga[0] * x_rr0
+    n0 = n[0]
+    var = np.maximum(own / (n * n) + own[0] / (n0 * n0) - 2.0 * cross / (n * n0), 0.0)
+    gap = phi(big_e) - phi(ach)
+    return gap - gap[0], np.sqrt(var)
+
+
+def _one_sided_p(est: dict, se: dict, n: np.ndarray) -> tuple[np.ndarray, dict]:
+    """The degrees of freedom and each defect test's one-sided p-value (NaN for the whole dataset
+    and where a slice has fewer than 2 rows or no estimate)."""
     dof = np.maximum(n - 1.0, 1.0)
     p = {}
     for name in DEFECT_TESTS:
@@ -321,10 +334,7 @@ def _defect_test(table, k: int, m, walk) -> dict:
         q = np.where((n >= 2) & np.isfinite(est[name]) & np.isfinite(se[name]), q, np.nan)
         q[0] = np.nan
         p[name] = q
-    # the constant baseline of the additive kinds as the tallies give it (every path alike)
-    constant = np.where(n > 0, c["baseline"], np.nan) if kind == 2 else _baseline(table, m)
-    return {"baseline": constant, "reference": np.where(n >= 2, ach, np.nan), "free": np.where(n >= 2, free, np.nan),
-            "lift": lift, "est": est, "se": se, "dof": dof, "p": p, "rows": True}
+    return dof, p
 
 
 def _one_sided_t(diff: np.ndarray, se: np.ndarray, dof: np.ndarray) -> np.ndarray:
@@ -375,13 +385,7 @@ def _defect_from_tallies(table, k: int, m, kind: int) -> dict:
             est["short"] = (part["base"] - part["err"]) - lift
             sd = (np.sqrt(np.maximum(c_ee, 0.0)) + np.sqrt(np.maximum(c_bb, 0.0))) / n
             se["short"] = sd + np.sqrt(np.maximum(part["var_lift"], 0.0))
-    p = {}
-    dof = np.maximum(n - 1.0, 1.0)
-    for name in DEFECT_TESTS:
-        pv = _one_sided_t(est[name], se[name], dof)
-        pv = np.where((n >= 2) & np.isfinite(est[name]) & np.isfinite(se[name]), pv, np.nan)
-        pv[0] = np.nan
-        p[name] = pv
+    dof, p = _one_sided_p(est, se, n)
     # the lift reliably no lower: the shortfall reliably below 0
     p_normal = _one_sided_t(-est["short"], se["short"], dof)
     p_normal = np.where(np.isfinite(p["short"]), p_normal, np.nan)

@@ -5,8 +5,12 @@ named pipe written as it is; the temporaries of a run killed while writing remov
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import re
+import secrets
+import stat
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -26,8 +30,6 @@ def _temporary_key(name: str) -> str:
     """The part of a temporary file's name that says which target it is for."""
     if len(name.encode("utf-8")) <= _TEMPORARY_NAME:
         return name
-    import hashlib
-
     head = name.encode("utf-8")[:100].decode("utf-8", errors="ignore")
     return f"{head}~{hashlib.sha256(name.encode('utf-8')).hexdigest()[:16]}"
 
@@ -45,9 +47,6 @@ def write_atomically(path: str | os.PathLike, content: str | bytes | Callable[[s
     folder, a refused target and an ``OSError`` (disk full, permission denied) are a
     :class:`DivergenceOutputError` of one line naming the path.
     """
-    import secrets
-    import stat
-
     p = Path(path)
     target = os.path.realpath(p)  # every link followed (a dangling one: the file it names)
     try:
@@ -107,15 +106,11 @@ def _write_in_place(path, target: str, content) -> None:
     reader is refused after :data:`FIFO_WAIT` seconds (a blocking open would wait forever, deaf to
     SIGTERM); with one, the
     first writer's end stays open while the content is written, so the reader never sees an early end."""
-    import stat
-
     held = None
     try:
         if stat.S_ISFIFO(os.stat(target).st_mode):
             # wait a while for a reader (one started just after the command), in short sleeps a signal
             # interrupts, never in a blocking open()
-            import time
-
             wait = env_number("DIVERGENCE_FIFO_WAIT", FIFO_WAIT)
             deadline = time.monotonic() + wait
             while held is None:

@@ -5,9 +5,14 @@ take (:class:`ReadLimits`, :class:`TableEstimate`). Errors name the file and the
 """
 from __future__ import annotations
 
+import bz2
 import dataclasses
+import gzip
 import io
+import lzma
 import os
+import zipfile
+import zlib
 from dataclasses import dataclass
 from typing import IO
 
@@ -129,9 +134,6 @@ class _Bounded(io.RawIOBase):
         try:
             data = self._stream.read(len(b))
         except (OSError, EOFError, ValueError) as exc:  # a truncated or corrupt stream
-            import lzma
-            import zlib
-
             if isinstance(exc, (zlib.error, lzma.LZMAError, EOFError, OSError, ValueError)):
                 raise DivergenceInputError(f"Could not read '{self._label}': its {self._kind} data is damaged "
                                            f"({first_line(exc)}).") from None
@@ -227,20 +229,12 @@ class DataInput:
         stream: io.BufferedIOBase | IO[bytes]
         try:
             if kind == "gzip":
-                import gzip
-
                 stream = gzip.GzipFile(fileobj=raw, mode="rb")
             elif kind == "bz2":
-                import bz2
-
                 stream = bz2.BZ2File(raw, mode="rb")
             elif kind == "xz":
-                import lzma
-
                 stream = lzma.LZMAFile(raw, mode="rb")
             elif kind == "zip":
-                import zipfile
-
                 try:
                     archive = zipfile.ZipFile(raw)
                 except zipfile.BadZipFile as exc:

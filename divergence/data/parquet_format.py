@@ -4,6 +4,9 @@ Spark engines read them as (:func:`parquet_numbers`).
 """
 from __future__ import annotations
 
+import decimal
+
+import numpy as np
 import pandas as pd
 
 from .bounded_reading import DataInput, TableEstimate
@@ -84,10 +87,6 @@ def parquet_numbers(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     """Parquet's decimals and durations as the numbers the DuckDB and Spark engines read them as
     (pandas gives Decimal objects, sliced value by value, and timedeltas): decimals as floats,
     durations as whole counts of their stored unit; a note names each column converted."""
-    import decimal
-
-    import numpy as np
-
     notes, out = [], None
     for col in df.columns:
         s = df[col]

@@ -57,6 +57,8 @@ from .slice_tests import DivergenceTest, TestingFamily, testing_family
 from .stats import t_interval, wilson_interval
 from ..prepare.tallies import metric_tallies
 from ..vocabulary import FAMILIES, VERDICTS
+from ..scores import add_scores
+from .replication import remeasure
 
 __all__ = ["assess", "support_for_min_size", "min_size_derivation", "VERDICTS", "FAMILIES", "DEFAULT_DELTA_RATE",
            "DEFAULT_DELTA_SD"]
@@ -109,8 +111,6 @@ def assess(
     has_rows = table.kept_rows is not None and table.kept_rows.outcomes is not None
     rem = None
     if replicate is not None:
-        from .replication import remeasure
-
         rem = remeasure(table, replicate)
     has_errors = any(m.baseline is not None for m in table.metrics)
     step = _Steps(progress, len(table) - 1, ["the tests of every slice"]
@@ -152,8 +152,6 @@ def assess(
     )
     out = table.with_columns(columns=cols, assessment=assessment)
     if st.scores:
-        from ..scores import add_scores
-
         out = add_scores(out, st.scores)
     return out
 

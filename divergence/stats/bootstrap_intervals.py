@@ -8,7 +8,9 @@ import numpy as np
 
 from ..errors import DivergenceInputError
 from ..mining.lattice import walk_boot_means
+from ..prepare.compression import compress
 from ..prepare.tallies import boot_columns, metric_tallies
+from ..scores import is_score, parse_score, score_values
 from .stats import wilson_interval
 
 __all__ = ["bootstrap_intervals", "MAX_BOOTSTRAP_CELLS", "BOOTSTRAP_PASS_CELLS"]
@@ -32,8 +34,6 @@ def bootstrap_intervals(table, cols, walk, replicates: int, seed: int, confidenc
     its zeros: exact in distribution). A slice with no event (or no non-event) has a
     bootstrap distribution of one value: its interval is widened to the Wilson interval.
     """
-    from ..prepare.compression import compress
-
     n_items = len(table)
     metrics = table.metrics
     per_metric = {m.name: np.ones(n_items, dtype=bool) for m in metrics}
@@ -154,8 +154,6 @@ def _slices_to_bootstrap(table, cols, name, top_k, sort_by) -> np.ndarray:
     wanted = np.zeros(n_items, dtype=bool)
     k = int(top_k or 1000)
     key = sort_by or f"{name}_divergence"
-    from ..scores import is_score, parse_score, score_values
-
     if key not in cols and is_score(key):  # a peer's score: computed for this choice
         cols = dict(cols, **{key: score_values(_Columns(table, cols), name, parse_score(key))})
     if key not in cols:

@@ -9,7 +9,7 @@ import dataclasses
 
 import numpy as np
 
-from ..mining.lattice import walk_order
+from ..mining.lattice import walk_order, walk_tallies
 from ..prepare.tallies import metric_tallies
 from .slice_tests import correct_p
 from .verdict_walk import VERDICT_COLUMNS, walk_verdict
@@ -111,8 +111,6 @@ def _baseline(table, m) -> np.ndarray:
 def _majority_class_error(table, m) -> np.ndarray:
     """Per slice, the error of predicting its majority class on its rows: 1 - (the largest class's
     rows) / (rows), the class counts walked over the kept rows (NaN without them)."""
-    from ..mining.lattice import walk_tallies
-
     if table.kept_rows is None or table.kept_rows.outcomes is None:
         return np.full(len(table), np.nan)
     o = table.outcome(m.name)

@@ -12,7 +12,7 @@ import numpy as np
 from .defect_tests import error_verdicts
 from .findings import default_order, distinct_findings, enclosing_findings, significant_slices, within_difference
 from .shrinkage import shrink_lattice
-from .stats import adjust_p
+from .stats import adjust_p, normal_quantile
 from ..prepare.tallies import metric_tallies
 
 __all__ = ["findings_columns", "FINDINGS_WORK", "FINDINGS_WORK_FLOOR"]
@@ -133,8 +133,6 @@ def _metric_bar(p: np.ndarray, alpha: float, correction: str, family: int) -> fl
     loosened by another metric's discoveries (a flat FNR borrows FPR's), while a meeting reads each
     metric's findings on their own; the later findings' Holm bar is over the scan's family already.
     None (no bar beyond the family's) when the family holds this metric's tests only."""
-    from .stats import normal_quantile
-
     p = np.asarray(p, dtype=float)[1:]
     p = p[np.isfinite(p)]
     if family <= p.size:

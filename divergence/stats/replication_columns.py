@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..prepare.queries import query_table
 from ..settings import Replication
 from .slice_tests import DivergenceTest
 from .stats import t_interval, wilson_interval
@@ -33,8 +34,6 @@ def _per_query(table, replicate: pd.DataFrame) -> pd.DataFrame:
     q = table.params["query"]
     if set(q["metrics"]) <= set(getattr(replicate, "columns", ())):
         return replicate
-    from ..prepare.queries import query_table
-
     rq = query_table(replicate, query=q["query"], relevance=q["relevance"], rank=q["rank"], rank_by=q["rank_by"],
                      ascending=q["ascending"], metrics=q["metrics"], attributes=list(table.attributes), candidates=())
     return rq.frame.assign(**rq.values)

@@ -281,9 +281,10 @@ def check_estimate(est: TableEstimate | None, limits: ReadLimits, label: str) ->
     if est is None or limits.max_memory is None or 2 * est.memory <= limits.max_memory:
         return
     raise DivergenceInputError(
-        f"'{label}' would take about {size_text(est.memory)} in memory ({'' if est.exact else 'about '}{est.rows:,} rows "
-        f"x {est.columns:,} columns) and twice that to read, more than the {size_text(limits.max_memory)} allowed: scan it "
-        "with DuckDB where it lies (command line: --engine duckdb; dashboard: a local path), or read fewer columns.")
+        f"'{label}' would take about {size_text(est.memory)} in memory ({'' if est.exact else 'about '}"
+        f"{est.rows:,} rows x {est.columns:,} columns) and twice that to read, more than the "
+        f"{size_text(limits.max_memory)} allowed: scan it with DuckDB where it lies (command line: --engine duckdb; "
+        "dashboard: a local path), or read fewer columns.")
 
 
 def drain(inp: "DataInput", limits: ReadLimits) -> int:

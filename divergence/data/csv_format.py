@@ -137,7 +137,8 @@ def _head_of(source, name: str | None) -> bytes:
         return fh.read(SNIFF_BYTES)
 
 
-def estimate_csv(inp: "DataInput", d: CsvDialect, limits: ReadLimits, sample_bytes: int = 1 << 20) -> TableEstimate | None:
+def estimate_csv(inp: "DataInput", d: CsvDialect, limits: ReadLimits,
+                 sample_bytes: int = 1 << 20) -> TableEstimate | None:
     """Rows x columns and memory of a CSV file's frame, from its first ``sample_bytes`` (decompressed);
     None when the sample cannot be parsed (the full read then says why)."""
     with inp.text(limits) as fh:

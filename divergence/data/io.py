@@ -28,9 +28,9 @@ from .csv_format import (SNIFF_BYTES, CsvDialect, check_columns, dialect_notes, 
                          pandas_names, read_csv_stream, sniff_csv, sniff_file, sniff_files, unique_columns)
 from .parquet_format import PARQUET_SUFFIXES, estimate_parquet, is_parquet, parquet_numbers
 
-__all__ = ["parquet_numbers", "read_table", "load_table", "LoadedTable", "sniff_csv", "sniff_file", "CsvDialect", "ReadLimits",
-           "TableEstimate", "open_data", "available_memory", "estimate_table", "size_text", "MAGIC", "sniff_files",
-           "PARQUET_SUFFIXES", "pandas_names", "dialect_notes", "duplicate_note", "write_atomically",
+__all__ = ["parquet_numbers", "read_table", "load_table", "LoadedTable", "sniff_csv", "sniff_file", "CsvDialect",
+           "ReadLimits", "TableEstimate", "open_data", "available_memory", "estimate_table", "size_text", "MAGIC",
+           "sniff_files", "PARQUET_SUFFIXES", "pandas_names", "dialect_notes", "duplicate_note", "write_atomically",
            "remove_stale_temporaries"]
 
 Source = Union[str, os.PathLike, bytes, bytearray, IO[bytes]]
@@ -122,7 +122,8 @@ def load_table(source: Source, *, name: str | None = None, limits: ReadLimits | 
     d = sniff_csv(head, name=name)
     check_columns(inp, d, limits, label)
     est = estimate_csv(inp, d, limits)
-    if inp.compression is not None and (est is None or est.text > max(limits.ratio_floor, limits.max_ratio / 4 * inp.size)):
+    inflated = est is None or est.text > max(limits.ratio_floor, limits.max_ratio / 4 * inp.size)
+    if inp.compression is not None and inflated:
         # a sample inflating four times more than data files do (or telling nothing): decompress and
         # count first, so a bomb is refused before anything is parsed
         drain(inp, limits)

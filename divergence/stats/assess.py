@@ -5,11 +5,12 @@ The verdict rule (``alpha = 1 - confidence``), applied in this order:
 
 1. Not significant: its q-value (corrected over the family of tests: the metric's slices by
    default, every metric's with ``family="scan"``) is above alpha, or its corrected divergence
-   interval contains 0 (for a real-valued outcome the two agree by construction, the test being the interval's inversion;
-   for a 0/1 outcome the test is Fisher's and the interval Newcombe's, and a finding needs
-   both): ``too small`` below n_min (too few rows to tell), else ``noise`` (no finding: its
-   interval, narrower than delta, holds the whole dataset's value). n_min is the defined-row count
-   from which the slice's interval is narrower than delta (see :func:`~divergence.stats.min_size.min_size_derivation`),
+   interval contains 0 (for a real-valued outcome the two agree by construction, the test being
+   the interval's inversion; for a 0/1 outcome the test is Fisher's and the interval Newcombe's,
+   and a finding needs both): ``too small`` below n_min (too few rows to tell), else ``noise``
+   (no finding: its interval, narrower than delta, holds the whole dataset's value). n_min is the
+   defined-row count from which the slice's interval is narrower than delta (see
+   :func:`~divergence.stats.min_size.min_size_derivation`),
    independent of the number of slices tested. A significant slice goes on at any size;
    ``M_meets_min_size`` false marks it *indicative*.
 2. ``not replicated``: replication data was given and the slice did not replicate (same

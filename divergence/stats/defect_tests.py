@@ -53,8 +53,9 @@ def error_verdicts(q: dict, alpha: float, rows: bool) -> np.ndarray:
     on the whole dataset (``beaten``), or when the lift is reliably short of its partition's
     while the baseline is not reliably harder; ``hard cohort`` when, not beaten, the baseline is
     reliably harder and the lift, compared, not reliably short; otherwise ``undetermined`` (both,
-    neither, or a 0/1 target's lift not compared because its baseline is at chance). Without rows (tallies): ``hard cohort`` when the baseline is reliably harder and
-    the lift reliably no lower, else ``undetermined``."""
+    neither, or a 0/1 target's lift not compared because its baseline is at chance). Without rows
+    (tallies): ``hard cohort`` when the baseline is reliably harder and the lift reliably no lower,
+    else ``undetermined``."""
     def sig(name):
         return np.asarray(q[name], dtype=float) <= alpha
 

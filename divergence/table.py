@@ -14,6 +14,7 @@ from .prepare.discretize import AttributeBins
 from .prepare.kept_rows import KeptRows
 from .prepare.replication_rows import ReplicationRows
 from .prepare.tallies import MetricInfo
+from .data.csv_writer import FORMULA_START, formula_safe, write_csv
 from .errors import DivergenceInputError
 from .hooks import view
 
@@ -684,113 +685,6 @@ class SliceTable:
         """Write the table as CSV: floats at full precision, undefined values as empty cells;
         text a spreadsheet would run as a formula gets a leading apostrophe (see :func:`write_csv`)."""
         write_csv(self.to_arrow(), path, neutralise_formulas=neutralise_formulas)
-
-
-#: the first characters that make a spreadsheet read a text cell as a formula (OWASP's list, with
-#: line feed, NUL and the full-width forms some spreadsheets fold to them)
-FORMULA_START = "=+-@\t\r\n\x00\uff1d\uff0b\uff0d\uff20"
-_FORMULA = "^[" + "".join(f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\x{{{ord(c):x}}}" for c in FORMULA_START) + "]"
-#: text that is a plain number ("-5", "+1.5e3") is no formula: it stays as it is
-_PLAIN_NUMBER = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
-
-
-def formula_safe(table):
-    """The ``pyarrow.Table`` with every text cell and column name that a spreadsheet would run as
-    a formula (starting with ``= + - @``, a tab, a carriage return, ...; OWASP's CSV injection
-    advice) prefixed with an apostrophe, which spreadsheets read as "this is text". Numbers are
-    not text and stay numbers (a negative divergence stays -0.08); text that is a plain number
-    ("-5") stays too. Only cells that need it change."""
-    import re
-
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    def fix(arr):
-        if pa.types.is_dictionary(arr.type):
-            return pa.DictionaryArray.from_arrays(arr.indices, fix(arr.dictionary))
-        if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
-            return arr
-        bad = pc.and_(pc.match_substring_regex(arr, _FORMULA), pc.invert(pc.match_substring_regex(arr, _PLAIN_NUMBER)))
-        if not pc.any(bad).as_py():
-            return arr
-        return pc.if_else(bad, pc.binary_join_element_wise(pa.scalar("'", arr.type), arr, pa.scalar("", arr.type)), arr)
-
-    plain = re.compile(_PLAIN_NUMBER)
-    names = [f"'{n}" if n[:1] and n[:1] in FORMULA_START and not plain.match(n) else n for n in table.column_names]
-    columns = []
-    for col in table.columns:
-        chunks = [fix(c) for c in col.chunks]
-        columns.append(pa.chunked_array(chunks, type=chunks[0].type if chunks else col.type))
-    return pa.Table.from_arrays(columns, names=names)
-
-
-def write_csv(frame, path, *, neutralise_formulas: bool = True) -> None:
-    """Fast CSV writing (Arrow's writer) of a DataFrame or a ``pyarrow.Table``: shortest
-    round-trip floats, NaN as an empty cell. A file path is written through a temporary file
-    renamed into place (:func:`divergence.data.io.write_atomically`): never half a file.
-    ``neutralise_formulas`` (default): text cells and column names a spreadsheet would run as a
-    formula get a leading apostrophe (:func:`neutralise_formulas`); False writes them as they are."""
-    import os
-
-    import pyarrow as pa
-
-    table = frame if isinstance(frame, pa.Table) else pa.Table.from_pandas(frame, preserve_index=False)
-    if neutralise_formulas:
-        table = formula_safe(table)
-    if isinstance(path, (str, os.PathLike)):
-        from .data.io import write_atomically
-
-        write_atomically(path, lambda tmp: _write_arrow_csv(table, tmp))
-    else:
-        _write_arrow_csv(table, path)
-
-
-def _write_arrow_csv(table, path) -> None:
-    import pyarrow.csv as pacsv
-
-    workers = min(_cpus(), max(1, table.num_rows // 20_000))
-    if workers == 1:
-        pacsv.write_csv(table, path)
-        return
-    # float formatting dominates: format row blocks on every core (Arrow releases the GIL), each
-    # block written as soon as it and those before it are done (a few blocks in memory, not the file)
-    import io
-    from concurrent.futures import ThreadPoolExecutor
-
-    blocks = max(workers, -(-table.num_rows // 8_192))  # blocks of at most 8,192 rows
-    bounds = np.linspace(0, table.num_rows, blocks + 1).astype(int)
-
-    def block(i: int) -> io.BytesIO:
-        buf = io.BytesIO()
-        pacsv.write_csv(table.slice(bounds[i], bounds[i + 1] - bounds[i]), buf,
-                        write_options=pacsv.WriteOptions(include_header=i == 0))
-        return buf
-
-    fh = path if hasattr(path, "write") else open(path, "wb")
-    try:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            pending = [pool.submit(block, i) for i in range(min(blocks, 2 * workers))]
-            for i in range(blocks):
-                buf = pending[i].result()
-                pending[i] = None
-                if i + 2 * workers < blocks:
-                    pending.append(pool.submit(block, i + 2 * workers))
-                fh.write(buf.getbuffer())
-    finally:
-        if fh is not path:
-            fh.close()
-
-
-def _cpus() -> int:
-    """The CPUs this process may use (``DIVERGENCE_THREADS`` caps them)."""
-    import os
-
-    try:
-        n = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # pragma: no cover - not Linux
-        n = os.cpu_count() or 1
-    cap = os.environ.get("DIVERGENCE_THREADS")
-    return max(1, min(n, int(cap))) if cap and cap.isdigit() else max(1, n)
 
 
 def split_items(text: str, attributes: Sequence[str]) -> list[str]:

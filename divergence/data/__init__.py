@@ -4,8 +4,8 @@ values a column holds (``column_kinds``), which columns to slice by (``columns``
 ``column_rules``: columns measured against the model; ``rival_rules``: other models' scores and the
 columns on their scale; ``outcome_alone``: an outcome's sibling outcomes and the columns it is read
 from; ``screen_more``: those rules in the screen's order; ``personal``: personal identifiers), the first
-guess of the roles (``roles``), columns no slice can be cut from (``nested``) and the built-in dataset
-(``datasets``).
+guess of the roles (``roles``), columns no slice can be cut from (``nested``), the built-in dataset
+(``datasets``) and writing a table as CSV (``csv_writer``).
 
 May import: errors.
 """

@@ -123,12 +123,12 @@ def test_permission_denied_is_one_line(tmp_path, data):
 
 SLOW_WRITER = """
 import sys, time
-from divergence import table
+from divergence.data import csv_writer
 def slow(t, path):
     open(path, "w").write("half a table")
     print("writing", flush=True)
     time.sleep(60)
-table._write_arrow_csv = slow
+csv_writer._write_arrow_csv = slow
 from divergence.cli.cli import main
 sys.exit(main(sys.argv[1:]))
 """

@@ -259,7 +259,7 @@ def test_slice_and_comparison_tables_write_csv_atomically(tmp_path, monkeypatch)
 
     import pyarrow as pa
 
-    from divergence import table as table_module
+    from divergence.data import csv_writer
 
     frame = pd.DataFrame({"itemset": [f"a={i}" for i in range(45_000)], "x": np.arange(45_000) / 7})
     path = tmp_path / "t.csv"
@@ -270,13 +270,13 @@ def test_slice_and_comparison_tables_write_csv_atomically(tmp_path, monkeypatch)
         raise RuntimeError("disk full")
 
     with monkeypatch.context() as m:
-        m.setattr(table_module, "_write_arrow_csv", fail)
+        m.setattr(csv_writer, "_write_arrow_csv", fail)
         with pytest.raises(RuntimeError, match="disk full"):
-            table_module.write_csv(frame, path)
+            csv_writer.write_csv(frame, path)
     assert path.read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["t.csv"]
-    table_module.write_csv(frame, path)
+    csv_writer.write_csv(frame, path)
     buf = io.BytesIO()
-    table_module.write_csv(pa.Table.from_pandas(frame, preserve_index=False), buf)  # two row blocks
+    csv_writer.write_csv(pa.Table.from_pandas(frame, preserve_index=False), buf)  # two row blocks
     assert buf.getvalue() == path.read_bytes()
     back = pd.read_csv(path)
     assert back["itemset"].tolist() == frame["itemset"].tolist() and np.array_equal(back["x"], frame["x"])
@@ -331,9 +331,9 @@ def test_the_csv_in_row_blocks_is_arrows_csv_of_the_whole_table(rows, monkeypatc
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    from divergence import table as table_module
+    from divergence.data import csv_writer
 
-    monkeypatch.setattr(table_module, "_cpus", lambda: 2)
+    monkeypatch.setattr(csv_writer, "_cpus", lambda: 2)
     rng = np.random.default_rng(rows)
     x = rng.normal(size=rows)
     x[::7] = np.nan
@@ -342,5 +342,5 @@ def test_the_csv_in_row_blocks_is_arrows_csv_of_the_whole_table(rows, monkeypatc
     whole = io.BytesIO()
     pacsv.write_csv(t, whole)
     blocks = io.BytesIO()
-    table_module._write_arrow_csv(t, blocks)
+    csv_writer._write_arrow_csv(t, blocks)
     assert blocks.getvalue() == whole.getvalue()

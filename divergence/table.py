@@ -163,6 +163,17 @@ class MetricStatistics:
         """The whole dataset's value."""
         return float(self.value[0])
 
+    def get(self, key: str) -> np.ndarray | None:
+        """The statistic ``key`` of every slice: a named field (``"q"``, ``"verdict"``) or a column of
+        :attr:`other` by its suffix (``"baseline"``, ``"replicated_value"``); None when the table has none."""
+        return getattr(self, key) if key in _NAMED else self.other.get(key)
+
+    def column(self, key: str) -> str:
+        """The table's column holding ``key`` (a named field or a suffix; ``"value"`` is the metric
+        itself): the name a sort key or an export names it by (``column("q")`` is ``fpr_q``)."""
+        suffix = _NAMED.get(key, key)
+        return self.name if suffix == "" else f"{self.name}_{suffix}"
+
     def at(self, column: str, index: int):
         """Slice ``index``'s value of the metric's ``column`` in :attr:`other` (its suffix, e.g.
         ``"replicated_divergence"``), or None when the table has no such column."""

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DivergenceInputError
-from ..table import SliceTable
+from ..table import MetricStatistics, SliceTable
 from .formats import (DASH, finding_labels, format_count,
                       format_divergence, format_interval, format_number, format_p,
                       format_percent, format_value, is_undefined, metric_label, verdict_label)
@@ -56,27 +56,25 @@ DEFAULT_ORDER_LABEL = _SORT_LABELS["order"]
 
 def sort_options(table: SliceTable, metric: str) -> dict[str, str]:
     """Sortable columns of a metric's view: {people's label: frame column}, default first."""
-    m = table.metric(metric).name
+    stats = table.statistics(metric)
     opts: dict[str, str] = {}
-    default = table.default_sort_column(m)
-    opts[_SORT_LABELS[default.removeprefix(m + "_")]] = default  # the default first
-    for suffix, label in (*_SORT_LABELS.items(), ("lift_shortfall", "Lift shortfall")):
-        if _has(table, f"{m}_{suffix}"):
-            opts[label] = f"{m}_{suffix}"
-    if _has(table, f"{m}_divergence_shrunk"):
-        opts["Shrunk divergence"] = f"{m}_divergence_shrunk"
-    if _has(table, f"{m}_divergence_bound"):
-        opts["Divergence bound nearest zero"] = f"{m}_divergence_bound"
-    opts.update(_score_options(table, m))
-    opts[m.upper() if len(m) <= 4 else m] = m
-    for suffix, label in [("t", "t"), ("p", "p"), ("q", "q"), ("ci_low", "Interval low"),
-                          ("ci_high", "Interval high"), ("divergence_ci_low", "Divergence interval low"),
-                          ("baseline", "Slice baseline"), ("lift", "Lift"), ("boot_low", "Bootstrap low"),
-                          ("reference", "Achievable error"), ("replicated_value", "Replication value"),
-                          ("replicated_divergence", "Replicated divergence"), ("replicated", "Replicated"),
-                          ("meets_min_size", "Min size"), ("verdict", "Verdict"), ("count", "Rows measured")]:
-        if _has(table, f"{m}_{suffix}"):
-            opts[label] = f"{m}_{suffix}"
+    default = table.default_sort_column(stats.name)
+    opts[next(label for key, label in _SORT_LABELS.items() if stats.column(key) == default)] = default  # the default first
+    for key, label in (*_SORT_LABELS.items(), ("lift_shortfall", "Lift shortfall"),
+                       ("divergence_shrunk", "Shrunk divergence"),
+                       ("divergence_bound", "Divergence bound nearest zero")):
+        if stats.get(key) is not None:
+            opts[label] = stats.column(key)
+    opts.update(_score_options(table, stats))
+    opts[stats.name.upper() if len(stats.name) <= 4 else stats.name] = stats.name
+    for key, label in [("t", "t"), ("p", "p"), ("q", "q"), ("ci_low", "Interval low"),
+                       ("ci_high", "Interval high"), ("divergence_ci_low", "Divergence interval low"),
+                       ("baseline", "Slice baseline"), ("lift", "Lift"), ("boot_low", "Bootstrap low"),
+                       ("reference", "Achievable error"), ("replicated_value", "Replication value"),
+                       ("replicated_divergence", "Replicated divergence"), ("replicated", "Replicated"),
+                       ("meets_min_size", "Min size"), ("verdict", "Verdict"), ("count", "Rows measured")]:
+        if stats.get(key) is not None:
+            opts[label] = stats.column(key)
     opts["Rows"] = "count"
     opts["Support"] = "support"
     opts["Items"] = "length"
@@ -84,22 +82,27 @@ def sort_options(table: SliceTable, metric: str) -> dict[str, str]:
     return opts
 
 
-def _score_options(table: SliceTable, m: str) -> dict[str, str]:
+def _score_options(table: SliceTable, stats: MetricStatistics) -> dict[str, str]:
     """The peers' scores as sort keys (computed when chosen: :mod:`divergence.scores`)."""
     from ..scores import SLICELINE_ALPHA, parse_score
 
     alpha = next((parse_score(sp).alpha for sp in (table.params.get("scores") or [])
                   if parse_score(sp).kind == "sliceline"), SLICELINE_ALPHA)
-    return {f"SliceLine score (α = {alpha:g})": f"{m}_sliceline", "WRAcc (support × divergence)": f"{m}_wracc",
-            "Lift (slice / whole dataset)": f"{m}_ratio"}
+    return {f"SliceLine score (α = {alpha:g})": stats.column("sliceline"),
+            "WRAcc (support × divergence)": stats.column("wracc"),
+            "Lift (slice / whole dataset)": stats.column("ratio")}
 
 
-def _with_score(table: SliceTable, m: str, col: str) -> SliceTable:
+def _with_score(table: SliceTable, stats: MetricStatistics, col: str) -> SliceTable:
     """``table`` with the peer's score behind ``col`` (``M_sliceline``, ``M_wracc``, ``M_ratio``) added."""
     from ..scores import add_scores
 
-    spec = {f"{m}_sliceline": "sliceline", f"{m}_wracc": "wracc", f"{m}_ratio": "lift"}.get(col)
-    return add_scores(table, [spec], [m]) if spec and col not in table.columns else table
+    spec = {stats.column(key): score for key, score in _SCORES.items()}.get(col)
+    return add_scores(table, [spec], [stats.name]) if spec and col not in table.columns else table
+
+
+#: the peers' scores a view sorts by: the suffix of their column, the score computing it (:mod:`divergence.scores`)
+_SCORES = {"sliceline": "sliceline", "wracc": "wracc", "ratio": "lift"}
 
 
 def default_ascending(column: str) -> bool:
@@ -130,9 +133,9 @@ def slice_view(
     ``exclude``: a boolean mask of slices to leave out (e.g. redundant ones).
     Fast on 100,000 slices: one boolean mask, then a partial sort of the matching rows.
     """
-    m = table.metric(metric).name
-    col = sort_by or table.default_sort_column(m)
-    table = _with_score(table, m, col)
+    stats = table.statistics(metric)
+    col = sort_by or table.default_sort_column(stats.name)
+    table = _with_score(table, stats, col)
     frame = table.frame
     if col not in frame.columns:
         raise DivergenceInputError(f"Cannot sort by '{col}': the table has no such column.")
@@ -141,10 +144,10 @@ def slice_view(
     by_position = col.endswith("_order")
     keep = np.ones(len(frame), dtype=bool)
     keep[0] = False
-    if verdicts is not None and f"{m}_verdict" in frame.columns:
-        keep &= frame[f"{m}_verdict"].isin(list(verdicts)).to_numpy()
-    if meets_min_size is not None and f"{m}_meets_min_size" in frame.columns:
-        keep &= frame[f"{m}_meets_min_size"].to_numpy(dtype=bool) == bool(meets_min_size)
+    if verdicts is not None and stats.verdict is not None:
+        keep &= pd.Series(stats.verdict).isin(list(verdicts)).to_numpy()
+    if meets_min_size is not None and stats.meets_min_size is not None:
+        keep &= np.asarray(stats.meets_min_size, dtype=bool) == bool(meets_min_size)
     if lengths is not None:
         lo, hi = lengths
         keep &= (table.lengths >= lo) & (table.lengths <= hi)
@@ -193,85 +196,93 @@ def display_frame(table: SliceTable, rows: pd.DataFrame, metric: str | None = No
     Support, length, t, p and the min-size flag are left out (the CSV and the slice detail
     have them) unless named in ``also`` (e.g. the column the rows are sorted by).
     """
-    info = table.metric(metric)
-    m, binary = info.name, info.binary
+    stats = table.statistics(metric)
+    m, binary = stats.name, stats.info.binary
     f = rows
+    at = f.index.to_numpy()  # the rows' positions in the table
+
+    def has(key: str) -> bool:
+        return stats.get(key) is not None
+
+    def col(key: str) -> pd.Series:
+        """The statistic ``key`` at the rows (as the frame's column there)."""
+        return pd.Series(np.asarray(stats.get(key))[at], index=f.index)
+
+    shown_also = set(also)
     out: dict[str, Iterable[str]] = {"Slice": f["itemset"].astype(str)}
     if "length" in also:
         out["Items"] = f["length"].map(str)
     out["Rows"] = f["count"].map(format_count)
     if "support" in also:
         out["Support"] = f["support"].map(format_percent)
-    if (f[f"{m}_count"] != f["count"]).any() or f"{m}_count" in also:
-        out["Measured"] = f[f"{m}_count"].map(format_count)
-    out[metric_label(m)] = f[m].map(lambda x: format_value(x, binary))
-    if f"{m}_ci_low" in f:
-        out["Interval"] = [format_interval(a, b, binary) for a, b in zip(f[f"{m}_ci_low"], f[f"{m}_ci_high"])]
-    out["Divergence"] = f[f"{m}_divergence"].map(lambda x: format_divergence(x, binary))
-    if f"{m}_finding" in f:
+    if (col("count") != f["count"]).any() or stats.column("count") in shown_also:
+        out["Measured"] = col("count").map(format_count)
+    out[metric_label(m)] = col("value").map(lambda x: format_value(x, binary))
+    if has("ci_low"):
+        out["Interval"] = [format_interval(a, b, binary) for a, b in zip(col("ci_low"), col("ci_high"))]
+    out["Divergence"] = col("divergence").map(lambda x: format_divergence(x, binary))
+    if has("finding"):
         out["Finding"] = finding_labels(f, m, binary)
-    if f"{m}_order" in f:  # the slice's place in the default order
-        out["Order"] = f[f"{m}_order"].map(format_count)
-    for col, label in ((f"{m}_divergence_shrunk", "Shrunk divergence"),
-                       (f"{m}_divergence_bound", "Divergence bound nearest zero")):
-        if col in also and col in f:  # shown when the rows are sorted by it
-            out[label] = f[col].map(lambda x: format_divergence(x, binary))
+    if has("order"):  # the slice's place in the default order
+        out["Order"] = col("order").map(format_count)
+    for key, label in (("divergence_shrunk", "Shrunk divergence"),
+                       ("divergence_bound", "Divergence bound nearest zero")):
+        if stats.column(key) in shown_also and has(key):  # shown when the rows are sorted by it
+            out[label] = col(key).map(lambda x: format_divergence(x, binary))
     from ..scores import SCORE_LABELS
 
     for suffix, label in SCORE_LABELS.items():
-        if f"{m}_{suffix}" in also and f"{m}_{suffix}" in f:  # a peer's score, when the rows are sorted by it
-            out[label] = f[f"{m}_{suffix}"].map(lambda x: format_number(x))
-    if f"{m}_t" in also:
-        out["t"] = f[f"{m}_t"].map(lambda x: format_number(x))
-    if f"{m}_p" in also or f"{m}_q" not in f:
-        out["p"] = f[f"{m}_p"].map(format_p)
-    if f"{m}_q" in f:
-        out["q"] = f[f"{m}_q"].map(format_p)
-    if f"{m}_meets_min_size" in f and f"{m}_meets_min_size" in also:
-        out["Min size"] = f[f"{m}_meets_min_size"].map(lambda b: "yes" if bool(b) else "no")
-    if f"{m}_baseline" in f:
-        out["Baseline"] = f[f"{m}_baseline"].map(lambda x: format_value(x, binary))
-    if f"{m}_harder" in f:
-        out["Harder"] = f[f"{m}_harder"].map(lambda x: format_divergence(x, binary))
-    if f"{m}_reference" in f:
-        out["Achievable"] = f[f"{m}_reference"].map(lambda x: format_value(x, binary))
-    if f"{m}_lift" in f:  # on the metric's natural scale (see the glossary)
-        out["Lift"] = f[f"{m}_lift"].map(format_number)
-    if f"{m}_lift_shortfall" in f:
-        out["Lift shortfall"] = f[f"{m}_lift_shortfall"].map(format_number)
-    if f"{m}_boot_low" in f and f[f"{m}_boot_low"].notna().any():
-        out["Bootstrap"] = [format_interval(a, b, binary)
-                            for a, b in zip(f[f"{m}_boot_low"], f[f"{m}_boot_high"])]
-    if f"{m}_replicated_value" in f:
+        name = stats.column(suffix)
+        if name in shown_also and name in f:  # a peer's score, computed for the rows when sorted by it
+            out[label] = f[name].map(lambda x: format_number(x))
+    if stats.column("t") in shown_also:
+        out["t"] = col("t").map(lambda x: format_number(x))
+    if stats.column("p") in shown_also or not has("q"):
+        out["p"] = col("p").map(format_p)
+    if has("q"):
+        out["q"] = col("q").map(format_p)
+    if has("meets_min_size") and stats.column("meets_min_size") in shown_also:
+        out["Min size"] = col("meets_min_size").map(lambda b: "yes" if bool(b) else "no")
+    if has("baseline"):
+        out["Baseline"] = col("baseline").map(lambda x: format_value(x, binary))
+    if has("harder"):
+        out["Harder"] = col("harder").map(lambda x: format_divergence(x, binary))
+    if has("reference"):
+        out["Achievable"] = col("reference").map(lambda x: format_value(x, binary))
+    if has("lift"):  # on the metric's natural scale (see the glossary)
+        out["Lift"] = col("lift").map(format_number)
+    if has("lift_shortfall"):
+        out["Lift shortfall"] = col("lift_shortfall").map(format_number)
+    if has("boot_low") and col("boot_low").notna().any():
+        out["Bootstrap"] = [format_interval(a, b, binary) for a, b in zip(col("boot_low"), col("boot_high"))]
+    if has("replicated_value"):
         out["Replication"] = [
             DASH if is_undefined(v) else f"{format_value(v, binary)} {format_interval(a, b, binary)}"
-            for v, a, b in zip(f[f"{m}_replicated_value"], f[f"{m}_replicated_ci_low"],
-                               f[f"{m}_replicated_ci_high"])]
-        if f"{m}_replicated_divergence" in f:
-            out["Replicated divergence"] = f[f"{m}_replicated_divergence"].map(lambda x: format_divergence(x, binary))
-        out["Replicated"] = f[f"{m}_replicated"].map(lambda b: "yes" if bool(b) else "no")
-    if f"{m}_verdict" in f:
-        q = f[f"{m}_q"] if f"{m}_q" in f else f[f"{m}_p"]
-        meets = f[f"{m}_meets_min_size"] if f"{m}_meets_min_size" in f else [None] * len(f)
-        out["Verdict"] = [verdict_label(v, d, p, k) for v, d, p, k in zip(f[f"{m}_verdict"], f[f"{m}_divergence"], q,
-                                                                          meets)]
+            for v, a, b in zip(col("replicated_value"), col("replicated_ci_low"), col("replicated_ci_high"))]
+        if has("replicated_divergence"):
+            out["Replicated divergence"] = col("replicated_divergence").map(lambda x: format_divergence(x, binary))
+        out["Replicated"] = col("replicated").map(lambda b: "yes" if bool(b) else "no")
+    if has("verdict"):
+        q = col("q") if has("q") else col("p")
+        meets = col("meets_min_size") if has("meets_min_size") else [None] * len(f)
+        out["Verdict"] = [verdict_label(v, d, p, k) for v, d, p, k in zip(col("verdict"), col("divergence"), q, meets)]
     return pd.DataFrame({k: list(v) for k, v in out.items()}, index=f.index)
 
 
 def display_sort_columns(table: SliceTable, metric: str | None = None) -> dict[str, str]:
     """The frame column each column of :func:`display_frame` sorts by (a click on its header)."""
-    m = table.metric(metric).name
-    cols = {"Slice": "itemset", "Items": "length", "Rows": "count", "Support": "support", "Measured": f"{m}_count",
-            metric_label(m): m, "Interval": f"{m}_ci_low", "Divergence": f"{m}_divergence", "t": f"{m}_t",
-            "p": f"{m}_p", "q": f"{m}_q", "Min size": f"{m}_meets_min_size", "Baseline": f"{m}_baseline",
-            "Harder": f"{m}_harder",
-            "Lift": f"{m}_lift", "Lift shortfall": f"{m}_lift_shortfall", "Bootstrap": f"{m}_boot_low",
-            "Replication": f"{m}_replicated_value", "Replicated": f"{m}_replicated", "Verdict": f"{m}_verdict",
-            "Finding": f"{m}_finding", "Order": f"{m}_order"}
+    stats = table.statistics(metric)
+    keys = {"Measured": "count", metric_label(stats.name): "value", "Interval": "ci_low", "Divergence": "divergence",
+            "t": "t", "p": "p", "q": "q", "Min size": "meets_min_size", "Baseline": "baseline", "Harder": "harder",
+            "Lift": "lift", "Lift shortfall": "lift_shortfall", "Bootstrap": "boot_low",
+            "Replication": "replicated_value", "Replicated": "replicated", "Verdict": "verdict",
+            "Finding": "finding", "Order": "order"}
+    cols = {"Slice": "itemset", "Items": "length", "Rows": "count", "Support": "support"}
+    cols.update({label: stats.column(key) for label, key in keys.items() if stats.get(key) is not None})
     from ..scores import SCORE_LABELS
 
-    scores = {label: f"{m}_{suffix}" for suffix, label in SCORE_LABELS.items()}  # computed when sorted by
-    return {k: v for k, v in cols.items() if _has(table, v)} | scores
+    scores = {label: stats.column(suffix) for suffix, label in SCORE_LABELS.items()}  # computed when sorted by
+    return cols | scores
 
 
 def redundancy_epsilon(table: SliceTable, metric: str | None, eps: float) -> float:

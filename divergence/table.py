@@ -19,7 +19,7 @@ from .errors import DivergenceInputError
 from .hooks import view
 
 __all__ = ["SliceTable", "Lattice", "MetricInfo", "MetricStatistics", "Assessment", "MinSize", "write_csv", "formula_safe", "FORMULA_START",
-           "split_items", "find_metric"]
+           "split_items", "find_metric", "metric_column"]
 
 
 def find_metric(metrics: Sequence, name: str | None, where: str):
@@ -111,6 +111,13 @@ _NAMED = {"value": "", "count": "count", "divergence": "divergence", "t": "t", "
           "finding": "finding", "explained_by": "explained_by", "order": "order"}
 
 
+def metric_column(metric: str, key: str) -> str:
+    """The table's column holding a metric's statistic ``key`` (a field of :class:`MetricStatistics` or
+    a column's suffix; ``"value"`` is the metric itself): ``metric_column("fpr", "q")`` is ``fpr_q``."""
+    suffix = _NAMED.get(key, key)
+    return metric if suffix == "" else f"{metric}_{suffix}"
+
+
 @dataclass(frozen=True)
 class MetricStatistics:
     """One metric's statistics for every slice, typed (in the manner of fairlearn's ``MetricFrame``):
@@ -171,8 +178,7 @@ class MetricStatistics:
     def column(self, key: str) -> str:
         """The table's column holding ``key`` (a named field or a suffix; ``"value"`` is the metric
         itself): the name a sort key or an export names it by (``column("q")`` is ``fpr_q``)."""
-        suffix = _NAMED.get(key, key)
-        return self.name if suffix == "" else f"{self.name}_{suffix}"
+        return metric_column(self.name, key)
 
     def at(self, column: str, index: int):
         """Slice ``index``'s value of the metric's ``column`` in :attr:`other` (its suffix, e.g.
@@ -195,7 +201,7 @@ class MetricStatistics:
         """The statistics of ``metric`` (the first when None) in ``table``."""
         info = table.metric(metric)
         m, cols = info.name, table.columns
-        key = {k: (m if suffix == "" else f"{m}_{suffix}") for k, suffix in _NAMED.items()}
+        key = {k: metric_column(m, k) for k in _NAMED}
         named = {k: cols[c] for k, c in key.items() if c in cols}
         taken = set(key.values())
         longer = [n for n in table.metric_names if n != m and n.startswith(m + "_")]  # "spend" and "spend_2"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -53,37 +54,44 @@ def worst_slice(c: Comparison, metric: str | None = None) -> pd.DataFrame:
     whose interval guarantees the largest change in the bad direction (its end nearest zero), so a
     small refinement whose point estimate is larger but indicative does not displace its cohort
     (one row, or none)."""
-    m = c.metric(metric)
-    worse = compare_view(c, m.name, verdicts=["worse"], top_n=None)
+    s = c.statistics(metric)
+    worse = compare_view(c, s.name, verdicts=["worse"], top_n=None)
     if not len(worse):
         return worse
-    if f"{m.name}_finding" in worse and worse[f"{m.name}_finding"].astype(bool).any():
-        worse = worse[worse[f"{m.name}_finding"].astype(bool)]
-    bound = worse[f"{m.name}_change_ci_low"] if m.worse_when == "up" else -worse[f"{m.name}_change_ci_high"]
+    if s.finding is not None:
+        finding = np.asarray(s.finding, dtype=bool)[worse.index.to_numpy()]
+        if finding.any():
+            worse = worse[finding]
+    at = worse.index.to_numpy()
+    bound = pd.Series(s.change_ci_low[at] if s.metric.worse_when == "up" else -s.change_ci_high[at], index=worse.index)
     return worse.loc[[bound.astype(float).idxmax()]]
 
 
 def compare_display_frame(c: Comparison, rows: pd.DataFrame, metric: str | None = None) -> pd.DataFrame:
     """``rows`` formatted for people: rates as percentages, the change in points."""
-    info = c.metric(metric)
-    m, b = info.name, info.binary
-    label = metric_label(m)
-    counts = c.details[f"{m}_count"][rows.index.to_numpy()]
+    s = c.statistics(metric)
+    b = s.metric.binary
+    label = metric_label(s.name)
+    at = rows.index.to_numpy()  # the rows' positions in the comparison
+
+    def col(key: str) -> list:
+        """The statistic ``key`` at the rows, as the table's column holds it."""
+        return pd.Series(getattr(s, key)).iloc[at].tolist()
+
     return pd.DataFrame({
-        "Slice": [s or "(whole dataset)" for s in rows["itemset"]],
+        "Slice": [i or "(whole dataset)" for i in rows["itemset"]],
         "Rows": [format_count(x) for x in rows["count"]],
-        f"{label} rows": [format_count(x) for x in counts],
-        f"Model {label}": [format_value(x, b) for x in rows[m]],
-        f"Reference {label}": [format_value(x, b) for x in rows[f"{m}_reference"]],
-        "Change": [format_divergence(x, b) for x in rows[f"{m}_change"]],
-        "Change interval": [_signed_interval(lo, hi, b) for lo, hi in zip(rows[f"{m}_change_ci_low"],
-                                                                        rows[f"{m}_change_ci_high"])],
-        "q": [format_p(x) for x in rows[f"{m}_change_q"]],
-        "Min size": ["yes" if x else "no" for x in rows[f"{m}_meets_min_size"]],
+        f"{label} rows": [format_count(x) for x in s.count[at]],
+        f"Model {label}": [format_value(x, b) for x in col("value")],
+        f"Reference {label}": [format_value(x, b) for x in col("reference")],
+        "Change": [format_divergence(x, b) for x in col("change")],
+        "Change interval": [_signed_interval(lo, hi, b) for lo, hi in zip(col("change_ci_low"), col("change_ci_high"))],
+        "q": [format_p(x) for x in col("change_q")],
+        "Min size": ["yes" if x else "no" for x in col("meets_min_size")],
         # the one word for a verdict below the minimum size, as the slice table says it: 'worse · indicative'
-        "Verdict": [verdict_label(v, None, None, ok) for v, ok in zip(rows[f"{m}_verdict"], rows[f"{m}_meets_min_size"])],
-        **({"Finding": [finding_label(a, e) for a, e in zip(rows[f"{m}_finding"], rows[f"{m}_explained_by"])]}
-           if f"{m}_finding" in rows else {}),
+        "Verdict": [verdict_label(v, None, None, ok) for v, ok in zip(col("verdict"), col("meets_min_size"))],
+        **({"Finding": [finding_label(a, e) for a, e in zip(col("finding"), col("explained_by"))]}
+           if s.finding is not None else {}),
     }, index=rows.index)
 
 
@@ -108,25 +116,26 @@ def change_interval_figure(c: Comparison, rows: pd.DataFrame, metric: str | None
     below the minimum size as open dots. Zero is a solid line, the band ±δ (no change worth
     acting on) is shaded, the whole dataset's change is a dashed line. Rates in points.
     """
-    info = c.metric(metric)
+    s = c.statistics(metric)
+    info = s.metric
     m, binary = info.name, info.binary
     if not len(rows):
         raise DivergenceInputError("No slice to draw.")
     scale = 100.0 if binary else 1.0
     delta = float(c.assessment.min_size[m].delta) * scale
-    overall = float(c.frame[f"{m}_change"].iloc[0]) * scale
-    labels = [wrap_itemset(s or "(whole dataset)") for s in rows["itemset"]]
-    verdicts = rows[f"{m}_verdict"].astype(str)
-    meets = rows[f"{m}_meets_min_size"].astype(bool)
-    counts = c.details[f"{m}_count"][rows.index.to_numpy()]
+    overall = float(s.change[0]) * scale
+    labels = [wrap_itemset(i or "(whole dataset)") for i in rows["itemset"]]
+    at = rows.index.to_numpy()  # the rows' positions in the comparison
+    verdicts = pd.Series(s.verdict, dtype=object).iloc[at].set_axis(rows.index).astype(str)
+    meets = pd.Series(s.meets_min_size).iloc[at].set_axis(rows.index).astype(bool)
+    counts = s.count[at]
     fig = go.Figure()
     fig.add_vrect(x0=-delta, x1=delta, fillcolor="rgba(28,126,214,0.10)", line_width=0, layer="below")
     fig.add_vline(x=0.0, line_color="#495057", line_width=1.5)
     fig.add_vline(x=overall, line_color="#868e96", line_dash="dash", line_width=1.5)
     unit = " pp" if binary else ""
-    value, lo, hi = (rows[col].to_numpy(dtype=float) * scale
-                     for col in (f"{m}_change", f"{m}_change_ci_low", f"{m}_change_ci_high"))
-    itemsets, model, ref = rows["itemset"].to_numpy(), rows[m].to_numpy(), rows[f"{m}_reference"].to_numpy()
+    value, lo, hi = (np.asarray(x, dtype=float)[at] * scale for x in (s.change, s.change_ci_low, s.change_ci_high))
+    itemsets, model, ref = rows["itemset"].to_numpy(), s.value[at], s.reference[at]
     add_interval_traces(
         fig, rows, labels, verdicts, meets, value, lo, hi,
         color_of=lambda v: COMPARE_VERDICT_COLORS.get(v, "#868e96"),

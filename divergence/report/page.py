@@ -35,7 +35,7 @@ from ..present.formats import (COMPARE_VERDICT_COLORS, FINDING_VERDICTS, column_
                                format_p, format_value, ink_on, verdict_color, verdict_ink, verdict_label,
                                verdict_legend)
 from .plan import SlicePlan, plan_hash
-from ..table import SliceTable
+from ..table import MetricStatistics, SliceTable
 
 __all__ = ["build_report", "write_report"]
 
@@ -119,9 +119,10 @@ def _sort_key(table: SliceTable, metric: str, sort_by: str | None) -> str:
     else the lift shortfall (error metrics) or the divergence."""
     if sort_by is not None and sort_by not in REPORT_SORTS:
         raise DivergenceInputError(f"The report sorts by one of {', '.join(REPORT_SORTS)}; got {sort_by!r}.")
-    if sort_by in PEER_SORTS or (sort_by and f"{metric}_{sort_by}" in table.frame.columns):
+    stats = table.statistics(metric)
+    if sort_by in PEER_SORTS or (sort_by and stats.get(sort_by) is not None):
         return sort_by
-    return table.default_sort_column(metric).removeprefix(f"{metric}_")
+    return next(k for k in ("order", "divergence") if stats.column(k) == table.default_sort_column(metric))
 
 
 def _sorted_rows(table: SliceTable, metric: str, sort_by: str | None = None) -> pd.DataFrame:
@@ -131,48 +132,51 @@ def _sorted_rows(table: SliceTable, metric: str, sort_by: str | None = None) -> 
     if key in PEER_SORTS:  # a peer's score: its column added for this table (divergence.scores)
         from ..scores import sort_column
 
-        table, key = sort_column(table, key, metric)
+        table, column = sort_column(table, key, metric)
+        values = table.frame[column].to_numpy(dtype=float)[1:]
     else:
-        key = f"{metric}_{key}"
+        values = np.asarray(table.statistics(metric).get(key), dtype=float)[1:]
     f = table.frame.iloc[1:]
-    values = f[key].to_numpy(dtype=float)
     order = np.lexsort((-f["support"].to_numpy(), np.where(np.isnan(values), np.inf, -values)))
     return f.iloc[order]
 
 
-def _slice_columns(table: SliceTable, metric: str, rows: pd.DataFrame,
+def _slice_columns(stats: MetricStatistics, rows: pd.DataFrame,
                    previous: SliceTable | None) -> list[tuple[str, str, str | None]]:
-    """The slice table's columns (label, frame column, kind): those the table has."""
+    """The slice table's columns (label, key, kind): those the table has. A key is a statistic of
+    ``stats`` (:meth:`MetricStatistics.get`), the slice (``itemset``), its rows (``rows``), a peer's
+    score the rows were sorted by, or the previous cycle's verdict."""
     from ..present.formats import metric_label
     from ..scores import SCORE_LABELS
 
-    m = metric
+    def has(key: str) -> bool:
+        return stats.get(key) is not None
+
     cols: list[tuple[str, str, str | None]] = [
-        ("Slice", "itemset", None), ("Rows", "count", "n"), ("Measured", f"{m}_count", "n"),
-        (metric_label(m), m, "v"), ("Interval", f"{m}_ci_low", "ci"), ("Divergence", f"{m}_divergence", "d"),
-        ("q", f"{m}_q", "p"),
+        ("Slice", "itemset", None), ("Rows", "rows", "n"), ("Measured", "count", "n"),
+        (metric_label(stats.name), "value", "v"), ("Interval", "ci_low", "ci"), ("Divergence", "divergence", "d"),
+        ("q", "q", "p"),
     ]
-    if f"{m}_finding" in rows.columns:
-        cols += [("Finding", f"{m}_finding", "finding")]
-    if f"{m}_divergence_shrunk" in rows.columns:
-        cols += [("Shrunk divergence", f"{m}_divergence_shrunk", "d"),
-                 ("Bound nearest zero", f"{m}_divergence_bound", "d")]
-    if f"{m}_baseline" in rows.columns:
-        cols += [("Baseline", f"{m}_baseline", "v")]
-        if f"{m}_harder" in rows.columns:
-            cols += [("Harder", f"{m}_harder", "d")]
-        if f"{m}_reference" in rows.columns:
-            cols += [("Achievable", f"{m}_reference", "v")]
-        cols += [("Lift", f"{m}_lift", "num"), ("Lift shortfall", f"{m}_lift_shortfall", "num")]
-    if f"{m}_replicated" in rows.columns:
-        cols += [("Replication", f"{m}_replicated_value", "v")]
-        if f"{m}_replicated_divergence" in rows.columns:
-            cols += [("Replicated divergence", f"{m}_replicated_divergence", "d")]
-        cols += [("Replicated", f"{m}_replicated", "bool")]
-    cols += [(label, f"{m}_{suffix}", "num") for suffix, label in SCORE_LABELS.items() if f"{m}_{suffix}" in rows.columns]
+    if has("finding"):
+        cols += [("Finding", "finding", "finding")]
+    if has("divergence_shrunk"):
+        cols += [("Shrunk divergence", "divergence_shrunk", "d"), ("Bound nearest zero", "divergence_bound", "d")]
+    if has("baseline"):
+        cols += [("Baseline", "baseline", "v")]
+        if has("harder"):
+            cols += [("Harder", "harder", "d")]
+        if has("reference"):
+            cols += [("Achievable", "reference", "v")]
+        cols += [("Lift", "lift", "num"), ("Lift shortfall", "lift_shortfall", "num")]
+    if has("replicated"):
+        cols += [("Replication", "replicated_value", "v")]
+        if has("replicated_divergence"):
+            cols += [("Replicated divergence", "replicated_divergence", "d")]
+        cols += [("Replicated", "replicated", "bool")]
+    cols += [(label, suffix, "num") for suffix, label in SCORE_LABELS.items() if stats.column(suffix) in rows.columns]
     if previous is not None:
         cols += [("Previous cycle", "__previous", "previous")]
-    cols += [("Verdict", f"{m}_verdict", "verdict")]
+    cols += [("Verdict", "verdict", "verdict")]
     return cols
 
 
@@ -191,35 +195,53 @@ def _previous_verdicts(previous: SliceTable | None, metric: str) -> dict | None:
 
 def _slice_table(table: SliceTable, metric: str, rows: pd.DataFrame, previous: SliceTable | None) -> dict:
     """The slice table's heads (label, hover text) and rows of cells."""
-    m, b = metric, table.metric(metric).binary
-    cols = _slice_columns(table, m, rows, previous)
-    prev_verdict = _previous_verdicts(previous, m) or {}
+    stats = table.statistics(metric)
+    b = stats.info.binary
+    cols = _slice_columns(stats, rows, previous)
+    prev_verdict = _previous_verdicts(previous, metric) or {}
     heads = [("The verdict on the slice in the previous cycle's data." if kind == "previous" else column_help(label))
              for label, _, kind in cols]
+    at = rows.index.to_numpy()  # the rows' positions in the table
+
+    def values(key: str) -> list:
+        """The column ``key`` at the rows, as plain values (far quicker to read than a row Series)."""
+        if key in ("itemset", "rows"):
+            return rows["itemset" if key == "itemset" else "count"].tolist()
+        found = stats.get(key)
+        if found is None:  # a peer's score, computed for the rows it sorted, or a statistic the table lacks
+            column = stats.column(key)
+            return rows[column].tolist() if column in rows.columns else [None] * len(rows)
+        return pd.Series(found).iloc[at].tolist()
+
+    keys = {key for _, key, kind in cols if kind != "previous"}
+    keys |= {"ci_high", "explained_by", "within", "alias", "effect", "effect_ci_low", "effect_ci_high",
+             "divergence", "q", "meets_min_size"}
+    by_key = {key: values(key) for key in keys}
     out = []
-    for r in rows.to_dict("records"):  # plain values: far quicker to read than a row Series
+    for i in range(len(rows)):
+        r = {key: v[i] for key, v in by_key.items()}
         cells = []
-        for label, col, kind in cols:
+        for label, key, kind in cols:
             if kind == "previous":
                 pv = prev_verdict.get(r["itemset"])
                 text = "not mined" if pv is None else ("finding" if pv in FINDING_VERDICTS else str(pv))
                 cells.append(Cell(text, text))
                 continue
-            v = r[col]
+            v = r[key]
             if kind == "ci":
-                lo, hi = r[f"{m}_ci_low"], r[f"{m}_ci_high"]
+                lo, hi = r["ci_low"], r["ci_high"]
                 cells.append(Cell(format_interval(lo, hi, b), _sort_value(lo), True))
             elif kind in _NUMBER_TEXT:
                 cells.append(Cell(_NUMBER_TEXT[kind](v, b), _sort_value(v), True))
             elif kind == "finding":
-                effect = (r.get(f"{m}_effect"), r.get(f"{m}_effect_ci_low"), r.get(f"{m}_effect_ci_high"))
-                text = finding_label(v, r[f"{m}_explained_by"], r.get(f"{m}_within", ""), r.get(f"{m}_alias", ""),
+                effect = (r["effect"], r["effect_ci_low"], r["effect_ci_high"])
+                text = finding_label(v, r["explained_by"], r["within"], r["alias"],
                                      effect if effect[0] is not None else None, b)
                 cells.append(Cell(text, text))
             elif kind == "bool":
                 cells.append(Cell("yes" if bool(v) else "no", _sort_value(v)))
             elif kind == "verdict":
-                text = verdict_label(v, r[f"{m}_divergence"], r.get(f"{m}_q"), r.get(f"{m}_meets_min_size"))
+                text = verdict_label(v, r["divergence"], r["q"], r["meets_min_size"])
                 cells.append(Cell(text, str(v), badge=(verdict_color(v), verdict_ink(v))))
             else:
                 cells.append(Cell(str(v), str(v)))
@@ -413,11 +435,13 @@ def _comparison_context(c, *, top: int, findings: int) -> dict:
         rows = compare_view(c, m, top_n=top)
         shown = compare_display_frame(c, rows, m)
         table_rows = []
-        sort_columns = ["count", f"{m}_change", f"{m}_change_q", m, f"{m}_reference", f"{m}_change_ci_low"]
-        for r, raw in zip(shown.to_dict("records"), c.frame.loc[shown.index, sort_columns].to_dict("records")):
-            sort = {"Rows": raw["count"], "Change": raw[f"{m}_change"], "q": raw[f"{m}_change_q"],
-                    f"Model {h['label']}": raw[m], f"Reference {h['label']}": raw[f"{m}_reference"],
-                    "Change interval": raw[f"{m}_change_ci_low"]}
+        cs = c.statistics(m)
+        at = shown.index.to_numpy()  # the rows' positions in the comparison
+        sort_keys = {"Rows": c.frame["count"], "Change": cs.change, "q": cs.change_q, f"Model {h['label']}": cs.value,
+                     f"Reference {h['label']}": cs.reference, "Change interval": cs.change_ci_low}
+        sort_values = {label: pd.Series(v).iloc[at].tolist() for label, v in sort_keys.items()}
+        for i, r in enumerate(shown.to_dict("records")):
+            sort = {label: v[i] for label, v in sort_values.items()}
             cells = []
             for col in shown.columns:
                 text = r[col]
@@ -427,8 +451,9 @@ def _comparison_context(c, *, top: int, findings: int) -> dict:
                 else:
                     cells.append(Cell(str(text), _sort_value(sort.get(col, text)), col not in ("Slice", "Min size")))
             table_rows.append(cells)
-        big = rows[rows[f"{m}_meets_min_size"].astype(bool)].head(25)
-        worst = rows[rows[f"{m}_verdict"] == "worse"].head(findings)
+        at = rows.index.to_numpy()
+        big = rows[np.asarray(cs.meets_min_size, dtype=bool)[at]].head(25)
+        worst = rows[np.asarray(cs.verdict)[at] == "worse"].head(findings)
         sections.append(dict(
             metric=m, description=h["description"], worse_when=h["worse_when"], kpis=kpis,
             min_size=h["min_size"].text, n_listed=len(rows), n_rows=len(c) - 1,

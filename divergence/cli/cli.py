@@ -232,14 +232,19 @@ class _Progress:
         print(f"{info['stage']}{extra}", file=sys.stderr, flush=True)
 
 
-def _labelled(shown, rows, metric: str):
-    """``shown`` with its verdicts as the table shows them: 'above · indicative' below n_min."""
+def _labelled(shown, rows, stats):
+    """``shown`` (of a metric's ``stats``, at the positions of ``rows``) with its verdicts as the table
+    shows them: 'worse · indicative' below n_min."""
+    import pandas as pd
+
     from ..present.formats import verdict_label
 
-    if f"{metric}_verdict" not in shown or f"{metric}_meets_min_size" not in rows:
+    column = stats.column("verdict")
+    if column not in shown or stats.verdict is None or stats.meets_min_size is None:
         return shown
-    return shown.assign(**{f"{metric}_verdict": [verdict_label(v, None, None, ok) for v, ok in
-                                                 zip(rows[f"{metric}_verdict"], rows[f"{metric}_meets_min_size"])]})
+    at = rows.index.to_numpy()
+    verdicts, meets = (pd.Series(v).iloc[at].tolist() for v in (stats.verdict, stats.meets_min_size))
+    return shown.assign(**{column: [verdict_label(v, None, None, ok) for v, ok in zip(verdicts, meets)]})
 
 
 def _summary(table, top: int, keep: dict | None = None, sort_by: str | None = None) -> str:
@@ -459,7 +464,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
         print(f"note: {note}", file=sys.stderr)
     print(f"wrote the report to {args.output}", file=sys.stderr)
     if comparison is not None:
-        worse = {m: int((comparison.frame[f"{m}_verdict"] == "worse").sum()) for m in comparison.metric_names}
+        import numpy as np
+
+        worse = {m: int((np.asarray(comparison.statistics(m).verdict) == "worse").sum()) for m in comparison.metric_names}
         print("comparison: " + ", ".join(f"{m}: {n:,} worse" for m, n in worse.items()), file=sys.stderr)
         if args.fail_on_worse and any(worse.values()):
             return 1
@@ -529,15 +536,15 @@ def _compare_summary(c, top: int) -> str:
                          f"reference {h['reference']:.4g}, change {h['change']:+.4g} "
                          f"[{h['change_low']:+.4g}, {h['change_high']:+.4g}], whole dataset: {h['verdict']}")
             lines.append("slices: " + ", ".join(f"{n:,} {v}" for v, n in h["verdicts"].items()))
-            cols = ["itemset", "count", m.name, f"{m.name}_reference", f"{m.name}_change",
-                    f"{m.name}_change_q", f"{m.name}_verdict"]
+            stats = c.statistics(m.name)
+            cols = ["itemset", "count"] + [stats.column(k) for k in ("value", "reference", "change", "change_q", "verdict")]
             large_enough = tuple(v for v in COMPARE_VERDICTS if v != "too small")
             rows = c.top(top, metric=m.name, min_length=1, verdict=large_enough)
             n_min = a.min_size[m.name].n_min
             lines.append(f"the {len(rows)} slices where the model is worst against the reference (the too small left "
                          f"out: below n_min = {f'{n_min:,}' if n_min is not None else 'more than the rows'} and neither "
                          "significant nor within ±δ):")
-            shown = _labelled(rows[cols], rows, m.name)
+            shown = _labelled(rows[cols], rows, stats)
             lines.append(shown.to_string(index=False) if len(rows) else "(none)")
     return "\n".join(lines)
 

@@ -72,19 +72,26 @@ def format_q(q: object) -> str:
 def _slice_lines(table, row, m, binary: bool, extra: str | None) -> list[str]:
     """One slice: its itemset on the first line, its figures under it, then what else it is."""
     name = m.name
+    stats = table.statistics(name)
+    i = int(row.name)  # the slice's position in the table
+
+    def at(key: str, default: object = None) -> object:
+        """The slice's ``key`` (a statistic of the metric), as a plain value; ``default`` when the table has none."""
+        values = stats.get(key)
+        return default if values is None else _plain(values[i])
+
     itemset = str(row["itemset"]) or "(whole dataset)"
     lines = wrap(itemset, indent="  ", next_indent="  " + INDENT)
-    parts = [f"{name} {format_rate_interval(row[name], row.get(f'{name}_ci_low'), row.get(f'{name}_ci_high'), binary)}",
-             format_points(row.get(f"{name}_divergence"), binary)]
-    if f"{name}_q" in row:
-        parts.append(f"q {format_q(row[f'{name}_q'])}")
+    parts = [f"{name} {format_rate_interval(at('value'), at('ci_low'), at('ci_high'), binary)}",
+             format_points(at("divergence"), binary)]
+    if stats.q is not None:
+        parts.append(f"q {format_q(at('q'))}")
     parts.append(f"{format_count(row['count'])} rows ({_percent(row['support'])}%)")
-    if f"{name}_verdict" in row:
-        parts.append(verdict_label(row[f"{name}_verdict"], None, None, row.get(f"{name}_meets_min_size")))
-    if f"{name}_finding" in row:
-        effect = (row.get(f"{name}_effect"), row.get(f"{name}_effect_ci_low"), row.get(f"{name}_effect_ci_high"))
-        found = finding_label(row[f"{name}_finding"], row.get(f"{name}_explained_by", ""),
-                              row.get(f"{name}_within", ""), row.get(f"{name}_alias", ""),
+    if stats.verdict is not None:
+        parts.append(verdict_label(at("verdict"), None, None, at("meets_min_size")))
+    if stats.finding is not None:
+        effect = (at("effect"), at("effect_ci_low"), at("effect_ci_high"))
+        found = finding_label(at("finding"), at("explained_by", ""), at("within", ""), at("alias", ""),
                               effect if effect[0] is not None else None, binary)
         if found:
             parts.append(found)
@@ -96,6 +103,12 @@ def _slice_lines(table, row, m, binary: bool, extra: str | None) -> list[str]:
         if same:
             lines += wrap(f"same rows as {same}", indent="  " + INDENT)
     return lines
+
+
+def _plain(value: object) -> object:
+    """A NumPy scalar as Python's own (as a row of a frame gives it); anything else as it is."""
+    item = getattr(value, "item", None)
+    return item() if callable(item) and not isinstance(value, str) else value
 
 
 def _sort_value(row, by: str) -> str:
@@ -143,7 +156,8 @@ def scan_summary(table, top: int, keep: dict | None = None, sort_by: str | None 
             order = (f"by {by or sort_by} ({'smallest' if ascending else 'largest'} first)" if by is not None
                      else "in the default order (distinct findings first)")
         rows = rows if keep is None else rows[keep[m.name][rows.index]].head(top)
-        shown_cols = {m.name, f"{m.name}_divergence", f"{m.name}_q", f"{m.name}_verdict", "count", "support"}
+        stats = table.statistics(m.name)
+        shown_cols = {stats.column(k) for k in ("value", "divergence", "q", "verdict")} | {"count", "support"}
         extra_col = by if by is not None and by not in shown_cols else None
         lines += wrap(f"first {len(rows)} {order}:")
         source = table if sort_by is None else table_for_rows

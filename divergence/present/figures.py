@@ -386,14 +386,21 @@ def interval_figure(table: SliceTable, rows: pd.DataFrame, metric: str | None = 
     x axis names the interval level (``level_label``, e.g. '95% intervals, BH-adjusted').
     Needs the statistics columns ``M_ci_low`` and ``M_ci_high``.
     """
-    info = table.metric(metric)
-    m, binary = info.name, info.binary
-    if f"{m}_ci_low" not in rows.columns:
+    stats = table.statistics(metric)
+    m, binary = stats.name, stats.info.binary
+    if stats.ci_low is None or stats.ci_high is None:
         raise DivergenceInputError(f"The interval plot needs the statistics of metric '{m}' (run assess).")
+    at = rows.index.to_numpy()  # the rows' positions in the table
+
+    def col(values: np.ndarray | None, default: object) -> pd.Series:
+        """A statistic at the rows (``default`` on each when the table has none), indexed as ``rows``."""
+        if values is None:
+            return pd.Series([default] * len(rows), index=rows.index)
+        return pd.Series(values, dtype=object if values.dtype == object else None).iloc[at].set_axis(rows.index)
+
     labels = [wrap_itemset(s) for s in rows["itemset"]]
-    verdicts = rows[f"{m}_verdict"].astype(str) if f"{m}_verdict" in rows else pd.Series([""] * len(rows), index=rows.index)
-    meets = (rows[f"{m}_meets_min_size"].astype(bool) if f"{m}_meets_min_size" in rows
-             else pd.Series([True] * len(rows), index=rows.index))
+    verdicts = col(stats.verdict, "").astype(str)
+    meets = col(stats.meets_min_size, True).astype(bool)
     scale = 100.0 if binary else 1.0
     fig = go.Figure()
     overall = table.overall(m) * scale
@@ -403,8 +410,8 @@ def interval_figure(table: SliceTable, rows: pd.DataFrame, metric: str | None = 
     if not (is_undefined(low) or is_undefined(high)):
         fig.add_vrect(x0=low, x1=high, fillcolor="rgba(134,142,150,0.25)", line_width=0, layer="below")
     fig.add_vline(x=overall, line_color="#868e96", line_dash="dash", line_width=1.5)
-    value, lo, hi = (rows[c].to_numpy() * scale for c in (m, f"{m}_ci_low", f"{m}_ci_high"))
-    itemsets, counts = rows["itemset"].to_numpy(), rows[f"{m}_count"].to_numpy()
+    value, lo, hi = (np.asarray(v)[at] * scale for v in (stats.value, stats.ci_low, stats.ci_high))
+    itemsets, counts = rows["itemset"].to_numpy(), np.asarray(stats.count)[at]
     add_interval_traces(
         fig, rows, labels, verdicts, meets, value, lo, hi, color_of=verdict_color,
         name_of=lambda v, indicative: (v or "slice") + (" (indicative: below minimum size)" if indicative else ""),
@@ -412,8 +419,8 @@ def interval_figure(table: SliceTable, rows: pd.DataFrame, metric: str | None = 
             f"{plotly_text(s)}<br>{format_value(x / scale, binary)} {format_interval(y / scale, z / scale, binary)}"
             f"<br>{format_count(k)} rows · {verdict or '–'}"
             for s, x, y, z, k, verdict in zip(itemsets[sel], v, a, b, counts[sel], verdicts.to_numpy()[sel])])
-    if f"{m}_finding" in rows:  # the distinct findings unmistakable among their spillover: a large star, labelled
-        found = rows[f"{m}_finding"].fillna(False).astype(bool).to_numpy()
+    if stats.finding is not None:  # the distinct findings unmistakable among their spillover: a large star, labelled
+        found = col(stats.finding, False).fillna(False).astype(bool).to_numpy()
         if found.any():
             fig.add_trace(go.Scatter(
                 x=value[found], y=np.array(labels, dtype=object)[found], mode="markers+text", name="distinct finding",

@@ -332,7 +332,7 @@ def measure_slice(table: SliceTable, items: Sequence[str] | str, *, data: pd.Dat
         if j >= 0:
             in_result[j] = True
     in_result[0] = True
-    family = {m.name: np.asarray(table.columns[f"{m.name}_p"], dtype=float)[~in_result] for m in table.metrics}
+    family = {m: np.asarray(stats.p, dtype=float)[~in_result] for m, stats in table.by_metric.items()}
     a = table.assessment
     # the table's own statistics settings (the defaults for a table not assessed)
     settings = {} if a is None else dict(

@@ -55,10 +55,11 @@ def table_text(table: SliceTable) -> str:
     for m in table.metric_names:
         h = headline(table, m)
         line = f"  {h['label']}: {format_value(h['overall'], h['binary'])} on the whole dataset"
-        if _assessed(table, m):
+        verdict = table.statistics(m).verdict
+        if verdict is not None:  # assessed
             first = table.findings(m)
             line += (f"; {len(first)} distinct finding{'s' if len(first) != 1 else ''}"
-                     + (f", first {first['itemset'].iloc[0]!r} ({first[f'{m}_verdict'].iloc[0]})" if len(first) else ""))
+                     + (f", first {first['itemset'].iloc[0]!r} ({verdict[first.index[0]]})" if len(first) else ""))
         lines.append(line)
     return "\n".join(lines)
 

@@ -44,10 +44,6 @@ class SliceView:
     ascending: bool
 
 
-def _has(table: SliceTable, col: str) -> bool:
-    return col in table.frame.columns
-
-
 #: the columns :meth:`SliceTable.default_sort_column` may choose, by suffix, and their labels
 _SORT_LABELS = {"order": "Default order (distinct findings first)", "divergence": "Divergence"}
 #: the label of the default order in a sort box

@@ -466,7 +466,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if comparison is not None:
         import numpy as np
 
-        worse = {m: int((np.asarray(comparison.statistics(m).verdict) == "worse").sum()) for m in comparison.metric_names}
+        worse = {m: int((np.asarray(comparison.statistics(m).verdict) == "worse").sum())
+                 for m in comparison.metric_names}
         print("comparison: " + ", ".join(f"{m}: {n:,} worse" for m, n in worse.items()), file=sys.stderr)
         if args.fail_on_worse and any(worse.values()):
             return 1
@@ -537,7 +538,8 @@ def _compare_summary(c, top: int) -> str:
                          f"[{h['change_low']:+.4g}, {h['change_high']:+.4g}], whole dataset: {h['verdict']}")
             lines.append("slices: " + ", ".join(f"{n:,} {v}" for v, n in h["verdicts"].items()))
             stats = c.statistics(m.name)
-            cols = ["itemset", "count"] + [stats.column(k) for k in ("value", "reference", "change", "change_q", "verdict")]
+            cols = ["itemset", "count"] + [stats.column(k)
+                                           for k in ("value", "reference", "change", "change_q", "verdict")]
             large_enough = tuple(v for v in COMPARE_VERDICTS if v != "too small")
             rows = c.top(top, metric=m.name, min_length=1, verdict=large_enough)
             n_min = a.min_size[m.name].n_min

@@ -137,8 +137,8 @@ class ModelOutcomes:
 
 
 def model_outcomes(df: pd.DataFrame, st: Settings) -> ModelOutcomes:
-    """Both models' outcomes (per row, with their tally columns) as the settings' roles (the model) and compare section (the
-    reference, the metrics) describe them."""
+    """Both models' outcomes (per row, with their tally columns) as the settings' roles (the model)
+    and compare section (the reference, the metrics) describe them."""
     r, cp = st.roles, st.compare
     return _models(df, target=r.target, prediction=r.prediction, reference=cp.reference, score=r.score,
                    threshold=r.threshold, reference_score=cp.reference_score,
@@ -159,14 +159,16 @@ def _models(df: pd.DataFrame, *, target, prediction, reference, score, threshold
             "Give the reference model as a reference column or as a reference score column (one of them)."
         )
     if regression and (score is not None or reference_score is not None):
-        raise DivergenceInputError("A regression comparison takes predicted values (prediction and reference), not scores.")
+        raise DivergenceInputError(
+            "A regression comparison takes predicted values (prediction and reference), not scores.")
     names = _check_metrics(metrics, regression, score is not None and reference_score is not None)
     model_col = prediction if prediction is not None else score
     ref_col = reference if reference is not None else reference_score
     notes: list[str] = []
     given = threshold is not None
     if score is not None and not regression:  # without a threshold: 0.5 within [0, 1], else refused (issue 44)
-        threshold, note = score_threshold(df, score, None if threshold is None else _check_threshold(threshold, "threshold"))
+        given_threshold = None if threshold is None else _check_threshold(threshold, "threshold")
+        threshold, note = score_threshold(df, score, given_threshold)
         notes += [note] if note else []
     threshold = _check_threshold(DEFAULT_THRESHOLD if threshold is None else threshold, "threshold")
     if reference_threshold is not None:

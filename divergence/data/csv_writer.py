@@ -3,7 +3,14 @@ temporary file renamed into place, with text a spreadsheet would run as a formul
 (:func:`formula_safe`). A slice table, a comparison and the dashboard's export write through it."""
 from __future__ import annotations
 
+import io
+import os
+import re
+from concurrent.futures import Future, ThreadPoolExecutor
+
 import numpy as np
+
+from .atomic_write import write_atomically
 
 __all__ = ["write_csv", "formula_safe", "FORMULA_START"]
 
@@ -22,8 +29,6 @@ def formula_safe(table):
     advice) prefixed with an apostrophe, which spreadsheets read as "this is text". Numbers are
     not text and stay numbers (a negative divergence stays -0.08); text that is a plain number
     ("-5") stays too. Only cells that need it change."""
-    import re
-
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -49,19 +54,15 @@ def formula_safe(table):
 def write_csv(frame, path, *, neutralise_formulas: bool = True) -> None:
     """Fast CSV writing (Arrow's writer) of a DataFrame or a ``pyarrow.Table``: shortest
     round-trip floats, NaN as an empty cell. A file path is written through a temporary file
-    renamed into place (:func:`divergence.data.io.write_atomically`): never half a file.
+    renamed into place (:func:`divergence.data.atomic_write.write_atomically`): never half a file.
     ``neutralise_formulas`` (default): text cells and column names a spreadsheet would run as a
     formula get a leading apostrophe (:func:`neutralise_formulas`); False writes them as they are."""
-    import os
-
     import pyarrow as pa
 
     table = frame if isinstance(frame, pa.Table) else pa.Table.from_pandas(frame, preserve_index=False)
     if neutralise_formulas:
         table = formula_safe(table)
     if isinstance(path, (str, os.PathLike)):
-        from .io import write_atomically
-
         write_atomically(path, lambda tmp: _write_arrow_csv(table, tmp))
     else:
         _write_arrow_csv(table, path)
@@ -76,8 +77,6 @@ def _write_arrow_csv(table, path) -> None:
         return
     # float formatting dominates: format row blocks on every core (Arrow releases the GIL), each
     # block written as soon as it and those before it are done (a few blocks in memory, not the file)
-    import io
-    from concurrent.futures import Future, ThreadPoolExecutor
 
     blocks = max(workers, -(-table.num_rows // 8_192))  # blocks of at most 8,192 rows
     bounds = np.linspace(0, table.num_rows, blocks + 1).astype(int)
@@ -108,8 +107,6 @@ def _write_arrow_csv(table, path) -> None:
 
 def _cpus() -> int:
     """The CPUs this process may use (``DIVERGENCE_THREADS`` caps them)."""
-    import os
-
     try:
         n = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # pragma: no cover - not Linux

@@ -55,7 +55,8 @@ def sort_options(table: SliceTable, metric: str) -> dict[str, str]:
     stats = table.statistics(metric)
     opts: dict[str, str] = {}
     default = table.default_sort_column(stats.name)
-    opts[next(label for key, label in _SORT_LABELS.items() if stats.column(key) == default)] = default  # the default first
+    # the default first
+    opts[next(label for key, label in _SORT_LABELS.items() if stats.column(key) == default)] = default
     for key, label in (*_SORT_LABELS.items(), ("lift_shortfall", "Lift shortfall"),
                        ("divergence_shrunk", "Shrunk divergence"),
                        ("divergence_bound", "Divergence bound nearest zero")):

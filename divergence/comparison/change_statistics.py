@@ -14,7 +14,8 @@ import numpy as np
 
 from ..errors import DivergenceInputError
 from ..stats.paired import paired_proportion_interval
-from ..stats.stats import MIN_SIZE_POWER, interval_min_size, paired_min_size, smallest_enough, z_value
+from ..stats.stats import (MIN_SIZE_POWER, corrected_level, interval_min_size, paired_min_size, smallest_enough,
+                           z_value)
 from ..table import MetricInfo, MinSize, SliceTable
 
 __all__ = ["CompareMetric", "ChangeStatistics", "change_column", "TABLE_FIELDS", "DETAIL_FIELDS",
@@ -120,7 +121,6 @@ def change_findings(mined: SliceTable, support: np.ndarray, changes: Sequence[Ch
     first, then the distinct findings, the other significant slices and the rest, the change in the
     bad direction first, largest first)."""
     from ..stats.findings import default_order, distinct_findings, significant_slices
-    from ..stats.stats import corrected_level, z_value
 
     level = corrected_level(allp, alpha, correction)
     n_items = len(mined)

@@ -107,13 +107,19 @@ def mine(codes: np.ndarray, weights: np.ndarray, n_values: np.ndarray, *, min_su
         raise DivergenceInputError(f"min_support {min_support:g} asks for {asked} rows, more than the data's "
                                    f"{n_rows:,}: no slice can reach it.")
     # an item below the threshold can be in no frequent itemset: drop it before compressing
-    # (codes may already be -1 where an item was dropped upstream)
-    pruned = codes.copy()
+    # (codes may already be -1 where an item was dropped upstream); copied only when one is
+    pruned = codes
     for a in range(n_attr):
         counts = np.bincount(codes[:, a] + 1, weights=weights[:, 0], minlength=int(n_values[a]) + 1)[1:]
         frequent = np.append(counts >= min_count, False)  # index -1 -> False
-        pruned[:, a] = np.where(frequent[codes[:, a]], codes[:, a], -1)
+        column = np.where(frequent[codes[:, a]], codes[:, a], -1)
+        if not np.array_equal(column, codes[:, a]):
+            if pruned is codes:
+                pruned = codes.copy()
+            pruned[:, a] = column
     comp = compress(pruned, weights)
+    rows_for_mlxtend = pruned if engine == "mlxtend" else None
+    del pruned  # a pruned copy is not kept beside the merged rows while mining
     budget = Budget(max_slices=max_slices, time_limit=time_limit, progress=progress, max_work=max_work)
     if started is not None:  # the time limit counts from the scan's start: the attribute screen spent some
         budget.start, budget.timed = started, "screening and mining"
@@ -121,7 +127,7 @@ def mine(codes: np.ndarray, weights: np.ndarray, n_values: np.ndarray, *, min_su
     if engine == "mlxtend":
         from .mlxtend_reference import mine_mlxtend
 
-        mined = Mined(**mine_mlxtend(pruned, comp, n_values, share_for_mlxtend(min_count, n_rows), max_length, total, exhaustive))
+        mined = Mined(**mine_mlxtend(rows_for_mlxtend, comp, n_values, share_for_mlxtend(min_count, n_rows), max_length, total, exhaustive))
         if len(mined.codes) - 1 > max_slices:
             raise DivergenceBudgetError(
                 f"The scan gives {len(mined.codes) - 1:,} slices, more than the budget of {max_slices:,}: raise "

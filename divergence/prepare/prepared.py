@@ -23,6 +23,7 @@ from ..errors import DivergenceBudgetError, DivergenceInputError
 from ..settings import Roles, Settings, min_count_for
 from ..vocabulary import ENGINES
 from .compression import compress_outcomes
+from .grouping import fits_one_key, group_outcomes
 from .discretize import AttributeBins, Binning, discretize
 from .kept_rows import KeptRows
 from .outcomes import Outcome, build_outcomes
@@ -155,10 +156,16 @@ def prepare(
         codes_in, weights_in = disc.codes, np.column_stack(outcome_weights(found)[0])
     else:
         aux, aux_shift = aux_columns(found, infos)
-        comp = compress_outcomes(
-            disc.codes, n_values, min_count_for(mining.min_support, len(df)),
-            np.column_stack([o.values for o in found]), np.array([m.shift for m in infos]),
-            np.column_stack(aux) if aux else np.empty((len(df), 0)), np.array(aux_shift, dtype=float))
+        min_count = min_count_for(mining.min_support, len(df))
+        if fits_one_key(n_values):  # sorted by one key per row: no growing tables, rows in the miner's order
+            comp = group_outcomes(disc.codes, n_values, min_count, [np.asarray(o.values, dtype=np.float64) for o in found],
+                                  np.array([m.shift for m in infos]), aux, np.array(aux_shift, dtype=float))
+        else:
+            comp = compress_outcomes(
+                disc.codes, n_values, min_count,
+                np.column_stack([o.values for o in found]), np.array([m.shift for m in infos]),
+                np.column_stack(aux) if aux else np.empty((len(df), 0)), np.array(aux_shift, dtype=float))
+        del aux
         codes_in, weights_in = comp.codes, comp.weights
     if held_out is not None:
         replicate = held_out

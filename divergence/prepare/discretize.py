@@ -396,8 +396,8 @@ def discretize(
             f"Bins were given for {', '.join(map(repr, unknown))}, which "
             f"{'is not an attribute' if len(unknown) == 1 else 'are not attributes'} of this scan."
         )
-    # filled column by column: Fortran order keeps those writes contiguous
-    codes = np.empty((len(df), len(attributes)), dtype=np.int32, order="F")
+    # filled column by column in the row order the miner reads: no second copy of the table
+    codes = np.empty((len(df), len(attributes)), dtype=np.int32)
     out_bins: list[AttributeBins] = []
     notes: list[str] = []
     for j, name in enumerate(attributes):
@@ -433,7 +433,7 @@ def discretize(
             col, ab = _categorical(name, series)
         codes[:, j] = col
         out_bins.append(ab)
-    return Discretized(attributes=tuple(attributes), codes=np.ascontiguousarray(codes), bins=tuple(out_bins),
+    return Discretized(attributes=tuple(attributes), codes=codes, bins=tuple(out_bins),
                        notes=tuple(notes))
 
 

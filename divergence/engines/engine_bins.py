@@ -1,12 +1,11 @@
 """The attributes of a SQL scan (:mod:`divergence.engines.engine_scan`): the attribute screen where
 the data lives (:func:`screen_attributes_sql`), and each attribute's bins from the distinct values,
 value counts, minimum, maximum and quantiles the engine returns (:func:`attribute_bins`), built by the
-functions :mod:`divergence.prepare.discretize` uses, so every path bins alike; the codes of a
-categorical attribute's grouped keys (:func:`category_codes`)."""
+functions :mod:`divergence.prepare.discretize` uses, so every path bins alike."""
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Literal, Mapping, Sequence
+from typing import Literal, Mapping, Sequence
 
 import numpy as np
 
@@ -16,7 +15,6 @@ from ..prepare.discretize import (
     BinSpec,
     Binning,
     binned_bins,
-    categorical_bins,
     explicit_edges,
     keeps_as_categories,
     quantile_levels,
@@ -30,10 +28,7 @@ from .sql import threshold_flag
 from .engine_plan import PREFIX as _P
 from .engine_plan import ScanPlan
 
-if TYPE_CHECKING:  # pyarrow is imported when a scan runs, not with the package
-    import pyarrow as pa
-
-__all__ = ["VALUE_COUNTS_MAX", "QuantileMode", "SCREEN_ROWS", "numpy_quantile", "screen_attributes_sql", "attribute_bins", "TreeCut", "category_codes"]
+__all__ = ["VALUE_COUNTS_MAX", "QuantileMode", "SCREEN_ROWS", "numpy_quantile", "screen_attributes_sql", "attribute_bins", "TreeCut"]
 
 #: numeric attributes with at most this many (approximately counted) distinct values have
 #: their exact value counts fetched: enough to tell a category from a binned column
@@ -381,18 +376,3 @@ def _binned(plan, name, col, edges, n_bins, binning, has_missing, notes, raw=Non
             share = int(plan.b.fetch(f"SELECT COUNT(*) FROM {plan.b.source} WHERE {inside}").column(0)[0].as_py()) / n
         notes.append(fewer_bins_note(name, n_bins, binning, ab.labels, tied=tied, share=share))
     return ab, plan.d.bin_code(plan.d.number(col), ab.edges, ab.missing_code), col
-
-
-def category_codes(name: str, keys: pa.ChunkedArray) -> tuple[np.ndarray, AttributeBins]:
-    """Codes of a categorical attribute's distinct-row keys, its items named as discretize() does."""
-    import pyarrow.compute as pc
-
-    encoded = pc.dictionary_encode(keys.combine_chunks() if keys.num_chunks else keys)
-    dictionary = encoded.dictionary.to_pylist()
-    has_missing = encoded.null_count > 0
-    value_codes, ab = categorical_bins(name, dictionary, has_missing)
-    lookup = np.append(np.asarray(value_codes, dtype=np.int32), np.int32(ab.missing_code))
-    idx = pc.fill_null(encoded.indices, len(dictionary)).to_numpy(zero_copy_only=False).astype(np.int64)
-    return lookup[idx], ab
-
-

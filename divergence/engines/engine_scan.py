@@ -20,13 +20,15 @@ and the bins).
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
+import math
 import time
 from typing import TYPE_CHECKING, Iterator, cast
 
 import numpy as np
 
-from ..prepare.discretize import AttributeBins, Binning
+from ..prepare.discretize import AttributeBins, Binning, categorical_bins
 from ..data.column_rules import ScreenTimeout, screen_timeout_message
 from ..errors import DivergenceBudgetError, DivergenceInputError
 from ..prepare.row_weights import ADDITIVE_BASELINES
@@ -41,7 +43,7 @@ from ..prepare.score_threshold import threshold_from_range
 from ..prepare.replication_rows import ReplicationRows, needs_its_table
 from ..prepare.row_weights import place_aux
 from ..table import MetricInfo, SliceTable
-from .engine_bins import QuantileMode, TreeCut, attribute_bins, category_codes, numpy_quantile
+from .engine_bins import QuantileMode, TreeCut, attribute_bins, numpy_quantile
 from .engine_bins import screen_attributes_sql
 from .engine_plan import PREFIX as _P
 from .engine_plan import Backend, ScanPlan, check_profile, plan_outcomes, population_skewness, profile_sql, refuse_other
@@ -55,22 +57,85 @@ ENGINE_NOTE = ("Binned, measured and compressed in {engine}; bootstrap intervals
                "baselines need per-row data and are not computed (intervals are analytic).")
 
 
-def _collect(batches: Iterator[pa.RecordBatch], n_attr: int) -> tuple[list[pa.ChunkedArray], np.ndarray]:
-    import pyarrow as pa
+def _collect(batches: Iterator[pa.RecordBatch], attr_bins: list) -> tuple[np.ndarray, np.ndarray, list[AttributeBins]]:
+    """The grouped rows as the miner takes them: their codes (a categorical attribute's keys in the
+    order :func:`~divergence.prepare.discretize.categorical_bins` gives its items), their tallies, and
+    the attributes' bins. Each batch becomes numpy blocks as it comes (no column of keys is kept), copied
+    once into the table and let go: the rows are held once, not once per step."""
+    import pyarrow.compute as pc
 
-    keys: list[list[pa.Array]] = [[] for _ in range(n_attr)]
-    tallies: list[np.ndarray] = []
+    n_attr = len(attr_bins)
+    seen: list[dict | None] = [{} if ab is None else None for ab, _, _ in attr_bins]  # category -> its number
+    code_blocks: collections.deque = collections.deque()
+    weight_blocks: collections.deque = collections.deque()
     for batch in batches:
         if batch.num_rows == 0:
             continue
+        block = np.empty((batch.num_rows, n_attr), dtype=np.int32)
         for a in range(n_attr):
-            keys[a].append(batch.column(a))
-        cols = [np.asarray(batch.column(i).to_numpy(zero_copy_only=False), dtype=np.float64)
-                for i in range(n_attr, batch.num_columns)]
-        tallies.append(np.column_stack(cols))
-    width = None if not tallies else tallies[0].shape[1]
-    weights = np.vstack(tallies) if tallies else np.empty((0, width or 1))
-    return [pa.chunked_array(k) if k else pa.chunked_array([], pa.null()) for k in keys], weights
+            numbers = seen[a]
+            if numbers is None:
+                block[:, a] = np.asarray(batch.column(a).to_numpy(zero_copy_only=False), dtype=np.int32)
+                continue
+            encoded = pc.dictionary_encode(batch.column(a))
+            ids = [numbers.setdefault(_category_key(v), len(numbers)) for v in encoded.dictionary.to_pylist()]
+            if encoded.null_count:
+                ids.append(numbers.setdefault(_MISSING, len(numbers)))
+            idx = pc.fill_null(encoded.indices, len(ids) - 1 if encoded.null_count else 0)
+            block[:, a] = np.asarray(ids, dtype=np.int32)[idx.to_numpy(zero_copy_only=False)]
+        code_blocks.append(block)
+        weight_blocks.append(np.column_stack([np.asarray(batch.column(i).to_numpy(zero_copy_only=False), dtype=np.float64)
+                                              for i in range(n_attr, batch.num_columns)]))
+    n = sum(len(b) for b in code_blocks)
+    width = weight_blocks[0].shape[1] if weight_blocks else 1
+    codes = np.empty((n, n_attr), dtype=np.int32)
+    weights = np.empty((n, width), dtype=np.float64)
+    start = 0
+    while code_blocks:  # each block copied, then let go
+        block, tallies = code_blocks.popleft(), weight_blocks.popleft()
+        codes[start:start + len(block)] = block
+        weights[start:start + len(block)] = tallies
+        start += len(block)
+    final: list[AttributeBins] = []
+    for a, (ab, _, col) in enumerate(attr_bins):
+        numbers = seen[a]
+        if numbers is not None:
+            values = [(math.nan if v is _NAN else v) for v in numbers if v is not _MISSING]
+            value_codes, ab = categorical_bins(col.name, values, _MISSING in numbers)
+            lookup = np.empty(len(numbers), dtype=np.int32)
+            lookup[[i for v, i in numbers.items() if v is not _MISSING]] = np.asarray(value_codes, dtype=np.int32)
+            if _MISSING in numbers:
+                lookup[numbers[_MISSING]] = ab.missing_code
+            codes[:, a] = lookup[codes[:, a]]
+        final.append(ab)
+    return codes, weights, final
+
+
+#: a missing category, and NaN (never equal to itself), as keys of the categories seen
+_MISSING, _NAN = object(), object()
+
+
+def _category_key(value: object) -> object:
+    return _NAN if isinstance(value, float) and math.isnan(value) else value
+
+
+def _sorted_rows(codes: np.ndarray, weights: np.ndarray, bins: list[AttributeBins]) -> tuple[np.ndarray, np.ndarray]:
+    """The grouped rows sorted by their codes, as the miner's merge sorts them (it then has nothing to
+    do): one copy of the codes, then of the tallies, each let go of as it is replaced."""
+    from ..prepare.grouping import fits_one_key
+
+    n_values = np.array([b.n_items for b in bins], dtype=np.int64)
+    if len(codes) < 2 or not fits_one_key(n_values):
+        return codes, weights
+    mult = np.ones(len(n_values), dtype=np.int64)
+    for a in range(len(n_values) - 2, -1, -1):
+        mult[a] = mult[a + 1] * (int(n_values[a + 1]) + 1)
+    order = np.argsort(np.einsum("ij,j->i", codes, mult), kind="stable")
+    codes = codes[order]
+    weights = weights[order]
+    np.add(weights, 0.0, out=weights)  # a sum of -0.0 reads 0.0, as the miner's merge gives it
+    return codes, weights
+
 
 
 #: keywords of scan_duckdb and scan_spark that are not settings: how this run reads and reports
@@ -284,22 +349,17 @@ def prepare_sql(
     select = keys + [f"{t} AS {_P}t{i}" for i, t in enumerate(tallies + aux)]
     group = ", ".join(str(j + 1) for j in range(len(keys)))
     sql = f"SELECT {', '.join(select)} FROM {source} GROUP BY {group}"
-    key_arrays, weights = _collect(backend.stream(sql), len(keys))
+    codes, weights, final_bins = _collect(backend.stream(sql), attr_bins)
     if weights.shape[0] == 0 or int(round(weights[:, 0].sum())) != n_rows:
         raise DivergenceInputError(
             f"The data changed while it was read: {n_rows:,} rows counted, "
             f"{int(round(weights[:, 0].sum())) if weights.size else 0:,} grouped. Nothing was mined; run the scan again."
         )
-    codes = np.empty((weights.shape[0], len(attrs)), dtype=np.int32)
-    final_bins: list[AttributeBins] = []
     for j, (ab, _, col) in enumerate(attr_bins):
-        if ab is None:
-            codes[:, j], ab = category_codes(col.name, key_arrays[j])
-            if col.name in plan.periods:
-                ab = dataclasses.replace(ab, kind="date", period=plan.periods[col.name])
-        else:
-            codes[:, j] = np.asarray(key_arrays[j].to_numpy(), dtype=np.int32)
-        final_bins.append(ab)
+        if ab is None and col.name in plan.periods:
+            final_bins[j] = dataclasses.replace(final_bins[j], kind="date", period=plan.periods[col.name])
+    totals = weights.sum(axis=0)  # the root's tallies, in the order the rows came, as the miner sums them
+    codes, weights = _sorted_rows(codes, weights, final_bins)
     infos = place_aux([MetricInfo(name=o.name, description=o.description, binary=o.binary, shift=o.shift,
                                   baseline=o.baseline, skew=o.skew) for o in outcomes],
                       [o.target_shift if o.target is not None else None for o in outcomes])
@@ -307,4 +367,5 @@ def prepare_sql(
     params = table_params(settings, metrics=[o.name for o in outcomes], attributes=attrs, engine=backend.name,
                           quantiles=quantiles)
     return Prepared(codes=codes, weights=weights, bins=tuple(final_bins), metrics=tuple(infos), n_rows=n_rows,
-                    notes=tuple(notes), params=params, started=started if slicing.attributes is None else None)
+                    notes=tuple(notes), params=params, started=started if slicing.attributes is None else None,
+                    totals=totals)

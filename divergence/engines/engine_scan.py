@@ -184,6 +184,9 @@ def mine_engine(
     """The table of :func:`divergence.mine` (not assessed; ``replicate``, when given, kept in it for
     :func:`divergence.assess`), with binning, outcomes and compression run by ``backend``."""
     prepared = prepare_sql(backend, settings, engine=engine, quantiles=quantiles, progress=progress)
+    release = getattr(backend, "release", None)  # the engine's memory given back before the miner takes its own
+    if release is not None:
+        release()
     table = measure(mine_prepared(prepared, settings.mining, engine=engine, progress=progress))
     if progress is not None:
         progress(progress_report("statistics", len(table) - 1))

@@ -427,6 +427,11 @@ class DuckDBBackend:
                                         "such columns down (for example to thousands) and scan again.")
         return None
 
+    def release(self) -> None:
+        """Close the connection once the grouped rows are read: DuckDB's memory (its buffers, up to
+        ``memory_limit``) is given back before the miner needs its own."""
+        self.con.close()
+
     def fetch(self, sql: str) -> pa.Table:
         import duckdb
 

@@ -46,6 +46,7 @@ def mine_table(
     progress: ProgressCallback | None = None,
     max_work: int | None = MAX_WORK,
     started: float | None = None,
+    totals: np.ndarray | None = None,
 ) -> SliceTable:
     """Mine from (possibly compressed) item codes and tallies: every itemset above the support in the
     canonical order, with its tallies, support and count; the metrics' statistics are
@@ -67,7 +68,7 @@ def mine_table(
     cap = effective_max_slices(max_slices, len(bins), weights.shape[1], len(metrics))
     mined = mine(codes, weights, n_values, min_support=s, max_length=max_length, engine=engine,
                  exhaustive=exhaustive, max_slices=cap, time_limit=time_limit, progress=progress,
-                 attribute_names=[b.name for b in bins], max_work=max_work, started=started)
+                 attribute_names=[b.name for b in bins], max_work=max_work, started=started, total=totals)
     if mined.cut == "time":  # the safety net cut it: this table depends on the machine, say so aloud
         import warnings
 
@@ -107,7 +108,8 @@ def mine_prepared(prepared: Prepared, mining: Mining, *, engine: str = "fast",
     table = mine_table(p.codes, p.weights, bins=p.bins, metrics=p.metrics, n_rows=p.n_rows,
                        min_support=mining.min_support, max_length=mining.max_length, engine=engine, notes=p.notes,
                        params=p.params, exhaustive=mining.exhaustive, max_slices=mining.max_slices,
-                       time_limit=mining.time_limit, progress=progress, max_work=mining.max_work, started=p.started)
+                       time_limit=mining.time_limit, progress=progress, max_work=mining.max_work, started=p.started,
+                       totals=p.totals)
     return dataclasses.replace(table, kept_rows=p.kept_rows, replication=p.replication)
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from ..budget import (MAX_SLICES, MAX_WORK, MEMORY_LIMIT, TIME_LIMIT, Budget, Overflow, ProgressCallback, budget_message,
                       slice_bytes)
 from .canonical import canonical_permutation, fingerprints, keep_first_of_each_rows
+from ..prepare.grouping import sorted_distinct
 from ..prepare.compression import Compressed, compress, compress_outcomes
 from ..errors import DivergenceBudgetError, DivergenceInputError
 from ..settings import check, min_count_for
@@ -75,7 +76,7 @@ def mine(codes: np.ndarray, weights: np.ndarray, n_values: np.ndarray, *, min_su
          max_slices: int = MAX_SLICES, time_limit: float | None = TIME_LIMIT,
          progress: ProgressCallback | None = None,
          attribute_names: Sequence[str] | None = None, max_work: int | None = MAX_WORK,
-         started: float | None = None) -> Mined:
+         started: float | None = None, total: np.ndarray | None = None) -> Mined:
     """Every itemset with support >= ``min_support`` (at most ``max_length`` items), with tallies.
 
     ``codes`` (rows x attributes) holds each row's item code per attribute, ``weights``
@@ -90,7 +91,8 @@ def mine(codes: np.ndarray, weights: np.ndarray, n_values: np.ndarray, *, min_su
     counted: the same data gives the same result on any machine, at any load), or, as a safety
     net, ``time_limit`` seconds, and the result is complete up to the longest length that fits
     (``Mined.note`` says so, and says when the time limit cut it), or, when not even single items
-    fit, :class:`DivergenceBudgetError`. ``progress`` is called with a dict
+    fit, :class:`DivergenceBudgetError`. ``total``: the root's tallies, when the rows were reordered
+    after they came (:mod:`divergence.prepare.grouping`); default their sum. ``progress`` is called with a dict
     (``stage``, ``slices``, ``length``, ``fraction``) every quarter second of mining.
     """
     if engine not in ENGINES:
@@ -100,20 +102,29 @@ def mine(codes: np.ndarray, weights: np.ndarray, n_values: np.ndarray, *, min_su
     n_rows = int(round(weights[:, 0].sum())) if weights.size else 0
     n_attr = codes.shape[1]
     max_length = n_attr if max_length is None else min(int(max_length), n_attr)
-    total = weights.sum(axis=0)
+    total = weights.sum(axis=0) if total is None else np.asarray(total, dtype=np.float64)
     min_count = min_count_for(min_support, n_rows)
     if n_rows and min_count > n_rows:
         asked = f"{min_count:,}" if min_count < 10 ** 15 else f"{float(min_count):.3g}"
         raise DivergenceInputError(f"min_support {min_support:g} asks for {asked} rows, more than the data's "
                                    f"{n_rows:,}: no slice can reach it.")
     # an item below the threshold can be in no frequent itemset: drop it before compressing
-    # (codes may already be -1 where an item was dropped upstream)
-    pruned = codes.copy()
+    # (codes may already be -1 where an item was dropped upstream); copied only when one is
+    pruned = codes
     for a in range(n_attr):
         counts = np.bincount(codes[:, a] + 1, weights=weights[:, 0], minlength=int(n_values[a]) + 1)[1:]
         frequent = np.append(counts >= min_count, False)  # index -1 -> False
-        pruned[:, a] = np.where(frequent[codes[:, a]], codes[:, a], -1)
-    comp = compress(pruned, weights)
+        column = np.where(frequent[codes[:, a]], codes[:, a], -1)
+        if not np.array_equal(column, codes[:, a]):
+            if pruned is codes:
+                pruned = codes.copy()
+            pruned[:, a] = column
+    if pruned is codes and sorted_distinct(codes):  # merged and sorted already (divergence.prepare.grouping)
+        comp = Compressed(codes, weights, np.arange(len(codes), dtype=np.int64))
+    else:
+        comp = compress(pruned, weights)
+    rows_for_mlxtend = pruned if engine == "mlxtend" else None
+    del pruned  # a pruned copy is not kept beside the merged rows while mining
     budget = Budget(max_slices=max_slices, time_limit=time_limit, progress=progress, max_work=max_work)
     if started is not None:  # the time limit counts from the scan's start: the attribute screen spent some
         budget.start, budget.timed = started, "screening and mining"
@@ -121,7 +132,7 @@ def mine(codes: np.ndarray, weights: np.ndarray, n_values: np.ndarray, *, min_su
     if engine == "mlxtend":
         from .mlxtend_reference import mine_mlxtend
 
-        mined = Mined(**mine_mlxtend(pruned, comp, n_values, share_for_mlxtend(min_count, n_rows), max_length, total, exhaustive))
+        mined = Mined(**mine_mlxtend(rows_for_mlxtend, comp, n_values, share_for_mlxtend(min_count, n_rows), max_length, total, exhaustive))
         if len(mined.codes) - 1 > max_slices:
             raise DivergenceBudgetError(
                 f"The scan gives {len(mined.codes) - 1:,} slices, more than the budget of {max_slices:,}: raise "

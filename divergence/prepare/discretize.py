@@ -200,6 +200,29 @@ def _categorical(name: str, series: pd.Series) -> tuple[np.ndarray, AttributeBin
                                 missing_code=missing_code, values=tuple(cats))
 
 
+def _small_integers(series: pd.Series) -> tuple[np.ndarray, np.ndarray, int] | None:
+    """A column of numpy integers within a span of 65,536: its values present (sorted), their
+    counts by value - ``lo``, and ``lo``, from one counting pass (no hashing); else None."""
+    if series.dtype.kind not in "iu" or not len(series):
+        return None
+    values = series.to_numpy()
+    lo, hi = int(values.min()), int(values.max())
+    if hi - lo >= 1 << 16:
+        return None
+    counts = np.bincount((values - lo).astype(np.intp, copy=False) if lo else values, minlength=1)
+    return np.flatnonzero(counts) + lo, values, lo
+
+
+def _integer_categories(name: str, present: np.ndarray, values: np.ndarray, lo: int) -> tuple[np.ndarray, AttributeBins]:
+    """:func:`_categorical` of a column of small integers (no missing value): items in numeric order."""
+    lut = np.zeros(int(present[-1]) - lo + 1, dtype=np.int32)
+    lut[present - lo] = np.arange(len(present), dtype=np.int32)
+    codes = lut[(values - lo).astype(np.intp, copy=False) if lo else values]
+    cats = present.tolist()
+    return codes, AttributeBins(name=name, kind="categorical", labels=tuple(category_label(v) for v in cats),
+                                missing_code=-1, values=tuple(cats))
+
+
 def _binned(name: str, values: np.ndarray, edges: np.ndarray,
             kind: str) -> tuple[np.ndarray, AttributeBins]:
     missing = np.isnan(values)
@@ -373,8 +396,8 @@ def discretize(
             f"Bins were given for {', '.join(map(repr, unknown))}, which "
             f"{'is not an attribute' if len(unknown) == 1 else 'are not attributes'} of this scan."
         )
-    # filled column by column: Fortran order keeps those writes contiguous
-    codes = np.empty((len(df), len(attributes)), dtype=np.int32, order="F")
+    # filled column by column in the row order the miner reads: no second copy of the table
+    codes = np.empty((len(df), len(attributes)), dtype=np.int32)
     out_bins: list[AttributeBins] = []
     notes: list[str] = []
     for j, name in enumerate(attributes):
@@ -392,13 +415,14 @@ def discretize(
             col, ab = _binned(name, numeric_values(name, series), edges, "edges")
         elif is_numeric(series):
             n_bins = int(spec) if spec is not None else int(quantile_bins)
+            small = _small_integers(series)
             # distinct values by hashing (not sorting): cheap on tens of millions of rows
-            distinct = np.asarray(series.dropna().unique(), dtype=float)
+            distinct = np.asarray(series.dropna().unique(), dtype=float) if small is None else small[0].astype(float)
             if spec is None and (
                 (integer_valued(distinct) and distinct.size <= max_categories)
                 or distinct.size <= n_bins
             ):
-                col, ab = _categorical(name, series)
+                col, ab = _categorical(name, series) if small is None else _integer_categories(name, *small)
             else:
                 values = series.to_numpy(dtype=float, na_value=np.nan)
                 edges = _computed_edges(values, n_bins, binning)
@@ -409,7 +433,7 @@ def discretize(
             col, ab = _categorical(name, series)
         codes[:, j] = col
         out_bins.append(ab)
-    return Discretized(attributes=tuple(attributes), codes=np.ascontiguousarray(codes), bins=tuple(out_bins),
+    return Discretized(attributes=tuple(attributes), codes=codes, bins=tuple(out_bins),
                        notes=tuple(notes))
 
 
@@ -433,7 +457,7 @@ def categorical_bins(name: str, values: Sequence[object], has_missing: bool) -> 
     return codes[: len(values)], ab
 
 
-def binned_bins(name: str, edges: Sequence[float], kind: str, has_missing: bool) -> AttributeBins:
+def binned_bins(name: str, edges: Sequence[float] | np.ndarray, kind: str, has_missing: bool) -> AttributeBins:
     """The bins of a numeric column cut at ``edges`` (right-closed), as :func:`discretize` makes them."""
     _, ab = _binned(name, np.array([np.nan]) if has_missing else np.empty(0),
                     np.asarray(edges, dtype=float), kind)

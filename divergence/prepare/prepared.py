@@ -23,6 +23,7 @@ from ..errors import DivergenceBudgetError, DivergenceInputError
 from ..settings import Roles, Settings, min_count_for
 from ..vocabulary import ENGINES
 from .compression import compress_outcomes
+from .grouping import fits_one_key, group_outcomes
 from .discretize import AttributeBins, Binning, discretize
 from .kept_rows import KeptRows
 from .outcomes import Outcome, build_outcomes
@@ -56,6 +57,9 @@ class Prepared:
     kept_rows: KeptRows | None = None
     #: the rows to confirm on (a holdout's, a split column's), or None
     replication: ReplicationRows | None = None
+    #: the root's tallies when the rows come sorted (:mod:`divergence.prepare.grouping`): ``weights``
+    #: summed in the order the rows first came, as the miner sums them; None: the miner sums them
+    totals: np.ndarray | None = None
 
 
 def table_params(settings: Settings, *, metrics: Sequence[str], attributes: Sequence[str], engine: str,
@@ -151,20 +155,29 @@ def prepare(
     if query_params:
         params["query"] = query_params
     n_values = np.array([b.n_items for b in disc.bins], dtype=np.int64)
+    totals = None
     if engine == "mlxtend":  # FP-growth counts rows itself: it needs every row, one by one
         codes_in, weights_in = disc.codes, np.column_stack(outcome_weights(found)[0])
     else:
         aux, aux_shift = aux_columns(found, infos)
-        comp = compress_outcomes(
-            disc.codes, n_values, min_count_for(mining.min_support, len(df)),
-            np.column_stack([o.values for o in found]), np.array([m.shift for m in infos]),
-            np.column_stack(aux) if aux else np.empty((len(df), 0)), np.array(aux_shift, dtype=float))
+        min_count = min_count_for(mining.min_support, len(df))
+        if fits_one_key(n_values):  # sorted by one key per row: no growing tables, rows in the miner's order
+            comp, totals = group_outcomes(disc.codes, n_values, min_count,
+                                          [np.asarray(o.values, dtype=np.float64) for o in found],
+                                          np.array([m.shift for m in infos]), aux, np.array(aux_shift, dtype=float))
+        else:
+            comp = compress_outcomes(
+                disc.codes, n_values, min_count,
+                np.column_stack([o.values for o in found]), np.array([m.shift for m in infos]),
+                np.column_stack(aux) if aux else np.empty((len(df), 0)), np.array(aux_shift, dtype=float))
+        del aux
         codes_in, weights_in = comp.codes, comp.weights
     if held_out is not None:
         replicate = held_out
         label = f"held-out {holdout:.0%} of the rows ({len(held_out):,})"
     return Prepared(codes=codes_in, weights=weights_in, bins=tuple(disc.bins), metrics=tuple(infos), n_rows=len(df),
                     notes=tuple(notes), params=params, started=started if slicing.attributes is None else None,
+                    totals=totals,
                     kept_rows=KeptRows(disc.codes, tuple(found), _positions(held_mask, data_rows),
                                        model=_model_columns(df, roles)),
                     replication=ReplicationRows(replicate, label, holdout) if replicate is not None else None)

@@ -73,9 +73,9 @@ def test_compas_discretized_and_raw(spark):
 
 
 def test_quantiles_are_approximate_by_default_and_said(spark, parquet_file, monkeypatch):
-    import divergence.engines.engine_scan
+    import divergence.engines.engine_bins
 
-    monkeypatch.setattr(divergence.engines.engine_scan, "VALUE_COUNTS_MAX", 10)  # no exact counts for 'income'
+    monkeypatch.setattr(divergence.engines.engine_bins, "VALUE_COUNTS_MAX", 10)  # no exact counts for 'income'
     table = scan_spark(spark.read.parquet(parquet_file), outcome="grade", attributes=["income", "city"])
     assert any("'income': quantile edges are approximate (spark" in n for n in table.notes)
     edges = table.bins[0].edges

@@ -90,3 +90,22 @@ def test_edges_on_a_text_column_name_it():
     df = pd.DataFrame({"x": ["a", "b"]})
     with pytest.raises(DivergenceInputError, match="Column 'x' has bin edges but holds values that are not numbers"):
         discretize(df, ["x"], bins={"x": [1]})
+
+
+def test_small_integer_columns_are_counted_not_hashed_to_the_same_items(monkeypatch):
+    """Columns of numpy integers within 65,536 of each other take a counting pass
+    (``_small_integers``); the codes and items are those of the hashing path, value types included."""
+    import divergence.prepare.discretize as disc
+
+    rng = np.random.default_rng(0)
+    n = 20_000
+    df = pd.DataFrame({"i8": rng.integers(0, 5, n).astype(np.int8), "neg": rng.integers(-3, 4, n).astype(np.int16),
+                       "u": rng.integers(2, 9, n).astype(np.uint8), "wide": rng.integers(0, 10**6, n),
+                       "far": rng.choice([0, 10**7], n), "b": rng.integers(0, 2, n).astype(bool),
+                       "f": rng.integers(0, 4, n).astype(float), "many": rng.integers(0, 40, n)})
+    counted = disc.discretize(df, list(df.columns))
+    monkeypatch.setattr(disc, "_small_integers", lambda series: None)
+    hashed = disc.discretize(df, list(df.columns))
+    np.testing.assert_array_equal(counted.codes, hashed.codes)
+    assert counted.bins == hashed.bins and counted.notes == hashed.notes
+    assert [type(v) for v in counted.bins[1].values] == [type(v) for v in hashed.bins[1].values] == [int] * 7

@@ -30,7 +30,7 @@ import os
 import sys
 import threading
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Literal
 
 import numpy as np
 
@@ -153,7 +153,8 @@ class Kernel:
         #: its name in the ahead-of-time extension module
         self.export_name = f"{func.__module__.rsplit('.', 1)[-1]}_{func.__name__.lstrip('_')}"
         self._jit = None
-        self._aot = None
+        #: the ahead-of-time function; False: there is none, None: not looked up yet
+        self._aot: Callable | Literal[False] | None = None
         REGISTRY[self.key] = self
 
     def __repr__(self) -> str:
@@ -178,7 +179,8 @@ class Kernel:
         if m != "jit" and self.signature is not None:
             if self._aot is None:
                 build, why = load_build()
-                self._aot = getattr(build, self.export_name, False) if build is not None else False
+                found = getattr(build, self.export_name, False) if build is not None else False
+                self._aot = found if callable(found) else False
                 if self._aot is False and m == "aot":
                     raise RuntimeError(f"DIVERGENCE_KERNELS=aot, but {why}")
             if self._aot is not False:

@@ -189,7 +189,10 @@ def lattice_figure(table: SliceTable, itemset: str | Iterable[str], *, metric: s
         xs[members] = (np.arange(members.size) - (width - 1) / 2.0)
     ys = -size.astype(float)
     # edges J -> J ∪ {α}; corrective when |Δ| drops
-    edge_x, edge_y, corr_x, corr_y = [], [], [], []
+    edge_x: list[float | None] = []
+    edge_y: list[float | None] = []
+    corr_x: list[float | None] = []
+    corr_y: list[float | None] = []
     corrective = np.zeros(masks.size, dtype=bool)
     for child in masks:
         for j in range(k):

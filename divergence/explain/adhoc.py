@@ -10,7 +10,7 @@ family. :func:`overlap` says how many rows the reported findings share.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -167,21 +167,23 @@ def _with_cuts(table: SliceTable, bins: tuple, codes: np.ndarray, cuts: dict, da
         raise DivergenceInputError(
             f"The rows given ({len(data):,}) are not the {table.n_rows:,} rows the result measured: a cut typed by "
             "hand needs them.")
-    bins, codes, replaced = list(bins), codes.copy(), set()
-    names = [b.name for b in bins]
+    out: list[AttributeBins] = list(bins)
+    codes = codes.copy()
+    replaced: set[int] = set()
+    names = [b.name for b in out]
     for cut in cuts.values():
         col_codes, ab = cut.bins(rows[cut.column].to_numpy(dtype=float, na_value=np.nan))
         if cut.column in names:
             a = names.index(cut.column)
             if a >= len(table.attributes):
                 raise DivergenceInputError(f"A slice holds one item per attribute: '{cut.column}' appears twice.")
-            bins[a], replaced = ab, replaced | {a}
+            out[a], replaced = ab, replaced | {a}
             codes[:, a] = col_codes
         else:
-            bins.append(ab)
+            out.append(ab)
             names.append(cut.column)
             codes = np.hstack([codes, col_codes[:, None].astype(codes.dtype)])
-    return tuple(bins), np.ascontiguousarray(codes), replaced
+    return tuple(out), np.ascontiguousarray(codes), replaced
 
 
 def _with_left_out(table: SliceTable, items: Sequence[str], data: pd.DataFrame | None):
@@ -189,7 +191,9 @@ def _with_left_out(table: SliceTable, items: Sequence[str], data: pd.DataFrame |
     names = list(table.attributes)
     unknown = [i for i in items if _attribute_of(i, names) is None]
     extra: tuple[AttributeBins, ...] = ()
-    codes = table.kept_rows.codes if table.kept_rows is not None else None
+    kept = table.kept_rows
+    assert kept is not None  # the callers checked (_needs_rows)
+    codes = kept.codes
     if unknown:
         others = [c for c in (data.columns if data is not None else []) if c not in names]
         wanted = []
@@ -333,15 +337,15 @@ def measure_slice(table: SliceTable, items: Sequence[str] | str, *, data: pd.Dat
             in_result[j] = True
     in_result[0] = True
     family = {m.name: np.asarray(table.columns[f"{m.name}_p"], dtype=float)[~in_result] for m in table.metrics}
-    a = table.assessment
+    done = table.assessment
     # the table's own statistics settings (the defaults for a table not assessed)
-    settings = {} if a is None else dict(
-        delta={m: info.delta for m, info in a.min_size.items()} or None, confidence=a.confidence,
-        correction=a.correction, bootstrap=a.bootstrap, seed=a.seed, top_k=a.top_k)
+    settings: dict[str, Any] = {} if done is None else dict(
+        delta={m: info.delta for m, info in done.min_size.items()} or None, confidence=done.confidence,
+        correction=done.correction, bootstrap=done.bootstrap, seed=done.seed, top_k=done.top_k)
     from ..stats.assess import assess
 
     assessed = assess(small, replicate=replicate, replication_label=replication_label,
-                      exploratory=a.exploratory if a is not None else True, family_p=family, **settings)
+                      exploratory=done.exploratory if done is not None else True, family_p=family, **settings)
     idx = masks.size - 1
     left_out = sorted({bins[a].name for a, _ in parsed if a >= n_orig and bins[a].name not in
                        {c.column for c in cuts.values()}})

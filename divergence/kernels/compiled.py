@@ -72,7 +72,7 @@ class ArgType:
         return len(self.dims)
 
     @property
-    def layout(self) -> str:
+    def layout(self) -> Literal["", "C", "F", "A"]:
         """'C' or 'F' (contiguous in that order) or 'A' (any strides); '' for a scalar."""
         if not self.dims:
             return ""
@@ -124,7 +124,8 @@ class ArgType:
         scalar = getattr(types, self.code)
         # numba reads a lone ``[::1]`` as Fortran order: a 1-d vector declared so and a C vector made
         # inside the kernel (a ravel) would unify to "any layout", indexed through strides
-        return types.Array(scalar, self.ndim, self.layout) if self.dims else scalar
+        layout = self.layout
+        return types.Array(scalar, self.ndim, layout) if layout != "" else scalar
 
 
 b1, i4, i8, f4, f8 = (ArgType(c) for c in ("b1", "i4", "i8", "f4", "f8"))
@@ -163,7 +164,7 @@ class Kernel:
     def __call__(self, *args):
         if self.signature is not None:
             if len(args) != len(self.signature):
-                raise TypeError(f"{self.__name__}() takes {len(self.signature)} arguments, got {len(args)}")
+                raise TypeError(f"{self.py_func.__name__}() takes {len(self.signature)} arguments, got {len(args)}")
             checked = []
             for j, (t, a) in enumerate(zip(self.signature, args)):
                 try:

@@ -52,10 +52,10 @@ def _inert(obj):
             v is not None for v in changed.values()) else None
     if isinstance(obj, (list, tuple)) or (isinstance(obj, np.ndarray) and obj.dtype == object):
         items = list(obj.ravel()) if isinstance(obj, np.ndarray) else list(obj)
-        changed = [_inert(v) for v in items]
-        if all(v is None for v in changed):
+        inert = [_inert(v) for v in items]
+        if all(v is None for v in inert):
             return None
-        out = [o if v is None else v for o, v in zip(items, changed)]
+        out = [o if v is None else v for o, v in zip(items, inert)]
         return np.array(out, dtype=object).reshape(obj.shape) if isinstance(obj, np.ndarray) else out
     return None
 

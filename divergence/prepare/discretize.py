@@ -435,7 +435,7 @@ def categorical_bins(name: str, values: Sequence[object], has_missing: bool) -> 
     return codes[: len(values)], ab
 
 
-def binned_bins(name: str, edges: Sequence[float], kind: BinKind, has_missing: bool) -> AttributeBins:
+def binned_bins(name: str, edges: Sequence[float] | np.ndarray, kind: BinKind, has_missing: bool) -> AttributeBins:
     """The bins of a numeric column cut at ``edges`` (right-closed), as :func:`discretize` makes them."""
     _, ab = _binned(name, np.array([np.nan]) if has_missing else np.empty(0),
                     np.asarray(edges, dtype=float), kind)

@@ -286,8 +286,8 @@ def measure_slice(table: SliceTable, items: Sequence[str] | str, *, data: pd.Dat
     scanned = [i for i in items if i not in cuts and _attribute_of(i, table.attributes) is not None]
     if len(scanned) == len(items):
         code_row = np.full(len(table.attributes), -1, dtype=np.int32)
-        for a, v in _parse(items, table.bins):
-            code_row[a] = v
+        for attr, v in _parse(items, table.bins):
+            code_row[attr] = v
         idx = _listed(table, code_row)
         if idx >= 0:
             listed = str(table.itemsets[idx])
@@ -303,8 +303,8 @@ def measure_slice(table: SliceTable, items: Sequence[str] | str, *, data: pd.Dat
     n_attr = len(bins)
     # each row's pattern of matched items (bit j: item j), then every subset's tallies from the patterns
     pattern = np.zeros(row_codes.shape[0], dtype=np.int64)
-    for j, (a, v) in enumerate(parsed):
-        pattern |= (row_codes[:, a] == v).astype(np.int64) << j
+    for j, (attr, v) in enumerate(parsed):
+        pattern |= (row_codes[:, attr] == v).astype(np.int64) << j
     weights = _row_weights(table)
     per_pattern = np.zeros((2 ** k, weights.shape[1]))
     for c in range(weights.shape[1]):
@@ -313,8 +313,8 @@ def measure_slice(table: SliceTable, items: Sequence[str] | str, *, data: pd.Dat
     pats = np.arange(2 ** k)
     tallies = np.vstack([per_pattern[(pats & s) == s].sum(axis=0) for s in masks])
     codes = np.full((masks.size, n_attr), -1, dtype=np.int32)
-    for j, (a, v) in enumerate(parsed):
-        codes[(masks >> j) & 1 == 1, a] = v
+    for j, (attr, v) in enumerate(parsed):
+        codes[(masks >> j) & 1 == 1, attr] = v
     position = {int(s): i for i, s in enumerate(masks)}
     parent = np.array([-1] + [position[int(s) & ~(1 << (int(s).bit_length() - 1))] for s in masks[1:]],
                       dtype=np.int64)
@@ -329,23 +329,23 @@ def measure_slice(table: SliceTable, items: Sequence[str] | str, *, data: pd.Dat
     n_orig = len(table.attributes)
     in_result = np.zeros(len(table), dtype=bool)
     plain = np.all(codes[:, n_orig:] < 0, axis=1) if n_attr > n_orig else np.ones(masks.size, dtype=bool)
-    for a in replaced:  # a cut typed on a scanned attribute: not the scan's item of that code
-        plain &= codes[:, a] < 0
+    for attr in replaced:  # a cut typed on a scanned attribute: not the scan's item of that code
+        plain &= codes[:, attr] < 0
     for row in codes[plain][:, :n_orig]:
         j = _listed(table, row)  # the same rows listed under another description count once
         if j >= 0:
             in_result[j] = True
     in_result[0] = True
     family = {m.name: np.asarray(table.columns[f"{m.name}_p"], dtype=float)[~in_result] for m in table.metrics}
-    done = table.assessment
+    a = table.assessment
     # the table's own statistics settings (the defaults for a table not assessed)
-    settings: dict[str, Any] = {} if done is None else dict(
-        delta={m: info.delta for m, info in done.min_size.items()} or None, confidence=done.confidence,
-        correction=done.correction, bootstrap=done.bootstrap, seed=done.seed, top_k=done.top_k)
+    settings: dict[str, Any] = {} if a is None else dict(
+        delta={m: info.delta for m, info in a.min_size.items()} or None, confidence=a.confidence,
+        correction=a.correction, bootstrap=a.bootstrap, seed=a.seed, top_k=a.top_k)
     from ..stats.assess import assess
 
     assessed = assess(small, replicate=replicate, replication_label=replication_label,
-                      exploratory=done.exploratory if done is not None else True, family_p=family, **settings)
+                      exploratory=a.exploratory if a is not None else True, family_p=family, **settings)
     idx = masks.size - 1
     left_out = sorted({bins[a].name for a, _ in parsed if a >= n_orig and bins[a].name not in
                        {c.column for c in cuts.values()}})

@@ -5,16 +5,13 @@ and the dashboard). Re-measuring the slices there is :mod:`divergence.stats.repl
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..errors import DivergenceInputError
 from .outcomes import match_label
-
-if TYPE_CHECKING:
-    from ..settings import Replication
 
 __all__ = ["ReplicationRows", "split_rows", "split_mask", "split_label", "needs_its_table", "holdout_mask"]
 
@@ -63,7 +60,7 @@ def split_label(column: str, confirm_values: Sequence[object], n_confirm: int) -
     return f"rows with {column} in {', '.join(map(str, confirm_values))} ({n_confirm:,})"
 
 
-def needs_its_table(replication: Replication, replicate: object) -> None:
+def needs_its_table(replication, replicate) -> None:
     """Refuse a replication on a second file when no second table was given (one message for scan()
     and the SQL engines; the mining phase alone may be given the table later, by assess)."""
     if replication.kind == "file" and replicate is None:

@@ -48,7 +48,7 @@ def shown(value: object, limit: int = SHOWN_CHARS) -> str:
     return text
 
 
-def _small(value) -> bool:
+def _small(value: object) -> bool:
     """A container small and shallow enough to print (its repr is then short)."""
     stack, seen = [value], 0
     while stack:
@@ -69,7 +69,7 @@ def message(template: str, **values: object) -> str:
     import string
 
     class _Formatter(string.Formatter):
-        def convert_field(self, value, conversion):
+        def convert_field(self, value: object, conversion: str | None) -> object:
             return shown(value) if conversion == "r" else super().convert_field(value, conversion)
 
     return _Formatter().format(template, **values)

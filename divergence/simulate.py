@@ -296,7 +296,7 @@ def findings_summary(runs: list) -> list:
     def add(setting, rs, value, target, ok):
         out.append((setting, len(rs), float(value), target, bool(ok)))
 
-    by = {}
+    by: dict[str, list] = {}
     for r in runs:
         by.setdefault(r["kind"], []).append(r)
     if "two" in by:
@@ -462,7 +462,7 @@ def calibration_slope(estimate, truth, *, origin: bool = False) -> float:
 def correlated_summary(runs: list) -> list:
     """The measured rates of :func:`correlated_run` results, each ``(setting, runs, value, target,
     meets)``."""
-    out = []
+    out: list[tuple[str, int, float, str, bool | np.bool_]] = []
     by: dict = {}
     for r in runs:
         by.setdefault((r["kind"], r["n"]), []).append(r)

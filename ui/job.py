@@ -51,6 +51,7 @@ def collect_scan() -> None:
         return
     ss[K.JOB] = None
     if job.state == "done":
+        assert job.result is not None  # a job done has its result
         mined, table = job.result
         spec = job.meta
         if mined is not None:  # the two share most of their arrays: half the size each

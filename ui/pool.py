@@ -21,6 +21,8 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from multiprocessing import spawn
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from typing import Any, Callable, ClassVar
 
 __all__ = ["START_METHOD", "CANCEL_GRACE", "ORPHAN_GRACE", "WATCH_EVERY", "WAITING", "WorkerLimits", "WorkerPool",
@@ -136,7 +138,7 @@ def _preparation_data(name: str, _original=spawn.get_preparation_data) -> dict:
 
 
 if not getattr(spawn.get_preparation_data, "_divergence", False):
-    _preparation_data._divergence = True
+    setattr(_preparation_data, "_divergence", True)
     spawn.get_preparation_data = _preparation_data
 
 
@@ -203,9 +205,9 @@ class Job:
 
     def __post_init__(self) -> None:
         self._cond = threading.Condition()
-        self.process = None
-        self._conn = None
-        self._gone_since = None
+        self.process: BaseProcess | None = None
+        self._conn: Connection | None = None
+        self._gone_since: float | None = None
         self._pump = threading.Thread(target=self._run, name=f"divergence-follow-{self.id}", daemon=True)
         self._pump.start()
 
@@ -312,11 +314,13 @@ class Job:
     # ---- the follower thread: reads the worker's pipe so the worker never blocks on it
     def _follow(self) -> None:
         limit = self.pool.limits.memory
+        conn, process = self._conn, self.process
+        assert conn is not None and process is not None  # _run follows a started process
         try:
             while True:
-                if self._conn.poll(WATCH_EVERY):
+                if conn.poll(WATCH_EVERY):
                     try:
-                        msg = self._conn.recv()
+                        msg = conn.recv()
                     except (EOFError, OSError):
                         break
                     kind = msg[0]
@@ -328,7 +332,7 @@ class Job:
                         continue
                     if kind == "done":
                         try:
-                            result = receive_result(self._conn, msg[1])
+                            result = receive_result(conn, msg[1])
                         except (EOFError, OSError):
                             break
                         self._finish(state="done", result=result, result_bytes=msg[2])
@@ -340,20 +344,20 @@ class Job:
                     break
                 if not self.running:
                     break
-                rss = resident_bytes(self.process.pid)
+                rss = resident_bytes(process.pid)
                 self.peak_bytes = max(self.peak_bytes, rss)
                 if rss > limit:  # past its share of the server's memory: stopped before it takes the machine
-                    stop(self.process, grace=0.0)
+                    stop(process, grace=0.0)
                     self._finish(state="error", error=self.memory_message(limit))
                     break
                 if self.owner_gone():
                     self.cancel()
                     break
         finally:
-            self._conn.close()
-            self.process.join(timeout=CANCEL_GRACE + 5)
+            conn.close()
+            process.join(timeout=CANCEL_GRACE + 5)
             if self.running:
-                code = self.process.exitcode
+                code = process.exitcode
                 self._finish(state="error", error=self.exit_message(code))
 
     # ---- its words (a subclass says what the work is)
@@ -390,8 +394,8 @@ def stop(process, grace: float = CANCEL_GRACE) -> None:
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
-def resident_bytes(pid: int) -> int:
-    """A process's resident memory in bytes (Linux /proc; 0 where it cannot be read)."""
+def resident_bytes(pid: int | None) -> int:
+    """A process's resident memory in bytes (Linux /proc; 0 where it cannot be read, or before it has a pid)."""
     try:
         with open(f"/proc/{pid}/statm") as fh:
             return int(fh.read().split()[1]) * _PAGE

@@ -9,7 +9,7 @@ import argparse
 import dataclasses
 import os
 import sys
-from typing import Sequence
+from typing import Literal, Sequence
 
 from ..budget import TIME_CUT
 from ..errors import DivergenceInputError, DivergenceTimeLimitWarning
@@ -138,7 +138,7 @@ def settings_from_args(args: argparse.Namespace):
     if (column is None) != (values is None):
         raise DivergenceInputError("--split-column and --confirm-on go together: the column, and its values whose "
                                    "rows confirm (e.g. --split-column year --confirm-on 2024).")
-    if column is not None:
+    if column is not None and values is not None:  # (both or neither: checked above)
         import dataclasses
 
         from ..settings import Replication
@@ -149,7 +149,7 @@ def settings_from_args(args: argparse.Namespace):
     return settings
 
 
-def plan_from_args(args: argparse.Namespace, kind: str = "exploratory"):
+def plan_from_args(args: argparse.Namespace, kind: Literal["exploratory", "pre-registered"] = "exploratory"):
     """The settings of the options as a slice plan."""
     from ..report.plan import SlicePlan
 
@@ -214,7 +214,7 @@ class _Progress:
 
         self._time = time.monotonic
         self._last = 0.0
-        self._stage = None
+        self._stage: tuple | None = None
 
     def __call__(self, info: dict) -> None:
         now = self._time()
@@ -660,7 +660,7 @@ def _count(text: str) -> int:
     return k
 
 
-def _one_line(text: str) -> str:
+def _one_line(text: object) -> str:
     """A message on one line (a user's value may hold line breaks), cut to :data:`MAX_LINE`."""
     line = " ".join(str(text).split("\n")).replace("\r", " ").strip()
     if len(line) > MAX_LINE:

@@ -18,7 +18,7 @@ if hasattr(_signal, "SIGHUP"):
     NAMES[_signal.SIGHUP] = "SIGHUP"
 
 
-def stopped_while_starting(signum, frame) -> None:  # noqa: ARG001 - a signal handler's signature
+def stopped_while_starting(signum: int, frame: object) -> None:  # noqa: ARG001 - a signal handler's signature
     """A signal before the command line has set its own handlers (its imports take a few tenths of a
     second): one line and the usual exit status, never a traceback; nothing was written yet."""
     sys.stderr.write(f"divergence: stopped ({NAMES.get(signum, signum)}) while starting; nothing was written.\n")

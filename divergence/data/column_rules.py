@@ -296,20 +296,25 @@ def model_rules(df: pd.DataFrame, candidates: list[str], *, target=None, predict
 def _other_model(s: pd.Series, m: _Model, late: bool = False) -> Found | None:
     x = numeric_values(s)
     if m.regression:
-        rho = rank_rho(x, m.score) if x is not None else None
+        t, pred = m.t, m.score
+        assert t is not None and pred is not None  # a regressor has both (model_of)
+        rho = rank_rho(x, pred) if x is not None else None
         if rho is not None and abs(rho) >= OTHER_SCORE_RHO:
             return Found("another model", f"another model's predictions: orders the rows like {m.name} "
                                           f"(rank correlation {rho:.2f})", output="prediction")
-        if late and rho is not None and rho >= RIVAL_RHO:  # on the target's scale, as close to it as the model
-            ok = ~np.isnan(x) & ~np.isnan(m.t) & ~np.isnan(m.score)
-            col_sse = float(np.sum((m.t[ok] - x[ok]) ** 2))
-            model_sse = float(np.sum((m.t[ok] - m.score[ok]) ** 2))
+        # on the target's scale, as close to it as the model
+        if late and x is not None and rho is not None and rho >= RIVAL_RHO:
+            ok = ~np.isnan(x) & ~np.isnan(t) & ~np.isnan(pred)
+            col_sse = float(np.sum((t[ok] - x[ok]) ** 2))
+            model_sse = float(np.sum((t[ok] - pred[ok]) ** 2))
             if col_sse <= model_sse:
                 return Found("another model", f"another model's predictions: as close to '{m.target_name}' as "
                                               f"{m.name} ({col_sse / model_sse:.0%} of its squared error), ranking "
                                               f"the rows like it (rank correlation {rho:.2f})", output="prediction")
         return None
-    ok = (m.y >= 0) & (m.p >= 0)
+    mp = m.p
+    assert mp is not None  # a classifier's labels (model_of)
+    ok = (m.y >= 0) & (mp >= 0)
     # on the prediction's labels: agrees with it far beyond chance
     present = s.notna().to_numpy()
     distinct = pd.unique(s[present])
@@ -319,13 +324,13 @@ def _other_model(s: pd.Series, m: _Model, late: bool = False) -> Found | None:
         codes = _label_codes(s, {label_key(v): i for i, v in enumerate(m.labels)})
         both = ok & (codes >= 0)
         if both.sum() >= MARK_ROWS:
-            agree, kappa = _kappa(codes[both], m.p[both], m.ky)
+            agree, kappa = _kappa(codes[both], mp[both], m.ky)
             if kappa >= OTHER_LABELS_KAPPA:
                 return Found("another model", f"another model's labels: agrees with {m.name} on {_pct(agree)} "
                                               f"of rows (Cohen's kappa {kappa:.2f})", output="labels")
             if late:  # as good a guess of the target as the model, and agreeing with it beyond chance
                 acc, k_col = _kappa(codes[both], m.y[both], m.ky)
-                model_acc, k_model = _kappa(m.p[both], m.y[both], m.ky)
+                model_acc, k_model = _kappa(mp[both], m.y[both], m.ky)
                 if kappa >= RIVAL_KAPPA and k_col >= RIVAL_SHARE * k_model:
                     return Found("another model", f"another model's labels: right about '{m.target_name}' on "
                                                   f"{_pct(acc)} of rows (the model: {_pct(model_acc)}), agreeing with "
@@ -340,7 +345,7 @@ def _other_model(s: pd.Series, m: _Model, late: bool = False) -> Found | None:
             return Found("another model", f"another model's score: orders the rows like {m.score_name} "
                                           f"(rank correlation {rho:.2f})", output="score")
     if m.ky == 2:
-        auc = auc_of(x[ok], m.p[ok].astype(float))
+        auc = auc_of(x[ok], mp[ok].astype(float))
         if auc is not None and max(auc, 1 - auc) >= OTHER_SCORE_AUC:
             if max(auc, 1 - auc) == 1.0:
                 return Found("leakage", f"the model's own score: {m.name} is a threshold of it")
@@ -374,6 +379,7 @@ def scores_behind(df: pd.DataFrame, candidates: list[str], labels: list[str]) ->
 def _after_outcome(s: pd.Series, m: _Model) -> Found | None:
     if m.regression:
         return _reads_numeric_target(s, m)
+    assert m.p is not None  # a classifier's labels (model_of)
     ok = (m.y >= 0) & (m.p >= 0)
     y, p = m.y[ok], m.p[ok]
     n = len(y)
@@ -397,7 +403,7 @@ def _after_outcome(s: pd.Series, m: _Model) -> Found | None:
     if scores is not None:
         auc_1 = auc_of(scores, (y == 1).astype(float))
         scores = None if auc_1 is None else scores
-    marks = [(codes == c, None) for c in range(k)]
+    marks: list[tuple[np.ndarray, str | None]] = [(codes == c, None) for c in range(k)]
     if missing.any() and (~missing).sum() > 0:
         marks.append((~missing, "present"))
     best = None
@@ -412,6 +418,7 @@ def _after_outcome(s: pd.Series, m: _Model) -> Found | None:
             continue
         predicted = float(np.mean(p[rows] == c))
         if scores is not None:  # the score singles the group out no better than any rows of that class
+            assert auc_1 is not None  # scores are kept only with their AUC
             lift = _group_auc(scores, y, rows, c)
             if lift is None or lift > (auc_1 if c == 1 else 1.0 - auc_1) + MARK_AUC_MARGIN:
                 continue
@@ -460,6 +467,7 @@ def _value_label(s: pd.Series, codes: np.ndarray, code: int) -> str:
 def _reads_numeric_target(s: pd.Series, m: _Model) -> Found | None:
     """A regressor's target read from the column alone (group means, leave-one-out) with at most
     READ_ERROR_SHARE of the model's squared error and of the variance."""
+    assert m.t is not None and m.score is not None  # a regressor has both (model_of)
     ok = ~np.isnan(m.t) & ~np.isnan(m.score)
     t, pred = m.t[ok], m.score[ok]
     if len(t) < MARK_ROWS:

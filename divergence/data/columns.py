@@ -585,7 +585,8 @@ def role_columns(**roles: object) -> list[str]:
     for value in roles.values():
         if value is None:
             continue
-        for col in ([value] if isinstance(value, str) else list(value)):  # type: ignore[arg-type]
+        # a role holds a column or a list of them
+        for col in ([value] if isinstance(value, str) else list(value)):  # type: ignore[call-overload]
             if col not in out:
                 out.append(col)
     return out

@@ -20,7 +20,7 @@ _WHAT = {"list": "lists", "mapping": "structs or mappings", "set": "sets", "byte
          "array": "lists (arrays)"}
 
 
-def _arrow_kind(dtype) -> str | None:
+def _arrow_kind(dtype: object) -> str | None:
     import pyarrow as pa
 
     t = getattr(dtype, "pyarrow_dtype", None)

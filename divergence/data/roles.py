@@ -162,17 +162,22 @@ def guess_roles(df: pd.DataFrame) -> RoleGuess:
     columns = [c for c in df.columns if c not in nested]
     reasons: dict[str, str] = {}
     candidates: dict[str, tuple] = {}
-    values = {}
+    values: dict[str, list | None] = {}
 
     def binary(c) -> list | None:
         if c not in values:
             values[c] = _values(df[c])
         return values[c]
 
+    def two_values(c) -> bool:
+        v = binary(c)
+        return v is not None and len(v) == 2
+
     # ---- the model's output: predicted labels (binary) and scores (numeric, more than two values)
     pred_named = [c for c in columns if _is_prediction_name(c)]
-    predictions = [c for c in pred_named if binary(c) is not None and len(binary(c)) == 2]
-    scores, seen = [], []
+    predictions = [c for c in pred_named if two_values(c)]
+    scores: list[str] = []
+    seen: list[str] = []
     for c in columns:
         if not _is_score_name(c) or c in predictions:
             continue
@@ -189,10 +194,10 @@ def guess_roles(df: pd.DataFrame) -> RoleGuess:
     # ---- the target: binary, named like one or after a prediction or score
     stems = {c: _stem(c) for c in predictions + scores}
     paired = [c for c in columns if c not in predictions and c not in scores
-              and binary(c) is not None and len(binary(c)) == 2
+              and two_values(c)
               and any(_paired(s, c) for s in stems.values())]
     ranked = [(r, c) for c in columns if c not in predictions and c not in scores
-              and (r := _target_rank(c)) is not None and binary(c) is not None and len(binary(c)) == 2]
+              and (r := _target_rank(c)) is not None and two_values(c)]
     target = None
     if len(paired) == 1:
         target = paired[0]

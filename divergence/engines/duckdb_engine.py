@@ -142,6 +142,9 @@ def resolve_files(source: str | os.PathLike | Sequence[str | os.PathLike]) -> tu
         if not files:
             raise DivergenceInputError("No file was given.")
     else:
+        if not isinstance(source, (str, os.PathLike)):  # a TypeError, as os.fspath and Path raised here before
+            raise TypeError(f"A source is a path (str or os.PathLike) or a list or tuple of them, not "
+                            f"{type(source).__name__}.")
         text = os.fspath(source)
         p = Path(text)
         if any(ch in text for ch in "*?["):

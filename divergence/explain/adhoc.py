@@ -10,7 +10,7 @@ family. :func:`overlap` says how many rows the reported findings share.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -167,21 +167,23 @@ def _with_cuts(table: SliceTable, bins: tuple, codes: np.ndarray, cuts: dict, da
         raise DivergenceInputError(
             f"The rows given ({len(data):,}) are not the {table.n_rows:,} rows the result measured: a cut typed by "
             "hand needs them.")
-    bins, codes, replaced = list(bins), codes.copy(), set()
-    names = [b.name for b in bins]
+    out: list[AttributeBins] = list(bins)
+    codes = codes.copy()
+    replaced: set[int] = set()
+    names = [b.name for b in out]
     for cut in cuts.values():
         col_codes, ab = cut.bins(rows[cut.column].to_numpy(dtype=float, na_value=np.nan))
         if cut.column in names:
             a = names.index(cut.column)
             if a >= len(table.attributes):
                 raise DivergenceInputError(f"A slice holds one item per attribute: '{cut.column}' appears twice.")
-            bins[a], replaced = ab, replaced | {a}
+            out[a], replaced = ab, replaced | {a}
             codes[:, a] = col_codes
         else:
-            bins.append(ab)
+            out.append(ab)
             names.append(cut.column)
             codes = np.hstack([codes, col_codes[:, None].astype(codes.dtype)])
-    return tuple(bins), np.ascontiguousarray(codes), replaced
+    return tuple(out), np.ascontiguousarray(codes), replaced
 
 
 def _with_left_out(table: SliceTable, items: Sequence[str], data: pd.DataFrame | None):
@@ -189,7 +191,9 @@ def _with_left_out(table: SliceTable, items: Sequence[str], data: pd.DataFrame |
     names = list(table.attributes)
     unknown = [i for i in items if _attribute_of(i, names) is None]
     extra: tuple[AttributeBins, ...] = ()
-    codes = table.kept_rows.codes if table.kept_rows is not None else None
+    kept = table.kept_rows
+    assert kept is not None  # the callers checked (_needs_rows)
+    codes = kept.codes
     if unknown:
         others = [c for c in (data.columns if data is not None else []) if c not in names]
         wanted = []
@@ -282,8 +286,8 @@ def measure_slice(table: SliceTable, items: Sequence[str] | str, *, data: pd.Dat
     scanned = [i for i in items if i not in cuts and _attribute_of(i, table.attributes) is not None]
     if len(scanned) == len(items):
         code_row = np.full(len(table.attributes), -1, dtype=np.int32)
-        for a, v in _parse(items, table.bins):
-            code_row[a] = v
+        for attr, v in _parse(items, table.bins):
+            code_row[attr] = v
         idx = _listed(table, code_row)
         if idx >= 0:
             listed = str(table.itemsets[idx])
@@ -299,8 +303,8 @@ def measure_slice(table: SliceTable, items: Sequence[str] | str, *, data: pd.Dat
     n_attr = len(bins)
     # each row's pattern of matched items (bit j: item j), then every subset's tallies from the patterns
     pattern = np.zeros(row_codes.shape[0], dtype=np.int64)
-    for j, (a, v) in enumerate(parsed):
-        pattern |= (row_codes[:, a] == v).astype(np.int64) << j
+    for j, (attr, v) in enumerate(parsed):
+        pattern |= (row_codes[:, attr] == v).astype(np.int64) << j
     weights = _row_weights(table)
     per_pattern = np.zeros((2 ** k, weights.shape[1]))
     for c in range(weights.shape[1]):
@@ -309,8 +313,8 @@ def measure_slice(table: SliceTable, items: Sequence[str] | str, *, data: pd.Dat
     pats = np.arange(2 ** k)
     tallies = np.vstack([per_pattern[(pats & s) == s].sum(axis=0) for s in masks])
     codes = np.full((masks.size, n_attr), -1, dtype=np.int32)
-    for j, (a, v) in enumerate(parsed):
-        codes[(masks >> j) & 1 == 1, a] = v
+    for j, (attr, v) in enumerate(parsed):
+        codes[(masks >> j) & 1 == 1, attr] = v
     position = {int(s): i for i, s in enumerate(masks)}
     parent = np.array([-1] + [position[int(s) & ~(1 << (int(s).bit_length() - 1))] for s in masks[1:]],
                       dtype=np.int64)
@@ -325,8 +329,8 @@ def measure_slice(table: SliceTable, items: Sequence[str] | str, *, data: pd.Dat
     n_orig = len(table.attributes)
     in_result = np.zeros(len(table), dtype=bool)
     plain = np.all(codes[:, n_orig:] < 0, axis=1) if n_attr > n_orig else np.ones(masks.size, dtype=bool)
-    for a in replaced:  # a cut typed on a scanned attribute: not the scan's item of that code
-        plain &= codes[:, a] < 0
+    for attr in replaced:  # a cut typed on a scanned attribute: not the scan's item of that code
+        plain &= codes[:, attr] < 0
     for row in codes[plain][:, :n_orig]:
         j = _listed(table, row)  # the same rows listed under another description count once
         if j >= 0:
@@ -335,7 +339,7 @@ def measure_slice(table: SliceTable, items: Sequence[str] | str, *, data: pd.Dat
     family = {m: np.asarray(stats.p, dtype=float)[~in_result] for m, stats in table.by_metric.items()}
     a = table.assessment
     # the table's own statistics settings (the defaults for a table not assessed)
-    settings = {} if a is None else dict(
+    settings: dict[str, Any] = {} if a is None else dict(
         delta={m: info.delta for m, info in a.min_size.items()} or None, confidence=a.confidence,
         correction=a.correction, bootstrap=a.bootstrap, seed=a.seed, top_k=a.top_k)
     from ..stats.assess import assess

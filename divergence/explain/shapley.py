@@ -239,7 +239,9 @@ def _slice_groups(table: SliceTable, metric: str, pos: np.ndarray, codes: np.nda
     Returns (G x 3 array of pattern, defined flag, value; row count of each group).
     """
     values = np.asarray(table.outcome(metric).values, dtype=np.float64)
-    row_codes = table.kept_rows.codes  # table.outcome() above refused a table that kept no rows
+    kept = table.kept_rows
+    assert kept is not None  # table.outcome() above refused a table that kept no rows
+    row_codes = kept.codes
     pattern = np.zeros(values.size, dtype=np.int64)
     for j, (a, c) in enumerate(zip(pos, codes)):
         pattern |= (row_codes[:, a] == c).astype(np.int64) << j
@@ -267,8 +269,8 @@ def _superset_sum(t: np.ndarray, k: int) -> np.ndarray:
     b = t.shape[0]
     t = t.reshape((b,) + (2,) * k).copy()
     for axis in range(1, k + 1):
-        idx0 = [slice(None)] * (k + 1)
-        idx1 = [slice(None)] * (k + 1)
+        idx0: list[slice | int] = [slice(None)] * (k + 1)
+        idx1: list[slice | int] = [slice(None)] * (k + 1)
         idx0[axis], idx1[axis] = 0, 1
         t[tuple(idx0)] += t[tuple(idx1)]
     return t.reshape(b, 2 ** k)

@@ -20,6 +20,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from .compiled import EXTENSION, HERE, KERNEL_MODULES, REGISTRY, STAMP, build_identity, build_status, forget_build
@@ -50,7 +51,7 @@ def warm_cache() -> int:
 
 
 @contextlib.contextmanager
-def _build_lock(dest: Path):
+def _build_lock(dest: Path) -> Iterator[None]:
     """An exclusive lock on ``dest``'s build (a file lock, released when the process ends however it
     ends): two builds into one folder run one after the other, each installing a whole module."""
     import fcntl

@@ -30,7 +30,7 @@ import os
 import sys
 import threading
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Literal
 
 import numpy as np
 
@@ -72,7 +72,7 @@ class ArgType:
         return len(self.dims)
 
     @property
-    def layout(self) -> str:
+    def layout(self) -> Literal["", "C", "F", "A"]:
         """'C' or 'F' (contiguous in that order) or 'A' (any strides); '' for a scalar."""
         if not self.dims:
             return ""
@@ -124,7 +124,8 @@ class ArgType:
         scalar = getattr(types, self.code)
         # numba reads a lone ``[::1]`` as Fortran order: a 1-d vector declared so and a C vector made
         # inside the kernel (a ravel) would unify to "any layout", indexed through strides
-        return types.Array(scalar, self.ndim, self.layout) if self.dims else scalar
+        layout = self.layout
+        return types.Array(scalar, self.ndim, layout) if layout != "" else scalar
 
 
 b1, i4, i8, f4, f8 = (ArgType(c) for c in ("b1", "i4", "i8", "f4", "f8"))
@@ -153,7 +154,8 @@ class Kernel:
         #: its name in the ahead-of-time extension module
         self.export_name = f"{func.__module__.rsplit('.', 1)[-1]}_{func.__name__.lstrip('_')}"
         self._jit = None
-        self._aot = None
+        #: the ahead-of-time function; False: there is none, None: not looked up yet
+        self._aot: Callable | Literal[False] | None = None
         REGISTRY[self.key] = self
 
     def __repr__(self) -> str:
@@ -162,7 +164,7 @@ class Kernel:
     def __call__(self, *args):
         if self.signature is not None:
             if len(args) != len(self.signature):
-                raise TypeError(f"{self.__name__}() takes {len(self.signature)} arguments, got {len(args)}")
+                raise TypeError(f"{self.py_func.__name__}() takes {len(self.signature)} arguments, got {len(args)}")
             checked = []
             for j, (t, a) in enumerate(zip(self.signature, args)):
                 try:
@@ -178,7 +180,8 @@ class Kernel:
         if m != "jit" and self.signature is not None:
             if self._aot is None:
                 build, why = load_build()
-                self._aot = getattr(build, self.export_name, False) if build is not None else False
+                found = getattr(build, self.export_name, False) if build is not None else False
+                self._aot = found if callable(found) else False
                 if self._aot is False and m == "aot":
                     raise RuntimeError(f"DIVERGENCE_KERNELS=aot, but {why}")
             if self._aot is not False:

@@ -21,7 +21,8 @@ def fingerprints(n: int, seed: int = 0x5EED) -> np.ndarray:
                         endpoint=True)
 
 
-def keep_first_of_each_rows(codes: np.ndarray, tallies: np.ndarray, fp: np.ndarray, n_values: np.ndarray):
+def keep_first_of_each_rows(codes: np.ndarray, tallies: np.ndarray, fp: np.ndarray,
+                            n_values: np.ndarray) -> np.ndarray:
     """Rows of the canonical order to keep: the first itemset of each set of rows (fingerprint
     and count), i.e. its shortest description, the first in attribute order among equals."""
     order = canonical_permutation(codes, n_values)

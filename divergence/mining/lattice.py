@@ -106,7 +106,7 @@ class RowBits:
         top = int(max(src.max(initial=0), row_codes.max(initial=0))) + 1
         #: the bitset of item (a, v): ``bits[index[a, v]]`` (-1: not held)
         self.index = np.full((max(n_attr, 1), top), -1, dtype=np.int64)
-        rows = []
+        rows: list[np.ndarray] = []
         for a in range(n_attr):
             for v in np.unique(src[:, a]):
                 if v >= 0:
@@ -138,6 +138,7 @@ def walk_label_entries(walk: Walk, row_codes: np.ndarray | None, labels: np.ndar
     An itemset's rows are a bitset, its parent's and its last item's (one AND per 64 rows):
     finding them costs little next to reading them, however many children a parent has."""
     if bits is None:
+        assert row_codes is not None  # the rows' codes make the bitsets when none are given
         bits = RowBits(row_codes)
     labels = np.ascontiguousarray(labels, dtype=np.int64)
     weights = np.ascontiguousarray(weights, dtype=np.float64)

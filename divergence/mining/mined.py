@@ -114,7 +114,7 @@ def mine_prepared(prepared: Prepared, mining: Mining, *, engine: str = "fast",
 
 
 def _canonical_order(codes: np.ndarray, tallies: np.ndarray, parent: np.ndarray,
-                     n_values: np.ndarray):
+                     n_values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
     """Sort itemsets by length, then by their items in attribute order (engine-independent)."""
     n = codes.shape[0]
     order = canonical_permutation(codes, n_values)

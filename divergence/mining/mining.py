@@ -188,7 +188,8 @@ def _mine_fast(comp: Compressed, n_values: np.ndarray, min_count: int, max_lengt
                                  budget=budget)
 
     def start_shorter() -> None:
-        if shorter is not None and not shorter.started and budget.work >= SPECULATE_AFTER * budget.max_work:
+        if (shorter is not None and not shorter.started and budget.max_work is not None  # (can_speculate: it is)
+                and budget.work >= SPECULATE_AFTER * budget.max_work):
             shorter.start()
 
     try:  # the whole request, in a share of the time

@@ -29,7 +29,7 @@ def lengths_out(parent: np.ndarray, n: int) -> np.ndarray:
     return np.bincount(depth[1:], minlength=2)
 
 
-def _grown(arr: np.ndarray, need: int, fill=None) -> np.ndarray:
+def _grown(arr: np.ndarray, need: int, fill: float | None = None) -> np.ndarray:
     if need <= arr.shape[0]:
         return arr
     size = max(int(need), 2 * arr.shape[0])

@@ -55,8 +55,8 @@ def mine_mlxtend(codes: np.ndarray, comp: Compressed, n_values: np.ndarray, min_
         fps[0] = fp.sum(axis=0)
     for i in range(1, full.shape[0]):
         mask = np.ones(comp.codes.shape[0], dtype=bool)
-        for a in np.nonzero(full[i] >= 0)[0]:
-            mask &= comp.codes[:, a] == full[i, a]
+        for j in np.nonzero(full[i] >= 0)[0]:
+            mask &= comp.codes[:, j] == full[i, j]
         tallies[i] = comp.weights[mask].sum(axis=0)
         if fp is not None:
             fps[i] = fp[mask].sum(axis=0)

@@ -35,6 +35,8 @@ MAX_CATEGORIES = 10
 
 BinSpec = Union[int, str, Sequence[float]]
 Binning = Literal["quantile", "uniform", "tree"]
+#: how a column became items (AttributeBins.kind)
+BinKind = Literal["categorical", "quantile", "uniform", "edges", "date", "tree"]
 #: a date column named without bins gets the finest period with at most this many items
 MAX_DATE_ITEMS = 12
 
@@ -44,7 +46,7 @@ class AttributeBins:
     """How one column became items: its kind, its item labels in code order, its edges."""
 
     name: str
-    kind: Literal["categorical", "quantile", "uniform", "edges", "date", "tree"]
+    kind: BinKind
     labels: tuple[str, ...]
     edges: tuple[float, ...] = ()
     #: code of the ``missing`` item, or -1 when the column has no missing value
@@ -122,7 +124,7 @@ def _readable_edges(edges: np.ndarray, lo: float, hi: float) -> np.ndarray:
     return edges[(edges < hi) & (edges >= lo)]
 
 
-def bin_labels(edges: Sequence[float]) -> list[str]:
+def bin_labels(edges: Sequence[float] | np.ndarray) -> list[str]:
     """Labels of right-closed bins: ``<=e1``, ``(e1,e2]``, …, ``>ek``."""
     f = [format_number(e) for e in edges]
     if not f:
@@ -224,7 +226,7 @@ def _integer_categories(name: str, present: np.ndarray, values: np.ndarray, lo: 
 
 
 def _binned(name: str, values: np.ndarray, edges: np.ndarray,
-            kind: str) -> tuple[np.ndarray, AttributeBins]:
+            kind: BinKind) -> tuple[np.ndarray, AttributeBins]:
     missing = np.isnan(values)
     codes = np.searchsorted(edges, values, side="left").astype(np.int32)
     labels = bin_labels(edges)
@@ -457,7 +459,7 @@ def categorical_bins(name: str, values: Sequence[object], has_missing: bool) -> 
     return codes[: len(values)], ab
 
 
-def binned_bins(name: str, edges: Sequence[float] | np.ndarray, kind: str, has_missing: bool) -> AttributeBins:
+def binned_bins(name: str, edges: Sequence[float] | np.ndarray, kind: BinKind, has_missing: bool) -> AttributeBins:
     """The bins of a numeric column cut at ``edges`` (right-closed), as :func:`discretize` makes them."""
     _, ab = _binned(name, np.array([np.nan]) if has_missing else np.empty(0),
                     np.asarray(edges, dtype=float), kind)

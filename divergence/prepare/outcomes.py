@@ -451,6 +451,7 @@ def ranking_outcome(
         if np.nanmin(ranks) < 1 if np.any(~np.isnan(ranks)) else False:
             raise DivergenceInputError(f"Rank column '{rank}' must hold ranks of 1 or more (1 = best).")
     else:
+        assert rank_by is not None  # exactly one of the two (checked above)
         s = numeric_column(_check_column(df, rank_by, "rank-by"), rank_by, "rank-by")
         ranks = np.full(len(s), np.nan)
         ok = ~np.isnan(s)
@@ -557,8 +558,11 @@ def build_outcomes(df: pd.DataFrame, roles: Roles | None = None, **keywords: Any
             qt = query_table(df, query=r.query, relevance=r.relevance, rank=r.rank, rank_by=r.rank_by,
                              ascending=r.ascending, metrics=m.metrics, attributes=[], candidates=[])
             out += [_finish(name, v, describe(name)) for name, v in qt.values.items()]
-        elif m.kind in ("outcome", "ranking"):
-            out.append(column_outcome(df, m.column) if m.kind == "outcome" else ranking_outcome(df, **m.keywords(r)))
+        elif m.kind == "outcome":
+            assert m.column is not None  # an outcome measure names its column (measures)
+            out.append(column_outcome(df, m.column))
+        elif m.kind == "ranking":
+            out.append(ranking_outcome(df, **m.keywords(r)))
         else:
             kw = m.keywords(r)
             if m.kind == "regression":

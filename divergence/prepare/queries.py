@@ -142,6 +142,7 @@ def query_metric_values(qcode: np.ndarray, key: np.ndarray, rel: np.ndarray, n_q
             first_q, first = np.unique(qs[idx], return_index=True)
             v[first_q] = 1.0 / pos[idx[first]]
         else:
+            assert k is not None  # precision always has its K (parse_query_metric)
             hits = np.bincount(qs, weights=(relevant & within).astype(float), minlength=n_queries)
             with np.errstate(invalid="ignore", divide="ignore"):
                 v = hits / np.minimum(n_q, k)
@@ -162,6 +163,7 @@ def query_table(df: pd.DataFrame, *, query: str, relevance: str | None, rank: st
             raise DivergenceInputError(f"{role.capitalize()} column '{col}' is not in the data.")
     if (rank is None) == (rank_by is None):
         raise DivergenceInputError("Give exactly one of a rank column or a score to rank by.")
+    assert relevance is not None  # checked above
     names = list(dict.fromkeys(canonical(m) for m in (metrics or DEFAULT_QUERY_METRICS)))
     notes: list[str] = []
     rel = _numbers(df[relevance], relevance, "relevance")
@@ -178,6 +180,7 @@ def query_table(df: pd.DataFrame, *, query: str, relevance: str | None, rank: st
         if np.nanmin(key) < 1 if np.any(~np.isnan(key)) else False:
             raise DivergenceInputError(f"Rank column '{rank}' must hold ranks of 1 or more (1 = best).")
     else:
+        assert rank_by is not None  # exactly one of the two (checked above)
         s = _numbers(df[rank_by], rank_by, "rank-by")
         key = s if ascending else -s
     qcodes, uniques = pd.factorize(df[query], use_na_sentinel=True)

@@ -74,6 +74,7 @@ def metric_infos(outcomes: Sequence[Outcome]) -> list[MetricInfo]:
 
 def aux_target(o: Outcome) -> np.ndarray:
     """The target where the metric is defined (NaN elsewhere)."""
+    assert o.target is not None  # only a metric with a target has an auxiliary column (place_aux)
     return np.where(np.isnan(o.values), np.nan, o.target)
 
 

@@ -39,6 +39,7 @@ def headline(table: SliceTable, metric: str | None = None) -> dict:
         low, high = table.overall_interval(m)
     tested = a.n_tested.get(m) if a is not None else None
     if tested is None:
+        assert stats.p is not None  # a mined table has its p-values (MetricStatistics)
         tested = int(pd.notna(stats.p[1:]).sum())
     significant = None
     sig = None
@@ -76,6 +77,7 @@ def _finding_counts(stats: MetricStatistics, sig: np.ndarray | None) -> dict:
     n = len(stats.itemsets) - 1
     verdict = stats.verdict[1:].astype(str) if stats.verdict is not None else np.full(n, "")
     out["significant_by_verdict"] = {str(k): int(v) for k, v in pd.Series(verdict[sig]).value_counts().items() if k}
+    assert stats.p is not None  # q-values (sig) come from p-values
     tested = pd.notna(stats.p[1:])
     out["n_not_significant"] = int((tested & ~sig).sum())
     out["not_significant_by_verdict"] = {str(k): int(v) for k, v in
@@ -292,6 +294,7 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
     stats = table.statistics(m)
     if stats.verdict is None:
         return [], 0
+    assert stats.count is not None  # an assessed table has its counts
     other = stats.other
     verdict = stats.verdict.astype(str)
     distinct = stats.finding is not None
@@ -365,7 +368,7 @@ def findings(table: SliceTable, metric: str | None = None, *, top: int = FINDING
         shrunk = None if stats.divergence_shrunk is None else stats.divergence_shrunk[i]
         if not is_undefined(rep):
             what += f"; {format_divergence(rep, binary)} on the replication rows"
-        elif not is_undefined(shrunk):
+        elif shrunk is not None and not is_undefined(shrunk):
             # shrinkage pulls a slice's step beyond the slices holding it towards 0: towards them, which
             # can read farther from the whole dataset than the raw value when they diverge more
             farther = abs(float(shrunk)) > abs(float(div))
@@ -436,7 +439,7 @@ def _model_effect(stats: MetricStatistics, i: int, label: str, binary: bool) -> 
     way = ("better" if verdict == "better" else "worse" if verdict in ("defect", "hard cohort", "undetermined")
            else "higher" if effect > 0 else "lower")
     flag = np.asarray(stats.finding, dtype=bool) if stats.finding is not None else np.zeros(0, dtype=bool)
-    others = [str(stats.itemsets[j]) for j in np.nonzero(flag)[0]
+    others = [str(stats.itemsets[j]) for j in np.nonzero(flag)[0].tolist()
               if j != i and not is_undefined(stats.at("effect", j)) and (float(stats.at("effect", j)) > 0) == (effect > 0)]
     whose = (f", whose {label} the finding{'s' if len(others) > 1 else ''} "
              + ", ".join(f"“{x}”" for x in others) + f" {'raise' if effect > 0 else 'lower'}{'' if len(others) > 1 else 's'}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import html as _html
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -190,7 +190,7 @@ def figure_png(fig: go.Figure, *, width: int = 1280, height: int | None = None, 
         for attempt in range(2):
             done, png = _within(PNG_TIMEOUT, lambda: fig.to_image(format="png", width=width, height=h, scale=scale))
             if done:
-                return png
+                return cast(bytes, png)  # what fig.to_image returned
             # kaleido's persistent Chromium can get stuck on a call (plotly/Kaleido#441): start it again
             PNG_EXPORTER.update(state="cold")
             _within(PNG_TIMEOUT, _restart_exporter)

@@ -52,10 +52,10 @@ def _inert(obj):
             v is not None for v in changed.values()) else None
     if isinstance(obj, (list, tuple)) or (isinstance(obj, np.ndarray) and obj.dtype == object):
         items = list(obj.ravel()) if isinstance(obj, np.ndarray) else list(obj)
-        changed = [_inert(v) for v in items]
-        if all(v is None for v in changed):
+        inert = [_inert(v) for v in items]
+        if all(v is None for v in inert):
             return None
-        out = [o if v is None else v for o, v in zip(items, changed)]
+        out = [o if v is None else v for o, v in zip(items, inert)]
         return np.array(out, dtype=object).reshape(obj.shape) if isinstance(obj, np.ndarray) else out
     return None
 
@@ -189,7 +189,10 @@ def lattice_figure(table: SliceTable, itemset: str | Iterable[str], *, metric: s
         xs[members] = (np.arange(members.size) - (width - 1) / 2.0)
     ys = -size.astype(float)
     # edges J -> J ∪ {α}; corrective when |Δ| drops
-    edge_x, edge_y, corr_x, corr_y = [], [], [], []
+    edge_x: list[float | None] = []
+    edge_y: list[float | None] = []
+    corr_x: list[float | None] = []
+    corr_y: list[float | None] = []
     corrective = np.zeros(masks.size, dtype=bool)
     for child in masks:
         for j in range(k):

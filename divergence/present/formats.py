@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from ..vocabulary import CORRECTION_NAMES, FINDING_VERDICTS, SIGNIFICANT_VERDICTS, VERDICTS
@@ -157,7 +158,7 @@ def format_divergence_interval(low: object, high: object, binary: bool) -> str:
     if is_undefined(low) or is_undefined(high):
         return DASH
     scale = 100.0 if binary else 1.0
-    body = f"[{format_number(scale * float(low))}, {format_number(scale * float(high))}]"
+    body = f"[{format_number(scale * float(low))}, {format_number(scale * float(high))}]"  # type: ignore[arg-type]
     return f"{body} pp" if binary else body
 
 
@@ -289,10 +290,10 @@ def _all_verdicts() -> list[str]:
     return list(VERDICTS) + extra
 
 
-def verdict_legend(present: object = None) -> list[tuple[str, str, str]]:
+def verdict_legend(present: Iterable[object] | None = None) -> list[tuple[str, str, str]]:
     """(verdict, colour, sentence) for every verdict the engine gives (those in ``present``
     only, when given), in the engine's order."""
-    keep = None if present is None else {str(v) for v in present}  # type: ignore[union-attr]
+    keep = None if present is None else {str(v) for v in present}
     return [(v, verdict_color(v), VERDICT_TEXT.get(v, v)) for v in _all_verdicts()
             if keep is None or v in keep]
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+from collections.abc import Iterable
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -104,7 +105,7 @@ def _metric_html(table: SliceTable, m: str, rows: int) -> str:
     return "".join(out)
 
 
-def _notes_html(notes) -> str:
+def _notes_html(notes: Iterable[str]) -> str:
     notes = list(notes)
     if not notes:
         return ""
@@ -155,7 +156,7 @@ class NotebookFigure(go.Figure):
     viewer show; where no PNG can be drawn, HTML with plotly.js embedded (once per kernel: the first
     figure carries the library, the later ones use it), which an HTML export shows offline."""
 
-    def _repr_mimebundle_(self, include=None, exclude=None, **kwargs) -> dict:
+    def _repr_mimebundle_(self, include: object = None, exclude: object = None, **kwargs: object) -> dict:
         bundle: dict = {PLOTLY_MIME: json.loads(self.to_json()), "text/plain": self._title_text()}
         png = self._png()
         if png is not None:

@@ -19,7 +19,7 @@ import math
 import os
 import re
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jinja2
 import jinja2.ext
@@ -326,21 +326,24 @@ def _metric_section(table: SliceTable, m: str, *, plan: SlicePlan | None, previo
     from ..present.cards import headline_tiles
     from ..present.figures import interval_figure
 
-    a = table.assessment  # build_report refuses a table without one
+    a = table.assessment
+    assert a is not None  # build_report refuses a table without one
     info = table.metric(m)
     stats = table.statistics(m)
     if stats.q is not None:  # the dashboard's tiles, in the same words: they add up
         kpis = [(t.value, f"{t.label}: {t.caption}" if t.caption else t.label) for t in headline_tiles(table, m)]
         kpis.insert(1, (format_count(len(table) - 1), "slices mined"))
     else:
+        assert stats.p is not None  # an assessed table has its p-values
         tested = a.n_tested.get(m, int(pd.notna(stats.p[1:]).sum()))
         lo, hi = table.overall_interval(m) if stats.ci_low is not None else (float("nan"), float("nan"))
         kpis = [(format_value(table.overall(m), info.binary), f"whole dataset {format_interval(lo, hi, info.binary)}"),
                 (format_count(len(table) - 1), "slices mined"), (format_count(tested), "slices tested"),
                 (format_count(0), "significant after correction")]  # no q-values: nothing is significant
     ms = a.min_size.get(m)
-    section = dict(metric=m, description=info.description or m, kpis=kpis, findings_cut=a.findings_cut.get(m),
-                   min_size=" ".join(t for t in (ms.text, ms.power_text) if t) if ms else None, cards=None)
+    section: dict[str, Any] = dict(
+        metric=m, description=info.description or m, kpis=kpis, findings_cut=a.findings_cut.get(m),
+        min_size=" ".join(t for t in (ms.text, ms.power_text) if t) if ms else None, cards=None)
     if stats.verdict is not None:
         section.update(_cards(table, m))
     rows = _sorted_rows(table, m, sort_by)

@@ -259,7 +259,7 @@ def save_plan(plan: SlicePlan, path: str | os.PathLike) -> Path:
     from ..data.io import write_atomically
 
     p = Path(path)
-    fmt = "json" if p.suffix.lower() == ".json" else "yaml"
+    fmt: Literal["yaml", "json"] = "json" if p.suffix.lower() == ".json" else "yaml"
     return write_atomically(p, dump_plan(plan, format=fmt, stamp=True))
 
 

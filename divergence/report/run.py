@@ -55,7 +55,8 @@ def run_plan(plan: SlicePlan, data: pd.DataFrame, *, previous: pd.DataFrame | No
 
     check_plan_fits(plan, data)
     settings = plan.settings
-    replicate, notes = None, ()
+    replicate = None
+    notes: tuple[str, ...] = ()
     if previous is not None:  # the second file given replaces the plan's replication
         check_plan_fits(plan, previous)
         settings, replicate = dataclasses.replace(settings, replication=Replication()), previous

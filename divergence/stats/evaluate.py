@@ -179,6 +179,7 @@ def _model_arrays(table) -> dict:
         p01 = ps.isin(hits).to_numpy().astype(int)
         known &= ps.notna().to_numpy()
     else:
+        assert score is not None  # a classifier without labels is read by its score
         p01 = (np.nan_to_num(score, nan=-np.inf) >= float(params.get("threshold", 0.5))).astype(int)
         known &= ~np.isnan(score)
     if score is not None:

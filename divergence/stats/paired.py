@@ -253,7 +253,8 @@ class _Lazy:
     """A trimmed distribution's saddlepoint, tabulated on first use (most slices never need it)."""
 
     def __init__(self, values: np.ndarray, weights: np.ndarray) -> None:
-        self.values, self.weights, self.saddle = values, weights, None
+        self.values, self.weights = values, weights
+        self.saddle: _Saddle | None = None
 
     def _get(self) -> _Saddle:
         if self.saddle is None:

@@ -7,6 +7,7 @@ outcome is re-measured on them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -19,6 +20,9 @@ from ..prepare.row_weights import row_weights
 from ..prepare.tallies import COUNT, metric_tallies
 from ..prepare.outcomes import build_outcomes
 from ..settings import Roles
+
+if TYPE_CHECKING:
+    from ..table import SliceTable
 
 __all__ = ["apply_bins", "remeasure", "Remeasured"]
 
@@ -66,13 +70,14 @@ class Remeasured:
     n_rows: int
 
 
-def remeasure(table, df: pd.DataFrame) -> Remeasured:
+def remeasure(table: SliceTable, df: pd.DataFrame) -> Remeasured:
     """Tallies of every itemset of ``table`` on the rows of ``df`` (the scan's roles and bins)."""
     if table.lattice.parent is None:
         raise DivergenceInputError("This result has no lattice to re-measure.")
     params = table.params
-    roles = {k: params.get(k) for k in ("target", "prediction", "score", "threshold", "positive", "outcome",
-                                         "rank", "rank_by", "ascending", "gamma", "regression")}
+    roles: dict[str, Any] = {k: params.get(k) for k in ("target", "prediction", "score", "threshold", "positive",
+                                                        "outcome", "rank", "rank_by", "ascending", "gamma",
+                                                        "regression")}
     roles["metrics"] = [m for m in params.get("metrics", []) if m != "gamma" and m not in _outcome_names(params)]
     outcomes = []
     if Roles(**dict(roles, metrics=())).given():  # no column role: every metric was a ready-made outcome

@@ -201,7 +201,7 @@ def _subsets_from_parents(codes: np.ndarray, rows: np.ndarray, attrs: np.ndarray
     p = np.asarray(parent, dtype=np.int64)[rows]
     last_attr = attrs[:, -1]
     last_val = codes[rows, last_attr].astype(np.int64)
-    found = np.full((rows.size, length), -1, dtype=np.int64)
+    found: np.ndarray = np.full((rows.size, length), -1, dtype=np.int64)  # 2-D, then raveled
     found[:, -1] = p
     prev_rows, prev_subs = cache[length - 1]
     if length > 1 and prev_rows.size:

@@ -86,6 +86,18 @@ def significant_slices(q: np.ndarray, adj_low: np.ndarray, adj_high: np.ndarray,
 def distinct_findings(table, k: int, significant: np.ndarray, alpha: float, correction: str,
                       scan_level: float, family_size: int, budget: tuple[float, float] | None = None,
                       first_bar: float | None = None) -> Findings:
+    """Metric ``k``'s distinct findings (:func:`_distinct_findings`), with one BLAS thread: its
+    products are small and many, and threads that fight over the cores make them several times slower."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1, user_api="blas"):
+        return _distinct_findings(table, k, significant, alpha, correction, scan_level, family_size, budget,
+                                  first_bar)
+
+
+def _distinct_findings(table, k: int, significant: np.ndarray, alpha: float, correction: str,
+                       scan_level: float, family_size: int, budget: tuple[float, float] | None = None,
+                       first_bar: float | None = None) -> Findings:
     """Metric ``k``'s distinct findings among the ``significant`` slices (see the module's text).
 
     ``scan_level``: the confidence level of the scan's corrected intervals (the bar a slice's own

@@ -37,6 +37,11 @@ MAX_TERMS = 60
 #: a 0/1 candidate expecting fewer events (or non-events) than this has its score test checked by
 #: the binomial test (:func:`_small_counts`)
 SMALL_EXPECTED = 30.0
+#: the bound of a 0/1 model's coefficients (a log-odds ratio: a rate of e^-40 is a rate of 0)
+BOUND = 40.0
+#: a 0/1 model's coefficient past this (a rate of e^-8 against its cells' others) that still steps
+#: outwards by most of a unit runs off to infinity: it is set to the bound (40) at once
+RUNS_OFF = 8.0
 #: a real outcome's cell variance is its residual variance shrunk towards the pooled one as if by
 #: this many rows at the pooled variance (a small cell's variance is not read alone)
 VARIANCE_PRIOR = 10.0
@@ -190,8 +195,11 @@ class Fit:
     weight: np.ndarray | None = None
 
 
-def fit_cells(X: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarray, binary: bool) -> Fit:
-    """The model with design ``X`` (cells x terms, the intercept first) on the cells' tallies."""
+def fit_cells(X: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarray, binary: bool,
+              start: np.ndarray | None = None) -> Fit:
+    """The model with design ``X`` (cells x terms, the intercept first) on the cells' tallies.
+    ``start``: coefficients to start a 0/1 fit from (a related model's: the same maximum, reached
+    in a few steps instead of tens when a coefficient runs off towards a cell without events)."""
     keep = n > 0.5
     if not keep.all():
         X, n, s, q = X[keep], n[keep], s[keep], q[keep]
@@ -225,24 +233,53 @@ def fit_cells(X: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarray, binary
         return float((events * eta - n * np.logaddexp(0.0, eta)).sum())
 
     ll = loglik(beta)
+    slack = 1e-13 * max(1.0, abs(ll))  # a sum's rounding: a step this much worse is no worse
+    if start is not None and start.shape == beta.shape and np.all(np.isfinite(start)):
+        warm = loglik(start)
+        if warm > ll:
+            beta, ll = np.asarray(start, dtype=float).copy(), warm
+    pulled = np.zeros(p, dtype=bool)
     for _ in range(60):
         eta = X @ beta
         mu = 1.0 / (1.0 + np.exp(-np.clip(eta, -700.0, 700.0)))
         grad = X.T @ (events - n * mu)
+        # a coefficient at the bound (from a related model's start) whose cells are not all of one
+        # kind here: the gradient pulls it in, where its information is nil: it restarts nearer
+        back = (np.abs(beta) >= BOUND) & (np.sign(grad) == -np.sign(beta)) & ~pulled
+        if back.any():
+            pulled |= back
+            beta = np.where(back, np.sign(beta) * RUNS_OFF, beta)
+            ll = loglik(beta)
+            continue
         h = X.T @ (X * (n * mu * (1.0 - mu))[:, None]) + ridge
+        # a coefficient at the bound that the gradient pushes further out stays there: its cells'
+        # rates are 0 or 1 already, and the information about it is nil (its step would be huge)
+        held = (np.abs(beta) >= BOUND) & (np.sign(grad) == np.sign(beta))
+        step = np.zeros(p)
+        act = np.nonzero(~held)[0]
         try:
-            step = np.linalg.solve(h, grad)
+            step[act] = np.linalg.solve(h[np.ix_(act, act)], grad[act])
         except np.linalg.LinAlgError:
-            step = np.linalg.lstsq(h, grad, rcond=None)[0]
+            step[act] = np.linalg.lstsq(h[np.ix_(act, act)], grad[act], rcond=None)[0]
         t = 1.0
         while True:
-            new = np.clip(beta + t * step, -40.0, 40.0)
+            new = np.clip(beta + t * step, -BOUND, BOUND)
             new_ll = loglik(new)
-            if new_ll >= ll - 1e-12 or t < 1e-4:
+            if new_ll >= ll - slack or t < 1e-4:
                 break
             t *= 0.5
-        # settled: the log-likelihood no longer moves (a cell without events sends its coefficient
-        # off towards -inf, where the likelihood has long stopped changing)
+        if new_ll < ll - slack:  # no step along Newton's direction helps: settled
+            break
+        # a coefficient that runs off (its cells without events, or with nothing else) steps about
+        # one unit a step: it is sent to the bound at once, where the likelihood has stopped moving
+        run = (np.abs(new) > RUNS_OFF) & (np.abs(new) < BOUND) & (np.sign(step) == np.sign(new)) & (np.abs(step) > 0.5) \
+            & ~pulled
+        if run.any():
+            jump = np.where(run, np.sign(new) * BOUND, new)
+            jump_ll = loglik(jump)
+            if jump_ll >= new_ll:
+                new, new_ll = jump, jump_ll
+        # settled: the log-likelihood no longer moves
         done = abs(new_ll - ll) < 1e-9 * max(1.0, abs(ll))
         beta, ll = new, max(new_ll, ll)
         if done:
@@ -257,19 +294,19 @@ class Cells:
     """The cells of a set of terms on the distinct rows: each row's cell, the cells' patterns of
     membership (bits, one column per term), their tallies, the design and the model's fit."""
 
-    def __init__(self, rows: Rows, terms: list, binary: bool) -> None:
+    def __init__(self, rows: Rows, terms: list, binary: bool, start: np.ndarray | None = None) -> None:
         pattern = np.zeros(rows.n, dtype=np.int64)
         for i, t in enumerate(terms):
             pattern |= rows.member(t).astype(np.int64) << i
         uniq, label = np.unique(pattern, return_inverse=True)
-        self._init(pattern, uniq, label.ravel(), rows.w, len(terms), binary)
+        self._init(pattern, uniq, label.ravel(), rows.w, len(terms), binary, start)
 
-    def _init(self, pattern, uniq, label, w, k, binary) -> None:
+    def _init(self, pattern, uniq, label, w, k, binary, start=None) -> None:
         self.pattern, self.uniq, self.label, self.k, self.binary = pattern, uniq, label, k, binary
         h = uniq.size
         self.tot = np.column_stack([np.bincount(label, weights=w[:, j], minlength=h) for j in range(3)])
         self.X = np.column_stack([np.ones(h)] + [((uniq >> i) & 1).astype(float) for i in range(k)])
-        self.fit = fit_cells(self.X, *self.tot.T, binary)
+        self.fit = fit_cells(self.X, *self.tot.T, binary, start)
         self.mu = self.X @ self.fit.beta if not binary else 1.0 / (1.0 + np.exp(-np.clip(self.X @ self.fit.beta, -700.0, 700.0)))
 
     def __len__(self) -> int:
@@ -281,7 +318,8 @@ class Cells:
         merge = lambda p: (p & low) | ((p >> (i + 1)) << i)  # noqa: E731
         uniq, where = np.unique(merge(self.uniq), return_inverse=True)
         out = Cells.__new__(Cells)
-        out._init(merge(self.pattern), uniq, where.ravel()[self.label], w, self.k - 1, self.binary)
+        out._init(merge(self.pattern), uniq, where.ravel()[self.label], w, self.k - 1, self.binary,
+                  np.delete(self.fit.beta, i + 1))
         return out, where.ravel()
 
 
@@ -297,9 +335,12 @@ class Scores:
     free: np.ndarray
 
 
-def scores(cells: Cells, cell_of: np.ndarray, c: np.ndarray, lab: np.ndarray, t: np.ndarray, n_cand: int) -> Scores:
+def scores(cells: Cells, cell_of: np.ndarray, c: np.ndarray, lab: np.ndarray, t: np.ndarray, n_cand: int,
+           checked: np.ndarray | None = None) -> Scores:
     """The score tests of every candidate given the model of ``cells``, from the candidates'
-    entries (``c``, ``lab``, tallies ``t``) whose labels ``cell_of`` maps to these cells."""
+    entries (``c``, ``lab``, tallies ``t``) whose labels ``cell_of`` maps to these cells.
+    ``checked``: the candidates whose z is read (a mask; all when None): only theirs are checked
+    by the binomial test where few events are expected (the others' gains are read, not their z)."""
     h = cell_of[lab]
     X, mu, fit = cells.X, cells.mu, cells.fit
     n_e, s_e, q_e = t[:, 0], t[:, 1], t[:, 2]
@@ -308,17 +349,13 @@ def scores(cells: Cells, cell_of: np.ndarray, c: np.ndarray, lab: np.ndarray, t:
     def per_cand(weights):
         return np.bincount(c, weights=weights, minlength=n_cand)
 
-    present, compact = np.unique(c, return_inverse=True)
-    compact = compact.ravel()
+    seen = np.bincount(c, minlength=n_cand) > 0
+    present = np.flatnonzero(seen)
+    compact = (np.cumsum(seen) - 1)[c]
 
     def per_cand_design(weights):  # candidates x terms: the weights times each term's column, summed
         out = np.zeros((n_cand, X.shape[1]))
-        if present.size * len(cells) <= 2_000_000:
-            dense = np.bincount(compact * len(cells) + h, weights=weights, minlength=present.size * len(cells))
-            out[present] = dense.reshape(present.size, len(cells)) @ X
-            return out
-        out[present] = np.column_stack([np.bincount(compact, weights=weights * X[h, j], minlength=present.size)
-                                        for j in range(X.shape[1])])
+        out[present] = by_cells(compact, h, weights, present.size, X)
         return out
 
     # a candidate made of whole cells (the rows of some terms and not others: an intersection of
@@ -337,7 +374,8 @@ def scores(cells: Cells, cell_of: np.ndarray, c: np.ndarray, lab: np.ndarray, t:
         uc = np.sign(u) * np.maximum(np.abs(u) - 0.5, 0.0)
         z = np.where(free, uc / np.sqrt(var), 0.0)
         gain = np.where(free, 0.5 * u * u / var, 0.0)
-        return Scores(_small_counts(z, free, per_cand(n_e), per_cand(np.rint(s_e)), per_cand(n_e * mu[h])), gain, free)
+        read = free if checked is None else free & checked
+        return Scores(_small_counts(z, read, per_cand(n_e), per_cand(np.rint(s_e)), per_cand(n_e * mu[h])), gain, free)
     om = fit.weight
     u = per_cand(om[h] * (s_e - n_e * mu[h]))
     wn = om[h] * n_e
@@ -361,6 +399,32 @@ def scores(cells: Cells, cell_of: np.ndarray, c: np.ndarray, lab: np.ndarray, t:
     return Scores(z, 0.5 * z * z, free)
 
 
+#: most entries of a candidates-by-cells block summed at once (:func:`by_cells`)
+BLOCK_CELLS = 2_000_000
+
+
+def by_cells(c: np.ndarray, h: np.ndarray, weights: np.ndarray, n_cand: int, M: np.ndarray) -> np.ndarray:
+    """Per candidate, its entries' weights summed per cell times ``M`` (cells x columns): the
+    candidates-by-cells sums a block of candidates at a time (at most :data:`BLOCK_CELLS` of them
+    held), each block times ``M``."""
+    n_cells, cols = M.shape
+    out = np.zeros((n_cand, cols))
+    per = max(1, BLOCK_CELLS // max(n_cells, 1))
+    if per >= n_cand:
+        dense = np.bincount(c * n_cells + h, weights=weights, minlength=n_cand * n_cells)
+        return dense.reshape(n_cand, n_cells) @ M
+    block = c // per
+    for b in range((n_cand + per - 1) // per):
+        at = block == b
+        if not at.any():
+            continue
+        first = b * per
+        size = min(per, n_cand - first)
+        dense = np.bincount((c[at] - first) * n_cells + h[at], weights=weights[at], minlength=size * n_cells)
+        out[first:first + size] = dense.reshape(size, n_cells) @ M
+    return out
+
+
 def _small_counts(z: np.ndarray, free: np.ndarray, n: np.ndarray, events: np.ndarray, expected: np.ndarray
                   ) -> np.ndarray:
     """The score z of a 0/1 candidate with few expected events (or non-events), taken no larger
@@ -370,40 +434,62 @@ def _small_counts(z: np.ndarray, free: np.ndarray, n: np.ndarray, events: np.nda
     if not small.any():
         return z
     at = np.nonzero(small)[0]
-    exact = np.array([z_two_sided(_binomial_p(int(round(events[j])), int(round(n[j])),
-                                              float(expected[j] / max(n[j], 1e-300)))) for j in at])
+    nn = np.rint(n[at])
+    p_exact = _binomial_p_many(np.rint(events[at]), nn, expected[at] / np.maximum(n[at], 1e-300))
+    # the exact test caps |z| only where it is the weaker: its p-value above the normal one of |z|
+    p_normal = np.array([math.erfc(abs(float(v)) / math.sqrt(2.0)) for v in z[at]])
+    weaker = p_exact > p_normal
     out = z.copy()
-    out[at] = np.sign(z[at]) * np.minimum(np.abs(z[at]), exact)
+    if weaker.any():
+        j = at[weaker]
+        exact = -normal_quantile(np.clip(p_exact[weaker], 1e-300, 1.0) / 2.0)
+        out[j] = np.sign(z[j]) * np.minimum(np.abs(z[j]), exact)
     return out
+
+
+#: the terms of a binomial tail summed per pass (:func:`_binomial_p_many`)
+_TAIL_BLOCK = 16
+
+
+def _binomial_p_many(x: np.ndarray, n: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """:func:`_binomial_p` of many tests at once: each tail's terms from its first, in blocks of
+    :data:`_TAIL_BLOCK`, each term the last times the pmf's ratio, until the terms no longer count."""
+    x, n = np.asarray(x, dtype=float), np.asarray(n, dtype=float)
+    p = np.clip(np.asarray(p, dtype=float), 1e-12, 1.0 - 1e-12)
+    lp, lq = np.log(p), np.log1p(-p)
+    first = np.array([math.lgamma(b + 1) - math.lgamma(a + 1) - math.lgamma(b - a + 1)
+                      for a, b in zip(x.tolist(), n.tolist())]) + x * lp + (n - x) * lq
+    up = x >= n * p
+    tail = np.ones(x.size)  # the tail over its first term
+    last = np.zeros(x.size)  # the log of the last term summed, over the first
+    done = np.zeros(x.size, dtype=bool)
+    d0 = 1
+    while not done.all():
+        act = np.nonzero(~done)[0]
+        d = np.arange(d0, d0 + _TAIL_BLOCK, dtype=float)[None, :]
+        xa, na, u = x[act, None], n[act, None], up[act, None]
+        i = np.where(u, xa + d - 1.0, xa - d + 1.0)  # the term the ratio steps from
+        valid = np.where(u, xa + d <= na, xa - d >= 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = np.where(u, np.log(na - i) - np.log(i + 1.0) + (lp - lq)[act, None],
+                            np.log(i) - np.log(na - i + 1.0) + (lq - lp)[act, None])
+        step = np.where(valid, step, -np.inf)
+        logs = last[act, None] + np.cumsum(step, axis=1)
+        terms = np.exp(logs)
+        tail[act] += terms.sum(axis=1)
+        last[act] = logs[:, -1]
+        beyond = np.where(up[act], x[act] + d0 + _TAIL_BLOCK - 1 > n[act] * p[act],
+                          x[act] - d0 - _TAIL_BLOCK + 1 < n[act] * p[act])
+        finished = ~valid[:, -1] | ((terms[:, -1] < 1e-17 * tail[act]) & beyond)
+        done[act[finished]] = True
+        d0 += _TAIL_BLOCK
+    return np.minimum(1.0, 2.0 * np.exp(first) * tail)
 
 
 def _binomial_p(x: int, n: int, p: float) -> float:
     """The two-sided binomial test's p-value (twice the smaller tail, at most 1) of ``x`` events in
-    ``n`` trials at rate ``p``: its pmf summed in logs (no scipy for a scan of 0/1 outcomes)."""
-    p = min(max(p, 1e-12), 1.0 - 1e-12)
-    lp, lq, top = math.log(p), math.log1p(-p), math.lgamma(n + 1)
-
-    def pmf(i: int) -> float:
-        return math.exp(top - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp + (n - i) * lq)
-
-    mean = n * p
-    if x >= mean:
-        tail, i = 0.0, x
-        while i <= n:
-            term = pmf(i)
-            tail += term
-            if term < 1e-17 * max(tail, 1e-300) and i > mean:
-                break
-            i += 1
-    else:
-        tail, i = 0.0, x
-        while i >= 0:
-            term = pmf(i)
-            tail += term
-            if term < 1e-17 * max(tail, 1e-300) and i < mean:
-                break
-            i -= 1
-    return min(1.0, 2.0 * tail)
+    ``n`` trials at rate ``p`` (no scipy for a scan of 0/1 outcomes)."""
+    return float(_binomial_p_many(np.array([x]), np.array([n]), np.array([p]))[0])
 
 
 def candidate_cells(cells: Cells, cell_of: np.ndarray, lab: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -417,4 +503,10 @@ def fit_with(cells: Cells, inside: np.ndarray) -> Fit:
     out = cells.tot - inside
     X = np.vstack([np.column_stack([cells.X, np.zeros(len(cells))]), np.column_stack([cells.X, np.ones(len(cells))])])
     tal = np.vstack([out, inside])
-    return fit_cells(X, tal[:, 0], tal[:, 1], tal[:, 2], cells.binary)
+    first = 0.0
+    if cells.binary:  # the new coefficient's one step from 0 (its score over its information)
+        mu = cells.mu
+        info = float((inside[:, 0] * mu * (1.0 - mu)).sum())
+        if info > 1e-12:
+            first = float(np.clip((np.rint(inside[:, 1]) - inside[:, 0] * mu).sum() / info, -5.0, 5.0))
+    return fit_cells(X, tal[:, 0], tal[:, 1], tal[:, 2], cells.binary, np.append(cells.fit.beta, first))

@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from .findings_model import MAX_CELLS, MAX_TERMS, Cells, Rows, candidate_cells, fit_with, scores, z_two_sided
+from .findings_model import MAX_CELLS, MAX_TERMS, Cells, Rows, by_cells, candidate_cells, fit_with, scores, z_two_sided
 
 __all__ = ["search", "describe", "explain", "own_gain", "TIE"]
 
@@ -49,17 +49,21 @@ MAX_ROUNDS = 25
 class _State:
     """The terms, their cells, and every candidate's entries in those cells."""
 
-    def __init__(self, rows: Rows, terms: list, binary: bool, n_cand: int, own: tuple | None = None) -> None:
+    def __init__(self, rows: Rows, terms: list, binary: bool, n_cand: int, own: tuple | None = None,
+                 start: np.ndarray | None = None) -> None:
         self.rows, self.terms, self.binary, self.n_cand = rows, list(terms), binary, n_cand
-        self.cells = Cells(rows, self.terms, binary)
+        self.cells = Cells(rows, self.terms, binary, start)
         if not self.terms and own is not None:  # one cell: every candidate's own tallies
             self.c, self.lab, self.t = own
         else:
-            c, lab, t = rows.entries(self.cells.label, len(self.cells))
-            order = np.argsort(c, kind="stable")  # each candidate's entries consecutive, in the walk's order
-            self.c, self.lab, self.t = c[order], lab[order], t[order]
-        start = np.searchsorted(self.c, np.arange(n_cand + 1)) if self.c.size else np.zeros(n_cand + 1, np.int64)
-        self.start = start
+            # each candidate's entries consecutive, the candidates in the walk's order
+            self.c, self.lab, self.t = rows.entries(self.cells.label, len(self.cells))
+        self.begin = np.zeros(n_cand, dtype=np.int64)
+        self.end = np.zeros(n_cand, dtype=np.int64)
+        if self.c.size:
+            first = np.flatnonzero(np.r_[True, self.c[1:] != self.c[:-1]])
+            self.begin[self.c[first]] = first
+            self.end[self.c[first]] = np.r_[first[1:], self.c.size]
         self.identity = np.arange(len(self.cells))
         self.full = scores(self.cells, self.identity, self.c, self.lab, self.t, n_cand)
         rows.work += int(self.c.size) * (len(self.terms) + 1)
@@ -71,7 +75,7 @@ class _State:
         return self.cells.fit.ll
 
     def entries_of(self, position: int) -> tuple[np.ndarray, np.ndarray]:
-        a, b = self.start[position], self.start[position + 1]
+        a, b = self.begin[position], self.end[position]
         return self.lab[a:b], self.t[a:b]
 
     def neighbours(self) -> np.ndarray:
@@ -108,7 +112,10 @@ class _State:
             wanted = self.neighbours()[:, i].copy()
             wanted[self.terms] = True
             sel = wanted[self.c]
-            got = (cells, where, scores(cells, where, self.c[sel], self.lab[sel], self.t[sel], self.n_cand))
+            terms = np.zeros(self.n_cand, dtype=bool)
+            terms[self.terms] = True
+            # the z read given the others is the terms' own (backward); the neighbours' gains
+            got = (cells, where, scores(cells, where, self.c[sel], self.lab[sel], self.t[sel], self.n_cand, terms))
             self.rows.work += int(self.c.size) + int(sel.sum()) * len(self.terms) + len(cells) * len(self.terms) ** 2
             self._others[i] = got
         return got
@@ -122,8 +129,7 @@ class _State:
 
 def _shares(c: np.ndarray, lab: np.ndarray, n: np.ndarray, bits: np.ndarray, n_cand: int) -> np.ndarray:
     """Per candidate and term (columns of ``bits``, cells x terms), the candidate's rows in the term."""
-    return np.column_stack([np.bincount(c, weights=n * bits[lab, j], minlength=n_cand) for j in range(bits.shape[1])]) \
-        if bits.shape[1] else np.zeros((n_cand, 0))
+    return by_cells(c, lab, n, n_cand, bits) if bits.shape[1] else np.zeros((n_cand, 0))
 
 
 def _choose(at: np.ndarray, gain: np.ndarray, z: np.ndarray, prefer: int, key: np.ndarray) -> int:
@@ -177,26 +183,29 @@ def search(rows: Rows, binary: bool, n_cand: int, own: tuple, bar, prefer: int, 
             if at.size == 0:
                 break
             best, _ = _exact_best(state, state.cells, state.identity, sc, at, 0.0, prefer, key)
-            nxt = _State(rows, state.terms + [best], binary, n_cand)
+            nxt = _State(rows, state.terms + [best], binary, n_cand, start=np.append(state.cells.fit.beta, 0.0))
             if len(nxt.cells) > MAX_CELLS:
                 cut = "their overlaps cut the rows into too many cells to test in"
                 break
             state = nxt
-        # backward
+        # backward: the terms' tests given the others, where the full model's Wald test does not
+        # already put them well past the bar (a term's test is the score test given the others)
         while state.terms:
             k = len(state.terms)
-            z = np.array([abs(state.others(i)[2].z[f]) for i, f in enumerate(state.terms)])
+            z = _backward_z(state, bar(k))
             short = z - bar(k)
             worst = int(np.argmin(short))
             if short[worst] >= 0:
                 break
-            state = _State(rows, [f for i, f in enumerate(state.terms) if i != worst], binary, n_cand, own)
+            state = _State(rows, [f for i, f in enumerate(state.terms) if i != worst], binary, n_cand, own,
+                           start=np.delete(state.cells.fit.beta, worst + 1))
         now = tuple(sorted(state.terms))
         if now in seen or cut or over() or not state.terms:
             break
         seen.add(now)
-        # exchange: the single swap that raises the likelihood most
-        best_swap, best_rise = None, 0.0
+        # exchange: each term's best swap that raises the likelihood; the swaps of different terms
+        # taken together when the model they make fits at least as well as the best one alone
+        swaps = []
         for i, f in enumerate(state.terms):
             if over():
                 cut = "the work it was given, about what the scan did, ran out"
@@ -205,20 +214,74 @@ def search(rows: Rows, binary: bool, n_cand: int, own: tuple, bar, prefer: int, 
             mine = own_gain(state, i)
             room = sc.free.copy()
             room[state.terms] = False
-            at = np.nonzero(room & (sc.gain > mine + best_rise - (SWAP_SLACK if binary else 0.0)))[0]
+            at = np.nonzero(room & (sc.gain > mine - (SWAP_SLACK if binary else 0.0)))[0]
             if at.size == 0:
                 continue
             x, gain = _exact_best(state, cells, where, sc, at, 0.0, prefer, key, SWAP_TOP)
             rise = gain - mine
-            if rise > best_rise + 1e-7 * max(1.0, mine):
-                best_swap, best_rise = (i, x), rise
-        if best_swap is None:
+            if rise > 1e-7 * max(1.0, mine):
+                swaps.append((-rise, i, x))
+        if not swaps:
             break
-        i, x = best_swap
-        terms = list(state.terms)
-        terms[i] = x
-        state = _State(rows, terms, binary, n_cand)
+        swaps.sort()
+        chosen, taken = [], set()
+        for _, i, x in swaps:
+            if x not in taken:
+                chosen.append((i, x))
+                taken.add(x)
+        state = _swapped(state, chosen[:1]) if len(chosen) == 1 else _together(state, chosen, -swaps[0][0])
     return state, cut
+
+
+#: a term whose Wald z in the full model passes the bar by this much is not tested given the others
+#: in a backward step of a state the exchange does not visit (the exchange tests every term)
+WALD_MARGIN = 1.5
+
+
+def _backward_z(state: _State, bar: float) -> np.ndarray:
+    """Each term's |z| given the others: the score test of the model without it, computed for the
+    terms whose Wald z in the full model comes within :data:`WALD_MARGIN` of ``bar`` and for every
+    term whose model without it is already at hand; the others read their Wald z."""
+    wald = np.abs(_wald(state))
+    z = np.empty(len(state.terms))
+    for i, f in enumerate(state.terms):
+        if i in state._others or not wald[i] >= bar + WALD_MARGIN:
+            z[i] = abs(state.others(i)[2].z[f])
+        else:
+            z[i] = wald[i]
+    return z
+
+
+def _wald(state: _State) -> np.ndarray:
+    """Each term's Wald z in the model of every term (the sandwich variance for a real outcome)."""
+    fit, X = state.cells.fit, state.cells.X
+    if state.binary:
+        cov = fit.hinv
+    else:
+        m = X.T @ (X * (fit.weight ** 2 * fit.resid)[:, None])
+        cov = fit.hinv @ m @ fit.hinv
+    se = np.sqrt(np.maximum(np.diag(cov)[1:], 1e-300))
+    return fit.beta[1:] / se
+
+
+def _swapped(state: _State, swaps: list) -> _State:
+    """The state with each ``(i, x)`` of ``swaps``: candidate x in the i-th term's place."""
+    terms = list(state.terms)
+    beta = state.cells.fit.beta.copy()
+    for i, x in swaps:
+        terms[i] = x
+        beta[i + 1] = 0.0
+    return _State(state.rows, terms, state.binary, state.n_cand, start=beta)
+
+
+def _together(state: _State, swaps: list, best_rise: float) -> _State:
+    """The state with every swap of ``swaps`` (best first) when it fits at least as well as the
+    first alone would (its log-likelihood rise, ``best_rise``, exact for a 0/1 outcome), else
+    with the first alone."""
+    every = _swapped(state, swaps)
+    if every.ll >= state.ll + (best_rise if state.binary else 0.0) - 1e-9 * max(1.0, abs(state.ll)):
+        return every
+    return _swapped(state, swaps[:1])
 
 
 def own_gain(state: _State, i: int) -> float:

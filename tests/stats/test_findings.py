@@ -145,7 +145,9 @@ def test_score_tests_equal_a_computation_from_the_rows():
         fresh = _State(rows, others, True, cand.size)
         looked = state.neighbours()[:, i].copy()  # the term's neighbours and the terms are tested
         looked[terms] = True
-        np.testing.assert_allclose(state.others(i)[2].z[looked], fresh.full.z[looked], atol=1e-9)
+        # the gains of the term's neighbours and the terms; the z of the term (the one read: backward)
+        np.testing.assert_allclose(state.others(i)[2].gain[looked], fresh.full.gain[looked], rtol=1e-7, atol=1e-9)
+        assert state.others(i)[2].z[terms[i]] == pytest.approx(fresh.full.z[terms[i]], abs=1e-9)
         assert not state.others(i)[2].free[~looked].any()
         assert state.others(i)[0].fit.ll == pytest.approx(fresh.ll, abs=1e-8)
 
@@ -411,7 +413,7 @@ def test_distinct_rows_are_numpys_in_numpys_order(high, repeat):
     assert _distinct_rows(codes)[0] is got  # the table's other metric reuses them
 
 
-@pytest.mark.parametrize("x, n, p", [(5, 50, 0.02), (0, 100, 0.05), (30, 40, 0.5), (3, 1000, 0.01), (12, 300, 0.02)])
+@pytest.mark.parametrize("x, n, p", [(5, 50, 0.02), (0, 100, 0.05), (30, 40, 0.5), (3, 1000, 0.01), (12, 300, 0.02), (980, 1000, 0.99), (400, 500, 0.97), (70, 5000, 0.006), (0, 3, 0.5), (200, 200, 0.999)])
 def test_the_small_count_binomial_test_is_scipys(x, n, p):
     """The binomial test that caps a small 0/1 candidate's score test (no scipy in a scan of 0/1
     outcomes) gives scipy's two-sided p-value (twice the smaller tail)."""
@@ -421,3 +423,17 @@ def test_the_small_count_binomial_test_is_scipys(x, n, p):
 
     expected = min(1.0, 2 * min(binom.sf(x - 1, n, p), binom.cdf(x, n, p)))
     assert _binomial_p(x, n, p) == pytest.approx(expected, rel=1e-9)
+
+
+def test_many_binomial_tests_at_once_are_scipys():
+    """The small-count tests of one model's candidates, taken at once, give scipy's p-values."""
+    from scipy.stats import binom
+
+    from divergence.stats.findings_model import _binomial_p_many
+
+    rng = np.random.default_rng(7)
+    n = rng.integers(1, 3000, 400).astype(float)
+    p = np.where(rng.random(400) < 0.5, rng.uniform(1e-4, 0.03, 400), rng.uniform(0.97, 1 - 1e-4, 400))
+    x = np.clip(np.rint(n * p + rng.normal(0, 3 * np.sqrt(n * p * (1 - p) + 1))), 0, n)
+    expected = np.minimum(1.0, 2 * np.minimum(binom.sf(x - 1, n, p), binom.cdf(x, n, p)))
+    np.testing.assert_allclose(_binomial_p_many(x, n, p), expected, rtol=1e-8, atol=1e-300)

@@ -589,7 +589,8 @@ class SliceTable:
 
     def _group_mask(self, codes: np.ndarray) -> np.ndarray:
         groups = self.lattice.groups
-        mask = np.ones(groups.shape[0], dtype=bool)
+        assert groups is not None  # only a table that lists each distinct set of rows once asks
+        mask: np.ndarray = np.ones(groups.shape[0], dtype=bool)
         for a in np.nonzero(codes >= 0)[0]:
             mask &= groups[:, a] == codes[a]
         return mask
@@ -608,6 +609,7 @@ class SliceTable:
         lat = self.lattice
         if self.exhaustive or lat.groups is None or lat.slice_fp is None:
             return -1
+        assert lat.group_counts is not None and lat.group_fp is not None  # written with the groups
         mask = self._group_mask(np.asarray(codes))
         count = lat.group_counts[mask].sum()
         if count <= 0:

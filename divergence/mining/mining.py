@@ -132,7 +132,7 @@ def mine(codes: np.ndarray, weights: np.ndarray, n_values: np.ndarray, *, min_su
     if engine == "mlxtend":
         from .mlxtend_reference import mine_mlxtend
 
-        mined = Mined(**mine_mlxtend(rows_for_mlxtend, comp, n_values, share_for_mlxtend(min_count, n_rows), max_length, total, exhaustive))
+        mined = Mined(**mine_mlxtend(_held(rows_for_mlxtend), comp, n_values, share_for_mlxtend(min_count, n_rows), max_length, total, exhaustive))
         if len(mined.codes) - 1 > max_slices:
             raise DivergenceBudgetError(
                 f"The scan gives {len(mined.codes) - 1:,} slices, more than the budget of {max_slices:,}: raise "
@@ -284,3 +284,9 @@ def _reduce_root(comp: Compressed, n_values: np.ndarray, min_count: float, n_row
     merged_fp = np.zeros((merged.codes.shape[0], 2), np.int64)
     np.add.at(merged_fp, merged.inverse, fp)  # wrapping sums
     return merged, merged_fp, fp
+
+
+def _held(rows: np.ndarray | None) -> np.ndarray:
+    """The rows kept for the mlxtend engine (kept whenever that engine runs)."""
+    assert rows is not None
+    return rows

@@ -47,7 +47,7 @@ import pandas as pd
 
 from ..table import Assessment, MinSize
 from ..budget import progress_report
-from ..mining.lattice import walk_order
+from ..mining.lattice import Walk, walk_order
 from ..settings import Statistics, section
 from .bootstrap_intervals import bootstrap_intervals
 from .defect_tests import Defects, error_verdicts, measure_defects, with_interval
@@ -176,7 +176,8 @@ class _Walk:
     """The lattice's walk order, computed on first use and kept (the verdicts and the bootstrap share it)."""
 
     def __init__(self, table) -> None:
-        self.table, self.order = table, None
+        self.table = table
+        self.order: Walk | None = None
 
     def __call__(self):
         if self.order is None:

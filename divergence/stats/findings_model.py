@@ -306,7 +306,7 @@ class Cells:
         h = uniq.size
         self.tot = np.column_stack([np.bincount(label, weights=w[:, j], minlength=h) for j in range(3)])
         self.X = np.column_stack([np.ones(h)] + [((uniq >> i) & 1).astype(float) for i in range(k)])
-        self.fit = fit_cells(self.X, *self.tot.T, binary, start)
+        self.fit = fit_cells(self.X, self.tot[:, 0], self.tot[:, 1], self.tot[:, 2], binary, start)
         self.mu = self.X @ self.fit.beta if not binary else 1.0 / (1.0 + np.exp(-np.clip(self.X @ self.fit.beta, -700.0, 700.0)))
 
     def __len__(self) -> int:
@@ -376,6 +376,7 @@ def scores(cells: Cells, cell_of: np.ndarray, c: np.ndarray, lab: np.ndarray, t:
         gain = np.where(free, 0.5 * u * u / var, 0.0)
         read = free if checked is None else free & checked
         return Scores(_small_counts(z, read, per_cand(n_e), per_cand(np.rint(s_e)), per_cand(n_e * mu[h])), gain, free)
+    assert fit.weight is not None  # a real outcome's fit is weighted
     om = fit.weight
     u = per_cand(om[h] * (s_e - n_e * mu[h]))
     wn = om[h] * n_e

@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from .findings_model import MAX_CELLS, MAX_TERMS, Cells, Rows, by_cells, candidate_cells, fit_with, scores, z_two_sided
+from .findings_model import MAX_CELLS, MAX_TERMS, Cells, Rows, Scores, by_cells, candidate_cells, fit_with, scores, z_two_sided
 
 __all__ = ["search", "describe", "explain", "own_gain", "TIE"]
 
@@ -102,7 +102,7 @@ class _State:
             self._near = near
         return self._near
 
-    def others(self, i: int) -> tuple[Cells, np.ndarray, object]:
+    def others(self, i: int) -> tuple[Cells, np.ndarray, Scores]:
         """The model of the terms but the i-th: its cells, the map from this model's cells, and the
         score tests given it of the terms and of the i-th term's neighbours (:meth:`neighbours`; the
         others read 0 and not free)."""
@@ -252,13 +252,25 @@ def _backward_z(state: _State, bar: float) -> np.ndarray:
     return z
 
 
+def _weights(fit) -> np.ndarray:
+    """A real outcome's fit's cell weights (set by every Gaussian fit)."""
+    assert fit.weight is not None
+    return fit.weight
+
+
+def _resid(fit) -> np.ndarray:
+    """A real outcome's fit's cells' residual sums of squares (set by every Gaussian fit)."""
+    assert fit.resid is not None
+    return fit.resid
+
+
 def _wald(state: _State) -> np.ndarray:
     """Each term's Wald z in the model of every term (the sandwich variance for a real outcome)."""
     fit, X = state.cells.fit, state.cells.X
     if state.binary:
         cov = fit.hinv
     else:
-        m = X.T @ (X * (fit.weight ** 2 * fit.resid)[:, None])
+        m = X.T @ (X * (_weights(fit) ** 2 * _resid(fit))[:, None])
         cov = fit.hinv @ m @ fit.hinv
     se = np.sqrt(np.maximum(np.diag(cov)[1:], 1e-300))
     return fit.beta[1:] / se
@@ -354,7 +366,7 @@ def _effects(state: _State, level: float) -> dict:
     if state.binary:
         cov = fit.hinv
     else:  # the sandwich: each cell's own residuals, weighted as in the fit
-        m = X.T @ (X * (fit.weight ** 2 * fit.resid)[:, None])
+        m = X.T @ (X * (_weights(fit) ** 2 * _resid(fit))[:, None])
         cov = fit.hinv @ m @ fit.hinv
     eta = X @ fit.beta
     n = cells.tot[:, 0]

@@ -26,7 +26,7 @@ from ..mining.lattice import RowBits, walk_label_entries, walk_order
 from ..prepare.tallies import metric_columns
 from .stats import normal_quantile
 
-__all__ = ["Rows", "Fit", "fit_cells", "Cells", "Scores", "scores", "fit_with", "candidate_cells", "distinct_rows",
+__all__ = ["Rows", "Fit", "fit_cells", "Cells", "Scores", "scores", "fit_with", "candidate_cells", "distinct_rows", "by_cells",
            "z_two_sided", "MAX_CELLS", "MAX_TERMS", "VARIANCE_PRIOR", "SMALL_EXPECTED"]
 
 #: most cells (patterns of membership in the terms): past it no term is added (the terms' overlaps

@@ -31,6 +31,8 @@ from .settings_kinds import (MSG_NOT_MAPPING, MSG_UNKNOWN_KEY, MSG_UNKNOWN_SETTI
 from .settings_sections import _REPLICATION_FIELDS, Compare, Explain, Mining, Replication, Roles, Slicing, Statistics
 from .vocabulary import DEFAULT_MIN_SUPPORT
 
+MSG_HOLDOUT_SEED = "holdout_seed draws the rows a holdout sets aside: give holdout too."
+
 __all__ = [
     "Roles", "Slicing", "Mining", "Statistics", "Replication", "Explain", "Compare", "Settings",
     "check", "check_min_support", "min_count_for", "support_text", "SUPPORT_TOLERANCE", "setting_field", "flat_keys", "DEFAULT_MIN_SUPPORT", "section", "scan_keys",
@@ -94,7 +96,7 @@ def _owners() -> dict[str, str]:
 
 def flat_keys() -> tuple[str, ...]:
     """Every flat keyword of :meth:`Settings.from_keywords` (``scan()``'s, the command line's)."""
-    return tuple(_owners()) + ("holdout",)
+    return tuple(_owners()) + ("holdout", "holdout_seed")
 
 
 def setting_field(name: str) -> Any:
@@ -129,10 +131,11 @@ class Settings:
 
     @classmethod
     def from_keywords(cls, **kw: Any) -> "Settings":
-        """Settings from flat keywords (``scan()``'s); ``holdout=share`` is replication by holdout.
-        An unknown keyword is refused by name."""
+        """Settings from flat keywords (``scan()``'s); ``holdout=share`` is replication by holdout,
+        drawn from ``holdout_seed`` (without it, from ``seed``, as the keywords always did). An
+        unknown keyword is refused by name."""
         kw = dict(kw)
-        holdout = kw.pop("holdout", None)
+        holdout, holdout_seed = kw.pop("holdout", None), kw.pop("holdout_seed", None)
         parts: dict[str, dict] = {name: {} for name in _SECTIONS}
         owner = _owners()
         for key, value in kw.items():
@@ -140,7 +143,10 @@ class Settings:
                 raise _fail(MSG_UNKNOWN_SETTING, key=key, known=", ".join(sorted(flat_keys())))
             parts[owner[key]][key] = value
         if holdout is not None:
-            parts["replication"] = {"kind": "holdout", "share": holdout}
+            seed = holdout_seed if holdout_seed is not None else kw.get("seed")
+            parts["replication"] = {"kind": "holdout", "share": holdout, "seed": seed}
+        elif holdout_seed is not None:
+            raise _fail(MSG_HOLDOUT_SEED)
         return cls(**{name: _SECTIONS[name](**values) for name, values in parts.items()})
 
     @classmethod
@@ -157,6 +163,8 @@ class Settings:
         kind = rep.get("kind", "none") if isinstance(rep, Mapping) else "none"
         rep_keys = ("kind",) + _REPLICATION_FIELDS[kind] if kind in _REPLICATION_FIELDS else section_keys("replication")
         parts["replication"] = _section(sections, "replication", rep_keys)
+        if kind == "holdout" and "seed" not in parts["replication"]:  # a plan written before the holdout's own seed
+            parts["replication"]["seed"] = parts["statistics"].get("seed")
         parts["compare"] = _section(sections, "compare", section_keys("compare"))
         return cls(**{name: _SECTIONS[name](**values) for name, values in parts.items()})
 
@@ -194,7 +202,8 @@ class Settings:
         return {k: v for k, v in out.items() if v or k == "scan"}
 
     def replace(self, **kw: Any) -> "Settings":
-        """A copy with some flat keywords changed (validated again)."""
+        """A copy with some flat keywords changed (validated again); the replication is kept
+        unless ``holdout`` is among them."""
         base = {k: v for k, v in self.keywords().items()}
         base.update(kw)
         new = Settings.from_keywords(**base)

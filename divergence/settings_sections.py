@@ -6,7 +6,7 @@ holds one of each.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
 from .budget import MAX_SLICES, MAX_WORK, TIME_LIMIT
@@ -203,26 +203,33 @@ class Statistics:
 
 
 _REPLICATION_FIELDS = {"none": (), "split": ("column", "confirm_values"), "file": ("name",),
-                       "holdout": ("share",)}
+                       "holdout": ("share", "seed")}
 
 
 @dataclass(frozen=True)
 class Replication:
     """Where slices are re-measured: nothing, a split or period column, a second file, or a
-    held-out share of the rows."""
+    held-out share of the rows drawn from the replication's own seed. The one place the
+    replication lives: a second file's rows travel in it too (``rows``, never written to a plan)."""
 
     kind: str = "none"
     column: str | None = setting(None, _COLUMN, label="the split column")
     confirm_values: tuple | None = None
     name: str | None = None
     share: float | None = setting(None, Real(0, 1, what="a share", optional=True), label="holdout")
+    #: the holdout's draw (0 when not given; not the statistics' seed, so a statistic changed keeps the
+    #: rows mined). A plan written before this field draws from its statistics' seed, as it did then
+    #: (:meth:`divergence.settings.Settings.from_sections`)
+    seed: int | None = setting(None, Integer(0, optional=True), label="the holdout's seed")
+    #: the second file's rows (kind ``file``): not a setting (not compared, hashed or written to a plan)
+    rows: Any = field(default=None, compare=False, hash=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.kind not in REPLICATION_KINDS:
             raise _fail(MSG_REPLICATION_KIND, value=self.kind, choices=", ".join(REPLICATION_KINDS))
         allowed = _REPLICATION_FIELDS[self.kind]
-        for f in ("column", "confirm_values", "name", "share"):
-            if getattr(self, f) is not None and f not in allowed:
+        for f in ("column", "confirm_values", "name", "share", "seed", "rows"):
+            if getattr(self, f) is not None and f not in allowed + (("rows",) if self.kind == "file" else ()):
                 raise _fail(MSG_REPLICATION_KEY, kind=self.kind, key=f, known=", ".join(allowed) or "nothing")
         needs = {"holdout": "share", "split": "column"}.get(self.kind)
         if needs is not None and getattr(self, needs) is None:
@@ -231,6 +238,16 @@ class Replication:
         values = self.confirm_values
         if values is not None:
             _set(self, "confirm_values", tuple(values) if isinstance(values, (list, tuple)) else (values,))
+        if self.kind == "holdout" and self.seed is None:
+            _set(self, "seed", 0)
+
+    @property
+    def label(self) -> str | None:
+        """What the surfaces call a second file's rows ("second file b.csv (1,234 rows)"); None
+        without a name or rows (the assessment then says "second table")."""
+        if self.kind != "file" or self.rows is None or not self.name:
+            return None
+        return f"second file {self.name} ({len(self.rows):,} rows)"
 
     def to_dict(self) -> dict:
         """The plan's replication section (empty for none)."""

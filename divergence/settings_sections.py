@@ -25,6 +25,21 @@ def _score(spec: str) -> str:
     return parse_score(spec).spec
 
 
+def _hashable(value: Any) -> Any:
+    """A field's value as something hashable (a mapping as its sorted items, a list as a tuple)."""
+    if isinstance(value, Mapping):
+        return tuple(sorted((str(k), _hashable(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return tuple(_hashable(v) for v in value)
+    return value
+
+
+def _hash_fields(section: Any) -> int:
+    """The hash of a section with a mapping among its fields, from every field (a field added is
+    hashed with nothing else to write)."""
+    return hash(tuple(_hashable(getattr(section, f.name)) for f in fields(section)))
+
+
 # ----------------------------------------------------------------------------- sections
 _COLUMN, _COLUMNS, _FLAG = Text(), Columns(), Flag()
 
@@ -112,8 +127,7 @@ class Slicing:
         _check_fields(self)
 
     def __hash__(self) -> int:  # bins is a dict
-        return hash((self.attributes, tuple(sorted((k, str(v)) for k, v in self.bins.items())),
-                     self.quantile_bins, self.binning))
+        return _hash_fields(self)
 
 
 @dataclass(frozen=True)
@@ -196,10 +210,8 @@ class Statistics:
             return self.delta.get(metric)
         return self.delta
 
-    def __hash__(self) -> int:
-        d = tuple(sorted(self.delta.items())) if isinstance(self.delta, Mapping) else self.delta
-        return hash((d, self.confidence, self.correction, self.family, self.bootstrap, self.seed,
-                     self.top_k, self.sort_by, self.scores, self.findings_work))
+    def __hash__(self) -> int:  # delta may be a dict
+        return _hash_fields(self)
 
 
 _REPLICATION_FIELDS = {"none": (), "split": ("column", "confirm_values"), "file": ("name",),

@@ -412,13 +412,12 @@ def apply_plan(plan: SlicePlan) -> None:
     r, mi, rep, cmp = cfg.roles, cfg.mining, cfg.replication, cfg.compare
     model = Settings()
     upd: dict = state.role_defaults()
-    # every field the session holds, from the plan: the statistics and explain sections as they are,
-    # a role or slicing field where the plan sets it (else the value the dashboard opens on)
+    # every field the session holds, from the plan: the mining, statistics and explain sections as they
+    # are, a role or slicing field where the plan sets it (else the value the dashboard opens on)
     for key, name in state.SETTING_FIELDS.items():
         sec = state.section_of(name)
         value = getattr(getattr(cfg, sec), name)
-        if sec in ("statistics", "explain") or (sec in ("roles", "slicing")
-                                                and value != getattr(getattr(model, sec), name)):
+        if sec not in ("roles", "slicing") or value != getattr(getattr(model, sec), name):
             upd[key] = value
     task = r.task
     if task == "ranking":
@@ -431,12 +430,12 @@ def apply_plan(plan: SlicePlan) -> None:
     else:
         upd.update({K.TASK: task, K.PRED_KIND: "score" if r.score and not r.prediction else "labels",
                     K.METRICS: list(r.metrics)})
-    # the support in the unit the plan gives it; the widgets show a number for the budget
-    upd.update({**({K.SUPPORT_MODE: "rows", K.SUPPORT_ROWS: int(mi.min_support)} if mi.min_support > 1 else
-                   {K.SUPPORT_MODE: "share", K.MIN_SUPPORT: mi.min_support}),
-                K.MAX_LENGTH: mi.max_length or 0, K.EXHAUSTIVE: mi.exhaustive,
-                K.MAX_SLICES: mi.max_slices, K.TIME_LIMIT: mi.time_limit or TIME_LIMIT,
-                K.MAX_WORK: mi.max_work or MAX_WORK, K.BIN_TEXTS: {}, K.BIN_ERRORS: {}, K.PLAN_KIND: plan.kind})
+    # the support in the unit the plan gives it (a row count: the share box keeps its value); the
+    # widgets show a number for the budget (no limit: the default's)
+    upd.update({**({K.SUPPORT_MODE: "rows", K.SUPPORT_ROWS: int(mi.min_support),
+                    K.MIN_SUPPORT: state.get(K.MIN_SUPPORT)} if mi.min_support > 1 else {K.SUPPORT_MODE: "share"}),
+                K.TIME_LIMIT: mi.time_limit or TIME_LIMIT, K.MAX_WORK: mi.max_work or MAX_WORK,
+                K.BIN_TEXTS: {}, K.BIN_ERRORS: {}, K.PLAN_KIND: plan.kind})
     upd[K.REPLICATION] = rep.kind
     if rep.kind == "split":
         upd.update({K.SPLIT_COLUMN: rep.column, K.SPLIT_VALUES: list(rep.confirm_values or [])})
@@ -519,7 +518,9 @@ def compare_settings() -> Settings:
     compare = run_compare()
     if not compare.enabled:
         raise DivergenceInputError("Choose the reference model's column (Data page, Compare models).")
-    _check_drafts()
+    branch = set(role_fields())
+    _check_drafts(tuple(k for k, f in state.SETTING_FIELDS.items() if f in branch or f in ("delta", "confidence", "correction")
+                        or state.section_of(f) in ("slicing", "mining")))
     stats = state.session_settings().statistics
     return Settings(roles=run_roles(), slicing=run_slicing(), mining=run_mining(),
                     compare=dataclasses.replace(compare, metrics=tuple(compare_metrics())),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import streamlit as st
 
-from apptest_readers import fresh_app, go, keyed, setting
+from apptest_readers import finish_scan, fresh_app, go, keyed, setting
 from divergence import Settings
 from divergence.settings import Columns, Flag, Integer, Names, OneOf, PerMetric, Real, Support, Text, setting_field
 from ui.state import DASHBOARD_OPENS_ON, DEFAULTS, SETTING_FIELDS, K, widget_for
@@ -95,3 +95,52 @@ def test_the_session_holds_one_settings_and_keeps_a_refused_value_as_typed():
     keyed(at.number_input, "w:bootstrap").set_value(20).run()
     assert at.session_state[K.SETTINGS].statistics.bootstrap == 20 and not at.session_state[K.DRAFTS]
     assert [e.value for e in at.error].count(words) == 1  # the Run's, until the next run
+
+
+def test_a_run_sends_the_sessions_settings_as_they_are(monkeypatch):
+    """Issue 46 point 1: a run sends the session's Settings, not a second one rebuilt from keywords:
+    its statistics and explain sections are the very objects the session holds, the roles those of
+    the branch chosen, and a plan's statistics the page shows no widget for (family, top_k, seed)
+    reach the run."""
+    from divergence import SlicePlan
+    from divergence.report.plan import dump_plan
+    from ui import worker
+
+    sent = []
+    real = worker.start
+
+    def recorded(request, *args, **kwargs):
+        sent.append(request)
+        return real(request, *args, **kwargs)
+
+    monkeypatch.setattr(worker, "start", recorded)
+    at = finish_scan(go(fresh_app(120), "outcome"))  # the first visit's scan
+    n = len(sent)
+    keyed(at.selectbox, "w:confidence").set_value(0.99).run()  # a statistic: re-assessed at once, or at Run
+    if len(sent) == n:
+        at.button(key="run").click().run()
+    finish_scan(at)
+    held = at.session_state[K.SETTINGS]
+    request = sent[-1]
+    assert request.settings.statistics is held.statistics and request.settings.explain is held.explain
+    assert request.settings.statistics.confidence == 0.99
+    assert request.settings.roles.prediction == "predicted_default" and request.settings.roles.score is None
+    sent_roles = request.settings.roles  # the branch's fields, as held (the ranking's gamma the page opens on: not sent)
+    assert all(getattr(sent_roles, f) == getattr(held.roles, f) for f in ("target", "prediction", "positive", "metrics"))
+    assert (held.roles.gamma, sent_roles.gamma) == ("dcg", None)
+    # a plan's statistics the page shows no widget for reach the session and the run
+    plan = SlicePlan.from_settings(Settings.from_sections({
+        "scan": {"target": "defaulted", "prediction": "predicted_default", "positive": "yes",
+                 "metrics": ["fpr"], "min_support": 0.05},
+        "statistics": {"family": "scan", "top_k": 5, "seed": 3, "bootstrap": 20}}))
+    at = go(at, "export")
+    at.file_uploader(key="w:plan_upload").set_value(("plan.yaml", dump_plan(plan).encode(),
+                                                     "application/x-yaml")).run()
+    assert not at.exception
+    at = finish_scan(go(at, "outcome"))
+    at.button(key="run").click().run()
+    stats = sent[-1].settings.statistics
+    assert (stats.family, stats.top_k, stats.seed, stats.bootstrap) == ("scan", 5, 3, 20)
+    assert stats is at.session_state[K.SETTINGS].statistics
+    finish_scan(at)
+    assert not at.exception and at.session_state[K.RUN_ERROR] is None

@@ -12,8 +12,8 @@ no new dependency, frozen values that hash and compare.
 Checks that need the data (does a column exist, is the target binary) stay where the data
 is read (``outcomes``, ``discretize``); these are the checks that need none.
 
-The model is in three modules: the kinds of value (:mod:`divergence.settings_kinds`), the sections
-(:mod:`divergence.settings_sections`) and, here, :class:`Settings`, which holds one of each, with the
+The model is in three modules: the kinds of value (:mod:`divergence.fields.kinds`), the sections
+(:mod:`divergence.fields.sections`) and, here, :class:`Settings`, which holds one of each, with the
 plan's sections and the flat keywords read and written. Every public name of the three is importable
 from here.
 """
@@ -25,10 +25,10 @@ from typing import Any, Mapping, Sequence
 
 from .budget import MAX_SLICES, MAX_WORK, TIME_LIMIT
 from .errors import DivergenceInputError
-from .settings_kinds import (MSG_NOT_MAPPING, MSG_UNKNOWN_KEY, MSG_UNKNOWN_SETTING, SUPPORT_TOLERANCE,
+from .fields.kinds import (MSG_NOT_MAPPING, MSG_UNKNOWN_KEY, MSG_UNKNOWN_SETTING, SUPPORT_TOLERANCE,
                              BinSpecs, Columns, Flag, Gamma, Integer, Kind, Names, OneOf, PerMetric, Real, Support,
-                             Text, _fail, min_count_for, support_text)
-from .settings_sections import _REPLICATION_FIELDS, Compare, Explain, Mining, Replication, Roles, Slicing, Statistics
+                             Text, input_error, min_count_for, support_text)
+from .fields.sections import REPLICATION_FIELDS, Compare, Explain, Mining, Replication, Roles, Slicing, Statistics
 from .vocabulary import DEFAULT_MIN_SUPPORT
 
 MSG_HOLDOUT_SEED = "holdout_seed draws the rows a holdout sets aside: give holdout too."
@@ -67,7 +67,7 @@ def section(cls: type, base: Any = None, keywords: Mapping[str, Any] | None = No
     known = [f.name for f in fields(cls)]
     for key in keywords:
         if key not in known:
-            raise _fail(MSG_UNKNOWN_SETTING, key=key, known=", ".join(sorted(known)))
+            raise input_error(MSG_UNKNOWN_SETTING, key=key, known=", ".join(sorted(known)))
     if base is None:
         return cls(**keywords)
     if not isinstance(base, cls):
@@ -103,7 +103,7 @@ def setting_field(name: str) -> Any:
     """The field behind a flat keyword (its default, kind and help: what the command line offers)."""
     owner = _owners().get(name)
     if owner is None:
-        raise _fail(MSG_UNKNOWN_SETTING, key=name, known=", ".join(sorted(flat_keys())))
+        raise input_error(MSG_UNKNOWN_SETTING, key=name, known=", ".join(sorted(flat_keys())))
     return next(f for f in fields(_SECTIONS[owner]) if f.name == name)
 
 
@@ -140,13 +140,13 @@ class Settings:
         owner = _owners()
         for key, value in kw.items():
             if key not in owner:
-                raise _fail(MSG_UNKNOWN_SETTING, key=key, known=", ".join(sorted(flat_keys())))
+                raise input_error(MSG_UNKNOWN_SETTING, key=key, known=", ".join(sorted(flat_keys())))
             parts[owner[key]][key] = value
         if holdout is not None:
             seed = holdout_seed if holdout_seed is not None else kw.get("seed")
             parts["replication"] = {"kind": "holdout", "share": holdout, "seed": seed}
         elif holdout_seed is not None:
-            raise _fail(MSG_HOLDOUT_SEED)
+            raise input_error(MSG_HOLDOUT_SEED)
         return cls(**{name: _SECTIONS[name](**values) for name, values in parts.items()})
 
     @classmethod
@@ -161,7 +161,7 @@ class Settings:
         parts["explain"] = _section(sections, "explain", section_keys("explain"))
         rep = sections.get("replication") or {}
         kind = rep.get("kind", "none") if isinstance(rep, Mapping) else "none"
-        rep_keys = ("kind",) + _REPLICATION_FIELDS[kind] if kind in _REPLICATION_FIELDS else section_keys("replication")
+        rep_keys = ("kind",) + REPLICATION_FIELDS[kind] if kind in REPLICATION_FIELDS else section_keys("replication")
         parts["replication"] = _section(sections, "replication", rep_keys)
         if kind == "holdout" and "seed" not in parts["replication"]:  # a plan written before the holdout's own seed
             parts["replication"]["seed"] = parts["statistics"].get("seed")
@@ -214,10 +214,10 @@ class Settings:
 def _section(sections: Mapping[str, Any], name: str, known: Sequence[str]) -> dict:
     value = sections.get(name) or {}
     if not isinstance(value, Mapping):
-        raise _fail(MSG_NOT_MAPPING, name=name, value=value)
+        raise input_error(MSG_NOT_MAPPING, name=name, value=value)
     for key in value:
         if key not in known:
-            raise _fail(MSG_UNKNOWN_KEY, key=key, where=f" in the plan's {name} section",
+            raise input_error(MSG_UNKNOWN_KEY, key=key, where=f" in the plan's {name} section",
                         known=", ".join(known))
     return dict(value)
 

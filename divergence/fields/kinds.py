@@ -1,6 +1,6 @@
 """The kinds of value a setting takes, and the messages of a value refused.
 
-Each field of a settings section (:mod:`divergence.settings_sections`) declares the kind of value it
+Each field of a settings section (:mod:`divergence.fields.sections`) declares the kind of value it
 takes (in the manner of scikit-learn's ``_param_validation``): :class:`Real`, :class:`Integer`,
 :class:`OneOf` a vocabulary word, :class:`Text` a column name, :class:`Columns`, :class:`Flag`,
 :class:`BinSpecs`, ... The kind checks and normalises a value, says in words what it takes (every
@@ -13,9 +13,15 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
-from .errors import DivergenceInputError, message
-from .outcome_rules import parse_gamma
-from .vocabulary import PERIODS
+from ..errors import DivergenceInputError, message
+from ..outcome_rules import parse_gamma
+from ..vocabulary import PERIODS
+
+__all__ = ["Kind", "Real", "Integer", "OneOf", "Flag", "Text", "Columns", "Names", "Support", "PerMetric", "BinSpecs",
+           "Gamma", "setting", "check_fields", "set_field", "input_error", "argparse_type_error", "min_count_for",
+           "support_text", "SUPPORT_TOLERANCE", "MSG_SETTING", "MSG_UNKNOWN_KEY", "MSG_UNKNOWN_SETTING", "MSG_NOT_MAPPING",
+           "MSG_ROW_COUNT", "MSG_TWICE", "MSG_REPLICATION_KIND", "MSG_REPLICATION_KEY", "MSG_REPLICATION_NEEDS",
+           "MSG_NO_REFERENCE", "MSG_BIN_SPEC"]
 
 # ----------------------------------------------------------------------------- messages
 #: the one message of a value a setting does not take; ``takes`` comes from the field's kind
@@ -31,7 +37,7 @@ MSG_REPLICATION_NEEDS = "Replication of kind {kind!r} needs {key!r}."
 MSG_NO_REFERENCE = "The compare section names no reference model (reference or reference_score)."
 
 
-def _fail(msg: str, **kw: Any) -> DivergenceInputError:
+def input_error(msg: str, **kw: Any) -> DivergenceInputError:
     return DivergenceInputError(message(msg, **kw))  # a user's value is cut when long
 
 
@@ -54,7 +60,7 @@ class Kind:
         return value
 
     def fail(self, name: str, value: Any, type_error: bool = False) -> DivergenceInputError:
-        return _fail(MSG_SETTING, name=name, takes=(self.takes_type or self.takes) if type_error else self.takes,
+        return input_error(MSG_SETTING, name=name, takes=(self.takes_type or self.takes) if type_error else self.takes,
                      value=value)
 
     def cli(self) -> dict:
@@ -272,7 +278,7 @@ class Columns(Kind):
         seen: set = set()
         for v in value:
             if v in seen:
-                raise _fail(MSG_TWICE, name=name, column=v)
+                raise input_error(MSG_TWICE, name=name, column=v)
             seen.add(v)
         return tuple(value)
 
@@ -318,7 +324,7 @@ class Support(Kind):
             return s
         if s > 1.0 and math.isfinite(s):
             if s != int(s):
-                raise _fail(MSG_ROW_COUNT, name=name, value=value)
+                raise input_error(MSG_ROW_COUNT, name=name, value=value)
             return int(s)
         raise self.fail(name, value)
 
@@ -374,7 +380,7 @@ class BinSpecs(Kind):
 
     def _spec(self, column: str, spec: Any, name: str) -> Any:
         def bad() -> DivergenceInputError:
-            return _fail(MSG_BIN_SPEC, name=name, column=column, value=spec)
+            return input_error(MSG_BIN_SPEC, name=name, column=column, value=spec)
 
         if hasattr(spec, "tolist") and not isinstance(spec, (str, bool)):
             spec = spec.tolist()
@@ -435,12 +441,12 @@ def setting(default: Any = None, kind: Kind | None = None, help: str = "", *, op
     return field(default=default, metadata=meta)
 
 
-def _check_fields(obj: Any) -> None:
+def check_fields(obj: Any) -> None:
     """Check and normalise every field of a section by its kind."""
     for f in fields(obj):
         kind = f.metadata.get("kind")
         if kind is not None:
-            _set(obj, f.name, kind.check(getattr(obj, f.name), f.metadata.get("label") or f.name))
+            set_field(obj, f.name, kind.check(getattr(obj, f.name), f.metadata.get("label") or f.name))
 
 
 #: a share's row bar ``s·n`` within this relative distance of a whole number k is taken as k:
@@ -477,5 +483,5 @@ def support_text(min_support: float | int, n_rows: int) -> str:
     return f"{float(min_support):g} ({k:,} rows of {n_rows:,})"
 
 
-def _set(obj: Any, name: str, value: Any) -> None:
+def set_field(obj: Any, name: str, value: Any) -> None:
     object.__setattr__(obj, name, value)

@@ -1,7 +1,7 @@
 """The sections of the settings model: :class:`Roles`, :class:`Slicing`, :class:`Mining`,
 :class:`Statistics`, :class:`Replication`, :class:`Explain` and :class:`Compare`, each a frozen
 dataclass whose fields declare their default, the kind of value they take
-(:mod:`divergence.settings_kinds`) and their command-line help. :class:`divergence.settings.Settings`
+(:mod:`divergence.fields.kinds`) and their command-line help. :class:`divergence.settings.Settings`
 holds one of each.
 """
 from __future__ import annotations
@@ -9,18 +9,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
-from .budget import MAX_SLICES, MAX_WORK, TIME_LIMIT
-from .outcome_rules import REGRESSION, canonical_metric
-from .settings_kinds import (MSG_NO_REFERENCE, MSG_REPLICATION_KEY, MSG_REPLICATION_KIND, MSG_REPLICATION_NEEDS,
+from ..budget import MAX_SLICES, MAX_WORK, TIME_LIMIT
+from ..outcome_rules import REGRESSION, canonical_metric
+from .kinds import (MSG_NO_REFERENCE, MSG_REPLICATION_KEY, MSG_REPLICATION_KIND, MSG_REPLICATION_NEEDS,
                              BinSpecs, Columns, Flag, Gamma, Integer, Names, OneOf, PerMetric, Real, Support, Text,
-                             _check_fields, _fail, _set, setting)
-from .vocabulary import BINNINGS, CORRECTIONS, DEFAULT_MIN_SUPPORT, FAMILIES, REPLICATION_KINDS
+                             check_fields, input_error, set_field, setting)
+from ..vocabulary import BINNINGS, CORRECTIONS, DEFAULT_MIN_SUPPORT, FAMILIES, REPLICATION_KINDS
 
-__all__ = ["Roles", "Slicing", "Mining", "Statistics", "Replication", "Explain", "Compare"]
+__all__ = ["Roles", "Slicing", "Mining", "Statistics", "Replication", "Explain", "Compare", "REPLICATION_FIELDS"]
 
 
 def _score(spec: str) -> str:
-    from .scores import parse_score  # numpy: loaded only when a score is named
+    from ..scores import parse_score  # numpy: loaded only when a score is named
 
     return parse_score(spec).spec
 
@@ -70,7 +70,7 @@ class Roles:
     relevance: str | None = setting(None, _COLUMN, "with --query: graded relevance of each row (0 = not relevant)")
 
     def __post_init__(self) -> None:
-        _check_fields(self)
+        check_fields(self)
 
     @property
     def task(self) -> str:
@@ -124,7 +124,7 @@ class Slicing:
                            "uniform, or tree (where the model's outcome changes)")
 
     def __post_init__(self) -> None:
-        _check_fields(self)
+        check_fields(self)
 
     def __hash__(self) -> int:  # bins is a dict
         return _hash_fields(self)
@@ -159,7 +159,7 @@ class Mining:
                                    "any machine", metavar="UNITS")
 
     def __post_init__(self) -> None:
-        _check_fields(self)
+        check_fields(self)
 
 
 @dataclass(frozen=True)
@@ -202,7 +202,7 @@ class Statistics:
                                           metavar="UNITS")
 
     def __post_init__(self) -> None:
-        _check_fields(self)
+        check_fields(self)
 
     def delta_for(self, metric: str) -> float | None:
         """δ of one metric (None: the default from the outcome's spread)."""
@@ -214,7 +214,7 @@ class Statistics:
         return _hash_fields(self)
 
 
-_REPLICATION_FIELDS = {"none": (), "split": ("column", "confirm_values"), "file": ("name",),
+REPLICATION_FIELDS = {"none": (), "split": ("column", "confirm_values"), "file": ("name",),
                        "holdout": ("share", "seed")}
 
 
@@ -238,20 +238,20 @@ class Replication:
 
     def __post_init__(self) -> None:
         if self.kind not in REPLICATION_KINDS:
-            raise _fail(MSG_REPLICATION_KIND, value=self.kind, choices=", ".join(REPLICATION_KINDS))
-        allowed = _REPLICATION_FIELDS[self.kind]
+            raise input_error(MSG_REPLICATION_KIND, value=self.kind, choices=", ".join(REPLICATION_KINDS))
+        allowed = REPLICATION_FIELDS[self.kind]
         for f in ("column", "confirm_values", "name", "share", "seed", "rows"):
             if getattr(self, f) is not None and f not in allowed + (("rows",) if self.kind == "file" else ()):
-                raise _fail(MSG_REPLICATION_KEY, kind=self.kind, key=f, known=", ".join(allowed) or "nothing")
+                raise input_error(MSG_REPLICATION_KEY, kind=self.kind, key=f, known=", ".join(allowed) or "nothing")
         needs = {"holdout": "share", "split": "column"}.get(self.kind)
         if needs is not None and getattr(self, needs) is None:
-            raise _fail(MSG_REPLICATION_NEEDS, kind=self.kind, key=needs)
-        _check_fields(self)
+            raise input_error(MSG_REPLICATION_NEEDS, kind=self.kind, key=needs)
+        check_fields(self)
         values = self.confirm_values
         if values is not None:
-            _set(self, "confirm_values", tuple(values) if isinstance(values, (list, tuple)) else (values,))
+            set_field(self, "confirm_values", tuple(values) if isinstance(values, (list, tuple)) else (values,))
         if self.kind == "holdout" and self.seed is None:
-            _set(self, "seed", 0)
+            set_field(self, "seed", 0)
 
     @property
     def label(self) -> str | None:
@@ -266,7 +266,7 @@ class Replication:
         if self.kind == "none":
             return {}
         out: dict = {"kind": self.kind}
-        for f in _REPLICATION_FIELDS[self.kind]:
+        for f in REPLICATION_FIELDS[self.kind]:
             v = getattr(self, f)
             if v is not None:
                 out[f] = list(v) if isinstance(v, tuple) else v
@@ -280,7 +280,7 @@ class Explain:
     redundancy: float = setting(0.0, Real(0, low_open=False))
 
     def __post_init__(self) -> None:
-        _check_fields(self)
+        check_fields(self)
 
 
 @dataclass(frozen=True)
@@ -294,9 +294,9 @@ class Compare:
     metrics: tuple[str, ...] = setting((), Names(read=canonical_metric))
 
     def __post_init__(self) -> None:
-        _check_fields(self)
+        check_fields(self)
         if (self.reference_threshold is not None or self.metrics) and not self.enabled:
-            raise _fail(MSG_NO_REFERENCE)
+            raise input_error(MSG_NO_REFERENCE)
 
     @property
     def enabled(self) -> bool:

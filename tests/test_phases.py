@@ -207,3 +207,23 @@ def test_a_query_table_is_assessed_on_replication_rows():
     request = worker.ScanRequest(scan=kw, statistics={}, frame=df,
                                  settings=Settings(replication=Replication(kind="file", rows=other)))
     _same(worker.compute(request)[1], want)
+
+
+def test_the_sql_engine_takes_the_second_files_rows_from_the_settings(demo, tmp_path):
+    """A second file's rows in the Settings' replication reach DuckDB's mining and scan as
+    ``replicate=`` does, named as the replication says; both at once is refused."""
+    from divergence import DivergenceInputError, Settings, mine_duckdb, scan_duckdb
+    from divergence.settings import Replication
+
+    path = tmp_path / "first.parquet"
+    demo.iloc[:4000].to_parquet(path, index=False)
+    rows = demo.iloc[4000:]
+    settings = Settings(replication=Replication(kind="file", name="last.parquet", rows=rows))
+    kw = dict(**DEMO_ROLES["classification"], **SUPPORT)
+    mined = mine_duckdb(str(path), settings, **kw)
+    assert mined.replication.label == "second file last.parquet (2,000 rows)" and len(mined.replication.rows) == 2000
+    want = assess(mine_duckdb(str(path), **kw), replicate=rows, replication_label="second file last.parquet (2,000 rows)")
+    _same(assess(mined), want)
+    assert "fpr_replicated" in scan_duckdb(str(path), settings, **kw).frame.columns
+    with pytest.raises(DivergenceInputError, match="either in the replication settings or as replicate"):
+        mine_duckdb(str(path), settings, **kw, replicate=rows)

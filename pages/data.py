@@ -94,17 +94,17 @@ task = state.get(K.TASK)
 c1, c2, c3 = st.columns(3)
 if task in ("classification", "regression"):
     with c1:
-        state.bound(st.selectbox, "Target (the true value)", K.TARGET, options=columns, index=None,
+        state.setting("Target (the true value)", K.TARGET, options=columns, index=None,
                     placeholder="Choose a column", after=_reset_positive if task == "classification" else None)
     if task == "classification":
         with c2:
             state.bound(st.radio, "The model's output", K.PRED_KIND, options=list(vocabulary.OUTPUT_KINDS),
                         horizontal=True, format_func=vocabulary.OUTPUT_KINDS.get)
             if state.get(K.PRED_KIND) == "labels":
-                state.bound(st.selectbox, "Prediction column", K.PREDICTION, options=columns, index=None,
+                state.setting("Prediction column", K.PREDICTION, options=columns, index=None,
                             placeholder="Choose a column")
             else:
-                state.bound(st.selectbox, "Score column", K.SCORE, options=columns, index=None,
+                state.setting("Score column", K.SCORE, options=columns, index=None,
                             placeholder="Choose a column", after=_reset_threshold)
                 state.setting("Threshold (score ≥ threshold predicts positive)", K.THRESHOLD, step=0.05,
                               format="%.3f", placeholder="Set the threshold")
@@ -117,13 +117,13 @@ if task in ("classification", "regression"):
                 st.markdown(f"**{len(labels)} classes**: no positive label; the Outcome page measures error, "
                             "accuracy or one class against the rest.")
             elif labels is not None and len(labels) <= 50:
-                state.bound(st.selectbox, "Positive label", K.POSITIVE, options=labels, index=None,
+                state.setting("Positive label", K.POSITIVE, widget=st.selectbox, options=labels, index=None,
                             placeholder="Choose the positive class", format_func=str)
             else:
-                state.bound(st.text_input, "Positive label", K.POSITIVE)
+                state.setting("Positive label", K.POSITIVE)
     else:
         with c2:
-            state.bound(st.selectbox, "Prediction column", K.PREDICTION, options=columns, index=None,
+            state.setting("Prediction column", K.PREDICTION, options=columns, index=None,
                         placeholder="Choose a column")
 elif task == "ranking":
     with c1:
@@ -131,9 +131,9 @@ elif task == "ranking":
                     format_func={"score": "A score (sorted)", "rank": "A rank column (1 = best)"}.get)
     with c2:
         if state.get(K.RANK_KIND) == "rank":
-            state.bound(st.selectbox, "Rank column", K.RANK, options=columns, index=None, placeholder="Choose a column")
+            state.setting("Rank column", K.RANK, options=columns, index=None, placeholder="Choose a column")
         else:
-            state.bound(st.selectbox, "Score to rank by", K.RANK_BY, options=columns, index=None,
+            state.setting("Score to rank by", K.RANK_BY, options=columns, index=None,
                         placeholder="Choose a column")
             state.setting("Lower scores rank first", K.ASCENDING)
     with c3:
@@ -142,9 +142,9 @@ elif task == "ranking":
                     help="Per query: each query's ranking is one outcome (NDCG@k, MRR, precision@k), and a slice is a "
                          "set of queries, sliced by attributes constant within a query (device, market).")
         if state.get(K.RANK_LEVEL) == "query":
-            state.bound(st.selectbox, "Query column", K.QUERY, options=columns, index=None,
+            state.setting("Query column", K.QUERY, options=columns, index=None,
                         placeholder="Choose a column")
-            state.bound(st.selectbox, "Relevance column (0 = not relevant)", K.RELEVANCE, options=columns,
+            state.setting("Relevance column (0 = not relevant)", K.RELEVANCE, options=columns,
                         index=None, placeholder="Choose a column")
             st.caption("The metrics are chosen on the Outcome page.")
             if state.get(K.QUERY) in df.columns:
@@ -161,9 +161,9 @@ elif task == "ranking":
 else:
     with c1:
         numeric = [c for c in columns if pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c])]
-        state.bound(st.multiselect, "Outcome column(s): measured as they are", K.OUTCOME, options=numeric)
+        state.setting("Outcome column(s): measured as they are", K.OUTCOME, options=numeric)
 
-roles = settings.role_kwargs()
+roles = settings.role_keywords()
 missing = settings.missing_roles()
 role_notes = settings.role_notes()
 if role_notes:

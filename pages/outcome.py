@@ -30,9 +30,9 @@ if task == "classification":
     if settings.target_classes():
         st.caption(f"The target has {len(settings.target_classes())} classes: error and accuracy over every class, "
                    "or one class against the rest (its recall, precision, FPR, FNR).")
-    state.bound(st.multiselect, "Metrics", K.METRICS, options=options, format_func=render.metric_name)
+    state.setting("Metrics", K.METRICS, options=options, format_func=render.metric_name)
 elif task == "regression":
-    state.bound(st.multiselect, "Metrics", K.METRICS, options=outcome_rules.REGRESSION_METRICS,
+    state.setting("Metrics", K.METRICS, options=outcome_rules.REGRESSION_METRICS,
                 format_func=render.metric_name)
 elif task == "ranking" and state.get(K.RANK_LEVEL) == "query":
     chosen = list(state.get(K.QUERY_METRICS) or [])
@@ -76,7 +76,7 @@ with c1:
     state.bound(st.radio, "Minimum support given as", K.SUPPORT_MODE, options=["share", "rows"], horizontal=True,
                 format_func={"share": "a share of rows", "rows": "a number of rows"}.get)
     if state.get(K.SUPPORT_MODE) == "share":
-        state.bound(st.number_input, "Minimum support (share of rows)", K.MIN_SUPPORT, min_value=0.0001, max_value=1.0,
+        state.setting("Minimum support (share of rows)", K.MIN_SUPPORT, min_value=0.0001, max_value=1.0,
                     step=0.005, format="%.4f")
         s = state.get(K.MIN_SUPPORT)
         need = min_count_for(s, n_rows)
@@ -90,7 +90,7 @@ with c1:
         st.caption(f"Slices of at least {format_count(rows)} {unit} are mined "
                    f"({format_percent(rows / max(n_rows, 1))} of {format_count(n_rows)} {unit}).")
 with c2:
-    state.bound(st.selectbox, "Maximum items per slice", K.MAX_LENGTH, options=[0, 1, 2, 3, 4, 5, 6],
+    state.setting("Maximum items per slice", K.MAX_LENGTH, widget=st.selectbox, options=[0, 1, 2, 3, 4, 5, 6],
                 format_func=lambda k: "no limit" if k == 0 else str(k))
     state.setting("Every itemset (exhaustive, as DivExplorer lists them)", K.EXHAUSTIVE,
                 help="Off (the default): each distinct set of rows is mined once, as one slice; items that add "
@@ -132,7 +132,7 @@ with d1:
         run.reassess_if_kept()
         st.rerun()
     if not default_delta:
-        state.bound(st.number_input, "Smallest divergence worth acting on (δ, in the metric's units)", K.DELTA,
+        state.setting("Smallest divergence worth acting on (δ, in the metric's units)", K.DELTA,
                     min_value=0.0001, step=0.01, format="%.4f", after=run.reassess_if_kept)
 # a change of these re-assesses the kept mined table at once (ui.run.reassess_if_kept): no Run needed
 with d2:

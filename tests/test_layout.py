@@ -41,7 +41,7 @@ LOOSE_RULES = {
     "hooks": set(),
     "outcome_rules": {"errors"},
     "scores": {"errors"},
-    "settings": {"budget", "outcome_rules", "scores", "errors", "vocabulary"},
+    "settings": {"fields", "budget", "outcome_rules", "scores", "errors", "vocabulary"},
     "table": {"data", "prepare", "settings", "scores", "errors", "hooks"},
     "scan": {"data", "prepare", "mining", "stats", "table", "settings", "budget", "errors", "vocabulary", "kernels"},
     "simulate": {"scan"},

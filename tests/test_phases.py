@@ -109,28 +109,39 @@ def _request(**extra) -> worker.ScanRequest:
     return worker.ScanRequest(**base)
 
 
+def _rows_of(request: worker.ScanRequest):
+    """The second file's rows and their words, as the request's Settings carry them (or None)."""
+    rep = request.settings.replication if request.settings is not None else None
+    return (rep.rows, rep.label) if rep is not None and rep.rows is not None else (None, None)
+
+
 def _before(request: worker.ScanRequest) -> SliceTable:
     """What the worker computed before the phases: a scan (assessed at the default statistics), then
-    assessed again at the request's; a holdout scanned at once with them."""
-    if request.holdout:
+    assessed again at the request's, on the second file given beside; a holdout scanned at once with them."""
+    if "holdout" in request.scan:
         return scan(request.frame, **request.scan, **request.statistics)
     if request.path is not None:
         mined = divergence.scan_duckdb(request.path, **request.scan)
     else:
         mined = scan(request.frame, **request.scan)
     kw = dict(request.statistics)
-    if request.replicate is not None:
-        kw.update(replicate=request.replicate, replication_label=request.replication_label)
+    rows, label = _rows_of(request)
+    if rows is not None:
+        kw.update(replicate=rows, replication_label=label)
     return assess(mined, **kw)
 
 
 @pytest.mark.parametrize("case", ["plain", "holdout", "replicate", "duckdb"])
 def test_the_worker_mines_once_and_assesses_once(demo, case, monkeypatch, tmp_path):
+    from divergence import Settings
+    from divergence.settings import Replication
+
     extra: dict = dict(frame=demo)
-    if case == "holdout":
-        extra.update(scan=dict(**DEMO_ROLES["classification"], **SUPPORT, holdout=0.25))
-    elif case == "replicate":
-        extra = dict(frame=demo.iloc[:4000], replicate=demo.iloc[4000:], replication_label="the last 2,000 rows")
+    if case == "holdout":  # its own seed: the held-out rows do not move with the statistics' seed
+        extra.update(scan=dict(**DEMO_ROLES["classification"], **SUPPORT, holdout=0.25, holdout_seed=1))
+    elif case == "replicate":  # the second file's rows travel in the Settings' replication, nothing beside
+        rep = Replication(kind="file", name="last.csv", rows=demo.iloc[4000:])
+        extra = dict(frame=demo.iloc[:4000], settings=Settings(replication=rep))
     elif case == "duckdb":
         path = tmp_path / "demo.parquet"  # (DuckDB reads a CSV's yes/no as booleans)
         demo.to_parquet(path, index=False)
@@ -141,20 +152,18 @@ def test_the_worker_mines_once_and_assesses_once(demo, case, monkeypatch, tmp_pa
     mined, table = worker.compute(request)
     assert calls == {"assess": 1, "mine": 1}
     _same(table, want)
-    if case == "holdout":
-        assert mined is None  # its mining depends on the seed: not kept for other statistics
-    else:
-        assert mined.assessment is None
-        # the cached mining result, assessed at other statistics in a later request: no mining
-        calls.update(assess=0, mine=0)
-        other = dict(STATS, confidence=0.99, bootstrap=0)
-        again = worker.compute(worker.ScanRequest(scan=request.scan, statistics=other, mined=mined,
-                                                  replicate=request.replicate,
-                                                  replication_label=request.replication_label))[1]
-        assert calls == {"assess": 1, "mine": 0}
-        _same(again, _before(worker.ScanRequest(scan=request.scan, statistics=other, frame=request.frame,
-                                                path=request.path, replicate=request.replicate,
-                                                replication_label=request.replication_label)))
+    if case == "replicate":
+        assert table.assessment.replication == "second file last.csv (2,000 rows)"
+    assert mined.assessment is None
+    # the cached mining result (a holdout's too: its rows are drawn from the replication's seed, not a
+    # statistic), assessed at other statistics in a later request: no mining
+    calls.update(assess=0, mine=0)
+    other = dict(STATS, confidence=0.99, bootstrap=0, seed=5)
+    again = worker.compute(worker.ScanRequest(scan=request.scan, statistics=other, mined=mined,
+                                              settings=request.settings))[1]
+    assert calls == {"assess": 1, "mine": 0}
+    _same(again, _before(worker.ScanRequest(scan=request.scan, statistics=other, frame=request.frame,
+                                            path=request.path, settings=request.settings)))
 
 
 def test_the_request_carries_the_frozen_settings(demo, monkeypatch):
@@ -174,7 +183,8 @@ def test_the_request_carries_the_frozen_settings(demo, monkeypatch):
         want = scan(demo, plan.settings)
         request = pickle.loads(pickle.dumps(worker.ScanRequest(settings=plan.settings, statistics=dict(exploratory=True),
                                                                frame=demo)))
-        assert request.settings == plan.settings and request.holdout == (holdout is not None)
+        assert request.settings == plan.settings and request.settings.replication.kind == (
+            "holdout" if holdout is not None else "none")
         calls = _count_assess(monkeypatch)
         _same(worker.compute(request)[1], want)
         assert calls == {"assess": 1, "mine": 1}
@@ -191,6 +201,29 @@ def test_a_query_table_is_assessed_on_replication_rows():
     kw = dict(query="q", relevance="rel", rank_by="score", metrics=["mrr"], min_support=0.05)
     want = scan(df, **kw, replicate=other)
     _same(assess(mine(df, **kw), replicate=other), want)
-    request = worker.ScanRequest(scan=kw, statistics={}, frame=df, replicate=other,
-                                 replication_label="second table")
+    from divergence import Settings
+    from divergence.settings import Replication
+
+    request = worker.ScanRequest(scan=kw, statistics={}, frame=df,
+                                 settings=Settings(replication=Replication(kind="file", rows=other)))
     _same(worker.compute(request)[1], want)
+
+
+def test_the_sql_engine_takes_the_second_files_rows_from_the_settings(demo, tmp_path):
+    """A second file's rows in the Settings' replication reach DuckDB's mining and scan as
+    ``replicate=`` does, named as the replication says; both at once is refused."""
+    from divergence import DivergenceInputError, Settings, mine_duckdb, scan_duckdb
+    from divergence.settings import Replication
+
+    path = tmp_path / "first.parquet"
+    demo.iloc[:4000].to_parquet(path, index=False)
+    rows = demo.iloc[4000:]
+    settings = Settings(replication=Replication(kind="file", name="last.parquet", rows=rows))
+    kw = dict(**DEMO_ROLES["classification"], **SUPPORT)
+    mined = mine_duckdb(str(path), settings, **kw)
+    assert mined.replication.label == "second file last.parquet (2,000 rows)" and len(mined.replication.rows) == 2000
+    want = assess(mine_duckdb(str(path), **kw), replicate=rows, replication_label="second file last.parquet (2,000 rows)")
+    _same(assess(mined), want)
+    assert "fpr_replicated" in scan_duckdb(str(path), settings, **kw).frame.columns
+    with pytest.raises(DivergenceInputError, match="either in the replication settings or as replicate"):
+        mine_duckdb(str(path), settings, **kw, replicate=rows)

@@ -1,7 +1,6 @@
 """The settings model: validated once, with exact messages; plan sections derived from it."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
@@ -78,7 +77,48 @@ def test_tasks():
 def test_holdout_is_replication_by_holdout():
     s = Settings.from_keywords(holdout=0.3)
     assert s.replication == Replication(kind="holdout", share=0.3)
-    assert s.sections()["replication"] == {"kind": "holdout", "share": 0.3}
+    assert s.sections()["replication"] == {"kind": "holdout", "share": 0.3, "seed": 0}
+
+
+def test_the_holdout_has_its_own_seed():
+    """The holdout's draw is the replication's seed, not the statistics' (issue 46 point 4): a
+    statistic changed keeps the rows mined; the keywords' ``seed`` still draws it when no
+    ``holdout_seed`` is given (as scan(holdout=..., seed=...) always did)."""
+    s = Settings.from_keywords(holdout=0.3, holdout_seed=7, seed=2)
+    assert (s.replication.seed, s.statistics.seed) == (7, 2)
+    assert s.replace(seed=5).replication.seed == 7  # another statistics seed: the same held-out rows
+    assert Settings.from_keywords(holdout=0.3, seed=4).replication.seed == 4
+    assert Settings.from_keywords(holdout=0.3).replication.seed == 0
+    back = Settings.from_sections(s.sections())
+    assert back == s and back.sections()["replication"] == {"kind": "holdout", "share": 0.3, "seed": 7}
+    assert _msg(Settings.from_keywords, holdout_seed=3) == (
+        "holdout_seed draws the rows a holdout sets aside: give holdout too.")
+    assert _msg(Replication, kind="holdout", share=0.3, seed=-1) == (
+        "the holdout's seed must be a non-negative integer; got -1.")
+    assert _msg(Replication, kind="split", column="year", seed=1) == (
+        "Replication of kind 'split' takes no 'seed'; it takes column, confirm_values.")
+
+
+def test_an_old_plan_draws_its_holdout_from_the_statistics_seed():
+    """A plan written before the holdout's own seed reads as before: its statistics' seed draws."""
+    old = {"scan": {"target": "y"}, "statistics": {"seed": 9}, "replication": {"kind": "holdout", "share": 0.2}}
+    s = Settings.from_sections(old)
+    assert (s.replication.seed, s.statistics.seed) == (9, 9)
+    assert Settings.from_sections({"replication": {"kind": "holdout", "share": 0.2}}).replication.seed == 0
+
+
+def test_a_second_files_rows_travel_in_the_replication():
+    """The second file's rows are in the replication (never compared, hashed or written to a plan),
+    with the words that name them."""
+    import pandas as pd
+
+    rows = pd.DataFrame({"a": [1, 2, 3]})
+    rep = Replication(kind="file", name="b.csv", rows=rows)
+    assert rep == Replication(kind="file", name="b.csv") and hash(rep) == hash(Replication(kind="file", name="b.csv"))
+    assert rep.label == "second file b.csv (3 rows)" and Replication(kind="file", name="b.csv").label is None
+    assert Settings(replication=rep).sections()["replication"] == {"kind": "file", "name": "b.csv"}
+    assert _msg(Replication, kind="holdout", share=0.3, rows=rows).startswith(
+        "Replication of kind 'holdout' takes no 'rows'")
 
 
 @pytest.mark.parametrize("kw, message", [
@@ -156,8 +196,9 @@ def test_one_default_support_for_the_api_the_command_line_and_the_dashboard():
     assert args.min_support == DEFAULT_MIN_SUPPORT
     assert "(default 0.02, as in the dashboard)" in " ".join(parser._subparsers._group_actions[0]
                                                              .choices["scan"].format_help().split())
-    state = (Path(__file__).resolve().parent.parent / "ui" / "state.py").read_text()
-    assert "K.MIN_SUPPORT: DEFAULT_MIN_SUPPORT," in state  # the dashboard reads the same constant
+    from ui.state import K, field_default
+
+    assert field_default(K.MIN_SUPPORT) == DEFAULT_MIN_SUPPORT  # the dashboard opens on the field's default
 
 
 # ----------------------------------------------------------------------------- one source: the fields' kinds
@@ -219,7 +260,7 @@ def test_the_command_line_options_are_the_settings_fields():
     assert set(offered) >= {"target", "metrics", "min_support", "max_work", "confidence", "correction", "bins",
                             "findings_work", "scores", "holdout"}
     for key in offered:
-        if key == "holdout":
+        if key in ("holdout", "holdout_seed"):  # the replication's, offered by hand beside --replicate
             continue
         f, action = setting_field(key), actions[key]
         assert action.help == f.metadata["help"], key

@@ -314,21 +314,22 @@ def comparison_report_html(result_id: str, scan_id: str, plan_text: str, data_la
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def check_comparison(data_key: str, compare_json: str, _df: pd.DataFrame) -> dict:
-    """The models' columns checked without mining (``divergence.comparison.compare.check_models``)."""
+def check_comparison(data_key: str, compare_key: str, _compare: Settings, _df: pd.DataFrame) -> dict:
+    """The models' columns checked without mining (``divergence.comparison.compare.check_models``);
+    keyed on the comparison's Settings by ``compare_key`` (``ui.settings.compare_key``, derived from it)."""
     from divergence.comparison.compare import check_models
 
-    return check_models(_df, Settings.from_sections(json.loads(compare_json)))
+    return check_models(_df, _compare)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def compare_cached(data_key: str, compare_json: str, _df: pd.DataFrame):
-    """``divergence.compare`` cached on the data and the settings, computed in a worker process as a
-    scan is (it mines): the server keeps answering every session meanwhile."""
+def compare_cached(data_key: str, compare_key: str, _compare: Settings, _df: pd.DataFrame):
+    """``divergence.compare`` cached on the data and the comparison's Settings (keyed by
+    ``compare_key``, derived from them), computed in a worker process as a scan is (it mines): the
+    server keeps answering every session meanwhile."""
     from ui import worker
 
-    return worker.run_task("compare", _df, json.loads(compare_json), label="comparison of the models",
-                           owner_alive=session_alive())
+    return worker.run_task("compare", _df, _compare, label="comparison of the models", owner_alive=session_alive())
 
 
 @st.cache_data(show_spinner=False, max_entries=256)

@@ -61,7 +61,8 @@ def compare_section(df: pd.DataFrame) -> None:
             state.bound(st.selectbox, "Reference prediction column", KC.REFERENCE, options=candidates, index=None,
                         placeholder="Choose a column")
     try:
-        checked = cache.check_comparison(state.get(K.DATA_KEY), settings.compare_key(), df)
+        compare = settings.compare_settings()
+        checked = cache.check_comparison(state.get(K.DATA_KEY), settings.compare_key(compare), compare, df)
     except DivergenceInputError as exc:
         st.error(md_text(exc))
         return
@@ -79,10 +80,12 @@ def run_comparison() -> None:
     bar = st.progress(0, text="Checking the settings…")
     t0 = time.perf_counter()
     try:
-        key = settings.compare_key()
-        bar.progress(10, text=f"Mining every slice with support ≥ {settings.support_setting():g}{' rows' if settings.support_setting() > 1 else ''} with both "
+        compare = settings.compare_settings()
+        key = settings.compare_key(compare)
+        support = compare.mining.min_support
+        bar.progress(10, text=f"Mining every slice with support ≥ {support:g}{' rows' if support > 1 else ''} with both "
                               "models' tallies, then testing each slice's change…")
-        c = cache.compare_cached(state.get(K.DATA_KEY), key, state.get(K.FRAME))
+        c = cache.compare_cached(state.get(K.DATA_KEY), key, compare, state.get(K.FRAME))
         bar.progress(100, text="Done.")
     except DivergenceInputError as exc:
         bar.empty()

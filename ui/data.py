@@ -22,7 +22,7 @@ from divergence.data.io import LoadedTable, load_table
 from divergence.report.plan import parse_plan
 from divergence.data.roles import guess_roles
 from ui import cache, job, pool, settings, state, worker
-from ui.state import BUILT_IN, DEMO_SETTINGS, KC, LOCAL_PATH, ROLE_DEFAULTS, K
+from ui.state import BUILT_IN, DEMO_SETTINGS, KC, LOCAL_PATH, K
 
 SOURCES = {BUILT_IN: "Built-in dataset (credit applications)", "upload": "Upload a file",
            LOCAL_PATH: "Local path (large data: DuckDB)"}
@@ -103,7 +103,7 @@ def use_built_in() -> None:
     ss[K.FRAME] = cache.demo_frame()
     ss.update({K.SOURCE: BUILT_IN, K.DATA_NAME: BUILT_IN, K.DATA_KEY: BUILT_IN, K.UPLOAD_ERROR: None,
                K.PATH: None, K.PATH_ROWS: None, K.DATA_NOTES: [], K.RUN_ERROR: None, K.RUN_NOTICE: None})
-    state.update(**ROLE_DEFAULTS)
+    state.update(**state.role_defaults())
     state.update(**DEMO_SETTINGS)
     ss.update({K.SELECTED: None, K.TYPED: None})
 
@@ -123,7 +123,7 @@ def use_frame(df: pd.DataFrame, name: str, key: str, *, path: str | None = None,
                K.UPLOAD_ERROR: None, K.PATH: path, K.PATH_ROWS: rows, K.PATH_ERROR: None,
                K.DATA_NOTES: list(notes or []),
                K.RUN_ERROR: None, K.RUN_NOTICE: None})  # the previous data's run error says nothing about this data
-    state.update(**ROLE_DEFAULTS)
+    state.update(**state.role_defaults())
     if guess is None:
         guess = cache.off_server("guess", df, label="guessing the column roles") if cache.wide(df) else guess_roles(df)
     settings.apply_role_guess(guess)

@@ -18,7 +18,7 @@ from divergence.present.views import (SliceView, default_ascending, display_fram
                                       redundancy_epsilon, sort_options)
 from divergence.present.formats import metric_label
 from ui import cache, data, job, run, settings, state
-from ui.state import BUILT_IN, DEMO_SETTINGS, ROLE_DEFAULTS, K
+from ui.state import BUILT_IN, DEMO_SETTINGS, K
 
 # ----------------------------------------------------------------------------- each page's frame
 
@@ -529,7 +529,7 @@ def open_demo_case(case: str) -> None:
     c = DEMO_CASES[case]
     ss = st.session_state
     if state.get(K.TASK) != c["task"] or c["metric"] not in (state.get(K.METRICS) or []):
-        state.update(**ROLE_DEFAULTS)
+        state.update(**state.role_defaults())
         state.update(**(DEMO_SETTINGS if c["task"] == "classification" else _DEMO_REGRESSION))
     if settings.is_stale():
         run.run_analysis()

@@ -12,7 +12,6 @@ import streamlit as st
 
 from divergence import DivergenceInputError
 from divergence.present.formats import format_count
-from divergence.prepare.replication_rows import split_label
 from ui import cache, data, job, settings, state, worker
 from ui.state import K
 
@@ -42,44 +41,37 @@ def _scan_spec() -> dict:
         if not data.load_path(path, keep_roles=True):
             raise DivergenceInputError(f"The columns of {path} changed since it was read: check the column "
                                        "roles on the Data page, then run again.")
-    plan = settings.current_plan()
+    run = settings.run_settings()  # the session's Settings as the form reads it: sent as it is
+    plan = settings.current_plan(run)
     df = state.get(K.FRAME)
-    scan_json = json.dumps(plan.scan, sort_keys=True, default=str)
-    stats = dict(plan.statistics, exploratory=plan.kind == "exploratory")
-    stats_json = json.dumps(stats, sort_keys=True)
-    data_key = state.get(K.DATA_KEY)
-    replicate, label = None, ""
-    kind = state.get(K.REPLICATION)
-    if path is not None and kind in ("split", "holdout"):
+    rep = run.replication
+    if path is not None and rep.kind in ("split", "holdout"):
         raise DivergenceInputError(
-            f"Replication on {'a split column' if kind == 'split' else 'a held-out share'} needs the rows in "
+            f"Replication on {'a split column' if rep.kind == 'split' else 'a held-out share'} needs the rows in "
             "memory, and a local path is scanned by DuckDB without loading them: confirm on a second file "
             "(Data page), or choose none.")
-    if kind == "split":  # checked and named here; the worker's scan splits the rows by the settings
-        column, values = state.get(K.SPLIT_COLUMN), list(state.get(K.SPLIT_VALUES))
-        _, confirm = settings.split_frames()
-        data_key += f"|split:{split_label(column, values, len(confirm))}"
-    elif kind == "file":
-        replicate = state.get(K.REPLICATE_FRAME)
-        if replicate is None:
-            raise DivergenceInputError("Replication: upload the second file on the Data page, or choose none.")
-        label = f"second file {state.get(K.REPLICATE_NAME)} ({len(replicate):,} rows)"
-    holdout = float(state.get(K.HOLDOUT)) if kind == "holdout" else None
-    # a corrected replication file of the same name and length is another file
-    assess_key = data_key + (f"|replicate:{data.replicate_key()}" if kind == "file" else "")
-    # the settings as validated here, frozen: the worker mines and assesses them as they are
-    request = worker.ScanRequest(settings=plan.settings, statistics=dict(exploratory=stats["exploratory"]),
+    if rep.kind == "file" and rep.rows is None:
+        raise DivergenceInputError("Replication: upload the second file on the Data page, or choose none.")
+    if rep.kind == "split":  # checked and named here; the worker's scan splits the rows by the settings
+        settings.split_frames()
+    # the keys, derived from the Settings: its scan, its replication (the rows mined and confirmed on:
+    # the mined table keeps them) with the second file's content, its statistics
+    scan_json = json.dumps(run.scan_section(), sort_keys=True, default=str)
+    rep_json = json.dumps(dict(rep.to_dict(), file=data.replicate_key()), sort_keys=True, default=str)
+    stats = dict(run.sections()["statistics"], exploratory=plan.kind == "exploratory")
+    stats_json = json.dumps(stats, sort_keys=True, default=str)
+    data_key = state.get(K.DATA_KEY)
+    engine = "duckdb" if path else "pandas"
+    request = worker.ScanRequest(settings=run, statistics=dict(exploratory=stats["exploratory"]),
                                  frame=None if path else df, path=path,
-                                 files=data.path_files(path) if path else None,  # checked again: in the data folder
-                                 replicate=replicate, replication_label=label)  # a holdout: in the settings
-    mined_key = None if holdout is not None else (data_key, "duckdb" if path else "pandas", scan_json)
+                                 files=data.path_files(path) if path else None)  # checked again: in the data folder
     what = ("every slice" if path is None else
             f"{format_count(state.n_rows())} rows of {path} with DuckDB (binning, measuring, grouping identical "
             "rows), then every slice")
-    return dict(request=request, mined_key=mined_key, plan_key=settings.plan_key(plan),
-                data_key=state.get(K.DATA_KEY), replicate_key=data.replicate_key(), labels=_result_labels(),
-                key=(assess_key, scan_json, stats_json, label, holdout, path is not None),
-                what=f"{what} with support ≥ {_support_words(plan.settings.mining.min_support)}")
+    return dict(request=request, mined_key=(data_key, engine, scan_json, rep_json), plan_key=settings.plan_key(plan),
+                data_key=data_key, replicate_key=data.replicate_key(), labels=_result_labels(),
+                key=(data_key, engine, scan_json, rep_json, stats_json),
+                what=f"{what} with support ≥ {_support_words(run.mining.min_support)}")
 
 
 def _support_words(min_support: float | int) -> str:
@@ -106,7 +98,7 @@ def start_scan(auto: bool = False) -> None:
         job.store_result(cached, spec, seconds=0.0, cached=True)
         return
     request = spec.pop("request")
-    mined = cache.mined_results().get(spec["mined_key"]) if spec["mined_key"] else None
+    mined = cache.mined_results().get(spec["mined_key"])
     spec["reassessed"] = mined is not None
     if mined is not None:  # only the statistics changed: assess the cached mining result
         request.mined, request.frame, request.path, request.files = mined, None, None, None
@@ -125,7 +117,7 @@ def reassess_if_kept() -> None:
         spec = _scan_spec()
     except DivergenceInputError:
         return  # Run says what is wrong
-    kept = spec["mined_key"] is not None and cache.mined_results().get(spec["mined_key"]) is not None
+    kept = cache.mined_results().get(spec["mined_key"]) is not None
     if kept or cache.assessed_results().get(spec["key"]) is not None:
         start_scan()
 

@@ -18,14 +18,15 @@ from divergence import DivergenceInputError
 from divergence.data.columns import AttributeScreen
 from divergence.outcome_rules import CLASSIFICATION_METRICS, DEFAULT_METRICS
 from divergence.report.plan import SlicePlan, dump_plan
-from divergence.settings import MAX_SLICES, MAX_WORK, TIME_LIMIT, Settings
+from divergence.settings import (MAX_WORK, TIME_LIMIT, Compare, Mining, Replication, Roles, Settings,
+                                 Slicing, Statistics)
 from divergence.data.roles import RoleGuess, distinct_values, guess_positive
 from divergence.data.columns import role_columns
 from divergence.present.columns import parse_bin_spec
 from divergence.prepare.replication_rows import split_rows
 from divergence.prepare.score_threshold import score_threshold
 from ui import cache, state
-from ui.state import BUILT_IN, KC, ROLE_DEFAULTS, K
+from ui.state import BUILT_IN, KC, K
 
 def default_metrics(task: str) -> list[str]:
     """The metrics a task starts with, the engine's (none for ranking and a numeric outcome: they
@@ -140,32 +141,44 @@ def positive_guess(df: pd.DataFrame, column: str | None) -> object:
     return guess_positive(df[column])
 
 
-def role_kwargs() -> dict:
-    """The column-role keyword arguments of ``divergence.scan`` from the settings."""
+def role_fields() -> tuple[str, ...]:
+    """The fields of the session's roles that the form's branch measures with (the task; labels or a
+    score; a rank or a score; per row or per query), in the order the engine's calls list them."""
     get = state.get
     task = get(K.TASK)
     if task == "classification":
-        kw: dict = dict(target=get(K.TARGET), positive=None if target_classes() else get(K.POSITIVE),
-                        metrics=list(get(K.METRICS)))
-        if get(K.PRED_KIND) == "score":
-            threshold = get(K.THRESHOLD)
-            kw.update(score=get(K.SCORE), threshold=None if threshold is None else float(threshold))
-        else:
-            kw.update(prediction=get(K.PREDICTION))
-        return kw
+        return ("target", "positive", "metrics") + (("score", "threshold") if get(K.PRED_KIND) == "score"
+                                                    else ("prediction",))
     if task == "regression":
-        return dict(target=get(K.TARGET), prediction=get(K.PREDICTION), regression=True,
-                    metrics=list(get(K.METRICS)))
+        return ("target", "prediction", "regression", "metrics")
     if task == "ranking":
+        rank = ("rank",) if get(K.RANK_KIND) == "rank" else ("rank_by", "ascending")
         if get(K.RANK_LEVEL) == "query":  # quality per query: NDCG@k, MRR, precision@k
-            kw = dict(query=get(K.QUERY), relevance=get(K.RELEVANCE), metrics=list(get(K.QUERY_METRICS) or []))
-            if get(K.RANK_KIND) == "rank":
-                return dict(kw, rank=get(K.RANK))
-            return dict(kw, rank_by=get(K.RANK_BY), ascending=bool(get(K.ASCENDING)))
-        if get(K.RANK_KIND) == "rank":
-            return dict(rank=get(K.RANK), gamma=get(K.GAMMA))
-        return dict(rank_by=get(K.RANK_BY), ascending=bool(get(K.ASCENDING)), gamma=get(K.GAMMA))
-    return dict(outcome=list(get(K.OUTCOME)))
+            return ("query", "relevance", "metrics") + rank
+        return rank + ("gamma",)
+    return ("outcome",)
+
+
+def run_roles() -> Roles:
+    """The roles a run measures with: the session's, of the branch the form chose (a target of more
+    than two classes has no positive label; a regression says so; a per-query ranking measures its
+    query metrics)."""
+    roles = state.session_settings().roles
+    task = state.get(K.TASK)
+    values = {f: getattr(roles, f) for f in role_fields()}
+    if task == "classification" and target_classes():
+        values["positive"] = None
+    elif task == "regression":
+        values["regression"] = True
+    elif task == "ranking" and state.get(K.RANK_LEVEL) == "query":
+        values["metrics"] = list(state.get(K.QUERY_METRICS) or [])
+    return Roles(**values)
+
+
+def role_keywords() -> dict:
+    """The run's roles as the keywords of ``divergence.build_outcomes`` (those of the form's branch)."""
+    roles = run_roles()
+    return {f: getattr(roles, f) for f in role_fields()}
 
 
 def gamma_parts(gamma: str | None) -> tuple[str, float | None]:
@@ -183,7 +196,7 @@ def gamma_parts(gamma: str | None) -> tuple[str, float | None]:
 
 def used_columns() -> list[str]:
     """Columns taken by a role (never attributes), the split column included."""
-    cols = role_columns(**{k: v for k, v in role_kwargs().items() if k in
+    cols = role_columns(**{k: v for k, v in role_keywords().items() if k in
                            ("target", "prediction", "score", "outcome", "rank", "rank_by", "query", "relevance")})
     if state.get(K.REPLICATION) == "split" and state.get(K.SPLIT_COLUMN):
         cols.append(state.get(K.SPLIT_COLUMN))
@@ -194,7 +207,7 @@ def used_columns() -> list[str]:
 def attribute_screen(df: pd.DataFrame) -> AttributeScreen:
     """The engine's default attributes for the roles chosen, and the columns left out with why
     (leakage is checked against the target, the prediction and the score)."""
-    roles = role_kwargs()
+    roles = role_keywords()
     outcome = list(roles.get("outcome") or [])
     # as the engine screens (Roles.screen_keywords): an outcome alone is screened as a target, a score to
     # rank by as a score, and a score without a threshold at the one the scan will use
@@ -301,67 +314,60 @@ def bin_text(column: str) -> str:
     return str(spec) if isinstance(spec, int) else ", ".join(f"{e:g}" for e in spec)
 
 
-# ----------------------------------------------------------------------------- the engine's keyword arguments
+# ----------------------------------------------------------------------------- the run's settings
+# A run sends the session's Settings (``state.session_settings()``): statistics and explain as they
+# are, and of the roles, slicing, mining, replication and compare sections what the form's choices
+# say (the branch of the roles, the attributes resolved on the data, the support as a share or
+# rows, the replication and comparison chosen). No keyword dictionary and no second validation
+# of the plan's sections: a field added to a section reaches the run with nothing else to change.
 
 
 def support_setting() -> float | int:
     """The minimum support as the scan takes it: the share, or (typed as rows) the row count; one
     row is the share 1/rows (a count is above 1)."""
+    share = state.session_settings().mining.min_support
     if state.get(K.SUPPORT_MODE) == "rows":
         rows = int(state.get(K.SUPPORT_ROWS) or 1)
-        return rows if rows > 1 else float(state.get(K.MIN_SUPPORT))
-    return float(state.get(K.MIN_SUPPORT))
+        return rows if rows > 1 else share
+    return share
 
 
-def scan_kwargs() -> dict:
-    """Every keyword argument of ``divergence.scan`` from the settings."""
-    get = state.get
-    df = get(K.FRAME)
-    attrs, _ = attribute_choice(df)
-    bins = {c: v for c, v in (get(K.BINS) or {}).items() if c in attrs}
-    max_length = int(get(K.MAX_LENGTH) or 0)
-    roles = role_kwargs()
-    if roles.get("query") and df is not None and roles["query"] in df.columns:
-        # a query-level slice is a set of queries: only attributes constant within a query
+def run_slicing() -> Slicing:
+    """The session's slicing with the attributes resolved on the data (the engine's default plus
+    the columns added back, or those chosen; for a per-query ranking only those constant within a
+    query; a local path's default screened by the engine on every row) and the bins of those."""
+    slicing = state.session_settings().slicing
+    df = state.get(K.FRAME)
+    attrs: list[str] | None = attribute_choice(df)[0]
+    bins = {c: v for c, v in slicing.bins.items() if c in attrs}
+    query = state.session_settings().roles.query
+    if state.get(K.TASK) == "ranking" and state.get(K.RANK_LEVEL) == "query" and query and df is not None \
+            and query in df.columns:  # a query-level slice is a set of queries
         from divergence.prepare.queries import varying_within
 
-        attrs = [a for a in attrs if a not in set(varying_within(df, roles["query"], attrs))]
-    if state.is_large() and get(K.ATTRIBUTES) is None and not get(K.ADDED):
-        # a local path's default attributes are screened on every row by the engine, not on the preview
+        attrs = [a for a in attrs if a not in set(varying_within(df, query, attrs))]
+    if state.is_large() and state.get(K.ATTRIBUTES) is None and not state.get(K.ADDED):
         attrs = None
-    kw = dict(role_kwargs(), attributes=attrs, bins=bins, quantile_bins=int(get(K.QUANTILE_BINS)),
-              binning=get(K.BINNING), min_support=support_setting(), max_length=max_length or None)
-    if get(K.EXHAUSTIVE):  # only when asked: the default leaves the plan as it was
-        kw["exhaustive"] = True
-    if int(get(K.MAX_SLICES)) != MAX_SLICES:  # the budget, when it is not the engine's
-        kw["max_slices"] = int(get(K.MAX_SLICES))
-    if float(get(K.TIME_LIMIT)) != TIME_LIMIT:
-        kw["time_limit"] = float(get(K.TIME_LIMIT))
-    if int(get(K.MAX_WORK)) != MAX_WORK:
-        kw["max_work"] = int(get(K.MAX_WORK))
-    return kw
+    return dataclasses.replace(slicing, attributes=None if attrs is None else tuple(attrs), bins=bins)
 
 
-def statistics_kwargs() -> dict:
-    """The statistics settings of the plan (keyword arguments of ``divergence.assess``)."""
+def run_mining() -> Mining:
+    """The session's mining, at the support in the unit the form chose."""
+    return dataclasses.replace(state.session_settings().mining, min_support=support_setting())  # validated again
+
+
+def run_replication() -> Replication:
+    """Where the slices are confirmed, as the Data page chose: a split column's values, the second
+    file (its rows travel in the replication), a held-out share, or nowhere."""
     get = state.get
-    kw = dict(confidence=float(get(K.CONFIDENCE)), correction=get(K.CORRECTION),
-              bootstrap=int(get(K.BOOTSTRAP)), seed=0)
-    if get(K.DELTA) is not None:
-        kw["delta"] = float(get(K.DELTA))
-    return kw
-
-
-def replication_settings() -> dict:
-    """The plan's replication section from the settings (empty: none)."""
-    kind = state.get(K.REPLICATION)
+    kind = get(K.REPLICATION)
     if kind == "split":
-        return dict(kind="split", column=state.get(K.SPLIT_COLUMN), confirm_values=list(state.get(K.SPLIT_VALUES)))
+        return Replication(kind="split", column=get(K.SPLIT_COLUMN), confirm_values=list(get(K.SPLIT_VALUES)))
     if kind == "file":
-        return dict(kind="file", name=state.get(K.REPLICATE_NAME))
+        return Replication(kind="file", name=get(K.REPLICATE_NAME), rows=get(K.REPLICATE_FRAME))
     if kind == "holdout":
-        return dict(kind="holdout", share=float(state.get(K.HOLDOUT)))
-    return {}
+        return Replication(kind="holdout", share=get(K.HOLDOUT))
+    return Replication()
 
 
 def split_frames() -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -370,22 +376,32 @@ def split_frames() -> tuple[pd.DataFrame, pd.DataFrame]:
     return split_rows(state.get(K.FRAME), state.get(K.SPLIT_COLUMN), list(state.get(K.SPLIT_VALUES)))
 
 
-# ----------------------------------------------------------------------------- the slice plan
+def _check_drafts(keys: tuple[str, ...] | None = None) -> None:
+    """Refuse a run while a value the settings model refused stands (in its own words); ``keys``:
+    the settings the run reads (default every one but the roles of a branch not chosen)."""
+    if keys is None:
+        branch = set(role_fields())
+        keys = tuple(k for k, f in state.SETTING_FIELDS.items() if f in branch or state.section_of(f) != "roles")
+    for key, (_, message) in state.refused().items():
+        if key in keys:
+            raise DivergenceInputError(message)
 
 
-def current_settings() -> Settings:
-    """The dashboard's settings as the one settings model, validated (DivergenceInputError names
-    the setting at fault)."""
-    explain = {"redundancy": float(state.get(K.REDUNDANCY))} if state.get(K.REDUNDANCY) else {}
-    return Settings.from_sections({"scan": scan_kwargs(), "statistics": statistics_kwargs(), "explain": explain,
-                                   "replication": replication_settings(), "compare": compare_section_settings()})
+def run_settings() -> Settings:
+    """The Settings a run sends: the session's, as the form's choices read it (see above);
+    DivergenceInputError names the setting at fault (a value the model refused as typed too)."""
+    _check_drafts()
+    session = state.session_settings()
+    return Settings(roles=run_roles(), slicing=run_slicing(), mining=run_mining(), statistics=session.statistics,
+                    replication=run_replication(), explain=session.explain, compare=run_compare())
 
 
-def current_plan() -> SlicePlan:
-    """The settings as a slice plan (what the Export page saves and a later visit loads)."""
+def current_plan(run: Settings | None = None) -> SlicePlan:
+    """The run's settings (default :func:`run_settings`) as a slice plan (what the Export page
+    saves and a later visit loads)."""
     data = {"source": BUILT_IN} if state.get(K.DATA_NAME) == BUILT_IN else {"file": state.get(K.DATA_NAME)}
     data["rows"] = state.n_rows()
-    return SlicePlan.from_settings(current_settings(), data=data, kind=state.get(K.PLAN_KIND))
+    return SlicePlan.from_settings(run_settings() if run is None else run, data=data, kind=state.get(K.PLAN_KIND))
 
 
 def apply_plan(plan: SlicePlan) -> None:
@@ -393,30 +409,33 @@ def apply_plan(plan: SlicePlan) -> None:
     reported). The built-in data's previous models, for a plan comparing with them, come from
     ``ui.data.on_compare_toggle``."""
     cfg = plan.settings
-    r, sl, mi, stats, rep, cmp = cfg.roles, cfg.slicing, cfg.mining, cfg.statistics, cfg.replication, cfg.compare
-    upd: dict = dict(ROLE_DEFAULTS)
+    r, mi, rep, cmp = cfg.roles, cfg.mining, cfg.replication, cfg.compare
+    model = Settings()
+    upd: dict = state.role_defaults()
+    # every field the session holds, from the plan: the mining, statistics and explain sections as they
+    # are, a role or slicing field where the plan sets it (else the value the dashboard opens on)
+    for key, name in state.SETTING_FIELDS.items():
+        sec = state.section_of(name)
+        value = getattr(getattr(cfg, sec), name)
+        if sec not in ("roles", "slicing") or value != getattr(getattr(model, sec), name):
+            upd[key] = value
     task = r.task
     if task == "ranking":
-        upd.update({K.TASK: "ranking", K.RANK_KIND: "rank" if r.rank else "score", K.RANK: r.rank,
-                    K.RANK_BY: r.rank_by, K.ASCENDING: r.ascending, K.GAMMA: r.gamma or "dcg",
-                    K.RANK_LEVEL: "query" if r.query else "row", K.QUERY: r.query, K.RELEVANCE: r.relevance})
+        upd.update({K.TASK: "ranking", K.RANK_KIND: "rank" if r.rank else "score",
+                    K.RANK_LEVEL: "query" if r.query else "row", K.METRICS: state.field_default(K.METRICS)})
         if r.query:
             upd[K.QUERY_METRICS] = list(r.metrics) or ["ndcg@10", "mrr"]
     elif task == "outcome":
-        upd.update({K.TASK: "outcome", K.OUTCOME: list(r.outcome)})
+        upd.update({K.TASK: "outcome", K.METRICS: state.field_default(K.METRICS)})
     else:
-        upd.update({K.TASK: task, K.TARGET: r.target, K.PREDICTION: r.prediction, K.SCORE: r.score,
-                    K.PRED_KIND: "score" if r.score and not r.prediction else "labels",
-                    K.THRESHOLD: r.threshold, K.POSITIVE: r.positive, K.METRICS: list(r.metrics)})
-    upd.update({K.ATTRIBUTES: None if sl.attributes is None else list(sl.attributes), K.BINS: dict(sl.bins),
-                K.BIN_TEXTS: {}, K.BIN_ERRORS: {}, K.QUANTILE_BINS: sl.quantile_bins, K.BINNING: sl.binning,
-                **({K.SUPPORT_MODE: "rows", K.SUPPORT_ROWS: int(mi.min_support)} if mi.min_support > 1 else
-                   {K.SUPPORT_MODE: "share", K.MIN_SUPPORT: mi.min_support}),
-                K.MAX_LENGTH: mi.max_length or 0, K.EXHAUSTIVE: mi.exhaustive,
-                K.MAX_SLICES: mi.max_slices, K.TIME_LIMIT: mi.time_limit or TIME_LIMIT,
-                K.MAX_WORK: mi.max_work or MAX_WORK})
-    upd.update({K.DELTA: stats.delta, K.CONFIDENCE: stats.confidence, K.CORRECTION: stats.correction,
-                K.BOOTSTRAP: stats.bootstrap, K.REDUNDANCY: cfg.explain.redundancy, K.PLAN_KIND: plan.kind})
+        upd.update({K.TASK: task, K.PRED_KIND: "score" if r.score and not r.prediction else "labels",
+                    K.METRICS: list(r.metrics)})
+    # the support in the unit the plan gives it (a row count: the share box keeps its value); the
+    # widgets show a number for the budget (no limit: the default's)
+    upd.update({**({K.SUPPORT_MODE: "rows", K.SUPPORT_ROWS: int(mi.min_support),
+                    K.MIN_SUPPORT: state.get(K.MIN_SUPPORT)} if mi.min_support > 1 else {K.SUPPORT_MODE: "share"}),
+                K.TIME_LIMIT: mi.time_limit or TIME_LIMIT, K.MAX_WORK: mi.max_work or MAX_WORK,
+                K.BIN_TEXTS: {}, K.BIN_ERRORS: {}, K.PLAN_KIND: plan.kind})
     upd[K.REPLICATION] = rep.kind
     if rep.kind == "split":
         upd.update({K.SPLIT_COLUMN: rep.column, K.SPLIT_VALUES: list(rep.confirm_values or [])})
@@ -481,29 +500,34 @@ def compare_metrics() -> list[str]:
     return chosen or (["abs_error"] if regression else ["error", "fpr", "fnr"])
 
 
-def compare_section_settings() -> dict:
-    """The plan's compare section from the settings (empty when no comparison is set up)."""
+def run_compare() -> Compare:
+    """The compare section as the Data page chose it (none when no comparison is set up)."""
     if not comparing():
-        return {}
+        return Compare()
     if _reference_is_score():
-        return {"reference_score": state.get(KC.REF_SCORE), "reference_threshold": float(state.get(KC.REF_THRESHOLD))}
-    return {"reference": state.get(KC.REFERENCE)}
+        threshold = state.get(KC.REF_THRESHOLD)
+        return Compare(reference_score=state.get(KC.REF_SCORE),
+                       reference_threshold=None if threshold is None else float(threshold))
+    return Compare(reference=state.get(KC.REFERENCE))
 
 
 def compare_settings() -> Settings:
-    """The comparison's settings, validated: the scan's roles and slices, the compare section
+    """The comparison's settings, validated: the run's roles and slices, the compare section
     (the reference, the metrics a comparison measures) and the statistics a comparison uses
     (so a change to another statistic does not make the comparison stale)."""
-    section = compare_section_settings()
-    if not section or not (section.get("reference") or section.get("reference_score")):
+    compare = run_compare()
+    if not compare.enabled:
         raise DivergenceInputError("Choose the reference model's column (Data page, Compare models).")
-    stats = statistics_kwargs()
-    return Settings.from_sections({
-        "scan": scan_kwargs(), "compare": {**section, "metrics": compare_metrics()},
-        "statistics": {k: stats[k] for k in ("delta", "confidence", "correction") if k in stats}})
+    branch = set(role_fields())
+    _check_drafts(tuple(k for k, f in state.SETTING_FIELDS.items() if f in branch or f in ("delta", "confidence", "correction")
+                        or state.section_of(f) in ("slicing", "mining")))
+    stats = state.session_settings().statistics
+    return Settings(roles=run_roles(), slicing=run_slicing(), mining=run_mining(),
+                    compare=dataclasses.replace(compare, metrics=tuple(compare_metrics())),
+                    statistics=Statistics(delta=stats.delta, confidence=stats.confidence, correction=stats.correction))
 
 
-def compare_key() -> str:
-    """The comparison's settings as a key: the JSON of their sections, which
-    ``Settings.from_sections`` reads back (what the cache hands to ``divergence.compare``)."""
-    return json.dumps(compare_settings().sections(), sort_keys=True, default=str)
+def compare_key(compare: Settings | None = None) -> str:
+    """The comparison's settings (default :func:`compare_settings`) as a key: the JSON of their
+    sections (what the cache keys ``divergence.compare`` on)."""
+    return json.dumps((compare_settings() if compare is None else compare).sections(), sort_keys=True, default=str)

@@ -30,8 +30,8 @@ from divergence import DivergenceInputError, Settings
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES
 from divergence.errors import shown
 from divergence.present.formats import md_text
-from divergence.settings import (DEFAULT_MIN_SUPPORT, MAX_SLICES, MAX_WORK, TIME_LIMIT, Flag, Integer, Kind, OneOf,
-                                 Real, Roles, Slicing, Statistics, section, section_keys, setting_field)
+from divergence.settings import (Columns, Flag, Integer, Kind, Names, OneOf, PerMetric, Real, Support, Text, section,
+                                 section_keys, setting_field)
 from ui import cache
 
 BUILT_IN = "built-in"
@@ -146,35 +146,44 @@ class KC:
     SELECTED = "compare_selected"
 
 
-#: the column roles and what depends on them: reset for new data (no comparison until one is chosen)
+#: the sections of the Settings whose fields the session holds (the replication and the comparison are
+#: built from the Data page's choices when a run reads them: ``ui.settings.run_replication``, ``run_compare``)
+SESSION_SECTIONS = ("roles", "slicing", "mining", "statistics", "explain")
+#: the keys whose values are fields of the session's Settings (every field of those sections, by its
+#: name; ``sort_by`` is the slice table's sort here, a view key): key -> the field's name
+SETTING_FIELDS: dict[str, str] = {name: name for sec in SESSION_SECTIONS for name in section_keys(sec)
+                                  if name != K.SORT_BY}
+#: each field's section of the Settings (roles, slicing, mining, statistics, explain)
+_SECTION: dict[str, str] = {name: sec for sec in SESSION_SECTIONS for name in section_keys(sec)}
 #: where the dashboard opens on another value than the setting's field (every other setting opens on its
 #: field's own default, read from the settings model: one default per setting, tests/app/test_session_settings.py):
 #: the classification metrics shown first, no outcome column as the page's empty list, the ranking's first gain,
 #: and redundant slices pruned at 0.05 σ (the library and the command line prune only when asked: --prune)
 DASHBOARD_OPENS_ON: dict[str, Any] = {K.METRICS: ["fpr", "fnr"], K.OUTCOME: [], K.GAMMA: "dcg", K.REDUNDANCY: 0.05}
-_ROLES, _SLICING, _STATISTICS = Roles(), Slicing(), Statistics()
-ROLE_DEFAULTS: dict[str, Any] = {
-    K.TASK: "classification", K.TARGET: None, K.PRED_KIND: "labels", K.PREDICTION: None, K.SCORE: None,
-    K.THRESHOLD: _ROLES.threshold, K.POSITIVE: None, K.RANK_KIND: "score", K.RANK: None, K.RANK_BY: None,
-    K.RANK_LEVEL: "row", K.QUERY: None, K.RELEVANCE: None, K.QUERY_METRICS: ["ndcg@10", "mrr", "precision@5"],
-    K.ASCENDING: _ROLES.ascending, K.GAMMA: DASHBOARD_OPENS_ON[K.GAMMA], K.OUTCOME: DASHBOARD_OPENS_ON[K.OUTCOME],
-    K.ATTRIBUTES: None, K.BINS: {}, K.BIN_TEXTS: {},
-    K.ROLE_NOTES: [], K.ROLE_GUESS: {}, K.ADDED: [],
-    K.BIN_ERRORS: {},
-    K.QUANTILE_BINS: _SLICING.quantile_bins, K.BINNING: _SLICING.binning, K.REPLICATION: "none", K.SPLIT_COLUMN: None,
-    K.SPLIT_VALUES: [], K.HOLDOUT: 0.3, K.METRICS: DASHBOARD_OPENS_ON[K.METRICS],
+
+
+def field_default(key: str) -> Any:
+    """The value a setting's key opens on: its field's default, unless DASHBOARD_OPENS_ON says otherwise."""
+    if key in DASHBOARD_OPENS_ON:
+        return DASHBOARD_OPENS_ON[key]
+    return _to_page(key, _field(_MODEL, key))
+
+
+#: the column roles and what depends on them, reset for new data (no comparison until one is chosen): the
+#: form's choices, and every field of the roles and the slicing at its default (:func:`field_default`)
+ROLE_CHOICES: dict[str, Any] = {
+    K.TASK: "classification", K.PRED_KIND: "labels", K.RANK_KIND: "score", K.RANK_LEVEL: "row",
+    K.QUERY_METRICS: ["ndcg@10", "mrr", "precision@5"], K.BIN_TEXTS: {}, K.ROLE_NOTES: [], K.ROLE_GUESS: {}, K.ADDED: [],
+    K.BIN_ERRORS: {}, K.REPLICATION: "none", K.SPLIT_COLUMN: None, K.SPLIT_VALUES: [], K.HOLDOUT: 0.3,
     KC.ON: False, KC.REF_KIND: "labels", KC.REFERENCE: None, KC.REF_SCORE: None, KC.REF_THRESHOLD: 0.5,
 }
+#: the keys of state that are not fields, and the value each opens on
 DEFAULTS: dict[str, Any] = {
     K.SOURCE: BUILT_IN, K.DATA_NAME: BUILT_IN, K.DATA_KEY: BUILT_IN, K.UPLOAD_ERROR: None, K.DATA_NOTES: [],
     K.PATH: None, K.PATH_ROWS: None, K.PATH_TEXT: "", K.PATH_ERROR: None,
-    **ROLE_DEFAULTS,
+    **ROLE_CHOICES,
     K.REPLICATE_FRAME: None, K.REPLICATE_NAME: None, K.REPLICATE_ERROR: None, K.REPLICATE_NOTES: [], K.REPLICATE_KEY: "",
-    K.MIN_SUPPORT: DEFAULT_MIN_SUPPORT, K.SUPPORT_MODE: "share", K.SUPPORT_ROWS: 100, K.MAX_LENGTH: 0, K.EXHAUSTIVE: False,
-    K.MAX_SLICES: MAX_SLICES, K.TIME_LIMIT: TIME_LIMIT, K.MAX_WORK: MAX_WORK, K.DELTA: None,
-    # the settings model's defaults, as the command line and Python take them (one default per setting)
-    K.CONFIDENCE: _STATISTICS.confidence, K.CORRECTION: _STATISTICS.correction, K.BOOTSTRAP: _STATISTICS.bootstrap,
-    K.REDUNDANCY: DASHBOARD_OPENS_ON[K.REDUNDANCY], K.PLAN_KIND: "exploratory",
+    K.SUPPORT_MODE: "share", K.SUPPORT_ROWS: 100, K.PLAN_KIND: "exploratory",
     K.RESULT: None, K.RUN_ERROR: None, K.RUN_NOTICE: None, K.JOB: None, K.READ_JOB: None, K.VIEW_METRIC: None, K.SORT_BY: None,
     K.SORT_ASC: False,
     K.F_VERDICTS: [], K.F_MIN_SIZE: "all", K.F_LENGTHS: None, K.F_ATTRIBUTES: [], K.F_PRUNE: True,
@@ -189,20 +198,7 @@ DEMO_SETTINGS = {
 assert DEMO_ROLES["classification"]["target"] == DEMO_SETTINGS[K.TARGET]
 
 
-#: the keys whose values are fields of the session's Settings: key -> the field's name
-SETTING_FIELDS: dict[str, str] = {
-    K.TARGET: "target", K.PREDICTION: "prediction", K.SCORE: "score", K.THRESHOLD: "threshold",
-    K.POSITIVE: "positive", K.METRICS: "metrics", K.OUTCOME: "outcome", K.RANK: "rank", K.RANK_BY: "rank_by",
-    K.ASCENDING: "ascending", K.GAMMA: "gamma", K.QUERY: "query", K.RELEVANCE: "relevance",
-    K.ATTRIBUTES: "attributes", K.BINS: "bins", K.QUANTILE_BINS: "quantile_bins", K.BINNING: "binning",
-    K.MIN_SUPPORT: "min_support", K.MAX_LENGTH: "max_length", K.EXHAUSTIVE: "exhaustive",
-    K.MAX_SLICES: "max_slices", K.TIME_LIMIT: "time_limit", K.MAX_WORK: "max_work",
-    K.DELTA: "delta", K.CONFIDENCE: "confidence", K.CORRECTION: "correction", K.BOOTSTRAP: "bootstrap",
-    K.REDUNDANCY: "redundancy",
-}
-#: each field's section of the Settings (roles, slicing, mining, statistics, explain)
-_SECTION: dict[str, str] = {name: sec for sec in ("roles", "slicing", "mining", "statistics", "explain")
-                            for name in section_keys(sec)}
+_MODEL = Settings()  # the fields' defaults
 
 
 def _to_field(key: str, value: Any) -> Any:
@@ -217,6 +213,16 @@ def _to_page(key: str, value: Any) -> Any:
     if key == K.MAX_LENGTH:
         return value or 0
     return list(value) if isinstance(value, tuple) else value
+
+
+def section_of(name: str) -> str:
+    """The section of the Settings that holds a field (roles, slicing, mining, statistics, explain)."""
+    return _SECTION[name]
+
+
+def session_settings() -> Settings:
+    """The session's one Settings (what a run sends: ``ui.settings.run_settings``)."""
+    return st.session_state[K.SETTINGS]
 
 
 def _field(settings: Settings, key: str) -> Any:
@@ -254,18 +260,24 @@ def _set_fields(values: dict[str, Any]) -> None:
     ss[K.SETTINGS], ss[K.DRAFTS] = settings, drafts
 
 
+def role_defaults() -> dict[str, Any]:
+    """What new data resets: the form's choices (ROLE_CHOICES) and every field of the roles and the
+    slicing at the value it opens on."""
+    fields = {key: field_default(key) for key, name in SETTING_FIELDS.items() if _SECTION[name] in ("roles", "slicing")}
+    return {**fields, **ROLE_CHOICES}
+
+
 def init_state() -> None:
     """Put every setting's default in session state (first run), on the built-in dataset."""
     ss = st.session_state
     if K.SETTINGS not in ss:
         ss[K.SETTINGS], ss[K.DRAFTS] = Settings(), {}
-        _set_fields({k: v for k, v in DEFAULTS.items() if k in SETTING_FIELDS})
+        _set_fields(dict(DASHBOARD_OPENS_ON))  # every other field opens on its default
     if K.FRAME not in ss:
         ss[K.FRAME] = cache.demo_frame()
         update(**DEMO_SETTINGS)
     for k, v in DEFAULTS.items():
-        if k not in SETTING_FIELDS:
-            ss.setdefault(k, v)
+        ss.setdefault(k, v)
 
 
 def get(key: str) -> Any:
@@ -279,6 +291,8 @@ def read(ss: Any, key: str) -> Any:
     if key in SETTING_FIELDS and K.SETTINGS in ss:
         drafts = (ss[K.DRAFTS] if K.DRAFTS in ss else None) or {}
         return drafts[key][0] if key in drafts else _to_page(key, _field(ss[K.SETTINGS], key))
+    if key in SETTING_FIELDS:
+        return field_default(key)
     return ss[key] if key in ss else DEFAULTS.get(key)
 
 
@@ -438,7 +452,8 @@ def bound(widget: Callable, label: str, key: str, *, after: Callable[[], None] |
 def widget_for(key: str) -> tuple[Callable, dict]:
     """The widget of a setting and its choices, from its field's kind (as the command line's
     options are built from it): a checkbox for a flag, a select box of the words for a choice, a
-    number box with the field's bounds for a number."""
+    number box with the field's bounds for a number (a support, a δ too), a select box of the data's
+    columns for a column (the page gives them), a multiselect for columns or names, else a text box."""
     kind: Kind = setting_field(SETTING_FIELDS[key]).metadata["kind"]
     if isinstance(kind, Flag):
         return st.checkbox, {}
@@ -450,6 +465,12 @@ def widget_for(key: str) -> tuple[Callable, dict]:
     if isinstance(kind, Real):  # an open bound is the model's to refuse (its message under the box)
         bounds = {"min_value": kind.low, "max_value": kind.high}
         return st.number_input, {k: float(v) for k, v in bounds.items() if v is not None}
+    if isinstance(kind, (Support, PerMetric)):  # a share or a row count; a δ (the model refuses what is not taken)
+        return st.number_input, {}
+    if isinstance(kind, Text):
+        return st.selectbox, {}
+    if isinstance(kind, (Columns, Names)):
+        return st.multiselect, {}
     return st.text_input, {}
 
 

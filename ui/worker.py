@@ -46,9 +46,10 @@ def default_limits() -> WorkerLimits:
 class ScanRequest:
     """What a worker computes: mine once (unless ``mined`` is given), then assess once.
 
-    ``settings``: the analysis, frozen and validated where it was made (the dashboard's page);
-    ``scan`` holds keyword arguments of :func:`divergence.mine` (or ``mine_duckdb`` with ``path``)
-    and ``statistics`` those of :func:`divergence.assess`, each changing ``settings``' fields.
+    ``settings``: the analysis, frozen and validated where it was made (the session's Settings, sent
+    as it is; its replication holds a second file's rows and the holdout's seed: nothing travels
+    beside it); ``scan`` holds keyword arguments of :func:`divergence.mine` (or ``mine_duckdb`` with
+    ``path``) and ``statistics`` those of :func:`divergence.assess`, each changing ``settings``' fields.
     """
 
     scan: dict = field(default_factory=dict)
@@ -58,17 +59,7 @@ class ScanRequest:
     #: the files of ``path``, each checked to lie in the data folder (what DuckDB reads)
     files: list[str] | None = None
     mined: SliceTable | None = None
-    replicate: pd.DataFrame | None = None
-    replication_label: str = ""
     settings: Settings | None = None
-
-    @property
-    def holdout(self) -> bool:
-        """Whether the rows to confirm on are a held-out share, drawn by the seed (the settings' replication,
-        or ``holdout`` among the keywords): its mining is then not kept for other statistics."""
-        if "holdout" in self.scan:
-            return self.scan["holdout"] is not None
-        return self.settings is not None and self.settings.replication.kind == "holdout"
 
 
 @dataclass
@@ -122,9 +113,10 @@ def _guess(df, *, progress=None):
     return guess_roles(df)
 
 
-def _compare(df, sections: dict, *, progress=None):
-    """The model comparison (``divergence.compare``) with its readable frame built here, not in the server."""
-    comparison = divergence.compare(df, Settings.from_sections(sections), progress=progress)
+def _compare(df, settings: Settings, *, progress=None):
+    """The model comparison (``divergence.compare``) of the comparison's Settings, with its readable
+    frame built here, not in the server."""
+    comparison = divergence.compare(df, settings, progress=progress)
     comparison.frame
     return comparison
 
@@ -156,23 +148,19 @@ def compute(request: ScanRequest, progress: ProgressCallback | None = None
     settings = request.settings
     mined = request.mined
     if mined is None:
-        scan = dict(request.scan)
         if request.path is not None:
             fn, data = divergence.mine_duckdb, request.files if request.files else request.path
         else:
             fn, data = divergence.mine, request.frame
-        if request.holdout and "seed" in request.statistics and "seed" not in scan:
-            scan["seed"] = request.statistics["seed"]  # the statistics' seed draws the held-out rows
         kw = dict(progress=progress) if progress is not None and _accepts(fn, "progress") else {}
-        mined = fn(data, settings, **scan, **kw)
+        mined = fn(data, settings, **request.scan, **kw)
     report(stage="statistics", slices=len(mined) - 1)
-    kwargs = dict(request.statistics)
-    if request.replicate is not None:
-        kwargs.update(replicate=request.replicate, replication_label=request.replication_label)
-    table = divergence.assess(mined, None if settings is None else settings.statistics, progress=progress, **kwargs)
+    table = divergence.assess(mined, None if settings is None else settings.statistics, progress=progress,
+                              **request.statistics)
     table.frame  # the readable frame is built here, not in the server
-    # a holdout's mining is not kept (its held-out rows depend on the seed, a statistic)
-    return (None if request.holdout else mined), table
+    # the mined table keeps the rows it replicates on (a holdout's, drawn from the replication's own
+    # seed, or the second file's): any statistics can assess it again
+    return mined, table
 
 
 # ----------------------------------------------------------------------------- the worker process

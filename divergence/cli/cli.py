@@ -99,6 +99,8 @@ def add_scan_options(p: argparse.ArgumentParser, data: bool = True) -> None:
                      help="a split or period column: mine the other rows, replicate on those with --confirm-on")
     stats.add_argument("--confirm-on", metavar="VALUE,...", default=None,
                        help="with --split-column: the column's values whose rows confirm (e.g. 2024 or test,holdout)")
+    stats.add_argument("--holdout-seed", type=int, default=None, metavar="SEED",
+                       help="with --holdout: the seed drawing the held-out rows (default: --seed)")
 
 
 def build_parser(prog: str = "divergence") -> argparse.ArgumentParser:

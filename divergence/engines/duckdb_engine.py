@@ -7,6 +7,8 @@ in-memory miner. The slice table is the one :func:`divergence.scan` gives on the
 """
 from __future__ import annotations
 
+import dataclasses
+
 import fnmatch
 import os
 import shutil
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 import pandas as pd
 
+from ..prepare.replication_rows import with_given_rows
 from .engine_scan import Backend, engine_settings, mine_engine, scan_engine
 from ..settings import Settings
 from ..errors import DivergenceInputError
@@ -590,6 +593,7 @@ def scan_duckdb(
     not computed, ``table.assessment.intervals`` is ``"analytic"`` and the notes say so.
     """
     settings, run = engine_settings(settings, dict(kwargs))
+    run = with_given_rows(run, settings.replication)
     return _on_duckdb(source, memory_limit, temp_directory, threads, lambda backend: scan_engine(backend, settings, **run))
 
 
@@ -610,7 +614,12 @@ def mine_duckdb(
     if "exploratory" in run:
         raise DivergenceInputError("exploratory is said when the mined table is assessed: divergence.assess(table, "
                                    "exploratory=...).")
-    return _on_duckdb(source, memory_limit, temp_directory, threads, lambda backend: mine_engine(backend, settings, **run))
+    run = with_given_rows(run, settings.replication)
+    table = _on_duckdb(source, memory_limit, temp_directory, threads, lambda backend: mine_engine(backend, settings, **run))
+    if table.replication is not None and settings.replication.label is not None:  # the second file's name
+        table = dataclasses.replace(table, replication=dataclasses.replace(table.replication,
+                                                                           label=settings.replication.label))
+    return table
 
 
 def _on_duckdb(source, memory_limit: str | None, temp_directory, threads: int | None,

@@ -17,6 +17,7 @@ import os
 import warnings
 from typing import TYPE_CHECKING, Iterator, Sequence
 
+from ..prepare.replication_rows import with_given_rows
 from .engine_scan import engine_settings, scan_engine
 from ..settings import Settings
 from ..errors import DivergenceInputError
@@ -256,6 +257,7 @@ def scan_spark(data, settings: Settings | None = None, *, spark=None, master: st
     not computed, ``table.assessment.intervals`` is ``"analytic"`` and the notes say so.
     """
     settings, run = engine_settings(settings, dict(kwargs))
+    run = with_given_rows(run, settings.replication)
     DataFrame, _ = _pyspark()
     if isinstance(data, str):
         session = spark or spark_session(master)

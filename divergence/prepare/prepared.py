@@ -27,7 +27,7 @@ from .grouping import fits_one_key, group_outcomes
 from .discretize import AttributeBins, Binning, discretize
 from .kept_rows import KeptRows
 from .outcomes import Outcome, build_outcomes
-from .replication_rows import ReplicationRows, holdout_mask, split_label, split_mask
+from .replication_rows import ReplicationRows, given_rows, holdout_mask, split_label, split_mask
 from .row_weights import aux_columns, metric_infos, outcome_weights
 from .tallies import MetricInfo
 
@@ -119,7 +119,7 @@ def prepare(
     held_out = None
     held_mask = split_held if st.roles.query is None else None  # a query scan's rows are its queries
     if holdout is not None:
-        mask = holdout_mask(len(df), holdout, stats.seed)
+        mask = holdout_mask(len(df), holdout, int(st.replication.seed or 0))  # the replication's own seed
         held_mask = mask
         held_out = df[mask].reset_index(drop=True)
         df = df[~mask].reset_index(drop=True)
@@ -292,8 +292,11 @@ def _replication_rows(df: pd.DataFrame, replicate: pd.DataFrame | None, st: Sett
     """The rows to mine and the table to replicate on, as the settings' replication says: a split
     column splits ``df`` here (with the mask of the rows it confirms on, so the table's row
     positions stay those of the data given, and the replication's name); a second file's rows come
-    as ``replicate`` (here or to assess); a holdout is drawn later, from the seed."""
+    as ``replicate`` (here or to assess) or in the replication itself (``rows``, with its name); a
+    holdout is drawn later, from the replication's seed."""
     rep = st.replication
+    if rep.kind == "file" and rep.rows is not None:
+        return df, given_rows(rep, replicate), None, rep.label
     if rep.kind == "split":
         if replicate is not None:
             raise DivergenceInputError("Give either a replication table or a split column to confirm on, not both.")

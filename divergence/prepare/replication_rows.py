@@ -13,7 +13,8 @@ import pandas as pd
 from ..errors import DivergenceInputError
 from .outcomes import match_label
 
-__all__ = ["ReplicationRows", "split_rows", "split_mask", "split_label", "needs_its_table", "holdout_mask"]
+__all__ = ["ReplicationRows", "split_rows", "split_mask", "split_label", "needs_its_table", "holdout_mask",
+           "given_rows", "with_given_rows"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,15 +64,33 @@ def split_label(column: str, confirm_values: Sequence[object], n_confirm: int) -
 def needs_its_table(replication, replicate) -> None:
     """Refuse a replication on a second file when no second table was given (one message for scan()
     and the SQL engines; the mining phase alone may be given the table later, by assess)."""
-    if replication.kind == "file" and replicate is None:
+    if replication.kind == "file" and replicate is None and replication.rows is None:
         named = f" ({replication.name})" if replication.name else ""
         raise DivergenceInputError(
             f"The replication is on a second file{named}, and no second table was given: pass its rows as "
             "replicate= (on the command line, --replicate FILE), or set the replication to none.")
 
 
+def given_rows(replication, replicate: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The second table a call replicates on: the replication's own rows (a second file's, kept in
+    the settings) or ``replicate`` given beside them; both is refused."""
+    if replication.kind == "file" and replication.rows is not None:
+        if replicate is not None:
+            raise DivergenceInputError("Give the second file's rows either in the replication settings or as "
+                                       "replicate, not both.")
+        return replication.rows
+    return replicate
+
+
+def with_given_rows(run: dict, replication) -> dict:
+    """A SQL engine's run keywords with the replication's own rows as ``replicate`` (the engines take
+    the second table as a keyword)."""
+    replicate = given_rows(replication, run.get("replicate"))
+    return dict(run, replicate=replicate) if replicate is not None else run
+
+
 def holdout_mask(n_rows: int, share: float, seed: int) -> np.ndarray:
-    """The rows a ``holdout`` of ``share`` sets aside, drawn from ``seed``; a share that leaves no
+    """The rows a ``holdout`` of ``share`` sets aside, drawn from ``seed`` (the replication's own); a share that leaves no
     rows on one side is refused."""
     mask = np.random.default_rng(seed).random(n_rows) < share
     if mask.all() or not mask.any():

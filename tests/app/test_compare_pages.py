@@ -6,7 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from apptest_readers import APP, charts, fresh_app, go, keyed, metrics, table_cells
-from divergence import compare
+from divergence import Settings, compare
 from divergence.present.compare_views import (compare_display_frame, compare_headline, compare_view,
                                               headline_change_caption)
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_COMPARE_TRUTH, load_demo_models
@@ -159,9 +159,8 @@ def test_the_comparison_runs_in_a_worker_not_the_server(app, reference, monkeypa
     at = go(_turn_on(app), "compare")
     assert not at.exception and asked.count("compare") == 1
     assert metrics(at)["Model FPR"] == format_value(compare_headline(reference, "fpr")["model"], True)
-    # the task itself, in-process: the engine's comparison with its frame built
-    c = worker._compare(load_demo_models(), {"scan": {"target": "defaulted", "prediction": "predicted_default",
-                                                       "positive": "yes", "metrics": ["fpr"],
-                                                       "min_support": 0.05},
-                                              "compare": {"reference": "previous_default"}})
+    # the task itself, in-process: the engine's comparison of the Settings sent, with its frame built
+    c = worker._compare(load_demo_models(), Settings.from_sections(
+        {"scan": {"target": "defaulted", "prediction": "predicted_default", "positive": "yes", "metrics": ["fpr"],
+                  "min_support": 0.05}, "compare": {"reference": "previous_default"}}))
     assert "fpr_change" in c.frame.columns and c.frame["fpr_change"].notna().any()

@@ -228,3 +228,25 @@ def test_an_output_named_parquet_is_parquet_with_the_csvs_values(demo_csv, tmp_p
         else:
             assert parquet[col].astype(str).tolist() == csv[col].fillna("").astype(str).tolist(), col
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.PARQUET", "s.csv"]  # no temporary file left
+
+
+def test_holdout_seed_draws_the_held_out_rows(demo_csv, tmp_path):
+    """--holdout-seed draws the held-out rows (the replication's own seed, issue 46 point 4); without
+    it --seed draws them, as before; the bootstrap's --seed then leaves them where they are."""
+    from divergence import scan
+
+    df = pd.read_csv(demo_csv)
+    kw = dict(outcome=["spend"], attributes=["sex", "region", "education"], min_support=0.05, holdout=0.5)
+    base = ["scan", str(demo_csv), "--outcome", "spend", "--attributes", "sex,region,education",
+            "--min-support", "0.05", "--holdout", "0.5"]
+    outs = {}
+    for name, extra in (("own", ["--holdout-seed", "3", "--seed", "1"]), ("seed", ["--seed", "3"])):
+        out = tmp_path / f"{name}.csv"
+        assert main(base + extra + ["--output", str(out)]) == 0
+        outs[name] = read(out)
+    want = scan(df, **kw, holdout_seed=3, seed=1).frame
+    np.testing.assert_array_equal(outs["own"]["spend_replicated"].to_numpy(), want["spend_replicated"].to_numpy())
+    # the same held-out rows either way: the replicated outcomes agree
+    np.testing.assert_array_equal(outs["own"]["spend_replicated"].to_numpy(), outs["seed"]["spend_replicated"].to_numpy())
+    other = scan(df, **kw, holdout_seed=4).frame
+    assert not np.array_equal(other["spend_replicated"].to_numpy(), want["spend_replicated"].to_numpy())

@@ -79,8 +79,8 @@ def _row_moments(counts: np.ndarray):
 def predictions_moved_p(counts: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per itemset, the one-sided test that its predictions, not its labels, moved toward chance:
     (estimate of ``moved``, its standard error, p-value); NaN for the whole dataset (row 0),
-    itemsets of fewer than two rows, and where an error or a minority share reaches 1/2 (the scale
-    ends there). ``group``: the partition each itemset is a cell of (itemsets on the same
+    itemsets of fewer than two rows, and where an error or a minority share is within three
+    standard errors of 1/2 (the scale ends there, and near it the delta method fails). ``group``: the partition each itemset is a cell of (itemsets on the same
     attributes; :func:`divergence.stats.defect_tests.attribute_groups`), pooled with each cell's own
     majority classes; the variance by the delta method, each row's influence on the slice and on
     the pooled partition (the slice is one of its cells)."""
@@ -112,7 +112,11 @@ def predictions_moved_p(counts: np.ndarray, group: np.ndarray) -> tuple[np.ndarr
         se = np.sqrt(np.maximum(var, 0.0))
         dof = np.maximum(n - 1.0, 1.0)
         p = np.where(se > 0, sp.stdtr(dof, -est / np.where(se > 0, se, 1.0)), np.where(est > 0, 0.0, 1.0))
-    tested = (n >= 2) & np.isfinite(est) & np.isfinite(se) & (big > n)
+    # the delta method needs each of the slice's 1 - 2x (error, minority shares) at least three
+    # standard errors from 0, where the scale ends: near an even split its curvature decides
+    with np.errstate(invalid="ignore", divide="ignore"):
+        clear = ((1.0 - 2.0 * mean) >= 6.0 * np.sqrt(mean * (1.0 - mean) / n[:, None])).all(axis=1)
+    tested = (n >= 2) & np.isfinite(est) & np.isfinite(se) & (big > n) & clear
     p = np.where(tested, p, np.nan)
     if p.size:
         p[0] = est[0] = se[0] = np.nan

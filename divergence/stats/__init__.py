@@ -1,7 +1,8 @@
 """The statistics of the mined slices: per-itemset tests (``stats``; Fisher's exact test in
 ``fisher``), the worst-slice assessment with intervals, corrections and verdicts (``assess``, by its steps: each
 slice's test and the family (``slice_tests``), the minimum size (``min_size``), the error metrics'
-defect tests (``defect_tests``; their reference models walked over the lattice in ``verdict_walk``),
+defect tests (``defect_tests``; their reference models walked over the lattice in ``verdict_walk``;
+the 0/1 error's predictions-moved test in ``verdict_predictions``),
 the replication's columns (``replication_columns``), bootstrap intervals (``bootstrap_intervals``),
 the distinct findings' columns (``findings_columns``)), shrinkage
 (``shrinkage``), distinct findings and the default order (``findings``; the fitted model whose

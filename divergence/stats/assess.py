@@ -56,6 +56,7 @@ from .min_size import DEFAULT_DELTA_RATE, DEFAULT_DELTA_SD, min_size_derivation,
 from .replication_columns import replication_columns, replication_input
 from .slice_tests import DivergenceTest, TestingFamily, testing_family
 from .stats import t_interval, wilson_interval
+from .verdict_predictions import add_moved_tests, promote_moved_defects
 from ..prepare.tallies import metric_tallies
 from ..vocabulary import FAMILIES, VERDICTS
 from ..scores import add_scores
@@ -126,6 +127,8 @@ def assess(
     if has_errors:
         step("the verdicts' reference models")
     defects = measure_defects(table, walk if has_rows else None, alpha, st.correction, st.family)
+    if has_rows:
+        add_moved_tests(table, defects.parts, walk)
     boot: dict = {}
     if st.bootstrap and has_rows:
         step("bootstrap intervals")
@@ -240,6 +243,9 @@ def _metric_columns(table, k: int, m, cols: dict, test: "DivergenceTest", fam: T
     cols[f"{name}_verdict"] = _verdicts(div, significant, meets, replicated, part,
                                         {t: defects.q[t][name] for t in defects.q} if part is not None else None,
                                         alpha)
+    if part is not None and part.get("moved_p") is not None:
+        cols[f"{name}_verdict"] = promote_moved_defects(cols[f"{name}_verdict"], part["moved_p"], part["p"]["harder"],
+                                                        1.0 - fam.level[name])
     return info, tested
 
 

@@ -79,23 +79,30 @@ _EXPORTS = {
 __all__ = list(_EXPORTS)
 
 if TYPE_CHECKING:  # what type checkers and editors see
-    from .explain.adhoc import MeasuredSlice, measure_slice, overlap
-    from .kernels.compiled import never_compile_here
-    from .stats.assess import VERDICTS, assess, support_for_min_size
-    from .data.columns import AttributeScreen, screen_attributes
     from .comparison.compare import COMPARE_VERDICTS, Comparison, compare
-    from .prepare.discretize import AttributeBins, Discretized, discretize
+    from .data.columns import AttributeScreen, screen_attributes
+    from .data.roles import RoleGuess, guess_roles
     from .engines.duckdb_engine import mine_duckdb, scan_duckdb
+    from .engines.spark_engine import scan_spark
     from .errors import DivergenceBudgetError, DivergenceInputError, DivergenceOutputError, DivergenceTimeLimitWarning
+    from .explain.adhoc import MeasuredSlice, measure_slice, overlap
+    from .explain.shapley import (
+        corrective_items,
+        global_divergence,
+        individual_divergence,
+        item_contributions,
+        prune_redundant,
+        redundant_itemsets,
+        shapley_matrix,
+    )
+    from .kernels.compiled import never_compile_here
+    from .kernels.processes import set_workers
+    from .prepare.discretize import AttributeBins, Discretized, discretize
     from .prepare.outcomes import Outcome, build_outcomes
     from .report.plan import SlicePlan, load_plan, save_plan
-    from .kernels.processes import set_workers
-    from .settings import Settings
-    from .data.roles import RoleGuess, guess_roles
     from .scan import MinedTable, mine, scan
-    from .explain.shapley import (corrective_items, global_divergence, individual_divergence, item_contributions,
-                          prune_redundant, redundant_itemsets, shapley_matrix)
-    from .engines.spark_engine import scan_spark
+    from .settings import Settings
+    from .stats.assess import VERDICTS, assess, support_for_min_size
     from .table import MetricInfo, SliceTable
 
 
@@ -138,6 +145,7 @@ def _notebook(name: str):
 
 
 from . import hooks as _hooks  # noqa: E402 - after the package module is in place
+
 
 def _evaluate(*args, **kwargs):
     """``SliceTable.evaluate``, imported when first called."""

@@ -6,8 +6,9 @@ progress reports while it runs, and the sentence that says what a cut request ho
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Sequence, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 if TYPE_CHECKING:  # numpy is not needed to read the limits (the command line's defaults)
     import numpy as np

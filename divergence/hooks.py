@@ -6,7 +6,7 @@ package is imported, and imported themselves only when first called (``import di
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 __all__ = ["VIEWS", "view"]
 

@@ -1,19 +1,20 @@
 """scan(): a model's outputs -> prepare (:mod:`divergence.prepare.prepared`) -> mine -> statistics -> SliceTable."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 
 from .budget import ProgressCallback
+from .kernels.processes import asking
+from .mining.mined import mine_prepared
 from .prepare.model_outputs import apply_models
 from .prepare.outcomes import Outcome
 from .prepare.prepared import prepare
 from .prepare.replication_rows import needs_its_table
-from .kernels.processes import asking
 from .prepare.score_threshold import settle_threshold, with_note
 from .settings import Settings
-from .mining.mined import mine_prepared
 from .stats.tabulate import measure, tell
 from .table import SliceTable
 

@@ -20,14 +20,33 @@ from here.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from .budget import MAX_SLICES, MAX_WORK, TIME_LIMIT
 from .errors import DivergenceInputError
-from .fields.kinds import (MSG_NOT_MAPPING, MSG_UNKNOWN_KEY, MSG_UNKNOWN_SETTING, SUPPORT_TOLERANCE,
-                             BinSpecs, Columns, Flag, Gamma, Integer, Kind, Names, OneOf, PerMetric, Real, Support,
-                             Text, input_error, min_count_for, support_text)
+from .fields.kinds import (
+    MSG_NOT_MAPPING,
+    MSG_UNKNOWN_KEY,
+    MSG_UNKNOWN_SETTING,
+    SUPPORT_TOLERANCE,
+    BinSpecs,
+    Columns,
+    Flag,
+    Gamma,
+    Integer,
+    Kind,
+    Names,
+    OneOf,
+    PerMetric,
+    Real,
+    Support,
+    Text,
+    input_error,
+    min_count_for,
+    support_text,
+)
 from .fields.sections import REPLICATION_FIELDS, Compare, Explain, Mining, Replication, Roles, Slicing, Statistics
 from .vocabulary import DEFAULT_MIN_SUPPORT
 
@@ -130,7 +149,7 @@ class Settings:
     compare: Compare = field(default_factory=Compare)
 
     @classmethod
-    def from_keywords(cls, **kw: Any) -> "Settings":
+    def from_keywords(cls, **kw: Any) -> Settings:
         """Settings from flat keywords (``scan()``'s); ``holdout=share`` is replication by holdout,
         drawn from ``holdout_seed`` (without it, from ``seed``, as the keywords always did). An
         unknown keyword is refused by name."""
@@ -150,7 +169,7 @@ class Settings:
         return cls(**{name: _SECTIONS[name](**values) for name, values in parts.items()})
 
     @classmethod
-    def from_sections(cls, sections: Mapping[str, Any]) -> "Settings":
+    def from_sections(cls, sections: Mapping[str, Any]) -> Settings:
         """Settings from a plan's sections (``scan``, ``statistics``, ``explain``, ``replication``);
         each section's unknown keys are refused by name."""
         scan = _section(sections, "scan", scan_keys())
@@ -169,7 +188,7 @@ class Settings:
         return cls(**{name: _SECTIONS[name](**values) for name, values in parts.items()})
 
     @classmethod
-    def resolve(cls, settings: "Settings | None", keywords: Mapping[str, Any]) -> "Settings":
+    def resolve(cls, settings: Settings | None, keywords: Mapping[str, Any]) -> Settings:
         """The settings of a call that takes a ``Settings``, its fields as keywords, or both (the
         keywords change those fields): how ``scan``, ``scan_duckdb`` and ``compare`` read theirs."""
         if settings is None:
@@ -201,7 +220,7 @@ class Settings:
                "compare": _changed(self.compare)}
         return {k: v for k, v in out.items() if v or k == "scan"}
 
-    def replace(self, **kw: Any) -> "Settings":
+    def replace(self, **kw: Any) -> Settings:
         """A copy with some flat keywords changed (validated again); the replication is kept
         unless ``holdout`` is among them."""
         base = {k: v for k, v in self.keywords().items()}

@@ -3,20 +3,20 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
+from .data.csv_writer import FORMULA_START, formula_safe, write_csv
+from .errors import DivergenceInputError
+from .hooks import view
 from .prepare.discretize import AttributeBins
 from .prepare.kept_rows import KeptRows
 from .prepare.replication_rows import ReplicationRows
 from .prepare.tallies import MetricInfo
-from .data.csv_writer import FORMULA_START, formula_safe, write_csv
-from .errors import DivergenceInputError
-from .hooks import view
 
 __all__ = ["SliceTable", "Lattice", "MetricInfo", "MetricStatistics", "Assessment", "MinSize", "write_csv", "formula_safe", "FORMULA_START",
            "split_items", "find_metric", "metric_column"]
@@ -197,7 +197,7 @@ class MetricStatistics:
         return view("statistics_html")(self)
 
     @classmethod
-    def of(cls, table: "SliceTable", metric: str | None = None) -> "MetricStatistics":
+    def of(cls, table: SliceTable, metric: str | None = None) -> MetricStatistics:
         """The statistics of ``metric`` (the first when None) in ``table``."""
         info = table.metric(metric)
         m, cols = info.name, table.columns
@@ -282,7 +282,7 @@ class SliceTable:
     #: what is computed once from the itemsets and their bins alone (not from the columns)
     _OF_ITEMSETS = ("item_labels", "lengths", "itemsets", "_itemset_array", "_hash_index", "_fp_index")
 
-    def with_columns(self, **changes) -> "SliceTable":
+    def with_columns(self, **changes) -> SliceTable:
         """This table with other columns, metrics, notes or parts (``dataclasses.replace``), keeping
         what was computed from its itemsets (their strings, lengths and lookup index: a table of
         10⁵ itemsets spends a second on them) when neither the itemsets nor their bins change."""

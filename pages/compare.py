@@ -4,16 +4,30 @@ from __future__ import annotations
 import streamlit as st
 
 from divergence import COMPARE_VERDICTS, DivergenceInputError, vocabulary
-from divergence.present.compare_views import (change_contribution_figure, change_interval_figure, compare_display_frame,
-                                              compare_headline, compare_table_figure, compare_view,
-                                              headline_change_caption, worst_slice)
-from divergence.present.formats import md_code, md_text
-from divergence.report.plan import dump_plan
+from divergence.present.compare_views import (
+    change_contribution_figure,
+    change_interval_figure,
+    compare_display_frame,
+    compare_headline,
+    compare_table_figure,
+    compare_view,
+    headline_change_caption,
+    worst_slice,
+)
 from divergence.present.export import table_csv
-from divergence.present.formats import (format_count, format_divergence, format_p, format_percent, format_value,
-                                        verdict_label)
+from divergence.present.formats import (
+    format_count,
+    format_divergence,
+    format_p,
+    format_percent,
+    format_value,
+    md_code,
+    md_text,
+    verdict_label,
+)
+from divergence.report.plan import dump_plan
 from ui import cache, compare, data, render, settings, state
-from ui.state import K, KC
+from ui.state import KC, K
 
 render.page_setup()
 
@@ -91,7 +105,7 @@ if len(worst):
              f"{format_count(c.details[metric + '_count'][worst.index[0]])} rows "
              f"({format_divergence(r[metric + '_change'], b)}, q = {format_p(r[metric + '_change_q'])}); "
              f"{format_count(h['verdicts']['worse'])} slices are worse"
-             + ((f", 1 of them a distinct finding (the others are explained by it: worse only because they hold "
+             + ((", 1 of them a distinct finding (the others are explained by it: worse only because they hold "
                  "its rows, or neither)" if h["findings"]["worse"] == 1 else
                  f", {format_count(h['findings']['worse'])} of them distinct findings (the others are explained by "
                  "them: worse only because they hold a finding's rows, or neither)") if h.get("findings") else "")

@@ -8,8 +8,8 @@ import streamlit as st
 
 from divergence import DivergenceInputError, vocabulary
 from divergence.data.columns import screen_summary
-from divergence.present.formats import format_count, md_code, md_text
 from divergence.present.columns import preview_frame
+from divergence.present.formats import format_count, md_code, md_text
 from ui import cache, compare, data, render, settings, state
 from ui.state import K
 

@@ -4,13 +4,27 @@ from __future__ import annotations
 import streamlit as st
 
 from divergence import DivergenceInputError
-from divergence.present.figures import LATTICE_MAX_ITEMS, contribution_figure, item_values_figure, lattice_figure
+from divergence.present.export import (
+    PNG_EXPORTER,
+    export_caption,
+    figure_html,
+    figure_png,
+    png_supported,
+    table_csv,
+    titled_figure,
+    warm_png_exporter,
+)
+from divergence.present.figures import (
+    LATTICE_MAX_ITEMS,
+    contribution_figure,
+    interval_figure,
+    item_values_figure,
+    lattice_figure,
+    slice_table_figure,
+)
 from divergence.present.formats import format_count, md_text
-from divergence.report.plan import dump_plan
-from divergence.present.export import (PNG_EXPORTER, export_caption, figure_html, figure_png, png_supported, table_csv,
-                                       titled_figure, warm_png_exporter)
 from divergence.present.views import display_frame
-from divergence.present.figures import interval_figure, slice_table_figure
+from divergence.report.plan import dump_plan
 from ui import cache, data, render, run, settings, state
 from ui.state import K
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from divergence import DivergenceInputError
-from divergence.present.figures import overlap_figure
+from divergence.present.figures import interval_figure, overlap_figure
 from divergence.present.formats import FINDING_VERDICTS, GLOSSARY, format_count, format_percent, md_text
-from divergence.present.figures import interval_figure
 from ui import cache, render, state
 from ui.state import K
 

@@ -1,12 +1,11 @@
 """Step 2: the metric(s), the thresholds and the statistics settings; the run button."""
 from __future__ import annotations
 
-
 import streamlit as st
 
 from divergence import outcome_rules, vocabulary
-from divergence.settings import min_count_for
 from divergence.present.formats import format_count, format_percent, md_code, md_text
+from divergence.settings import min_count_for
 from ui import data, job, render, run, settings, state
 from ui.state import K
 

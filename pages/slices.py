@@ -5,11 +5,25 @@ from __future__ import annotations
 import streamlit as st
 
 from divergence import VERDICTS, DivergenceInputError, vocabulary
-from divergence.present.formats import (GLOSSARY, family_sentence, VERDICT_TEXT, format_count,
-                                format_divergence, format_interval, format_number, format_p, format_percent,
-                                format_threshold, format_value, html_text, md_code, md_text, verdict_ink)
-from divergence.present.views import default_ascending, redundancy_epsilon, sort_options
 from divergence.present.cards import findings_header, headline, headline_tiles, verdict_evidence
+from divergence.present.formats import (
+    GLOSSARY,
+    VERDICT_TEXT,
+    family_sentence,
+    format_count,
+    format_divergence,
+    format_interval,
+    format_number,
+    format_p,
+    format_percent,
+    format_threshold,
+    format_value,
+    html_text,
+    md_code,
+    md_text,
+    verdict_ink,
+)
+from divergence.present.views import default_ascending, redundancy_epsilon, sort_options
 from ui import cache, render, state
 from ui.state import K
 

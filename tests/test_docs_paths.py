@@ -8,7 +8,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from conftest import FAST_ANYWAY, SLOW
 
 ROOT = Path(__file__).resolve().parents[1]

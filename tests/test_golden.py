@@ -25,7 +25,6 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import DATA_DIR, data_file
 from golden_cases import CASES, GOLDEN, SCREENS, run_case, screens
 

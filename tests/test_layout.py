@@ -345,7 +345,8 @@ def test_every_label_of_a_vocabulary_word_is_in_the_vocabulary():
     """A mapping from a setting's words (the corrections, the tasks, the replication kinds, the metrics)
     to what people read is written once, in ``divergence/vocabulary.py``: nowhere else in the package,
     the dashboard or its pages; and it labels every word."""
-    from divergence import outcome_rules, vocabulary as v
+    from divergence import outcome_rules
+    from divergence import vocabulary as v
 
     word_sets = [set(v.CORRECTIONS), set(v.TASKS), set(v.REPLICATION_KINDS), set(v.FAMILIES), set(v.BINNINGS),
                  set(outcome_rules.CLASSIFICATION_METRICS)]

@@ -7,8 +7,8 @@ import json
 import re
 
 import pytest
-
 from conftest import ROOT
+
 from divergence.data.datasets import DEMO_TRUTH
 
 nbformat = pytest.importorskip("nbformat", reason="nbformat and nbclient (requirements-dev.txt) run the notebook")
@@ -60,8 +60,8 @@ def test_a_figure_without_png_embeds_plotly_js_once(monkeypatch):
     """Where kaleido or Chromium is missing, the first figure's HTML carries plotly.js, the later ones
     draw with it: an HTML export shows both offline."""
     import divergence as dv
-    from divergence.present import export, notebook
     from divergence.data.datasets import DEMO_ROLES, load_demo
+    from divergence.present import export, notebook
 
     monkeypatch.setattr(export, "png_supported", lambda: False)
     monkeypatch.setitem(notebook._PLOTLYJS, "sent", False)

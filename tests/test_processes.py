@@ -10,8 +10,8 @@ import divergence
 from divergence import DivergenceInputError
 from divergence.kernels import warm
 from divergence.kernels.compiled import load_build, mode
-from divergence.mining import mining, shorter
 from divergence.kernels.processes import asking, free_cores, set_workers, workers
+from divergence.mining import mining, shorter
 
 needs_two = pytest.mark.skipif(free_cores() < 2, reason="a second process needs two cores")
 

@@ -7,8 +7,8 @@ import sys
 
 import numpy as np
 import pandas as pd
-
 from conftest import ROOT, data_file
+
 from divergence import scan
 
 #: columns of the raw COMPAS file no slice may use: names, ids, case numbers, dates,

@@ -8,8 +8,8 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import ROOT, data_file
+
 from divergence import scan
 
 ROLES = dict(target="class", prediction="predicted", positive=1, metrics=["fpr", "fnr"])

@@ -121,13 +121,13 @@ def test_importing_the_engine_never_imports_streamlit():
 
 def test_mine_table_then_measure_equals_scan_on_rows():
     """The seam for engines that group rows elsewhere: distinct rows plus tallies suffice."""
-    from divergence.data.datasets import DEMO_ATTRIBUTES, load_demo
-    from divergence.mining.mining import compress
-    from divergence.prepare.row_weights import outcome_weights
-    from divergence.prepare.outcomes import build_outcomes
-    from divergence.mining.mined import mine_table
-    from divergence.stats.tabulate import measure
     from divergence import assess, discretize
+    from divergence.data.datasets import DEMO_ATTRIBUTES, load_demo
+    from divergence.mining.mined import mine_table
+    from divergence.mining.mining import compress
+    from divergence.prepare.outcomes import build_outcomes
+    from divergence.prepare.row_weights import outcome_weights
+    from divergence.stats.tabulate import measure
 
     df = load_demo(4000)
     roles = dict(target="defaulted", prediction="predicted_default", positive="yes", metrics=["fpr", "error"])

@@ -1,12 +1,20 @@
 """The settings model: validated once, with exact messages; plan sections derived from it."""
 from __future__ import annotations
 
-
 import pytest
 
 from divergence.errors import DivergenceInputError
-from divergence.settings import (Compare, Mining, Replication, Roles, Settings, Slicing, Statistics,
-                                 scan_keys, section_keys)
+from divergence.settings import (
+    Compare,
+    Mining,
+    Replication,
+    Roles,
+    Settings,
+    Slicing,
+    Statistics,
+    scan_keys,
+    section_keys,
+)
 
 
 def _msg(fn, **kw) -> str:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from typed_reads import CAPPED, count_reads, reads_in
 
 #: the cap on ``f"{m}_…"``-style reads in present/, report/, explain/, cli/, ui/ and pages/ together

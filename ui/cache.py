@@ -24,12 +24,12 @@ import divergence.explain.adhoc
 from divergence import Settings, SliceTable
 from divergence.data.columns import AttributeScreen
 from divergence.data.datasets import load_demo
-from divergence.report.plan import dump_plan, parse_plan
-from divergence.present.views import SliceView, slice_view
-from divergence.present.columns import describe_columns
 from divergence.data.roles import distinct_values
 from divergence.present.cards import findings
+from divergence.present.columns import describe_columns
 from divergence.present.export import table_csv
+from divergence.present.views import SliceView, slice_view
+from divergence.report.plan import dump_plan, parse_plan
 
 # ----------------------------------------------------------------------------- work kept off the server
 

@@ -16,11 +16,11 @@ import pandas as pd
 import streamlit as st
 
 from divergence import DivergenceInputError
+from divergence.data.io import LoadedTable, load_table
+from divergence.data.roles import guess_roles
 from divergence.engines.duckdb_engine import files_under, preview_source
 from divergence.present.formats import md_code, md_text
-from divergence.data.io import LoadedTable, load_table
 from divergence.report.plan import parse_plan
-from divergence.data.roles import guess_roles
 from ui import cache, job, pool, settings, state, worker
 from ui.state import BUILT_IN, DEMO_SETTINGS, KC, LOCAL_PATH, K
 

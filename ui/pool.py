@@ -19,11 +19,12 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing import spawn
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 __all__ = ["START_METHOD", "CANCEL_GRACE", "ORPHAN_GRACE", "WATCH_EVERY", "WAITING", "WorkerLimits", "WorkerPool",
            "Job", "limits_from", "resident_bytes", "die_with_parent", "send_result", "receive_result", "context",
@@ -171,7 +172,7 @@ class Job:
     #: the worker's body: ``target(request, conn, forked_by_server)``, importable by name
     target: ClassVar[Callable]
     preload: ClassVar[tuple] = ()
-    pool: ClassVar["WorkerPool"]
+    pool: ClassVar[WorkerPool]
 
     request: Any
     label: str = ""
@@ -430,7 +431,7 @@ class WorkerPool:
         with self._cond:
             self._cond.notify_all()
 
-    def acquire(self, job: "Job") -> bool:
+    def acquire(self, job: Job) -> bool:
         """Wait until ``job`` may start (a free worker, the jobs before it started); False when it
         was cancelled or its session closed meanwhile."""
         with self._cond:
@@ -454,7 +455,7 @@ class WorkerPool:
                 self.queue.remove(job)
                 self._cond.notify_all()
 
-    def release(self, job: "Job") -> None:
+    def release(self, job: Job) -> None:
         with self._cond:
             if job in self.running:
                 self.running.remove(job)

@@ -9,14 +9,28 @@ import streamlit as st
 
 import divergence
 from divergence import DivergenceInputError, SliceTable, vocabulary
-from divergence.stats.min_size import min_size_derivation
 from divergence.budget import TIME_CUT
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH
-from divergence.present.formats import (column_help, format_count, format_number, format_percent, md_text, rgba,
-                                        verdict_color, verdict_legend)
-from divergence.present.views import (SliceView, default_ascending, display_frame, display_sort_columns,
-                                      redundancy_epsilon, sort_options)
-from divergence.present.formats import metric_label
+from divergence.present.formats import (
+    column_help,
+    format_count,
+    format_number,
+    format_percent,
+    md_text,
+    metric_label,
+    rgba,
+    verdict_color,
+    verdict_legend,
+)
+from divergence.present.views import (
+    SliceView,
+    default_ascending,
+    display_frame,
+    display_sort_columns,
+    redundancy_epsilon,
+    sort_options,
+)
+from divergence.stats.min_size import min_size_derivation
 from ui import cache, data, job, run, settings, state
 from ui.state import BUILT_IN, DEMO_SETTINGS, K
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime
 import json
-from typing import Callable
+from collections.abc import Callable
 
 import streamlit as st
 
@@ -25,7 +25,7 @@ def _session_alive() -> Callable[[], bool] | None:
 def _result_labels() -> dict:
     """What a result must carry to be labelled with the data and settings it came from, read
     when it is computed: the data in words (for captions and reports) and the time."""
-    now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    now = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
     return dict(data_label=data.data_label(), data_caption=data.data_caption(), data_name=state.get(K.DATA_NAME),
                 created=now.isoformat().replace("+00:00", "Z"))
 

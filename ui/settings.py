@@ -15,18 +15,17 @@ import json
 import pandas as pd
 
 from divergence import DivergenceInputError
-from divergence.data.columns import AttributeScreen
-from divergence.outcome_rules import CLASSIFICATION_METRICS, DEFAULT_METRICS
-from divergence.report.plan import SlicePlan, dump_plan
-from divergence.settings import (MAX_WORK, TIME_LIMIT, Compare, Mining, Replication, Roles, Settings,
-                                 Slicing, Statistics)
+from divergence.data.columns import AttributeScreen, role_columns
 from divergence.data.roles import RoleGuess, distinct_values, guess_positive
-from divergence.data.columns import role_columns
-from divergence.present.columns import parse_bin_spec
+from divergence.outcome_rules import CLASSIFICATION_METRICS, DEFAULT_METRICS
 from divergence.prepare.replication_rows import split_rows
 from divergence.prepare.score_threshold import score_threshold
+from divergence.present.columns import parse_bin_spec
+from divergence.report.plan import SlicePlan, dump_plan
+from divergence.settings import MAX_WORK, TIME_LIMIT, Compare, Mining, Replication, Roles, Settings, Slicing, Statistics
 from ui import cache, state
 from ui.state import BUILT_IN, KC, K
+
 
 def default_metrics(task: str) -> list[str]:
     """The metrics a task starts with, the engine's (none for ranking and a numeric outcome: they

@@ -22,7 +22,8 @@ back as the user's choice.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import streamlit as st
 
@@ -30,8 +31,21 @@ from divergence import DivergenceInputError, Settings
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES
 from divergence.errors import shown
 from divergence.present.formats import md_text
-from divergence.settings import (Columns, Flag, Integer, Kind, Names, OneOf, PerMetric, Real, Support, Text, section,
-                                 section_keys, setting_field)
+from divergence.settings import (
+    Columns,
+    Flag,
+    Integer,
+    Kind,
+    Names,
+    OneOf,
+    PerMetric,
+    Real,
+    Support,
+    Text,
+    section,
+    section_keys,
+    setting_field,
+)
 from ui import cache
 
 BUILT_IN = "built-in"

@@ -14,8 +14,9 @@ from __future__ import annotations
 import signal
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
 

@@ -33,8 +33,8 @@ DATA = Path(os.environ.get("DIVERGENCE_DATA", ROOT.parent / "shared" / "data"))
 
 from divergence import assess, redundant_itemsets, scan  # noqa: E402
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo  # noqa: E402
-from divergence.present.views import display_frame, slice_view
 from divergence.present.figures import slice_table_figure
+from divergence.present.views import display_frame, slice_view
 
 STATS = dict(confidence=0.95, correction="bh", bootstrap=200, seed=0)
 
@@ -50,9 +50,8 @@ def best(fn, repeat: int = 3) -> float:
 
 
 def first_open() -> float:
-    from streamlit.testing.v1 import AppTest
-
     import streamlit as st
+    from streamlit.testing.v1 import AppTest
 
     st.cache_data.clear()
     st.cache_resource.clear()

@@ -56,10 +56,10 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
+    import importlib
+
     import divergence.stats.findings as findings_module
     from divergence import scan
-
-    import importlib
 
     assess_module = importlib.import_module("divergence.stats.findings_columns")
     real = assess_module.distinct_findings

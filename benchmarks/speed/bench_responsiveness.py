@@ -203,9 +203,8 @@ def measure_wide(app_dir: Path, rows: int) -> dict:
     health endpoint's answers meanwhile, and the result's line."""
     import tempfile
 
-    from playwright.sync_api import sync_playwright
-
     from bench_raw import synthetic  # beside this script
+    from playwright.sync_api import sync_playwright
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -154,7 +154,7 @@ def main() -> None:
         for s in (0.1, 0.05, 0.01, 0.005, 0.001):
             cases.append((name, dict(kind="file", path=str(path), support=s), path))
     for n in (100_000, 1_000_000) + (() if args.quick else (10_000_000,)):
-        cases.append((f"synthetic", dict(kind="synthetic", rows=n, support=0.01, repeat=1 if n >= 10**7 else 3),
+        cases.append(("synthetic", dict(kind="synthetic", rows=n, support=0.01, repeat=1 if n >= 10**7 else 3),
                       None))
     data_dir = ROOT / "benchmarks" / "data"
     for name, spec, path in cases:

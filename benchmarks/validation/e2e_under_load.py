@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         stop.set()
         for p in busy:
             p.join(5)
-    print(f"\n| run | passed | failed | skipped | seconds | load (1 min) | failed tests |\n|---:|---:|---:|---:|---:|---:|---|")
+    print("\n| run | passed | failed | skipped | seconds | load (1 min) | failed tests |\n|---:|---:|---:|---:|---:|---:|---|")
     for run, passed, failed, skipped, took, load, names in rows:
         print(f"| {run} | {passed} | {failed} | {skipped} | {took:.0f} | {load:.1f} | {', '.join(names) or '-'} |")
     print(f"\n{args.busy} busy processes on {os.cpu_count()} cores")

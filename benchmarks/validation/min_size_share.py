@@ -10,8 +10,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT.parent / "shared" / "data"
 import pandas as pd  # noqa: E402
+
 from divergence import scan  # noqa: E402
 from divergence.data.io import load_table  # noqa: E402
+
 raw = load_table(DATA / "compas-scores-two-years.csv").frame
 cases = [("raw COMPAS, s = 0.02", raw, dict(target="two_year_recid", score="decile_score", threshold=8, positive=1, metrics=["fpr","fnr"], min_support=0.02)),
          ("Adult, s = 0.005 exhaustive", pd.read_csv(DATA / "adult_discretized.csv"), dict(target="class", prediction="predicted", positive=1, metrics=["fpr","fnr"], min_support=0.005, exhaustive=True))]

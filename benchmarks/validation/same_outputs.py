@@ -50,7 +50,7 @@ def write(root: Path, out: Path) -> None:
     os.chdir(root)
     py = sys.executable
     demo = out / "demo.csv"
-    from divergence.data.datasets import load_demo, load_demo_models, DEMO_ROLES
+    from divergence.data.datasets import DEMO_ROLES, load_demo, load_demo_models
     load_demo().to_csv(demo, index=False)
     two = out / "two.csv"
     load_demo_models().to_csv(two, index=False)
@@ -94,7 +94,7 @@ def write(root: Path, out: Path) -> None:
     run("report", out / "plan.yaml", demo, "-o", out / "report.html", "--title", "T")
     # figures
     from divergence import compare, scan
-    from divergence.present import views, figures
+    from divergence.present import figures, views
     try:  # the slice view's figures and the export moved out of views (issue 29: views split by job)
         from divergence.present import export
     except ImportError:
@@ -104,7 +104,7 @@ def write(root: Path, out: Path) -> None:
         from divergence.present import compare_views as cv
     except ImportError:
         from divergence.comparison import compare_views as cv
-    from divergence.explain.shapley import item_contributions, global_divergence
+    from divergence.explain.shapley import global_divergence, item_contributions
     t = scan(load_demo(), **c, min_support=0.03, bootstrap=100, seed=0)
     figs = {}
     top = t.top(20, metric="fpr")

@@ -21,7 +21,7 @@ _FIXTURES = runpy.run_path(str(ROOT / "tests" / "screen_fixtures.py"))
 post_outcome, two_models = _FIXTURES["post_outcome"], _FIXTURES["two_models"]
 
 from divergence import screen_attributes  # noqa: E402
-from divergence.data.column_rules import MARK_ROWS, MARK_SHARE, auc_of, _kappa, model_of, groups, loo_accuracy  # noqa: E402
+from divergence.data.column_rules import MARK_ROWS, MARK_SHARE, _kappa, auc_of, groups, loo_accuracy, model_of  # noqa: E402
 from divergence.data.io import load_table  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"

@@ -18,7 +18,6 @@ import argparse
 import time
 
 import numpy as np
-
 from sim_error_rates import Row
 
 ALPHA = 0.05

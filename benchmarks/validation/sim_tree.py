@@ -21,7 +21,6 @@ import time
 import numpy as np
 import pandas as pd
 
-
 from divergence import scan  # noqa: E402
 
 LOW, HIGH = 0.42, 0.58

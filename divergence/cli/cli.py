@@ -9,15 +9,15 @@ import argparse
 import dataclasses
 import os
 import sys
-from typing import Literal, Sequence
+from collections.abc import Sequence
+from typing import Literal
 
 from ..budget import TIME_CUT
 from ..errors import DivergenceInputError, DivergenceTimeLimitWarning
-from .outputs import refuse_output_over_input
-from .terminal import Inert
 from ..kernels.processes import asking, free_cores
 from ..vocabulary import QUANTILE_MODES, REPORT_SORTS, SCAN_ENGINES
-
+from .outputs import refuse_output_over_input
+from .terminal import Inert
 
 __all__ = ["main", "build_parser", "console"]
 
@@ -261,8 +261,8 @@ def _sorted_frame(table, sort_by: str):
     first (largest first; p- and q-values smallest first)."""
     import numpy as np
 
-    from ..scores import sort_column
     from ..present.views import default_ascending
+    from ..scores import sort_column
 
     sorted_table, col = sort_column(table, sort_by, None)
     frame = sorted_table.frame

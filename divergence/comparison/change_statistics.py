@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 
 from ..errors import DivergenceInputError
 from ..stats.paired import paired_proportion_interval
-from ..stats.stats import (MIN_SIZE_POWER, corrected_level, interval_min_size, paired_min_size, smallest_enough,
-                           z_value)
+from ..stats.stats import MIN_SIZE_POWER, corrected_level, interval_min_size, paired_min_size, smallest_enough, z_value
 from ..table import MetricInfo, MinSize, SliceTable
 
 __all__ = ["CompareMetric", "ChangeStatistics", "change_column", "TABLE_FIELDS", "DETAIL_FIELDS",

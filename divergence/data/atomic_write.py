@@ -11,8 +11,8 @@ import re
 import secrets
 import stat
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ..errors import DivergenceOutputError
 from .bounded_reading import env_number, first_line

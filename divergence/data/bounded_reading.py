@@ -81,7 +81,7 @@ class ReadLimits:
     max_columns: int = 100_000
 
     @classmethod
-    def default(cls, **changes) -> "ReadLimits":
+    def default(cls, **changes) -> ReadLimits:
         base = cls(max_ratio=env_number("DIVERGENCE_MAX_INFLATE_RATIO", 100.0),
                    max_text=int(env_number("DIVERGENCE_MAX_TEXT_BYTES", 16 << 30)),
                    max_memory=int(env_number("DIVERGENCE_MAX_TABLE_BYTES", available_memory() / 2)),
@@ -152,7 +152,7 @@ class _Bounded(io.RawIOBase):
             super().close()
 
 
-def _check_inflation(out: int, compressed: int, limits: "ReadLimits", label: str, how: str = "declared") -> None:
+def _check_inflation(out: int, compressed: int, limits: ReadLimits, label: str, how: str = "declared") -> None:
     """Refuse a decompressed size past :class:`ReadLimits`: ``out`` bytes come (or would come, as a zip
     member declares) out of ``compressed``; ``how`` says which, in the message."""
     if out > limits.max_text:
@@ -188,7 +188,7 @@ class DataInput:
     compression: str | None
 
     @classmethod
-    def of(cls, source, name: str | None = None, label: str | None = None) -> "DataInput":
+    def of(cls, source, name: str | None = None, label: str | None = None) -> DataInput:
         if isinstance(source, DataInput):
             return source
         if isinstance(source, io.BytesIO):  # Streamlit's UploadedFile too: getvalue() gives the bytes it
@@ -287,7 +287,7 @@ def check_estimate(est: TableEstimate | None, limits: ReadLimits, label: str) ->
         "dashboard: a local path), or read fewer columns.")
 
 
-def drain(inp: "DataInput", limits: ReadLimits) -> int:
+def drain(inp: DataInput, limits: ReadLimits) -> int:
     """Decompress the whole stream without keeping it (the limits apply): its size in bytes."""
     total = 0
     with inp.text(limits) as fh:

@@ -13,15 +13,15 @@ reason per column, so the command line and the dashboard can say what was left o
 from __future__ import annotations
 
 import re
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
-from typing import Container, Sequence
 
 import numpy as np
 import pandas as pd
 
+from ..errors import DivergenceInputError
 from .column_kinds import is_date_column, is_datetime, is_row_index, is_text, text_sample
 from .column_rules import MIN_ROWS, check_deadline, model_rules, near_copies, scores_behind
-from ..errors import DivergenceInputError
 from .nested import nested_notes, unsupported_kind
 from .personal import OVERRIDES, PERSONAL, personal_kind, personal_notes
 from .rival_rules import same_scale

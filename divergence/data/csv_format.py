@@ -9,8 +9,8 @@ import csv
 import io
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import pandas as pd
 
@@ -137,7 +137,7 @@ def _head_of(source, name: str | None) -> bytes:
         return fh.read(SNIFF_BYTES)
 
 
-def estimate_csv(inp: "DataInput", d: CsvDialect, limits: ReadLimits,
+def estimate_csv(inp: DataInput, d: CsvDialect, limits: ReadLimits,
                  sample_bytes: int = 1 << 20) -> TableEstimate | None:
     """Rows x columns and memory of a CSV file's frame, from its first ``sample_bytes`` (decompressed);
     None when the sample cannot be parsed (the full read then says why)."""
@@ -181,7 +181,7 @@ def estimate_csv(inp: "DataInput", d: CsvDialect, limits: ReadLimits,
     return TableEstimate(rows, df.shape[1], int(per_row * rows), text=int(total))
 
 
-def check_columns(inp: "DataInput", d: CsvDialect, limits: ReadLimits, label: str) -> None:
+def check_columns(inp: DataInput, d: CsvDialect, limits: ReadLimits, label: str) -> None:
     """Refuse a header of more than ``limits.max_columns`` names, counted on the first line's bytes
     (read in blocks, no further than the count needs): pandas builds a frame of a million columns
     in minutes, and takes quadratic time over repeated names."""
@@ -284,7 +284,7 @@ def _read_csv(data, d: CsvDialect, encoding: str) -> pd.DataFrame:
                        compression=None, **_names(d))
 
 
-def read_csv_stream(inp: "DataInput", d: CsvDialect, label: str, limits: ReadLimits) -> tuple[pd.DataFrame, str]:
+def read_csv_stream(inp: DataInput, d: CsvDialect, label: str, limits: ReadLimits) -> tuple[pd.DataFrame, str]:
     """The frame and the encoding it was read with (UTF-8 first, then cp1252, then Latin-1),
     read from the (decompressed) stream: no copy of the file's bytes."""
     encodings = {"utf-8": ["utf-8", "cp1252", "latin-1"], "cp1252": ["cp1252", "latin-1"]}.get(

@@ -16,16 +16,38 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Union
+from typing import IO
 
 import pandas as pd
 
 from ..errors import DivergenceInputError
 from .atomic_write import remove_stale_temporaries, write_atomically
-from .bounded_reading import (MAGIC, DataInput, ReadLimits, TableEstimate, available_memory, check_estimate, drain,
-                              first_line, open_data, size_text)
-from .csv_format import (SNIFF_BYTES, CsvDialect, check_columns, dialect_notes, duplicate_note, estimate_csv,
-                         pandas_names, read_csv_stream, sniff_csv, sniff_file, sniff_files, unique_columns)
+from .bounded_reading import (
+    MAGIC,
+    DataInput,
+    ReadLimits,
+    TableEstimate,
+    available_memory,
+    check_estimate,
+    drain,
+    first_line,
+    open_data,
+    size_text,
+)
+from .csv_format import (
+    SNIFF_BYTES,
+    CsvDialect,
+    check_columns,
+    dialect_notes,
+    duplicate_note,
+    estimate_csv,
+    pandas_names,
+    read_csv_stream,
+    sniff_csv,
+    sniff_file,
+    sniff_files,
+    unique_columns,
+)
 from .parquet_format import PARQUET_SUFFIXES, estimate_parquet, is_parquet, parquet_numbers
 
 __all__ = ["parquet_numbers", "read_table", "load_table", "LoadedTable", "sniff_csv", "sniff_file", "CsvDialect",
@@ -33,7 +55,7 @@ __all__ = ["parquet_numbers", "read_table", "load_table", "LoadedTable", "sniff_
            "sniff_files", "PARQUET_SUFFIXES", "pandas_names", "dialect_notes", "duplicate_note", "write_atomically",
            "remove_stale_temporaries"]
 
-Source = Union[str, os.PathLike, bytes, bytearray, IO[bytes]]
+Source = str | os.PathLike | bytes | bytearray | IO[bytes]
 
 
 @dataclass(frozen=True)

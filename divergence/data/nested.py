@@ -4,7 +4,7 @@ when asked for as an attribute or a role; never a traceback (their values cannot
 or compared)."""
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd

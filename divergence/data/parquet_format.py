@@ -22,7 +22,7 @@ def is_parquet(name: str | None, head: bytes) -> bool:
     return head[:4] == b"PAR1"
 
 
-def estimate_parquet(inp: "DataInput") -> TableEstimate | None:
+def estimate_parquet(inp: DataInput) -> TableEstimate | None:
     """Rows x columns and memory of a Parquet file's frame, from its footer (nothing decoded):
     8 bytes a cell at least (16 plus the longest value a text cell), more where its uncompressed
     pages say so. Dictionary and run-length encodings make a small file hold any number of rows."""

@@ -22,7 +22,17 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .column_rules import MIN_ROWS, Found, MANY_VALUES, auc_of, model_of, numeric_values, rank_rho, sample_index, check_deadline
+from .column_rules import (
+    MANY_VALUES,
+    MIN_ROWS,
+    Found,
+    auc_of,
+    check_deadline,
+    model_of,
+    numeric_values,
+    rank_rho,
+    sample_index,
+)
 
 __all__ = ["rival_scores", "on_their_scale", "followers", "same_scale", "RIVAL_SCORE_RHO", "RIVAL_SCORE_SHARE", "SAME_SCALE_RHO"]
 

@@ -8,23 +8,23 @@ in-memory miner. The slice table is the one :func:`divergence.scan` gives on the
 from __future__ import annotations
 
 import dataclasses
-
 import fnmatch
 import os
 import shutil
 import tempfile
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from ..prepare.replication_rows import with_given_rows
-from .engine_scan import Backend, engine_settings, mine_engine, scan_engine
-from ..settings import Settings
-from ..errors import DivergenceInputError
 from ..data.io import PARQUET_SUFFIXES, CsvDialect, dialect_notes, duplicate_note, open_data, pandas_names, sniff_files
-from .sql import DUCKDB, Column, kind_of
+from ..errors import DivergenceInputError
+from ..prepare.replication_rows import with_given_rows
+from ..settings import Settings
 from ..table import SliceTable
+from .engine_scan import Backend, engine_settings, mine_engine, scan_engine
+from .sql import DUCKDB, Column, kind_of
 
 if TYPE_CHECKING:
     import pyarrow as pa

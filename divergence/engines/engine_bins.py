@@ -5,28 +5,28 @@ functions :mod:`divergence.prepare.discretize` uses, so every path bins alike.""
 from __future__ import annotations
 
 import dataclasses
-from typing import Literal, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Literal
 
 import numpy as np
 
+from ..data.columns import NEAR_UNIQUE_SHARE
+from ..errors import DivergenceInputError
 from ..prepare.discretize import (
     MAX_CATEGORIES,
     AttributeBins,
-    BinSpec,
     Binning,
+    BinSpec,
     binned_bins,
     explicit_edges,
     keeps_as_categories,
     quantile_levels,
     summary_edges,
 )
-from ..errors import DivergenceInputError
 from ..vocabulary import PERIODS
-from ..data.columns import NEAR_UNIQUE_SHARE
-from .sql import Column
-from .sql import threshold_flag
 from .engine_plan import PREFIX as _P
 from .engine_plan import ScanPlan
+from .sql import Column, threshold_flag
 
 __all__ = ["VALUE_COUNTS_MAX", "QuantileMode", "SCREEN_ROWS", "numpy_quantile", "screen_attributes_sql", "attribute_bins", "TreeCut"]
 
@@ -199,7 +199,7 @@ def _exact_quantiles(plan: ScanPlan, number_sql: str, n: int, levels: Sequence[f
 
 def attribute_bins(plan: ScanPlan, attrs: list[str], stats: dict, n_rows: int, bins: Mapping[str, BinSpec],
                     quantile_bins: int, binning: Binning, quantiles: QuantileMode,
-                    notes: list[str], cut: "TreeCut | None" = None) -> list[tuple[AttributeBins | None, str, Column]]:
+                    notes: list[str], cut: TreeCut | None = None) -> list[tuple[AttributeBins | None, str, Column]]:
     """Per attribute: its bins (None for a text category, built after the GROUP BY), and its SQL."""
     d = plan.d
     out: list = [None] * len(attrs)

@@ -5,17 +5,34 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING, Any, Iterator, Protocol, Sequence
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import DivergenceInputError
 from ..outcome_rules import CLASSIFICATION_METRICS, LOG_LOSS_EPS, REGRESSION_METRICS, SCORE_METRICS
-from ..prepare.outcomes import BASELINE_KIND
+from ..prepare.outcomes import (
+    BASELINE_KIND,
+    canonical_metric,
+    check_names,
+    match_label,
+    measures,
+    parse_gamma,
+    positive_labels,
+    show_value,
+)
 from ..prepare.row_weights import ADDITIVE_BASELINES
-from ..vocabulary import METRIC_LABELS
-from ..prepare.outcomes import canonical_metric, check_names, measures, show_value, match_label, parse_gamma, positive_labels
 from ..settings import Roles
-from .sql import Column, Dialect, average_ranks, classification_value, gamma_value, label_flag
-from .sql import regression_value, threshold_flag
+from ..vocabulary import METRIC_LABELS
+from .sql import (
+    Column,
+    Dialect,
+    average_ranks,
+    classification_value,
+    gamma_value,
+    label_flag,
+    regression_value,
+    threshold_flag,
+)
 
 if TYPE_CHECKING:  # pyarrow is imported when a scan runs, not with the package
     import pyarrow as pa

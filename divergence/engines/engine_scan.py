@@ -24,27 +24,26 @@ import collections
 import dataclasses
 import math
 import time
-from typing import TYPE_CHECKING, Iterator, cast
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from ..prepare.discretize import AttributeBins, Binning, categorical_bins
-from ..data.column_rules import ScreenTimeout, screen_timeout_message
-from ..errors import DivergenceBudgetError, DivergenceInputError
-from ..prepare.row_weights import ADDITIVE_BASELINES
-from ..vocabulary import ENGINES, QUANTILE_MODES
 from ..budget import ProgressCallback, progress_report
+from ..data.column_rules import ScreenTimeout, screen_timeout_message
 from ..data.columns import check_attributes
+from ..errors import DivergenceBudgetError, DivergenceInputError
 from ..mining.mined import mine_prepared
-from ..stats.tabulate import measure
+from ..prepare.discretize import AttributeBins, Binning, categorical_bins
 from ..prepare.prepared import Prepared, table_params
-from ..settings import Settings
-from ..prepare.score_threshold import threshold_from_range
 from ..prepare.replication_rows import ReplicationRows, needs_its_table
-from ..prepare.row_weights import place_aux
+from ..prepare.row_weights import ADDITIVE_BASELINES, place_aux
+from ..prepare.score_threshold import threshold_from_range
+from ..settings import Settings
+from ..stats.tabulate import measure
 from ..table import MetricInfo, SliceTable
-from .engine_bins import QuantileMode, TreeCut, attribute_bins, numpy_quantile
-from .engine_bins import screen_attributes_sql
+from ..vocabulary import ENGINES, QUANTILE_MODES
+from .engine_bins import QuantileMode, TreeCut, attribute_bins, numpy_quantile, screen_attributes_sql
 from .engine_plan import PREFIX as _P
 from .engine_plan import Backend, ScanPlan, check_profile, plan_outcomes, population_skewness, profile_sql, refuse_other
 

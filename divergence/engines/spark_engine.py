@@ -15,14 +15,15 @@ import contextlib
 import itertools
 import os
 import warnings
-from typing import TYPE_CHECKING, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
-from ..prepare.replication_rows import with_given_rows
-from .engine_scan import engine_settings, scan_engine
-from ..settings import Settings
 from ..errors import DivergenceInputError
-from .sql import SPARK, Column, kind_of
+from ..prepare.replication_rows import with_given_rows
+from ..settings import Settings
 from ..table import SliceTable
+from .engine_scan import engine_settings, scan_engine
+from .sql import SPARK, Column, kind_of
 
 if TYPE_CHECKING:
     import pyarrow as pa

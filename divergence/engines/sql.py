@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Sequence
+from typing import Literal
 
 from ..data.nested import SQL_BYTES, SQL_LISTS, SQL_MAPPINGS
 from ..outcome_rules import CLASSIFICATION, REGRESSION

@@ -9,15 +9,16 @@ family. :func:`overlap` says how many rows the reported findings share.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ..errors import DivergenceInputError
 from ..prepare.discretize import AttributeBins, discretize
 from ..prepare.kept_rows import KeptRows
-from ..errors import DivergenceInputError
 from ..table import Lattice, SliceTable
 
 __all__ = ["MeasuredSlice", "measure_slice", "item_catalog", "slice_rows", "overlap", "rows_covered", "MAX_ITEMS"]

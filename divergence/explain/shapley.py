@@ -16,16 +16,16 @@ from __future__ import annotations
 
 import math
 import weakref
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 import numpy as np
 import pandas as pd
 
 from ..errors import DivergenceInputError
+from ..prepare.tallies import metric_tallies
 from ..stats.stats import beta_t
 from ..table import SliceTable
-from ..prepare.tallies import metric_tallies
 
 __all__ = ["shapley_matrix", "item_contributions", "individual_divergence", "global_divergence",
            "corrective_items", "redundant_itemsets", "prune_redundant", "subset_indices"]
@@ -43,7 +43,7 @@ class _Lattice:
     groups: dict
 
 
-_LATTICES: "weakref.WeakKeyDictionary[SliceTable, _Lattice]" = weakref.WeakKeyDictionary()
+_LATTICES: weakref.WeakKeyDictionary[SliceTable, _Lattice] = weakref.WeakKeyDictionary()
 
 
 def _lattice(table: SliceTable) -> _Lattice:

@@ -10,8 +10,9 @@ support bar's row count (:func:`min_count_for`) and its words (:func:`support_te
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, Mapping
+from typing import Any
 
 from ..errors import DivergenceInputError, message
 from ..outcome_rules import parse_gamma

@@ -6,15 +6,34 @@ holds one of each.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, Mapping
+from typing import Any
 
 from ..budget import MAX_SLICES, MAX_WORK, TIME_LIMIT
 from ..outcome_rules import REGRESSION, canonical_metric
-from .kinds import (MSG_NO_REFERENCE, MSG_REPLICATION_KEY, MSG_REPLICATION_KIND, MSG_REPLICATION_NEEDS,
-                             BinSpecs, Columns, Flag, Gamma, Integer, Names, OneOf, PerMetric, Real, Support, Text,
-                             check_fields, input_error, set_field, setting)
 from ..vocabulary import BINNINGS, CORRECTIONS, DEFAULT_MIN_SUPPORT, FAMILIES, REPLICATION_KINDS
+from .kinds import (
+    MSG_NO_REFERENCE,
+    MSG_REPLICATION_KEY,
+    MSG_REPLICATION_KIND,
+    MSG_REPLICATION_NEEDS,
+    BinSpecs,
+    Columns,
+    Flag,
+    Gamma,
+    Integer,
+    Names,
+    OneOf,
+    PerMetric,
+    Real,
+    Support,
+    Text,
+    check_fields,
+    input_error,
+    set_field,
+    setting,
+)
 
 __all__ = ["Roles", "Slicing", "Mining", "Statistics", "Replication", "Explain", "Compare", "REPLICATION_FIELDS"]
 

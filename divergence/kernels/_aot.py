@@ -23,8 +23,18 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from .compiled import EXTENSION, HERE, KERNEL_MODULES, REGISTRY, STAMP, build_identity, build_status, forget_build
-from .compiled import load_build, load_numba
+from .compiled import (
+    EXTENSION,
+    HERE,
+    KERNEL_MODULES,
+    REGISTRY,
+    STAMP,
+    build_identity,
+    build_status,
+    forget_build,
+    load_build,
+    load_numba,
+)
 from .warm import WARMED
 
 __all__ = ["build", "exported_kernels", "warm_cache", "main"]

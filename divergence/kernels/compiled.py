@@ -29,8 +29,9 @@ import operator
 import os
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Literal
 
 import numpy as np
 
@@ -60,7 +61,7 @@ class ArgType:
     def __init__(self, code: str, dims: tuple[slice, ...] = ()) -> None:
         self.code, self.dims = code, dims
 
-    def __getitem__(self, dims) -> "ArgType":
+    def __getitem__(self, dims) -> ArgType:
         dims = dims if isinstance(dims, tuple) else (dims,)
         if self.dims or not all(isinstance(d, slice) and d.start is None and d.stop is None and d.step in (None, 1)
                                 for d in dims):
@@ -131,7 +132,7 @@ class ArgType:
 b1, i4, i8, f4, f8 = (ArgType(c) for c in ("b1", "i4", "i8", "f4", "f8"))
 
 #: every kernel by its key ``module.name``
-REGISTRY: dict[str, "Kernel"] = {}
+REGISTRY: dict[str, Kernel] = {}
 _LOCK = threading.RLock()
 _NUMBA: list = []  # numba, once imported and told about kernels
 _BUILD: list = []  # [(the extension module or None, the sentence saying why)]

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterator
 from contextvars import ContextVar
-from typing import Iterator
 
 from ..errors import DivergenceInputError
 

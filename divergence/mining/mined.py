@@ -5,7 +5,7 @@ typed slice all go through it, then through :func:`divergence.stats.tabulate.mea
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -13,22 +13,31 @@ the reference in tests.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
-from ..budget import (MAX_SLICES, MAX_WORK, MEMORY_LIMIT, TIME_LIMIT, Budget, Overflow, ProgressCallback, budget_message,
-                      slice_bytes)
-from .canonical import canonical_permutation, fingerprints, keep_first_of_each_rows
-from ..prepare.grouping import sorted_distinct
-from ..prepare.compression import Compressed, compress, compress_outcomes
+from ..budget import (
+    MAX_SLICES,
+    MAX_WORK,
+    MEMORY_LIMIT,
+    TIME_LIMIT,
+    Budget,
+    Overflow,
+    ProgressCallback,
+    budget_message,
+    slice_bytes,
+)
 from ..errors import DivergenceBudgetError, DivergenceInputError
+from ..prepare.compression import Compressed, compress, compress_outcomes
+from ..prepare.grouping import sorted_distinct
 from ..settings import check, min_count_for
-from .mining_driver import Root, run
-from .shorter import SPECULATE_AFTER, ShorterLengths, can_speculate
-from .mining_kernel import expand_codes, root_fingerprints, root_tallies
 from ..vocabulary import ENGINES
+from .canonical import canonical_permutation, fingerprints, keep_first_of_each_rows
+from .mining_driver import Root, run
+from .mining_kernel import expand_codes, root_fingerprints, root_tallies
+from .shorter import SPECULATE_AFTER, ShorterLengths, can_speculate
 
 __all__ = ["Compressed", "Mined", "Budget", "compress", "compress_outcomes", "mine", "ENGINES",
            "share_for_mlxtend", "MAX_SLICES", "MAX_WORK", "TIME_LIMIT", "MEMORY_LIMIT", "slice_bytes"]

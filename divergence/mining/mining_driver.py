@@ -5,14 +5,33 @@ between, the budget's slice cap and deadline checked, and progress reported.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
 from ..budget import Budget, Overflow
-from .mining_kernel import (DONE, FULL, N_FRAME, N_STATE, ROOM, S_DEPTH, S_NEED_C, S_NEED_F, S_NEED_HT, S_NEED_I,
-                            S_NEED_OUT, S_NEED_TAB, S_NOUT, S_NEED_W, S_WORK, F_NEXT, F_NK, fill_tables, mine_step)
+from .mining_kernel import (
+    DONE,
+    F_NEXT,
+    F_NK,
+    FULL,
+    N_FRAME,
+    N_STATE,
+    ROOM,
+    S_DEPTH,
+    S_NEED_C,
+    S_NEED_F,
+    S_NEED_HT,
+    S_NEED_I,
+    S_NEED_OUT,
+    S_NEED_TAB,
+    S_NEED_W,
+    S_NOUT,
+    S_WORK,
+    fill_tables,
+    mine_step,
+)
 
 __all__ = ["Root", "run", "lengths_out", "pow2", "QUOTA"]
 

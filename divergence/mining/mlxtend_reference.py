@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .canonical import fingerprints, keep_first_of_each_rows
 from ..prepare.compression import Compressed
+from .canonical import fingerprints, keep_first_of_each_rows
 
 __all__ = ["mine_mlxtend"]
 

@@ -27,13 +27,14 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from ..budget import Budget, Overflow
-from ..kernels.warm import child_env
 from ..kernels.processes import free_cores, workers
+from ..kernels.warm import child_env
 from .mining_driver import Root, run
 
 __all__ = ["ShorterLengths", "SPECULATE_AFTER", "can_speculate", "main"]

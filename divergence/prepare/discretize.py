@@ -11,8 +11,9 @@ import dataclasses
 import datetime
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Mapping, Sequence, Union
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -33,7 +34,7 @@ MISSING = "missing"
 #: as categories instead of being binned (a 1-5 rating, a 0/1 flag, a count of children).
 MAX_CATEGORIES = 10
 
-BinSpec = Union[int, str, Sequence[float]]
+BinSpec = int | str | Sequence[float]
 Binning = Literal["quantile", "uniform", "tree"]
 #: how a column became items (AttributeBins.kind)
 BinKind = Literal["categorical", "quantile", "uniform", "edges", "date", "tree"]

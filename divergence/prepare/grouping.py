@@ -11,7 +11,7 @@ codes fit one int64 key.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -8,18 +8,28 @@ the false-positive rate is the mean of an outcome that is 1 for a false positive
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..errors import DivergenceInputError
-from .score_threshold import score_threshold
-from ..outcome_rules import (CLASSIFICATION, CLASSIFICATION_METRICS, DEFAULT_METRICS, LOG_LOSS_EPS, REGRESSION,
-                             REGRESSION_METRICS, SCORE_METRICS, canonical_metric, parse_gamma)
+from ..outcome_rules import (
+    CLASSIFICATION,
+    CLASSIFICATION_METRICS,
+    DEFAULT_METRICS,
+    LOG_LOSS_EPS,
+    REGRESSION,
+    REGRESSION_METRICS,
+    SCORE_METRICS,
+    canonical_metric,
+    parse_gamma,
+)
 from ..settings import Roles, section
 from ..vocabulary import METRIC_LABELS
+from .score_threshold import score_threshold
 
 __all__ = ["Outcome", "classification_outcomes",
            "regression_outcomes", "ranking_outcome", "column_outcome", "parse_gamma", "match_label",

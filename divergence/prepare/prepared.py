@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence, cast
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -23,8 +24,8 @@ from ..errors import DivergenceBudgetError, DivergenceInputError
 from ..settings import Roles, Settings, min_count_for
 from ..vocabulary import ENGINES
 from .compression import compress_outcomes
-from .grouping import fits_one_key, group_outcomes
 from .discretize import AttributeBins, Binning, discretize
+from .grouping import fits_one_key, group_outcomes
 from .kept_rows import KeptRows
 from .outcomes import Outcome, build_outcomes
 from .replication_rows import ReplicationRows, given_rows, holdout_mask, split_label, split_mask

@@ -25,8 +25,8 @@ row per query, so ``count`` and ``M_count`` are queries and every interval and t
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pandas as pd

@@ -4,8 +4,8 @@ and the dashboard). Re-measuring the slices there is :mod:`divergence.stats.repl
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pandas as pd

@@ -9,7 +9,7 @@ compression, the reference miner, a slice measured by hand and the replication w
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 import numpy as np
 
-from .discretize import AttributeBins, format_number
 from ..errors import DivergenceInputError
+from .discretize import AttributeBins, format_number
 
 __all__ = ["TypedCut", "parse_cut", "OTHER", "looks_like_cut", "split_typed"]
 

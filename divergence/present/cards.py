@@ -4,16 +4,28 @@ report, the CLI summary and a notebook. Reads the table's columns; computes no s
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..table import MetricStatistics, SliceTable
-from .formats import (FINDING_VERDICTS, family_sentence, format_count,
-                      format_divergence, format_divergence_interval, format_interval, format_number, format_p,
-                      format_percent, format_value, is_undefined, metric_label, verdict_label)
+from .formats import (
+    FINDING_VERDICTS,
+    family_sentence,
+    format_count,
+    format_divergence,
+    format_divergence_interval,
+    format_interval,
+    format_number,
+    format_p,
+    format_percent,
+    format_value,
+    is_undefined,
+    metric_label,
+    verdict_label,
+)
 
 __all__ = ["headline", "headline_tiles", "Tile", "verdict_evidence", "findings", "findings_header", "Finding",
            "FINDING_CARDS", "ABOUT_ZERO"]

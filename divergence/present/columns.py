@@ -8,7 +8,7 @@ import math
 import pandas as pd
 
 from ..errors import DivergenceInputError
-from .formats import (DASH, format_count)
+from .formats import DASH, format_count
 
 __all__ = ["preview_frame", "describe_columns", "parse_bin_spec"]
 

@@ -6,7 +6,7 @@ statistic is computed here; everything is read from a :class:`~divergence.compar
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -14,10 +14,22 @@ import plotly.graph_objects as go
 
 from ..comparison.compare import Comparison
 from ..errors import DivergenceInputError
-from .formats import (COMPARE_VERDICT_COLORS, finding_label, format_count, format_divergence, format_interval, format_p,
-                      format_value, is_undefined, plotly_text, wrap_itemset, verdict_label)
 from .figures import add_interval_traces, axis_range, interval_layout, slice_table_figure
-from .formats import figure_label, metric_label
+from .formats import (
+    COMPARE_VERDICT_COLORS,
+    figure_label,
+    finding_label,
+    format_count,
+    format_divergence,
+    format_interval,
+    format_p,
+    format_value,
+    is_undefined,
+    metric_label,
+    plotly_text,
+    verdict_label,
+    wrap_itemset,
+)
 
 __all__ = ["worst_slice", "COMPARE_VERDICT_COLORS", "compare_headline", "headline_change_caption", "compare_view", "compare_display_frame",
            "compare_table_figure", "change_interval_figure", "change_contribution_figure"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html as _html
 import threading
+from datetime import UTC
 from typing import TYPE_CHECKING, cast
 
 import pandas as pd
@@ -35,12 +36,12 @@ def table_csv(frame: pd.DataFrame, *, neutralise_formulas: bool = True) -> bytes
 
 
 def export_caption(table: SliceTable, metric: str | None = None, *, data_label: str = "",
-                   when: "datetime | None" = None) -> str:
+                   when: datetime | None = None) -> str:
     """What an exported figure came from, in one line: the data, the metric, the settings (support,
     longest slice, kind of search, confidence and correction, replication) and the time it was
     exported (UTC), e.g. ``raw.csv · FPR (fpr) · support ≥ 0.02, up to 3 items, exploratory,
     95% confidence, Benjamini–Hochberg · exported 2026-12-01 18:10 UTC``."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from ..vocabulary import CORRECTION_NAMES
 
@@ -56,7 +57,7 @@ def export_caption(table: SliceTable, metric: str | None = None, *, data_label: 
         settings.append(f"{a.confidence:.0%} confidence, {CORRECTION_NAMES.get(a.correction, a.correction)}")
         settings.append(f"replicated on {a.replication}" if a.replication else "no replication")
     parts.append(", ".join(settings))
-    stamp = (when or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    stamp = (when or datetime.now(UTC)).astimezone(UTC)
     parts.append(f"exported {stamp:%Y-%m-%d %H:%M} UTC")
     return " · ".join(p for p in parts if p)
 

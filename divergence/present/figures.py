@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -16,8 +16,19 @@ import plotly.graph_objects as go
 
 from ..errors import DivergenceInputError
 from ..table import SliceTable
-from .formats import (format_count, format_divergence, format_interval, format_threshold, format_value, is_undefined,
-                      figure_label, plotly_text, rgba, verdict_color, wrap_itemset)
+from .formats import (
+    figure_label,
+    format_count,
+    format_divergence,
+    format_interval,
+    format_threshold,
+    format_value,
+    is_undefined,
+    plotly_text,
+    rgba,
+    verdict_color,
+    wrap_itemset,
+)
 
 __all__ = ["contribution_figure", "item_values_figure", "lattice_figure", "overlap_figure", "slice_table_figure",
            "interval_figure", "add_interval_traces", "axis_range", "interval_layout", "inert_figure", "TABLE_CHAR_PX",

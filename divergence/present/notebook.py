@@ -21,12 +21,11 @@ import plotly.graph_objects as go
 from ..comparison.compare import Comparison
 from ..explain.shapley import item_contributions
 from ..table import MetricStatistics, SliceTable
+from .cards import findings, headline
 from .compare_views import change_interval_figure, compare_display_frame, compare_headline, worst_slice
-from .figures import contribution_figure
+from .figures import contribution_figure, interval_figure, item_values_figure, lattice_figure, slice_table_figure
 from .formats import format_count, format_interval, format_value
 from .views import display_frame
-from .cards import findings, headline
-from .figures import interval_figure, item_values_figure, lattice_figure, slice_table_figure
 
 __all__ = ["table_html", "table_text", "comparison_html", "statistics_html", "TablePlots", "ComparisonPlots",
            "ROWS_SHOWN", "NotebookFigure", "PLOTLY_MIME"]

@@ -5,17 +5,28 @@ statistic: it reads the table's columns. Cards, figures and export live beside i
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..errors import DivergenceInputError
 from ..table import MetricStatistics, SliceTable
-from .formats import (DASH, finding_labels, format_count,
-                      format_divergence, format_interval, format_number, format_p,
-                      format_percent, format_value, is_undefined, metric_label, verdict_label)
+from .formats import (
+    DASH,
+    finding_labels,
+    format_count,
+    format_divergence,
+    format_interval,
+    format_number,
+    format_p,
+    format_percent,
+    format_value,
+    is_undefined,
+    metric_label,
+    verdict_label,
+)
 
 __all__ = ["COLUMN_LABELS", "SliceView", "slice_view", "sort_options", "DEFAULT_ORDER_LABEL", "default_ascending",
            "display_frame", "display_sort_columns", "redundancy_epsilon"]

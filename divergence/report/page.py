@@ -29,13 +29,27 @@ from markupsafe import Markup
 
 from ..budget import TIME_CUT
 from ..errors import DivergenceInputError
-from ..vocabulary import PEER_SORTS, REPORT_SORTS
-from ..present.formats import (COMPARE_VERDICT_COLORS, FINDING_VERDICTS, column_help, family_sentence,
-                               finding_label, format_count, format_divergence, format_interval, format_number,
-                               format_p, format_value, ink_on, verdict_color, verdict_ink, verdict_label,
-                               verdict_legend)
-from .plan import SlicePlan, plan_hash
+from ..present.formats import (
+    COMPARE_VERDICT_COLORS,
+    FINDING_VERDICTS,
+    column_help,
+    family_sentence,
+    finding_label,
+    format_count,
+    format_divergence,
+    format_interval,
+    format_number,
+    format_p,
+    format_value,
+    ink_on,
+    verdict_color,
+    verdict_ink,
+    verdict_label,
+    verdict_legend,
+)
 from ..table import MetricStatistics, SliceTable
+from ..vocabulary import PEER_SORTS, REPORT_SORTS
+from .plan import SlicePlan, plan_hash
 
 __all__ = ["build_report", "write_report"]
 
@@ -278,7 +292,7 @@ def build_report(table: SliceTable, *, plan: SlicePlan | None = None, plan_label
         raise DivergenceInputError("A report needs the worst-slice statistics: give it a table from divergence.scan(), "
                                    "or pass a mined table through divergence.assess() first.")
     a = table.assessment
-    now = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0)
+    now = _dt.datetime.now(_dt.UTC).replace(microsecond=0)
     kind = "exploratory"
     caveat = ""
     if plan is not None and plan.kind == "pre-registered":
@@ -322,9 +336,8 @@ def _metric_section(table: SliceTable, m: str, *, plan: SlicePlan | None, previo
     previous cycle's tally, the interval and overlap figures and the Shapley charts."""
     from ..explain.adhoc import overlap
     from ..explain.shapley import item_contributions
-    from ..present.figures import contribution_figure, overlap_figure
     from ..present.cards import headline_tiles
-    from ..present.figures import interval_figure
+    from ..present.figures import contribution_figure, interval_figure, overlap_figure
 
     a = table.assessment
     assert a is not None  # build_report refuses a table without one
@@ -420,8 +433,13 @@ def _comparison_context(c, *, top: int, findings: int) -> dict:
     """What the comparison section says: per metric the whole dataset's change and verdict, the
     count of slices per verdict, the slices sorted worst first, the change intervals against zero
     and the Shapley chart of the worst slices' change."""
-    from ..present.compare_views import (change_contribution_figure, change_interval_figure, compare_display_frame,
-                                            compare_headline, compare_view)
+    from ..present.compare_views import (
+        change_contribution_figure,
+        change_interval_figure,
+        compare_display_frame,
+        compare_headline,
+        compare_view,
+    )
 
     a = c.assessment
     sections = []

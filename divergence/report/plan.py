@@ -24,9 +24,10 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 import yaml
 
@@ -85,7 +86,7 @@ class SlicePlan:
 
     @classmethod
     def from_settings(cls, settings, *, data: Mapping | None = None, kind: PlanKind = "exploratory",
-                      slices: list | None = None, created: str | None = None) -> "SlicePlan":
+                      slices: list | None = None, created: str | None = None) -> SlicePlan:
         """The plan of these settings: each section holds what differs from the defaults."""
         sections = settings.sections()
         return cls(data=dict(data or {}), kind=kind, slices=list(slices or []), created=created,
@@ -105,7 +106,7 @@ class SlicePlan:
         return out
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "SlicePlan":
+    def from_dict(cls, d: Mapping[str, Any]) -> SlicePlan:
         """A plan from plain data (as written by :meth:`to_dict`), checked key by key."""
         if not isinstance(d, Mapping):
             raise DivergenceInputError("A slice plan must be a mapping of sections (scan, statistics, ...).")
@@ -176,7 +177,7 @@ def dump_plan(plan: SlicePlan, *, format: Literal["yaml", "json"] = "yaml", stam
     import datetime
 
     if stamp and not plan.created:
-        now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+        now = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
         plan = dataclasses.replace(plan, created=now.isoformat().replace("+00:00", "Z"))
     data = plan.to_dict()
     data["hash"] = plan_hash(plan)

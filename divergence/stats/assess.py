@@ -40,27 +40,28 @@ The whole dataset (row 0) gets the empty verdict ``""``.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..table import Assessment, MinSize
 from ..budget import progress_report
 from ..mining.lattice import Walk, walk_order
+from ..prepare.tallies import metric_tallies
+from ..scores import add_scores
 from ..settings import Statistics, section
+from ..table import Assessment, MinSize
+from ..vocabulary import FAMILIES, VERDICTS
 from .bootstrap_intervals import bootstrap_intervals
 from .defect_tests import Defects, error_verdicts, measure_defects, with_interval
 from .findings_columns import findings_columns
 from .min_size import DEFAULT_DELTA_RATE, DEFAULT_DELTA_SD, min_size_derivation, support_for_min_size
+from .replication import remeasure
 from .replication_columns import replication_columns, replication_input
 from .slice_tests import DivergenceTest, TestingFamily, testing_family
 from .stats import t_interval, wilson_interval
 from .verdict_predictions import add_moved_tests, promote_moved_defects
-from ..prepare.tallies import metric_tallies
-from ..vocabulary import FAMILIES, VERDICTS
-from ..scores import add_scores
-from .replication import remeasure
 
 __all__ = ["assess", "support_for_min_size", "min_size_derivation", "VERDICTS", "FAMILIES", "DEFAULT_DELTA_RATE",
            "DEFAULT_DELTA_SD"]
@@ -188,7 +189,7 @@ class _Walk:
         return self.order
 
 
-def _metric_columns(table, k: int, m, cols: dict, test: "DivergenceTest", fam: TestingFamily, defects: Defects, rem,
+def _metric_columns(table, k: int, m, cols: dict, test: DivergenceTest, fam: TestingFamily, defects: Defects, rem,
                     boot: dict, st: Statistics, alpha: float) -> tuple[MinSize, int]:
     """One metric's columns up to its verdict: the outcome's interval, the divergence's intervals and
     bounds, the q-value, the minimum size, the error metrics' baseline columns, the replication and

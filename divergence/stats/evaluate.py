@@ -7,7 +7,7 @@ numpy, equal to scikit-learn's functions (``tests/stats/test_evaluate.py`` check
 scikit-learn stays a development dependency."""
 from __future__ import annotations
 
-from typing import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd

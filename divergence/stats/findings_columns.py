@@ -9,11 +9,11 @@ import math
 
 import numpy as np
 
+from ..prepare.tallies import metric_tallies
 from .defect_tests import error_verdicts
 from .findings import default_order, distinct_findings, enclosing_findings, significant_slices, within_difference
 from .shrinkage import shrink_lattice
 from .stats import adjust_p, normal_quantile
-from ..prepare.tallies import metric_tallies
 
 __all__ = ["findings_columns", "FINDINGS_WORK", "FINDINGS_WORK_FLOOR"]
 

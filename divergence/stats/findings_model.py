@@ -137,7 +137,7 @@ class Rows:
         self._slot[remap[cand]] = np.arange(cand.size)
         self._n_itemsets = int(needed.size)
 
-    def restricted(self, cand: np.ndarray) -> "Rows":
+    def restricted(self, cand: np.ndarray) -> Rows:
         """The same rows, walking only the slices ``cand`` (table rows)."""
         out = Rows.__new__(Rows)
         out.__dict__.update(self.__dict__)
@@ -312,7 +312,7 @@ class Cells:
     def __len__(self) -> int:
         return int(self.uniq.size)
 
-    def without(self, i: int, w: np.ndarray) -> tuple["Cells", np.ndarray]:
+    def without(self, i: int, w: np.ndarray) -> tuple[Cells, np.ndarray]:
         """The cells of the terms but the i-th, and each of these cells' place among them."""
         low = (np.int64(1) << i) - 1
         merge = lambda p: (p & low) | ((p >> (i + 1)) << i)  # noqa: E731

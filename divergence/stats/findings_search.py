@@ -23,7 +23,18 @@ import math
 
 import numpy as np
 
-from .findings_model import MAX_CELLS, MAX_TERMS, Cells, Rows, Scores, by_cells, candidate_cells, fit_with, scores, z_two_sided
+from .findings_model import (
+    MAX_CELLS,
+    MAX_TERMS,
+    Cells,
+    Rows,
+    Scores,
+    by_cells,
+    candidate_cells,
+    fit_with,
+    scores,
+    z_two_sided,
+)
 
 __all__ = ["search", "describe", "explain", "own_gain", "TIE"]
 

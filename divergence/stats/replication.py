@@ -13,12 +13,12 @@ import numpy as np
 import pandas as pd
 
 from ..data.column_kinds import date_values, is_numeric
-from ..prepare.discretize import AttributeBins, category_label, numeric_values, period_labels
 from ..errors import DivergenceInputError
 from ..mining.lattice import walk_order, walk_tallies
+from ..prepare.discretize import AttributeBins, category_label, numeric_values, period_labels
+from ..prepare.outcomes import build_outcomes
 from ..prepare.row_weights import row_weights
 from ..prepare.tallies import COUNT, metric_tallies
-from ..prepare.outcomes import build_outcomes
 from ..settings import Roles
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ over (:func:`testing_family`: one per metric, or one for the whole scan).
 from __future__ import annotations
 
 import dataclasses
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -31,7 +31,7 @@ class DivergenceTest:
         self._setup(*metric_tallies(table.tallies, k), m, rest_skew(table.tallies, k, m))
 
     @classmethod
-    def from_tallies(cls, n, s, q, m, skew) -> "DivergenceTest":
+    def from_tallies(cls, n, s, q, m, skew) -> DivergenceTest:
         test = cls.__new__(cls)
         test._setup(n, s, q, m, skew)
         return test

@@ -12,9 +12,9 @@ import math
 
 import numpy as np
 
-from .fisher import fisher_exact_p
 from ..prepare.tallies import metric_columns
 from ..vocabulary import CORRECTIONS
+from .fisher import fisher_exact_p
 
 __all__ = ["beta_t", "welch_t", "fisher_exact_p", "welch_p", "slice_means", "CORRECTIONS", "adjust_p",
            "corrected_level", "detection_power", "first_enough", "smallest_enough", "interval_min_size",

@@ -5,7 +5,7 @@ slice all pass through both, the model comparison through the first."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

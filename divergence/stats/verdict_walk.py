@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.compiled import i4, i8, f8, kernel
+from ..kernels.compiled import f8, i4, i8, kernel
 from ..mining.lattice import Walk, descend_rows, rows_visited, run_walk
 
 __all__ = ["walk_verdict", "VERDICT_COLUMNS"]

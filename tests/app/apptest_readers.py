@@ -7,9 +7,8 @@ import json
 
 import numpy as np
 import streamlit as st
-from streamlit.testing.v1 import AppTest
-
 from conftest import ROOT
+from streamlit.testing.v1 import AppTest
 
 #: the dashboard's entry point
 APP = str(ROOT / "app.py")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-
 from apptest_readers import fresh_app, go, keyed, left_out, run_scan, setting
 from conftest import data_file
 

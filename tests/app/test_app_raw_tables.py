@@ -8,10 +8,10 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from streamlit.testing.v1 import AppTest
-
 from apptest_readers import APP, finish_scan, fresh_app, go, keyed, run_scan, setting
 from conftest import data_file
+from streamlit.testing.v1 import AppTest
+
 from divergence import screen_attributes
 
 RAW = "compas-scores-two-years.csv"

@@ -3,14 +3,12 @@ outputs: the other model's columns are left out with their reasons, offered as t
 reference, and one choice brings one back; a customer export's personal identifiers (issue 48)."""
 from __future__ import annotations
 
-
 import pytest
-
 from apptest_readers import fresh_app, go, keyed, left_out, run_scan
-from divergence import screen_attributes
-
 from personal_table import ATTRIBUTES, PERSONAL_COLUMNS, personal_table
 from screen_fixtures import post_outcome, two_models
+
+from divergence import screen_attributes
 
 
 def _upload(at, name: str, df):

@@ -3,16 +3,19 @@ against the engine, bad choices named beside the widget, the plan carrying the c
 from __future__ import annotations
 
 import pytest
+from apptest_readers import APP, charts, fresh_app, go, keyed, metrics, table_cells
 from streamlit.testing.v1 import AppTest
 
-from apptest_readers import APP, charts, fresh_app, go, keyed, metrics, table_cells
 from divergence import Settings, compare
-from divergence.present.compare_views import (compare_display_frame, compare_headline, compare_view,
-                                              headline_change_caption)
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_COMPARE_TRUTH, load_demo_models
-from divergence.report.plan import parse_plan
+from divergence.present.compare_views import (
+    compare_display_frame,
+    compare_headline,
+    compare_view,
+    headline_change_caption,
+)
 from divergence.present.formats import format_count, format_divergence, format_value
-
+from divergence.report.plan import parse_plan
 
 
 @pytest.fixture(scope="module")

@@ -2,9 +2,9 @@
 ``table.evaluate`` gives, checked against scikit-learn on the slice's rows of the built-in data."""
 from __future__ import annotations
 
+from apptest_readers import fresh_app, go, keyed, run_scan
 from sklearn.metrics import balanced_accuracy_score, f1_score, roc_auc_score
 
-from apptest_readers import fresh_app, go, keyed, run_scan
 from divergence.data.datasets import DEMO_TRUTH, load_demo
 from divergence.present.formats import format_number
 

@@ -12,15 +12,27 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
+from apptest_readers import (
+    charts,
+    decode,
+    fresh_app,
+    go,
+    keyed,
+    left_out,
+    metrics,
+    run_scan,
+    scanned,
+    setting,
+    table_cells,
+)
 from streamlit.testing.v1 import AppTest
 
 import divergence
-from apptest_readers import charts, decode, fresh_app, go, keyed, left_out, metrics, run_scan, scanned, setting, table_cells
 from divergence import assess, redundant_itemsets, scan, scan_duckdb
 from divergence.data.datasets import load_demo
 from divergence.present.cards import headline
-from divergence.present.views import redundancy_epsilon, slice_view
 from divergence.present.formats import format_count, format_percent
+from divergence.present.views import redundancy_epsilon, slice_view
 
 STATS = dict(confidence=0.95, correction="bh", bootstrap=0, seed=0, exploratory=True)
 ROLES = dict(target="label", prediction="pred", positive=1, metrics=["fpr", "fnr"])

@@ -7,7 +7,6 @@ import re
 
 import numpy as np
 import pandas as pd
-
 from apptest_readers import fresh_app, go, keyed, run_scan
 
 LINK = '<a href="http://198.51.100.7/metric">M</a>'

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-
 from apptest_readers import fresh_app, go, keyed, metrics, run_scan
+
 from divergence import assess, scan
 from divergence.present.formats import format_percent, metric_label
 

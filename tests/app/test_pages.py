@@ -6,21 +6,33 @@ redundancy ε = 0.05 standard deviations of the metric).
 """
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 import pytest
+from apptest_readers import (
+    APP,
+    charts,
+    decode,
+    finish_scan,
+    fresh_app,
+    go,
+    keyed,
+    left_out,
+    metrics,
+    open_row,
+    run_scan,
+    setting,
+    table_cells,
+)
 from streamlit.testing.v1 import AppTest
 
 import divergence
-from apptest_readers import (APP, charts, decode, finish_scan, fresh_app, go, keyed, left_out, metrics, open_row, run_scan,
-                             setting, table_cells)
-from divergence.present.formats import format_count, format_percent, format_value, md_text
 from divergence import assess, redundant_itemsets, scan
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
-from divergence.report.plan import parse_plan
-from divergence.present.views import display_frame, redundancy_epsilon, slice_view
 from divergence.present.cards import headline
+from divergence.present.formats import format_count, format_percent, format_value, md_text
+from divergence.present.views import display_frame, redundancy_epsilon, slice_view
+from divergence.report.plan import parse_plan
 
 STATS = dict(confidence=0.95, correction="bh", bootstrap=0, seed=0, exploratory=True)
 

@@ -3,9 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from conftest import NESTED
 from apptest_readers import fresh_app, go, keyed, run_scan, setting
+from conftest import NESTED
 
 
 def test_the_upload_callback_reads_and_scans_it(nested_parquet):
@@ -218,10 +217,10 @@ def test_wide_tables_are_described_and_screened_in_a_worker(monkeypatch):
 def test_sessions_hold_their_results_through_the_servers_budget():
     """Six sessions do not keep six tables: a session's result is the server's (within its budget);
     one the server dropped is gone for the session too, which says so and offers to run again."""
+    from apptest_readers import APP
     from streamlit.testing.v1 import AppTest
 
     import ui.cache as cache
-    from apptest_readers import APP
     from ui.state import DROPPED
 
     first = fresh_app(300)  # the first visit's scan of the built-in data

@@ -6,9 +6,9 @@ import subprocess
 import sys
 
 import pytest
+from conftest import ROOT
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT
 from ui.serve import SERVED_AS, is_loopback, plan
 
 

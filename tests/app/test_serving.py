@@ -13,7 +13,6 @@ import urllib.error
 import urllib.request
 
 import pytest
-
 from conftest import ROOT
 
 pytestmark = pytest.mark.slow

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 import streamlit as st
-
 from apptest_readers import finish_scan, fresh_app, go, keyed, setting
+
 from divergence import Settings
 from divergence.settings import Columns, Flag, Integer, Names, OneOf, PerMetric, Real, Support, Text, setting_field
 from ui.state import DASHBOARD_OPENS_ON, DEFAULTS, SETTING_FIELDS, K, widget_for

@@ -6,13 +6,31 @@ from __future__ import annotations
 
 import pytest
 import streamlit as st
+from apptest_readers import (
+    APP,
+    charts,
+    click_header,
+    grid_key,
+    keyed,
+    metrics,
+    open_row,
+    run_scan,
+    setting,
+    table_cells,
+)
 from streamlit.testing.v1 import AppTest
 
 import divergence
-from apptest_readers import APP, charts, click_header, grid_key, keyed, metrics, open_row, run_scan, setting, table_cells
 from divergence import assess, redundant_itemsets, scan
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
-from divergence.present.formats import VERDICT_TEXT, family_sentence, format_count, format_divergence, format_p, format_value
+from divergence.present.formats import (
+    VERDICT_TEXT,
+    family_sentence,
+    format_count,
+    format_divergence,
+    format_p,
+    format_value,
+)
 from divergence.present.views import redundancy_epsilon, slice_view
 
 STATS = dict(confidence=0.95, correction="bh", bootstrap=0, seed=0, exploratory=True)

@@ -11,11 +11,11 @@ import datetime
 
 import pandas as pd
 import pytest
+from apptest_readers import charts, fresh_app, go, keyed, open_row, run_scan, scanned
 from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 import ui.state  # noqa: F401  (the dashboard's support imports)
-from apptest_readers import charts, fresh_app, go, keyed, open_row, run_scan, scanned
 from divergence import assess, redundant_itemsets, scan
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
 from divergence.present.views import redundancy_epsilon, slice_view

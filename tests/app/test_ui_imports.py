@@ -6,7 +6,6 @@ import ast
 import graphlib
 from pathlib import Path
 
-
 from conftest import ROOT
 
 UI = ROOT / "ui"

@@ -7,8 +7,8 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import ROOT
+
 from divergence.cli.cli import main
 from divergence.data.datasets import load_demo
 

@@ -8,8 +8,8 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import ROOT, data_file
+
 from divergence import global_divergence, item_contributions, prune_redundant, scan
 from divergence.cli.cli import main
 from divergence.data.datasets import load_demo

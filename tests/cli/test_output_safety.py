@@ -13,10 +13,10 @@ import time
 
 import pandas as pd
 import pytest
-
 from conftest import ROOT
-from divergence.errors import DivergenceOutputError
+
 from divergence.data.io import remove_stale_temporaries, write_atomically
+from divergence.errors import DivergenceOutputError
 
 SCAN = ["scan", "--target", "y", "--prediction", "p", "--positive", "1", "--metric", "fpr", "--min-support", "0.1"]
 

@@ -9,7 +9,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import ROOT
 
 #: runs the package as `python -m divergence scan --help` does, with a signal sent to itself the moment

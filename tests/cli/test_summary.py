@@ -9,9 +9,9 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import data_file
 from scipy import stats
 
-from conftest import data_file
 from divergence.cli.cli import main
 from divergence.cli.summary import WIDTH, format_points, format_q, format_rate_interval
 

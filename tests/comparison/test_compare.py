@@ -7,16 +7,15 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import random_shape
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from conftest import random_shape
 from divergence import COMPARE_VERDICTS, DivergenceInputError, compare
 from divergence.comparison.compare import compare_columns
 from divergence.settings import min_count_for
 from divergence.stats.paired import PooledNull, mcnemar_p, paired_proportion_interval, paired_t
-
 
 # ----------------------------------------------------------------------------- brute force
 

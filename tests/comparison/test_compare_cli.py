@@ -8,8 +8,8 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import ROOT
+
 from divergence import compare
 from divergence.cli.cli import main
 from divergence.comparison.compare import compare_columns

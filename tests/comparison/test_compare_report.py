@@ -7,8 +7,8 @@ import pytest
 from divergence import DivergenceInputError
 from divergence.cli.cli import main
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_COMPARE_TRUTH, load_demo_models
-from divergence.report.plan import SlicePlan, load_plan, plan_hash, save_plan
 from divergence.report.page import build_report
+from divergence.report.plan import SlicePlan, load_plan, plan_hash, save_plan
 from divergence.report.run import run_comparison, run_plan
 
 

@@ -4,10 +4,7 @@ slices found. The full count (200 runs per setting) is ``benchmarks/validation/s
 runs the same generator a few times."""
 from __future__ import annotations
 
-
 import pytest
-
-
 from sim_compare import ALPHA, run_once
 
 

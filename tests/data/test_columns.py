@@ -4,11 +4,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import data_file
+
 from divergence import AttributeScreen, DivergenceInputError, scan, screen_attributes
-from divergence.prepare.discretize import discretize
 from divergence.data.io import load_table
+from divergence.prepare.discretize import discretize
 
 N = 400
 

@@ -8,8 +8,8 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import data_file
+
 from divergence import scan
 from divergence.data.columns import screen
 from divergence.data.io import load_table

@@ -23,11 +23,11 @@ PEAK = "int(next(l for l in open('/proc/self/status') if l.startswith('VmHWM')).
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import ROOT
+
 from divergence import DivergenceInputError
-from divergence.errors import shown
 from divergence.data.io import ReadLimits, estimate_table, load_table
+from divergence.errors import shown
 from divergence.report.plan import MAX_PLAN_BYTES, parse_plan
 
 LINE = b"0,0,0,0,0,0,0,0,0,0\n"
@@ -64,7 +64,7 @@ def zip_bomb(out_bytes: int, members: int = 1) -> bytes:
     return buf.getvalue()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def bomb(kind: str) -> bytes:
     """A few hundred kilobytes (or less) that expand more than 100 times past 1 MB."""
     return {"gzip": lambda: gzip_bomb(16 << 20), "bz2": lambda: stream(bz2.BZ2Compressor(1), 2 << 20),

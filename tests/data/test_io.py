@@ -8,8 +8,8 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import data_file
+
 from divergence import DivergenceInputError, scan, scan_duckdb
 from divergence.cli.cli import main
 from divergence.data.io import LoadedTable, load_table, read_table, sniff_csv, write_atomically
@@ -136,7 +136,7 @@ def test_missing_path_and_folder(tmp_path):
 
 
 def test_sniff_reports_the_header_as_written():
-    d = sniff_csv("a;b;a\n1;2;3\n".encode())
+    d = sniff_csv(b"a;b;a\n1;2;3\n")
     assert d.delimiter == ";" and d.header == ("a", "b", "a")
 
 
@@ -195,7 +195,7 @@ def test_duckdb_reads_a_blank_header_name_as_pandas_does(tmp_path):
 
 def test_command_line_says_how_the_file_was_read(tmp_path, capsys):
     path = tmp_path / "s.csv"
-    path.write_bytes("g;x;y;p\n".encode() + b"".join(f"{c};{i},5;{i % 2};{(i // 2) % 2}\n".encode("cp1252")
+    path.write_bytes(b"g;x;y;p\n" + b"".join(f"{c};{i},5;{i % 2};{(i // 2) % 2}\n".encode("cp1252")
                                                      for i, c in enumerate("éaéaéaéaéaéaéaéa")))
     out = tmp_path / "o.csv"
     assert main(["scan", str(path), "--target", "y", "--prediction", "p", "--positive", "1", "--metric", "fpr",

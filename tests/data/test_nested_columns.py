@@ -8,13 +8,12 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import NESTED, ROOT
+
 from divergence import DivergenceInputError, scan, screen_attributes
 from divergence.data.io import load_table
 from divergence.data.roles import guess_roles
 from divergence.present.columns import describe_columns, preview_frame
-
 
 KW = dict(target="label", prediction="predicted", positive=1, metrics=["fpr"], min_support=0.1)
 

@@ -8,14 +8,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import ROOT, data_file
+from personal_table import ATTRIBUTES, PERSONAL_COLUMNS, PLANTED, personal_table
+
 from divergence import scan, scan_duckdb, screen_attributes
 from divergence.cli.cli import main
 from divergence.data.datasets import load_demo
 from divergence.data.io import load_table
 from divergence.data.personal import PERSONAL, header_kind, personal_kind
-from personal_table import ATTRIBUTES, PERSONAL_COLUMNS, PLANTED, personal_table
 
 ROLES = dict(target="churned", prediction="predicted", positive="yes", metrics=["fpr"])
 

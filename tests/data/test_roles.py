@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import data_file
+
 from divergence import build_outcomes
 from divergence.data.datasets import load_demo
 from divergence.data.roles import guess_positive, guess_roles

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from screen_fixtures import post_outcome, two_models
 
 from divergence import scan, screen_attributes
 from divergence.data.column_rules import loo_accuracy
 from divergence.table import split_items
-from screen_fixtures import post_outcome, two_models
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 POST = ["in_collections", "days_to_missed_payment", "agency"]

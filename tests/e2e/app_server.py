@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import IO
 
 import pytest
-
 from conftest import ROOT
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import app_server
 import pytest
 
-import app_server
 from divergence.data.datasets import load_demo
 
 pytestmark = pytest.mark.e2e

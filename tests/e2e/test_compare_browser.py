@@ -8,11 +8,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-
 import app_server
-from test_browser import _IDLE
-from test_browser import ARTIFACTS, browser  # noqa: F401 (fixture)
+import pytest
+from test_browser import _IDLE, ARTIFACTS, browser  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.e2e
 

@@ -7,9 +7,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
-
 import app_server
+import pytest
 from test_browser import _IDLE
 
 pytestmark = pytest.mark.e2e

@@ -7,7 +7,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from test_browser import ARTIFACTS, _choose, _goto, _no_exception, _settle, browser, start_app  # noqa: F401
 
 pytestmark = pytest.mark.e2e

@@ -5,9 +5,9 @@ tests/e2e/artifacts). Numbers are asserted in tests/app/test_large_data.py (AppT
 from __future__ import annotations
 
 import pytest
+from test_browser import ARTIFACTS, _goto, _no_exception, _settle, browser, start_app  # noqa: F401 (fixtures)
 
 from divergence.data.datasets import load_demo
-from test_browser import ARTIFACTS, _goto, _no_exception, _settle, browser, start_app  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.e2e
 

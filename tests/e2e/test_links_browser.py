@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from test_browser import ARTIFACTS, _goto, _no_exception, _settle, browser, start_app  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.e2e

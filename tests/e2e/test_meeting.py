@@ -7,9 +7,21 @@ browser does. No fixed sleeps: every wait is on the exact condition.
 from __future__ import annotations
 
 import pytest
-
-from test_browser import (_HEADER_H, _MARKER_W, _SLICE_W, ARTIFACTS, PAGES, _choose, _goto,  # noqa: F401
-                          _no_exception, _settle, browser, click_grid_header, click_grid_row, start_app)
+from test_browser import (  # noqa: F401
+    _HEADER_H,
+    _MARKER_W,
+    _SLICE_W,
+    ARTIFACTS,
+    PAGES,
+    _choose,
+    _goto,
+    _no_exception,
+    _settle,
+    browser,
+    click_grid_header,
+    click_grid_row,
+    start_app,
+)
 
 pytestmark = pytest.mark.e2e
 

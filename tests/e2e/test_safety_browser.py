@@ -14,11 +14,10 @@ import urllib.request
 import zlib
 from pathlib import Path
 
+import app_server
 import numpy as np
 import pandas as pd
 import pytest
-
-import app_server
 from processes import scan_workers
 from test_browser import ARTIFACTS, _goto, _no_exception, _settle, browser  # noqa: F401 (fixtures)
 

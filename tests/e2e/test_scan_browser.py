@@ -19,11 +19,10 @@ import time
 import urllib.request
 from pathlib import Path
 
-import pytest
-
 import app_server
-from processes import scan_workers
+import pytest
 from conftest import data_file
+from processes import scan_workers
 from test_browser import ARTIFACTS, _goto, _no_exception, _settle, browser  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.e2e

@@ -16,14 +16,12 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 import app_server
-from test_browser import ARTIFACTS, _goto, _no_exception, browser  # noqa: F401 (fixture)
-from test_scan_browser import _give_roles, _pick, _quiet, _upload_raw_compas
-
+import pytest
 from personal_table import personal_table
 from screen_fixtures import two_models
+from test_browser import ARTIFACTS, _goto, _no_exception, browser  # noqa: F401 (fixture)
+from test_scan_browser import _give_roles, _pick, _quiet, _upload_raw_compas
 
 pytestmark = pytest.mark.e2e
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from engine_cases import assert_same_table, every_type_parquet, pandas_reference
 
 from divergence import DivergenceInputError, scan_duckdb
 from divergence.data.io import load_table
-from engine_cases import assert_same_table, every_type_parquet, pandas_reference
 
 ROLES = dict(target="y", prediction="p", positive=1, min_support=0.05, max_length=2)
 

@@ -8,13 +8,13 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import data_file, engine_cli_tables
 from engine_cases import CASES, assert_same_table, pandas_reference, synthetic
+
 from divergence import DivergenceInputError, scan_duckdb
 from divergence.cli.cli import main
-from divergence.engines.engine_scan import numpy_quantile
 from divergence.data.io import read_table
+from divergence.engines.engine_scan import numpy_quantile
 
 pytest.importorskip("duckdb")
 

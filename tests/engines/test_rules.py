@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from divergence import DivergenceInputError, scan
+from divergence.engines.sql import CLASSIFICATION_SQL
 from divergence.outcome_rules import CLASSIFICATION, CLASSIFICATION_METRICS, REGRESSION, REGRESSION_METRICS
 from divergence.prepare.outcomes import CLASSIFICATION_RULES
-from divergence.engines.sql import CLASSIFICATION_SQL
 
 pytest.importorskip("duckdb")
 from divergence import scan_duckdb  # noqa: E402

@@ -20,7 +20,6 @@ import time
 import urllib.request
 
 import pytest
-
 from conftest import ROOT
 from engine_cases import CASES, assert_same_table, pandas_reference, synthetic
 

@@ -11,10 +11,10 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import data_file, engine_cli_tables
 from engine_cases import CASES, assert_same_table, every_type_parquet, pandas_reference, synthetic
 from personal_table import ATTRIBUTES, PERSONAL_COLUMNS, personal_table
+
 from divergence import DivergenceInputError
 from divergence.cli.cli import main
 from divergence.data.io import read_table

@@ -9,8 +9,8 @@ import pytest
 from scipy.stats import fisher_exact
 
 from divergence import DivergenceInputError, item_contributions, scan
-from divergence.explain.adhoc import item_catalog, measure_slice, overlap, rows_covered, slice_rows
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
+from divergence.explain.adhoc import item_catalog, measure_slice, overlap, rows_covered, slice_rows
 from divergence.stats.stats import adjust_p, wilson_interval
 
 STATS = dict(confidence=0.95, correction="bh", bootstrap=200, seed=0)

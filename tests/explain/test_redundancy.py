@@ -2,14 +2,13 @@
 maps to a listed slice with identical tallies; everything downstream works on such a table."""
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import data_file, itemset_masks, random_shape
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import data_file, itemset_masks, random_shape
 from divergence import (
     corrective_items,
     global_divergence,
@@ -19,8 +18,8 @@ from divergence import (
     scan_duckdb,
     shapley_matrix,
 )
-from divergence.present.figures import lattice_figure
 from divergence.mining.mining import mine
+from divergence.present.figures import lattice_figure
 from divergence.settings import min_count_for
 
 

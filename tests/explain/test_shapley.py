@@ -27,7 +27,13 @@ from divergence import (
     shapley_matrix,
 )
 from divergence.explain import shapley as S
-from divergence.present.figures import LOWERS_COLOR, RAISES_COLOR, contribution_figure, item_values_figure, lattice_figure
+from divergence.present.figures import (
+    LOWERS_COLOR,
+    RAISES_COLOR,
+    contribution_figure,
+    item_values_figure,
+    lattice_figure,
+)
 
 ROLES = dict(target="class", prediction="predicted", positive=1, metrics=["fpr", "fnr"])
 TOP_FPR = "age=<25, #prior=>3, sex=Male"

@@ -17,16 +17,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import ROOT, data_file
 
 from divergence import scan
-from divergence.kernels import compiled
-from divergence.mining import lattice, mining_driver
-from divergence.stats import verdict_walk
-from divergence.stats import fisher
-from divergence.kernels.compiled import ArgType, f4, f8, i4, i8
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo
-
-from conftest import ROOT, data_file
+from divergence.kernels import compiled
+from divergence.kernels.compiled import ArgType, f4, f8, i4, i8
+from divergence.mining import lattice, mining_driver
+from divergence.stats import fisher, verdict_walk
 
 FRESH = compiled.load_build()[0] is not None
 needs_build = pytest.mark.skipif(not FRESH, reason="no fresh ahead-of-time build of the kernels "

@@ -9,8 +9,8 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import ROOT
+
 from divergence import DivergenceBudgetError, DivergenceInputError, scan
 from divergence.cli.cli import main
 from divergence.errors import DivergenceTimeLimitWarning

@@ -15,8 +15,8 @@ import pytest
 from divergence import DivergenceInputError, Settings, SlicePlan, scan
 from divergence.budget import MAX_WORK, TIME_CUT, TIME_LIMIT
 from divergence.errors import DivergenceTimeLimitWarning
-from divergence.report.plan import dump_plan, parse_plan
 from divergence.report.page import build_report
+from divergence.report.plan import dump_plan, parse_plan
 
 
 def wide(n: int = 20_000, attrs: int = 12, seed: int = 3) -> pd.DataFrame:

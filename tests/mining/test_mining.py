@@ -6,10 +6,10 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import brute_force, random_shape
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import brute_force, random_shape
 from divergence import scan
 from divergence.mining.mining import compress, mine
 from divergence.settings import min_count_for

@@ -2,16 +2,14 @@
 measured on the others (divergence/prepare/cutpoints.py)."""
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 import pytest
+from sim_tree import ROLES, generate, judge
 
 from divergence import DivergenceInputError, scan
 from divergence.cli.cli import main
 from divergence.prepare.cutpoints import cut_mask, tree_edges
-
-from sim_tree import ROLES, generate, judge
 
 
 def test_a_step_is_cut_where_it_is_and_noise_is_not():

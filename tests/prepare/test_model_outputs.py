@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import data_file
+
 from divergence import DivergenceInputError, compare, scan
 
 sklearn = pytest.importorskip("sklearn", reason="scikit-learn (requirements-dev.txt) fits the models")

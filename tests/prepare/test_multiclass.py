@@ -9,9 +9,9 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import ROOT
 from sklearn.metrics import accuracy_score, confusion_matrix, precision_score, recall_score
 
-from conftest import ROOT
 from divergence import scan
 from divergence.errors import DivergenceInputError
 

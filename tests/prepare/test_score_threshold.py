@@ -8,8 +8,8 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import ROOT
+
 from divergence import DivergenceInputError, compare, scan
 from divergence.data.datasets import load_demo
 

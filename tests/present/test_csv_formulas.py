@@ -12,11 +12,11 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import ROOT
+
 from divergence import compare, scan
-from divergence.table import FORMULA_START, write_csv
 from divergence.present.export import table_csv
+from divergence.table import FORMULA_START, write_csv
 
 HOSTILE_NAMES = ['=HYPERLINK("http://x","y")', "@SUM(1)", "+cmd", "-2+3", "\tlead"]
 HOSTILE_VALUES = ["=1+1", "@SUM(A1)", "+x", "-x", "\rcr", "ok"]

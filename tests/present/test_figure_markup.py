@@ -10,13 +10,24 @@ import pandas as pd
 import pytest
 
 import divergence
-from divergence.present.compare_views import (change_contribution_figure, change_interval_figure,
-                                              compare_display_frame, compare_table_figure, compare_view)
-from divergence.present.figures import contribution_figure, item_values_figure, lattice_figure, overlap_figure
+from divergence.present.compare_views import (
+    change_contribution_figure,
+    change_interval_figure,
+    compare_display_frame,
+    compare_table_figure,
+    compare_view,
+)
+from divergence.present.export import export_caption, figure_html, titled_figure
+from divergence.present.figures import (
+    contribution_figure,
+    interval_figure,
+    item_values_figure,
+    lattice_figure,
+    overlap_figure,
+    slice_table_figure,
+)
 from divergence.present.formats import plotly_text, wrap_itemset
 from divergence.present.views import display_frame
-from divergence.present.export import export_caption, figure_html, titled_figure
-from divergence.present.figures import interval_figure, slice_table_figure
 
 LINK = '<a href="http://127.0.0.9:9/plotly">CLICK</a>'
 TITLE = "</title><script>window.__planted=9</script>"
@@ -143,9 +154,8 @@ def test_the_exported_table_shows_every_row_whole(monkeypatch):
     tall as all its rows under the export's title, as PNG and as HTML; the page's own view may scroll."""
     from divergence.data.datasets import DEMO_ROLES, load_demo
     from divergence.present import export, figures
-    from divergence.present.figures import _wrapped_lines
     from divergence.present.export import titled_figure
-
+    from divergence.present.figures import _wrapped_lines
     from divergence.present.views import slice_view
 
     table = divergence.scan(load_demo(), **dict(DEMO_ROLES["classification"], metrics=["error", "fpr"]))
@@ -180,8 +190,8 @@ def test_the_exported_png_ends_below_its_last_row():
 
     from divergence.data.datasets import DEMO_ROLES, load_demo
     from divergence.present import export
-    from divergence.present.views import slice_view
     from divergence.present.export import titled_figure
+    from divergence.present.views import slice_view
 
     if not export.png_supported():
         pytest.skip("kaleido or Chromium (/usr/bin/chromium) missing: PNG export unavailable here")

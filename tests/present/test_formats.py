@@ -9,13 +9,22 @@ import pytest
 
 from divergence import VERDICTS, overlap, scan
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
-from divergence.present.figures import contribution_figure, item_values_figure, lattice_figure, overlap_figure
-from divergence.present.formats import (ACTIONS, GLOSSARY, VERDICT_COLORS, VERDICT_TEXT, column_help, format_threshold,
-                                verdict_color, verdict_label, verdict_legend)
-from divergence.report.page import build_report
 from divergence.explain.shapley import global_divergence, item_contributions
-from divergence.present.views import display_frame, redundancy_epsilon
 from divergence.present.cards import findings
+from divergence.present.figures import contribution_figure, item_values_figure, lattice_figure, overlap_figure
+from divergence.present.formats import (
+    ACTIONS,
+    GLOSSARY,
+    VERDICT_COLORS,
+    VERDICT_TEXT,
+    column_help,
+    format_threshold,
+    verdict_color,
+    verdict_label,
+    verdict_legend,
+)
+from divergence.present.views import display_frame, redundancy_epsilon
+from divergence.report.page import build_report
 
 STATS = dict(confidence=0.95, correction="bh", bootstrap=200, seed=0)
 COLOUR = re.compile(r"^(#[0-9a-fA-F]{3}([0-9a-fA-F]{3})?|rgba?\([\d.,\s]+\))$")
@@ -164,9 +173,9 @@ def test_verdict_lists_and_colours_have_one_home():
     import importlib
 
     from divergence import vocabulary
+    from divergence.comparison.compare import COMPARE_VERDICTS
     from divergence.present import cards, compare_views, formats
     from divergence.report import page
-    from divergence.comparison.compare import COMPARE_VERDICTS
 
     assess, compare = (importlib.import_module(f"divergence.{m}") for m in ("stats.assess", "comparison.compare"))
 

@@ -13,8 +13,15 @@ import pytest
 import divergence
 from divergence.cli.cli import main
 from divergence.present.export import figure_html, titled_figure
-from divergence.present.figures import (contribution_figure, inert_figure, interval_figure, item_values_figure,
-                                        lattice_figure, overlap_figure, slice_table_figure)
+from divergence.present.figures import (
+    contribution_figure,
+    inert_figure,
+    interval_figure,
+    item_values_figure,
+    lattice_figure,
+    overlap_figure,
+    slice_table_figure,
+)
 from divergence.present.formats import figure_label, plotly_text
 from divergence.present.views import display_frame
 

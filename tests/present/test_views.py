@@ -3,8 +3,8 @@ guesses, and the slice-table and interval figures (what they draw, value by valu
 from __future__ import annotations
 
 import dataclasses
-
 import io
+from datetime import UTC
 
 import numpy as np
 import pandas as pd
@@ -12,15 +12,21 @@ import pytest
 
 from divergence import DivergenceInputError, scan
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
-from divergence.present.views import display_frame, slice_view, sort_options
-from divergence.present.export import figure_html, figure_png, png_supported, table_csv
 from divergence.data.roles import guess_positive
-from divergence.present.cards import headline
-from divergence.present.figures import interval_figure, slice_table_figure
-from divergence.present.columns import parse_bin_spec
 from divergence.prepare.replication_rows import split_rows
-from divergence.present.formats import (format_count, format_divergence, format_interval, format_number, format_p,
-                                        format_percent)
+from divergence.present.cards import headline
+from divergence.present.columns import parse_bin_spec
+from divergence.present.export import figure_html, figure_png, png_supported, table_csv
+from divergence.present.figures import interval_figure, slice_table_figure
+from divergence.present.formats import (
+    format_count,
+    format_divergence,
+    format_interval,
+    format_number,
+    format_p,
+    format_percent,
+)
+from divergence.present.views import display_frame, slice_view, sort_options
 
 
 @pytest.fixture(scope="module")
@@ -382,16 +388,16 @@ def test_a_stuck_png_export_is_started_again_then_refused(monkeypatch):
 
 
 def test_every_exported_figure_says_its_data_metric_settings_and_time():
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from divergence import scan
     from divergence.data.datasets import DEMO_ROLES, load_demo
-    from divergence.present.views import display_frame
     from divergence.present.export import export_caption, figure_html, titled_figure
     from divergence.present.figures import interval_figure, slice_table_figure
+    from divergence.present.views import display_frame
 
     t = scan(load_demo(), **DEMO_ROLES["classification"], min_support=0.05, max_length=2)
-    when = datetime(2026, 12, 1, 18, 10, tzinfo=timezone.utc)
+    when = datetime(2026, 12, 1, 18, 10, tzinfo=UTC)
     cap = export_caption(t, "fpr", data_label="credit.csv", when=when)
     assert cap == ("credit.csv · FPR (fpr) · support ≥ 0.05, up to 2 items, exploratory, 95% confidence, "
                    "Benjamini–Hochberg, no replication · exported 2026-12-01 18:10 UTC")

@@ -78,7 +78,7 @@ def test_hostile_values_reach_the_page_as_text_only(hostile_page):
     assert f"{SCRIPT}={QUOTE}" in text and f"{SCRIPT}={ENTITY}" in text  # items: slice table and cards
     # and in the page's source they are escaped
     assert "<title>title &lt;script&gt;alert(1)&lt;/script&gt; &quot;onmouseover=alert(2) &amp;amp;</title>" in hostile_page
-    assert f'data-v="&lt;script&gt;alert(1)&lt;/script&gt;=&quot;onmouseover=alert(2)"' in hostile_page
+    assert 'data-v="&lt;script&gt;alert(1)&lt;/script&gt;=&quot;onmouseover=alert(2)"' in hostile_page
 
 
 def test_outside_scripts_no_hostile_text_is_raw(hostile_page):

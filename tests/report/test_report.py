@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from conftest import ROOT, data_file
+
 from divergence import DivergenceInputError
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_TRUTH, load_demo
-from divergence.report.plan import SlicePlan, load_plan, plan_hash, save_plan
 from divergence.report.page import build_report
+from divergence.report.plan import SlicePlan, load_plan, plan_hash, save_plan
 from divergence.report.run import check_plan_fits, run_plan
 
 ARTIFACTS = Path(os.environ.get("DIVERGENCE_ARTIFACTS") or ROOT / "tests" / "e2e" / "artifacts")

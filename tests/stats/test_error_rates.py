@@ -11,8 +11,13 @@ import pytest
 import divergence.stats.stats as stats
 from divergence import assess, scan
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, DEMO_TRUTH, load_demo
-from divergence.simulate import (classifier_cohorts_table, noisier_labels_table, null_table, planted_rate_table,
-                                 two_group_table)
+from divergence.simulate import (
+    classifier_cohorts_table,
+    noisier_labels_table,
+    null_table,
+    planted_rate_table,
+    two_group_table,
+)
 
 
 def _alarms(table) -> int:

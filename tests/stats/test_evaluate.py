@@ -5,8 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.metrics import (average_precision_score, balanced_accuracy_score, f1_score, mean_absolute_error,
-                             roc_auc_score)
+from sklearn.metrics import (
+    average_precision_score,
+    balanced_accuracy_score,
+    f1_score,
+    mean_absolute_error,
+    roc_auc_score,
+)
 
 from divergence import scan
 from divergence.errors import DivergenceInputError

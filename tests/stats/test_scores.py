@@ -7,10 +7,10 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT
 from divergence import DivergenceInputError, scan
 from divergence.cli.cli import main
 from divergence.scores import add_scores, parse_score, score_values
@@ -159,8 +159,8 @@ def test_sort_by_a_score_everywhere(tmp_path, capsys):
 
 
 def test_report_and_dashboard_view_sort_by_a_score():
-    from divergence.report.page import _sorted_rows, build_report
     from divergence.present.views import display_frame, slice_view, sort_options
+    from divergence.report.page import _sorted_rows, build_report
 
     t = scan(_random_frame(4, 600), outcome="err", min_support=30)
     want = t.top(5, by="wracc")["itemset"].tolist()

@@ -14,8 +14,8 @@ import pytest
 
 from divergence import DivergenceInputError, scan
 from divergence.data.datasets import DEMO_ROLES, load_demo
-from divergence.settings import Replication, Settings
 from divergence.prepare.replication_rows import split_rows
+from divergence.settings import Replication, Settings
 
 ROLES = DEMO_ROLES["classification"]
 SPLIT = Replication(kind="split", column="region", confirm_values=("South",))

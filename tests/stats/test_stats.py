@@ -4,12 +4,23 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import special, stats as st
+from scipy import special
+from scipy import stats as st
 
 from divergence import scan
 from divergence.stats.shrinkage import shrink
-from divergence.stats.stats import (adjust_p, beta_t, corrected_level, fisher_exact_p, mean_difference_test,
-                              normal_quantile, rate_difference_interval, skewness_from_sums, welch_p, welch_t)
+from divergence.stats.stats import (
+    adjust_p,
+    beta_t,
+    corrected_level,
+    fisher_exact_p,
+    mean_difference_test,
+    normal_quantile,
+    rate_difference_interval,
+    skewness_from_sums,
+    welch_p,
+    welch_t,
+)
 
 
 def test_fisher_matches_scipy_on_random_tables():

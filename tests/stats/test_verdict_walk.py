@@ -7,7 +7,6 @@ column must agree to the last bit (the walk sums in the same order, or sums 0/1 
 are exact)."""
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
@@ -15,7 +14,6 @@ from divergence.mining import lattice
 from divergence.mining.lattice import walk_order
 from divergence.stats import verdict_walk
 from divergence.stats.verdict_walk import VERDICT_COLUMNS, walk_verdict
-
 
 # ------------------------------------------------------------------ the walk before (reference)
 

@@ -128,11 +128,12 @@ def tallies(rows: int, repeat: int) -> None:
 
 
 CHILD = r'''
-import json, resource, sys, time, warnings
+import importlib.util, json, resource, sys, time, warnings
 warnings.simplefilter("ignore")
 spec = json.loads(sys.argv[1])
-sys.path.insert(0, spec["bench"])
-import bench_scale
+found = importlib.util.spec_from_file_location("bench_scale", spec["bench"] + "/bench_scale.py")
+bench_scale = importlib.util.module_from_spec(found)
+found.loader.exec_module(bench_scale)
 import pandas as pd
 roles = dict(bench_scale.ROLES, attributes=bench_scale.ATTRS, min_support=0.01)
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -186,7 +187,6 @@ def main() -> None:
     ap.add_argument("--steps", nargs="+", default=["mine", "scan"], choices=["mine", "scan"])
     ap.add_argument("--memory-limit", default="1GB", help="DuckDB's memory limit (default 1GB)")
     args = ap.parse_args()
-    sys.path.insert(0, str(ROOT))  # this checkout's package, whichever is installed
     rows = int(float(args.rows))
     started = time.perf_counter()
     if args.part == "tallies":

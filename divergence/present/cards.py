@@ -17,6 +17,7 @@ from .formats import (
     format_count,
     format_divergence,
     format_divergence_interval,
+    format_estimate,
     format_interval,
     format_number,
     format_p,
@@ -441,9 +442,8 @@ def _model_effect(stats: MetricStatistics, i: int, label: str, binary: bool) -> 
     if is_undefined(effect):
         return ""
     effect, div = float(effect), float(stats.divergence[i])
-    text = (f"; given the other findings, {format_divergence(effect, binary)} "
-            f"{format_divergence_interval(stats.at('effect_ci_low', i), stats.at('effect_ci_high', i), binary)} "
-            "(its effect in the findings' model)")
+    interval = format_estimate(effect, stats.at("effect_ci_low", i), stats.at("effect_ci_high", i), binary)
+    text = f"; given the other findings, {interval} (its effect in the findings' model)"
     if effect == 0 or div == 0 or (effect > 0) == (div > 0):
         return text
     # the verdict follows the effect: an error metric's verdict says worse or better, another's higher or lower

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ..table import Assessment
 
 __all__ = ["DASH", "format_count", "format_number", "format_percent", "format_value", "format_divergence",
-           "format_interval", "format_divergence_interval", "format_p", "format_threshold", "divergence_unit", "VERDICT_COLORS",
+           "format_interval", "format_divergence_interval", "format_estimate", "format_p", "format_threshold", "divergence_unit", "VERDICT_COLORS",
            "VERDICT_TEXT", "FINDING_VERDICTS", "COMPARE_VERDICT_COLORS", "ACTIONS", "family_sentence",
            "verdict_color", "verdict_ink", "ink_on", "verdict_legend", "verdict_label", "finding_label", "finding_labels", "direction",
            "GLOSSARY", "COLUMN_HELP", "column_help", "rgba", "is_undefined", "wrap_itemset", "format_support",
@@ -160,6 +160,15 @@ def format_divergence_interval(low: object, high: object, binary: bool) -> str:
     scale = 100.0 if binary else 1.0
     body = f"[{format_number(scale * float(low))}, {format_number(scale * float(high))}]"  # type: ignore[arg-type]
     return f"{body} pp" if binary else body
+
+
+def format_estimate(x: object, low: object, high: object, binary: bool) -> str:
+    """An estimate with its interval, the unit once: '+30.7 [25.7, 35.9] pp', else '+1.23 [0.4, 2.1]'."""
+    if is_undefined(x):
+        return DASH
+    value = format_divergence(x, binary)
+    interval = format_divergence_interval(low, high, binary)
+    return f"{value.removesuffix(' pp')} {interval}" if binary and interval != DASH else f"{value} {interval}"
 
 
 def format_p(p: object) -> str:
@@ -318,8 +327,7 @@ def finding_label(finding: object, explained_by: object = "", within: object = "
         holder = "" if within is None or (isinstance(within, float) and math.isnan(within)) else str(within)
         label = f"distinct finding inside {holder}" if holder else "distinct finding"
         if effect is not None and not is_undefined(effect[0]):
-            label += (f", effect {format_divergence(effect[0], binary)} "
-                      f"{format_divergence_interval(effect[1], effect[2], binary)} given the other findings")
+            label += f", effect {format_estimate(effect[0], effect[1], effect[2], binary)} given the other findings"
         other = "" if alias is None or (isinstance(alias, float) and math.isnan(alias)) else str(alias)
         return f"{label}, not told from {other}" if other else label
     by = "" if explained_by is None or (isinstance(explained_by, float) and math.isnan(explained_by)) \

@@ -95,7 +95,7 @@ def test_findings_cards_say_who_what_how_sure_and_what_to_do(fpr_table, regressi
                             "114 other significant slices (refinements, wider slices holding its rows, slices it lifts "
                             "or lowers)")
     assert cards[0].what == ("FPR 39.0% [34.5%, 43.8%] against 10.2% for the whole dataset (+28.9 pp; +28.8 pp shrunk "
-                             "for the winner's curse); given the other findings, +30.7 pp [25.7, 35.9] pp (its effect "
+                             "for the winner's curse); given the other findings, +30.7 [25.7, 35.9] pp (its effect "
                              "in the findings' model)")
     # q over the family: fpr's slices by default (each metric its own family, issue 43)
     assert cards[0].sure.startswith("q = 2.2e-56 (Benjamini–Hochberg over 1,337 tests: the 1,337 slices tested for "

@@ -104,7 +104,7 @@ def test_its_card_reads_it_against_the_rest_of_its_holder(small):
     rows = table.frame[table.frame["itemset"] == "gender=male, klass=3"]
     # its effect in the findings' model, given gender=male, is the same difference from the rest of it
     assert display_frame(table, rows, "fpr")["Finding"].tolist() == [
-        "distinct finding inside gender=male, effect -45.0 pp [-57.7, -31.4] pp given the other findings"]
+        "distinct finding inside gender=male, effect -45.0 [-57.7, -31.4] pp given the other findings"]
     holder = cards[names.index("gender=male")]
     assert not holder.within and not holder.inside and "against" in holder.what
 

@@ -321,7 +321,7 @@ def finding_label(finding: object, explained_by: object = "", within: object = "
     finding inside gender=male' (its rows all in that finding: read against the rest of it),
     'explained by region=South, education=Primary', or '' (neither); a finding's effect in the
     model, given the other findings, with its interval (``effect``: (effect, low, high)): 'distinct
-    finding, effect +8.3 pp [6.1, 10.7] pp given the other findings'; a finding the data do not tell from other
+    finding, effect +8.3 [6.1, 10.7] pp given the other findings'; a finding the data do not tell from other
     slices says so: 'distinct finding, not told from c0=u2, c2=t1 | c1=w2, c2=t1'."""
     if not is_undefined(finding) and bool(finding):
         holder = "" if within is None or (isinstance(within, float) and math.isnan(within)) else str(within)

@@ -275,16 +275,20 @@ def _resid(fit) -> np.ndarray:
     return fit.resid
 
 
-def _wald(state: _State) -> np.ndarray:
-    """Each term's Wald z in the model of every term (the sandwich variance for a real outcome)."""
+def _covariance(state: _State) -> np.ndarray:
+    """The coefficients' covariance in the model of every term: the inverse information for a 0/1
+    outcome, the sandwich for a real one (each cell's own residuals, weighted as in the fit)."""
     fit, X = state.cells.fit, state.cells.X
     if state.binary:
-        cov = fit.hinv
-    else:
-        m = X.T @ (X * (_weights(fit) ** 2 * _resid(fit))[:, None])
-        cov = fit.hinv @ m @ fit.hinv
-    se = np.sqrt(np.maximum(np.diag(cov)[1:], 1e-300))
-    return fit.beta[1:] / se
+        return fit.hinv
+    m = X.T @ (X * (_weights(fit) ** 2 * _resid(fit))[:, None])
+    return fit.hinv @ m @ fit.hinv
+
+
+def _wald(state: _State) -> np.ndarray:
+    """Each term's Wald z in the model of every term."""
+    se = np.sqrt(np.maximum(np.diag(_covariance(state))[1:], 1e-300))
+    return state.cells.fit.beta[1:] / se
 
 
 def _swapped(state: _State, swaps: list) -> _State:
@@ -374,11 +378,7 @@ def _effects(state: _State, level: float) -> dict:
     X = cells.X
     zq = z_two_sided(1.0 - level)
     out = {}
-    if state.binary:
-        cov = fit.hinv
-    else:  # the sandwich: each cell's own residuals, weighted as in the fit
-        m = X.T @ (X * (_weights(fit) ** 2 * _resid(fit))[:, None])
-        cov = fit.hinv @ m @ fit.hinv
+    cov = _covariance(state)
     eta = X @ fit.beta
     n = cells.tot[:, 0]
     for i, f in enumerate(state.terms):

@@ -4,10 +4,14 @@ them) and finds the checkout's root; the runner lists every command docs/perform
 from __future__ import annotations
 
 import os
+import re
+import runpy
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks"
@@ -65,3 +69,63 @@ def test_the_runner_lists_every_command_the_performance_page_cites():
     listed = subprocess.run([sys.executable, str(BENCH / "run.py")], capture_output=True, text=True, timeout=60)
     assert listed.returncode == 0 and listed.stdout.count("benchmarks/") == len(commands)
     assert "needs --set OLD" in listed.stdout
+
+
+# a script run as a program measures the checkout it lives in (benchmarks/tools/checkout.py), whichever
+# divergence the venv has installed; same_outputs.py imports the checkout it is given (--write ROOT)
+IMPORTS = re.compile(r"^\s*(from|import) (divergence|ui)\b", re.M)
+USES = 'runpy.run_path(str({} / "benchmarks" / "tools" / "checkout.py"))["use_checkout"]({}, __name__)'
+AS_PROGRAM = """
+import atexit, importlib.util, runpy, sys
+atexit.register(lambda: print("DIVERGENCE", importlib.util.find_spec("divergence").origin, flush=True))
+script = sys.argv[1]
+sys.argv = [script, "--help"]
+runpy.run_path(script, run_name="__main__")
+"""
+
+
+def test_every_benchmark_that_imports_the_package_asks_for_its_checkout_first():
+    asking = []
+    for path in SCRIPTS:
+        text = path.read_text(encoding="utf-8")
+        first = IMPORTS.search(text)
+        if first is None or path.name == "same_outputs.py":
+            continue
+        calls = [text.find(USES.format(v, v)) for v in ("ROOT", "HERE")]
+        call = max(calls)
+        assert call >= 0 and call < first.start(), f"{path.relative_to(ROOT)} imports the package before it asks for its checkout"
+        asking.append(path.name)
+    assert "sim_verdicts.py" in asking and "bench_verdict.py" in asking and len(asking) >= 25
+
+
+def test_a_benchmark_run_as_a_program_imports_its_checkout_not_another(tmp_path):
+    """Another ``divergence`` ahead of this checkout's on the path (an editable install of another
+    checkout, or PYTHONPATH): the script starts again with its own checkout first."""
+    decoy = tmp_path / "other"
+    (decoy / "divergence").mkdir(parents=True)
+    (decoy / "divergence" / "__init__.py").write_text('raise ImportError("the other checkout")\n')
+    scripts = [BENCH / "validation" / "sim_verdicts.py", BENCH / "speed" / "bench_compare.py"]
+
+    def run(path: Path):
+        env = {k: v for k, v in os.environ.items() if k != "DIVERGENCE_BENCHMARK_CHECKOUT"}
+        env["PYTHONPATH"] = os.pathsep.join([str(path.parent), str(decoy)])
+        return subprocess.run([sys.executable, "-c", AS_PROGRAM, str(path)], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=300)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(run, scripts))
+    for path, done in zip(scripts, results):
+        assert done.returncode == 0 and "usage:" in done.stdout, (path.name, done.stderr[-500:])
+        origin = done.stdout.rsplit("DIVERGENCE", 1)[1].strip()
+        assert Path(origin) == ROOT / "divergence" / "__init__.py", (path.name, origin)
+
+
+def test_a_benchmark_loaded_by_another_module_says_which_checkout_to_put_first(tmp_path):
+    checkout = runpy.run_path(str(BENCH / "tools" / "checkout.py"))
+    other = tmp_path / "elsewhere"
+    (other / "divergence").mkdir(parents=True)
+    assert not checkout["imported_from"](other)
+    with pytest.raises(ImportError, match=f"not from the checkout {other}: run with PYTHONPATH={other}"):
+        checkout["use_checkout"](other, "benchmark_under_test")
+    assert checkout["imported_from"](ROOT)
+    checkout["use_checkout"](ROOT, "__main__")  # this process already imports this checkout: nothing to do

@@ -26,12 +26,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import runpy
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+runpy.run_path(str(ROOT / "benchmarks" / "tools" / "checkout.py"))["use_checkout"](ROOT, __name__)  # this checkout's divergence
 DATA = ROOT / "benchmarks" / "data"
 ROLES = dict(target="y", prediction="pred", positive=1, metrics=["fpr", "fnr", "error"], min_support=0.01)
 CHUNK = 5_000_000

@@ -21,6 +21,7 @@ Timings on a shared machine vary: rerun it, and read the worst column with that 
 from __future__ import annotations
 
 import os
+import runpy
 import sys
 import time
 from pathlib import Path
@@ -29,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
+runpy.run_path(str(ROOT / "benchmarks" / "tools" / "checkout.py"))["use_checkout"](ROOT, __name__)  # this checkout's divergence
 DATA = Path(os.environ.get("DIVERGENCE_DATA", ROOT.parent / "shared" / "data"))
 
 from divergence import assess, redundant_itemsets, scan  # noqa: E402

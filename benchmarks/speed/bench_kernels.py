@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import runpy
 import statistics
 import subprocess
 import sys
@@ -39,6 +40,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parents[2]
+runpy.run_path(str(HERE / "benchmarks" / "tools" / "checkout.py"))["use_checkout"](HERE, __name__)  # this checkout's divergence
 DATA = Path(os.environ.get("DIVERGENCE_DATA", HERE.parent / "shared" / "data"))
 
 WRITE_DEMO = r"""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import runpy
 import sys
 import time
 from pathlib import Path
@@ -23,6 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
+runpy.run_path(str(ROOT / "benchmarks" / "tools" / "checkout.py"))["use_checkout"](ROOT, __name__)  # this checkout's divergence
 DATA = Path(os.environ.get("DIVERGENCE_DATA", ROOT.parent / "shared" / "data"))
 
 import divergence  # noqa: E402

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import runpy
 import subprocess
 import sys
 import tempfile
@@ -27,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
+runpy.run_path(str(ROOT / "benchmarks" / "tools" / "checkout.py"))["use_checkout"](ROOT, __name__)  # this checkout's divergence
 DATA = Path(os.environ.get("DIVERGENCE_DATA", ROOT.parent / "shared" / "data"))
 
 

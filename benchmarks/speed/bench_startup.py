@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import runpy
 import subprocess
 import sys
 import tempfile
@@ -34,6 +35,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parents[2]
+runpy.run_path(str(HERE / "benchmarks" / "tools" / "checkout.py"))["use_checkout"](HERE, __name__)  # this checkout's divergence
 DATA = Path(os.environ.get("DIVERGENCE_DATA", HERE.parent / "shared" / "data"))
 
 from bench_scan import DIVEX_JOB  # noqa: E402  (DivExplorer doing the same scan: written once)

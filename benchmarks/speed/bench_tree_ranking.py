@@ -21,7 +21,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from divergence import scan, scan_duckdb
+ROOT = Path(__file__).resolve().parents[2]
+runpy.run_path(str(ROOT / "benchmarks" / "tools" / "checkout.py"))["use_checkout"](ROOT, __name__)  # this checkout's divergence
+
+from divergence import scan, scan_duckdb  # noqa: E402
 
 _SIM_TREE = runpy.run_path(str(Path(__file__).resolve().parents[1] / "validation" / "sim_tree.py"))  # its generator
 ROLES, generate = _SIM_TREE["ROLES"], _SIM_TREE["generate"]

@@ -17,6 +17,7 @@ spread is printed too.
 """
 from __future__ import annotations
 
+import runpy
 import statistics
 import time
 from pathlib import Path
@@ -25,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
+runpy.run_path(str(ROOT / "benchmarks" / "tools" / "checkout.py"))["use_checkout"](ROOT, __name__)  # this checkout's divergence
 
 import ui.worker as worker  # noqa: E402
 from divergence.data.datasets import DEMO_ATTRIBUTES, DEMO_ROLES, load_demo  # noqa: E402

@@ -5,9 +5,11 @@
 """
 from __future__ import annotations
 
+import runpy
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+runpy.run_path(str(ROOT / "benchmarks" / "tools" / "checkout.py"))["use_checkout"](ROOT, __name__)  # this checkout's divergence
 DATA = ROOT.parent / "shared" / "data"
 import pandas as pd  # noqa: E402
 

@@ -11,19 +11,21 @@ from __future__ import annotations
 
 import argparse
 import os
+import runpy
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from divergence.data.columns import screen
-from divergence.data.datasets import load_demo
-from divergence.data.io import load_table
-from divergence.prepare.model_outputs import apply_models
-from divergence.settings import Settings
-
 ROOT = Path(__file__).resolve().parents[2]
+runpy.run_path(str(ROOT / "benchmarks" / "tools" / "checkout.py"))["use_checkout"](ROOT, __name__)  # this checkout's divergence
+
+from divergence.data.columns import screen  # noqa: E402
+from divergence.data.datasets import load_demo  # noqa: E402
+from divergence.data.io import load_table  # noqa: E402
+from divergence.prepare.model_outputs import apply_models  # noqa: E402
+from divergence.settings import Settings  # noqa: E402
 
 DATA = Path(os.environ.get("DIVERGENCE_DATA", ROOT.parent / "shared" / "data"))
 MEASURED = ("leakage", "another model", "after the outcome", "near copy")

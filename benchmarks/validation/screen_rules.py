@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
+runpy.run_path(str(ROOT / "benchmarks" / "tools" / "checkout.py"))["use_checkout"](ROOT, __name__)  # this checkout's divergence
 _FIXTURES = runpy.run_path(str(ROOT / "tests" / "screen_fixtures.py"))
 post_outcome, two_models = _FIXTURES["post_outcome"], _FIXTURES["two_models"]
 

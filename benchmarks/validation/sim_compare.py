@@ -33,6 +33,7 @@ hold the slice's true change (the mean of its rows' expected differences).
 from __future__ import annotations
 
 import argparse
+import runpy
 import sys
 import time
 from pathlib import Path
@@ -41,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
+runpy.run_path(str(ROOT / "benchmarks" / "tools" / "checkout.py"))["use_checkout"](ROOT, __name__)  # this checkout's divergence
 
 from divergence import compare  # noqa: E402
 

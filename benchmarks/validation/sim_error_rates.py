@@ -37,6 +37,7 @@ import dataclasses
 import json
 import math
 import os
+import runpy
 import subprocess
 import sys
 import time
@@ -45,6 +46,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
+runpy.run_path(str(ROOT / "benchmarks" / "tools" / "checkout.py"))["use_checkout"](ROOT, __name__)  # this checkout's divergence
 DATA = Path(os.environ.get("DIVERGENCE_DATA", ROOT.parent / "shared" / "data"))
 
 ALPHA = 0.05

@@ -16,10 +16,15 @@ tree may cut).
 from __future__ import annotations
 
 import argparse
+import runpy
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[2]
+runpy.run_path(str(ROOT / "benchmarks" / "tools" / "checkout.py"))["use_checkout"](ROOT, __name__)  # this checkout's divergence
 
 from divergence import scan  # noqa: E402
 

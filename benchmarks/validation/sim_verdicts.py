@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import runpy
 import time
 from collections import Counter
 from pathlib import Path
@@ -36,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
+runpy.run_path(str(ROOT / "benchmarks" / "tools" / "checkout.py"))["use_checkout"](ROOT, __name__)  # this checkout's divergence
 
 from sim_error_rates import Row  # noqa: E402  (a measured rate against its target: written once)
 

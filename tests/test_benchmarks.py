@@ -3,6 +3,7 @@ Each script imports as it runs (its own folder first on the path, the others rea
 them) and finds the checkout's root; the runner lists every command docs/performance.md cites."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import runpy
@@ -129,3 +130,24 @@ def test_a_benchmark_loaded_by_another_module_says_which_checkout_to_put_first(t
         checkout["use_checkout"](other, "benchmark_under_test")
     assert checkout["imported_from"](ROOT)
     checkout["use_checkout"](ROOT, "__main__")  # this process already imports this checkout: nothing to do
+
+
+def _verdict_case(prelude: str = "") -> subprocess.CompletedProcess:
+    """One case of bench_verdict.py (the built-in data, 0/1 error, support 0.05) in a process of its own."""
+    child = runpy.run_path(str(BENCH / "speed" / "bench_verdict.py"))["CHILD"]
+    spec = {"data": "demo", "metric": "error", "support": 0.05, "walk": True}
+    return subprocess.run([sys.executable, "-c", prelude + child, str(ROOT), json.dumps(spec), str(BENCH / "tools")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+def test_the_verdict_benchmark_times_the_walk():
+    done = _verdict_case()
+    assert done.returncode == 0, done.stderr[-800:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["slices"] > 0 and 0 < out["walk"] < out["seconds"], out
+
+
+def test_the_verdict_benchmark_stops_when_the_walk_is_not_where_it_looks():
+    done = _verdict_case("import divergence.stats.verdict_walk as v\ndel v.walk_verdict\n")
+    assert done.returncode != 0
+    assert "no walk_verdict in divergence.stats.verdict_walk or divergence.mining.lattice" in done.stderr

@@ -9,10 +9,11 @@ checkout, and the seconds of the verdict's walk alone).
 Each case runs in a fresh process per checkout, with the kernels that checkout's ordinary runs
 use (its ahead-of-time build when fresh: build it there with ``python -m divergence.kernels._aot
 --host``; the first line of each checkout says which); "scan s" is the best of three scan()
-calls after a warm-up, "walk s" the time spent in the verdict's walk (lattice.walk_verdict)
+calls after a warm-up, "walk s" the time spent in the verdict's walk (stats.verdict_walk.walk_verdict)
 during the best call. Adult comes from ../shared/data (DIVERGENCE_DATA), skipped when absent;
 the synthetic table is 200,000 rows of 12 correlated attributes with a 0/1 and a real target.
-A checkout before the verdict's walk existed has no walk column ("-").
+A checkout before the verdict's walk existed has no walk column ("-"); this checkout stops with a
+message when it has no walk_verdict where the script looks, or scan() never calls it there.
 """
 from __future__ import annotations
 
@@ -65,21 +66,40 @@ else:
     df = pd.read_csv(spec["data"])
     kw = dict(target="class", prediction="predicted", positive=1)
 kw.update(metrics=[spec["metric"]], min_support=spec["support"])
-lattice = importlib.import_module("divergence.mining.lattice")
-walk = getattr(lattice, "walk_verdict", None)
-spent = [0.0]
+HOMES = ("divergence.stats.verdict_walk", "divergence.mining.lattice")  # where it lives; where it lived
+CALLERS = ("divergence.stats.defect_tests",) + HOMES  # every module that may hold it by name
+
+
+def module(name):
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+walk = next((w for w in (getattr(module(n), "walk_verdict", None) for n in HOMES) if w is not None), None)
+if walk is None and spec["walk"]:
+    raise SystemExit(f"bench_verdict: no walk_verdict in {' or '.join(HOMES)}: the walk column would be empty "
+                     "(has it moved? update HOMES in benchmarks/speed/bench_verdict.py)")
+spent, calls = [0.0], [0]
 if walk is not None:  # the walk's own time, wherever the engine calls it from
-    def timed(*args):
+    def timed(*args, **kwargs):
+        calls[0] += 1
         t0 = time.perf_counter()
         try:
-            return walk(*args)
+            return walk(*args, **kwargs)
         finally:
             spent[0] += time.perf_counter() - t0
-    for name in ("divergence.stats.defect_tests", "divergence.mining.lattice"):
-        mod = importlib.import_module(name)
+    for name in CALLERS:
+        mod = module(name)
         if getattr(mod, "walk_verdict", None) is walk:
             setattr(mod, "walk_verdict", timed)
 t = scan(df, **kw)  # warm-up: kernels loaded
+if walk is not None and calls[0] == 0:  # its caller holds it under a module not in CALLERS
+    if spec["walk"]:
+        raise SystemExit(f"bench_verdict: scan() never called walk_verdict through {', '.join(CALLERS)}: "
+                         "its caller holds it elsewhere (add that module to CALLERS)")
+    walk = None  # an older checkout: "-" rather than a time that is not the walk's
 best, best_walk = float("inf"), None
 for _ in range(3):
     spent[0] = 0.0
@@ -108,6 +128,9 @@ def cases(quick: bool) -> list[tuple[str, dict]]:
 
 
 def run(root: str, spec: dict) -> dict:
+    """One case in a fresh process of ``root``'s checkout; this checkout must have the verdict's walk
+    (an older one may not: its walk column is "-")."""
+    spec = {**spec, "walk": Path(root).resolve() == ROOT}
     # run in the checkout: `python -c` imports its divergence first
     r = subprocess.run([sys.executable, "-c", CHILD, root, json.dumps(spec), str(ROOT / "benchmarks" / "tools")], capture_output=True,
                        text=True, cwd=root)

@@ -7,7 +7,6 @@ in-memory miner. The slice table is the one :func:`divergence.scan` gives on the
 """
 from __future__ import annotations
 
-import dataclasses
 import fnmatch
 import os
 import shutil
@@ -615,11 +614,7 @@ def mine_duckdb(
         raise DivergenceInputError("exploratory is said when the mined table is assessed: divergence.assess(table, "
                                    "exploratory=...).")
     run = with_given_rows(run, settings.replication)
-    table = _on_duckdb(source, memory_limit, temp_directory, threads, lambda backend: mine_engine(backend, settings, **run))
-    if table.replication is not None and settings.replication.label is not None:  # the second file's name
-        table = dataclasses.replace(table, replication=dataclasses.replace(table.replication,
-                                                                           label=settings.replication.label))
-    return table
+    return _on_duckdb(source, memory_limit, temp_directory, threads, lambda backend: mine_engine(backend, settings, **run))
 
 
 def _on_duckdb(source, memory_limit: str | None, temp_directory, threads: int | None,

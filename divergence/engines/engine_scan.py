@@ -164,8 +164,8 @@ def scan_engine(
     from ..stats.assess import assess
 
     needs_its_table(settings.replication, replicate)
-    table = mine_engine(backend, settings, engine=engine, quantiles=quantiles, progress=progress)
-    out = assess(table, settings.statistics, replicate=replicate, exploratory=exploratory, progress=progress)
+    table = mine_engine(backend, settings, replicate=replicate, engine=engine, quantiles=quantiles, progress=progress)
+    out = assess(table, settings.statistics, exploratory=exploratory, progress=progress)  # its replication kept
     if progress is not None:
         progress(progress_report("done", len(out) - 1, fraction=1.0))
     return out
@@ -181,7 +181,8 @@ def mine_engine(
     progress: ProgressCallback | None = None,
 ) -> SliceTable:
     """The table of :func:`divergence.mine` (not assessed; ``replicate``, when given, kept in it for
-    :func:`divergence.assess`), with binning, outcomes and compression run by ``backend``."""
+    :func:`divergence.assess`, named as the settings name a second file), with binning, outcomes and
+    compression run by ``backend``."""
     prepared = prepare_sql(backend, settings, engine=engine, quantiles=quantiles, progress=progress)
     release = getattr(backend, "release", None)  # the engine's memory given back before the miner takes its own
     if release is not None:
@@ -190,7 +191,8 @@ def mine_engine(
     if progress is not None:
         progress(progress_report("statistics", len(table) - 1))
     return dataclasses.replace(table, engine=backend.name,
-                               replication=ReplicationRows(replicate) if replicate is not None else table.replication)
+                               replication=ReplicationRows(replicate, label=settings.replication.label)
+                               if replicate is not None else table.replication)
 
 
 def _settle_threshold(plan: ScanPlan, settings: Settings) -> tuple[Settings, str | None]:

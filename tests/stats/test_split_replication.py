@@ -85,6 +85,25 @@ def test_the_duckdb_engine_refuses_a_split(demo, tmp_path):
         scan_duckdb(str(path), dataclasses.replace(_settings(), replication=SPLIT))
 
 
+
+def test_a_second_file_in_the_settings_is_named_alike_by_scan_and_the_duckdb_engine(demo, tmp_path):
+    """The second file carried in the Settings is called by its name wherever the table is made:
+    scan(), scan_duckdb() and assess(mine_duckdb()) (scan_duckdb said "second table")."""
+    from divergence import assess
+    from divergence.engines.duckdb_engine import mine_duckdb, scan_duckdb
+
+    path = tmp_path / "demo.parquet"
+    demo.iloc[:3000].to_parquet(path, index=False)
+    rep = Replication(kind="file", name="next_month.csv", rows=demo.iloc[3000:].reset_index(drop=True))
+    settings = dataclasses.replace(_settings(), replication=rep)
+    want = "second file next_month.csv (1,000 rows)"
+    tables = {"scan": scan(demo.iloc[:3000].reset_index(drop=True), settings),
+              "scan_duckdb": scan_duckdb(str(path), settings),
+              "assess(mine_duckdb)": assess(mine_duckdb(str(path), settings), settings.statistics)}
+    assert {k: t.assessment.replication for k, t in tables.items()} == dict.fromkeys(tables, want)
+    assert {k: t.assessment.replication_rows for k, t in tables.items()} == dict.fromkeys(tables, 1000)
+
+
 def _cli(*args, cwd):
     return subprocess.run([sys.executable, "-m", "divergence", *map(str, args)], capture_output=True, text=True,
                           cwd=cwd, timeout=300)

@@ -320,6 +320,13 @@ elif kind == "file":
                    f"{format_count(len(state.get(K.REPLICATE_FRAME)))} rows."
                    + "".join(f" {md_text(n)}" for n in state.get(K.REPLICATE_NOTES) or []))
 elif kind == "holdout":
-    state.bound(st.slider, "Share of rows held out to confirm on", K.HOLDOUT, min_value=0.1, max_value=0.5, step=0.05)
+    h1, h2 = st.columns([3, 1])
+    with h1:
+        state.bound(st.slider, "Share of rows held out to confirm on", K.HOLDOUT, min_value=0.1, max_value=0.5,
+                    step=0.05)
+    with h2:
+        state.bound(st.number_input, "Seed of the held-out rows", K.HOLDOUT_SEED, min_value=0, step=1,
+                    help="Which rows are held out (--holdout-seed on the command line). The statistics' seed "
+                         "does not move them.")
 
 st.page_link("pages/outcome.py", label="Next: outcome and thresholds", icon=":material/arrow_forward:")

@@ -357,7 +357,7 @@ def run_mining() -> Mining:
 
 def run_replication() -> Replication:
     """Where the slices are confirmed, as the Data page chose: a split column's values, the second
-    file (its rows travel in the replication), a held-out share, or nowhere."""
+    file (its rows travel in the replication), a held-out share with its seed, or nowhere."""
     get = state.get
     kind = get(K.REPLICATION)
     if kind == "split":
@@ -365,7 +365,7 @@ def run_replication() -> Replication:
     if kind == "file":
         return Replication(kind="file", name=get(K.REPLICATE_NAME), rows=get(K.REPLICATE_FRAME))
     if kind == "holdout":
-        return Replication(kind="holdout", share=get(K.HOLDOUT))
+        return Replication(kind="holdout", share=get(K.HOLDOUT), seed=get(K.HOLDOUT_SEED))
     return Replication()
 
 
@@ -439,7 +439,7 @@ def apply_plan(plan: SlicePlan) -> None:
     if rep.kind == "split":
         upd.update({K.SPLIT_COLUMN: rep.column, K.SPLIT_VALUES: list(rep.confirm_values or [])})
     elif rep.kind == "holdout":
-        upd[K.HOLDOUT] = rep.share
+        upd.update({K.HOLDOUT: rep.share, K.HOLDOUT_SEED: rep.seed})
     if cmp.enabled:  # a comparison with a reference model
         upd.update({KC.ON: True, KC.REF_KIND: "score" if cmp.reference_score else "labels",
                     KC.REFERENCE: cmp.reference, KC.REF_SCORE: cmp.reference_score,

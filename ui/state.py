@@ -40,6 +40,7 @@ from divergence.settings import (
     OneOf,
     PerMetric,
     Real,
+    Replication,
     Support,
     Text,
     section,
@@ -101,6 +102,7 @@ class K:
     SPLIT_COLUMN = "split_column"
     SPLIT_VALUES = "split_values"
     HOLDOUT = "holdout"
+    HOLDOUT_SEED = "holdout_seed"    # the held-out rows' draw (the replication's own seed)
     REPLICATE_FRAME = "replicate_frame"
     REPLICATE_NAME = "replicate_name"
     REPLICATE_ERROR = "replicate_error"
@@ -183,12 +185,15 @@ def field_default(key: str) -> Any:
     return _to_page(key, _field(_MODEL, key))
 
 
+#: the held-out share the dashboard opens on (0.3), with the seed the model draws it from when not given
+_HOLDOUT = Replication(kind="holdout", share=0.3)
 #: the column roles and what depends on them, reset for new data (no comparison until one is chosen): the
 #: form's choices, and every field of the roles and the slicing at its default (:func:`field_default`)
 ROLE_CHOICES: dict[str, Any] = {
     K.TASK: "classification", K.PRED_KIND: "labels", K.RANK_KIND: "score", K.RANK_LEVEL: "row",
     K.QUERY_METRICS: ["ndcg@10", "mrr", "precision@5"], K.BIN_TEXTS: {}, K.ROLE_NOTES: [], K.ROLE_GUESS: {}, K.ADDED: [],
-    K.BIN_ERRORS: {}, K.REPLICATION: "none", K.SPLIT_COLUMN: None, K.SPLIT_VALUES: [], K.HOLDOUT: 0.3,
+    K.BIN_ERRORS: {}, K.REPLICATION: "none", K.SPLIT_COLUMN: None, K.SPLIT_VALUES: [], K.HOLDOUT: _HOLDOUT.share,
+    K.HOLDOUT_SEED: _HOLDOUT.seed,
     KC.ON: False, KC.REF_KIND: "labels", KC.REFERENCE: None, KC.REF_SCORE: None, KC.REF_THRESHOLD: 0.5,
 }
 #: the keys of state that are not fields, and the value each opens on

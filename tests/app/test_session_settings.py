@@ -144,3 +144,30 @@ def test_a_run_sends_the_sessions_settings_as_they_are(monkeypatch):
     assert stats is at.session_state[K.SETTINGS].statistics
     finish_scan(at)
     assert not at.exception and at.session_state[K.RUN_ERROR] is None
+
+
+def test_the_holdout_seed_chosen_on_the_data_page_is_the_one_a_run_sends(monkeypatch):
+    """The held-out rows' own seed (``--holdout-seed`` on the command line) has a widget beside the
+    held-out share: kept across pages, sent in the run's Settings, and the rows held out are its draw."""
+    from divergence.data.datasets import load_demo
+    from divergence.prepare.replication_rows import holdout_mask
+    from divergence.settings import Replication
+    from ui import worker
+
+    sent = []
+    real = worker.start
+    monkeypatch.setattr(worker, "start", lambda request, *a, **k: sent.append(request) or real(request, *a, **k))
+    at = go(fresh_app(120), "data")
+    keyed(at.radio, "w:replication").set_value("holdout").run()
+    assert keyed(at.number_input, "w:holdout_seed").value == Replication(kind="holdout", share=0.3).seed == 0
+    keyed(at.number_input, "w:holdout_seed").set_value(7).run()
+    at = go(at, "outcome")
+    at.button(key="run").click().run()
+    finish_scan(at)
+    assert not at.exception and at.session_state[K.RUN_ERROR] is None
+    assert sent[-1].settings.replication == Replication(kind="holdout", share=0.3, seed=7)
+    table = at.session_state["result"]["table"]
+    n = len(load_demo())
+    assert table.assessment.replication_rows == int(holdout_mask(n, 0.3, 7).sum()) != int(holdout_mask(n, 0.3, 0).sum())
+    at = go(at, "data")
+    assert keyed(at.number_input, "w:holdout_seed").value == 7  # kept in session state across pages

@@ -98,9 +98,9 @@ def test_a_file_inside_the_data_folder_is_read(tmp_path, monkeypatch):
                   "a": rng.choice(["x", "y"], 500)}).to_parquet(folder / "2026" / "part.parquet")
     (folder / "alias.parquet").symlink_to(folder / "2026" / "part.parquet")  # a link that stays inside: fine
     monkeypatch.setenv("DIVERGENCE_DATA_FOLDER", str(folder))
+    at = go(fresh_app(120), "data")  # one session: the path in use changes only when the new one is read
+    keyed(at.radio, "w:source").set_value("path").run()
     for typed in ("2026/part.parquet", str(folder / "2026"), "alias.parquet", "*/*.parquet"):
-        at = go(fresh_app(120), "data")
-        keyed(at.radio, "w:source").set_value("path").run()
         keyed(at.text_input, "w:local_path_text").input(typed).run()
         assert not at.exception and not [e.value for e in at.error], typed
         assert at.session_state["local_path"] == typed and "500 rows" in at.markdown[0].value

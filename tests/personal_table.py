@@ -44,7 +44,8 @@ def _zipf(rng: np.random.Generator, pool: list[str], n: int, s: float) -> np.nda
 
 
 def _phones(rng: np.random.Generator, n: int, style: str) -> list[str]:
-    a, b, c = rng.integers(200, 999, n), rng.integers(200, 999, n), rng.integers(0, 10_000, n)
+    # Python ints: formatting numpy's own integers one at a time costs ten times as much
+    a, b, c = rng.integers(200, 999, n).tolist(), rng.integers(200, 999, n).tolist(), rng.integers(0, 10_000, n).tolist()
     if style == "us":
         return [f"({x}) {y}-{z:04d}" for x, y, z in zip(a, b, c)]
     if style == "dots":
@@ -53,8 +54,8 @@ def _phones(rng: np.random.Generator, n: int, style: str) -> list[str]:
 
 
 def _streets(rng: np.random.Generator, n: int) -> list[str]:
-    num, name, kind, apt = (rng.integers(1, 9999, n), rng.choice(_STREETS, n), rng.choice(_TYPES, n),
-                            rng.integers(1, 40, n))
+    num, name, kind, apt = (rng.integers(1, 9999, n).tolist(), rng.choice(_STREETS, n).tolist(),
+                            rng.choice(_TYPES, n).tolist(), rng.integers(1, 40, n).tolist())
     return [f"{k} {s} {t}" + (f", Apt {a}" if k % 5 == 0 else "") for k, s, t, a in zip(num, name, kind, apt)]
 
 
@@ -66,8 +67,9 @@ def personal_table(n: int = 25_000, seed: int = 48) -> pd.DataFrame:
     first = _zipf(rng, first_pool, n, 1.0)
     last = _zipf(rng, last_pool, n, 0.9)
     emails = [f"{f.lower()}.{ln.lower()}{k}@{d}" for f, ln, k, d in
-              zip(first, last, rng.integers(1, 100, n), rng.choice(["example.com", "mail.test", "post.example.org"], n))]
-    ip = [f"{a}.{b}.{c}.{d}" for a, b, c, d in rng.integers(1, 255, (n, 4))]
+              zip(first, last, rng.integers(1, 100, n).tolist(),
+                  rng.choice(["example.com", "mail.test", "post.example.org"], n).tolist())]
+    ip = [f"{a}.{b}.{c}.{d}" for a, b, c, d in rng.integers(1, 255, (n, 4)).tolist()]
     # columns whose headers tell nothing: drawn from small pools, so that no value is near unique
     contact_pool = [f"{w.lower()}@{d}" for w, d in zip(_words(rng, 500, 3), rng.choice(["example.com", "shop.test"], 500))]
     phone_pool = _phones(rng, 800, "dots")
@@ -85,7 +87,7 @@ def personal_table(n: int = 25_000, seed: int = 48) -> pd.DataFrame:
     planted = (region == "North") & (segment == "Retail")
     flip = np.where(churned, rng.random(n) < 0.2, rng.random(n) < np.where(planted, 0.3, 0.06))
     return pd.DataFrame({
-        "customer_id": rng.permutation(10_000_000)[:n] + 1_000_000,
+        "customer_id": rng.choice(10_000_000, n, replace=False) + 1_000_000,  # distinct, not a 10^7 shuffle
         "first_name": first,
         "LastName": last,
         "Full Name": [f"{f} {ln}" for f, ln in zip(first, last)],
@@ -99,8 +101,10 @@ def personal_table(n: int = 25_000, seed: int = 48) -> pd.DataFrame:
         "ip_address": ip,
         "segment": segment,
         "SSN": [f"{a:03d}-{b:02d}-{c:04d}" for a, b, c in
-                zip(rng.integers(100, 900, n), rng.integers(1, 100, n), rng.integers(1, 10_000, n))],
-        "PassportNo": [f"{chr(65 + a)}{b:08d}" for a, b in zip(rng.integers(0, 26, n), rng.integers(0, 10**8, n))],
+                zip(rng.integers(100, 900, n).tolist(), rng.integers(1, 100, n).tolist(),
+                    rng.integers(1, 10_000, n).tolist())],
+        "PassportNo": [f"{chr(65 + a)}{b:08d}" for a, b in zip(rng.integers(0, 26, n).tolist(),
+                                                                  rng.integers(0, 10**8, n).tolist())],
         "channel": channel,
         "user_agent": rng.choice(_AGENTS, n),
         "contact": rng.choice(contact_pool, n),

@@ -134,7 +134,7 @@ def scan_summary(table, top: int, keep: dict | None = None, sort_by: str | None 
         lines += wrap(f"{m.name} ({m.description}): whole dataset "
                       f"{format_rate_interval(h['overall'], h['overall_low'], h['overall_high'], binary)}")
         if table.assessment is not None:  # the dashboard's headline, in the same words
-            tiles = headline_tiles(table, m.name)[1:]
+            tiles = headline_tiles(table, m.name, h)[1:]
             for t in tiles:
                 lines += wrap(f"{t.label.lower()} {t.value}" + (f" ({t.caption})" if t.caption else ""), indent="  ",
                               next_indent="    ")

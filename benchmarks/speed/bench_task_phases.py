@@ -138,13 +138,15 @@ def main() -> None:
         runs = [one(argv) for _ in range(args.runs)]
     print(f"{args.task}: {what}\n  {' '.join(ours)}\n")
     names = [n for n in runs[0] if n != "total"]
-    rows = {n: [statistics.median(r.get(n, [0.0, 0.0])[i] for r in runs) for i in (0, 1)] for n in names}
+    for r in runs:  # each process's time outside the phases
+        r["rest"] = [r["total"][i] - sum(r.get(n, [0.0, 0.0])[i] for n in names) for i in (0, 1)]
+    rows = {n: [statistics.median(r.get(n, [0.0, 0.0])[i] for r in runs) for i in (0, 1)] for n in names + ["rest"]}
     total = [statistics.median(r["total"][i] for r in runs) for i in (0, 1)]
-    rows["rest"] = [total[i] - sum(v[i] for v in rows.values()) for i in (0, 1)]
     print(f"{'phase':<32} {'CPU s':>7} {'share':>6} {'wall s':>7}")
     for n, (c, w) in rows.items():
         print(f"{n:<32} {c:>7.3f} {c / total[0]:>6.0%} {w:>7.3f}")
-    print(f"{'total (median of the processes)':<32} {total[0]:>7.3f} {'':>6} {total[1]:>7.3f}")
+    print(f"{'total':<32} {total[0]:>7.3f} {'':>6} {total[1]:>7.3f}")
+    print("(each phase's median over the processes: the medians need not add up to the total's)")
 
 
 if __name__ == "__main__":

@@ -118,7 +118,7 @@ def _counts(values: np.ndarray) -> dict[str, int]:
     seen first), as ``pd.Series(values).value_counts()`` orders them; text is counted without a Series (a
     Series of 10^4 verdicts converts them to Arrow strings first: most of the command line's headline)."""
     items = np.asarray(values).tolist()
-    if not all(type(v) is str for v in items):
+    if not set(map(type, items)) <= {str}:
         return {str(k): int(v) for k, v in pd.Series(values).value_counts().items() if k}
     return {k: v for k, v in sorted(Counter(items).items(), key=lambda kv: -kv[1]) if k}
 

@@ -15,14 +15,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import runpy
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_peers import ROOT, tasks  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
+runpy.run_path(str(ROOT / "benchmarks" / "tools" / "checkout.py"))["use_checkout"](ROOT, __name__)  # this checkout's divergence
+
+from bench_peers import tasks  # noqa: E402  (its neighbour: the tasks and their commands)
 
 #: run in the child: the command's phases, timed by wrapping its functions
 HARNESS = r'''

@@ -683,10 +683,11 @@ class SliceTable:
         (largest first unless ``ascending``; ties go to the larger support). ``by`` is a column or a
         peer's score (``sliceline``, ``sliceline:0.9``, ``wracc``, ``lift``: :mod:`divergence.scores`),
         of ``metric``."""
+        # the order comes from a frame of the columns it reads only, the rows from :meth:`_rows`: a summary's
+        # ten rows without a DataFrame of every slice (the same rows, index and dtypes as ``frame``'s)
         if by is None and ascending is None:
-            f = self.frame
-            rows = f.iloc[self.default_order(metric)]
-            return rows[rows["length"] >= min_length].head(k)
+            keys = pd.DataFrame({"length": self.lengths}).iloc[self.default_order(metric)]
+            return self._rows(keys[keys["length"] >= min_length].head(k).index)
         from .scores import sort_column
 
         table, col = sort_column(self, by, metric)
@@ -695,10 +696,27 @@ class SliceTable:
             raise DivergenceInputError(f"Cannot sort by {col!r}: not a column of this result, nor a score "
                                        "(sliceline, sliceline:ALPHA, wracc, lift).")
         asc = bool(ascending) if ascending is not None else col.endswith("_order")
-        f = table.frame
-        f = f[f["length"] >= min_length]
-        return f.sort_values([col, "support"], ascending=[asc, False],
-                             na_position="last", kind="stable").head(k)
+        by_col = table.itemsets if col == "itemset" else table.lengths if col == "length" else table.columns[col]
+        keys = pd.DataFrame({"length": table.lengths, "support": table.columns["support"], col: by_col})
+        keys = keys[keys["length"] >= min_length]
+        return table._rows(keys.sort_values([col, "support"], ascending=[asc, False],
+                                             na_position="last", kind="stable").head(k).index)
+
+    def _rows(self, index: pd.Index) -> pd.DataFrame:
+        """The rows of :attr:`frame` at ``index`` (positions, as an index of ``frame`` holds them), with
+        that index; built from the columns' arrays alone when the frame is not built yet and every column
+        is one a few rows give the same dtype as all of them (numbers, booleans, text with no missing value)."""
+        at = np.asarray(index, dtype=np.int64)
+        if "frame" not in self.__dict__ and at.size:
+            data = {"itemset": self.itemsets, "length": self.lengths}
+            data.update(self.columns)
+            if all(isinstance(v, np.ndarray) and v.ndim == 1
+                   and (v.dtype != object or pd.api.types.infer_dtype(v, skipna=False) == "string")
+                   for v in data.values()):
+                return pd.DataFrame({c: v[at] for c, v in data.items()}, index=index)
+        rows = self.frame.iloc[at]
+        rows.index = index
+        return rows
 
     def to_csv(self, path, *, neutralise_formulas: bool = True) -> None:
         """Write the table as CSV: floats at full precision, undefined values as empty cells;

@@ -69,10 +69,11 @@ def format_q(q: object) -> str:
     return f"{q:.2g}"
 
 
-def _slice_lines(table, row, m, binary: bool, extra: str | None) -> list[str]:
-    """One slice: its itemset on the first line, its figures under it, then what else it is."""
+def _slice_lines(table, row, m, binary: bool, extra: str | None, stats=None) -> list[str]:
+    """One slice: its itemset on the first line, its figures under it, then what else it is (``stats``: the
+    table's statistics of the metric, when the caller has them)."""
     name = m.name
-    stats = table.statistics(name)
+    stats = table.statistics(name) if stats is None else stats
     i = int(row.name)  # the slice's position in the table
 
     def at(key: str, default: object = None) -> object:
@@ -134,7 +135,7 @@ def scan_summary(table, top: int, keep: dict | None = None, sort_by: str | None 
         lines += wrap(f"{m.name} ({m.description}): whole dataset "
                       f"{format_rate_interval(h['overall'], h['overall_low'], h['overall_high'], binary)}")
         if table.assessment is not None:  # the dashboard's headline, in the same words
-            tiles = headline_tiles(table, m.name)[1:]
+            tiles = headline_tiles(table, m.name, h)[1:]
             for t in tiles:
                 lines += wrap(f"{t.label.lower()} {t.value}" + (f" ({t.caption})" if t.caption else ""), indent="  ",
                               next_indent="    ")
@@ -161,9 +162,10 @@ def scan_summary(table, top: int, keep: dict | None = None, sort_by: str | None 
         extra_col = by if by is not None and by not in shown_cols else None
         lines += wrap(f"first {len(rows)} {order}:")
         source = table if sort_by is None else table_for_rows
+        source_stats = source.statistics(m.name)  # read once for every row shown
         for i, row in rows.iterrows():
             extra = _sort_value(row, extra_col) if extra_col is not None and extra_col in row else None
-            lines += _slice_lines(source, row, m, binary, extra)
+            lines += _slice_lines(source, row, m, binary, extra, source_stats)
     return "\n".join(lines)
 
 

@@ -4,6 +4,7 @@ report, the CLI summary and a notebook. Reads the table's columns; computes no s
 """
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -65,7 +66,7 @@ def headline(table: SliceTable, metric: str | None = None) -> dict:
         significant = int(sig.sum())
     verdicts: dict[str, int] = {}
     if stats.verdict is not None:
-        verdicts = {str(k): int(v) for k, v in pd.Series(stats.verdict[1:]).value_counts().items() if k}
+        verdicts = _counts(stats.verdict[1:])
     out = dict(metric=m, label=metric_label(m), binary=info.binary, description=info.description,
                overall=table.overall(m), overall_low=float(low), overall_high=float(high),
                n_slices=len(table) - 1, n_tested=int(tested), n_significant=significant,
@@ -89,12 +90,11 @@ def _finding_counts(stats: MetricStatistics, sig: np.ndarray | None) -> dict:
         return out
     n = len(stats.itemsets) - 1
     verdict = stats.verdict[1:].astype(str) if stats.verdict is not None else np.full(n, "")
-    out["significant_by_verdict"] = {str(k): int(v) for k, v in pd.Series(verdict[sig]).value_counts().items() if k}
+    out["significant_by_verdict"] = _counts(verdict[sig])
     assert stats.p is not None  # q-values (sig) come from p-values
     tested = pd.notna(stats.p[1:])
     out["n_not_significant"] = int((tested & ~sig).sum())
-    out["not_significant_by_verdict"] = {str(k): int(v) for k, v in
-                                         pd.Series(verdict[tested & ~sig]).value_counts().items() if k}
+    out["not_significant_by_verdict"] = _counts(verdict[tested & ~sig])
     finding = None
     if stats.finding is not None and stats.explained_by is not None:
         finding = stats.finding[1:].astype(bool)
@@ -102,8 +102,7 @@ def _finding_counts(stats: MetricStatistics, sig: np.ndarray | None) -> dict:
         out["n_findings"] = int(finding.sum())
         out["n_explained"] = int((explained & sig).sum())
         out["n_unexplained"] = int((sig & ~finding & ~explained).sum())
-        out["findings_by_verdict"] = {str(k): int(v) for k, v in pd.Series(verdict[finding]).value_counts().items()
-                                      if k}
+        out["findings_by_verdict"] = _counts(verdict[finding])
     replicated = stats.other.get("replicated")
     if replicated is not None:
         rep = replicated[1:].astype(bool)
@@ -112,6 +111,16 @@ def _finding_counts(stats: MetricStatistics, sig: np.ndarray | None) -> dict:
         if finding is not None:
             out["findings_replicated"] = int((finding & rep).sum())
     return out
+
+
+def _counts(values: np.ndarray) -> dict[str, int]:
+    """{value: count} of the values but the empty and missing ones, the most frequent first (ties: the first
+    seen first), as ``pd.Series(values).value_counts()`` orders them; text is counted without a Series (a
+    Series of 10^4 verdicts converts them to Arrow strings first: most of the command line's headline)."""
+    items = np.asarray(values).tolist()
+    if not set(map(type, items)) <= {str}:
+        return {str(k): int(v) for k, v in pd.Series(values).value_counts().items() if k}
+    return {k: v for k, v in sorted(Counter(items).items(), key=lambda kv: -kv[1]) if k}
 
 
 @dataclass(frozen=True)
@@ -125,17 +134,18 @@ class Tile:
     help: str = ""
 
 
-def headline_tiles(table: SliceTable, metric: str | None = None) -> list[Tile]:
+def headline_tiles(table: SliceTable, metric: str | None = None, h: dict | None = None) -> list[Tile]:
     """The headline as tiles, the same in the dashboard, the report and the command line: the whole
     dataset's value, slices tested (significant plus not significant), significant after correction,
     the distinct findings and the significant slices they cover, the findings per verdict, with
     replication the significant slices that did not replicate, and the slices not significant (noise
     plus too small to tell). The counts add up: tested = significant + not significant; significant
-    = covered by the findings + neither; significant = replicated + not replicated."""
+    = covered by the findings + neither; significant = replicated + not replicated. ``h``: the
+    :func:`headline` of this table and metric when the caller has it already (computed otherwise)."""
     from ..vocabulary import CORRECTION_NAMES
     from .formats import GLOSSARY, VERDICT_TEXT
 
-    h = headline(table, metric)
+    h = headline(table, metric) if h is None else h
     a = table.assessment
     b = h["binary"]
     tiles = [Tile(f"{h['label']}, whole dataset", format_value(h["overall"], b),

@@ -109,7 +109,8 @@ def _verdict_follows_effect(cols: dict, name: str, finding: np.ndarray, effect: 
     verdict = cols[f"{name}_verdict"]
     div = np.asarray(cols[f"{name}_divergence"], dtype=float)
     flip = finding & np.isfinite(effect) & (effect != 0) & (np.sign(effect) != np.sign(div))
-    flip &= np.isin(verdict.astype(str), ("better", "above", "below", "defect", "hard cohort", "undetermined"))
+    at = np.flatnonzero(flip)  # the verdicts of these few read as text, not every slice's
+    flip[at] = np.isin(verdict[at].astype(str), ("better", "above", "below", "defect", "hard cohort", "undetermined"))
     if not flip.any():
         return
     verdict = verdict.copy()

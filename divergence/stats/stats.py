@@ -234,10 +234,13 @@ def _fisher_power(n: int, N: int, T: int, ps: float, pr: float, bar: float) -> f
     a = max(lo, int(math.floor(min(centre_c - 12 * sd_c, centre_a - 12 * sd_a))))
     b = min(hi, int(math.ceil(max(centre_c + 12 * sd_c, centre_a + 12 * sd_a))))
     k = np.arange(a, b + 1, dtype=float)
-    lg = np.frompyfunc(math.lgamma, 1, 1)
 
-    def log_comb(x, y):
-        return (lg(x + 1.0) - lg(y + 1.0) - lg(x - y + 1.0)).astype(float)
+    def lg(values: np.ndarray) -> np.ndarray:
+        """``math.lgamma`` of each value (Python's own bits), without an array of Python objects."""
+        return np.fromiter(map(math.lgamma, values.tolist()), dtype=float, count=values.size)
+
+    def log_comb(x: float, y: np.ndarray) -> np.ndarray:
+        return math.lgamma(x + 1.0) - lg(y + 1.0) - lg(x - y + 1.0)
 
     central = log_comb(float(n), k) + log_comb(float(N - n), T - k)
     central = np.exp(central - central.max())

@@ -248,3 +248,49 @@ def test_shrinkage_in_blocks_is_the_shrinkage_of_the_whole(monkeypatch):
     whole = shrink(est, se)
     monkeypatch.setattr(shrinkage, "BLOCK", 999)
     assert np.array_equal(shrink(est, se), whole, equal_nan=True)
+
+
+
+def _fisher_power_with_objects(n, N, T, ps, pr, bar):
+    """Fisher's power as it was computed with an array of Python floats (np.frompyfunc of math.lgamma)."""
+    import math
+
+    from divergence.stats.fisher import FISHER_REL_TOL
+
+    lo, hi = max(0, T - (N - n)), min(n, T)
+    if hi <= lo:
+        return 0.0
+    f = T / N
+    sd_c = math.sqrt(max(n * f * (1.0 - f) * (N - n) / max(N - 1.0, 1.0), 1.0))
+    sd_a = math.sqrt(max(n * ps * (1.0 - ps), 1.0))
+    a = max(lo, int(math.floor(min(n * f - 12 * sd_c, n * ps - 12 * sd_a))))
+    b = min(hi, int(math.ceil(max(n * f + 12 * sd_c, n * ps + 12 * sd_a))))
+    k = np.arange(a, b + 1, dtype=float)
+    lg = np.frompyfunc(math.lgamma, 1, 1)
+
+    def log_comb(x, y):
+        return (lg(x + 1.0) - lg(y + 1.0) - lg(x - y + 1.0)).astype(float)
+
+    central = log_comb(float(n), k) + log_comb(float(N - n), T - k)
+    central = np.exp(central - central.max())
+    central /= central.sum()
+    ranked = central[np.argsort(central, kind="stable")]
+    p = np.cumsum(ranked)[np.searchsorted(ranked, central * (1.0 + FISHER_REL_TOL), side="right") - 1]
+    alt = np.log(np.maximum(central, 1e-300)) + k * (math.log(ps / (1.0 - ps)) - math.log(pr / (1.0 - pr)))
+    alt = np.exp(alt - alt.max())
+    alt /= alt.sum()
+    return float(alt[p <= bar].sum())
+
+
+def test_fisher_power_is_the_same_bits_without_python_objects():
+    """The power of Fisher's test reads math.lgamma of each count into a float array: the same number, bit
+    for bit, as the array of Python floats it replaced (the minimum size's bisection calls it often)."""
+    from divergence.stats.stats import _fisher_power
+
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        N = int(rng.integers(2, 60_000))
+        n, T = int(rng.integers(1, N)), int(rng.integers(0, N + 1))
+        ps, pr = (float(x) for x in rng.uniform(0.001, 0.999, 2))
+        bar = float(10 ** rng.uniform(-12, -0.5))
+        assert _fisher_power(n, N, T, ps, pr, bar) == _fisher_power_with_objects(n, N, T, ps, pr, bar)

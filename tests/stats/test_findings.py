@@ -437,3 +437,25 @@ def test_many_binomial_tests_at_once_are_scipys():
     x = np.clip(np.rint(n * p + rng.normal(0, 3 * np.sqrt(n * p * (1 - p) + 1))), 0, n)
     expected = np.minimum(1.0, 2 * np.minimum(binom.sf(x - 1, n, p), binom.cdf(x, n, p)))
     np.testing.assert_allclose(_binomial_p_many(x, n, p), expected, rtol=1e-8, atol=1e-300)
+
+
+def test_a_small_pool_grows_until_no_candidate_left_out_could_be_a_finding(monkeypatch):
+    """The search's pool (the strongest candidates on their own) grows by rounds until no candidate
+    left out could still be a finding given the terms: a pool of 30 ends on the findings of the whole
+    candidate set, and a search whose rounds run out first says so instead of stopping silently."""
+    import divergence.stats.findings as F
+    from divergence.simulate import correlated_world
+
+    df, kw, _ = correlated_world(0, "three", n=20_000)
+    whole = scan(df, min_support=0.01, bootstrap=0, **kw)
+    assert len(whole.frame.index[whole.frame["fpr_q"] <= 0.05]) > 300  # far more candidates than the pool
+    monkeypatch.setattr(F, "POOL", 30)
+    monkeypatch.setattr(F, "POOL_MORE", 5)
+    small = scan(df, min_support=0.01, bootstrap=0, **kw)
+    assert sorted(small.findings("fpr")["itemset"]) == sorted(whole.findings("fpr")["itemset"]) \
+        == ["c0=u0", "c0=u2, c2=t1", "c6=r2"]
+    assert not small.assessment.findings_cut
+    monkeypatch.setattr(F, "POOL_ROUNDS", 1)
+    one = scan(df, min_support=0.01, bootstrap=0, **kw)
+    assert len(one.findings("fpr")) < 3
+    assert "1 rounds ran out with" in one.assessment.findings_cut["fpr"]

@@ -423,6 +423,7 @@ def by_cells(c: np.ndarray, h: np.ndarray, weights: np.ndarray, n_cand: int, M: 
         size = min(per, n_cand - first)
         dense = np.bincount((c[at] - first) * n_cells + h[at], weights=weights[at], minlength=size * n_cells)
         out[first:first + size] = dense.reshape(size, n_cells) @ M
+        del dense  # let the block go before the next is counted (two at once doubled the peak)
     return out
 
 
@@ -452,9 +453,18 @@ def _small_counts(z: np.ndarray, free: np.ndarray, n: np.ndarray, events: np.nda
 _TAIL_BLOCK = 16
 
 
+#: the tests :func:`_binomial_p_many` works on at once (each test's terms are its own: the same
+#: p-values in any grouping; a bound on the blocks of terms held)
+_TESTS_AT_ONCE = 4096
+
+
 def _binomial_p_many(x: np.ndarray, n: np.ndarray, p: np.ndarray) -> np.ndarray:
     """:func:`_binomial_p` of many tests at once: each tail's terms from its first, in blocks of
     :data:`_TAIL_BLOCK`, each term the last times the pmf's ratio, until the terms no longer count."""
+    if np.size(x) > _TESTS_AT_ONCE:
+        x, n, p = np.asarray(x), np.asarray(n), np.asarray(p)
+        return np.concatenate([_binomial_p_many(x[i:i + _TESTS_AT_ONCE], n[i:i + _TESTS_AT_ONCE],
+                                                p[i:i + _TESTS_AT_ONCE]) for i in range(0, x.size, _TESTS_AT_ONCE)])
     x, n = np.asarray(x, dtype=float), np.asarray(n, dtype=float)
     p = np.clip(np.asarray(p, dtype=float), 1e-12, 1.0 - 1e-12)
     lp, lq = np.log(p), np.log1p(-p)

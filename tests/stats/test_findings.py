@@ -425,10 +425,11 @@ def test_the_small_count_binomial_test_is_scipys(x, n, p):
     assert _binomial_p(x, n, p) == pytest.approx(expected, rel=1e-9)
 
 
-def test_many_binomial_tests_at_once_are_scipys():
+def test_many_binomial_tests_at_once_are_scipys(monkeypatch):
     """The small-count tests of one model's candidates, taken at once, give scipy's p-values."""
     from scipy.stats import binom
 
+    from divergence.stats import findings_model
     from divergence.stats.findings_model import _binomial_p_many
 
     rng = np.random.default_rng(7)
@@ -437,6 +438,46 @@ def test_many_binomial_tests_at_once_are_scipys():
     x = np.clip(np.rint(n * p + rng.normal(0, 3 * np.sqrt(n * p * (1 - p) + 1))), 0, n)
     expected = np.minimum(1.0, 2 * np.minimum(binom.sf(x - 1, n, p), binom.cdf(x, n, p)))
     np.testing.assert_allclose(_binomial_p_many(x, n, p), expected, rtol=1e-8, atol=1e-300)
+    # taken a few at a time (the memory bound), the same p-values to the bit
+    monkeypatch.setattr(findings_model, "_TESTS_AT_ONCE", 7)
+    assert np.array_equal(_binomial_p_many(x, n, p), _all_at_once(x, n, p))
+
+
+def _all_at_once(x, n, p):
+    from divergence.stats import findings_model
+
+    keep = findings_model._TESTS_AT_ONCE
+    findings_model._TESTS_AT_ONCE = 10**9
+    try:
+        return findings_model._binomial_p_many(x, n, p)
+    finally:
+        findings_model._TESTS_AT_ONCE = keep
+
+
+def test_candidates_by_cells_in_blocks_hold_one_block_at_a_time(monkeypatch):
+    """The candidates-by-cells sums come out the same whatever the block (each block's product is
+    BLAS's, so to rounding), and the blocks are held one at a time: the memory traced stays under one
+    and a half blocks and the entries' index."""
+    import tracemalloc
+
+    from divergence.stats import findings_model
+
+    rng = np.random.default_rng(3)
+    n_cand, n_cells, n_entries = 8000, 150, 120_000
+    c = rng.integers(0, n_cand, n_entries)
+    h = rng.integers(0, n_cells, n_entries)
+    w = rng.random(n_entries)
+    M = (rng.random((n_cells, 9)) < 0.5).astype(float)
+    whole = findings_model.by_cells(c, h, w, n_cand, M)
+    monkeypatch.setattr(findings_model, "BLOCK_CELLS", 400_000)
+    tracemalloc.start()
+    try:
+        blocks = findings_model.by_cells(c, h, w, n_cand, M)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_allclose(blocks, whole, rtol=1e-13)
+    assert peak < 1.5 * 400_000 * 8 + 2 * n_entries * 8
 
 
 def test_a_small_pool_grows_until_no_candidate_left_out_could_be_a_finding(monkeypatch):

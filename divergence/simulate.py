@@ -449,7 +449,7 @@ def _detectable(negatives: pd.DataFrame, cohorts: list, family_size: int, alpha:
     other planted cohorts (a logistic model of the negatives' predictions on the cohorts' indicators)
     passes the bar the findings' search holds the last of k terms to, Holm's step α/(m − k + 2) over
     the scan's family of m tests. A cohort that fails it is beyond any search held to that bar."""
-    from .stats.findings_model import fit_cells, z_two_sided
+    from scipy.stats import norm
 
     masks = []
     for itemset in cohorts:
@@ -464,12 +464,20 @@ def _detectable(negatives: pd.DataFrame, cohorts: list, family_size: int, alpha:
     n = np.bincount(label, minlength=uniq.size).astype(float)
     s = np.bincount(label, weights=events, minlength=uniq.size)
 
-    def ll(terms: list) -> float:
+    def ll(terms: list) -> float:  # the grouped logistic model's maximum log-likelihood, by Newton's steps
         X = np.column_stack([np.ones(uniq.size)] + [((uniq >> i) & 1).astype(float) for i in terms])
-        return fit_cells(X, n, s, s, True).ll
+        beta = np.zeros(X.shape[1])
+        for _ in range(50):
+            mu = 1.0 / (1.0 + np.exp(-(X @ beta)))
+            step = np.linalg.solve(X.T @ (X * (n * mu * (1.0 - mu))[:, None]), X.T @ (s - n * mu))
+            beta += step
+            if np.abs(step).max() < 1e-10:
+                break
+        eta = X @ beta
+        return float((s * eta - n * np.logaddexp(0.0, eta)).sum())
 
     k = len(cohorts)
-    bar = z_two_sided(alpha / max(family_size - k + 2, 1))
+    bar = float(norm.isf(alpha / max(family_size - k + 2, 1) / 2))
     every = ll(list(range(k)))
     return {c: bool(math.sqrt(max(2.0 * (every - ll([j for j in range(k) if j != i])), 0.0)) >= bar)
             for i, c in enumerate(cohorts)}

@@ -500,3 +500,26 @@ def test_a_small_pool_grows_until_no_candidate_left_out_could_be_a_finding(monke
     one = scan(df, min_support=0.01, bootstrap=0, **kw)
     assert len(one.findings("fpr")) < 3
     assert "1 rounds ran out with" in one.assessment.findings_cut["fpr"]
+
+
+def test_a_forward_steps_entries_split_from_the_last_steps_are_a_fresh_walks():
+    """Adding a term to a 0/1 outcome's model, the candidates' entries split from the last model's (a
+    walk over the new term's rows only, the rest by subtraction) are a fresh walk's: the same
+    (candidate, cell) tallies, each candidate's entries together, and the same score tests."""
+    from divergence.stats.findings_search import _State
+
+    t, cand, rows, (low, c1, c2) = _look_low_search()
+    assert rows.whole_tallies
+    state = _State(rows, [], True, cand.size)
+    for x in (c1, low, c2):
+        split = _State(rows, state.terms + [x], True, cand.size, before=state)
+        fresh = _State(rows, state.terms + [x], True, cand.size)
+
+        def cells(s):
+            return {(int(c), int(h)): tuple(v) for c, h, v in zip(s.c, s.lab, s.t)}
+
+        assert cells(split) == cells(fresh) and len(split.c) == len(fresh.c)
+        runs = split.c[np.r_[True, split.c[1:] != split.c[:-1]]]
+        assert runs.size == np.unique(split.c).size  # each candidate's entries consecutive
+        np.testing.assert_allclose(split.full.z, fresh.full.z, rtol=1e-12, atol=1e-12)
+        state = split

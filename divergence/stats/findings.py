@@ -36,10 +36,13 @@ __all__ = ["Findings", "distinct_findings", "enclosing_findings", "within_differ
            "worse_sign", "honest_estimate", "MAX_CELLS"]
 
 
-#: the candidates the search works in on a large table: the strongest on their own (a candidate left
-#: out that could still be a finding given the terms joins them, up to POOL_ROUNDS times)
+#: the candidates the search works in on a large table: at first the strongest on their own; after
+#: each round, the terms, their neighbours and those that could still be a finding given the terms,
+#: with the POOL_MORE strongest of those left out that could (the search goes on until none is left
+#: out, POOL_ROUNDS rounds at most: past them the findings say they were cut)
 POOL = 1500
-POOL_ROUNDS = 3
+POOL_MORE = 300
+POOL_ROUNDS = 10
 
 
 def worse_sign(metric: str) -> int:
@@ -137,12 +140,10 @@ def _distinct_findings(table, k: int, significant: np.ndarray, alpha: float, cor
                np.ascontiguousarray(tal[cand][:, cols]))
     one = Cells(everyone, [], binary)
     z_own = scores(one, np.zeros(1, dtype=np.int64), *own_all, cand.size).z
-    # the pool the search works in: the strongest candidates on their own; one left out that could
-    # still be a finding given the terms joins it, and the search goes on
     pool = np.sort(np.argsort(-np.abs(z_own), kind="stable")[:POOL]) if cand.size > POOL else np.arange(cand.size)
     terms: list = []
     cut = ""
-    for _ in range(POOL_ROUNDS):
+    for round_ in range(POOL_ROUNDS):
         rows = everyone.restricted(cand[pool])
         rows.work = everyone.work
         local = {int(x): j for j, x in enumerate(pool)}
@@ -154,12 +155,17 @@ def _distinct_findings(table, k: int, significant: np.ndarray, alpha: float, cor
         cells = Cells(everyone, terms, binary)
         c, lab, t = everyone.entries(cells.label, len(cells))
         z_all = scores(cells, np.arange(len(cells)), c, lab, t, cand.size).z
+        everyone.work += int(c.size) * (len(terms) + 1)
         out = np.ones(cand.size, dtype=bool)
         out[pool] = False
-        more = np.nonzero(out & (np.abs(z_all) >= bar(len(terms) + 1)))[0]
+        passing = np.abs(z_all) >= bar(len(terms) + 1)
+        more = np.nonzero(out & passing)[0]
         if more.size == 0 or cut:
             break
-        pool = np.union1d(pool, more[np.argsort(-np.abs(z_all[more]), kind="stable")[:POOL]])
+        if round_ == POOL_ROUNDS - 1:
+            cut = f"{POOL_ROUNDS} rounds ran out with {more.size:,} candidates not yet tried"
+            break
+        pool = _next_pool(state, pool, terms, passing, more, z_all)
     ties, effects = describe(state, key[pool], 1.0 - alpha)
     by = explain(cells, c, lab, t, z_own, z_all, z_two_sided(1.0 - scan_level))
     finding[cand[terms]] = True
@@ -178,6 +184,21 @@ def _distinct_findings(table, k: int, significant: np.ndarray, alpha: float, cor
             alias[cand[f]] = names[0]
         effect[cand[f]], low[cand[f]], high[cand[f]] = effects[x]
     return Findings(finding, explained, cand, rank.astype(np.int64), cut, alias, tied, effect, low, high)
+
+
+def _next_pool(state, pool: np.ndarray, terms: list, passing: np.ndarray, more: np.ndarray, z_all: np.ndarray
+               ) -> np.ndarray:
+    """The candidates the next round works in: the terms, their neighbours (the names an exchange or
+    a tie looks at), those that could still be a finding given the terms, and the :data:`POOL_MORE`
+    strongest of the candidates left out that could (the rest cannot change the next round's
+    steps, and each round's cost grows with its candidates)."""
+    keep = np.zeros(z_all.size, dtype=bool)
+    keep[terms] = True
+    if state.terms:
+        keep[pool[state.neighbours().any(axis=1)]] = True
+    keep[pool[passing[pool]]] = True
+    keep[more[np.argsort(-np.abs(z_all[more]), kind="stable")[:POOL_MORE]]] = True
+    return np.flatnonzero(keep)
 
 
 def honest_estimate(columns: dict, metric: str) -> np.ndarray:

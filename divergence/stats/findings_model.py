@@ -156,6 +156,16 @@ class Rows:
     def n(self) -> int:
         return int(self.codes.shape[0])
 
+    @property
+    def whole_tallies(self) -> bool:
+        """Whether every row's tallies are whole numbers (a 0/1 outcome's counts): then a cell's
+        entries less a part of them are exact, in any order."""
+        got = self.__dict__.get("_whole")
+        if got is None:
+            got = bool(np.all(self.w == np.rint(self.w)) and np.abs(self.w).sum() < 2.0 ** 52)
+            self.__dict__["_whole"] = got
+        return got
+
     def member(self, position: int) -> np.ndarray:
         """Candidate ``position``'s rows (a mask over the distinct rows)."""
         got = self._members.get(position)
@@ -166,13 +176,16 @@ class Rows:
             self._members[position] = got
         return got
 
-    def entries(self, labels: np.ndarray, n_labels: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def entries(self, labels: np.ndarray, n_labels: int, rows: np.ndarray | None = None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(candidate position, label, tallies) for every candidate and label its rows hold: one
-        walk of their lattice over every distinct row (each candidate's entries consecutive)."""
-        c, lab, t = walk_label_entries(self._walk, None, labels, self.w, n_labels, self._slot, self._capacity,
-                                       bits=self.bits)
-        self._capacity = max(self._capacity, int(c.size))
-        self.work += self._n_itemsets + self.n + int(c.size)
+        walk of their lattice over every distinct row, or over ``rows`` (a mask) only (each
+        candidate's entries consecutive)."""
+        c, lab, t = walk_label_entries(self._walk, None, labels, self.w, n_labels, self._slot,
+                                       self._capacity if rows is None else 0, bits=self.bits, rows=rows)
+        if rows is None:
+            self._capacity = max(self._capacity, int(c.size))
+        self.work += self._n_itemsets + (self.n if rows is None else int(np.count_nonzero(rows))) + int(c.size)
         keep = t[:, 0] > 0.5
         if not keep.all():
             c, lab, t = c[keep], lab[keep], t[keep]
@@ -423,6 +436,7 @@ def by_cells(c: np.ndarray, h: np.ndarray, weights: np.ndarray, n_cand: int, M: 
         size = min(per, n_cand - first)
         dense = np.bincount((c[at] - first) * n_cells + h[at], weights=weights[at], minlength=size * n_cells)
         out[first:first + size] = dense.reshape(size, n_cells) @ M
+        del dense  # let the block go before the next is counted (two at once doubled the peak)
     return out
 
 
@@ -452,9 +466,18 @@ def _small_counts(z: np.ndarray, free: np.ndarray, n: np.ndarray, events: np.nda
 _TAIL_BLOCK = 16
 
 
+#: the tests :func:`_binomial_p_many` works on at once (each test's terms are its own: the same
+#: p-values in any grouping; a bound on the blocks of terms held)
+_TESTS_AT_ONCE = 4096
+
+
 def _binomial_p_many(x: np.ndarray, n: np.ndarray, p: np.ndarray) -> np.ndarray:
     """:func:`_binomial_p` of many tests at once: each tail's terms from its first, in blocks of
     :data:`_TAIL_BLOCK`, each term the last times the pmf's ratio, until the terms no longer count."""
+    if np.size(x) > _TESTS_AT_ONCE:
+        x, n, p = np.asarray(x), np.asarray(n), np.asarray(p)
+        return np.concatenate([_binomial_p_many(x[i:i + _TESTS_AT_ONCE], n[i:i + _TESTS_AT_ONCE],
+                                                p[i:i + _TESTS_AT_ONCE]) for i in range(0, x.size, _TESTS_AT_ONCE)])
     x, n = np.asarray(x, dtype=float), np.asarray(n, dtype=float)
     p = np.clip(np.asarray(p, dtype=float), 1e-12, 1.0 - 1e-12)
     lp, lq = np.log(p), np.log1p(-p)

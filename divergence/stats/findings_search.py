@@ -61,11 +61,13 @@ class _State:
     """The terms, their cells, and every candidate's entries in those cells."""
 
     def __init__(self, rows: Rows, terms: list, binary: bool, n_cand: int, own: tuple | None = None,
-                 start: np.ndarray | None = None) -> None:
+                 start: np.ndarray | None = None, before: _State | None = None) -> None:
         self.rows, self.terms, self.binary, self.n_cand = rows, list(terms), binary, n_cand
         self.cells = Cells(rows, self.terms, binary, start)
         if not self.terms and own is not None:  # one cell: every candidate's own tallies
             self.c, self.lab, self.t = own
+        elif before is not None and before.terms == self.terms[:-1] and rows.whole_tallies:
+            self.c, self.lab, self.t = _split(before, self.cells, rows.member(self.terms[-1]))
         else:
             # each candidate's entries consecutive, the candidates in the walk's order
             self.c, self.lab, self.t = rows.entries(self.cells.label, len(self.cells))
@@ -138,6 +140,32 @@ class _State:
         return fit_with(cells, candidate_cells(cells, where, lab, t)).ll
 
 
+def _split(before: _State, cells: Cells, inside: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The entries of ``before``'s terms and one more (``cells``), the new term's rows ``inside``:
+    each entry of ``before`` split in two, its rows in the new term (one walk over those rows only)
+    and the rest (its tallies less theirs: exact, the tallies being whole numbers); each candidate's
+    entries consecutive, the candidates in ``before``'s order."""
+    old = before.cells
+    h, k = len(old), len(before.terms)
+    c_in, lab_in, t_in = before.rows.entries(old.label, h, rows=inside)
+    key = before.c * h + before.lab
+    order = np.argsort(key, kind="stable")
+    at = order[np.searchsorted(key, c_in * h + lab_in, sorter=order)]
+    t_out = before.t.copy()
+    t_out[at] -= t_in
+    kept = t_out[:, 0] > 0.5
+    lab_out = np.searchsorted(cells.uniq, old.uniq[before.lab[kept]])
+    lab_new = np.searchsorted(cells.uniq, old.uniq[lab_in] | (np.int64(1) << k))
+    c = np.concatenate([before.c[kept], c_in])
+    rank = np.zeros(before.n_cand, dtype=np.int64)
+    if before.c.size:
+        first = before.c[np.flatnonzero(np.r_[True, before.c[1:] != before.c[:-1]])]
+        rank[first] = np.arange(first.size)
+    group = np.argsort(rank[c], kind="stable")
+    return (c[group], np.concatenate([lab_out, lab_new])[group],
+            np.concatenate([t_out[kept], t_in])[group])
+
+
 def _shares(c: np.ndarray, lab: np.ndarray, n: np.ndarray, bits: np.ndarray, n_cand: int) -> np.ndarray:
     """Per candidate and term (columns of ``bits``, cells x terms), the candidate's rows in the term."""
     return by_cells(c, lab, n, n_cand, bits) if bits.shape[1] else np.zeros((n_cand, 0))
@@ -194,7 +222,8 @@ def search(rows: Rows, binary: bool, n_cand: int, own: tuple, bar, prefer: int, 
             if at.size == 0:
                 break
             best, _ = _exact_best(state, state.cells, state.identity, sc, at, 0.0, prefer, key)
-            nxt = _State(rows, state.terms + [best], binary, n_cand, start=np.append(state.cells.fit.beta, 0.0))
+            nxt = _State(rows, state.terms + [best], binary, n_cand, start=np.append(state.cells.fit.beta, 0.0),
+                         before=state)
             if len(nxt.cells) > MAX_CELLS:
                 cut = "their overlaps cut the rows into too many cells to test in"
                 break

@@ -425,10 +425,11 @@ def test_the_small_count_binomial_test_is_scipys(x, n, p):
     assert _binomial_p(x, n, p) == pytest.approx(expected, rel=1e-9)
 
 
-def test_many_binomial_tests_at_once_are_scipys():
+def test_many_binomial_tests_at_once_are_scipys(monkeypatch):
     """The small-count tests of one model's candidates, taken at once, give scipy's p-values."""
     from scipy.stats import binom
 
+    from divergence.stats import findings_model
     from divergence.stats.findings_model import _binomial_p_many
 
     rng = np.random.default_rng(7)
@@ -437,3 +438,88 @@ def test_many_binomial_tests_at_once_are_scipys():
     x = np.clip(np.rint(n * p + rng.normal(0, 3 * np.sqrt(n * p * (1 - p) + 1))), 0, n)
     expected = np.minimum(1.0, 2 * np.minimum(binom.sf(x - 1, n, p), binom.cdf(x, n, p)))
     np.testing.assert_allclose(_binomial_p_many(x, n, p), expected, rtol=1e-8, atol=1e-300)
+    # taken a few at a time (the memory bound), the same p-values to the bit
+    monkeypatch.setattr(findings_model, "_TESTS_AT_ONCE", 7)
+    assert np.array_equal(_binomial_p_many(x, n, p), _all_at_once(x, n, p))
+
+
+def _all_at_once(x, n, p):
+    from divergence.stats import findings_model
+
+    keep = findings_model._TESTS_AT_ONCE
+    findings_model._TESTS_AT_ONCE = 10**9
+    try:
+        return findings_model._binomial_p_many(x, n, p)
+    finally:
+        findings_model._TESTS_AT_ONCE = keep
+
+
+def test_candidates_by_cells_in_blocks_hold_one_block_at_a_time(monkeypatch):
+    """The candidates-by-cells sums come out the same whatever the block (each block's product is
+    BLAS's, so to rounding), and the blocks are held one at a time: the memory traced stays under one
+    and a half blocks and the entries' index."""
+    import tracemalloc
+
+    from divergence.stats import findings_model
+
+    rng = np.random.default_rng(3)
+    n_cand, n_cells, n_entries = 8000, 150, 120_000
+    c = rng.integers(0, n_cand, n_entries)
+    h = rng.integers(0, n_cells, n_entries)
+    w = rng.random(n_entries)
+    M = (rng.random((n_cells, 9)) < 0.5).astype(float)
+    whole = findings_model.by_cells(c, h, w, n_cand, M)
+    monkeypatch.setattr(findings_model, "BLOCK_CELLS", 400_000)
+    tracemalloc.start()
+    try:
+        blocks = findings_model.by_cells(c, h, w, n_cand, M)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_allclose(blocks, whole, rtol=1e-13)
+    assert peak < 1.5 * 400_000 * 8 + 2 * n_entries * 8
+
+
+def test_a_small_pool_grows_until_no_candidate_left_out_could_be_a_finding(monkeypatch):
+    """The search's pool (the strongest candidates on their own) grows by rounds until no candidate
+    left out could still be a finding given the terms: a pool of 30 ends on the findings of the whole
+    candidate set, and a search whose rounds run out first says so instead of stopping silently."""
+    import divergence.stats.findings as F
+    from divergence.simulate import correlated_world
+
+    df, kw, _ = correlated_world(0, "three", n=20_000)
+    whole = scan(df, min_support=0.01, bootstrap=0, **kw)
+    assert len(whole.frame.index[whole.frame["fpr_q"] <= 0.05]) > 300  # far more candidates than the pool
+    monkeypatch.setattr(F, "POOL", 30)
+    monkeypatch.setattr(F, "POOL_MORE", 5)
+    small = scan(df, min_support=0.01, bootstrap=0, **kw)
+    assert sorted(small.findings("fpr")["itemset"]) == sorted(whole.findings("fpr")["itemset"]) \
+        == ["c0=u0", "c0=u2, c2=t1", "c6=r2"]
+    assert not small.assessment.findings_cut
+    monkeypatch.setattr(F, "POOL_ROUNDS", 1)
+    one = scan(df, min_support=0.01, bootstrap=0, **kw)
+    assert len(one.findings("fpr")) < 3
+    assert "1 rounds ran out with" in one.assessment.findings_cut["fpr"]
+
+
+def test_a_forward_steps_entries_split_from_the_last_steps_are_a_fresh_walks():
+    """Adding a term to a 0/1 outcome's model, the candidates' entries split from the last model's (a
+    walk over the new term's rows only, the rest by subtraction) are a fresh walk's: the same
+    (candidate, cell) tallies, each candidate's entries together, and the same score tests."""
+    from divergence.stats.findings_search import _State
+
+    t, cand, rows, (low, c1, c2) = _look_low_search()
+    assert rows.whole_tallies
+    state = _State(rows, [], True, cand.size)
+    for x in (c1, low, c2):
+        split = _State(rows, state.terms + [x], True, cand.size, before=state)
+        fresh = _State(rows, state.terms + [x], True, cand.size)
+
+        def cells(s):
+            return {(int(c), int(h)): tuple(v) for c, h, v in zip(s.c, s.lab, s.t)}
+
+        assert cells(split) == cells(fresh) and len(split.c) == len(fresh.c)
+        runs = split.c[np.r_[True, split.c[1:] != split.c[:-1]]]
+        assert runs.size == np.unique(split.c).size  # each candidate's entries consecutive
+        np.testing.assert_allclose(split.full.z, fresh.full.z, rtol=1e-12, atol=1e-12)
+        state = split

@@ -27,29 +27,28 @@ def fits_one_key(n_values: np.ndarray) -> bool:
     return bool(len(radix)) and float(np.log2(radix).sum()) < 62.0
 
 
-def _multipliers(n_values: np.ndarray) -> np.ndarray:
-    n_attr = len(n_values)
-    mult = np.ones(n_attr, dtype=np.int64)
-    for a in range(n_attr - 2, -1, -1):
-        mult[a] = mult[a + 1] * (int(n_values[a + 1]) + 1)
-    return mult
+#: the keys are counted directly (an array over every possible key) while there are at most this many
+#: possible keys per row, or this many in all; else hashed
+DIRECT_PER_ROW = 4
+DIRECT_MIN = 1 << 22
 
 
 def group_outcomes(codes: np.ndarray, n_values: np.ndarray, min_count: float, values: Sequence[np.ndarray],
-                   vshift: np.ndarray, aux: Sequence[np.ndarray], tshift: np.ndarray) -> tuple[Compressed, np.ndarray]:
+                   vshift: np.ndarray, aux: Sequence[np.ndarray], tshift: np.ndarray,
+                   binary: Sequence[bool] = ()) -> tuple[Compressed, np.ndarray]:
     """Distinct rows (items below ``min_count`` rows dropped to -1) with their summed tallies in the
     layout of :mod:`divergence.prepare.tallies`, sorted by their codes, and the root's tallies (their
     sum in the order the rows first appear); ``values`` one array per metric (NaN where undefined),
-    ``aux`` one per auxiliary column. Needs :func:`fits_one_key`."""
+    ``aux`` one per auxiliary column; ``binary[m]``: metric m's values are 0 or 1 and its shift 0,
+    so its sum of squares is its sum. Needs :func:`fits_one_key`."""
     n, n_attr = codes.shape
-    mult = _multipliers(n_values)
-    group, rows = _groups(codes, mult)
-    out_codes = codes[rows]
-    sizes = np.bincount(group, minlength=len(rows))
+    group, out_codes = _sorted_groups(codes, n_values)
+    k = len(out_codes)
+    sizes = np.bincount(group, minlength=k)
     # items of fewer than min_count rows (counted over the groups) become -1, and the groups they
-    # told apart merge: the groups' own rows are grouped again
+    # told apart merge: the groups' own rows are grouped again (no item has fewer than one row)
     pruned = False
-    for a in range(n_attr):
+    for a in range(n_attr if min_count > 1 else 0):
         col = out_codes[:, a]
         counts = np.bincount(col + 1, weights=sizes, minlength=int(n_values[a]) + 1)
         dropped = counts < min_count
@@ -58,29 +57,25 @@ def group_outcomes(codes: np.ndarray, n_values: np.ndarray, min_count: float, va
             out_codes[:, a] = np.where(dropped[col + 1], -1, col)
             pruned = True
     if pruned:
-        merged, rows = _groups(out_codes, mult)
+        merged, out_codes = _sorted_groups(out_codes, n_values)
         group = merged[group]
-        out_codes = out_codes[rows]
-        sizes = np.bincount(group, minlength=len(rows))
-    k = len(rows)
-    del rows
-    # sorted by their codes: group g (numbered as first seen) becomes rank[g]
-    order = np.argsort(np.einsum("ij,j->i", out_codes, mult), kind="stable")
-    rank = np.empty(k, dtype=np.intp)
-    rank[order] = np.arange(k, dtype=np.intp)
-    group = rank[group]
-    out_codes = out_codes[order]
-    sizes = sizes[order]
-    del order
+        del merged
+        k = len(out_codes)
+        sizes = np.bincount(group, minlength=k)
     n_met, n_aux = len(values), len(aux)
     weights = np.empty((k, METRIC0 + PER_METRIC * n_met + PER_AUX * n_aux), dtype=np.float64)
     weights[:, COUNT] = sizes
+    del sizes
     for m, v in enumerate(values):
         c = METRIC0 + PER_METRIC * m
         defined = ~np.isnan(v)
-        x = np.where(defined, v - vshift[m], 0.0)  # an undefined row adds 0.0: the sums of the rows defined
+        # an undefined row adds 0.0: the sums of the rows defined
+        x = np.where(defined, v if vshift[m] == 0.0 else v - vshift[m], 0.0)
         weights[:, c + DEFINED] = np.bincount(group, weights=defined, minlength=k)
         weights[:, c + SUM] = np.bincount(group, weights=x, minlength=k)
+        if m < len(binary) and binary[m]:  # 0 or 1: its square is itself
+            weights[:, c + SQUARES] = weights[:, c + SUM]
+            continue
         np.multiply(x, x, out=x)
         weights[:, c + SQUARES] = np.bincount(group, weights=x, minlength=k)
     for j, y in enumerate(aux):
@@ -89,22 +84,82 @@ def group_outcomes(codes: np.ndarray, n_values: np.ndarray, min_count: float, va
         weights[:, c] = np.bincount(group, weights=x, minlength=k)
         np.multiply(x, x, out=x)
         weights[:, c + 1] = np.bincount(group, weights=x, minlength=k)
-    del group
-    return Compressed(out_codes, weights, np.empty(0, np.int64)), sequential_sum(weights, rank)
+    return Compressed(out_codes, weights, np.empty(0, np.int64)), _root_tallies(weights, group)
 
 
-def _groups(codes: np.ndarray, mult: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's group, numbered in the order the groups first appear, and a row of each group (any:
-    a group's rows have the same codes). Grouping the groups again keeps that order: a merged group
-    first appears where the first of its groups does."""
+def _root_tallies(weights: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """The groups' tallies summed in the order the groups first appear among the rows (the miner's
+    sum over the compiled merge's rows), bit for bit; any order when every tally is a whole number
+    (their sums are then exact)."""
+    if np.abs(weights).sum() < 2.0 ** 52 and np.array_equal(weights, np.trunc(weights)):
+        return weights.sum(axis=0)
+    k = len(weights)
+    first = np.full(k, len(group), dtype=np.intp)
+    np.minimum.at(first, group, np.arange(len(group), dtype=np.intp))
+    at_first = np.zeros(len(group), dtype=bool)
+    at_first[first] = True
+    return sequential_sum(weights, group[at_first])  # the groups in the order they first appear
+
+
+def _sorted_groups(codes: np.ndarray, n_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's group (the rank of its codes among the distinct rows') and the distinct rows, sorted
+    by their codes (C-ordered int32). The key of a row is the mixed radix of its codes: counted
+    directly when the keys are few beside the rows, else hashed (pandas' factorize) and only the
+    distinct keys sorted."""
     import pandas as pd
 
-    key = np.einsum("ij,j->i", codes, mult)  # the mixed radix of the codes + 1, less sum(mult): one key per distinct row
-    group, _ = pd.factorize(key)
+    n, n_attr = codes.shape
+    lo = -1 if n and int(codes.min()) < 0 else 0  # codes from lo to each attribute's count of items - 1
+    radix = np.asarray(n_values, dtype=np.int64) - lo
+    mult = np.ones(n_attr, dtype=np.int64)
+    for a in range(n_attr - 2, -1, -1):
+        mult[a] = mult[a + 1] * radix[a + 1]
+    span = int(mult[0]) * int(radix[0]) if n_attr else 1
+    key = _keys(codes, mult, lo)
+    if span <= max(DIRECT_PER_ROW * n, DIRECT_MIN):
+        present = np.zeros(span, dtype=bool)
+        present[key] = True
+        distinct = np.flatnonzero(present)
+        del present
+        rank = np.empty(span, dtype=np.int32 if span < 2 ** 31 else np.intp)
+        rank[distinct] = np.arange(len(distinct), dtype=rank.dtype)
+        group = rank[key].astype(np.intp, copy=False)
+        del rank
+    else:
+        seen, uniques = pd.factorize(key)  # groups numbered as first seen
+        order = np.argsort(uniques)
+        rank = np.empty(len(order), dtype=np.intp)
+        rank[order] = np.arange(len(order), dtype=np.intp)
+        group = rank[seen]
+        distinct = uniques[order]
+        del seen, rank, order
     del key
-    rows = np.empty(int(group.max(initial=-1)) + 1, dtype=np.intp)
-    rows[group] = np.arange(len(group), dtype=np.intp)
-    return group, rows
+    return group, _decoded(distinct, radix, lo)
+
+
+def _keys(codes: np.ndarray, mult: np.ndarray, lo: int, block: int = 1 << 15) -> np.ndarray:
+    """Each row's key, sum((codes - lo) * mult), a block of rows at a time (no int64 copy of the codes)."""
+    n = len(codes)
+    key = np.empty(n, dtype=np.int64)
+    shift = lo * int(mult.sum())
+    for start in range(0, n, block):
+        np.matmul(codes[start:start + block], mult, out=key[start:start + block])
+    if shift:
+        key -= shift
+    return key
+
+
+def _decoded(keys: np.ndarray, radix: np.ndarray, lo: int) -> np.ndarray:
+    """The codes whose keys (:func:`_keys`) are ``keys``: one C-ordered int32 row per key."""
+    n_attr = len(radix)
+    out = np.empty((len(keys), n_attr), dtype=np.int32)
+    rest = keys.astype(np.int32) if int(np.prod(radix.astype(float))) < 2 ** 31 else keys.copy()
+    for a in range(n_attr - 1, -1, -1):
+        r = rest.dtype.type(radix[a])
+        q = rest // r
+        out[:, a] = rest - q * r + lo
+        rest = q
+    return out
 
 
 def sequential_sum(weights: np.ndarray, index: np.ndarray, block: int = 1 << 16) -> np.ndarray:

@@ -339,13 +339,14 @@ def classification_outcomes(
         _, defined_fn, one_fn = CLASSIFICATION_RULES[m]
         defined = defined_fn(yb, pb) & ~undefined
         values = np.where(defined, one_fn(yb, pb), np.nan)  # 1.0, 0.0 or NaN
-        extra = {}
-        if m == "error":
-            extra = dict(baseline="majority", target=np.where(undefined, np.nan, yb.astype(float)),
-                         prediction=np.where(undefined, np.nan, pb.astype(float)))
         if not defined.any():
             raise _undefined_everywhere(m, METRIC_LABELS[m])
-        out.append(Outcome(name=m, values=values, description=METRIC_LABELS[m], binary=True, **extra))
+        if m == "error":
+            out.append(Outcome(name=m, values=values, description=METRIC_LABELS[m], binary=True, baseline="majority",
+                               target=np.where(undefined, np.nan, yb.astype(float)),
+                               prediction=np.where(undefined, np.nan, pb.astype(float))))
+        else:
+            out.append(Outcome(name=m, values=values, description=METRIC_LABELS[m], binary=True))
     return out
 
 

@@ -102,7 +102,10 @@ def test_small_integer_columns_are_counted_not_hashed_to_the_same_items(monkeypa
     df = pd.DataFrame({"i8": rng.integers(0, 5, n).astype(np.int8), "neg": rng.integers(-3, 4, n).astype(np.int16),
                        "u": rng.integers(2, 9, n).astype(np.uint8), "wide": rng.integers(0, 10**6, n),
                        "far": rng.choice([0, 10**7], n), "b": rng.integers(0, 2, n).astype(bool),
-                       "f": rng.integers(0, 4, n).astype(float), "many": rng.integers(0, 40, n)})
+                       "f": rng.integers(0, 4, n).astype(float), "many": rng.integers(0, 40, n),
+                       "gaps": rng.choice([-2, 0, 5], n).astype(np.int8), "u64": rng.integers(3, 8, n).astype(np.uint64),
+                       "i8_wide": rng.integers(-100, 120, n).astype(np.int8),  # its values less its least pass int8
+                       "gaps_wide": rng.choice([1, 9, 30], n).astype(np.int32)})
     counted = disc.discretize(df, list(df.columns))
     monkeypatch.setattr(disc, "_small_integers", lambda series: None)
     hashed = disc.discretize(df, list(df.columns))

@@ -66,32 +66,37 @@ def group_outcomes(codes: np.ndarray, n_values: np.ndarray, min_count: float, va
     weights = np.empty((k, METRIC0 + PER_METRIC * n_met + PER_AUX * n_aux), dtype=np.float64)
     weights[:, COUNT] = sizes
     del sizes
+    whole = True  # every tally a whole number: their sums are exact in any order
     for m, v in enumerate(values):
         c = METRIC0 + PER_METRIC * m
         defined = ~np.isnan(v)
-        # an undefined row adds 0.0: the sums of the rows defined
-        x = np.where(defined, v if vshift[m] == 0.0 else v - vshift[m], 0.0)
         weights[:, c + DEFINED] = np.bincount(group, weights=defined, minlength=k)
-        weights[:, c + SUM] = np.bincount(group, weights=x, minlength=k)
-        if m < len(binary) and binary[m]:  # 0 or 1: its square is itself
+        if m < len(binary) and binary[m]:  # 0 or 1: its sum counts its ones, its square is itself
+            weights[:, c + SUM] = np.bincount(group[v == 1.0], minlength=k)
             weights[:, c + SQUARES] = weights[:, c + SUM]
             continue
+        whole = False
+        # an undefined row adds 0.0: the sums of the rows defined
+        x = np.where(defined, v if vshift[m] == 0.0 else v - vshift[m], 0.0)
+        weights[:, c + SUM] = np.bincount(group, weights=x, minlength=k)
         np.multiply(x, x, out=x)
         weights[:, c + SQUARES] = np.bincount(group, weights=x, minlength=k)
     for j, y in enumerate(aux):
+        whole = False
         c = METRIC0 + PER_METRIC * n_met + PER_AUX * j
         x = np.where(np.isnan(y), 0.0, y - tshift[j])
         weights[:, c] = np.bincount(group, weights=x, minlength=k)
         np.multiply(x, x, out=x)
         weights[:, c + 1] = np.bincount(group, weights=x, minlength=k)
-    return Compressed(out_codes, weights, np.empty(0, np.int64)), _root_tallies(weights, group)
+    return Compressed(out_codes, weights, np.empty(0, np.int64)), _root_tallies(weights, group, whole)
 
 
-def _root_tallies(weights: np.ndarray, group: np.ndarray) -> np.ndarray:
+def _root_tallies(weights: np.ndarray, group: np.ndarray, whole: bool = False) -> np.ndarray:
     """The groups' tallies summed in the order the groups first appear among the rows (the miner's
     sum over the compiled merge's rows), bit for bit; any order when every tally is a whole number
-    (their sums are then exact)."""
-    if np.abs(weights).sum() < 2.0 ** 52 and np.array_equal(weights, np.trunc(weights)):
+    (``whole``: counts, or checked here), their sums then exact."""
+    if len(group) < 2 ** 52 and (whole or (np.abs(weights).sum() < 2.0 ** 52
+                                           and np.array_equal(weights, np.trunc(weights)))):
         return weights.sum(axis=0)
     k = len(weights)
     first = np.full(k, len(group), dtype=np.intp)
@@ -121,9 +126,9 @@ def _sorted_groups(codes: np.ndarray, n_values: np.ndarray) -> tuple[np.ndarray,
         present[key] = True
         distinct = np.flatnonzero(present)
         del present
-        rank = np.empty(span, dtype=np.int32 if span < 2 ** 31 else np.intp)
-        rank[distinct] = np.arange(len(distinct), dtype=rank.dtype)
-        group = rank[key].astype(np.intp, copy=False)
+        rank = np.empty(span, dtype=np.intp)
+        rank[distinct] = np.arange(len(distinct), dtype=np.intp)
+        group = rank[key]
         del rank
     else:
         seen, uniques = pd.factorize(key)  # groups numbered as first seen

@@ -1,13 +1,17 @@
-"""The distinct rows of a table and their tallies from one key per row (pandas' hash
-factorization of the mixed radix of the codes) and numpy's counting passes, sorted by their codes:
-the order the miner's own merge (:func:`divergence.mining.mining.mine`) gives them, so it has
-nothing left to merge or reorder and holds no second copy of them.
+"""The distinct rows of a table and their tallies from one key per row (the mixed radix of the
+codes) and numpy's counting passes, sorted by their codes: the order the miner's own merge
+(:func:`divergence.mining.mining.mine`) gives them, so it has nothing left to merge or reorder and
+holds no second copy of them.
+
+The keys are counted directly (an array over every possible key, no hashing and no sort) when there
+are few possible keys beside the rows, else hashed (pandas' factorize) and only the distinct keys
+sorted; the distinct rows' codes are decoded from their keys.
 
 The same numbers as the compiled :func:`divergence.prepare.compression.compress_outcomes` followed by
 the miner's merge, bit for bit: each group's sums in row order, and the root's tallies (``totals``)
-summed over the groups in the order they first appear, as the miner summed them; without growing
-tables (every array is allocated once at its size) and in about half the time. Used when a row's
-codes fit one int64 key.
+summed over the groups in the order they first appear, as the miner summed them (in any order when
+every tally is a whole number: the sums are then exact); without growing tables (every array is
+allocated once at its size). Used when a row's codes fit one int64 key.
 """
 from __future__ import annotations
 
@@ -129,16 +133,16 @@ def _sorted_groups(codes: np.ndarray, n_values: np.ndarray) -> tuple[np.ndarray,
         rank = np.empty(span, dtype=np.intp)
         rank[distinct] = np.arange(len(distinct), dtype=np.intp)
         group = rank[key]
-        del rank
+        del rank, key
     else:
         seen, uniques = pd.factorize(key)  # groups numbered as first seen
+        del key
         order = np.argsort(uniques)
         rank = np.empty(len(order), dtype=np.intp)
         rank[order] = np.arange(len(order), dtype=np.intp)
         group = rank[seen]
         distinct = uniques[order]
         del seen, rank, order
-    del key
     return group, _decoded(distinct, radix, lo)
 
 

@@ -200,5 +200,5 @@ def sorted_distinct(codes: np.ndarray) -> bool:
     mult = np.ones(n_attr, dtype=np.int64)
     for a in range(n_attr - 2, -1, -1):
         mult[a] = mult[a + 1] * radix[a + 1]
-    key = np.einsum("ij,j->i", codes, mult)
+    key = _keys(codes, mult, -1)
     return bool(np.all(key[1:] > key[:-1]))

@@ -4,8 +4,9 @@ codes) and numpy's counting passes, sorted by their codes: the order the miner's
 holds no second copy of them.
 
 The keys are counted directly (an array over every possible key, no hashing and no sort) when there
-are few possible keys beside the rows, else hashed (pandas' factorize) and only the distinct keys
-sorted; the distinct rows' codes are decoded from their keys.
+are few possible keys beside the rows, else sorted once with each row's position in their low bits,
+else (keys too wide for that) hashed (pandas' factorize) and only the distinct keys sorted; the
+distinct rows' codes are decoded from their keys.
 
 The same numbers as the compiled :func:`divergence.prepare.compression.compress_outcomes` followed by
 the miner's merge, bit for bit: each group's sums in row order, and the root's tallies (``totals``)
@@ -35,6 +36,9 @@ def fits_one_key(n_values: np.ndarray) -> bool:
 #: possible keys per row, or this many in all; else hashed
 DIRECT_PER_ROW = 4
 DIRECT_MIN = 1 << 22
+#: else the keys are sorted with each row's position in their low bits while both fit this many bits;
+#: else hashed
+SORT_BITS = 63
 
 
 def group_outcomes(codes: np.ndarray, n_values: np.ndarray, min_count: float, values: Sequence[np.ndarray],
@@ -113,8 +117,8 @@ def _root_tallies(weights: np.ndarray, group: np.ndarray, whole: bool = False) -
 def _sorted_groups(codes: np.ndarray, n_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each row's group (the rank of its codes among the distinct rows') and the distinct rows, sorted
     by their codes (C-ordered int32). The key of a row is the mixed radix of its codes: counted
-    directly when the keys are few beside the rows, else hashed (pandas' factorize) and only the
-    distinct keys sorted."""
+    directly when the keys are few beside the rows, else sorted with each row's position beside its
+    key, else (keys too wide for that) hashed (pandas' factorize) and only the distinct keys sorted."""
     import pandas as pd
 
     n, n_attr = codes.shape
@@ -134,6 +138,9 @@ def _sorted_groups(codes: np.ndarray, n_values: np.ndarray) -> tuple[np.ndarray,
         rank[distinct] = np.arange(len(distinct), dtype=np.intp)
         group = rank[key]
         del rank, key
+    elif max(n - 1, 1).bit_length() + max(span - 1, 1).bit_length() <= SORT_BITS:
+        group, distinct = _grouped_by_sorting(key)
+        del key
     else:
         seen, uniques = pd.factorize(key)  # groups numbered as first seen
         del key
@@ -144,6 +151,28 @@ def _sorted_groups(codes: np.ndarray, n_values: np.ndarray) -> tuple[np.ndarray,
         distinct = uniques[order]
         del seen, rank, order
     return group, _decoded(distinct, radix, lo)
+
+
+def _grouped_by_sorting(key: np.ndarray, block: int = 1 << 16) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's group (the rank of its key among the distinct keys) and the distinct keys, sorted,
+    from one sort of the keys with each row's position in their low bits (no hashing; ``key`` is
+    overwritten). The caller checks that a key and a position fit 63 bits."""
+    n = len(key)
+    bits = max(n - 1, 1).bit_length()
+    np.left_shift(key, bits, out=key)
+    for start in range(0, n, block):
+        key[start:start + block] |= np.arange(start, min(n, start + block), dtype=np.int64)
+    key.sort()
+    rows = key & ((1 << bits) - 1)
+    np.right_shift(key, bits, out=key)
+    first = np.empty(n, dtype=bool)  # each group's first row in key order
+    first[:1] = True
+    np.not_equal(key[1:], key[:-1], out=first[1:])
+    ranks = np.cumsum(first)
+    ranks -= 1
+    group = np.empty(n, dtype=np.intp)
+    group[rows] = ranks
+    return group, key[first]
 
 
 def _keys(codes: np.ndarray, mult: np.ndarray, lo: int, block: int = 1 << 15) -> np.ndarray:

@@ -21,12 +21,20 @@ def _table(rng, n, sizes):
     return np.ascontiguousarray(codes), [real, rate], [target]
 
 
-@pytest.mark.parametrize("counted", [True, False], ids=["keys counted", "keys hashed"])
-@pytest.mark.parametrize("min_count", [1, 40, 400])
-def test_the_groups_are_the_compiled_merges_sorted_bit_for_bit(min_count, counted, monkeypatch):
-    if not counted:  # every key space too wide to count directly: pandas' hash of the keys
+def _keys_by(how, monkeypatch):
+    """Every key space too wide to count directly (the keys sorted), or too wide to sort with the rows'
+    positions as well (pandas' hash of the keys)."""
+    if how != "counted":
         monkeypatch.setattr(grouping, "DIRECT_PER_ROW", 0)
         monkeypatch.setattr(grouping, "DIRECT_MIN", 0)
+    if how == "hashed":
+        monkeypatch.setattr(grouping, "SORT_BITS", 0)
+
+
+@pytest.mark.parametrize("how", ["counted", "sorted", "hashed"])
+@pytest.mark.parametrize("min_count", [1, 40, 400])
+def test_the_groups_are_the_compiled_merges_sorted_bit_for_bit(min_count, how, monkeypatch):
+    _keys_by(how, monkeypatch)
     rng = np.random.default_rng(7)
     sizes = np.array([3, 7, 2, 12, 5])
     codes, values, aux = _table(rng, 20_000, sizes)
@@ -43,11 +51,9 @@ def test_the_groups_are_the_compiled_merges_sorted_bit_for_bit(min_count, counte
     assert bool((got.codes == -1).any()) == (min_count == 400)  # rare items (about 100 rows) dropped, groups merged
 
 
-@pytest.mark.parametrize("counted", [True, False], ids=["keys counted", "keys hashed"])
-def test_rates_sum_to_whole_numbers_in_any_order_and_their_squares_are_their_sums(counted, monkeypatch):
-    if not counted:
-        monkeypatch.setattr(grouping, "DIRECT_PER_ROW", 0)
-        monkeypatch.setattr(grouping, "DIRECT_MIN", 0)
+@pytest.mark.parametrize("how", ["counted", "sorted", "hashed"])
+def test_rates_sum_to_whole_numbers_in_any_order_and_their_squares_are_their_sums(how, monkeypatch):
+    _keys_by(how, monkeypatch)
     rng = np.random.default_rng(11)
     sizes = np.array([4, 9, 3, 6])
     codes, (_, rate), _ = _table(rng, 30_000, sizes)
@@ -61,7 +67,9 @@ def test_rates_sum_to_whole_numbers_in_any_order_and_their_squares_are_their_sum
     assert totals.tobytes() == merged.weights.sum(axis=0).tobytes()
 
 
-def test_codes_given_with_items_already_dropped_group_as_the_miners_merge():
+@pytest.mark.parametrize("how", ["counted", "sorted", "hashed"])
+def test_codes_given_with_items_already_dropped_group_as_the_miners_merge(how, monkeypatch):
+    _keys_by(how, monkeypatch)
     rng = np.random.default_rng(5)
     sizes = np.array([3, 5, 4])
     codes, values, aux = _table(rng, 8_000, sizes)

@@ -56,14 +56,15 @@ def group_outcomes(codes: np.ndarray, n_values: np.ndarray, min_count: float, va
     # items of fewer than min_count rows (counted over the groups) become -1, and the groups they
     # told apart merge: the groups' own rows are grouped again (no item has fewer than one row)
     pruned = False
-    for a in range(n_attr if min_count > 1 else 0):
-        col = out_codes[:, a]
-        counts = np.bincount(col + 1, weights=sizes, minlength=int(n_values[a]) + 1)
-        dropped = counts < min_count
-        dropped[0] = False  # -1 stays -1
-        if dropped.any():
-            out_codes[:, a] = np.where(dropped[col + 1], -1, col)
-            pruned = True
+    if min_count > 1:
+        counts = _item_counts(out_codes, sizes, n_values)
+        for a in range(n_attr):
+            dropped = counts[a] < min_count
+            dropped[0] = False  # -1 stays -1
+            if dropped.any():
+                col = out_codes[:, a]
+                out_codes[:, a] = np.where(dropped[col + 1], -1, col)
+                pruned = True
     if pruned:
         merged, out_codes = _sorted_groups(out_codes, n_values)
         group = merged[group]
@@ -187,17 +188,54 @@ def _keys(codes: np.ndarray, mult: np.ndarray, lo: int, block: int = 1 << 15) ->
     return key
 
 
-def _decoded(keys: np.ndarray, radix: np.ndarray, lo: int) -> np.ndarray:
-    """The codes whose keys (:func:`_keys`) are ``keys``: one C-ordered int32 row per key."""
+def _decoded(keys: np.ndarray, radix: np.ndarray, lo: int, block: int = 1 << 14) -> np.ndarray:
+    """The codes whose keys (:func:`_keys`) are ``keys``: one C-ordered int32 row per key. A block
+    of keys at a time (the rows written stay in cache), in 32 bits: the key is cut into parts of
+    the attributes whose radix product fits 31 bits."""
     n_attr = len(radix)
     out = np.empty((len(keys), n_attr), dtype=np.int32)
-    rest = keys.astype(np.int32) if int(np.prod(radix.astype(float))) < 2 ** 31 else keys.copy()
-    for a in range(n_attr - 1, -1, -1):
-        r = rest.dtype.type(radix[a])
-        q = rest // r
-        out[:, a] = rest - q * r + lo
-        rest = q
+    parts: list[tuple[int, int, int]] = []  # (first attribute, past the last, their radix product)
+    end = n_attr
+    while end > 0:
+        start, product = end - 1, int(radix[end - 1])
+        while start > 0 and product * int(radix[start - 1]) < 2 ** 31:
+            start -= 1
+            product *= int(radix[start])
+        parts.append((start, end, product))
+        end = start
+    radix32 = [np.int32(r) for r in radix]
+    for first in range(0, len(keys), block):
+        rest = keys[first:first + block]
+        rows = out[first:first + block]
+        for start, end, product in parts:
+            if start:
+                high = rest // product
+                part = (rest - high * product).astype(np.int32)
+                rest = high
+            else:
+                part = rest.astype(np.int32)
+            for a in range(end - 1, start - 1, -1):
+                q = part // radix32[a]
+                rows[:, a] = part - q * radix32[a]
+                part = q
+    if lo:
+        out += np.int32(lo)
     return out
+
+
+def _item_counts(codes: np.ndarray, sizes: np.ndarray, n_values: np.ndarray,
+                 block: int = 1 << 14) -> list[np.ndarray]:
+    """Per attribute, the rows of each item (index 0: code -1, then each code), ``codes``' rows
+    weighted by ``sizes``: one count over every attribute's items, a block of rows at a time."""
+    width = np.asarray(n_values, dtype=np.int64) + 1
+    starts = np.concatenate([[0], np.cumsum(width)])
+    shift = (starts[:-1] + 1).astype(codes.dtype)
+    counts = np.zeros(int(starts[-1]))
+    for first in range(0, len(codes), block):
+        index = (codes[first:first + block] + shift).ravel()
+        counts += np.bincount(index, weights=np.repeat(sizes[first:first + block].astype(np.float64), len(width)),
+                              minlength=len(counts))
+    return [counts[starts[a]:starts[a + 1]] for a in range(len(width))]
 
 
 def sequential_sum(weights: np.ndarray, index: np.ndarray, block: int = 1 << 16) -> np.ndarray:

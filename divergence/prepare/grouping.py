@@ -75,14 +75,20 @@ def group_outcomes(codes: np.ndarray, n_values: np.ndarray, min_count: float, va
     weights = np.empty((k, METRIC0 + PER_METRIC * n_met + PER_AUX * n_aux), dtype=np.float64)
     weights[:, COUNT] = sizes
     del sizes
-    whole = True  # every tally a whole number: their sums are exact in any order
+    # while every tally counts rows, the root's are their counts over the rows (sums exact in any order)
+    counted = np.zeros(weights.shape[1])
+    counted[COUNT] = n
+    whole = n < 2 ** 52
     for m, v in enumerate(values):
         c = METRIC0 + PER_METRIC * m
         defined = ~np.isnan(v)
         weights[:, c + DEFINED] = np.bincount(group, weights=defined, minlength=k)
         if m < len(binary) and binary[m]:  # 0 or 1: its sum counts its ones, its square is itself
-            weights[:, c + SUM] = np.bincount(group[v == 1.0], minlength=k)
+            ones = group[v == 1.0]
+            weights[:, c + SUM] = np.bincount(ones, minlength=k)
             weights[:, c + SQUARES] = weights[:, c + SUM]
+            counted[c + DEFINED] = np.count_nonzero(defined)
+            counted[c + SUM] = counted[c + SQUARES] = len(ones)
             continue
         whole = False
         # an undefined row adds 0.0: the sums of the rows defined
@@ -97,15 +103,14 @@ def group_outcomes(codes: np.ndarray, n_values: np.ndarray, min_count: float, va
         weights[:, c] = np.bincount(group, weights=x, minlength=k)
         np.multiply(x, x, out=x)
         weights[:, c + 1] = np.bincount(group, weights=x, minlength=k)
-    return Compressed(out_codes, weights, np.empty(0, np.int64)), _root_tallies(weights, group, whole)
+    return Compressed(out_codes, weights, np.empty(0, np.int64)), counted if whole else _root_tallies(weights, group)
 
 
-def _root_tallies(weights: np.ndarray, group: np.ndarray, whole: bool = False) -> np.ndarray:
+def _root_tallies(weights: np.ndarray, group: np.ndarray) -> np.ndarray:
     """The groups' tallies summed in the order the groups first appear among the rows (the miner's
-    sum over the compiled merge's rows), bit for bit; any order when every tally is a whole number
-    (``whole``: counts, or checked here), their sums then exact."""
-    if len(group) < 2 ** 52 and (whole or (np.abs(weights).sum() < 2.0 ** 52
-                                           and np.array_equal(weights, np.trunc(weights)))):
+    sum over the compiled merge's rows), bit for bit; in any order when every tally is a whole
+    number, their sums then exact."""
+    if np.abs(weights).sum() < 2.0 ** 52 and np.array_equal(weights, np.trunc(weights)):
         return weights.sum(axis=0)
     k = len(weights)
     first = np.full(k, len(group), dtype=np.intp)

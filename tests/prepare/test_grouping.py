@@ -65,6 +65,10 @@ def test_rates_sum_to_whole_numbers_in_any_order_and_their_squares_are_their_sum
     np.testing.assert_array_equal(got.codes, want.codes)
     assert got.weights.tobytes() == want.weights.tobytes()
     assert totals.tobytes() == merged.weights.sum(axis=0).tobytes()
+    got, totals = group_outcomes(codes, sizes, 25, [rate], vshift[:1], [], np.zeros(0), binary=[True])  # counts only
+    merged = compress_outcomes(codes, sizes, 25, rate[:, None], vshift[:1], np.empty((30_000, 0)), np.zeros(0))
+    assert got.weights.tobytes() == compress(merged.codes, merged.weights).weights.tobytes()
+    assert totals.tobytes() == merged.weights.sum(axis=0).tobytes()
 
 
 @pytest.mark.parametrize("how", ["counted", "sorted", "hashed"])

@@ -211,8 +211,8 @@ FEW_VALUES = 16
 def _small_integers(series: pd.Series) -> tuple[np.ndarray, np.ndarray, int] | None:
     """A column of numpy integers within a span of 65,536: its values present (sorted), the
     column's values and ``lo``, its smallest, from one counting pass (no hashing); else None."""
-    if series.dtype.kind not in "iu" or not len(series):
-        return None
+    if not isinstance(series.dtype, np.dtype) or series.dtype.kind not in "iu" or not len(series):
+        return None  # pandas' nullable integers (Int64) may hold a missing value: hashed
     values = series.to_numpy()
     lo, hi = int(values.min()), int(values.max())
     if hi - lo >= 1 << 16:

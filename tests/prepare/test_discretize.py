@@ -112,3 +112,14 @@ def test_small_integer_columns_are_counted_not_hashed_to_the_same_items(monkeypa
     np.testing.assert_array_equal(counted.codes, hashed.codes)
     assert counted.bins == hashed.bins and counted.notes == hashed.notes
     assert [type(v) for v in counted.bins[1].values] == [type(v) for v in hashed.bins[1].values] == [int] * 7
+
+
+def test_a_nullable_integer_column_with_a_missing_value_has_its_items_and_missing():
+    """pandas' Int64 (a missing value is pd.NA) is binned as the same numbers as floats with NaN:
+    it failed in the counting pass of numpy integers."""
+    values = [1, None, 3, 2, 3, 1]
+    nullable = discretize(pd.DataFrame({"x": pd.array(values, dtype="Int64")}), ["x"])
+    floats = discretize(pd.DataFrame({"x": np.array(values, dtype=float)}), ["x"])
+    assert nullable.bins[0].labels == floats.bins[0].labels == ("1", "2", "3", "missing")
+    np.testing.assert_array_equal(nullable.codes[:, 0], [0, 3, 2, 1, 2, 0])
+    np.testing.assert_array_equal(nullable.codes, floats.codes)

@@ -203,27 +203,66 @@ def _categorical(name: str, series: pd.Series) -> tuple[np.ndarray, AttributeBin
                                 missing_code=missing_code, values=tuple(cats))
 
 
+#: a column of small integers spanning at most this many values finds them by comparing (each a
+#: pass over its values in their own width); a wider one by counting
+FEW_VALUES = 16
+
+
 def _small_integers(series: pd.Series) -> tuple[np.ndarray, np.ndarray, int] | None:
-    """A column of numpy integers within a span of 65,536: its values present (sorted), their
-    counts by value - ``lo``, and ``lo``, from one counting pass (no hashing); else None."""
-    if series.dtype.kind not in "iu" or not len(series):
-        return None
+    """A column of numpy integers within a span of 65,536: its values present (sorted), the
+    column's values and ``lo``, its smallest, from one counting pass (no hashing); else None."""
+    if not isinstance(series.dtype, np.dtype) or series.dtype.kind not in "iu" or not len(series):
+        return None  # pandas' nullable integers (Int64) may hold a missing value: hashed
     values = series.to_numpy()
     lo, hi = int(values.min()), int(values.max())
     if hi - lo >= 1 << 16:
         return None
-    counts = np.bincount((values - lo).astype(np.intp, copy=False) if lo else values, minlength=1)
-    return np.flatnonzero(counts) + lo, values, lo
+    if hi - lo < FEW_VALUES:
+        present = np.array([v for v in range(lo, hi + 1) if v in (lo, hi) or bool((values == v).any())],
+                           dtype=np.int64)
+    else:
+        present = np.flatnonzero(np.bincount(_offsets(values, lo), minlength=1)) + lo
+    return present, values, lo
 
 
-def _integer_categories(name: str, present: np.ndarray, values: np.ndarray, lo: int) -> tuple[np.ndarray, AttributeBins]:
+def _offsets(values: np.ndarray, lo: int) -> np.ndarray:
+    """``values - lo`` as intp (computed in 64 bits: a narrow type would wrap)."""
+    return np.subtract(values, lo, dtype=np.intp, casting="unsafe") if lo else values.astype(np.intp, copy=False)
+
+
+@dataclass(frozen=True)
+class _Shifted:
+    """A column whose codes are its values less ``lo`` (every integer from ``lo`` to its largest is
+    present): written into the codes with the other such columns a block of rows at a time."""
+
+    values: np.ndarray
+    lo: int
+
+
+def _integer_categories(name: str, present: np.ndarray, values: np.ndarray,
+                        lo: int) -> tuple[np.ndarray | _Shifted, AttributeBins]:
     """:func:`_categorical` of a column of small integers (no missing value): items in numeric order."""
+    cats = present.tolist()
+    ab = AttributeBins(name=name, kind="categorical", labels=tuple(category_label(v) for v in cats),
+                       missing_code=-1, values=tuple(cats))
+    if len(present) == int(present[-1]) - lo + 1:
+        return _Shifted(values, lo), ab
     lut = np.zeros(int(present[-1]) - lo + 1, dtype=np.int32)
     lut[present - lo] = np.arange(len(present), dtype=np.int32)
-    codes = lut[(values - lo).astype(np.intp, copy=False) if lo else values]
-    cats = present.tolist()
-    return codes, AttributeBins(name=name, kind="categorical", labels=tuple(category_label(v) for v in cats),
-                                missing_code=-1, values=tuple(cats))
+    return lut[_offsets(values, lo)], ab
+
+
+def _write_shifted(codes: np.ndarray, columns: Sequence[tuple[int, _Shifted]], block: int = 1 << 15) -> None:
+    """Write each :class:`_Shifted` column into ``codes`` (C order), a block of rows at a time: a
+    column written whole would write every row's 48 bytes once per attribute."""
+    for start in range(0, len(codes) if columns else 0, block):
+        rows = codes[start:start + block]
+        for j, col in columns:
+            part = col.values[start:start + block]
+            if col.lo:
+                np.subtract(part, col.lo, out=rows[:, j], dtype=np.int64, casting="unsafe")
+            else:
+                rows[:, j] = part
 
 
 def _binned(name: str, values: np.ndarray, edges: np.ndarray,
@@ -403,6 +442,8 @@ def discretize(
     codes = np.empty((len(df), len(attributes)), dtype=np.int32)
     out_bins: list[AttributeBins] = []
     notes: list[str] = []
+    shifted: list[tuple[int, _Shifted]] = []
+    col: np.ndarray | _Shifted
     for j, name in enumerate(attributes):
         if name not in df.columns:
             raise DivergenceInputError(f"Attribute column '{name}' is not in the data.")
@@ -434,8 +475,12 @@ def discretize(
                     notes.append(fewer_bins_note(name, n_bins, binning, ab.labels, values))
         else:
             col, ab = _categorical(name, series)
-        codes[:, j] = col
+        if isinstance(col, _Shifted):
+            shifted.append((j, col))
+        else:
+            codes[:, j] = col
         out_bins.append(ab)
+    _write_shifted(codes, shifted)
     return Discretized(attributes=tuple(attributes), codes=codes, bins=tuple(out_bins),
                        notes=tuple(notes))
 

@@ -172,10 +172,45 @@ def positive_labels(values: list, positive: object, col: str, role: str, complet
 
 def positive_mask(series: pd.Series, positive: object, col: str, role: str) -> np.ndarray:
     """Rows whose value is the positive label; NaN where the value is missing."""
-    hits = positive_labels(list(pd.unique(series.dropna())), positive, col, role)
-    out = np.where(series.isin(hits).to_numpy(), 1.0, 0.0)
-    out[series.isna().to_numpy()] = np.nan
+    hit, missing = _positive(series, label_values(series), positive, col, role)
+    out = np.where(hit, 1.0, 0.0)
+    if missing is not None:
+        out[missing] = np.nan
     return out
+
+
+def label_values(series: pd.Series) -> list:
+    """``list(pd.unique(series.dropna()))``: the distinct values present, in the order they first
+    appear; a column of numpy integers or booleans with at most two is read from its minimum and
+    maximum (no hashing: a label column of millions of rows)."""
+    values = series.to_numpy() if _numpy_labels(series) else None
+    if values is not None and len(values):
+        lo, hi = values.min(), values.max()
+        if lo == hi:
+            return [values[0]]
+        if series.dtype.kind == "b" or int(hi) - int(lo) == 1:  # two values: the first row's comes first
+            first = values[0]
+            return [first, hi if first == lo else lo]
+    return list(pd.unique(series.dropna()))
+
+
+def _numpy_labels(series: pd.Series) -> bool:
+    """Whether a column holds numpy integers or booleans (never missing)."""
+    return isinstance(series.dtype, np.dtype) and series.dtype.kind in "biu"
+
+
+def _positive(series: pd.Series, distinct: list, positive: object, col: str,
+              role: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """The rows whose value is the positive label and those whose value is missing (None: none can
+    be, a column of numpy integers or booleans); ``distinct``: :func:`label_values`."""
+    hits = positive_labels(distinct, positive, col, role)
+    if _numpy_labels(series):
+        values = series.to_numpy()
+        if not hits:
+            return np.zeros(len(values), dtype=bool), None
+        return (values == hits[0] if len(hits) == 1 else np.isin(values, hits)), None
+    missing = series.isna().to_numpy()
+    return series.isin(hits).to_numpy() & ~missing, missing
 
 
 def numeric_column(series: pd.Series, col: str, role: str) -> np.ndarray:
@@ -204,21 +239,26 @@ def _finish(name: str, values: np.ndarray, description: str, **kw) -> Outcome:
             f"Outcome '{name}' ({description}) overflows on {int(overflow.sum()):,} rows (first: row {row}): the values "
             "are too large to compute with; scale them down (for example to thousands) and scan again."
         )
+    defined = values[~np.isnan(values)]  # finite: no value is infinite
     # the sums of squares a scan keeps overflow too when a value's square passes 1.8e308
-    largest = float(np.abs(values[np.isfinite(values)]).max(initial=0.0))
+    low, high = (float(defined.min()), float(defined.max())) if defined.size else (0.0, 0.0)
+    largest = max(abs(low), abs(high))
     if largest > 1e150:
         raise DivergenceInputError(
             f"Outcome '{name}' ({description}) holds values as large as {largest:.3g}: too large to "
             "compute with (their squares overflow); scale them down (for example to thousands) and scan again."
         )
-    defined = values[~np.isnan(values)]
     if defined.size == 0:
-        raise DivergenceInputError(
-            f"Outcome '{name}' ({description}) is undefined on every row: no row qualifies "
-            "(for a rate, check the positive label and that both classes occur)."
-        )
-    binary = bool(np.all((defined == 0) | (defined == 1)))
+        raise _undefined_everywhere(name, description)
+    binary = low >= 0.0 and high <= 1.0 and bool(np.all((defined == 0) | (defined == 1)))
     return Outcome(name=name, values=values, description=description, binary=binary, **kw)
+
+
+def _undefined_everywhere(name: str, description: str) -> DivergenceInputError:
+    return DivergenceInputError(
+        f"Outcome '{name}' ({description}) is undefined on every row: no row qualifies "
+        "(for a rate, check the positive label and that both classes occur)."
+    )
 
 
 def classification_outcomes(
@@ -246,13 +286,14 @@ def classification_outcomes(
                 f"class against the rest, recall:CLASS, precision:CLASS, fpr:CLASS, fnr:CLASS (e.g. "
                 f"recall:{classes[0]}); or name the positive label for {', '.join(metrics)}.")
         raise DivergenceInputError(f"Name the positive label of target column '{target}'.")
-    y = positive_mask(y_series, positive, target, "target")
+    y_values = label_values(y_series)
+    yb, y_missing = _positive(y_series, y_values, positive, target, "target")  # positive and not missing
     if prediction is not None:
         p_series = _check_column(df, prediction, "prediction")
-        p = positive_mask(p_series, positive, prediction, "prediction")
-        target_values = {str(v) for v in pd.unique(y_series.dropna())}
-        stray = [v for v in pd.unique(p_series.dropna())
-                 if not any(match_label(v, t) for t in pd.unique(y_series.dropna()))]
+        p_values = label_values(p_series)
+        pb, p_missing = _positive(p_series, p_values, positive, prediction, "prediction")
+        target_values = {str(v) for v in y_values}
+        stray = [v for v in p_values if not any(match_label(v, t) for t in y_values)]
         if stray and len(target_values) == 2:
             raise DivergenceInputError(
                 f"Prediction column '{prediction}' holds {show_value(stray[0])}, which is not a value of "
@@ -262,12 +303,13 @@ def classification_outcomes(
     elif score is not None:
         s = numeric_column(_check_column(df, score, "score"), score, "score")
         threshold = score_threshold(df, score, threshold)[0]
-        p = np.where(np.isnan(s), np.nan, (s >= float(threshold)).astype(float))
+        p_missing = np.isnan(s)
+        pb = s >= float(threshold)  # False where the score is missing
     else:
         raise DivergenceInputError("Give a prediction column (labels) or a score column and a threshold.")
-    undefined = np.isnan(y) | np.isnan(p)
-    yb = np.nan_to_num(y).astype(bool)
-    pb = np.nan_to_num(p).astype(bool)
+    undefined = y_missing if p_missing is None else p_missing if y_missing is None else y_missing | p_missing
+    if undefined is None:
+        undefined = np.zeros(len(yb), dtype=bool)
     out = []
     for metric in metrics:
         m = canonical_metric(metric)
@@ -284,8 +326,11 @@ def classification_outcomes(
             if m == "calibration":  # a bias, not an error: no baseline
                 out.append(_finish(m, values, METRIC_LABELS[m]))
             else:
-                out.append(_finish(m, values, METRIC_LABELS[m], baseline=BASELINE_KIND[m],
-                                   target=np.where(np.isnan(y), np.nan, yb.astype(float)), prediction=s))
+                y_target = yb.astype(float)
+                if y_missing is not None:
+                    y_target[y_missing] = np.nan
+                out.append(_finish(m, values, METRIC_LABELS[m], baseline=BASELINE_KIND[m], target=y_target,
+                                   prediction=s))
             continue
         if m not in CLASSIFICATION_RULES:
             raise DivergenceInputError(
@@ -293,12 +338,15 @@ def classification_outcomes(
             )
         _, defined_fn, one_fn = CLASSIFICATION_RULES[m]
         defined = defined_fn(yb, pb) & ~undefined
-        values = np.where(defined, one_fn(yb, pb).astype(float), np.nan)
-        extra = {}
+        values = np.where(defined, one_fn(yb, pb), np.nan)  # 1.0, 0.0 or NaN
+        if not defined.any():
+            raise _undefined_everywhere(m, METRIC_LABELS[m])
         if m == "error":
-            extra = dict(baseline="majority", target=np.where(undefined, np.nan, yb.astype(float)),
-                         prediction=np.where(undefined, np.nan, pb.astype(float)))
-        out.append(_finish(m, values, METRIC_LABELS[m], **extra))
+            out.append(Outcome(name=m, values=values, description=METRIC_LABELS[m], binary=True, baseline="majority",
+                               target=np.where(undefined, np.nan, yb.astype(float)),
+                               prediction=np.where(undefined, np.nan, pb.astype(float))))
+        else:
+            out.append(Outcome(name=m, values=values, description=METRIC_LABELS[m], binary=True))
     return out
 
 

@@ -165,7 +165,8 @@ def prepare(
         if fits_one_key(n_values):  # sorted by one key per row: no growing tables, rows in the miner's order
             comp, totals = group_outcomes(disc.codes, n_values, min_count,
                                           [np.asarray(o.values, dtype=np.float64) for o in found],
-                                          np.array([m.shift for m in infos]), aux, np.array(aux_shift, dtype=float))
+                                          np.array([m.shift for m in infos]), aux, np.array(aux_shift, dtype=float),
+                                          binary=[m.binary and m.shift == 0.0 for m in infos])
         else:
             comp = compress_outcomes(
                 disc.codes, n_values, min_count,

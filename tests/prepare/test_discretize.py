@@ -102,10 +102,24 @@ def test_small_integer_columns_are_counted_not_hashed_to_the_same_items(monkeypa
     df = pd.DataFrame({"i8": rng.integers(0, 5, n).astype(np.int8), "neg": rng.integers(-3, 4, n).astype(np.int16),
                        "u": rng.integers(2, 9, n).astype(np.uint8), "wide": rng.integers(0, 10**6, n),
                        "far": rng.choice([0, 10**7], n), "b": rng.integers(0, 2, n).astype(bool),
-                       "f": rng.integers(0, 4, n).astype(float), "many": rng.integers(0, 40, n)})
+                       "f": rng.integers(0, 4, n).astype(float), "many": rng.integers(0, 40, n),
+                       "gaps": rng.choice([-2, 0, 5], n).astype(np.int8), "u64": rng.integers(3, 8, n).astype(np.uint64),
+                       "i8_wide": rng.integers(-100, 120, n).astype(np.int8),  # its values less its least pass int8
+                       "gaps_wide": rng.choice([1, 9, 30], n).astype(np.int32)})
     counted = disc.discretize(df, list(df.columns))
     monkeypatch.setattr(disc, "_small_integers", lambda series: None)
     hashed = disc.discretize(df, list(df.columns))
     np.testing.assert_array_equal(counted.codes, hashed.codes)
     assert counted.bins == hashed.bins and counted.notes == hashed.notes
     assert [type(v) for v in counted.bins[1].values] == [type(v) for v in hashed.bins[1].values] == [int] * 7
+
+
+def test_a_nullable_integer_column_with_a_missing_value_has_its_items_and_missing():
+    """pandas' Int64 (a missing value is pd.NA) is binned as the same numbers as floats with NaN:
+    it failed in the counting pass of numpy integers."""
+    values = [1, None, 3, 2, 3, 1]
+    nullable = discretize(pd.DataFrame({"x": pd.array(values, dtype="Int64")}), ["x"])
+    floats = discretize(pd.DataFrame({"x": np.array(values, dtype=float)}), ["x"])
+    assert nullable.bins[0].labels == floats.bins[0].labels == ("1", "2", "3", "missing")
+    np.testing.assert_array_equal(nullable.codes[:, 0], [0, 3, 2, 1, 2, 0])
+    np.testing.assert_array_equal(nullable.codes, floats.codes)

@@ -103,3 +103,47 @@ def test_only_one_class_makes_its_rate_undefined_everywhere():
         scan(df, target="y", prediction="p", positive=1, metrics=["fpr"])
     t = scan(df, target="y", prediction="p", positive=1, metrics=["fnr"], min_support=0.5)
     assert t.overall("fnr") == 0.5
+
+
+@pytest.mark.parametrize("column", [
+    np.array([1, 0, 0, 1], dtype=np.int8), np.array([0, 1, 1], dtype=np.int8), np.array([3, 3], dtype=np.int64),
+    np.array([2, 0, 5, 2], dtype=np.int16), np.array([7, 9, 7], dtype=np.uint8), np.array([True, False]),
+    np.array([False, False]), np.array([1.0, np.nan, 0.0]), np.array(["b", None, "a", "b"], dtype=object),
+    pd.array([1, None, 0], dtype="Int64")], ids=lambda c: str(getattr(c, "dtype", "")))
+def test_a_label_columns_values_are_pandas_unique_ones_in_the_order_they_appear(column):
+    from divergence.prepare.outcomes import label_values
+
+    series = pd.Series(column)
+    got, want = label_values(series), list(pd.unique(series.dropna()))
+    assert got == want and [type(v) for v in got] == [type(v) for v in want]
+
+
+@pytest.mark.parametrize("kind", ["int8", "bool", "float with missing", "text"])
+def test_rates_from_label_columns_of_any_type_are_the_float_masks(kind):
+    """Each rate is 1, 0 or NaN as the positive masks of the target and prediction say (missing
+    either: NaN), whatever the label column's type."""
+    from divergence.prepare.outcomes import positive_mask
+
+    rng = np.random.default_rng(2)
+    y, p = rng.random(500) < 0.4, rng.random(500) < 0.5
+    df = pd.DataFrame({"y": y.astype(np.int8), "p": p.astype(np.int8)})
+    if kind == "bool":
+        df = df.astype(bool)
+    elif kind == "float with missing":
+        df = df.astype(float)
+        df.loc[rng.random(500) < 0.1, "y"] = np.nan
+        df.loc[rng.random(500) < 0.1, "p"] = np.nan
+    elif kind == "text":
+        df = df.astype(str)
+    positive = True if kind == "bool" else "1" if kind == "text" else 1
+    yf, pf = positive_mask(df["y"], positive, "y", "target"), positive_mask(df["p"], positive, "p", "prediction")
+    undefined = np.isnan(yf) | np.isnan(pf)
+    assert undefined.any() == (kind == "float with missing")
+    out = {o.name: o for o in build_outcomes(df, target="y", prediction="p", positive=positive,
+                                             metrics=["fpr", "fnr", "error"])}
+    yb, pb = yf == 1, pf == 1
+    np.testing.assert_array_equal(out["fpr"].values, np.where(undefined | yb, NAN, pb))
+    np.testing.assert_array_equal(out["fnr"].values, np.where(undefined | ~yb, NAN, ~pb))
+    np.testing.assert_array_equal(out["error"].values, np.where(undefined, NAN, yb != pb))
+    np.testing.assert_array_equal(out["error"].target, np.where(undefined, NAN, yb))
+    assert all(o.binary for o in out.values())

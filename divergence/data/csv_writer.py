@@ -12,7 +12,7 @@ import numpy as np
 
 from .atomic_write import write_atomically
 
-__all__ = ["write_csv", "formula_safe", "FORMULA_START"]
+__all__ = ["write_csv", "formula_safe", "may_start_a_formula", "FORMULA_START"]
 
 
 #: the first characters that make a spreadsheet read a text cell as a formula (OWASP's list, with
@@ -21,6 +21,24 @@ FORMULA_START = "=+-@\t\r\n\x00\uff1d\uff0b\uff0d\uff20"
 _FORMULA = "^[" + "".join(f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\x{{{ord(c):x}}}" for c in FORMULA_START) + "]"
 #: text that is a plain number ("-5", "+1.5e3") is no formula: it stays as it is
 _PLAIN_NUMBER = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
+#: the first UTF-8 bytes of :data:`FORMULA_START`'s characters (the full-width forms share 0xEF)
+_FIRST_BYTES = np.zeros(256, dtype=bool)
+_FIRST_BYTES[[c.encode()[0] for c in FORMULA_START]] = True
+
+
+def may_start_a_formula(arr) -> bool:
+    """Whether any value of a ``pyarrow`` string array starts with a byte some character of
+    :data:`FORMULA_START` starts with: read from the array's buffers, a quick screen before the
+    regular expressions (a slice table's text never does). False means no value can match."""
+    import pyarrow as pa
+
+    data = arr.buffers()[2]
+    if len(arr) == 0 or data is None:
+        return False
+    wide = np.int64 if pa.types.is_large_string(arr.type) else np.int32
+    offsets = np.frombuffer(arr.buffers()[1], dtype=wide)[arr.offset:arr.offset + len(arr) + 1]
+    starts = offsets[:-1][offsets[1:] > offsets[:-1]]  # the first byte of every non-empty value
+    return bool(_FIRST_BYTES[np.frombuffer(data, dtype=np.uint8)[starts]].any())
 
 
 def formula_safe(table):
@@ -35,7 +53,7 @@ def formula_safe(table):
     def fix(arr):
         if pa.types.is_dictionary(arr.type):
             return pa.DictionaryArray.from_arrays(arr.indices, fix(arr.dictionary))
-        if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+        if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)) or not may_start_a_formula(arr):
             return arr
         bad = pc.and_(pc.match_substring_regex(arr, _FORMULA), pc.invert(pc.match_substring_regex(arr, _PLAIN_NUMBER)))
         if not pc.any(bad).as_py():

@@ -104,3 +104,29 @@ def test_comparison_csv_is_guarded(tmp_path):
     assert formula_cells((tmp_path / "c.csv").read_text(encoding="utf-8")) == []
     c.to_csv(tmp_path / "raw.csv", neutralise_formulas=False)
     assert formula_cells((tmp_path / "raw.csv").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_the_quick_screen_finds_every_value_that_starts_a_formula(large):
+    """Issue 49: ``formula_safe`` reads each text column's first bytes before its regular
+    expressions; the screen must say yes wherever a value starts with a formula character
+    (full-width forms, a slice of an array, nulls, large strings), so the cells written stay the same."""
+    import pyarrow as pa
+
+    from divergence.data.csv_writer import formula_safe, may_start_a_formula
+
+    kind = pa.large_string() if large else pa.string()
+    for start in FORMULA_START:
+        values = ["age=young", None, "", f"{start}x", "sex=1"]
+        arr = pa.array(values, type=kind)
+        assert may_start_a_formula(arr), repr(start)
+        assert may_start_a_formula(arr.slice(3)), repr(start)
+        assert not may_start_a_formula(arr.slice(4)), repr(start)  # the slice's offset is honoured
+        assert not may_start_a_formula(arr.slice(0, 3)), repr(start)
+        fixed = formula_safe(pa.table({"c": arr})).column("c").to_pylist()
+        assert fixed == values[:3] + [f"'{start}x", "sex=1"]
+    assert not may_start_a_formula(pa.array([], type=kind))
+    assert not may_start_a_formula(pa.array([None, None], type=kind))
+    # U+FF21 shares the full-width forms' first byte: the screen lets it through, the regex keeps it
+    assert may_start_a_formula(pa.array(["\uff21b"], type=kind))
+    assert formula_safe(pa.table({"c": pa.array(["\uff21b"], type=kind)})).column("c").to_pylist() == ["\uff21b"]

@@ -36,7 +36,7 @@ def may_start_a_formula(arr) -> bool:
     if len(arr) == 0 or data is None:
         return False
     wide = np.int64 if pa.types.is_large_string(arr.type) else np.int32
-    offsets = np.frombuffer(arr.buffers()[1], dtype=wide)[arr.offset:arr.offset + len(arr) + 1]
+    offsets: np.ndarray = np.frombuffer(arr.buffers()[1], dtype=wide)[arr.offset:arr.offset + len(arr) + 1].astype(np.int64)
     starts = offsets[:-1][offsets[1:] > offsets[:-1]]  # the first byte of every non-empty value
     return bool(_FIRST_BYTES[np.frombuffer(data, dtype=np.uint8)[starts]].any())
 

@@ -153,7 +153,7 @@ def shrink_lattice(codes: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarra
             rows = np.nonzero(lengths == length)[0]
             # every one-item-shorter subset of these itemsets, looked up at once
             present = codes[rows] >= 0
-            attrs = np.argsort(~present, axis=1, kind="stable")[:, :length]  # each itemset's attributes
+            attrs = np.nonzero(present)[1].reshape(rows.size, length)  # each itemset's attributes, ascending
             subs = np.repeat(codes[rows], length, axis=0)
             subs[np.arange(subs.shape[0]), attrs.ravel()] = -1
             if length == 1:

@@ -104,3 +104,52 @@ def test_comparison_csv_is_guarded(tmp_path):
     assert formula_cells((tmp_path / "c.csv").read_text(encoding="utf-8")) == []
     c.to_csv(tmp_path / "raw.csv", neutralise_formulas=False)
     assert formula_cells((tmp_path / "raw.csv").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_the_quick_screen_finds_every_value_that_starts_a_formula(large):
+    """Issue 49: ``formula_safe`` reads each text column's first bytes before its regular
+    expressions; the screen must say yes wherever a value starts with a formula character
+    (full-width forms, a slice of an array, nulls, large strings), so the cells written stay the same."""
+    import pyarrow as pa
+
+    from divergence.data.csv_writer import formula_safe, may_start_a_formula
+
+    kind = pa.large_string() if large else pa.string()
+    for start in FORMULA_START:
+        values = ["age=young", None, "", f"{start}x", "sex=1"]
+        arr = pa.array(values, type=kind)
+        assert may_start_a_formula(arr), repr(start)
+        assert may_start_a_formula(arr.slice(3)), repr(start)
+        assert not may_start_a_formula(arr.slice(4)), repr(start)  # the slice's offset is honoured
+        assert not may_start_a_formula(arr.slice(0, 3)), repr(start)
+        fixed = formula_safe(pa.table({"c": arr})).column("c").to_pylist()
+        assert fixed == values[:3] + [f"'{start}x", "sex=1"]
+    assert not may_start_a_formula(pa.array([], type=kind))
+    assert not may_start_a_formula(pa.array([None, None], type=kind))
+    # U+FF21 shares the full-width forms' first byte: the screen lets it through, the regex keeps it
+    assert may_start_a_formula(pa.array(["\uff21b"], type=kind))
+    assert formula_safe(pa.table({"c": pa.array(["\uff21b"], type=kind)})).column("c").to_pylist() == ["\uff21b"]
+
+
+def test_the_row_blocks_write_the_bytes_of_one_write(tmp_path, monkeypatch):
+    """Issue 49: the writer formats blocks of BLOCK_ROWS rows on two threads, a few in flight; the
+    file is byte for byte Arrow's single write of the whole table (one header, every row in order,
+    NaN and nulls, quotes and commas in text)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    from divergence.data import csv_writer
+
+    rng = np.random.default_rng(3)
+    n = 45_001  # 22 blocks, the last one short
+    x = rng.normal(size=n)
+    x[rng.random(n) < 0.1] = np.nan
+    text = np.array(['a "quoted", text', "plain", "", "=1+1"], dtype=object)[rng.integers(0, 4, n)]
+    table = pa.table({"itemset": pa.array(text, type=pa.string()), "x": pa.array(x, from_pandas=True),
+                      "k": pa.array(rng.integers(-5, 5, n)), "b": pa.array(rng.random(n) < 0.5)})
+    monkeypatch.setattr(csv_writer, "_cpus", lambda: 2)
+    csv_writer._write_arrow_csv(table, tmp_path / "blocks.csv")
+    pacsv.write_csv(table, tmp_path / "one.csv")
+    assert (tmp_path / "blocks.csv").read_bytes() == (tmp_path / "one.csv").read_bytes()
+    assert -(-n // csv_writer.BLOCK_ROWS) > 3 * 2  # more blocks than are ever in flight

@@ -277,7 +277,7 @@ def mine_step(codes, w, fp, n_values, min_count, max_length, exhaustive, cap, qu
         for i in range(n_local):
             cnt[i] = 0.0
         for ii in range(lo, hi):
-            r = np.int64(a_int[p_off + ii])
+            r = int(a_int[p_off + ii])
             src = c_off + r * width + c0
             wr = tw[w_off + r * t]
             for c in range(cw):
@@ -332,7 +332,7 @@ def mine_step(codes, w, fp, n_values, min_count, max_length, exhaustive, cap, qu
                     for j in range(nf):
                         acc_f[i, j] = 0
             for ii in range(lo, hi):
-                r = np.int64(a_int[p_off + ii])
+                r = int(a_int[p_off + ii])
                 src = c_off + r * width + c0
                 sw = w_off + r * t
                 sf = f_off + r * nf
@@ -370,7 +370,7 @@ def mine_step(codes, w, fp, n_values, min_count, max_length, exhaustive, cap, qu
             ht[s_] = -1
         kk = 0
         for ii in range(lo, hi):
-            r = np.int64(a_int[p_off + ii])
+            r = int(a_int[p_off + ii])
             src = c_off + r * width + c0
             h = np.uint64(1469598103934665603)
             for c in range(cw):

@@ -92,7 +92,10 @@ def _collect(batches: Iterator[pa.RecordBatch], attr_bins: list,
         release()
     n = sum(len(b) for b in code_blocks)
     width = weight_blocks[0].shape[1] if weight_blocks else 1
-    codes = np.empty((n, n_attr), dtype=np.result_type(np.int8, *code_blocks))
+    wide = np.dtype(np.int8)
+    for block in code_blocks:  # (np.result_type takes a bounded number of arguments)
+        wide = np.promote_types(wide, block.dtype)
+    codes = np.empty((n, n_attr), dtype=wide)
     weights = np.empty((n, width), dtype=np.float64)
     start = 0
     while code_blocks:  # each block copied, then let go

@@ -24,7 +24,7 @@ import collections
 import dataclasses
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
@@ -56,11 +56,14 @@ ENGINE_NOTE = ("Binned, measured and compressed in {engine}; bootstrap intervals
                "baselines need per-row data and are not computed (intervals are analytic).")
 
 
-def _collect(batches: Iterator[pa.RecordBatch], attr_bins: list) -> tuple[np.ndarray, np.ndarray, list[AttributeBins]]:
+def _collect(batches: Iterator[pa.RecordBatch], attr_bins: list,
+             release: Callable[[], None] | None = None) -> tuple[np.ndarray, np.ndarray, list[AttributeBins]]:
     """The grouped rows as the miner takes them: their codes (a categorical attribute's keys in the
     order :func:`~divergence.prepare.discretize.categorical_bins` gives its items), their tallies, and
-    the attributes' bins. Each batch becomes numpy blocks as it comes (no column of keys is kept), copied
-    once into the table and let go: the rows are held once, not once per step."""
+    the attributes' bins. Each batch becomes numpy blocks as it comes (no column of keys is kept; the
+    codes in the narrowest integer type that holds them), copied once into one table and let go: the
+    rows are held once, not once per step. ``release`` is called once the stream is read, so that the
+    engine's memory is given back before the table is assembled."""
     import pyarrow.compute as pc
 
     n_attr = len(attr_bins)
@@ -82,12 +85,17 @@ def _collect(batches: Iterator[pa.RecordBatch], attr_bins: list) -> tuple[np.nda
                 ids.append(numbers.setdefault(_MISSING, len(numbers)))
             idx = pc.fill_null(encoded.indices, len(ids) - 1 if encoded.null_count else 0)
             block[:, a] = np.asarray(ids, dtype=np.int32)[idx.to_numpy(zero_copy_only=False)]
-        code_blocks.append(block)
-        weight_blocks.append(np.column_stack([np.asarray(batch.column(i).to_numpy(zero_copy_only=False), dtype=np.float64)
-                                              for i in range(n_attr, batch.num_columns)]))
+        code_blocks.append(_narrowed(block))
+        weight_blocks.append(_whole(np.column_stack([np.asarray(batch.column(i).to_numpy(zero_copy_only=False),
+                                                               dtype=np.float64) for i in range(n_attr, batch.num_columns)])))
+    if release is not None:
+        release()
     n = sum(len(b) for b in code_blocks)
     width = weight_blocks[0].shape[1] if weight_blocks else 1
-    codes = np.empty((n, n_attr), dtype=np.int32)
+    wide = np.dtype(np.int8)
+    for block in code_blocks:  # (np.result_type takes a bounded number of arguments)
+        wide = np.promote_types(wide, block.dtype)
+    codes = np.empty((n, n_attr), dtype=wide)
     weights = np.empty((n, width), dtype=np.float64)
     start = 0
     while code_blocks:  # each block copied, then let go
@@ -96,8 +104,10 @@ def _collect(batches: Iterator[pa.RecordBatch], attr_bins: list) -> tuple[np.nda
         weights[start:start + len(block)] = tallies
         start += len(block)
     final: list[AttributeBins] = []
+    lookups: list[np.ndarray | None] = []
     for a, (ab, _, col) in enumerate(attr_bins):
         numbers = seen[a]
+        lookup = None
         if numbers is not None:
             values = [(math.nan if v is _NAN else v) for v in numbers if v is not _MISSING]
             value_codes, ab = categorical_bins(col.name, values, _MISSING in numbers)
@@ -105,9 +115,41 @@ def _collect(batches: Iterator[pa.RecordBatch], attr_bins: list) -> tuple[np.nda
             lookup[[i for v, i in numbers.items() if v is not _MISSING]] = np.asarray(value_codes, dtype=np.int32)
             if _MISSING in numbers:
                 lookup[numbers[_MISSING]] = ab.missing_code
-            codes[:, a] = lookup[codes[:, a]]
         final.append(ab)
-    return codes, weights, final
+        lookups.append(lookup)
+    return _widened(codes, lookups), weights, final
+
+
+def _narrowed(block: np.ndarray) -> np.ndarray:
+    """A block of codes in the narrowest signed integer type that holds them."""
+    if not block.size:
+        return block
+    lo, hi = int(block.min()), int(block.max())
+    for kind in (np.int8, np.int16):
+        info = np.iinfo(kind)
+        if info.min <= lo and hi <= info.max:
+            return block.astype(kind)
+    return block
+
+
+def _whole(tallies: np.ndarray) -> np.ndarray:
+    """A block of tallies as int32 when each is a whole number that int32 holds (counts, and the sums of
+    a 0/1 outcome): the same float64 numbers once copied into the table, in half the memory till then."""
+    if not tallies.size:
+        return tallies
+    small = np.abs(tallies) < 2.0 ** 31  # False for NaN
+    if small.all() and np.array_equal(tallies, np.trunc(tallies)) and not np.signbit(tallies).any():
+        return tallies.astype(np.int32)
+    return tallies
+
+
+def _widened(codes: np.ndarray, lookups: list[np.ndarray | None]) -> np.ndarray:
+    """The codes as int32, each categorical attribute's numbers (as first seen) replaced by its items'
+    codes (``lookups``): a column at a time, so no second copy of the table is held."""
+    out = np.empty(codes.shape, dtype=np.int32)
+    for a, lookup in enumerate(lookups):
+        out[:, a] = codes[:, a] if lookup is None else lookup[codes[:, a]]
+    return out
 
 
 #: a missing category, and NaN (never equal to itself), as keys of the categories seen
@@ -120,7 +162,7 @@ def _category_key(value: object) -> object:
 
 def _sorted_rows(codes: np.ndarray, weights: np.ndarray, bins: list[AttributeBins]) -> tuple[np.ndarray, np.ndarray]:
     """The grouped rows sorted by their codes, as the miner's merge sorts them (it then has nothing to
-    do): one copy of the codes, then of the tallies, each let go of as it is replaced."""
+    do): each column permuted in place (one column's copy at a time, never a second table)."""
     from ..prepare.grouping import fits_one_key
 
     n_values = np.array([b.n_items for b in bins], dtype=np.int64)
@@ -130,11 +172,11 @@ def _sorted_rows(codes: np.ndarray, weights: np.ndarray, bins: list[AttributeBin
     for a in range(len(n_values) - 2, -1, -1):
         mult[a] = mult[a + 1] * (int(n_values[a + 1]) + 1)
     order = np.argsort(np.einsum("ij,j->i", codes, mult), kind="stable")
-    codes = codes[order]
-    weights = weights[order]
+    for table in (codes, weights):
+        for j in range(table.shape[1]):
+            table[:, j] = table[order, j]
     np.add(weights, 0.0, out=weights)  # a sum of -0.0 reads 0.0, as the miner's merge gives it
     return codes, weights
-
 
 
 #: keywords of scan_duckdb and scan_spark that are not settings: how this run reads and reports
@@ -353,7 +395,8 @@ def prepare_sql(
     select = keys + [f"{t} AS {_P}t{i}" for i, t in enumerate(tallies + aux)]
     group = ", ".join(str(j + 1) for j in range(len(keys)))
     sql = f"SELECT {', '.join(select)} FROM {source} GROUP BY {group}"
-    codes, weights, final_bins = _collect(backend.stream(sql), attr_bins)
+    # the engine's memory is given back as soon as the grouped rows are read (release)
+    codes, weights, final_bins = _collect(backend.stream(sql), attr_bins, getattr(backend, "release", None))
     if weights.shape[0] == 0 or int(round(weights[:, 0].sum())) != n_rows:
         raise DivergenceInputError(
             f"The data changed while it was read: {n_rows:,} rows counted, "

@@ -106,15 +106,13 @@ class RowBits:
         top = int(max(src.max(initial=0), row_codes.max(initial=0))) + 1
         #: the bitset of item (a, v): ``bits[index[a, v]]`` (-1: not held)
         self.index = np.full((max(n_attr, 1), top), -1, dtype=np.int64)
-        rows: list[np.ndarray] = []
-        for a in range(n_attr):
-            for v in np.unique(src[:, a]):
-                if v >= 0:
-                    self.index[a, v] = len(rows)
-                    rows.append(row_codes[:, a] == v)
-        self.bits = np.zeros((max(len(rows), 1), self.words), dtype=np.int64)
-        if rows:
-            self.bits[:len(rows)] = self.of(np.asarray(rows))
+        held = [(a, int(v)) for a in range(n_attr) for v in np.unique(src[:, a]) if v >= 0]
+        self.bits = np.zeros((max(len(held), 1), self.words), dtype=np.int64)
+        packed = np.zeros(self.words * 8, dtype=np.uint8)
+        for k, (a, v) in enumerate(held):  # an item's rows packed as they are found: one row mask at a time
+            self.index[a, v] = k
+            packed[:(self.n_rows + 7) // 8] = np.packbits(row_codes[:, a] == v, bitorder="little")
+            self.bits[k] = packed.view("<i8")
 
     def of(self, mask: np.ndarray) -> np.ndarray:
         """Boolean row masks (the last axis: rows) as bitsets."""

@@ -129,7 +129,7 @@ def mine(codes: np.ndarray, weights: np.ndarray, n_values: np.ndarray, *, min_su
                 pruned = codes.copy()
             pruned[:, a] = column
     if pruned is codes and sorted_distinct(codes):  # merged and sorted already (divergence.prepare.grouping)
-        comp = Compressed(codes, weights, np.arange(len(codes), dtype=np.int64))
+        comp = Compressed(codes, weights, np.empty(0, np.int64))  # each row its own group (no index of 8 B a row)
     else:
         comp = compress(pruned, weights)
     rows_for_mlxtend = pruned if engine == "mlxtend" else None

@@ -51,7 +51,7 @@ def lengths_out(parent: np.ndarray, n: int) -> np.ndarray:
 def _grown(arr: np.ndarray, need: int, fill: float | None = None) -> np.ndarray:
     if need <= arr.shape[0]:
         return arr
-    size = max(int(need), 2 * arr.shape[0])
+    size = max(int(need), arr.shape[0] + arr.shape[0] // 2)
     new = np.empty((size,) + arr.shape[1:], dtype=arr.dtype) if fill is None else \
         np.full((size,) + arr.shape[1:], fill, dtype=arr.dtype)
     new[: arr.shape[0]] = arr
@@ -115,18 +115,21 @@ def run(codes: np.ndarray, weights: np.ndarray, fps: np.ndarray, n_values: np.nd
     st = np.zeros(N_STATE, np.int64)
     st[S_NOUT] = n0
     frames = np.zeros((N_FRAME, n_attr + 2), np.int64)
-    a_codes = np.empty(max(16, d * n_attr // 2), np.int32)
-    a_w = np.empty(max(16, d * t // 2), np.float64)
-    a_fp = np.empty(max(16, d * nf // 2), np.int64)
-    a_int = np.empty(3 * len(expand) + 3 * d + 8 * int(n_values.sum()) + 4 * max_nv + 64, np.int64)
-    ht = np.empty(pow2(2 * d), np.int64)
-    ht_gen = np.zeros(ht.shape[0], np.int64)
+    # the kids' tables, a stack: as large as the root's table, of which only the pages the stack
+    # reaches are ever touched (resident), so that growing it (a copy beside the old) is rare
+    a_codes = np.empty(max(16, d * n_attr), np.int32)
+    a_w = np.empty(max(16, d * t), np.float64)
+    a_fp = np.empty(max(16, d * nf), np.int64)
+    # the kids to expand, the rows' order and the counting sorts' counts (all below 2**31)
+    a_int = np.empty(3 * len(expand) + 3 * d + 8 * int(n_values.sum()) + 4 * max_nv + 64, np.int32)
+    # the merge's hash table: the kernel asks for as many slots as its largest table needs (at most half full)
+    ht = np.empty(16, np.int32)
     deadline = budget.deadline
     n_expand = max(len(expand), 1)
     while True:
         st[S_WORK] = 0
         status = mine_step(codes, weights, fps, n_values, float(min_count), int(max_length), 1 if exhaustive else 0,
-                           int(cap), QUOTA, item_hash, expand, st, frames, a_codes, a_w, a_fp, a_int, ht, ht_gen,
+                           int(cap), QUOTA, item_hash, expand, st, frames, a_codes, a_w, a_fp, a_int, ht,
                            out_parent, out_attr, out_val, out_w, out_fp, out_ih, out_dead, gtab, ctab)
         n_out = int(st[S_NOUT])
         budget.work += int(st[S_WORK])  # counted, not timed: the same at any load
@@ -147,8 +150,7 @@ def run(codes: np.ndarray, weights: np.ndarray, fps: np.ndarray, n_values: np.nd
             a_fp = _grown(a_fp, st[S_NEED_F])
             a_int = _grown(a_int, st[S_NEED_I])
             if st[S_NEED_HT] > ht.shape[0]:
-                ht = _grown(ht, pow2(st[S_NEED_HT]))
-                ht_gen = _grown(ht_gen, ht.shape[0], 0)
+                ht = np.empty(pow2(st[S_NEED_HT]), np.int32)  # each table clears its own slots
             if st[S_NEED_TAB] > gtab.shape[0]:
                 gtab = np.full(pow2(2 * st[S_NEED_TAB]), -1, np.int64)
                 ctab = np.full(gtab.shape[0], -1, np.int64)

@@ -20,7 +20,7 @@ __all__ = ["mine_step", "fill_tables", "root_tallies", "root_fingerprints", "exp
 #: status of a call of mine_step
 DONE, YIELD, ROOM, FULL = 0, 1, 2, 3
 #: slots of the scalar state ``st``
-S_DEPTH, S_TOP_C, S_TOP_W, S_TOP_F, S_TOP_I, S_NOUT, S_GEN, S_WORK, S_STARTED = range(9)
+S_DEPTH, S_TOP_C, S_TOP_W, S_TOP_F, S_TOP_I, S_NOUT, S_SPARE, S_WORK, S_STARTED = range(9)  # S_SPARE: unused
 S_NEED_C, S_NEED_W, S_NEED_F, S_NEED_I, S_NEED_HT, S_NEED_OUT, S_NEED_TAB = range(9, 16)
 N_STATE = 16
 #: rows of the frame table ``frames`` (one column per depth)
@@ -92,10 +92,10 @@ def _smaller(e, pa, pv, n_path, a, v, out_parent, out_attr, out_val, buf_a, buf_
 
 
 @kernel(i4[:, ::1], f8[:, ::1], i8[:, ::1], i8[::1], f8, i8, i8, i8, i8, i8[::1], i8[::1],
-        i8[::1], i8[:, ::1], i4[::1], f8[::1], i8[::1], i8[::1], i8[::1], i8[::1],
+        i8[::1], i8[:, ::1], i4[::1], f8[::1], i8[::1], i4[::1], i4[::1],
         i8[::1], i4[::1], i4[::1], f8[:, ::1], i8[:, ::1], i8[::1], b1[::1], i8[::1], i8[::1])
 def mine_step(codes, w, fp, n_values, min_count, max_length, exhaustive, cap, quota, item_hash,
-              expand_ids, st, frames, a_codes, a_w, a_fp, a_int, ht, ht_gen,
+              expand_ids, st, frames, a_codes, a_w, a_fp, a_int, ht,
               out_parent, out_attr, out_val, out_w, out_fp, out_ih, out_dead, gtab, ctab):
     """Depth-first projection mining, resumable: runs until done, until ``quota`` units of work
     (rows times columns visited), until more than ``cap`` itemsets are out, or until an array is
@@ -170,7 +170,6 @@ def mine_step(codes, w, fp, n_values, min_count, max_length, exhaustive, cap, qu
     top_f = st[S_TOP_F]
     top_i = st[S_TOP_I]
     n_out = st[S_NOUT]
-    gen = st[S_GEN]
     work = st[S_WORK]
     status = DONE
     while depth >= 0:
@@ -189,9 +188,9 @@ def mine_step(codes, w, fp, n_values, min_count, max_length, exhaustive, cap, qu
             continue
         # the frame's kids are taken last first: reverse pre-order
         k3 = frames[F_KIDS, depth] + 3 * (frames[F_NK, depth] - 1 - frames[F_NEXT, depth])
-        col = a_int[k3]
-        val = a_int[k3 + 1]
-        kid_id = a_int[k3 + 2]
+        col = np.int64(a_int[k3])
+        val = np.int64(a_int[k3 + 1])
+        kid_id = np.int64(a_int[k3 + 2])
         if exhaustive == 0 and out_dead[kid_id]:
             frames[F_NEXT, depth] += 1
             continue
@@ -229,8 +228,8 @@ def mine_step(codes, w, fp, n_values, min_count, max_length, exhaustive, cap, qu
             a_int[s_off] = 0
             frames[F_PCOL, depth] = col
             work += m
-        lo = a_int[s_off + val + 1]
-        hi = a_int[s_off + val + 2]
+        lo = np.int64(a_int[s_off + val + 1])
+        hi = np.int64(a_int[s_off + val + 2])
         cw = width - col - 1
         c0 = col + 1  # the child's first column in the frame's table
         ca0 = a0 + c0  # the child's first attribute
@@ -278,7 +277,7 @@ def mine_step(codes, w, fp, n_values, min_count, max_length, exhaustive, cap, qu
         for i in range(n_local):
             cnt[i] = 0.0
         for ii in range(lo, hi):
-            r = a_int[p_off + ii]
+            r = int(a_int[p_off + ii])
             src = c_off + r * width + c0
             wr = tw[w_off + r * t]
             for c in range(cw):
@@ -333,7 +332,7 @@ def mine_step(codes, w, fp, n_values, min_count, max_length, exhaustive, cap, qu
                     for j in range(nf):
                         acc_f[i, j] = 0
             for ii in range(lo, hi):
-                r = a_int[p_off + ii]
+                r = int(a_int[p_off + ii])
                 src = c_off + r * width + c0
                 sw = w_off + r * t
                 sf = f_off + r * nf
@@ -367,10 +366,11 @@ def mine_step(codes, w, fp, n_values, min_count, max_length, exhaustive, cap, qu
         nw = top_w
         nfo = top_f
         mask = size - 1
-        gen += 1
+        for s_ in range(size):  # slots past ``size`` are never read: the table is as small as the kid
+            ht[s_] = -1
         kk = 0
         for ii in range(lo, hi):
-            r = a_int[p_off + ii]
+            r = int(a_int[p_off + ii])
             src = c_off + r * width + c0
             h = np.uint64(1469598103934665603)
             for c in range(cw):
@@ -381,8 +381,7 @@ def mine_step(codes, w, fp, n_values, min_count, max_length, exhaustive, cap, qu
                 h = (h ^ np.uint64(v + 2)) * np.uint64(1099511628211)
             slot = np.int64(h & np.uint64(mask))
             while True:
-                if ht_gen[slot] != gen:
-                    ht_gen[slot] = gen
+                if ht[slot] < 0:
                     ht[slot] = kk
                     dst = nc + kk * cw
                     for c in range(cw):
@@ -479,7 +478,6 @@ def mine_step(codes, w, fp, n_values, min_count, max_length, exhaustive, cap, qu
     st[S_TOP_F] = top_f
     st[S_TOP_I] = top_i
     st[S_NOUT] = n_out
-    st[S_GEN] = gen
     st[S_WORK] = work
     return status
 

@@ -62,6 +62,13 @@ def distinct_rows(codes) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(codes, axis=0, return_inverse=True)``, the same rows in the same (lexicographic)
     order, from one integer key per row where the codes fit one (mixed radix): a sort of a million
     int64 keys instead of a million structured rows. Kept for the table's other metric."""
+    u, inverse = _distinct(codes)
+    return u, np.arange(u.shape[0]) if inverse is None else inverse
+
+
+def _distinct(codes) -> tuple[np.ndarray, np.ndarray | None]:
+    """:func:`distinct_rows`, with None for the inverse (and the codes themselves, not a copy) when the
+    rows are already distinct and in order, as the in-memory miner hands them over: no sort, no index."""
     import weakref
 
     for ref, out in _DISTINCT_CACHE:
@@ -75,9 +82,15 @@ def distinct_rows(codes) -> tuple[np.ndarray, np.ndarray]:
         if float(np.log2(radix.astype(float)).sum()) < 62.0:
             key = np.zeros(arr.shape[0], dtype=np.int64)
             for a in range(arr.shape[1]):
-                key = key * radix[a] + (arr[:, a].astype(np.int64) - low[a])
-            _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-            out = (arr[first], inverse.reshape(-1))
+                key *= radix[a]
+                key += arr[:, a]
+                key -= low[a]
+            if bool(np.all(key[1:] > key[:-1])):
+                out = (arr, None)
+            else:
+                _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+                out = (arr[first], inverse.reshape(-1))
+            del key
     if out is None:
         u, inverse = np.unique(arr, axis=0, return_inverse=True)
         out = (u, inverse.reshape(-1))
@@ -108,13 +121,21 @@ class Rows:
 
     def __init__(self, table, cand: np.ndarray, k: int) -> None:
         # identical rows merged (an engine may hand over every row): the same findings from any engine
-        codes, inverse = distinct_rows(table.lattice.distinct_codes)
+        codes, inverse = _distinct(table.lattice.distinct_codes)
         w = np.asarray(table.lattice.distinct_tallies, dtype=float)[:, list(metric_columns(k))]
-        merged = np.zeros((codes.shape[0], 3))
-        np.add.at(merged, inverse.ravel(), w)
+        if inverse is None:  # already distinct: the sums are the rows' own (+0.0 as a sum of zeros reads)
+            merged = w
+            merged += 0.0
+        else:
+            merged = np.zeros((codes.shape[0], 3))
+            np.add.at(merged, inverse.ravel(), w)
+        del w
         used = np.any(merged != 0, axis=1) & (merged[:, 0] > 0)
-        self.codes = np.ascontiguousarray(codes[used])
-        self.w = np.ascontiguousarray(merged[used])
+        if used.all():
+            self.codes, self.w = np.ascontiguousarray(codes), np.ascontiguousarray(merged)
+        else:
+            self.codes = np.ascontiguousarray(codes[used])
+            self.w = np.ascontiguousarray(merged[used])
         self.bits = RowBits(self.codes, table.codes)
         self._parent = np.asarray(table.lattice.parent)
         self._table_codes = np.asarray(table.codes)

@@ -411,6 +411,37 @@ def test_distinct_rows_are_numpys_in_numpys_order(high, repeat):
     np.testing.assert_array_equal(got, expected)
     np.testing.assert_array_equal(got_inverse, inverse.ravel())
     assert _distinct_rows(codes)[0] is got  # the table's other metric reuses them
+    # rows already distinct and in order (the in-memory miner's): the same answer, no copy, no sort
+    ordered = np.ascontiguousarray(expected)
+    again, again_inverse = _distinct_rows(ordered)
+    assert again is ordered or high == 2 ** 30  # (radixes past int64 take numpy's path: a copy)
+    np.testing.assert_array_equal(again, ordered)
+    np.testing.assert_array_equal(again_inverse, np.arange(len(ordered)))
+
+
+def test_the_findings_rows_of_a_mined_table_are_its_own_and_an_engines_merged_alike():
+    """The findings' rows of a table mined in memory (its distinct rows sorted) are its codes as they
+    are, with each row's tallies; handed every row twice in another order (as an engine may), the
+    identical rows are merged to the same rows and tallies."""
+    from divergence.stats.findings_model import Rows
+
+    t, cand, rows, _ = _look_low_search()
+    lat = t.lattice
+    assert np.shares_memory(rows.codes, lat.distinct_codes)
+    order = np.random.default_rng(0).permutation(2 * lat.distinct_codes.shape[0]) % lat.distinct_codes.shape[0]
+    half = np.asarray(lat.distinct_tallies) / 2.0
+
+    class Lattice:
+        parent = lat.parent
+        distinct_codes = np.ascontiguousarray(np.asarray(lat.distinct_codes)[order])
+        distinct_tallies = np.ascontiguousarray(half[order])
+
+    class Table:
+        codes, lattice, metrics = t.codes, Lattice, t.metrics
+
+    every = Rows(Table, cand, 0)
+    np.testing.assert_array_equal(every.codes, rows.codes)
+    np.testing.assert_allclose(every.w, rows.w, rtol=1e-12)
 
 
 @pytest.mark.parametrize("x, n, p", [(5, 50, 0.02), (0, 100, 0.05), (30, 40, 0.5), (3, 1000, 0.01), (12, 300, 0.02), (980, 1000, 0.99), (400, 500, 0.97), (70, 5000, 0.006), (0, 3, 0.5), (200, 200, 0.999)])

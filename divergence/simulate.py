@@ -203,11 +203,7 @@ def planted_table(seed: int, cohorts: dict, *, n: int = 10_000, base: float = 0.
         df[attr] = np.where(rng.random(n) < share, value, rng.choice(others, n))
     p = np.full(n, base)
     for itemset, effect in cohorts.items():
-        mask = np.ones(n, dtype=bool)
-        for item in itemset.split(", "):
-            attr, value = item.split("=")
-            mask &= (df[attr] == value).to_numpy()
-        p = p + effect * mask
+        p = p + effect * _rows_of(df, itemset)
     df["o"] = (rng.random(n) < p).astype(float)
     df["p"] = p
     return df, dict(outcome="o", attributes=[c for c in df.columns if c.startswith("a")]), {"cohorts": list(cohorts)}
@@ -377,10 +373,7 @@ def correlated_world(seed: int, kind: str, *, n: int = 10_000):
     def plant(itemset: str, effect: float, mask=None):
         nonlocal fpr
         if mask is None:
-            mask = np.ones(n, dtype=bool)
-            for item in itemset.split(", "):
-                a, v = item.split("=")
-                mask &= (df[a] == v).to_numpy()
+            mask = _rows_of(df, itemset)
         fpr = fpr + effect * mask
         cohorts.append(itemset)
 
@@ -430,11 +423,7 @@ def correlated_run(kind: str, seed: int, *, n: int = 10_000, min_support: float 
                        _slice_truth(df, negatives, str(f["itemset"].iat[j + 1]), overall)) for j in top]
     if kind in ("interaction", "single"):
         i = table.lookup(info["cohorts"][0])
-        mask = negatives.copy()
-        for item in info["cohorts"][0].split(", "):
-            a, v = item.split("=")
-            mask &= df[a] == v
-        truth = float(df.loc[mask, "p"].mean() - overall)
+        truth = float(df.loc[negatives.to_numpy() & _rows_of(df, info["cohorts"][0]), "p"].mean() - overall)
         out.update(raw=float(f["fpr_divergence"].iat[i]), shrunk=float(f["fpr_divergence_shrunk"].iat[i]),
                    truth=truth)
     return out
@@ -451,13 +440,7 @@ def _detectable(negatives: pd.DataFrame, cohorts: list, family_size: int, alpha:
     the scan's family of m tests. A cohort that fails it is beyond any search held to that bar."""
     from scipy.stats import norm
 
-    masks = []
-    for itemset in cohorts:
-        m = np.ones(len(negatives), dtype=bool)
-        for item in itemset.split(", "):
-            a, v = item.split("=")
-            m &= (negatives[a] == v).to_numpy()
-        masks.append(m)
+    masks = [_rows_of(negatives, itemset) for itemset in cohorts]
     pattern = sum(m.astype(np.int64) << i for i, m in enumerate(masks))
     events = (negatives["pred"] == "yes").to_numpy().astype(float)
     uniq, label = np.unique(pattern, return_inverse=True)
@@ -485,11 +468,16 @@ def _detectable(negatives: pd.DataFrame, cohorts: list, family_size: int, alpha:
 
 def _slice_truth(df: pd.DataFrame, negatives, itemset: str, overall: float) -> float:
     """A slice's true FPR divergence: the mean true FPR of its negatives minus the whole dataset's."""
-    mask = negatives.copy()
+    return float(df.loc[negatives.to_numpy() & _rows_of(df, itemset), "p"].mean() - overall)
+
+
+def _rows_of(df: pd.DataFrame, itemset: str) -> np.ndarray:
+    """The rows of ``df`` in the slice written ``"a=v, b=w"`` (a boolean mask)."""
+    mask = np.ones(len(df), dtype=bool)
     for item in itemset.split(", "):
-        a, v = item.split("=")
-        mask &= df[a] == v
-    return float(df.loc[mask, "p"].mean() - overall)
+        attr, value = item.split("=")
+        mask &= (df[attr] == value).to_numpy()
+    return mask
 
 
 def calibration_slope(estimate, truth, *, origin: bool = False) -> float:

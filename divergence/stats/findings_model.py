@@ -136,6 +136,9 @@ class Rows:
         else:
             self.codes = np.ascontiguousarray(codes[used])
             self.w = np.ascontiguousarray(merged[used])
+        #: whether every row's tallies are whole numbers (a 0/1 outcome's counts): then a cell's
+        #: entries less a part of them are exact, in any order
+        self.whole_tallies = bool(np.all(self.w == np.rint(self.w)) and np.abs(self.w).sum() < 2.0 ** 52)
         self.bits = RowBits(self.codes, table.codes)
         self._parent = np.asarray(table.lattice.parent)
         self._table_codes = np.asarray(table.codes)
@@ -176,16 +179,6 @@ class Rows:
     @property
     def n(self) -> int:
         return int(self.codes.shape[0])
-
-    @property
-    def whole_tallies(self) -> bool:
-        """Whether every row's tallies are whole numbers (a 0/1 outcome's counts): then a cell's
-        entries less a part of them are exact, in any order."""
-        got = self.__dict__.get("_whole")
-        if got is None:
-            got = bool(np.all(self.w == np.rint(self.w)) and np.abs(self.w).sum() < 2.0 ** 52)
-            self.__dict__["_whole"] = got
-        return got
 
     def member(self, position: int) -> np.ndarray:
         """Candidate ``position``'s rows (a mask over the distinct rows)."""

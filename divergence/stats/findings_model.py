@@ -24,6 +24,7 @@ import numpy as np
 
 from ..mining.lattice import RowBits, walk_label_entries, walk_order
 from ..prepare.tallies import metric_columns
+from .findings_kernel import sum_rows_by
 from .stats import normal_quantile
 
 __all__ = ["Rows", "Fit", "fit_cells", "Cells", "Scores", "scores", "fit_with", "candidate_cells", "distinct_rows", "by_cells",
@@ -427,30 +428,13 @@ def scores(cells: Cells, cell_of: np.ndarray, c: np.ndarray, lab: np.ndarray, t:
     return Scores(z, 0.5 * z * z, free)
 
 
-#: most entries of a candidates-by-cells block summed at once (:func:`by_cells`)
-BLOCK_CELLS = 2_000_000
-
-
 def by_cells(c: np.ndarray, h: np.ndarray, weights: np.ndarray, n_cand: int, M: np.ndarray) -> np.ndarray:
-    """Per candidate, its entries' weights summed per cell times ``M`` (cells x columns): the
-    candidates-by-cells sums a block of candidates at a time (at most :data:`BLOCK_CELLS` of them
-    held), each block times ``M``."""
-    n_cells, cols = M.shape
-    out = np.zeros((n_cand, cols))
-    per = max(1, BLOCK_CELLS // max(n_cells, 1))
-    if per >= n_cand:
-        dense = np.bincount(c * n_cells + h, weights=weights, minlength=n_cand * n_cells)
-        return dense.reshape(n_cand, n_cells) @ M
-    block = c // per
-    for b in range((n_cand + per - 1) // per):
-        at = block == b
-        if not at.any():
-            continue
-        first = b * per
-        size = min(per, n_cand - first)
-        dense = np.bincount((c[at] - first) * n_cells + h[at], weights=weights[at], minlength=size * n_cells)
-        out[first:first + size] = dense.reshape(size, n_cells) @ M
-        del dense  # let the block go before the next is counted (two at once doubled the peak)
+    """Per candidate, its entries' weights times their cells' rows of ``M`` (cells x columns),
+    summed: one pass over the entries (no candidates-by-cells block)."""
+    out = np.zeros((n_cand, M.shape[1]))
+    if np.size(c):
+        sum_rows_by(np.ascontiguousarray(c, dtype=np.int64), np.ascontiguousarray(h, dtype=np.int64),
+                    np.ascontiguousarray(weights, dtype=np.float64), np.ascontiguousarray(M, dtype=np.float64), out)
     return out
 
 

@@ -485,10 +485,10 @@ def _all_at_once(x, n, p):
         findings_model._TESTS_AT_ONCE = keep
 
 
-def test_candidates_by_cells_in_blocks_hold_one_block_at_a_time(monkeypatch):
-    """The candidates-by-cells sums come out the same whatever the block (each block's product is
-    BLAS's, so to rounding), and the blocks are held one at a time: the memory traced stays under one
-    and a half blocks and the entries' index."""
+def test_candidates_by_cells_sums_match_the_dense_product_without_holding_a_block():
+    """Per candidate, its entries' weights times their cells' rows of the design: the same as the
+    candidates-by-cells block times the design (to rounding), with duplicate (candidate, cell) entries
+    summed, and computed in one pass that holds no such block (traced memory: the output alone)."""
     import tracemalloc
 
     from divergence.stats import findings_model
@@ -498,17 +498,21 @@ def test_candidates_by_cells_in_blocks_hold_one_block_at_a_time(monkeypatch):
     c = rng.integers(0, n_cand, n_entries)
     h = rng.integers(0, n_cells, n_entries)
     w = rng.random(n_entries)
+    w[::7] = 0.0
     M = (rng.random((n_cells, 9)) < 0.5).astype(float)
-    whole = findings_model.by_cells(c, h, w, n_cand, M)
-    monkeypatch.setattr(findings_model, "BLOCK_CELLS", 400_000)
+    M[:, 0] = 1.0
+    M[3, 4] = 2.5  # not only 0/1
+    dense = np.bincount(c * n_cells + h, weights=w, minlength=n_cand * n_cells).reshape(n_cand, n_cells) @ M
+    findings_model.by_cells(c, h, w, n_cand, M)  # compiled once before tracing
     tracemalloc.start()
     try:
-        blocks = findings_model.by_cells(c, h, w, n_cand, M)
+        got = findings_model.by_cells(c, h, w, n_cand, M)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    np.testing.assert_allclose(blocks, whole, rtol=1e-13)
-    assert peak < 1.5 * 400_000 * 8 + 2 * n_entries * 8
+    np.testing.assert_allclose(got, dense, rtol=1e-12, atol=1e-12)
+    assert peak < n_cand * 9 * 8 + 4096  # the output; a candidates-by-cells block would be 9.6 MB
+    assert findings_model.by_cells(c[:0], h[:0], w[:0], 5, M).shape == (5, 9)
 
 
 def test_a_small_pool_grows_until_no_candidate_left_out_could_be_a_finding(monkeypatch):

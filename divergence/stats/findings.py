@@ -139,7 +139,7 @@ def _distinct_findings(table, k: int, significant: np.ndarray, alpha: float, cor
     own_all = (np.arange(cand.size, dtype=np.int64), np.zeros(cand.size, dtype=np.int64),
                np.ascontiguousarray(tal[cand][:, cols]))
     one = Cells(everyone, [], binary)
-    z_own = scores(one, np.zeros(1, dtype=np.int64), *own_all, cand.size).z
+    z_own = _own_scores(one, own_all, cand.size)
     pool = np.sort(np.argsort(-np.abs(z_own), kind="stable")[:POOL]) if cand.size > POOL else np.arange(cand.size)
     terms: list = []
     cut = ""
@@ -154,7 +154,9 @@ def _distinct_findings(table, k: int, significant: np.ndarray, alpha: float, cor
         terms = [int(pool[x]) for x in state.terms]
         cells = Cells(everyone, terms, binary)
         c, lab, t = everyone.entries(cells.label, len(cells))
-        z_all = scores(cells, np.arange(len(cells)), c, lab, t, cand.size).z
+        # read against the next finding's bar and the scan's own (explain): below both, only the sign
+        z_all = scores(cells, np.arange(len(cells)), c, lab, t, cand.size,
+                       floor=min(bar(len(terms) + 1), z_two_sided(1.0 - scan_level))).z
         everyone.work += int(c.size) * (len(terms) + 1)
         out = np.ones(cand.size, dtype=bool)
         out[pool] = False
@@ -184,6 +186,29 @@ def _distinct_findings(table, k: int, significant: np.ndarray, alpha: float, cor
             alias[cand[f]] = names[0]
         effect[cand[f]], low[cand[f]], high[cand[f]] = effects[x]
     return Findings(finding, explained, cand, rank.astype(np.int64), cut, alias, tied, effect, low, high)
+
+
+def _own_scores(one: Cells, own_all: tuple, n_cand: int) -> np.ndarray:
+    """Each candidate's z on its own (the model of no term), read in full where it decides: the
+    pool takes the :data:`POOL` largest |z|, and elsewhere only the sign is read. The binomial
+    check of a small candidate only lowers |z|, so it is spent on the strongest until the pool's
+    last is above every unchecked |z| (the same pool as checking all; with no term the candidates'
+    tests are apart)."""
+    zero = np.zeros(1, dtype=np.int64)
+    z = scores(one, zero, *own_all, n_cand, floor=np.inf).z
+    if n_cand <= POOL:
+        return z
+    order = np.argsort(-np.abs(z), kind="stable")
+    done = 0
+    while done < n_cand:
+        upto = min(n_cand, max(2 * POOL, 2 * done))
+        at = order[done:upto]
+        z[at] = scores(one, zero, np.arange(at.size, dtype=np.int64), own_all[1][at], own_all[2][at], at.size).z
+        done = upto
+        last = np.partition(np.abs(z[order[:done]]), done - POOL)[done - POOL]
+        if done < n_cand and last > abs(z[order[done]]):
+            break
+    return z
 
 
 def _next_pool(state, pool: np.ndarray, terms: list, passing: np.ndarray, more: np.ndarray, z_all: np.ndarray

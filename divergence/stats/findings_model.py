@@ -364,11 +364,12 @@ class Scores:
 
 
 def scores(cells: Cells, cell_of: np.ndarray, c: np.ndarray, lab: np.ndarray, t: np.ndarray, n_cand: int,
-           checked: np.ndarray | None = None) -> Scores:
+           checked: np.ndarray | None = None, floor: float = 0.0) -> Scores:
     """The score tests of every candidate given the model of ``cells``, from the candidates'
     entries (``c``, ``lab``, tallies ``t``) whose labels ``cell_of`` maps to these cells.
     ``checked``: the candidates whose z is read (a mask; all when None): only theirs are checked
-    by the binomial test where few events are expected (the others' gains are read, not their z)."""
+    by the binomial test where few events are expected (the others' gains are read, not their z);
+    ``floor``: a |z| below which only the sign is read (those are not checked either)."""
     h = cell_of[lab]
     X, mu, fit = cells.X, cells.mu, cells.fit
     n_e, s_e, q_e = t[:, 0], t[:, 1], t[:, 2]
@@ -403,6 +404,7 @@ def scores(cells: Cells, cell_of: np.ndarray, c: np.ndarray, lab: np.ndarray, t:
         z = np.where(free, uc / np.sqrt(var), 0.0)
         gain = np.where(free, 0.5 * u * u / var, 0.0)
         read = free if checked is None else free & checked
+        read = read & (np.abs(z) >= floor)
         return Scores(_small_counts(z, read, per_cand(n_e), per_cand(np.rint(s_e)), per_cand(n_e * mu[h])), gain, free)
     assert fit.weight is not None  # a real outcome's fit is weighted
     om = fit.weight

@@ -61,8 +61,10 @@ class _State:
     """The terms, their cells, and every candidate's entries in those cells."""
 
     def __init__(self, rows: Rows, terms: list, binary: bool, n_cand: int, own: tuple | None = None,
-                 start: np.ndarray | None = None, before: _State | None = None) -> None:
+                 start: np.ndarray | None = None, before: _State | None = None, bar=None) -> None:
         self.rows, self.terms, self.binary, self.n_cand = rows, list(terms), binary, n_cand
+        #: the bar of the j-th finding (None: the z of every candidate is read in full)
+        self.bar = bar
         self.cells = Cells(rows, self.terms, binary, start)
         if not self.terms and own is not None:  # one cell: every candidate's own tallies
             self.c, self.lab, self.t = own
@@ -78,7 +80,10 @@ class _State:
             self.begin[self.c[first]] = first
             self.end[self.c[first]] = np.r_[first[1:], self.c.size]
         self.identity = np.arange(len(self.cells))
-        self.full = scores(self.cells, self.identity, self.c, self.lab, self.t, n_cand)
+        # only the next finding's bar reads these z (and the sign below it): the binomial check of
+        # a small candidate, which only lowers |z|, is spent on those that reach the bar
+        self.full = scores(self.cells, self.identity, self.c, self.lab, self.t, n_cand,
+                           floor=bar(len(self.terms) + 1) if bar is not None else 0.0)
         rows.work += int(self.c.size) * (len(self.terms) + 1)
         self._others: dict = {}
         self._near: np.ndarray | None = None
@@ -202,7 +207,7 @@ def search(rows: Rows, binary: bool, n_cand: int, own: tuple, bar, prefer: int, 
     """The terms (candidate positions) and the state of their model; why the search was cut ('' when it
     was not). ``bar(j)``: the |z| the j-th finding's test must reach; ``key``: each candidate's place in
     the itemsets' own order (ties); ``start``: the terms to start from (none)."""
-    state = _State(rows, list(start or []), binary, n_cand, own)
+    state = _State(rows, list(start or []), binary, n_cand, own, bar=bar)
     seen: set = set()
     cut = ""
 
@@ -223,7 +228,7 @@ def search(rows: Rows, binary: bool, n_cand: int, own: tuple, bar, prefer: int, 
                 break
             best, _ = _exact_best(state, state.cells, state.identity, sc, at, 0.0, prefer, key)
             nxt = _State(rows, state.terms + [best], binary, n_cand, start=np.append(state.cells.fit.beta, 0.0),
-                         before=state)
+                         before=state, bar=bar)
             if len(nxt.cells) > MAX_CELLS:
                 cut = "their overlaps cut the rows into too many cells to test in"
                 break
@@ -238,7 +243,7 @@ def search(rows: Rows, binary: bool, n_cand: int, own: tuple, bar, prefer: int, 
             if short[worst] >= 0:
                 break
             state = _State(rows, [f for i, f in enumerate(state.terms) if i != worst], binary, n_cand, own,
-                           start=np.delete(state.cells.fit.beta, worst + 1))
+                           start=np.delete(state.cells.fit.beta, worst + 1), bar=bar)
         now = tuple(sorted(state.terms))
         if now in seen or cut or over() or not state.terms:
             break
@@ -327,7 +332,7 @@ def _swapped(state: _State, swaps: list) -> _State:
     for i, x in swaps:
         terms[i] = x
         beta[i + 1] = 0.0
-    return _State(state.rows, terms, state.binary, state.n_cand, start=beta)
+    return _State(state.rows, terms, state.binary, state.n_cand, start=beta, bar=state.bar)
 
 
 def _together(state: _State, swaps: list, best_rise: float) -> _State:

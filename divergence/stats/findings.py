@@ -195,7 +195,7 @@ def _own_scores(one: Cells, own_all: tuple, n_cand: int) -> np.ndarray:
     last is above every unchecked |z| (the same pool as checking all; with no term the candidates'
     tests are apart)."""
     zero = np.zeros(1, dtype=np.int64)
-    z = scores(one, zero, *own_all, n_cand, floor=np.inf).z
+    z = scores(one, zero, own_all[0], own_all[1], own_all[2], n_cand, floor=np.inf).z
     if n_cand <= POOL:
         return z
     order = np.argsort(-np.abs(z), kind="stable")

@@ -224,10 +224,12 @@ class Fit:
 
 
 def fit_cells(X: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarray, binary: bool,
-              start: np.ndarray | None = None) -> Fit:
+              start: np.ndarray | None = None, information: bool = True) -> Fit:
     """The model with design ``X`` (cells x terms, the intercept first) on the cells' tallies.
     ``start``: coefficients to start a 0/1 fit from (a related model's: the same maximum, reached
-    in a few steps instead of tens when a coefficient runs off towards a cell without events)."""
+    in a few steps instead of tens when a coefficient runs off towards a cell without events);
+    ``information``: whether a 0/1 fit's inverse information is wanted (a refit read for its
+    log-likelihood alone has an empty one)."""
     keep = n > 0.5
     if not keep.all():
         X, n, s, q = X[keep], n[keep], s[keep], q[keep]
@@ -285,10 +287,11 @@ def fit_cells(X: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarray, binary
         held = (np.abs(beta) >= BOUND) & (np.sign(grad) == np.sign(beta))
         step = np.zeros(p)
         act = np.nonzero(~held)[0]
+        sub = h if act.size == p else h[np.ix_(act, act)]
         try:
-            step[act] = np.linalg.solve(h[np.ix_(act, act)], grad[act])
+            step[act] = np.linalg.solve(sub, grad[act])
         except np.linalg.LinAlgError:
-            step[act] = np.linalg.lstsq(h[np.ix_(act, act)], grad[act], rcond=None)[0]
+            step[act] = np.linalg.lstsq(sub, grad[act], rcond=None)[0]
         t = 1.0
         while True:
             new = np.clip(beta + t * step, -BOUND, BOUND)
@@ -314,6 +317,8 @@ def fit_cells(X: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarray, binary
             break
     eta = X @ beta
     mu = 1.0 / (1.0 + np.exp(-np.clip(eta, -700.0, 700.0)))
+    if not information:
+        return Fit(beta, mu, ll, np.empty((0, 0)))
     h = X.T @ (X * (n * mu * (1.0 - mu))[:, None]) + ridge
     return Fit(beta, mu, ll, np.linalg.pinv(h))
 
@@ -522,8 +527,9 @@ def candidate_cells(cells: Cells, cell_of: np.ndarray, lab: np.ndarray, t: np.nd
     return np.column_stack([np.bincount(h, weights=t[:, j], minlength=len(cells)) for j in range(3)])
 
 
-def fit_with(cells: Cells, inside: np.ndarray) -> Fit:
-    """The model of ``cells`` with one more term whose tallies in each cell are ``inside``."""
+def fit_with(cells: Cells, inside: np.ndarray, information: bool = True) -> Fit:
+    """The model of ``cells`` with one more term whose tallies in each cell are ``inside``
+    (``information``: as :func:`fit_cells`)."""
     out = cells.tot - inside
     X = np.vstack([np.column_stack([cells.X, np.zeros(len(cells))]), np.column_stack([cells.X, np.ones(len(cells))])])
     tal = np.vstack([out, inside])
@@ -533,4 +539,4 @@ def fit_with(cells: Cells, inside: np.ndarray) -> Fit:
         info = float((inside[:, 0] * mu * (1.0 - mu)).sum())
         if info > 1e-12:
             first = float(np.clip((np.rint(inside[:, 1]) - inside[:, 0] * mu).sum() / info, -5.0, 5.0))
-    return fit_cells(X, tal[:, 0], tal[:, 1], tal[:, 2], cells.binary, np.append(cells.fit.beta, first))
+    return fit_cells(X, tal[:, 0], tal[:, 1], tal[:, 2], cells.binary, np.append(cells.fit.beta, first), information)

@@ -142,7 +142,7 @@ class _State:
         """The log-likelihood of the model of ``cells`` with candidate ``position`` added."""
         lab, t = self.entries_of(position)
         self.rows.work += 20 * len(cells) * (len(self.terms) + 1) ** 2  # a Newton fit on twice the cells
-        return fit_with(cells, candidate_cells(cells, where, lab, t)).ll
+        return fit_with(cells, candidate_cells(cells, where, lab, t), information=False).ll
 
 
 def _split(before: _State, cells: Cells, inside: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

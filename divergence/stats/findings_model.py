@@ -24,7 +24,7 @@ import numpy as np
 
 from ..mining.lattice import RowBits, walk_label_entries, walk_order
 from ..prepare.tallies import metric_columns
-from .findings_kernel import sum_rows_by
+from .findings_kernel import binary_score_sums, sum_rows_by
 from .stats import normal_quantile
 
 __all__ = ["Rows", "Fit", "fit_cells", "Cells", "Scores", "scores", "fit_with", "candidate_cells", "distinct_rows", "by_cells",
@@ -377,8 +377,28 @@ def scores(cells: Cells, cell_of: np.ndarray, c: np.ndarray, lab: np.ndarray, t:
     ``floor``: a |z| below which only the sign is read (those are not checked either)."""
     h = cell_of[lab]
     X, mu, fit = cells.X, cells.mu, cells.fit
-    n_e, s_e, q_e = t[:, 0], t[:, 1], t[:, 2]
     N = cells.tot[:, 0]
+    if cells.binary:
+        sums = np.zeros((n_cand, 6))
+        a = np.zeros((n_cand, X.shape[1]))
+        binary_score_sums(np.ascontiguousarray(c, dtype=np.int64), np.ascontiguousarray(h, dtype=np.int64),
+                          np.ascontiguousarray(t, dtype=np.float64), np.ascontiguousarray(mu, dtype=np.float64),
+                          np.ascontiguousarray(mu * (1.0 - mu)), np.ascontiguousarray(X, dtype=np.float64),
+                          np.ascontiguousarray(N, dtype=np.float64), sums, a)
+        n, events, expected, u, icc = sums[:, 0], sums[:, 1], sums[:, 2], sums[:, 3], sums[:, 4]
+        # a candidate made of whole cells (the rows of some terms and not others: an intersection of
+        # findings) is the findings' own rows: no term of its own
+        whole = sums[:, 5] == 0
+        coef = a @ fit.hinv
+        var = icc - (coef * a).sum(axis=1)
+        free = (var > 1e-9 * np.maximum(icc, 1e-12)) & ~whole
+        var = np.where(free, var, 1.0)
+        uc = np.sign(u) * np.maximum(np.abs(u) - 0.5, 0.0)
+        z = np.where(free, uc / np.sqrt(var), 0.0)
+        gain = np.where(free, 0.5 * u * u / var, 0.0)
+        read = (free if checked is None else free & checked) & (np.abs(z) >= floor)
+        return Scores(_small_counts(z, read, n, events, expected), gain, free)
+    n_e, s_e, q_e = t[:, 0], t[:, 1], t[:, 2]
 
     def per_cand(weights):
         return np.bincount(c, weights=weights, minlength=n_cand)
@@ -396,21 +416,6 @@ def scores(cells: Cells, cell_of: np.ndarray, c: np.ndarray, lab: np.ndarray, t:
     # findings) is the findings' own rows: no term of its own
     whole = per_cand((n_e < N[h] - 0.5).astype(float)) == 0
 
-    if cells.binary:
-        v = mu * (1.0 - mu)
-        u = per_cand(np.rint(s_e) - n_e * mu[h])
-        wv = n_e * v[h]
-        icc = per_cand(wv)
-        a = per_cand_design(wv)
-        var = icc - ((a @ fit.hinv) * a).sum(axis=1)
-        free = (var > 1e-9 * np.maximum(icc, 1e-12)) & ~whole
-        var = np.where(free, var, 1.0)
-        uc = np.sign(u) * np.maximum(np.abs(u) - 0.5, 0.0)
-        z = np.where(free, uc / np.sqrt(var), 0.0)
-        gain = np.where(free, 0.5 * u * u / var, 0.0)
-        read = free if checked is None else free & checked
-        read = read & (np.abs(z) >= floor)
-        return Scores(_small_counts(z, read, per_cand(n_e), per_cand(np.rint(s_e)), per_cand(n_e * mu[h])), gain, free)
     assert fit.weight is not None  # a real outcome's fit is weighted
     om = fit.weight
     u = per_cand(om[h] * (s_e - n_e * mu[h]))

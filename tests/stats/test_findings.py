@@ -515,6 +515,42 @@ def test_candidates_by_cells_sums_match_the_dense_product_without_holding_a_bloc
     assert findings_model.by_cells(c[:0], h[:0], w[:0], 5, M).shape == (5, 9)
 
 
+def test_a_binary_models_score_sums_in_one_pass_are_numpys_to_the_bit():
+    """The 0/1 score tests' per-candidate sums, made in one compiled pass over the entries, are the
+    bits np.bincount gives (both add in the entries' order): rows, events, expected events, the
+    score, the information, the entries holding part of their cell, and the information times the
+    design."""
+    from divergence.stats.findings_kernel import binary_score_sums
+
+    rng = np.random.default_rng(5)
+    n_cand, n_cells, n_entries = 700, 40, 30_000
+    c = np.sort(rng.integers(0, n_cand - 3, n_entries))  # the last candidates have no entry
+    h = rng.integers(0, n_cells, n_entries)
+    n = rng.integers(1, 30, n_entries).astype(float)
+    t = np.column_stack([n, np.floor(n * rng.random(n_entries)), rng.random(n_entries)])
+    mu = rng.random(n_cells)
+    v = mu * (1.0 - mu)
+    X = np.column_stack([np.ones(n_cells), rng.random((n_cells, 5)) < 0.5]).astype(float)
+    N = np.bincount(h, weights=n, minlength=n_cells)
+    N[::3] = 0.0
+    sums, a = np.zeros((n_cand, 6)), np.zeros((n_cand, 6))
+    binary_score_sums(c, h, t, mu, v, X, N, sums, a)
+
+    def per(w):
+        return np.bincount(c, weights=w, minlength=n_cand)
+
+    wv = n * v[h]
+    np.testing.assert_array_equal(sums[:, 0], per(n))
+    np.testing.assert_array_equal(sums[:, 1], per(np.rint(t[:, 1])))
+    np.testing.assert_array_equal(sums[:, 2], per(n * mu[h]))
+    np.testing.assert_array_equal(sums[:, 3], per(np.rint(t[:, 1]) - n * mu[h]))
+    np.testing.assert_array_equal(sums[:, 4], per(wv))
+    np.testing.assert_array_equal(sums[:, 5], per((n < N[h] - 0.5).astype(float)))
+    for col in range(X.shape[1]):
+        np.testing.assert_array_equal(a[:, col], per(wv * X[h, col]))
+    assert not a[-3:].any() and not sums[-3:].any()
+
+
 def test_a_small_pool_grows_until_no_candidate_left_out_could_be_a_finding(monkeypatch):
     """The search's pool (the strongest candidates on their own) grows by rounds until no candidate
     left out could still be a finding given the terms: a pool of 30 ends on the findings of the whole

@@ -145,6 +145,10 @@ class _State:
         return fit_with(cells, candidate_cells(cells, where, lab, t), information=False).ll
 
 
+#: a split finds the old entries by a table of every (candidate, cell) up to this size, else by a sort
+_DENSE_SPLIT = 1 << 22
+
+
 def _split(before: _State, cells: Cells, inside: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The entries of ``before``'s terms and one more (``cells``), the new term's rows ``inside``:
     each entry of ``before`` split in two, its rows in the new term (one walk over those rows only)
@@ -153,9 +157,14 @@ def _split(before: _State, cells: Cells, inside: np.ndarray) -> tuple[np.ndarray
     old = before.cells
     h, k = len(old), len(before.terms)
     c_in, lab_in, t_in = before.rows.entries(old.label, h, rows=inside)
-    key = before.c * h + before.lab
-    order = np.argsort(key, kind="stable")
-    at = order[np.searchsorted(key, c_in * h + lab_in, sorter=order)]
+    key = before.c * h + before.lab  # each (candidate, cell) once
+    if before.n_cand * h <= _DENSE_SPLIT:
+        place = np.empty(before.n_cand * h, dtype=np.int64)
+        place[key] = np.arange(key.size)
+        at = place[c_in * h + lab_in]
+    else:
+        order = np.argsort(key, kind="stable")
+        at = order[np.searchsorted(key, c_in * h + lab_in, sorter=order)]
     t_out = before.t.copy()
     t_out[at] -= t_in
     kept = t_out[:, 0] > 0.5
@@ -166,7 +175,8 @@ def _split(before: _State, cells: Cells, inside: np.ndarray) -> tuple[np.ndarray
     if before.c.size:
         first = before.c[np.flatnonzero(np.r_[True, before.c[1:] != before.c[:-1]])]
         rank[first] = np.arange(first.size)
-    group = np.argsort(rank[c], kind="stable")
+    # a stable sort of small integers is a radix sort
+    group = np.argsort(rank[c].astype(np.int16) if before.n_cand < 2**15 else rank[c], kind="stable")
     return (c[group], np.concatenate([lab_out, lab_new])[group],
             np.concatenate([t_out[kept], t_in])[group])
 

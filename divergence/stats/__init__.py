@@ -6,7 +6,8 @@ the 0/1 error's predictions-moved test in ``verdict_predictions``),
 the replication's columns (``replication_columns``), bootstrap intervals (``bootstrap_intervals``),
 the distinct findings' columns (``findings_columns``)), shrinkage
 (``shrinkage``), distinct findings and the default order (``findings``; the fitted model whose
-terms they are in ``findings_model``, its search in ``findings_search``), replication on another table (``replication``), paired tests of two models on the same rows
+terms they are in ``findings_model``, its compiled sums in ``findings_kernel``, its search in ``findings_search``),
+replication on another table (``replication``), paired tests of two models on the same rows
 (``paired``), each mined slice measured (``tabulate``), and any metric on chosen slices' own rows with
 a bootstrap interval (``evaluate``: ``SliceTable.evaluate``). Nothing here calls the miner: the
 statistics read a mined table and walk its lattice (``mining.lattice``).

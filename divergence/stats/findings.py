@@ -142,6 +142,7 @@ def _distinct_findings(table, k: int, significant: np.ndarray, alpha: float, cor
     z_own = _own_scores(one, own_all, cand.size)
     pool = np.sort(np.argsort(-np.abs(z_own), kind="stable")[:POOL]) if cand.size > POOL else np.arange(cand.size)
     terms: list = []
+    beta = None
     cut = ""
     for round_ in range(POOL_ROUNDS):
         rows = everyone.restricted(cand[pool])
@@ -149,10 +150,11 @@ def _distinct_findings(table, k: int, significant: np.ndarray, alpha: float, cor
         local = {int(x): j for j, x in enumerate(pool)}
         own = (own_all[0][:pool.size], own_all[1][:pool.size], own_all[2][pool])
         state, cut = search(rows, binary, pool.size, own, bar, prefer, key[pool], limit,
-                            start=[local[x] for x in terms])
+                            start=[local[x] for x in terms], start_beta=beta)
         everyone.work = rows.work
         terms = [int(pool[x]) for x in state.terms]
-        cells = Cells(everyone, terms, binary)
+        beta = state.cells.fit.beta
+        cells = state.cells  # the same distinct rows: the pool's model is everyone's
         c, lab, t = everyone.entries(cells.label, len(cells))
         # read against the next finding's bar and the scan's own (explain): below both, only the sign
         z_all = scores(cells, np.arange(len(cells)), c, lab, t, cand.size,

@@ -43,6 +43,10 @@ BOUND = 40.0
 #: a 0/1 model's coefficient past this (a rate of e^-8 against its cells' others) that still steps
 #: outwards by most of a unit runs off to infinity: it is set to the bound (40) at once
 RUNS_OFF = 8.0
+#: the longest Newton step of a 0/1 fit's coefficient (log-odds): a longer one is shortened along its
+#: line (from no start, a coefficient of little information swung between the bounds and the fit
+#: stopped 267 log-likelihood units short of its maximum on Adult)
+MAX_STEP = 5.0
 #: a real outcome's cell variance is its residual variance shrunk towards the pooled one as if by
 #: this many rows at the pooled variance (a small cell's variance is not read alone)
 VARIANCE_PRIOR = 10.0
@@ -292,6 +296,11 @@ def fit_cells(X: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarray, binary
             step[act] = np.linalg.solve(sub, grad[act])
         except np.linalg.LinAlgError:
             step[act] = np.linalg.lstsq(sub, grad[act], rcond=None)[0]
+        # a coefficient with almost no information steps far (to the bound and back, one unit of
+        # log-odds mattering less than rounding): the step is shortened to MAX_STEP along its line
+        longest = float(np.abs(step).max(initial=0.0))
+        if longest > MAX_STEP:
+            step *= MAX_STEP / longest
         t = 1.0
         while True:
             new = np.clip(beta + t * step, -BOUND, BOUND)

@@ -213,11 +213,13 @@ def _exact_best(state: _State, cells: Cells, where: np.ndarray, sc, at: np.ndarr
 
 
 def search(rows: Rows, binary: bool, n_cand: int, own: tuple, bar, prefer: int, key: np.ndarray,
-           limit: float | None, start: list | None = None) -> tuple[_State, str]:
+           limit: float | None, start: list | None = None, start_beta: np.ndarray | None = None
+           ) -> tuple[_State, str]:
     """The terms (candidate positions) and the state of their model; why the search was cut ('' when it
     was not). ``bar(j)``: the |z| the j-th finding's test must reach; ``key``: each candidate's place in
-    the itemsets' own order (ties); ``start``: the terms to start from (none)."""
-    state = _State(rows, list(start or []), binary, n_cand, own, bar=bar)
+    the itemsets' own order (ties); ``start``: the terms to start from (none), ``start_beta`` their
+    model's coefficients (the fit starts there)."""
+    state = _State(rows, list(start or []), binary, n_cand, own, start=start_beta if start else None, bar=bar)
     seen: set = set()
     cut = ""
 

@@ -458,8 +458,8 @@ def _model_effect(stats: MetricStatistics, i: int, label: str, binary: bool) -> 
         return text
     # the verdict follows the effect: an error metric's verdict says worse or better, another's higher or lower
     verdict = str(stats.verdict[i]) if stats.verdict is not None else ""
-    way = ("better" if verdict == "better" else "worse" if verdict in ("defect", "hard cohort", "undetermined")
-           else "higher" if effect > 0 else "lower")
+    error = verdict in ("better", "defect", "hard cohort", "undetermined")
+    way = ("worse" if effect > 0 else "better") if error else ("higher" if effect > 0 else "lower")
     flag = np.asarray(stats.finding, dtype=bool) if stats.finding is not None else np.zeros(0, dtype=bool)
     others = [str(stats.itemsets[j]) for j in np.nonzero(flag)[0].tolist()
               if j != i and not is_undefined(stats.at("effect", j)) and (float(stats.at("effect", j)) > 0) == (effect > 0)]

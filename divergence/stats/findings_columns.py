@@ -85,13 +85,13 @@ def findings_columns(table, cols: dict, tests: dict, alpha: float, correction: s
         cols[f"{name}_alias"] = aliases
         # the finding's effect in the model, given the other findings, and the verdict's direction with it
         cols[f"{name}_effect"], cols[f"{name}_effect_ci_low"], cols[f"{name}_effect_ci_high"] = effect
-        _verdict_follows_effect(cols, name, finding, np.asarray(effect[0], dtype=float), alpha,
-                                table.kept_rows is not None and table.kept_rows.outcomes is not None)
         # a finding lying wholly inside another is distinct for how it differs from the rest of that one
         within = enclosing_findings(table, k, finding)
         holder = np.full(n_items, "", dtype=object)
         holder[within >= 0] = itemsets[within[within >= 0]]
         rest, diff, low, high = within_difference(table, k, within, 1.0 - alpha)
+        _verdict_follows_effect(cols, name, finding, np.asarray(effect[0], dtype=float), alpha,
+                                table.kept_rows is not None and table.kept_rows.outcomes is not None, diff)
         cols[f"{name}_within"] = holder
         cols[f"{name}_within_rest"] = rest
         cols[f"{name}_within_difference"] = diff
@@ -102,10 +102,14 @@ def findings_columns(table, cols: dict, tests: dict, alpha: float, correction: s
 
 
 def _verdict_follows_effect(cols: dict, name: str, finding: np.ndarray, effect: np.ndarray, alpha: float,
-                            rows: bool) -> None:
+                            rows: bool, within_difference: np.ndarray | None = None) -> None:
     """A finding's verdict takes the direction of its effect in the model (given the other findings)
     where that differs from its divergence from the whole dataset: a slice below the whole dataset
-    only because another finding raises it, yet worse than its own rows' share of the model."""
+    only because another finding raises it, yet worse than its own rows' share of the model. An
+    error metric's finding that the effect would call ``better`` while it is worse than the whole
+    dataset and than the rest of the finding holding it (``within_difference`` > 0: its lower
+    effect only offsets overlapping findings that do not add, as a defect inside a hard cohort's
+    noise) is ``undetermined``: neither direction is honest alone."""
     verdict = cols[f"{name}_verdict"]
     div = np.asarray(cols[f"{name}_divergence"], dtype=float)
     flip = finding & np.isfinite(effect) & (effect != 0) & (np.sign(effect) != np.sign(div))
@@ -118,6 +122,9 @@ def _verdict_follows_effect(cols: dict, name: str, finding: np.ndarray, effect: 
     up, down = flip & (effect > 0), flip & (effect < 0)
     if error:
         verdict[down] = "better"
+        if within_difference is not None:
+            inside_worse = down & (np.nan_to_num(np.asarray(within_difference, dtype=float)) > 0)
+            verdict[inside_worse] = "undetermined"
         if up.any():
             q = {"harder": cols[f"{name}_harder_q"], "short": cols[f"{name}_lift_shortfall_q"],
                  "beaten": cols[f"{name}_worse_q"]}

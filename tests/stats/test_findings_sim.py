@@ -96,3 +96,28 @@ def test_the_true_models_bar_is_a_logistic_likelihood_ratio_at_holms_step():
         assert got["c0=u0"] and got["c0=u2, c2=t1"]
         seen.add(got["c6=r2"])
     assert seen == {True, False}
+
+
+def test_a_finding_inside_the_defect_worse_than_its_rest_is_not_called_better():
+    """Issue 43 (hetero world, absolute error, seed 117, found by re-running 200 seeds): beside a hard
+    cohort the defect's overlap with it reads below the additive model, so the refinement the noise
+    made lowest has a negative effect given the other findings; it is still worse than the whole
+    dataset and than the rest of the defect, so it is ``undetermined``, not ``better``. The hard
+    cohort and the defect keep their verdicts."""
+    import numpy as np
+
+    from divergence import scan
+    from divergence.simulate import hetero_world
+
+    df, kw, _ = hetero_world(117, n=10_000)
+    t = scan(df, min_support=0.01, bootstrap=0, **kw)
+    f = t.frame
+    shown = f[f["abs_error_finding"].astype(bool)]
+    verdict = dict(zip(shown["itemset"], shown["abs_error_verdict"]))
+    assert verdict["h=v0"] == "hard cohort" and verdict["k=v2"] == "defect"
+    inside = shown[shown["abs_error_within"].astype(str) == "k=v2"]
+    assert len(inside) == 1
+    row = inside.iloc[0]
+    assert row["abs_error_effect"] < 0 < row["abs_error_divergence"] and row["abs_error_within_difference"] > 0
+    assert row["abs_error_verdict"] == "undetermined"
+    assert not np.any(shown["abs_error_verdict"].astype(str) == "better")

@@ -3,6 +3,7 @@ table of setting, runs, measured value, target and whether it meets it.
 
     python benchmarks/validation/sim_model.py                          # 200 runs per world and size
     python benchmarks/validation/sim_model.py --runs 40 --kinds two    # a quick look
+    python benchmarks/validation/sim_model.py --kinds hetero --save runs.json   # each run's findings, by seed
 
 Worlds (``divergence.simulate``): ``two``, ``three`` and ``null`` of
 ``divergence.simulate.correlated_world`` at 10,000 and 20,000 rows; ``hetero``, a hard cohort beside
@@ -11,6 +12,7 @@ a defect (absolute and squared error); ``wide``, a null world of 32 attributes o
 from __future__ import annotations
 
 import argparse
+import json
 import runpy
 import time
 from pathlib import Path
@@ -25,6 +27,7 @@ def main() -> None:
     parser.add_argument("--kinds", default="two,three,hetero,null,wide")
     parser.add_argument("--rows", default="10000,20000")
     parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--save", type=Path, help="write every run (its seed, findings and ties) to this JSON file")
     args = parser.parse_args()
     from divergence.simulate import model_run, model_summary
 
@@ -34,6 +37,8 @@ def main() -> None:
         sizes = args.rows.split(",") if kind in ("two", "three") else args.rows.split(",")[:1]
         runs += [model_run(kind, seed, n=int(n)) for n in sizes
                  for seed in range(args.first_seed, args.first_seed + args.runs)]
+    if args.save:
+        args.save.write_text(json.dumps(runs, indent=1, default=str))
     print("| setting | runs | measured | target | meets |")
     print("|---|---:|---:|---|---|")
     for setting, n, value, target, ok in model_summary(runs):

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DivergenceInputError
+from ..outcome_rules import REGRESSION_METRICS, canonical_metric
 from ..prepare.outcomes import is_multiclass, positive_labels
 
 __all__ = ["KNOWN_METRICS", "SCORE_METRICS", "SCORE_FUNCTIONS", "evaluate", "auc", "average_precision", "f1",
@@ -303,6 +304,8 @@ def known_names(table) -> list[str]:
     params = table.params or {}
     if kept is None or kept.model is None or "target" not in kept.model or params.get("regression"):
         return []
+    if any(canonical_metric(str(m)) in REGRESSION_METRICS for m in params.get("metrics") or []):
+        return []  # a regressor's metrics asked for without the regression flag: no classifier's names
     if params.get("outcome") or params.get("rank") or params.get("rank_by") or params.get("query"):
         return []
     binary = params.get("positive") is not None and not is_multiclass(list(params.get("metrics") or []),

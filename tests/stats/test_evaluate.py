@@ -135,6 +135,26 @@ def test_multiclass_and_regression():
     assert e["mae"].iloc[1] == pytest.approx(mean_absolute_error(r["t"], r["q"]), abs=1e-12)
 
 
+def test_a_regressors_metrics_without_the_regression_flag_get_no_classifiers_names():
+    """A scan of a regressor's error metrics without ``regression=True`` (the command line's --metric
+    abs_error without --regression) has no F1 or balanced accuracy to report on its findings' own rows:
+    a real-valued target read as labels gave 0 [0, 0] for every slice in the report."""
+    from divergence.stats.evaluate import known_names
+
+    rng = np.random.default_rng(4)
+    n = 600
+    df = pd.DataFrame({"a": rng.choice(list("xy"), n), "t": rng.normal(size=n)})
+    df["q"] = df["t"] + rng.normal(size=n)
+    for flag in ({}, {"regression": True}):
+        for metric in ("abs_error", "MAE", "squared_error"):
+            t = scan(df, target="t", prediction="q", metrics=[metric], min_support=0.1, attributes=["a"], bootstrap=0,
+                     **flag)
+            assert known_names(t) == []
+    df["y"], df["p"] = rng.integers(0, 2, n), rng.integers(0, 2, n)
+    t = scan(df, target="y", prediction="p", positive=1, metrics=["fpr"], min_support=0.1, attributes=["a"], bootstrap=0)
+    assert known_names(t) == ["f1", "balanced_accuracy"]
+
+
 def test_bad_metrics_are_refused_by_name(binary):
     _, t = binary
     with pytest.raises(DivergenceInputError, match="Metric 'x': unknown name 'gini'"):

@@ -195,14 +195,24 @@ class Rows:
             self._members[position] = got
         return got
 
-    def entries(self, labels: np.ndarray, n_labels: int, rows: np.ndarray | None = None
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def walk_work(self, entries: int) -> int:
+        """The work a walk of every candidate over every row that writes ``entries`` entries is charged."""
+        return self._n_itemsets + self.n + int(entries)
+
+    def entries(self, labels: np.ndarray, n_labels: int, rows: np.ndarray | None = None,
+                chunk: tuple[int, int] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(candidate position, label, tallies) for every candidate and label its rows hold: one
         walk of their lattice over every distinct row, or over ``rows`` (a mask) only (each
-        candidate's entries consecutive)."""
-        c, lab, t = walk_label_entries(self._walk, None, labels, self.w, n_labels, self._slot,
-                                       self._capacity if rows is None else 0, bits=self.bits, rows=rows)
-        if rows is None:
+        candidate's entries consecutive); ``chunk`` ``(i, j)``: those of candidates i to j - 1 only,
+        at positions from 0 (the walk passes the others without reading their rows)."""
+        slot = self._slot
+        if chunk is not None:
+            i, j = chunk
+            slot = np.where((slot >= i) & (slot < j), slot - i, -1)
+        c, lab, t = walk_label_entries(self._walk, None, labels, self.w, n_labels, slot,
+                                       self._capacity if rows is None and chunk is None else 0, bits=self.bits,
+                                       rows=rows)
+        if rows is None and chunk is None:
             self._capacity = max(self._capacity, int(c.size))
         self.work += self._n_itemsets + (self.n if rows is None else int(np.count_nonzero(rows))) + int(c.size)
         keep = t[:, 0] > 0.5
@@ -398,8 +408,8 @@ def scores(cells: Cells, cell_of: np.ndarray, c: np.ndarray, lab: np.ndarray, t:
         # a candidate made of whole cells (the rows of some terms and not others: an intersection of
         # findings) is the findings' own rows: no term of its own
         whole = sums[:, 5] == 0
-        coef = a @ fit.hinv
-        var = icc - (coef * a).sum(axis=1)
+        var = icc - _quadratic(a, fit.hinv)
+        del a
         free = (var > 1e-9 * np.maximum(icc, 1e-12)) & ~whole
         var = np.where(free, var, 1.0)
         uc = np.sign(u) * np.maximum(np.abs(u) - 0.5, 0.0)
@@ -447,6 +457,20 @@ def scores(cells: Cells, cell_of: np.ndarray, c: np.ndarray, lab: np.ndarray, t:
     # the gain read with each cell's own variance (the sandwich score statistic's half): one variance
     # for every row would let a noisy cohort's lucky parts outweigh a defect on quiet rows
     return Scores(z, 0.5 * z * z, free)
+
+
+#: candidates whose quadratic form is taken at once (:func:`_quadratic`)
+_QUADRATIC_BLOCK = 8192
+
+
+def _quadratic(a: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """Each row's ``a_i' M a_i``, a block of rows at a time (the products of every candidate at
+    once held two more candidates-by-terms arrays: 24 MB on Adult)."""
+    out = np.empty(a.shape[0])
+    for i in range(0, a.shape[0], _QUADRATIC_BLOCK):
+        block = a[i:i + _QUADRATIC_BLOCK]
+        out[i:i + _QUADRATIC_BLOCK] = ((block @ m) * block).sum(axis=1)
+    return out
 
 
 def by_cells(c: np.ndarray, h: np.ndarray, weights: np.ndarray, n_cand: int, M: np.ndarray) -> np.ndarray:

@@ -631,3 +631,26 @@ def test_a_binary_fit_from_no_start_reaches_its_maximum_when_a_term_has_little_i
         best = minimize(minus_ll, np.zeros(k + 1), jac=True, method="L-BFGS-B", bounds=[(-40.0, 40.0)] * (k + 1),
                         options={"maxiter": 5000, "ftol": 1e-15, "gtol": 1e-10})
         assert fit_cells(X, n, s, s, True).ll >= -best.fun - 1e-6
+
+
+def test_every_candidate_given_the_terms_by_chunks_is_one_walks_to_the_bit(monkeypatch):
+    """The candidates left out are tested given the terms, and explained, a chunk of candidates at a
+    time (the entries held at once are a chunk's): the same findings, explained_by, ties and effects
+    to the bit as one walk of every candidate, and the same work charged (the budget's cut is the same)."""
+    import divergence.stats.findings as F
+    from divergence.simulate import correlated_world
+
+    df, kw, _ = correlated_world(3, "three", n=10_000)
+
+    def run():
+        t = scan(df, min_support=0.01, bootstrap=0, **kw)
+        cols = [c for c in t.frame.columns if c.startswith("fpr_") and any(
+            w in c for w in ("finding", "explained_by", "alias", "effect", "verdict"))]
+        return t.frame[["itemset"] + cols], t.assessment.findings_cut
+
+    whole, cut = run()
+    monkeypatch.setattr(F, "GIVEN_CHUNK", 37)
+    chunked, cut_chunked = run()
+    assert int(whole["fpr_finding"].sum()) >= 2 and (whole["fpr_explained_by"].astype(str) != "").sum() > 50
+    pd.testing.assert_frame_equal(whole, chunked)
+    assert cut == cut_chunked

@@ -167,20 +167,21 @@ def scan_from_args(args: argparse.Namespace):
         # how the file was read is always said, as for the default engine (the engine's notes hold it)
         args.reader_notes = [n for n in table.notes if n.startswith(READER_NOTE_STARTS)
                              or "more than once in the header" in n]
-        return None, table
+        return table
     from ..data.io import load_table, read_table
-    from ..scan import scan
+    from ..scan import scan_taking
 
     loaded = load_table(args.data)
-    df = loaded.frame
-    table = scan(df, settings_from_args(args), engine=args.engine,
-                 replicate=read_table(args.replicate) if args.replicate else None, **_progress_args(args))
     args.reader_notes = list(loaded.notes)
-    if loaded.notes:  # how the file was read (delimiter, encoding, renamed columns) comes first
+    box = [loaded.frame]
+    del loaded  # the scan takes the frame out of the box: nothing holds it through the statistics
+    table = scan_taking(box, settings_from_args(args), engine=args.engine,
+                        replicate=read_table(args.replicate) if args.replicate else None, **_progress_args(args))
+    if args.reader_notes:  # how the file was read (delimiter, encoding, renamed columns) comes first
         import dataclasses
 
-        table = dataclasses.replace(table, notes=tuple(loaded.notes) + tuple(table.notes))
-    return df, table
+        table = dataclasses.replace(table, notes=tuple(args.reader_notes) + tuple(table.notes))
+    return table
 
 
 #: how the notes saying how a CSV file was read begin (divergence.data.io.dialect_notes)
@@ -294,7 +295,7 @@ def _cmd_scan(args: argparse.Namespace) -> int:
         from ..stats.evaluate import parse_names
 
         evaluate = parse_names(args.evaluate)
-    _, table = scan_from_args(args)
+    table = scan_from_args(args)
     # how the file was read and a budget that cut the scan are always said
     shown = set(getattr(args, "reader_notes", None) or [])
     if table.lattice.complete_length is not None:
@@ -378,7 +379,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
     scan_args = argparse.Namespace(**vars(args))
     scan_args.bootstrap = 0  # the slice table's own intervals are not shown here
-    _, table = scan_from_args(scan_args)
+    table = scan_from_args(scan_args)
     for note in _budget_notes(table.notes):
         print(f"note: {note}", file=sys.stderr)
     m = table.metric()

@@ -88,8 +88,9 @@ def write_csv(frame, path, *, neutralise_formulas: bool = True) -> None:
 
 #: rows per block a thread formats, and per batch Arrow's writer casts at once: the blocks in flight
 #: (one more than the threads) and their casts are what writing adds to memory (Adult's 65,410 x 64
-#: table: +16 MiB; +47 MiB with blocks of 8,192 rows, two in flight per thread), at the same CPU time
-BLOCK_ROWS = 2_048
+#: table: +7 MiB; +14.5 MiB with blocks of 2,048 rows, +47 MiB with 8,192 rows two in flight per
+#: thread), at the same CPU time (blocks of 512 rows cost more)
+BLOCK_ROWS = 1_024
 
 
 def _write_arrow_csv(table, path) -> None:

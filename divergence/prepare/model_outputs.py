@@ -112,6 +112,11 @@ class ModelRun:
     records: dict = field(default_factory=dict)
     notes: tuple[str, ...] = ()
 
+    def without_data(self) -> ModelRun:
+        """This run with an empty table in place of the rows (what :meth:`stamp` adds is kept): a scan
+        lets its input go once the rows are prepared."""
+        return ModelRun(pd.DataFrame(), self.keywords, self.records, self.notes)
+
     def stamp(self, table):
         """``table`` (a SliceTable or a Comparison) with the model records and notes added."""
         import dataclasses

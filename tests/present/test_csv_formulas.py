@@ -142,7 +142,7 @@ def test_the_row_blocks_write_the_bytes_of_one_write(tmp_path, monkeypatch):
     from divergence.data import csv_writer
 
     rng = np.random.default_rng(3)
-    n = 45_001  # 22 blocks, the last one short
+    n = 45_001  # 44 blocks, the last one short
     x = rng.normal(size=n)
     x[rng.random(n) < 0.1] = np.nan
     text = np.array(['a "quoted", text', "plain", "", "=1+1"], dtype=object)[rng.integers(0, 4, n)]

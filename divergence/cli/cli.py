@@ -17,6 +17,7 @@ from ..errors import DivergenceInputError, DivergenceTimeLimitWarning
 from ..kernels.processes import asking, free_cores
 from ..vocabulary import QUANTILE_MODES, REPORT_SORTS, SCAN_ENGINES
 from .outputs import refuse_output_over_input
+from .process import end_process, libraries_loaded, pause_collector
 from .terminal import Inert
 
 __all__ = ["main", "build_parser", "console"]
@@ -171,6 +172,7 @@ def scan_from_args(args: argparse.Namespace):
     from ..data.io import load_table, read_table
     from ..scan import scan
 
+    libraries_loaded()
     loaded = load_table(args.data)
     df = loaded.frame
     table = scan(df, settings_from_args(args), engine=args.engine,
@@ -197,9 +199,11 @@ def _engine_scan(args: argparse.Namespace):
     if args.engine == "duckdb":
         from ..engines.duckdb_engine import scan_duckdb
 
+        libraries_loaded()
         return scan_duckdb(args.data, settings, memory_limit=args.memory_limit, **kw)
     from ..engines.spark_engine import read_spark, scan_spark
 
+    libraries_loaded()
     return scan_spark(read_spark(args.data, master=args.spark_master), settings, **kw)
 
 
@@ -608,10 +612,8 @@ def console() -> None:
     # own pool (mimalloc) keeps the pages it frees, 45 MiB more at an Adult scan's peak. Read when
     # pyarrow first allocates, so set before anything imports it; a user's own choice stands.
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
-    code = main(prog=_prog())
-    from .ending import end_process
-
-    end_process(code)  # without the interpreter's teardown (0.1 s of CPU after a scan)
+    pause_collector()  # while the libraries load (divergence.cli.process)
+    end_process(main(prog=_prog()))  # without the interpreter's teardown (0.1 s of CPU after a scan)
 
 
 class _Stopped(BaseException):

@@ -11,8 +11,8 @@ without tearing the interpreter down. Neither changes what a command does or pri
   after an Adult scan. Nothing in it can be seen from outside, so :func:`end_process` ends the process
   at once after what a normal exit does that can be: the threads finished, the exit handlers run
   (:mod:`atexit`: coverage, logging, a pool's children), the standard streams flushed. Where one of those
-  could not be done as a normal exit does it (a thread still running, a stream that cannot be flushed),
-  the normal exit runs instead. Files are closed by the code that writes them
+  could not be done as a normal exit does it (a thread still running, a stream that cannot be flushed, a
+  profiler or a debugger that reports after the command), the normal exit runs instead. Files are closed by the code that writes them
   (:func:`divergence.data.atomic_write.write_atomically`), never by the garbage collector.
 """
 from __future__ import annotations
@@ -50,6 +50,8 @@ def end_process(code: int) -> NoReturn:
     """Exit with status ``code``, skipping the interpreter's teardown when nothing depends on it."""
     if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
         sys.exit(code)  # a thread still working: the normal exit waits for it
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        sys.exit(code)  # a profiler or a tracer (python -m cProfile, a debugger) writes after the command
     try:
         _flush()
         atexit._run_exitfuncs()

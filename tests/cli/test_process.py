@@ -72,3 +72,16 @@ def test_the_collector_waits_for_the_libraries_then_collects_as_by_default(tmp_p
     assert int(count) < 40  # by default: about 170 while the libraries load
     assert threshold == str(__import__("gc").get_threshold())  # the default again
     assert frozen > 50_000  # what pandas, pyarrow and the package made: out of every later collection
+
+
+def test_a_profiled_command_still_writes_its_profile(tmp_path):
+    """``python -m cProfile -o FILE -m divergence ...`` writes FILE after the command: the normal exit."""
+    data = tmp_path / "d.csv"
+    data.write_text("g,y\n" + "".join(f"{'ab'[i % 2]},{i % 3 == 0:d}\n" for i in range(200)))
+    out = tmp_path / "scan.prof"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(out), "-m", "divergence", "scan", str(data),
+                           "--outcome", "y", "--top", "2"], cwd=ROOT, capture_output=True, text=True, timeout=180,
+                          env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert out.exists() and out.stat().st_size > 0

@@ -454,6 +454,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from ..report.page import build_report, write_report
     from ..report.run import run_comparison, run_plan
 
+    libraries_loaded()
     df = read_table(args.data)
     previous_df = read_table(args.previous) if args.previous else None
     table = run_plan(plan, df, previous=previous_df)
@@ -517,6 +518,7 @@ def compare_from_args(args: argparse.Namespace):
     from ..comparison.compare import compare
     from ..data.io import read_table
 
+    libraries_loaded()
     if args.prediction is None and args.score is None:
         raise DivergenceInputError("compare needs the model: --prediction COL, or --score COL --threshold T.")
     if args.reference is None and args.reference_score is None:

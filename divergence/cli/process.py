@@ -6,7 +6,8 @@ without tearing the interpreter down. Neither changes what a command does or pri
   170 times, 0.06 s of CPU (6% of a short scan), to free a few hundred objects. :func:`pause_collector`
   raises the threshold until :func:`libraries_loaded`, which moves what the imports made out of the
   collector's sight (:func:`gc.freeze`) and puts the threshold back: from there on it collects as by
-  default. A command that never calls it keeps collecting, a thousand times less often.
+  default (a scan, explain, compare and report call it once their libraries are imported). A command that
+  never calls it (plan) keeps collecting, a thousand times less often.
 - **The end.** A normal exit frees every object one by one and clears every module: about 0.1 s of CPU
   after an Adult scan. Nothing in it can be seen from outside, so :func:`end_process` ends the process
   at once after what a normal exit does that can be: the threads finished, the exit handlers run

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from conftest import ROOT
 
 #: a scan through the console entry point, beside an object whose finaliser only a teardown runs and
@@ -25,19 +26,23 @@ class Teardown:
 kept = Teardown()
 atexit.register(lambda: sys.stderr.write("exit handler\\n"))
 {extra}
-sys.argv = ["divergence", "scan", {path!r}, "--outcome", "y", "--top", "3"] + {args!r}
+sys.argv = ["divergence"] + {argv!r}
 from divergence.cli.cli import console
 console()
 """
 
 
-def _run(tmp_path, extra: str = "", args: list | None = None) -> subprocess.CompletedProcess:
+def _run(tmp_path, extra: str = "", args: list | None = None, compare: bool = False) -> subprocess.CompletedProcess:
+    """The probe on 300 rows: ``scan --outcome y`` (with ``args``), or ``compare`` of a model and a reference."""
     data = tmp_path / "small.csv"
-    rows = ["g,h,y"] + [f"{'ab'[i % 2]},{'xyz'[i % 3]},{int(i % 5 == 0 or (i % 2 == 0 and i % 3 == 0))}"
-                         for i in range(300)]
+    rows = ["g,h,y,p,r"] + [f"{'ab'[i % 2]},{'xyz'[i % 3]},{int(i % 5 == 0 or (i % 2 == 0 and i % 3 == 0))},"
+                            f"{int(i % 4 == 0)},{int(i % 6 == 0)}" for i in range(300)]
     data.write_text("\n".join(rows) + "\n")
+    argv = (["compare", str(data), "--target", "y", "--prediction", "p", "--reference", "r", "--positive", "1",
+             "--metric", "error", "--attributes", "g,h", "--top", "2"] if compare
+            else ["scan", str(data), "--outcome", "y", "--attributes", "g,h", "--top", "3"] + (args or []))
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-c", PROBE.format(extra=extra, path=str(data), args=args or [])],
+    return subprocess.run([sys.executable, "-c", PROBE.format(extra=extra, argv=argv)],
                           cwd=ROOT, capture_output=True, text=True, timeout=180, env=env)
 
 
@@ -63,13 +68,14 @@ def test_a_thread_still_working_is_waited_for(tmp_path):
     assert "thread done" in proc.stderr and "exit handler" in proc.stderr
 
 
-def test_the_collector_waits_for_the_libraries_then_collects_as_by_default(tmp_path):
-    proc = _run(tmp_path)
+@pytest.mark.parametrize("compare", [False, True], ids=["scan", "compare"])
+def test_the_collector_waits_for_the_libraries_then_collects_as_by_default(tmp_path, compare):
+    proc = _run(tmp_path, compare=compare)
     assert proc.returncode == 0, proc.stderr
     line = next(x for x in proc.stderr.splitlines() if x.startswith("collections"))
     count, threshold, frozen = line.split(" ", 1)[1].partition(" threshold ")[0], line.split("threshold ")[1].split(
         " frozen")[0], int(line.split("frozen ")[1])
-    assert int(count) < 40  # by default: about 170 while the libraries load
+    assert int(count) < 100  # by default: about 170 while the libraries load alone
     assert threshold == str(__import__("gc").get_threshold())  # the default again
     assert frozen > 50_000  # what pandas, pyarrow and the package made: out of every later collection
 

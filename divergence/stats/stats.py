@@ -234,9 +234,13 @@ def _fisher_power(n: int, N: int, T: int, ps: float, pr: float, bar: float) -> f
     a = max(lo, int(math.floor(min(centre_c - 12 * sd_c, centre_a - 12 * sd_a))))
     b = min(hi, int(math.ceil(max(centre_c + 12 * sd_c, centre_a + 12 * sd_a))))
     k = np.arange(a, b + 1, dtype=float)
+    table = _log_factorials(N)
 
     def lg(values: np.ndarray) -> np.ndarray:
-        """``math.lgamma`` of each value (Python's own bits), without an array of Python objects."""
+        """``math.lgamma`` of each value (Python's own bits), without an array of Python objects: of whole
+        numbers 1..N+1, read from the table of them (the same calls, made once)."""
+        if table is not None:
+            return table[values.astype(np.int64) - 1]
         return np.fromiter(map(math.lgamma, values.tolist()), dtype=float, count=values.size)
 
     def log_comb(x: float, y: np.ndarray) -> np.ndarray:
@@ -256,6 +260,25 @@ def _fisher_power(n: int, N: int, T: int, ps: float, pr: float, bar: float) -> f
     alt /= alt.sum()
     return float(alt[p <= bar].sum())
 
+
+
+#: the most rows whose log-factorials :func:`_fisher_power` keeps in a table (8 bytes each)
+LOG_FACTORIALS_MAX = 200_000
+_LOG_FACTORIALS: list[np.ndarray] = []  # math.lgamma(j + 1) for j = 0, 1, ..., grown as asked
+
+
+def _log_factorials(n: int) -> np.ndarray | None:
+    """``math.lgamma(j + 1.0)`` for j = 0..n (``math.lgamma`` itself, each value computed once per
+    process), or None above :data:`LOG_FACTORIALS_MAX`: every count a minimum size's bisection reads
+    (its power at each size it tries) is a whole number of at most the rows."""
+    if n > LOG_FACTORIALS_MAX:
+        return None
+    have = _LOG_FACTORIALS[0] if _LOG_FACTORIALS else np.zeros(0)
+    if have.size <= n:  # the values not yet computed: j = have.size..n
+        more = np.arange(have.size, n + 1, dtype=float) + 1.0
+        have = np.concatenate([have, np.fromiter(map(math.lgamma, more.tolist()), dtype=float, count=more.size)])
+        _LOG_FACTORIALS[:] = [have]
+    return have
 
 
 def first_enough(enough, lo: int, hi: int) -> int:

@@ -508,9 +508,13 @@ def near_copies(df: pd.DataFrame, columns: list[str], *, deadline: float | None 
         if done % 16 == 0:
             check_deadline(deadline, f"read {done:,} of {len(columns):,} attributes to compare them for near copies")
         coded[c] = groups(sub[c])[:2]
-        text[c] = sub[c].astype("string").fillna("\u0001").to_numpy()
         values[c] = numeric_values(sub[c])
-        sig[c] = _pair_signatures(coded[c][0], text[c], values[c], pairs)
+        sig[c] = _pair_signatures(coded[c][0], _text_codes(sub[c], coded[c][0]), values[c], pairs)
+
+    def text_of(c: str) -> np.ndarray:  # the values as text, missing as "\u0001": read for a pair compared
+        if c not in text:
+            text[c] = sub[c].astype("string").fillna("\u0001").to_numpy()
+        return text[c]
     width = pairs.shape[0] * _words(pairs.shape[2])
     kept_sig = {k: np.zeros((len(columns), width), dtype=np.uint64) for k in ("codes", "text", "numeric")}
     kept_numeric = np.zeros(len(columns), dtype=bool)
@@ -536,7 +540,7 @@ def near_copies(df: pd.DataFrame, columns: list[str], *, deadline: float | None 
             base = max(np.bincount(cx, minlength=kx).max(), np.bincount(co, minlength=ko).max()) / n
             x, y = values[col], values[other]
             same = (float(np.mean((x == y) | (np.isnan(x) & np.isnan(y)))) if x is not None and y is not None
-                    else float(np.mean(text[col] == text[other])))
+                    else float(np.mean(text_of(col) == text_of(other))))
             if same == 1.0:
                 hit, what = other, f"a copy of attribute '{other}'"
             elif same >= COPY_AGREEMENT and 1 - same <= COPY_ERROR_SHARE * (1 - base):
@@ -604,10 +608,18 @@ def _pack(same: np.ndarray) -> np.ndarray:
     return padded.view(np.uint64).reshape(-1)
 
 
-def _pair_signatures(codes: np.ndarray, text: np.ndarray, values: np.ndarray | None,
+def _text_codes(s: pd.Series, codes: np.ndarray) -> np.ndarray:
+    """The column's values as text (missing as "\u0001"), factorized; for a column of text none of whose
+    values is "\u0001", its group codes ``codes`` (:func:`groups`: the same rows share a code)."""
+    if isinstance(s.dtype, pd.StringDtype) and not bool((s == "\u0001").any()):
+        return codes
+    return pd.factorize(s.astype("string").fillna("\u0001").to_numpy())[0]
+
+
+def _pair_signatures(codes: np.ndarray, text_codes: np.ndarray, values: np.ndarray | None,
                      pairs: np.ndarray) -> dict[str, np.ndarray]:
     """Which pairs of each matching hold one value twice, under each of the three ways columns are
-    compared (group codes, text, numbers).
+    compared (group codes, text: ``text_codes`` from :func:`_text_codes`, numbers).
 
     Why it bounds: if x gives y and y gives x on at least a share A of rows each, then on the rows
     where both guesses are right (all but at most 2(1 − A) of them) equal x means equal y and back;
@@ -616,7 +628,6 @@ def _pair_signatures(codes: np.ndarray, text: np.ndarray, values: np.ndarray | N
     values equal on A of rows, (1 − A)·n). A pair of columns differing on more pairs of any
     matching cannot be near copies; the rest are tested exactly."""
     a, b = pairs[:, 0], pairs[:, 1]
-    text_codes = pd.factorize(text)[0]
     out = {"codes": _pack(codes[a] == codes[b]), "text": _pack(text_codes[a] == text_codes[b])}
     if values is not None:
         num = pd.factorize(values + 0.0, use_na_sentinel=False)[0]  # -0.0 is 0.0; NaN one value

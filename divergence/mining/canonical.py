@@ -40,10 +40,10 @@ def keep_first_of_each_rows(codes: np.ndarray, tallies: np.ndarray, fp: np.ndarr
 def canonical_permutation(codes: np.ndarray, n_values: np.ndarray) -> np.ndarray:
     """Itemsets by length, then by their items in attribute order (a missing item sorts last)."""
     n, a = codes.shape
-    short = _by_item_sequence(codes, n_values)
+    length = (codes >= 0).sum(axis=1)
+    short = _by_item_sequence(codes, n_values, length)
     if short is not None:
         return short
-    length = (codes >= 0).sum(axis=1)
     digits = np.where(codes >= 0, codes, n_values[None, :]).astype(np.int64)
     radix = np.asarray(n_values, dtype=np.int64) + 1
     if a and float(np.log2(radix.astype(float)).sum() + np.log2(a + 1)) < 62.0:
@@ -54,23 +54,23 @@ def canonical_permutation(codes: np.ndarray, n_values: np.ndarray) -> np.ndarray
     return np.lexsort(tuple(digits[:, j] for j in range(a - 1, -1, -1)) + (length,))
 
 
-def _by_item_sequence(codes: np.ndarray, n_values: np.ndarray) -> np.ndarray | None:
+def _by_item_sequence(codes: np.ndarray, n_values: np.ndarray, length: np.ndarray) -> np.ndarray | None:
     """:func:`canonical_permutation` for many attributes and short itemsets: the same order from
     one integer per itemset, its length then its items' numbers (attribute offset plus value, in
     attribute order), when they fit in 62 bits; None when they do not. Between two itemsets of
     one length, the first attribute where they differ either holds an item in only one of them
     (that one's item has the smaller number) or two values (the smaller first): the order of
-    the digits of every attribute, missing last."""
+    the digits of every attribute, missing last. ``length``: each itemset's number of items."""
     n, a = codes.shape
     if n == 0 or a == 0:
         return None
-    rows, attrs = np.nonzero(codes >= 0)  # row by row, attributes in order
-    length = np.bincount(rows, minlength=n).astype(np.int64)
+    length = np.asarray(length, dtype=np.int64)
     longest = int(length.max(initial=0))
     offsets = np.concatenate([[0], np.cumsum(np.asarray(n_values, dtype=np.int64))])
     bits = int(offsets[-1] + 1).bit_length()
-    if bits * longest + (longest + 1).bit_length() > 62:
+    if bits * longest + (longest + 1).bit_length() > 62:  # decided before reading the items
         return None
+    rows, attrs = np.nonzero(codes >= 0)  # row by row, attributes in order
     items = offsets[attrs] + codes[rows, attrs].astype(np.int64) + 1
     start = np.cumsum(length) - length
     position = np.arange(rows.size, dtype=np.int64) - start[rows]

@@ -168,7 +168,7 @@ def shrink_lattice(codes: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarra
             continue
         found = parents >= 0
         p = np.maximum(parents, 0)
-        me = np.repeat(rows, length).reshape(rows.size, length)
+        me = rows[:, None]  # the slice's own values, broadcast over its subsets (the same arithmetic)
         d, se = _increment(n[me], mean[me], var[me], n[p], mean[p], var[p], binary,
                            base=(n[0], mean[0]), parent_shrunk=out[p])
         with np.errstate(invalid="ignore", divide="ignore"):

@@ -234,9 +234,13 @@ def _fisher_power(n: int, N: int, T: int, ps: float, pr: float, bar: float) -> f
     a = max(lo, int(math.floor(min(centre_c - 12 * sd_c, centre_a - 12 * sd_a))))
     b = min(hi, int(math.ceil(max(centre_c + 12 * sd_c, centre_a + 12 * sd_a))))
     k = np.arange(a, b + 1, dtype=float)
+    table = _log_factorials(N)
 
     def lg(values: np.ndarray) -> np.ndarray:
-        """``math.lgamma`` of each value (Python's own bits), without an array of Python objects."""
+        """``math.lgamma`` of each value (Python's own bits), without an array of Python objects: of whole
+        numbers 1..N+1, read from the table of them (the same calls, made once)."""
+        if table is not None:
+            return table[values.astype(np.int64) - 1]
         return np.fromiter(map(math.lgamma, values.tolist()), dtype=float, count=values.size)
 
     def log_comb(x: float, y: np.ndarray) -> np.ndarray:
@@ -256,6 +260,25 @@ def _fisher_power(n: int, N: int, T: int, ps: float, pr: float, bar: float) -> f
     alt /= alt.sum()
     return float(alt[p <= bar].sum())
 
+
+
+#: the most rows whose log-factorials :func:`_fisher_power` keeps in a table (8 bytes each)
+LOG_FACTORIALS_MAX = 200_000
+_LOG_FACTORIALS: list[np.ndarray] = []  # math.lgamma(j + 1) for j = 0, 1, ..., grown as asked
+
+
+def _log_factorials(n: int) -> np.ndarray | None:
+    """``math.lgamma(j + 1.0)`` for j = 0..n (``math.lgamma`` itself, each value computed once per
+    process), or None above :data:`LOG_FACTORIALS_MAX`: every count a minimum size's bisection reads
+    (its power at each size it tries) is a whole number of at most the rows."""
+    if n > LOG_FACTORIALS_MAX:
+        return None
+    have = _LOG_FACTORIALS[0] if _LOG_FACTORIALS else np.zeros(0)
+    if have.size <= n:  # the values not yet computed: j = have.size..n
+        more = np.arange(have.size, n + 1, dtype=float) + 1.0
+        have = np.concatenate([have, np.fromiter(map(math.lgamma, more.tolist()), dtype=float, count=more.size)])
+        _LOG_FACTORIALS[:] = [have]
+    return have
 
 
 def first_enough(enough, lo: int, hi: int) -> int:
@@ -599,7 +622,7 @@ _Q2 = (6.02427039364742014255E0, 3.67983563856160859403E0, 1.3770209948908133027
        2.89247864745380683936E-6, 6.79019408009981274425E-9)
 
 
-def _ratio(w: float, x: float, p: tuple, q: tuple) -> float:
+def _ratio(w, x, p: tuple, q: tuple):
     """w * P(x) / Q(x) in Cephes' order, by Horner's rule, Q with a leading coefficient of 1."""
     num = p[0]
     for c in p[1:]:
@@ -625,16 +648,44 @@ def _quantile(y0: float) -> float:
     return x if upper else -x
 
 
+def _quantiles(y0: np.ndarray) -> np.ndarray:
+    """:func:`_quantile` of every value of a 1-D array, the same operations in the same order:
+    the arithmetic and the square roots elementwise (IEEE-exact, as in Python), the logarithms by
+    ``math.log`` (a vectorised logarithm may differ in the last bit)."""
+    out = np.where(y0 == 0.0, -math.inf, np.where(y0 == 1.0, math.inf, math.nan))
+    inside = np.nonzero((y0 > 0.0) & (y0 < 1.0))[0]
+    v = y0[inside]
+    upper = v > 1.0 - _EXP_M2
+    y = np.where(upper, 1.0 - v, v)
+    mid = y > _EXP_M2  # never upper: 1 - exp(-2) > 1/2
+    c = y[mid] - 0.5
+    c2 = c * c
+    out[inside[mid]] = (c + c * _ratio(c2, c2, _P0, _Q0)) * _S2PI
+    tail = ~mid
+    if tail.any():
+        x = np.sqrt(-2.0 * _logs(y[tail]))
+        z = 1.0 / x
+        near = x < 8.0
+        r = np.where(near, _ratio(z, z, _P1, _Q1), _ratio(z, z, _P2, _Q2))
+        x = x - _logs(x) / x - r
+        out[inside[tail]] = np.where(upper[tail], x, -x)
+    return out
+
+
+def _logs(x: np.ndarray) -> np.ndarray:
+    return np.fromiter(map(math.log, x.tolist()), dtype=float, count=x.size)
+
+
 def normal_quantile(p):
     """The standard normal quantile of ``p`` (a number or an array): the value scipy.special.ndtri
     gives, to the last bit, without importing scipy (0.2 s of a short command-line scan).
-    Evaluated once per distinct value, in plain floating point, so no vectorised math library
-    can change a last bit."""
+    Evaluated once per distinct value, in plain floating point (the logarithms by ``math.log``),
+    so no vectorised math library can change a last bit."""
     arr = np.asarray(p, dtype=float)
     if arr.ndim == 0:
         return _quantile(float(arr))
     values, inverse = np.unique(arr, return_inverse=True)
-    return np.array([_quantile(float(v)) for v in values])[inverse].reshape(arr.shape)
+    return _quantiles(values)[inverse].reshape(arr.shape)
 
 
 def corrected_level(p: np.ndarray, alpha: float, method: str, adjusted: np.ndarray | None = None) -> float:

@@ -196,3 +196,26 @@ def test_the_most_accurate_threshold_is_the_brute_force_one():
         acc = {t: np.mean((s[ok] >= t) == (y[ok] == 1)) for t in [*np.unique(s[ok]), np.inf]}
         top = max(acc.values())
         assert most_accurate_threshold(s, y) == min(t for t, a in acc.items() if a == top)
+
+
+def test_near_copies_text_codes_split_the_rows_as_the_text_does():
+    """The near copies' bound compares columns as text (missing as "\\u0001"): a column of text gives
+    its group codes for it (no text built nor factorized again), which must split the rows exactly as its
+    text does, and the text is factorized where they could differ (a value "\\u0001", objects, numbers)."""
+
+    from divergence.data.column_rules import _text_codes, groups
+
+    def same_split(a, b):
+        pairs = pd.Series(a.astype(np.int64) * (int(b.max()) + 2) + b.astype(np.int64))
+        return pairs.nunique() == len(np.unique(a)) == len(np.unique(b))
+
+    rng = np.random.default_rng(5)
+    words = np.array(["a", "b", "=x", "", " a", "A", "\u0001"], dtype=object)
+    for trial in range(60):
+        values = words[rng.integers(0, 6 if trial % 2 else 7, 500)].astype(object)
+        values[rng.random(500) < 0.1] = None
+        for s in (pd.Series(values, dtype="string"), pd.Series(values, dtype="str"),
+                  pd.Series(values, dtype=object), pd.Series(rng.integers(0, 4, 500).astype(float))):
+            codes = groups(s)[0]
+            text = pd.factorize(s.astype("string").fillna("\u0001").to_numpy())[0]
+            assert same_split(_text_codes(s, codes), text)

@@ -294,3 +294,26 @@ def test_fisher_power_is_the_same_bits_without_python_objects():
         ps, pr = (float(x) for x in rng.uniform(0.001, 0.999, 2))
         bar = float(10 ** rng.uniform(-12, -0.5))
         assert _fisher_power(n, N, T, ps, pr, bar) == _fisher_power_with_objects(n, N, T, ps, pr, bar)
+
+
+def test_fisher_power_reads_log_factorials_from_one_table_with_the_same_bits(monkeypatch):
+    """The minimum size's bisection asks Fisher's power at many sizes of one table: the log-factorials of its
+    counts come from one table of ``math.lgamma(j + 1)`` (each computed once), the same bits; above the
+    table's cap they are computed per call, as before."""
+    import math
+
+    from divergence.stats import stats as st
+
+    table = st._log_factorials(5_000)
+    assert table is not None and table.size >= 5_001
+    assert all(table[j] == math.lgamma(j + 1.0) for j in range(0, 5_001, 7))
+    assert st._log_factorials(st.LOG_FACTORIALS_MAX + 1) is None
+    rng = np.random.default_rng(11)
+    for cap in (st.LOG_FACTORIALS_MAX, 10):  # the table, then the per-call path
+        monkeypatch.setattr(st, "LOG_FACTORIALS_MAX", cap)
+        for _ in range(40):
+            N = int(rng.integers(20, 50_000))
+            n, T = int(rng.integers(1, N)), int(rng.integers(0, N + 1))
+            ps, pr = (float(x) for x in rng.uniform(0.001, 0.999, 2))
+            bar = float(10 ** rng.uniform(-12, -0.5))
+            assert st._fisher_power(n, N, T, ps, pr, bar) == _fisher_power_with_objects(n, N, T, ps, pr, bar)

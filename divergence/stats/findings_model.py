@@ -25,7 +25,7 @@ import numpy as np
 from ..mining.lattice import RowBits, walk_label_entries, walk_order
 from ..prepare.tallies import metric_columns
 from .findings_kernel import binary_score_sums, sum_rows_by
-from .stats import normal_quantile
+from .stats import log_factorials, normal_quantile
 
 __all__ = ["Rows", "Fit", "fit_cells", "Cells", "Scores", "scores", "fit_with", "candidate_cells", "distinct_rows", "by_cells",
            "z_two_sided", "MAX_CELLS", "MAX_TERMS", "VARIANCE_PRIOR", "SMALL_EXPECTED"]
@@ -524,8 +524,14 @@ def _binomial_p_many(x: np.ndarray, n: np.ndarray, p: np.ndarray) -> np.ndarray:
     x, n = np.asarray(x, dtype=float), np.asarray(n, dtype=float)
     p = np.clip(np.asarray(p, dtype=float), 1e-12, 1.0 - 1e-12)
     lp, lq = np.log(p), np.log1p(-p)
-    first = np.array([math.lgamma(b + 1) - math.lgamma(a + 1) - math.lgamma(b - a + 1)
-                      for a, b in zip(x.tolist(), n.tolist())]) + x * lp + (n - x) * lq
+    table = log_factorials(int(n.max(initial=0.0))) if np.all(n == np.rint(n)) and np.all(n >= 0) else None
+    if table is not None:  # whole counts: math.lgamma's own values, looked up (the same bits)
+        xi, ni = x.astype(np.int64), n.astype(np.int64)
+        log_choose = table[ni] - table[xi] - table[ni - xi]
+    else:
+        log_choose = np.array([math.lgamma(b + 1) - math.lgamma(a + 1) - math.lgamma(b - a + 1)
+                               for a, b in zip(x.tolist(), n.tolist())])
+    first = log_choose + x * lp + (n - x) * lq
     up = x >= n * p
     tail = np.ones(x.size)  # the tail over its first term
     last = np.zeros(x.size)  # the log of the last term summed, over the first

@@ -21,7 +21,7 @@ __all__ = ["beta_t", "welch_t", "fisher_exact_p", "welch_p", "slice_means", "COR
            "interval_width", "mean_difference_test",
            "min_slice_size", "MIN_SIZE_POWER", "paired_power",
            "paired_min_size",
-           "normal_quantile", "rate_difference_interval", "rest_skew", "SKEW_GUARD", "t_interval", "wilson_interval",
+           "normal_quantile", "log_factorials", "rate_difference_interval", "rest_skew", "SKEW_GUARD", "t_interval", "wilson_interval",
            "z_value"]
 
 
@@ -234,7 +234,7 @@ def _fisher_power(n: int, N: int, T: int, ps: float, pr: float, bar: float) -> f
     a = max(lo, int(math.floor(min(centre_c - 12 * sd_c, centre_a - 12 * sd_a))))
     b = min(hi, int(math.ceil(max(centre_c + 12 * sd_c, centre_a + 12 * sd_a))))
     k = np.arange(a, b + 1, dtype=float)
-    table = _log_factorials(N)
+    table = log_factorials(N)
 
     def lg(values: np.ndarray) -> np.ndarray:
         """``math.lgamma`` of each value (Python's own bits), without an array of Python objects: of whole
@@ -267,7 +267,7 @@ LOG_FACTORIALS_MAX = 200_000
 _LOG_FACTORIALS: list[np.ndarray] = []  # math.lgamma(j + 1) for j = 0, 1, ..., grown as asked
 
 
-def _log_factorials(n: int) -> np.ndarray | None:
+def log_factorials(n: int) -> np.ndarray | None:
     """``math.lgamma(j + 1.0)`` for j = 0..n (``math.lgamma`` itself, each value computed once per
     process), or None above :data:`LOG_FACTORIALS_MAX`: every count a minimum size's bisection reads
     (its power at each size it tries) is a whole number of at most the rows."""

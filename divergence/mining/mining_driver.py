@@ -31,6 +31,7 @@ from .mining_kernel import (
     S_WORK,
     fill_tables,
     mine_step,
+    mine_step8,
 )
 
 __all__ = ["Root", "run", "lengths_out", "pow2", "QUOTA"]
@@ -117,7 +118,9 @@ def run(codes: np.ndarray, weights: np.ndarray, fps: np.ndarray, n_values: np.nd
     frames = np.zeros((N_FRAME, n_attr + 2), np.int64)
     # the kids' tables, a stack: as large as the root's table, of which only the pages the stack
     # reaches are ever touched (resident), so that growing it (a copy beside the old) is rare
-    a_codes = np.empty(max(16, d * n_attr), np.int32)
+    # in the root's code type: 8 bits when every attribute has at most 127 items (mine_step8)
+    a_codes = np.empty(max(16, d * n_attr), codes.dtype)
+    step = mine_step8 if codes.dtype == np.int8 else mine_step
     a_w = np.empty(max(16, d * t), np.float64)
     a_fp = np.empty(max(16, d * nf), np.int64)
     # the kids to expand, the rows' order and the counting sorts' counts (all below 2**31)
@@ -128,7 +131,7 @@ def run(codes: np.ndarray, weights: np.ndarray, fps: np.ndarray, n_values: np.nd
     n_expand = max(len(expand), 1)
     while True:
         st[S_WORK] = 0
-        status = mine_step(codes, weights, fps, n_values, float(min_count), int(max_length), 1 if exhaustive else 0,
+        status = step(codes, weights, fps, n_values, float(min_count), int(max_length), 1 if exhaustive else 0,
                            int(cap), QUOTA, item_hash, expand, st, frames, a_codes, a_w, a_fp, a_int, ht,
                            out_parent, out_attr, out_val, out_w, out_fp, out_ih, out_dead, gtab, ctab)
         n_out = int(st[S_NOUT])

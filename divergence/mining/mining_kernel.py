@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.compiled import b1, f8, i4, i8, kernel
+from ..kernels.compiled import ArgType, Kernel, b1, f8, i1, i4, i8, kernel
 
-__all__ = ["mine_step", "fill_tables", "root_tallies", "root_fingerprints", "expand_codes", "DONE", "YIELD",
+__all__ = ["mine_step", "mine_step8", "fill_tables", "root_tallies", "root_tallies8", "root_fingerprints",
+           "root_fingerprints8", "expand_codes", "DONE", "YIELD",
            "ROOM", "FULL", "N_STATE", "N_FRAME", "S_DEPTH", "S_NOUT", "S_WORK", "S_NEED_C", "S_NEED_W", "S_NEED_F",
            "S_NEED_I", "S_NEED_HT", "S_NEED_OUT", "S_NEED_TAB", "F_NEXT", "F_NK"]
 
@@ -482,6 +483,20 @@ def mine_step(codes, w, fp, n_values, min_count, max_length, exhaustive, cap, qu
     return status
 
 
+def _codes8(k: Kernel, *positions: int) -> Kernel:
+    """Kernel ``k`` compiled again for 8-bit codes (every attribute of at most 127 items) in the arguments
+    at ``positions``: its name with an 8; the same code, a quarter of the codes' memory."""
+    assert k.signature is not None
+    sig = list(k.signature)
+    for j in positions:
+        sig[j] = ArgType("i1", sig[j].dims)
+    return k.retyped(k.py_func.__name__ + "8", *sig)
+
+
+#: :func:`mine_step` on 8-bit codes: the root's table and the kids' tables (``a_codes``)
+mine_step8 = _codes8(mine_step, 0, 13)
+
+
 @kernel
 def _admit(n_out, kid_id, a, v, item, acc, acc_f, i, pa, pv, n_path, item_hash, out_parent, out_attr, out_val,
            out_w, out_fp, out_ih, out_dead, gtab, ctab, buf_a, buf_v):
@@ -587,3 +602,8 @@ def root_tallies(codes, w, n_items, offsets):
                     acc[i, j] += w[r, j]
     return acc
 
+
+
+#: :func:`root_fingerprints` and :func:`root_tallies` on 8-bit codes
+root_fingerprints8 = _codes8(root_fingerprints, 0)
+root_tallies8 = _codes8(root_tallies, 0)

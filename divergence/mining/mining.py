@@ -164,7 +164,7 @@ def _mine_fast(comp: Compressed, n_values: np.ndarray, min_count: int, max_lengt
     n_values = n_values.astype(np.int64)
     groups = comp
     comp, fps, group_fp = _reduce_root(comp, n_values, min_count, n_rows, exhaustive)
-    codes = np.ascontiguousarray(comp.codes, dtype=code_type(comp.codes))
+    codes: np.ndarray = np.ascontiguousarray(comp.codes, dtype=code_type(comp.codes))
     weights = np.ascontiguousarray(comp.weights, dtype=np.float64)
     offsets = np.concatenate([[0], np.cumsum(n_values)]).astype(np.int64)
     acc = _root_tallies(codes, weights, int(offsets[-1]), offsets)

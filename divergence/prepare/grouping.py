@@ -44,7 +44,7 @@ def narrowed(codes: np.ndarray, n_values: np.ndarray, block: int = 1 << 16) -> n
     kind = code_type(n_values)
     if codes.dtype == kind:
         return codes
-    out = np.empty(codes.shape, dtype=kind)
+    out: np.ndarray = np.empty(codes.shape, dtype=kind)
     for start in range(0, len(codes), block):
         out[start:start + block] = codes[start:start + block]
     return out
@@ -217,7 +217,7 @@ def _decoded(keys: np.ndarray, radix: np.ndarray, lo: int, kind: type = np.int32
     A block of keys at a time (the rows written stay in cache), in 32 bits: the key is cut into parts
     of the attributes whose radix product fits 31 bits."""
     n_attr = len(radix)
-    out = np.empty((len(keys), n_attr), dtype=kind)
+    out: np.ndarray = np.empty((len(keys), n_attr), dtype=kind)
     parts: list[tuple[int, int, int]] = []  # (first attribute, past the last, their radix product)
     end = n_attr
     while end > 0:

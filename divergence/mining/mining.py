@@ -30,6 +30,7 @@ from ..budget import (
     slice_bytes,
 )
 from ..errors import DivergenceBudgetError, DivergenceInputError
+from ..freed_memory import trim_heap
 from ..prepare.compression import Compressed, compress, compress_outcomes
 from ..prepare.grouping import sorted_distinct
 from ..settings import check, min_count_for
@@ -150,6 +151,7 @@ def mine(codes: np.ndarray, weights: np.ndarray, n_values: np.ndarray, *, min_su
         return mined
     if max_length == 0:
         return Mined(np.full((1, n_attr), -1, np.int32), np.array([-1]), total[None, :].copy())
+    trim_heap()  # the preparation's and the pruning's freed columns given back before the miner's tables
     mined = _mine_fast(comp, np.asarray(n_values), min_count, max_length, total, n_rows, exhaustive, budget,
                        attribute_names)
     budget.report(len(mined.codes) - 1, mined.complete_length, 1.0, force=True)

@@ -8,7 +8,6 @@ step after it.
 from __future__ import annotations
 
 import dataclasses
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from ..data.column_rules import ScreenTimeout, screen_timeout_message
 from ..data.columns import check_attributes, check_frame, default_attributes
 from ..data.nested import check_supported
 from ..errors import DivergenceBudgetError, DivergenceInputError
+from ..freed_memory import release_reader_memory
 from ..settings import Roles, Settings, min_count_for
 from ..vocabulary import ENGINES
 from .compression import compress_outcomes
@@ -188,18 +188,6 @@ def prepare(
                     kept_rows=KeptRows(disc.codes, tuple(found), _positions(held_mask, data_rows),
                                        model=_model_columns(df, roles)),
                     replication=ReplicationRows(replicate, label, holdout) if replicate is not None else None)
-
-
-def release_reader_memory() -> None:
-    """Give back to the system the pages pyarrow's default pool (mimalloc) keeps after a reader freed
-    them (``pd.read_parquet`` of 10**7 rows leaves about 1.7 times the frame there) before the
-    preparation takes its own memory; only when pyarrow is loaded (never imported here)."""
-    pa = sys.modules.get("pyarrow")
-    if pa is not None:
-        try:
-            pa.default_memory_pool().release_unused()
-        except Exception:  # an old pyarrow, another pool: the memory stays where it is
-            pass
 
 
 def _model_columns(df: pd.DataFrame, roles) -> dict:

@@ -27,6 +27,10 @@ N_STATE = 17
 #: rows of the frame table ``frames`` (one column per depth)
 F_C, F_R, F_TOP_R, F_M, F_A0, F_KIDS, F_NK, F_NEXT, F_PERM, F_PCOL, F_TOP_C, F_TOP_W, F_TOP_F, F_TOP_I = range(14)
 N_FRAME = 14
+#: a kid of at most this many tallies and fingerprints (rows x their number: 4 MiB) has them copied
+#: into its own rows of sums as its rows come, as a small table reads fastest; a larger one refers
+#: to its rows where they are until rows merge
+EAGER = 1 << 19
 
 
 @kernel
@@ -120,9 +124,10 @@ def mine_step(codes, w, fp, n_values, min_count, max_length, exhaustive, cap, qu
 
     A kid's table holds its rows' codes and, per row, where its tallies and fingerprints are
     (``a_ref``): a row of the root's table (>= 0), or -1 - q for row q of ``a_w``/``a_fp``, the
-    sums of the rows it merged. A row is summed into ``a_w`` only when another row merges into it
-    (its first row copied, the others added in row order: the same sums as copying every row), so
-    a kid whose rows stay distinct costs its codes and 4 bytes a row.
+    sums of the rows it merged. In a kid larger than :data:`EAGER`, a row is summed into ``a_w``
+    only when another row merges into it (its first row copied, the others added in row order: the
+    same sums as copying every row), so a kid whose rows stay distinct costs its codes and 4 bytes
+    a row; a smaller kid copies each row's as it comes (read in order, as fast as before).
     """
     n_attr = codes.shape[1]
     t = w.shape[1]
@@ -146,6 +151,8 @@ def mine_step(codes, w, fp, n_values, min_count, max_length, exhaustive, cap, qu
     cnt = np.zeros(max(n_items, 1), dtype=np.float64)
     freq = np.zeros(max(n_items, 1), dtype=np.uint8)
     tmp = np.empty(max(n_attr, 1), dtype=np.int32)
+    rw = np.empty(max(t, 1), dtype=np.float64)  # a row's tallies and fingerprints, where they are read
+    rf = np.empty(max(nf, 1), dtype=np.int64)
     loff = np.empty(max(n_attr, 1), dtype=np.int64)
     pa = np.empty(n_attr + 1, dtype=np.int64)
     pv = np.empty(n_attr + 1, dtype=np.int64)
@@ -343,17 +350,26 @@ def mine_step(codes, w, fp, n_values, min_count, max_length, exhaustive, cap, qu
             for ii in range(lo, hi):
                 r = int(a_int[p_off + ii])
                 src = c_off + r * width + c0
-                ref = r if depth == 0 else np.int64(a_ref[r_off + r])
-                tw, sw, tf, sf = _source(ref, root_w, root_f, a_w, a_fp, t, nf)
+                lr = r if depth == 0 else np.int64(a_ref[r_off + r])  # the row's tallies and fingerprints into rw, rf (inline: a call per row costs)
+                if lr >= 0:
+                    for j in range(t):
+                        rw[j] = root_w[lr * t + j]
+                    for j in range(nf):
+                        rf[j] = root_f[lr * nf + j]
+                else:
+                    for j in range(t):
+                        rw[j] = a_w[(-1 - lr) * t + j]
+                    for j in range(nf):
+                        rf[j] = a_fp[(-1 - lr) * nf + j]
                 for c in range(cw):
                     v = tc[src + c]
                     if v >= 0:
                         i = loff[c] + v
                         if freq[i]:
                             for j in range(t):
-                                acc[i, j] += tw[sw + j]
+                                acc[i, j] += rw[j]
                             for j in range(nf):
-                                acc_f[i, j] += tf[sf + j]
+                                acc_f[i, j] += rf[j]
             work += rows * cw
             for i in range(n_local):
                 if freq[i]:
@@ -371,6 +387,7 @@ def mine_step(codes, w, fp, n_values, min_count, max_length, exhaustive, cap, qu
         nr = top_r
         q0 = top_w // t  # the kid's first row of sums (those below are its ancestors')
         nq = q0
+        eager = rows * (t + nf) <= EAGER
         mask = size - 1
         for s_ in range(size):  # slots past ``size`` are never read: the table is as small as the kid
             ht[s_] = -1
@@ -393,7 +410,26 @@ def mine_step(codes, w, fp, n_values, min_count, max_length, exhaustive, cap, qu
                     dst = nc + kk * cw
                     for c in range(cw):
                         a_codes[dst + c] = tmp[c]
-                    a_ref[nr + kk] = ref
+                    if eager:  # its row of sums now, the row's tallies copied
+                        lr = ref  # the row's tallies and fingerprints into rw, rf (inline: a call per row costs)
+                        if lr >= 0:
+                            for j in range(t):
+                                rw[j] = root_w[lr * t + j]
+                            for j in range(nf):
+                                rf[j] = root_f[lr * nf + j]
+                        else:
+                            for j in range(t):
+                                rw[j] = a_w[(-1 - lr) * t + j]
+                            for j in range(nf):
+                                rf[j] = a_fp[(-1 - lr) * nf + j]
+                        for j in range(t):
+                            a_w[nq * t + j] = rw[j]
+                        for j in range(nf):
+                            a_fp[nq * nf + j] = rf[j]
+                        a_ref[nr + kk] = -1 - nq
+                        nq += 1
+                    else:
+                        a_ref[nr + kk] = ref
                     kk += 1
                     break
                 g = ht[slot]
@@ -406,21 +442,41 @@ def mine_step(codes, w, fp, n_values, min_count, max_length, exhaustive, cap, qu
                 if same:
                     gref = np.int64(a_ref[nr + g])
                     if gref >= 0 or -1 - gref < q0:  # its first row merged into: a row of sums, that row's copy
-                        tw, sw, tf, sf = _source(gref, root_w, root_f, a_w, a_fp, t, nf)
+                        lr = gref  # the row's tallies and fingerprints into rw, rf (inline: a call per row costs)
+                        if lr >= 0:
+                            for j in range(t):
+                                rw[j] = root_w[lr * t + j]
+                            for j in range(nf):
+                                rf[j] = root_f[lr * nf + j]
+                        else:
+                            for j in range(t):
+                                rw[j] = a_w[(-1 - lr) * t + j]
+                            for j in range(nf):
+                                rf[j] = a_fp[(-1 - lr) * nf + j]
                         for j in range(t):
-                            a_w[nq * t + j] = tw[sw + j]
+                            a_w[nq * t + j] = rw[j]
                         for j in range(nf):
-                            a_fp[nq * nf + j] = tf[sf + j]
+                            a_fp[nq * nf + j] = rf[j]
                         a_ref[nr + g] = -1 - nq
                         gref = -1 - nq
                         nq += 1
                     dw = (-1 - gref) * t
                     df = (-1 - gref) * nf
-                    tw, sw, tf, sf = _source(ref, root_w, root_f, a_w, a_fp, t, nf)
+                    lr = ref  # the row's tallies and fingerprints into rw, rf (inline: a call per row costs)
+                    if lr >= 0:
+                        for j in range(t):
+                            rw[j] = root_w[lr * t + j]
+                        for j in range(nf):
+                            rf[j] = root_f[lr * nf + j]
+                    else:
+                        for j in range(t):
+                            rw[j] = a_w[(-1 - lr) * t + j]
+                        for j in range(nf):
+                            rf[j] = a_fp[(-1 - lr) * nf + j]
                     for j in range(t):
-                        a_w[dw + j] += tw[sw + j]
+                        a_w[dw + j] += rw[j]
                     for j in range(nf):
-                        a_fp[df + j] += tf[sf + j]
+                        a_fp[df + j] += rf[j]
                     break
                 slot = (slot + 1) & mask
         work += rows * cw
@@ -433,15 +489,25 @@ def mine_step(codes, w, fp, n_values, min_count, max_length, exhaustive, cap, qu
                     acc_f[i, j] = 0
         for r in range(kk):
             src = nc + r * cw
-            tw, sw, tf, sf = _source(np.int64(a_ref[nr + r]), root_w, root_f, a_w, a_fp, t, nf)
+            lr = np.int64(a_ref[nr + r])  # the row's tallies and fingerprints into rw, rf (inline: a call per row costs)
+            if lr >= 0:
+                for j in range(t):
+                    rw[j] = root_w[lr * t + j]
+                for j in range(nf):
+                    rf[j] = root_f[lr * nf + j]
+            else:
+                for j in range(t):
+                    rw[j] = a_w[(-1 - lr) * t + j]
+                for j in range(nf):
+                    rf[j] = a_fp[(-1 - lr) * nf + j]
             for c in range(cw):
                 v = a_codes[src + c]
                 if v >= 0:
                     i = loff[c] + v
                     for j in range(t):
-                        acc[i, j] += tw[sw + j]
+                        acc[i, j] += rw[j]
                     for j in range(nf):
-                        acc_f[i, j] += tf[sf + j]
+                        acc_f[i, j] += rf[j]
         work += kk * cw
         kids_off = top_i
         nk = 0
@@ -504,15 +570,6 @@ def _codes8(k: Kernel, *positions: int) -> Kernel:
 
 #: :func:`mine_step` on 8-bit codes: the root's table and the kids' tables (``a_codes``)
 mine_step8 = _codes8(mine_step, 0, 13)
-
-
-@kernel
-def _source(ref, root_w, root_f, a_w, a_fp, t, nf):
-    """Where a kid's row's tallies and fingerprints are: (array, offset) of each, from its reference
-    (a row of the root's table, or -1 - q for row q of the sums)."""
-    if ref >= 0:
-        return root_w, ref * t, root_f, ref * nf
-    return a_w, (-1 - ref) * t, a_fp, (-1 - ref) * nf
 
 
 @kernel

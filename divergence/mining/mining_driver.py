@@ -13,13 +13,16 @@ import numpy as np
 from ..budget import Budget, Overflow
 from .mining_kernel import (
     DONE,
+    EAGER,
     F_NEXT,
     F_NK,
     FULL,
     N_FRAME,
     N_STATE,
     ROOM,
+    ROOT_SCAN,
     S_DEPTH,
+    S_EAGER,
     S_NEED_C,
     S_NEED_F,
     S_NEED_HT,
@@ -29,6 +32,7 @@ from .mining_kernel import (
     S_NEED_TAB,
     S_NEED_W,
     S_NOUT,
+    S_ROOT_SCAN,
     S_WORK,
     fill_tables,
     mine_step,
@@ -37,6 +41,9 @@ from .mining_kernel import (
 
 __all__ = ["Root", "run", "lengths_out", "pow2", "QUOTA"]
 
+#: how the kernel reads a table (:data:`~divergence.mining.mining_kernel.EAGER`, ``ROOT_SCAN``): the
+#: same results whichever it takes (tests set them to take every way)
+SIZES = {"eager": EAGER, "root_scan": ROOT_SCAN}
 #: work units (rows x columns visited) per kernel call: a few milliseconds, so progress, the
 #: time limit and the other threads of the process are served often
 QUOTA = 1_000_000
@@ -116,6 +123,7 @@ def run(codes: np.ndarray, weights: np.ndarray, fps: np.ndarray, n_values: np.nd
     max_nv = int(n_values.max(initial=1))
     st = np.zeros(N_STATE, np.int64)
     st[S_NOUT] = n0
+    st[S_EAGER], st[S_ROOT_SCAN] = SIZES["eager"], SIZES["root_scan"]
     frames = np.zeros((N_FRAME, n_attr + 2), np.int64)
     # the kids' tables, a stack: as large as the root's table, of which only the pages the stack
     # reaches are ever touched (resident), so that growing it (a copy beside the old) is rare; their

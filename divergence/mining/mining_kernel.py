@@ -16,14 +16,17 @@ from ..kernels.compiled import ArgType, Kernel, b1, f8, i4, i8, kernel
 __all__ = ["mine_step", "mine_step8", "fill_tables", "root_tallies", "root_tallies8", "root_fingerprints",
            "root_fingerprints8", "expand_codes", "DONE", "YIELD",
            "ROOM", "FULL", "N_STATE", "N_FRAME", "S_DEPTH", "S_NOUT", "S_WORK", "S_NEED_C", "S_NEED_W", "S_NEED_F",
-           "S_NEED_I", "S_NEED_HT", "S_NEED_OUT", "S_NEED_TAB", "S_NEED_R", "F_NEXT", "F_NK"]
+           "S_NEED_I", "S_NEED_HT", "S_NEED_OUT", "S_NEED_TAB", "S_NEED_R", "S_EAGER", "S_ROOT_SCAN", "F_NEXT", "F_NK",
+           "EAGER", "ROOT_SCAN"]
 
 #: status of a call of mine_step
 DONE, YIELD, ROOM, FULL = 0, 1, 2, 3
 #: slots of the scalar state ``st``
 S_DEPTH, S_TOP_C, S_TOP_W, S_TOP_F, S_TOP_I, S_NOUT, S_TOP_R, S_WORK, S_STARTED = range(9)
 S_NEED_C, S_NEED_W, S_NEED_F, S_NEED_I, S_NEED_HT, S_NEED_OUT, S_NEED_TAB, S_NEED_R = range(9, 17)
-N_STATE = 17
+#: the sizes that choose how a table is read (set by the driver: EAGER and ROOT_SCAN by default)
+S_EAGER, S_ROOT_SCAN = 17, 18
+N_STATE = 19
 #: rows of the frame table ``frames`` (one column per depth)
 F_C, F_R, F_TOP_R, F_M, F_A0, F_KIDS, F_NK, F_NEXT, F_PERM, F_PCOL, F_TOP_C, F_TOP_W, F_TOP_F, F_TOP_I = range(14)
 N_FRAME = 14
@@ -31,6 +34,10 @@ N_FRAME = 14
 #: into its own rows of sums as its rows come, as a small table reads fastest; a larger one refers
 #: to its rows where they are until rows merge
 EAGER = 1 << 19
+#: a root's table of more rows than this is read whole for each of its kids, a row taken when it holds
+#: the kid's item (in row order, as the counting sort orders them), instead of sorted into an order of
+#: 4 bytes a row: 37 MiB at 10**7 distinct rows, for a pass over the column per item
+ROOT_SCAN = 1 << 20
 
 
 @kernel
@@ -231,17 +238,22 @@ def mine_step(codes, w, fp, n_values, min_count, max_length, exhaustive, cap, qu
                 a_int[s_off + tc[c_off + r * width + col] + 2] += 1
             for v in range(1, nv + 2):
                 a_int[s_off + v] += a_int[s_off + v - 1]
-            for r in range(m):
-                b = tc[c_off + r * width + col] + 1
-                a_int[p_off + a_int[s_off + b]] = r
-                a_int[s_off + b] += 1
-            for v in range(nv + 1, 0, -1):
-                a_int[s_off + v] = a_int[s_off + v - 1]
-            a_int[s_off] = 0
+            if not (depth == 0 and m > st[S_ROOT_SCAN]):
+                for r in range(m):
+                    b = tc[c_off + r * width + col] + 1
+                    a_int[p_off + a_int[s_off + b]] = r
+                    a_int[s_off + b] += 1
+                for v in range(nv + 1, 0, -1):
+                    a_int[s_off + v] = a_int[s_off + v - 1]
+                a_int[s_off] = 0
+            # else the starts alone (each code's, already there): the rows are read whole (ROOT_SCAN)
             frames[F_PCOL, depth] = col
             work += m
         lo = np.int64(a_int[s_off + val + 1])
         hi = np.int64(a_int[s_off + val + 2])
+        scan = depth == 0 and m > st[S_ROOT_SCAN]  # the kid's rows: those of the whole table holding val
+        k_lo = np.int64(0) if scan else lo
+        k_hi = m if scan else hi
         cw = width - col - 1
         c0 = col + 1  # the child's first column in the frame's table
         ca0 = a0 + c0  # the child's first attribute
@@ -291,8 +303,13 @@ def mine_step(codes, w, fp, n_values, min_count, max_length, exhaustive, cap, qu
         # ---- pass A: counts of the kid's children, in the kid's own context
         for i in range(n_local):
             cnt[i] = 0.0
-        for ii in range(lo, hi):
-            r = int(a_int[p_off + ii])
+        for ii in range(k_lo, k_hi):
+            if scan:
+                r = ii
+                if tc[c_off + r * width + col] != val:
+                    continue
+            else:
+                r = int(a_int[p_off + ii])
             src = c_off + r * width + c0
             ref = r if depth == 0 else np.int64(a_ref[r_off + r])
             wr = root_w[ref * t] if ref >= 0 else a_w[(-1 - ref) * t]
@@ -347,8 +364,13 @@ def mine_step(codes, w, fp, n_values, min_count, max_length, exhaustive, cap, qu
                         acc[i, j] = 0.0
                     for j in range(nf):
                         acc_f[i, j] = 0
-            for ii in range(lo, hi):
-                r = int(a_int[p_off + ii])
+            for ii in range(k_lo, k_hi):
+                if scan:
+                    r = ii
+                    if tc[c_off + r * width + col] != val:
+                        continue
+                else:
+                    r = int(a_int[p_off + ii])
                 src = c_off + r * width + c0
                 lr = r if depth == 0 else np.int64(a_ref[r_off + r])  # the row's tallies and fingerprints into rw, rf (inline: a call per row costs)
                 if lr >= 0:
@@ -387,13 +409,18 @@ def mine_step(codes, w, fp, n_values, min_count, max_length, exhaustive, cap, qu
         nr = top_r
         q0 = top_w // t  # the kid's first row of sums (those below are its ancestors')
         nq = q0
-        eager = rows * (t + nf) <= EAGER
+        eager = rows * (t + nf) <= st[S_EAGER]
         mask = size - 1
         for s_ in range(size):  # slots past ``size`` are never read: the table is as small as the kid
             ht[s_] = -1
         kk = 0
-        for ii in range(lo, hi):
-            r = int(a_int[p_off + ii])
+        for ii in range(k_lo, k_hi):
+            if scan:
+                r = ii
+                if tc[c_off + r * width + col] != val:
+                    continue
+            else:
+                r = int(a_int[p_off + ii])
             src = c_off + r * width + c0
             ref = r if depth == 0 else np.int64(a_ref[r_off + r])
             h = np.uint64(1469598103934665603)

@@ -9,7 +9,7 @@ it records them, and a build that differs in any is ignored (the JIT serves) unt
 again. ``DIVERGENCE_KERNELS=jit`` makes a process use the JIT, ``=aot`` insists on the build.
 
 A kernel called from Python declares its argument types in numba's spelling, from this module's
-:data:`b1`, :data:`i4`, :data:`i8`, :data:`f4`, :data:`f8`: ``@kernel(i4[:, ::1], f8[::1], i8)``
+:data:`b1`, :data:`i1`, :data:`i4`, :data:`i8`, :data:`f4`, :data:`f8`: ``@kernel(i4[:, ::1], f8[::1], i8)``
 (a C-contiguous 2-d int32 array, a contiguous float64 vector, an int64). The build compiles that
 signature, and every call is checked against it whichever compiled code runs: an array of another
 dtype or layout is refused with a TypeError (numba's ahead-of-time wrapper would reinterpret its
@@ -31,11 +31,12 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from types import FunctionType
 from typing import Literal
 
 import numpy as np
 
-__all__ = ["kernel", "Kernel", "ArgType", "b1", "i4", "i8", "f4", "f8", "KERNEL_MODULES", "REGISTRY",
+__all__ = ["kernel", "Kernel", "ArgType", "b1", "i1", "i4", "i8", "f4", "f8", "KERNEL_MODULES", "REGISTRY",
            "build_identity", "build_status", "load_build", "load_numba", "mode", "EXTENSION", "STAMP", "HERE",
            "forget_build", "say_compiling", "COMPILING", "never_compile_here", "compiles_here"]
 
@@ -49,7 +50,7 @@ HERE = Path(__file__).resolve().parent
 #: the package's folder, where the kernel modules' paths start
 PACKAGE = HERE.parent
 
-_DTYPES = {"b1": np.bool_, "i4": np.int32, "i8": np.int64, "f4": np.float32, "f8": np.float64}
+_DTYPES = {"b1": np.bool_, "i1": np.int8, "i4": np.int32, "i8": np.int64, "f4": np.float32, "f8": np.float64}
 
 
 class ArgType:
@@ -103,7 +104,7 @@ class ArgType:
             if self.code == "b1":
                 if isinstance(value, (bool, np.bool_)):
                     return bool(value)
-            elif self.code in ("i4", "i8"):
+            elif self.code in ("i1", "i4", "i8"):
                 if not isinstance(value, (bool, np.bool_)):
                     return operator.index(value)
             elif isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
@@ -129,7 +130,7 @@ class ArgType:
         return types.Array(scalar, self.ndim, layout) if layout != "" else scalar
 
 
-b1, i4, i8, f4, f8 = (ArgType(c) for c in ("b1", "i4", "i8", "f4", "f8"))
+b1, i1, i4, i8, f4, f8 = (ArgType(c) for c in ("b1", "i1", "i4", "i8", "f4", "f8"))
 
 #: every kernel by its key ``module.name``
 REGISTRY: dict[str, Kernel] = {}
@@ -161,6 +162,15 @@ class Kernel:
 
     def __repr__(self) -> str:
         return f"<kernel {self.key}>"
+
+    def retyped(self, name: str, *signature: ArgType) -> Kernel:
+        """The same kernel compiled a second time, as ``name`` (in this kernel's module), for the
+        argument types ``signature``: its own entry in the ahead-of-time build (8-bit codes beside
+        32-bit ones, say)."""
+        f = self.py_func
+        copy = FunctionType(f.__code__, f.__globals__, name, f.__defaults__, f.__closure__)
+        copy.__qualname__, copy.__module__, copy.__doc__ = name, f.__module__, f.__doc__
+        return kernel(*signature)(copy)
 
     def __call__(self, *args):
         if self.signature is not None:
@@ -268,7 +278,7 @@ def kernel(*signature):
         return Kernel(signature[0], None)
     for t in signature:
         if not isinstance(t, ArgType):
-            raise TypeError(f"kernel argument types are b1, i4, i8, f4, f8 or arrays of them; got {t!r}")
+            raise TypeError(f"kernel argument types are b1, i1, i4, i8, f4, f8 or arrays of them; got {t!r}")
     return lambda func: Kernel(func, tuple(signature))
 
 

@@ -17,7 +17,7 @@ from ..settings import Mining, check, check_min_support
 from ..table import Lattice, MetricInfo, SliceTable
 from ..vocabulary import DEFAULT_MIN_SUPPORT
 from .canonical import canonical_permutation
-from .mining import mine
+from .mining import code_type, mine
 
 __all__ = ["mine_table", "mine_prepared", "effective_max_slices"]
 
@@ -58,7 +58,7 @@ def mine_table(
     (:class:`~divergence.errors.DivergenceTimeLimitWarning`).
     """
     s = check_min_support(min_support)
-    codes = np.ascontiguousarray(codes, dtype=np.int32)
+    codes = np.ascontiguousarray(codes, dtype=code_type(np.asarray(codes)))  # 8 bits when they come so
     weights = np.ascontiguousarray(weights, dtype=np.float64)
     if n_rows is None:
         n_rows = int(round(weights[:, 0].sum()))

@@ -30,13 +30,14 @@ from ..budget import (
     slice_bytes,
 )
 from ..errors import DivergenceBudgetError, DivergenceInputError
+from ..freed_memory import trim_heap
 from ..prepare.compression import Compressed, compress, compress_outcomes
 from ..prepare.grouping import sorted_distinct
 from ..settings import check, min_count_for
 from ..vocabulary import ENGINES
 from .canonical import canonical_permutation, fingerprints, keep_first_of_each_rows
 from .mining_driver import Root, run
-from .mining_kernel import expand_codes, root_fingerprints, root_tallies
+from .mining_kernel import expand_codes, root_fingerprints, root_fingerprints8, root_tallies, root_tallies8
 from .shorter import SPECULATE_AFTER, ShorterLengths, can_speculate
 
 __all__ = ["Compressed", "Mined", "Budget", "compress", "compress_outcomes", "mine", "ENGINES",
@@ -150,6 +151,7 @@ def mine(codes: np.ndarray, weights: np.ndarray, n_values: np.ndarray, *, min_su
         return mined
     if max_length == 0:
         return Mined(np.full((1, n_attr), -1, np.int32), np.array([-1]), total[None, :].copy())
+    trim_heap()  # the preparation's and the pruning's freed columns given back before the miner's tables
     mined = _mine_fast(comp, np.asarray(n_values), min_count, max_length, total, n_rows, exhaustive, budget,
                        attribute_names)
     budget.report(len(mined.codes) - 1, mined.complete_length, 1.0, force=True)
@@ -164,16 +166,16 @@ def _mine_fast(comp: Compressed, n_values: np.ndarray, min_count: int, max_lengt
     n_values = n_values.astype(np.int64)
     groups = comp
     comp, fps, group_fp = _reduce_root(comp, n_values, min_count, n_rows, exhaustive)
-    codes = np.ascontiguousarray(comp.codes, dtype=np.int32)
+    codes: np.ndarray = np.ascontiguousarray(comp.codes, dtype=code_type(comp.codes))
     weights = np.ascontiguousarray(comp.weights, dtype=np.float64)
     offsets = np.concatenate([[0], np.cumsum(n_values)]).astype(np.int64)
-    acc = root_tallies(codes, weights, int(offsets[-1]), offsets)
+    acc = _root_tallies(codes, weights, int(offsets[-1]), offsets)
     frequent = np.nonzero(acc[:, 0] >= min_count)[0] if len(acc) else np.empty(0, np.int64)
     item_attr = np.repeat(np.arange(n_attr), n_values)
     f_attr = item_attr[frequent].astype(np.int32)
     f_val = (frequent - offsets[f_attr]).astype(np.int32)
     item_hash = fingerprints(max(int(offsets[-1]), 1), seed=0x17E5)[:, 0].copy()
-    item_fp = root_fingerprints(codes, fps, int(offsets[-1]), offsets)[frequent, :fps.shape[1]] if fps.shape[1] \
+    item_fp = _root_fingerprints(codes, fps, int(offsets[-1]), offsets)[frequent, :fps.shape[1]] if fps.shape[1] \
         else np.zeros((len(frequent), 0), np.int64)
     root = Root(f_attr, f_val, acc[frequent], np.ascontiguousarray(item_fp), item_hash[frequent].copy())
     cap = budget.max_slices + 1
@@ -265,9 +267,10 @@ def _reduce_root(comp: Compressed, n_values: np.ndarray, min_count: float, n_row
     if exhaustive:
         empty = np.zeros((codes.shape[0], 0), np.int64)
         return comp, empty, empty
+    codes = np.ascontiguousarray(codes, dtype=code_type(codes))
     fp = fingerprints(codes.shape[0])
-    acc = root_tallies(codes, comp.weights, int(offsets[-1]), offsets)
-    item_fp = root_fingerprints(codes, fp, int(offsets[-1]), offsets)
+    acc = _root_tallies(codes, np.ascontiguousarray(comp.weights, dtype=np.float64), int(offsets[-1]), offsets)
+    item_fp = _root_fingerprints(codes, fp, int(offsets[-1]), offsets)
     drop = np.zeros(int(offsets[-1]), dtype=bool)
     seen: set = set()
     for item in range(int(offsets[-1])):
@@ -293,6 +296,20 @@ def _reduce_root(comp: Compressed, n_values: np.ndarray, min_count: float, n_row
     merged_fp = np.zeros((merged.codes.shape[0], 2), np.int64)
     np.add.at(merged_fp, merged.inverse, fp)  # wrapping sums
     return merged, merged_fp, fp
+
+
+def code_type(codes: np.ndarray) -> type:
+    """The miner's type for ``codes``: 8 bits when they come so (every attribute of at most 127 items,
+    :func:`divergence.prepare.grouping.narrowed`), else 32."""
+    return np.int8 if codes.dtype == np.int8 else np.int32
+
+
+def _root_tallies(codes: np.ndarray, weights: np.ndarray, n_items: int, offsets: np.ndarray) -> np.ndarray:
+    return (root_tallies8 if codes.dtype == np.int8 else root_tallies)(codes, weights, n_items, offsets)
+
+
+def _root_fingerprints(codes: np.ndarray, fp: np.ndarray, n_items: int, offsets: np.ndarray) -> np.ndarray:
+    return (root_fingerprints8 if codes.dtype == np.int8 else root_fingerprints)(codes, fp, n_items, offsets)
 
 
 def _held(rows: np.ndarray | None) -> np.ndarray:

@@ -13,28 +13,37 @@ import numpy as np
 from ..budget import Budget, Overflow
 from .mining_kernel import (
     DONE,
+    EAGER,
     F_NEXT,
     F_NK,
     FULL,
     N_FRAME,
     N_STATE,
     ROOM,
+    ROOT_SCAN,
     S_DEPTH,
+    S_EAGER,
     S_NEED_C,
     S_NEED_F,
     S_NEED_HT,
     S_NEED_I,
     S_NEED_OUT,
+    S_NEED_R,
     S_NEED_TAB,
     S_NEED_W,
     S_NOUT,
+    S_ROOT_SCAN,
     S_WORK,
     fill_tables,
     mine_step,
+    mine_step8,
 )
 
 __all__ = ["Root", "run", "lengths_out", "pow2", "QUOTA"]
 
+#: how the kernel reads a table (:data:`~divergence.mining.mining_kernel.EAGER`, ``ROOT_SCAN``): the
+#: same results whichever it takes (tests set them to take every way)
+SIZES = {"eager": EAGER, "root_scan": ROOT_SCAN}
 #: work units (rows x columns visited) per kernel call: a few milliseconds, so progress, the
 #: time limit and the other threads of the process are served often
 QUOTA = 1_000_000
@@ -114,10 +123,16 @@ def run(codes: np.ndarray, weights: np.ndarray, fps: np.ndarray, n_values: np.nd
     max_nv = int(n_values.max(initial=1))
     st = np.zeros(N_STATE, np.int64)
     st[S_NOUT] = n0
+    st[S_EAGER], st[S_ROOT_SCAN] = SIZES["eager"], SIZES["root_scan"]
     frames = np.zeros((N_FRAME, n_attr + 2), np.int64)
     # the kids' tables, a stack: as large as the root's table, of which only the pages the stack
-    # reaches are ever touched (resident), so that growing it (a copy beside the old) is rare
-    a_codes = np.empty(max(16, d * n_attr), np.int32)
+    # reaches are ever touched (resident), so that growing it (a copy beside the old) is rare; their
+    # codes in the root's code type (8 bits when every attribute has at most 127 items: mine_step8),
+    # their rows' tallies and fingerprints where they are (a_ref: a root's row, or a row of sums in
+    # a_w/a_fp written only when rows merge)
+    a_codes = np.empty(max(16, d * n_attr), codes.dtype)
+    a_ref = np.empty(max(16, d), np.int32)
+    step = mine_step8 if codes.dtype == np.int8 else mine_step
     a_w = np.empty(max(16, d * t), np.float64)
     a_fp = np.empty(max(16, d * nf), np.int64)
     # the kids to expand, the rows' order and the counting sorts' counts (all below 2**31)
@@ -128,8 +143,8 @@ def run(codes: np.ndarray, weights: np.ndarray, fps: np.ndarray, n_values: np.nd
     n_expand = max(len(expand), 1)
     while True:
         st[S_WORK] = 0
-        status = mine_step(codes, weights, fps, n_values, float(min_count), int(max_length), 1 if exhaustive else 0,
-                           int(cap), QUOTA, item_hash, expand, st, frames, a_codes, a_w, a_fp, a_int, ht,
+        status = step(codes, weights, fps, n_values, float(min_count), int(max_length), 1 if exhaustive else 0,
+                           int(cap), QUOTA, item_hash, expand, st, frames, a_codes, a_w, a_fp, a_int, ht, a_ref,
                            out_parent, out_attr, out_val, out_w, out_fp, out_ih, out_dead, gtab, ctab)
         n_out = int(st[S_NOUT])
         budget.work += int(st[S_WORK])  # counted, not timed: the same at any load
@@ -149,13 +164,14 @@ def run(codes: np.ndarray, weights: np.ndarray, fps: np.ndarray, n_values: np.nd
             a_w = _grown(a_w, st[S_NEED_W])
             a_fp = _grown(a_fp, st[S_NEED_F])
             a_int = _grown(a_int, st[S_NEED_I])
+            a_ref = _grown(a_ref, st[S_NEED_R])
             if st[S_NEED_HT] > ht.shape[0]:
                 ht = np.empty(pow2(st[S_NEED_HT]), np.int32)  # each table clears its own slots
             if st[S_NEED_TAB] > gtab.shape[0]:
                 gtab = np.full(pow2(2 * st[S_NEED_TAB]), -1, np.int64)
                 ctab = np.full(gtab.shape[0], -1, np.int64)
                 fill_tables(out_ih, out_parent, out_fp, out_attr, out_val, out_dead, gtab, ctab, n_out)
-            st[S_NEED_C:S_NEED_TAB + 1] = 0
+            st[S_NEED_C:S_NEED_R + 1] = 0
             continue
         # YIELD: a quota of work done (a few milliseconds)
         budget.checked, budget.checks = budget.work, budget.checks + 1

@@ -16,7 +16,8 @@ class KeptRows:
     intervals, median baselines, the verdicts' reference models, the rows of a slice typed by hand.
     A scan whose rows stay in a database (DuckDB, Spark) keeps none."""
 
-    #: per row, its item code on each attribute (-1: none)
+    #: per row, its item code on each attribute (-1: none): int8 when every attribute has at most 127
+    #: items, else int32
     codes: np.ndarray
     #: per metric, in the table's metric order, the outcome's per-row values (None: not kept, as in
     #: a comparison's table of changes)

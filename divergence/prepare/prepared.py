@@ -21,11 +21,12 @@ from ..data.column_rules import ScreenTimeout, screen_timeout_message
 from ..data.columns import check_attributes, check_frame, default_attributes
 from ..data.nested import check_supported
 from ..errors import DivergenceBudgetError, DivergenceInputError
+from ..freed_memory import release_reader_memory
 from ..settings import Roles, Settings, min_count_for
 from ..vocabulary import ENGINES
 from .compression import compress_outcomes
 from .discretize import AttributeBins, Binning, discretize
-from .grouping import fits_one_key, group_outcomes
+from .grouping import fits_one_key, group_outcomes, narrowed
 from .kept_rows import KeptRows
 from .outcomes import Outcome, build_outcomes
 from .replication_rows import ReplicationRows, given_rows, holdout_mask, split_label, split_mask
@@ -42,7 +43,8 @@ class Prepared:
     outcomes (bootstrap intervals, median baselines, slices measured by hand) and the rows to
     confirm on."""
 
-    #: items per distinct row (or per row), one int32 column per attribute
+    #: items per distinct row (or per row), one column per attribute: int8 when every attribute has at
+    #: most 127 items (in-memory preparations), else int32
     codes: np.ndarray
     #: each row's tallies in the layout of :mod:`divergence.prepare.tallies`
     weights: np.ndarray
@@ -101,6 +103,7 @@ def prepare(
     limit covers the attribute screen); default now."""
     started = time.monotonic() if started is None else started
     st = settings
+    release_reader_memory()
     df = check_frame(data)
     if tallies is not None:
         return _prepare_given(df, st, np.asarray(tallies), reserved, role, started)
@@ -156,6 +159,8 @@ def prepare(
     if query_params:
         params["query"] = query_params
     n_values = np.array([b.n_items for b in disc.bins], dtype=np.int64)
+    # the rows' codes kept in 8 bits when every attribute has at most 127 items (the 32-bit ones let go)
+    disc = dataclasses.replace(disc, codes=narrowed(disc.codes, n_values))
     totals = None
     if engine == "mlxtend":  # FP-growth counts rows itself: it needs every row, one by one
         codes_in, weights_in = disc.codes, np.column_stack(outcome_weights(found)[0])

@@ -43,7 +43,7 @@ def test_the_groups_are_the_compiled_merges_sorted_bit_for_bit(min_count, how, m
     got, totals = group_outcomes(codes, sizes, min_count, values, vshift, aux, tshift)
     merged = compress_outcomes(codes, sizes, min_count, np.column_stack(values), vshift, np.column_stack(aux), tshift)
     want = compress(merged.codes, merged.weights)  # the miner's own merge: sorted by the codes
-    assert got.codes.dtype == np.int32 and got.codes.flags.c_contiguous
+    assert got.codes.dtype == np.int8 and got.codes.flags.c_contiguous  # every attribute of <= 127 items
     np.testing.assert_array_equal(got.codes, want.codes)
     assert got.weights.shape == want.weights.shape and got.weights.tobytes() == want.weights.tobytes()
     assert totals.tobytes() == merged.weights.sum(axis=0).tobytes()  # what the miner summed

@@ -30,8 +30,8 @@ from ..budget import (
     slice_bytes,
 )
 from ..errors import DivergenceBudgetError, DivergenceInputError
-from ..freed_memory import trim_heap
 from ..prepare.compression import Compressed, compress, compress_outcomes
+from ..prepare.freed_memory import trim_heap
 from ..prepare.grouping import sorted_distinct
 from ..settings import check, min_count_for
 from ..vocabulary import ENGINES
@@ -40,7 +40,7 @@ from .mining_driver import Root, run
 from .mining_kernel import expand_codes, root_fingerprints, root_fingerprints8, root_tallies, root_tallies8
 from .shorter import SPECULATE_AFTER, ShorterLengths, can_speculate
 
-__all__ = ["Compressed", "Mined", "Budget", "compress", "compress_outcomes", "mine", "ENGINES",
+__all__ = ["Compressed", "Mined", "Budget", "compress", "compress_outcomes", "mine", "code_type", "ENGINES",
            "share_for_mlxtend", "MAX_SLICES", "MAX_WORK", "TIME_LIMIT", "MEMORY_LIMIT", "slice_bytes"]
 
 #: the share of the time limit the whole request may use before the miner falls back to

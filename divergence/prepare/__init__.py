@@ -6,7 +6,8 @@ and what each metric's columns mean (``tallies``), the per-row tally columns of 
 (``row_weights``) and identical rows merged with their tallies summed (``compression``, and
 ``grouping`` by one key per row, sorted as the miner takes them); the
 measured rows an in-memory scan keeps beside its tallies (``kept_rows``); a fitted model's outputs
-computed as columns (``model_outputs``); a score's threshold when none is given (``score_threshold``).
+computed as columns (``model_outputs``); a score's threshold when none is given (``score_threshold``);
+memory a step freed given back before the next (``freed_memory``).
 
 May import: data, kernels, settings, outcome_rules, errors, vocabulary, budget.
 """

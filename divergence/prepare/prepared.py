@@ -21,11 +21,11 @@ from ..data.column_rules import ScreenTimeout, screen_timeout_message
 from ..data.columns import check_attributes, check_frame, default_attributes
 from ..data.nested import check_supported
 from ..errors import DivergenceBudgetError, DivergenceInputError
-from ..freed_memory import release_reader_memory
 from ..settings import Roles, Settings, min_count_for
 from ..vocabulary import ENGINES
 from .compression import compress_outcomes
 from .discretize import AttributeBins, Binning, discretize
+from .freed_memory import release_reader_memory
 from .grouping import fits_one_key, group_outcomes, narrowed
 from .kept_rows import KeptRows
 from .outcomes import Outcome, build_outcomes

@@ -86,7 +86,9 @@ def test_long_kernels_return_to_python_often(monkeypatch):
         return call
 
     monkeypatch.setattr(mining_driver, "QUOTA", 2_000)
+    # the miner's step for 32-bit codes and its copy for 8-bit ones (every attribute here has at most 127 items)
     monkeypatch.setattr(mining_driver, "mine_step", counted("mine", mining_driver.mine_step))
+    monkeypatch.setattr(mining_driver, "mine_step8", counted("mine", mining_driver.mine_step8))
     monkeypatch.setattr(lattice, "QUOTA", 2_000)
     for module, step in ((lattice, "_tallies_step"), (lattice, "_boot_step"),
                          (verdict_walk, "_verdict_rows_step"), (verdict_walk, "_verdict_counts_step")):

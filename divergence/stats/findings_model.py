@@ -50,6 +50,10 @@ MAX_STEP = 5.0
 #: a real outcome's cell variance is its residual variance shrunk towards the pooled one as if by
 #: this many rows at the pooled variance (a small cell's variance is not read alone)
 VARIANCE_PRIOR = 10.0
+#: a real outcome's residual variance below this share of its mean square (on the tallies' shifted
+#: scale) is rounding: an outcome the terms explain exactly (a per-row rate scanned as the outcome)
+#: would otherwise read every candidate's rounding-sized score over a variance of 0 as a |z| of 1e150
+ROUNDING = 1e-12
 
 
 def z_two_sided(p: float) -> float:
@@ -235,6 +239,15 @@ class Fit:
     resid: np.ndarray | None = None
     #: (Gaussian) each cell's weight, the inverse of its variance
     weight: np.ndarray | None = None
+    #: (Gaussian) the per-row variance below which a residual is rounding (:data:`ROUNDING`)
+    floor: float = 0.0
+
+    def sandwich_resid(self, n: np.ndarray) -> np.ndarray:
+        """(Gaussian) each cell's residual sum of squares as the sandwich variance reads it: at least
+        its ``n`` rows' rounding (:data:`ROUNDING`), so that a cell the terms explain exactly does
+        not make a candidate's variance 0."""
+        assert self.resid is not None
+        return np.maximum(self.resid, n * self.floor)
 
 
 def fit_cells(X: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarray, binary: bool,
@@ -253,20 +266,21 @@ def fit_cells(X: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarray, binary
         # weighted least squares, each cell weighted by the inverse of its own residual variance
         # (shrunk towards the pooled one by VARIANCE_PRIOR rows), refitted until the weights settle
         weight = np.ones(n.size)
+        floor = ROUNDING * float(q.sum()) / max(float(n.sum()), 1.0)
         for _ in range(4):
             h = X.T @ (X * (n * weight)[:, None]) + ridge * max(float((n * weight).sum()), 1e-300)
             hinv = np.linalg.pinv(h)
             beta = hinv @ (X.T @ (s * weight))
             mu = X @ beta
             resid = np.maximum(q - 2.0 * mu * s + n * mu * mu, 0.0)
-            pooled = max(float(resid.sum()) / max(float(n.sum()), 1.0), 1e-300)
-            new = 1.0 / np.maximum((resid + VARIANCE_PRIOR * pooled) / (n + VARIANCE_PRIOR), 1e-300)
+            pooled = max(float(resid.sum()) / max(float(n.sum()), 1.0), floor, 1e-300)
+            new = 1.0 / np.maximum((resid + VARIANCE_PRIOR * pooled) / (n + VARIANCE_PRIOR), max(floor, 1e-300))
             if np.allclose(new, weight, rtol=1e-3):
                 break
             weight = new
         var = 1.0 / weight
         ll = float(-0.5 * (n * np.log(2.0 * math.pi * var) + resid / var).sum())
-        return Fit(beta, mu, ll, hinv, float(resid.sum()), resid, weight)
+        return Fit(beta, mu, ll, hinv, float(resid.sum()), resid, weight, floor)
     events = np.clip(np.rint(s), 0.0, n)
     rate = float(events.sum() / n.sum())
     beta = np.zeros(p)
@@ -445,7 +459,7 @@ def scores(cells: Cells, cell_of: np.ndarray, c: np.ndarray, lab: np.ndarray, t:
     free = (var > 1e-9 * np.maximum(icc, 1e-12)) & ~whole
     # the sandwich variance of the efficient score: a row of the candidate weighs ω(1 - a·x), another -ωa·x
     coef = a @ fit.hinv  # candidates x terms
-    resid_cell = fit.resid if fit.resid is not None else np.zeros(len(cells))
+    resid_cell = fit.sandwich_resid(N)
     m = X.T @ (X * (om * om * resid_cell)[:, None])
     t_e = np.einsum("ij,ij->i", coef[c], X[h])
     own = np.maximum(q_e - 2.0 * mu[h] * s_e + n_e * mu[h] ** 2, 0.0)

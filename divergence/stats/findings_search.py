@@ -315,19 +315,13 @@ def _weights(fit) -> np.ndarray:
     return fit.weight
 
 
-def _resid(fit) -> np.ndarray:
-    """A real outcome's fit's cells' residual sums of squares (set by every Gaussian fit)."""
-    assert fit.resid is not None
-    return fit.resid
-
-
 def _covariance(state: _State) -> np.ndarray:
     """The coefficients' covariance in the model of every term: the inverse information for a 0/1
     outcome, the sandwich for a real one (each cell's own residuals, weighted as in the fit)."""
     fit, X = state.cells.fit, state.cells.X
     if state.binary:
         return fit.hinv
-    m = X.T @ (X * (_weights(fit) ** 2 * _resid(fit))[:, None])
+    m = X.T @ (X * (_weights(fit) ** 2 * fit.sandwich_resid(state.cells.tot[:, 0]))[:, None])
     return fit.hinv @ m @ fit.hinv
 
 

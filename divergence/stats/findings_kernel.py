@@ -6,7 +6,7 @@ import numpy as np
 
 from ..kernels.compiled import f8, i8, kernel
 
-__all__ = ["sum_rows_by", "binary_score_sums"]
+__all__ = ["sum_rows_by", "binary_score_sums", "fit_binary"]
 
 
 @kernel(i8[::1], i8[::1], f8[::1], f8[:, ::1], f8[:, ::1])
@@ -54,3 +54,165 @@ def binary_score_sums(c, h, t, mu, v, M, N, sums, a):
             m = M[r, col]
             if m != 0.0:
                 a[j, col] += w * m
+
+
+@kernel
+def _loglik(X, n, events, b):
+    """A 0/1 model's log-likelihood at coefficients ``b`` (cells' events of n, log-odds X @ b)."""
+    total = 0.0
+    for r in range(X.shape[0]):
+        eta = 0.0
+        for j in range(X.shape[1]):
+            eta += X[r, j] * b[j]
+        # log(1 + e^eta), as numpy's logaddexp(0, eta)
+        soft = eta + np.log1p(np.exp(-eta)) if eta > 0.0 else np.log1p(np.exp(eta))
+        total += events[r] * eta - n[r] * soft
+    return total
+
+
+@kernel
+def _sign(x):
+    return 1.0 if x > 0.0 else (-1.0 if x < 0.0 else 0.0)
+
+
+@kernel(f8[:, ::1], f8[::1], f8[::1], f8[::1], i8, f8[::1], f8, f8, f8)
+def fit_binary(X, n, events, start, use_start, beta, bound, runs_off, max_step):
+    """A 0/1 model's maximum-likelihood coefficients on cells (design ``X``, rows ``n``, ``events``)
+    by Newton's method with a halving line search, from the overall rate (or ``start`` when
+    ``use_start`` and it fits better), into ``beta``; returns the log-likelihood. The steps of
+    :func:`divergence.stats.findings_model.fit_cells`, whose rules it follows: coefficients held
+    within ``bound``, one that runs off past ``runs_off`` sent to the bound, one at the bound that
+    the gradient pulls in restarted at ``runs_off``, a step at most ``max_step`` along its line."""
+    cells, p = X.shape
+    ev_total = 0.0
+    n_total = 0.0
+    for r in range(cells):
+        ev_total += events[r]
+        n_total += n[r]
+    rate = ev_total / n_total
+    for j in range(p):
+        beta[j] = 0.0
+    beta[0] = np.log(max(rate, 1e-12) / max(1.0 - rate, 1e-12))
+    ll = _loglik(X, n, events, beta)
+    slack = 1e-13 * max(1.0, abs(ll))
+    if use_start:
+        ok = True
+        for j in range(p):
+            if not np.isfinite(start[j]):
+                ok = False
+        if ok:
+            warm = _loglik(X, n, events, start)
+            if warm > ll:
+                for j in range(p):
+                    beta[j] = start[j]
+                ll = warm
+    pulled = np.zeros(p, dtype=np.bool_)
+    mu = np.empty(cells)
+    grad = np.empty(p)
+    h = np.empty((p, p))
+    step = np.empty(p)
+    new = np.empty(p)
+    act = np.empty(p, dtype=np.int64)
+    for _ in range(60):
+        for r in range(cells):
+            eta = 0.0
+            for j in range(p):
+                eta += X[r, j] * beta[j]
+            eta = min(max(eta, -700.0), 700.0)
+            mu[r] = 1.0 / (1.0 + np.exp(-eta))
+        for j in range(p):
+            g = 0.0
+            for r in range(cells):
+                g += X[r, j] * (events[r] - n[r] * mu[r])
+            grad[j] = g
+        back = False
+        for j in range(p):
+            if abs(beta[j]) >= bound and _sign(grad[j]) == -_sign(beta[j]) and not pulled[j]:
+                back = True
+                pulled[j] = True
+                beta[j] = _sign(beta[j]) * runs_off
+        if back:
+            ll = _loglik(X, n, events, beta)
+            continue
+        # the information of the coefficients not held at the bound, and Newton's step for them
+        k = 0
+        for j in range(p):
+            step[j] = 0.0
+            if not (abs(beta[j]) >= bound and _sign(grad[j]) == _sign(beta[j])):
+                act[k] = j
+                k += 1
+        a = np.zeros((k, k + 1))
+        for u in range(k):
+            for v in range(u, k):
+                s = 0.0
+                for r in range(cells):
+                    s += X[r, act[u]] * X[r, act[v]] * (n[r] * mu[r] * (1.0 - mu[r]))
+                a[u, v] = s
+                a[v, u] = s
+            a[u, u] += 1e-9
+            a[u, k] = grad[act[u]]
+        # Gaussian elimination with partial pivoting (a direction of no information steps 0)
+        for col in range(k):
+            piv = col
+            for r in range(col + 1, k):
+                if abs(a[r, col]) > abs(a[piv, col]):
+                    piv = r
+            if piv != col:
+                for c in range(k + 1):
+                    tmp = a[col, c]
+                    a[col, c] = a[piv, c]
+                    a[piv, c] = tmp
+            if a[col, col] == 0.0:
+                continue
+            for r in range(col + 1, k):
+                f = a[r, col] / a[col, col]
+                if f != 0.0:
+                    for c in range(col, k + 1):
+                        a[r, c] -= f * a[col, c]
+        for col in range(k - 1, -1, -1):
+            if a[col, col] == 0.0:
+                step[act[col]] = 0.0
+                continue
+            s = a[col, k]
+            for c in range(col + 1, k):
+                s -= a[col, c] * step[act[c]]
+            step[act[col]] = s / a[col, col]
+        longest = 0.0
+        for j in range(p):
+            longest = max(longest, abs(step[j]))
+        if longest > max_step:
+            for j in range(p):
+                step[j] *= max_step / longest
+        t = 1.0
+        while True:
+            for j in range(p):
+                new[j] = min(max(beta[j] + t * step[j], -bound), bound)
+            new_ll = _loglik(X, n, events, new)
+            if new_ll >= ll - slack or t < 1e-4:
+                break
+            t *= 0.5
+        if new_ll < ll - slack:  # no step along Newton's direction helps: settled
+            break
+        run = False
+        for j in range(p):
+            if runs_off < abs(new[j]) < bound and _sign(step[j]) == _sign(new[j]) and abs(step[j]) > 0.5 \
+                    and not pulled[j]:
+                run = True
+        if run:
+            jump = new.copy()
+            for j in range(p):
+                if runs_off < abs(new[j]) < bound and _sign(step[j]) == _sign(new[j]) and abs(step[j]) > 0.5 \
+                        and not pulled[j]:
+                    jump[j] = _sign(new[j]) * bound
+            jump_ll = _loglik(X, n, events, jump)
+            if jump_ll >= new_ll:
+                for j in range(p):
+                    new[j] = jump[j]
+                new_ll = jump_ll
+        done = abs(new_ll - ll) < 1e-9 * max(1.0, abs(ll))
+        for j in range(p):
+            beta[j] = new[j]
+        ll = max(new_ll, ll)
+        if done:
+            break
+    return ll

@@ -669,3 +669,40 @@ def test_an_outcome_the_cohorts_explain_exactly_has_them_as_its_only_findings():
         warnings.simplefilter("error", RuntimeWarning)
         t = scan(df, outcome="p", attributes=kw["attributes"], min_support=0.005, bootstrap=0)
     assert sorted(t.findings("p")["itemset"]) == sorted(info["cohorts"])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_compiled_binary_fit_reaches_scipys_maximum_from_any_start(seed):
+    """The compiled 0/1 fit (findings_kernel.fit_binary) reaches the log-likelihood's maximum within
+    the bounds (scipy's L-BFGS-B as the reference) on random designs with cells of one kind only (a
+    coefficient that runs off to the bound), from no start and from a start far off; a design with a
+    repeated column (no information in one direction) gives finite coefficients at the same maximum."""
+    import itertools
+
+    from scipy.optimize import minimize
+
+    from divergence.stats.findings_model import BOUND, fit_cells
+
+    rng = np.random.default_rng(seed)
+    for trial in range(8):
+        k = int(rng.integers(1, 6))
+        X = np.column_stack([np.ones(2 ** k), np.array(list(itertools.product([0, 1], repeat=k)))]).astype(float)
+        if trial % 4 == 3:  # a repeated term
+            X = np.column_stack([X, X[:, -1]])
+        n = rng.integers(1, 300, X.shape[0]).astype(float)
+        s = rng.binomial(n.astype(int), rng.uniform(0.05, 0.6, X.shape[0])).astype(float)
+        if trial % 2:  # cells without events: a coefficient runs off to the bound
+            s[X[:, 1] > 0] = 0.0
+
+        def minus_ll(b, X=X, n=n, s=s):
+            eta = X @ b
+            return -float((s * eta - n * np.logaddexp(0.0, eta)).sum()), -(X.T @ (s - n / (1.0 + np.exp(-eta))))
+
+        p = X.shape[1]
+        best = minimize(minus_ll, np.zeros(p), jac=True, method="L-BFGS-B", bounds=[(-BOUND, BOUND)] * p,
+                        options={"maxiter": 5000, "ftol": 1e-15, "gtol": 1e-10})
+        for start in (None, rng.normal(0.0, 3.0, p)):
+            fit = fit_cells(X, n, s, s, True, start)
+            assert np.all(np.isfinite(fit.beta)) and np.all(np.abs(fit.beta) <= BOUND)
+            assert fit.ll == pytest.approx(-minus_ll(fit.beta)[0], rel=1e-12, abs=1e-9)
+            assert fit.ll >= -best.fun - 1e-6, (trial, start)

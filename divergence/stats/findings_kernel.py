@@ -6,7 +6,7 @@ import numpy as np
 
 from ..kernels.compiled import f8, i8, kernel
 
-__all__ = ["sum_rows_by", "binary_score_sums", "fit_binary"]
+__all__ = ["sum_rows_by", "binary_score_sums", "fit_binary", "split_entries"]
 
 
 @kernel(i8[::1], i8[::1], f8[::1], f8[:, ::1], f8[:, ::1])
@@ -216,3 +216,61 @@ def fit_binary(X, n, events, start, use_start, beta, bound, runs_off, max_step):
         if done:
             break
     return ll
+
+
+@kernel(i8[::1], i8[::1], f8[:, ::1], i8[::1], i8[::1], f8[:, ::1], i8[::1], i8[::1], i8, i8[::1], i8[::1],
+        f8[:, ::1])
+def split_entries(c, lab, t, c_in, lab_in, t_in, map_out, map_in, n_cand, c_out, lab_out, t_out):
+    """A forward step's entries from the last step's (``c``, ``lab``, ``t``: each candidate's entries
+    consecutive) and those of the new term's rows (``c_in``, ``lab_in``, ``t_in``, from a walk over
+    those rows only): per candidate in the last step's order, its old entries less their rows in the
+    term (kept where rows remain, labelled ``map_out[lab]``), then its entries in the term (labelled
+    ``map_in[lab_in]``). Writes into ``c_out``, ``lab_out``, ``t_out``; returns the entries written."""
+    cols = t.shape[1]
+    first_in = np.full(n_cand, -1, dtype=np.int64)
+    end_in = np.zeros(n_cand, dtype=np.int64)
+    e = 0
+    while e < c_in.shape[0]:
+        j = c_in[e]
+        first_in[j] = e
+        while e < c_in.shape[0] and c_in[e] == j:
+            e += 1
+        end_in[j] = e
+    n_labels = map_out.shape[0]
+    place = np.full(n_labels, -1, dtype=np.int64)
+    rest = np.empty((n_labels, cols))
+    out = 0
+    a = 0
+    while a < c.shape[0]:
+        j = c[a]
+        b = a
+        while b < c.shape[0] and c[b] == j:
+            place[lab[b]] = b - a
+            for col in range(cols):
+                rest[b - a, col] = t[b, col]
+            b += 1
+        lo, hi = first_in[j], end_in[j]
+        # the old entries less their rows in the term (each of those lies in one old entry's cell)
+        if lo >= 0:
+            for y in range(lo, hi):
+                x = place[lab_in[y]]
+                for col in range(cols):
+                    rest[x, col] -= t_in[y, col]
+        for x in range(a, b):
+            if rest[x - a, 0] > 0.5:
+                c_out[out] = j
+                lab_out[out] = map_out[lab[x]]
+                for col in range(cols):
+                    t_out[out, col] = rest[x - a, col]
+                out += 1
+        if lo >= 0:
+            for y in range(lo, hi):
+                c_out[out] = j
+                lab_out[out] = map_in[lab_in[y]]
+                for col in range(cols):
+                    t_out[out, col] = t_in[y, col]
+                out += 1
+        for x in range(a, b):
+            place[lab[x]] = -1
+        a = b
+    return out

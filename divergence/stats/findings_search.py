@@ -23,6 +23,7 @@ import math
 
 import numpy as np
 
+from .findings_kernel import split_entries
 from .findings_model import (
     MAX_CELLS,
     MAX_TERMS,
@@ -145,40 +146,21 @@ class _State:
         return fit_with(cells, candidate_cells(cells, where, lab, t), information=False).ll
 
 
-#: a split finds the old entries by a table of every (candidate, cell) up to this size, else by a sort
-_DENSE_SPLIT = 1 << 22
-
-
 def _split(before: _State, cells: Cells, inside: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The entries of ``before``'s terms and one more (``cells``), the new term's rows ``inside``:
     each entry of ``before`` split in two, its rows in the new term (one walk over those rows only)
     and the rest (its tallies less theirs: exact, the tallies being whole numbers); each candidate's
-    entries consecutive, the candidates in ``before``'s order."""
+    entries consecutive, the candidates in ``before``'s order (one compiled pass: split_entries)."""
     old = before.cells
-    h, k = len(old), len(before.terms)
-    c_in, lab_in, t_in = before.rows.entries(old.label, h, rows=inside)
-    key = before.c * h + before.lab  # each (candidate, cell) once
-    if before.n_cand * h <= _DENSE_SPLIT:
-        place = np.empty(before.n_cand * h, dtype=np.int64)
-        place[key] = np.arange(key.size)
-        at = place[c_in * h + lab_in]
-    else:
-        order = np.argsort(key, kind="stable")
-        at = order[np.searchsorted(key, c_in * h + lab_in, sorter=order)]
-    t_out = before.t.copy()
-    t_out[at] -= t_in
-    kept = t_out[:, 0] > 0.5
-    lab_out = np.searchsorted(cells.uniq, old.uniq[before.lab[kept]])
-    lab_new = np.searchsorted(cells.uniq, old.uniq[lab_in] | (np.int64(1) << k))
-    c = np.concatenate([before.c[kept], c_in])
-    rank = np.zeros(before.n_cand, dtype=np.int64)
-    if before.c.size:
-        first = before.c[np.flatnonzero(np.r_[True, before.c[1:] != before.c[:-1]])]
-        rank[first] = np.arange(first.size)
-    # a stable sort of small integers is a radix sort
-    group = np.argsort(rank[c].astype(np.int16) if before.n_cand < 2**15 else rank[c], kind="stable")
-    return (c[group], np.concatenate([lab_out, lab_new])[group],
-            np.concatenate([t_out[kept], t_in])[group])
+    k = len(before.terms)
+    c_in, lab_in, t_in = before.rows.entries(old.label, len(old), rows=inside)
+    map_out = np.searchsorted(cells.uniq, old.uniq)
+    map_in = np.searchsorted(cells.uniq, old.uniq | (np.int64(1) << k))
+    size = before.c.size + c_in.size
+    c, lab, t = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64), np.empty((size, before.t.shape[1]))
+    used = split_entries(before.c, before.lab, np.ascontiguousarray(before.t), c_in, lab_in, np.ascontiguousarray(t_in),
+                         map_out, map_in, before.n_cand, c, lab, t)
+    return c[:used], lab[:used], t[:used]
 
 
 def _shares(c: np.ndarray, lab: np.ndarray, n: np.ndarray, bits: np.ndarray, n_cand: int) -> np.ndarray:

@@ -573,16 +573,12 @@ def test_a_small_pool_grows_until_no_candidate_left_out_could_be_a_finding(monke
     assert "1 rounds ran out with" in one.assessment.findings_cut["fpr"]
 
 
-@pytest.mark.parametrize("dense", [1 << 22, 0], ids=["by a table", "by a sort"])
-def test_a_forward_steps_entries_split_from_the_last_steps_are_a_fresh_walks(dense, monkeypatch):
+def test_a_forward_steps_entries_split_from_the_last_steps_are_a_fresh_walks():
     """Adding a term to a 0/1 outcome's model, the candidates' entries split from the last model's (a
-    walk over the new term's rows only, the rest by subtraction) are a fresh walk's: the same
-    (candidate, cell) tallies, each candidate's entries together, and the same score tests; the old
-    entries found through a table of places or by a sort alike."""
-    from divergence.stats import findings_search
+    walk over the new term's rows only, the rest by subtraction, one compiled pass) are a fresh
+    walk's: the same (candidate, cell) tallies, each candidate's entries together, and the same score
+    tests."""
     from divergence.stats.findings_search import _State
-
-    monkeypatch.setattr(findings_search, "_DENSE_SPLIT", dense)
 
     t, cand, rows, (low, c1, c2) = _look_low_search()
     assert rows.whole_tallies

@@ -57,10 +57,13 @@ class ArgType:
     """An argument type of an exported kernel: a scalar (``i8``) or an array (``i8[::1]``,
     ``f8[:, ::1]``, ``i4[::1, :]``), written and read as numba writes them."""
 
-    __slots__ = ("code", "dims")
+    __slots__ = ("code", "dims", "_array")
 
     def __init__(self, code: str, dims: tuple[slice, ...] = ()) -> None:
         self.code, self.dims = code, dims
+        #: an array type's dtype, dimensions and whether it must be C- or Fortran-contiguous (read
+        #: on every call: a kernel is called thousands of times in a scan)
+        self._array = (np.dtype(_DTYPES[code]), len(dims), self.layout) if dims else None
 
     def __getitem__(self, dims) -> ArgType:
         dims = dims if isinstance(dims, tuple) else (dims,)
@@ -100,6 +103,10 @@ class ArgType:
     def check(self, value):
         """``value`` as the compiled code takes it: a scalar converted without loss, an array
         as it is; a TypeError when it is another type."""
+        want = self._array
+        if want is not None and type(value) is np.ndarray and value.dtype == want[0] and value.ndim == want[1] \
+                and (want[2] == "A" or (value.flags.c_contiguous if want[2] == "C" else value.flags.f_contiguous)):
+            return value
         if not self.dims:
             if self.code == "b1":
                 if isinstance(value, (bool, np.bool_)):

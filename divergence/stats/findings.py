@@ -131,9 +131,7 @@ def _distinct_findings(table, k: int, significant: np.ndarray, alpha: float, cor
             return float(first_bar) if first_bar is not None else 0.0
         return z_two_sided(alpha / m_follow if correction == "bonferroni" else alpha / max(m_follow - j + 2, 1))
 
-    codes = np.asarray(table.codes)[cand]
-    key = np.empty(cand.size, dtype=np.int64)
-    key[np.lexsort(tuple(codes.T[::-1]) + ((codes >= 0).sum(axis=1),))] = np.arange(cand.size)
+    key = _itemset_order(np.asarray(table.codes)[cand])
     limit = None if budget is None else max(float(budget[1]), float(budget[0]) * (n_items + everyone.n))
     prefer = worse_sign(table.metrics[k].name) or 1
     own_all = (np.arange(cand.size, dtype=np.int64), np.zeros(cand.size, dtype=np.int64),
@@ -185,6 +183,24 @@ def _distinct_findings(table, k: int, significant: np.ndarray, alpha: float, cor
     return Findings(finding, explained, cand, rank.astype(np.int64), cut, alias, tied, effect, low, high)
 
 
+def _itemset_order(codes: np.ndarray) -> np.ndarray:
+    """Each itemset's place in the itemsets' own order: fewer items first, then by their codes
+    attribute by attribute (an absent attribute first). One integer key per itemset (mixed radix)
+    sorted where the codes fit 62 bits, else numpy's lexsort of the same keys: the same order."""
+    key = np.empty(codes.shape[0], dtype=np.int64)
+    length = (codes >= 0).sum(axis=1)
+    radix = codes.max(axis=0, initial=-1).astype(np.int64) + 2 if codes.size else np.zeros(0, dtype=np.int64)
+    if codes.shape[0] and float(np.log2(radix.astype(float)).sum() + np.log2(codes.shape[1] + 1.0)) < 62.0:
+        whole = length.astype(np.int64)
+        for a in range(codes.shape[1]):
+            whole = whole * radix[a] + (codes[:, a].astype(np.int64) + 1)
+        order = np.argsort(whole, kind="stable")
+    else:
+        order = np.lexsort(tuple(codes.T[::-1]) + (length,))
+    key[order] = np.arange(codes.shape[0])
+    return key
+
+
 #: candidates walked at once when every candidate is tested given the terms (:func:`_given_terms`)
 GIVEN_CHUNK = 16384
 
@@ -205,8 +221,10 @@ def _given_terms(everyone: Rows, cells: Cells, z_own: np.ndarray, bar_next: floa
     for i in range(0, n_cand, GIVEN_CHUNK):
         j = min(n_cand, i + GIVEN_CHUNK)
         c, lab, t = everyone.entries(cells.label, len(cells), chunk=None if (i, j) == (0, n_cand) else (i, j))
-        z_all[i:j] = scores(cells, every, c, lab, t, j - i, floor=min(bar_next, z_scan)).z
-        by[i:j] = explain(cells, c, lab, t, z_own[i:j], z_all[i:j], z_scan)
+        # a 0/1 outcome's score sums give each candidate's rows in each term (explain's) in their pass
+        rows = np.zeros((j - i, cells.k + 1)) if cells.binary and cells.k else None
+        z_all[i:j] = scores(cells, every, c, lab, t, j - i, floor=min(bar_next, z_scan), rows=rows).z
+        by[i:j] = explain(cells, c, lab, t, z_own[i:j], z_all[i:j], z_scan, rows)
         entries += int(c.size)
         del c, lab, t
     everyone.work = start + everyone.walk_work(entries) + entries * (cells.k + 1)

@@ -26,14 +26,17 @@ def sum_rows_by(c, h, weights, M, out):
                 out[j, col] += w * m
 
 
-@kernel(i8[::1], i8[::1], f8[:, ::1], f8[::1], f8[::1], f8[:, ::1], f8[::1], f8[:, ::1], f8[:, ::1])
-def binary_score_sums(c, h, t, mu, v, M, N, sums, a):
+@kernel(i8[::1], i8[::1], f8[:, ::1], f8[::1], f8[::1], f8[:, ::1], f8[::1], f8[:, ::1], f8[:, ::1], f8[:, ::1])
+def binary_score_sums(c, h, t, mu, v, M, N, sums, a, rows_by):
     """A 0/1 model's score-test sums per candidate, in one pass over its entries (``c``, cell ``h``,
     tallies ``t``: rows, events, squares) with the cells' fitted rates ``mu``, their variances ``v``,
     design ``M`` and rows ``N``: into ``sums`` the rows, events, expected events, the score (events
     less expected), the information and the entries that hold part of their cell only; into ``a``
-    the information times the design. Each sum in the entries' order (as ``np.bincount`` adds)."""
+    the information times the design; into ``rows_by`` (unless it has no rows) the rows times the
+    design's columns but the first (each term's rows: :func:`sum_rows_by`'s sums). Each sum in the
+    entries' order (as ``np.bincount`` adds)."""
     cols = M.shape[1]
+    by = rows_by.shape[0] > 0
     for e in range(c.shape[0]):
         j = c[e]
         r = h[e]
@@ -48,6 +51,11 @@ def binary_score_sums(c, h, t, mu, v, M, N, sums, a):
         sums[j, 4] += w
         if n < N[r] - 0.5:
             sums[j, 5] += 1.0
+        if by and n != 0.0:
+            for col in range(1, cols):
+                m = M[r, col]
+                if m != 0.0:
+                    rows_by[j, col - 1] += n * m
         if w == 0.0:
             continue
         for col in range(cols):

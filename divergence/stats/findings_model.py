@@ -343,22 +343,28 @@ class Scores:
 
 
 def scores(cells: Cells, cell_of: np.ndarray, c: np.ndarray, lab: np.ndarray, t: np.ndarray, n_cand: int,
-           checked: np.ndarray | None = None, floor: float = 0.0) -> Scores:
+           checked: np.ndarray | None = None, floor: float = 0.0, rows: np.ndarray | None = None) -> Scores:
     """The score tests of every candidate given the model of ``cells``, from the candidates'
     entries (``c``, ``lab``, tallies ``t``) whose labels ``cell_of`` maps to these cells.
     ``checked``: the candidates whose z is read (a mask; all when None): only theirs are checked
     by the binomial test where few events are expected (the others' gains are read, not their z);
-    ``floor``: a |z| below which only the sign is read (those are not checked either)."""
+    ``floor``: a |z| below which only the sign is read (those are not checked either); ``rows``
+    (a 0/1 outcome's; candidates x 1 + terms): filled with each candidate's rows, then its rows in
+    each term (:func:`explain` reads them), in the same pass."""
     h = cell_of[lab]
     X, mu, fit = cells.X, cells.mu, cells.fit
     N = cells.tot[:, 0]
     if cells.binary:
         sums = np.zeros((n_cand, 6))
         a = np.zeros((n_cand, X.shape[1]))
+        rows_by = np.zeros((0, 0)) if rows is None else np.zeros((n_cand, X.shape[1] - 1))
         binary_score_sums(np.ascontiguousarray(c, dtype=np.int64), np.ascontiguousarray(h, dtype=np.int64),
                           np.ascontiguousarray(t, dtype=np.float64), np.ascontiguousarray(mu, dtype=np.float64),
                           np.ascontiguousarray(mu * (1.0 - mu)), np.ascontiguousarray(X, dtype=np.float64),
-                          np.ascontiguousarray(N, dtype=np.float64), sums, a)
+                          np.ascontiguousarray(N, dtype=np.float64), sums, a, rows_by)
+        if rows is not None:
+            rows[:, 0] = sums[:, 0]
+            rows[:, 1:] = rows_by
         n, events, expected, u, icc = sums[:, 0], sums[:, 1], sums[:, 2], sums[:, 3], sums[:, 4]
         # a candidate made of whole cells (the rows of some terms and not others: an intersection of
         # findings) is the findings' own rows: no term of its own

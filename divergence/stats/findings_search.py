@@ -366,19 +366,25 @@ def describe(state: _State, key: np.ndarray, level: float) -> tuple[dict, dict]:
 
 
 def explain(cells: Cells, c: np.ndarray, lab: np.ndarray, t: np.ndarray, z_own: np.ndarray, z_all: np.ndarray,
-            z_scan: float) -> np.ndarray:
+            z_scan: float, rows: np.ndarray | None = None) -> np.ndarray:
     """Per candidate (from its entries in the terms' cells), the term that explains it (-1: none): its
     test given every term no longer passes the scan's own bar, and of the terms' parts of its
     divergence in the model (a term's coefficient times the share of the candidate's rows it holds,
-    less its share of all rows) the largest on its own side is that term's."""
+    less its share of all rows) the largest on its own side is that term's. ``rows``: each
+    candidate's rows and its rows in each term when the score tests summed them (else from the
+    entries)."""
     n_cand = z_own.size
     out = np.full(n_cand, -1, dtype=np.int64)
     k = cells.k
     if k == 0:
         return out
     bits = cells.X[:, 1:]
-    n = np.bincount(c, weights=t[:, 0], minlength=n_cand)
-    share = _shares(c, lab, t[:, 0], bits, n_cand) / np.maximum(n, 1e-300)[:, None]
+    if rows is None:
+        n = np.bincount(c, weights=t[:, 0], minlength=n_cand)
+        share = _shares(c, lab, t[:, 0], bits, n_cand) / np.maximum(n, 1e-300)[:, None]
+    else:
+        n = rows[:, 0]
+        share = rows[:, 1:] / np.maximum(n, 1e-300)[:, None]
     overall = (cells.tot[:, 0] @ bits) / max(float(cells.tot[:, 0].sum()), 1e-300)
     part = np.sign(z_own)[:, None] * cells.fit.beta[1:][None, :] * (share - overall[None, :])
     by = np.argmax(part, axis=1)

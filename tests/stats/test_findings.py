@@ -518,9 +518,9 @@ def test_candidates_by_cells_sums_match_the_dense_product_without_holding_a_bloc
 def test_a_binary_models_score_sums_in_one_pass_are_numpys_to_the_bit():
     """The 0/1 score tests' per-candidate sums, made in one compiled pass over the entries, are the
     bits np.bincount gives (both add in the entries' order): rows, events, expected events, the
-    score, the information, the entries holding part of their cell, and the information times the
-    design."""
-    from divergence.stats.findings_kernel import binary_score_sums
+    score, the information, the entries holding part of their cell, the information times the
+    design, and the rows in each term (those :func:`sum_rows_by` gives)."""
+    from divergence.stats.findings_kernel import binary_score_sums, sum_rows_by
 
     rng = np.random.default_rng(5)
     n_cand, n_cells, n_entries = 700, 40, 30_000
@@ -533,8 +533,14 @@ def test_a_binary_models_score_sums_in_one_pass_are_numpys_to_the_bit():
     X = np.column_stack([np.ones(n_cells), rng.random((n_cells, 5)) < 0.5]).astype(float)
     N = np.bincount(h, weights=n, minlength=n_cells)
     N[::3] = 0.0
-    sums, a = np.zeros((n_cand, 6)), np.zeros((n_cand, 6))
-    binary_score_sums(c, h, t, mu, v, X, N, sums, a)
+    sums, a, rows_by = np.zeros((n_cand, 6)), np.zeros((n_cand, 6)), np.zeros((n_cand, 5))
+    binary_score_sums(c, h, t, mu, v, X, N, sums, a, rows_by)
+    by_terms = np.zeros((n_cand, 5))
+    sum_rows_by(c, h, n, np.ascontiguousarray(X[:, 1:]), by_terms)
+    np.testing.assert_array_equal(rows_by, by_terms)
+    skipped = np.zeros((n_cand, 6)), np.zeros((n_cand, 6))
+    binary_score_sums(c, h, t, mu, v, X, N, *skipped, np.zeros((0, 0)))
+    np.testing.assert_array_equal(skipped[0], sums)
 
     def per(w):
         return np.bincount(c, weights=w, minlength=n_cand)
@@ -702,3 +708,16 @@ def test_the_compiled_binary_fit_reaches_scipys_maximum_from_any_start(seed):
             assert np.all(np.isfinite(fit.beta)) and np.all(np.abs(fit.beta) <= BOUND)
             assert fit.ll == pytest.approx(-minus_ll(fit.beta)[0], rel=1e-12, abs=1e-9)
             assert fit.ll >= -best.fun - 1e-6, (trial, start)
+
+
+@pytest.mark.parametrize("high, attrs", [(3, 6), (300, 12)], ids=["one key", "lexsort"])
+def test_the_itemsets_own_order_is_numpys_lexsort_of_length_then_codes(high, attrs):
+    """The order that breaks the findings' ties (fewer items first, then the codes attribute by
+    attribute, an absent one first) from one mixed-radix key per itemset is numpy's lexsort's."""
+    from divergence.stats.findings import _itemset_order
+
+    codes = np.unique(np.random.default_rng(high).integers(-1, high, (4000, attrs)), axis=0).astype(np.int32)
+    codes = codes[np.random.default_rng(1).permutation(codes.shape[0])]
+    want = np.empty(codes.shape[0], dtype=np.int64)
+    want[np.lexsort(tuple(codes.T[::-1]) + ((codes >= 0).sum(axis=1),))] = np.arange(codes.shape[0])
+    assert np.array_equal(_itemset_order(codes), want)

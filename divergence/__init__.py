@@ -18,10 +18,11 @@ import sys
 
 if sys.argv[:1] == ["-m"] or sys.argv[:1] and sys.argv[0].endswith("divergence"):
     # `python -m divergence` or the `divergence` script: a signal while starting is one line from here on (F26)
-    from .cli.starting import catch_while_starting, run_as_command
+    from .cli.starting import catch_while_starting, one_blas_thread, run_as_command
 
     if run_as_command():
         catch_while_starting()
+        one_blas_thread()
 
 import importlib  # noqa: E402
 import types  # noqa: E402

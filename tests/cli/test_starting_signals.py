@@ -58,3 +58,25 @@ def test_the_console_script_installs_it_when_it_imports_the_package(tmp_path):
     proc = subprocess.run([sys.executable, str(other)], cwd=ROOT, capture_output=True, text=True, timeout=120,
                           env={"PYTHONPATH": str(ROOT)})
     assert proc.stdout.strip() == "default", (proc.stdout, proc.stderr)
+
+
+def test_the_command_runs_one_blas_thread_unless_the_user_set_a_number():
+    """``python -m divergence`` sets one BLAS thread before numpy is imported (OpenBLAS's pool of a
+    thread per core cost CPU for products that small); a number the user set is kept, and a library
+    user's process (not the command) is left alone."""
+    import os
+
+    read = ("import sys; sys.argv = ['-m']; sys.orig_argv = [sys.executable, '-m', {module!r}];"
+            "import os, divergence, numpy; from threadpoolctl import threadpool_info;"
+            "print(os.environ.get('OPENBLAS_NUM_THREADS'), [p['num_threads'] for p in threadpool_info()"
+            " if p['user_api'] == 'blas'])")
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+
+    def run(module, **extra):
+        proc = subprocess.run([sys.executable, "-c", read.format(module=module)], cwd=ROOT, capture_output=True,
+                              text=True, timeout=120, env={**env, **extra})
+        return proc.stdout.strip(), proc.stderr
+
+    assert run("divergence")[0] == "1 [1]"
+    assert run("divergence", OPENBLAS_NUM_THREADS="2")[0] == "2 [2]"
+    assert run("divergence.kernels._aot")[0].startswith("None")

@@ -316,6 +316,20 @@ class Cells:
         self.fit = fit_cells(self.X, self.tot[:, 0], self.tot[:, 1], self.tot[:, 2], binary, start)
         self.mu = self.X @ self.fit.beta if not binary else 1.0 / (1.0 + np.exp(-np.clip(self.X @ self.fit.beta, -700.0, 700.0)))
 
+    def adding(self, inside: np.ndarray, w: np.ndarray, start: np.ndarray | None = None) -> Cells:
+        """The cells of these terms and one more, whose rows are ``inside`` (a mask): each cell split
+        in its rows out of the term and in it. The same cells, in the same order, as building them
+        from every term's rows: the new term's bit is above the others', so the cells out of it come
+        first, each part in its old cell's order (no sort of the rows' patterns)."""
+        h, k = len(self), self.k
+        key = self.label + inside.astype(np.int64) * h
+        present = np.bincount(key, minlength=2 * h) > 0
+        label = (np.cumsum(present) - 1)[key]
+        uniq = np.concatenate([self.uniq[present[:h]], self.uniq[present[h:]] | (np.int64(1) << k)])
+        out = Cells.__new__(Cells)
+        out._init(self.pattern | (inside.astype(np.int64) << k), uniq, label, w, k + 1, self.binary, start)
+        return out
+
     def __len__(self) -> int:
         return int(self.uniq.size)
 

@@ -721,3 +721,21 @@ def test_the_itemsets_own_order_is_numpys_lexsort_of_length_then_codes(high, att
     want = np.empty(codes.shape[0], dtype=np.int64)
     want[np.lexsort(tuple(codes.T[::-1]) + ((codes >= 0).sum(axis=1),))] = np.arange(codes.shape[0])
     assert np.array_equal(_itemset_order(codes), want)
+
+
+def test_a_forward_steps_cells_split_from_the_last_steps_are_built_anew():
+    """A forward step's cells, split from the last step's (no sort of the rows' patterns), are the
+    cells built from every term's rows: the same patterns in the same order, labels, tallies and fit."""
+    from divergence.stats.findings_model import Cells
+
+    t, cand, rows, (low, c1, c2) = _look_low_search()
+    cells = Cells(rows, [], True)
+    terms: list = []
+    for x in (c1, low, c2):
+        terms.append(x)
+        split = cells.adding(rows.member(x), rows.w)
+        fresh = Cells(rows, terms, True)
+        for name in ("pattern", "uniq", "label", "tot", "X"):
+            np.testing.assert_array_equal(getattr(split, name), getattr(fresh, name))
+        assert split.fit.ll == fresh.fit.ll
+        cells = split

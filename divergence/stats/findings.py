@@ -202,7 +202,7 @@ def _itemset_order(codes: np.ndarray) -> np.ndarray:
 
 
 #: candidates walked at once when every candidate is tested given the terms (:func:`_given_terms`)
-GIVEN_CHUNK = 16384
+GIVEN_CHUNK = 4096
 
 
 def _given_terms(everyone: Rows, cells: Cells, z_own: np.ndarray, bar_next: float, z_scan: float
@@ -210,8 +210,10 @@ def _given_terms(everyone: Rows, cells: Cells, z_own: np.ndarray, bar_next: floa
     """Every candidate's z given the terms (``cells``' model) and the term that explains it
     (:func:`explain`), :data:`GIVEN_CHUNK` candidates at a time: each candidate's test reads its own
     entries only, so the chunks give the same bits as one walk, while the entries held at once are a
-    chunk's (every candidate's were the search's largest holding: 29 MiB on Adult). Its work is
-    charged as one walk's. The z is read against the next finding's bar and the scan's own: below
+    chunk's (every candidate's were the search's largest holding: 29 MiB on Adult). A chunk's walk
+    visits its candidates and their ancestors only, so smaller chunks cost no more (Adult: 4,096
+    candidates a chunk as fast as 16,384, 7 MiB less at the command's peak). Its work is charged as
+    one walk's. The z is read against the next finding's bar and the scan's own: below
     both, only its sign."""
     n_cand = z_own.size
     z_all = np.zeros(n_cand)
@@ -220,7 +222,9 @@ def _given_terms(everyone: Rows, cells: Cells, z_own: np.ndarray, bar_next: floa
     every = np.arange(len(cells))
     for i in range(0, n_cand, GIVEN_CHUNK):
         j = min(n_cand, i + GIVEN_CHUNK)
-        c, lab, t = everyone.entries(cells.label, len(cells), chunk=None if (i, j) == (0, n_cand) else (i, j))
+        # a chunk's walk: its candidates and their ancestors only (the same entries per candidate)
+        part = everyone if (i, j) == (0, n_cand) else everyone.restricted(everyone.cand[i:j])
+        c, lab, t = part.entries(cells.label, len(cells))
         # a 0/1 outcome's score sums give each candidate's rows in each term (explain's) in their pass
         rows = np.zeros((j - i, cells.k + 1)) if cells.binary and cells.k else None
         z_all[i:j] = scores(cells, every, c, lab, t, j - i, floor=min(bar_next, z_scan), rows=rows).z

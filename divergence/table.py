@@ -409,6 +409,16 @@ class SliceTable:
         """Readable itemset strings, ``attr=value, attr=value`` in attribute order."""
         return np.asarray(self._itemset_array.to_numpy(zero_copy_only=False), dtype=object)
 
+    def itemsets_of(self, rows) -> list[str]:
+        """The readable itemsets of ``rows`` (positions), from the Arrow column: a few names without
+        :attr:`itemsets`' Python string for every row (10 MiB on Adult's 65,410 slices)."""
+        import pyarrow as pa
+
+        rows = np.asarray(rows, dtype=np.int64).ravel()
+        if "itemsets" in self.__dict__ or rows.size == 0:
+            return [str(x) for x in self.itemsets[rows]] if rows.size else []
+        return self._itemset_array.take(pa.array(rows)).to_pylist()
+
     @cached_property
     def _itemset_array(self):
         """:attr:`itemsets` as an Arrow string array (joined in C++: far faster than Python string

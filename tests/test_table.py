@@ -95,3 +95,16 @@ def test_a_table_is_its_itemsets_and_four_named_parts():
     assert a.replication_rows == len(mined.replication.rows)
     assert all(isinstance(a.min_size[m], MinSize) and a.min_size[m].n_min >= 1 for m in assessed.metric_names)
     assert set(a.n_tested) == set(a.family_size) == set(assessed.metric_names)
+
+
+def test_a_few_itemsets_names_are_the_columns_without_every_rows_string():
+    """``itemsets_of`` gives the rows' readable itemsets (those of ``itemsets``) from the Arrow column;
+    a scan's statistics name their findings with it and never build every row's Python string
+    (10 MiB on Adult)."""
+    t = scan(load_demo(), **DEMO_ROLES["classification"], min_support=0.05)
+    assert "itemsets" not in t.__dict__
+    rows = np.array([3, 0, len(t) - 1, 3])
+    got = t.itemsets_of(rows)
+    assert "itemsets" not in t.__dict__
+    assert got == [str(x) for x in t.itemsets[rows]] and got[1] == "" and t.itemsets_of([]) == []
+    assert t.itemsets_of(rows) == got  # the same from the built column

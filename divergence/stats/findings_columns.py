@@ -51,7 +51,6 @@ def findings_columns(table, cols: dict, tests: dict, alpha: float, correction: s
         cols[f"{name}_divergence_shrunk"] = shrunk
         significant[name] = significant_slices(cols[f"{name}_q"], cols[f"{name}_divergence_adj_low"],
                                                cols[f"{name}_divergence_adj_high"], alpha)
-    itemsets = table.itemsets
     for k, m in enumerate(table.metrics):
         name = m.name
         if step is not None:
@@ -75,20 +74,20 @@ def findings_columns(table, cols: dict, tests: dict, alpha: float, correction: s
             finding, by = np.zeros(n_items, dtype=bool), np.full(n_items, -1)
             ties, effect = {}, (np.full(n_items, np.nan),) * 3
         explained = np.full(n_items, "", dtype=object)
-        explained[by >= 0] = itemsets[by[by >= 0]]
+        explained[by >= 0] = _names(table, by[by >= 0])
         cols[f"{name}_finding"] = finding
         cols[f"{name}_explained_by"] = explained
         # every name the data do not tell a finding from, best first
         aliases = np.full(n_items, "", dtype=object)
         for f, names in ties.items():
-            aliases[f] = " | ".join(str(itemsets[x]) for x in names)
+            aliases[f] = " | ".join(table.itemsets_of(names))
         cols[f"{name}_alias"] = aliases
         # the finding's effect in the model, given the other findings, and the verdict's direction with it
         cols[f"{name}_effect"], cols[f"{name}_effect_ci_low"], cols[f"{name}_effect_ci_high"] = effect
         # a finding lying wholly inside another is distinct for how it differs from the rest of that one
         within = enclosing_findings(table, k, finding)
         holder = np.full(n_items, "", dtype=object)
-        holder[within >= 0] = itemsets[within[within >= 0]]
+        holder[within >= 0] = _names(table, within[within >= 0])
         rest, diff, low, high = within_difference(table, k, within, 1.0 - alpha)
         _verdict_follows_effect(cols, name, finding, np.asarray(effect[0], dtype=float), alpha,
                                 table.kept_rows is not None and table.kept_rows.outcomes is not None, diff)
@@ -99,6 +98,13 @@ def findings_columns(table, cols: dict, tests: dict, alpha: float, correction: s
         cols[f"{name}_within_ci_high"] = high
         cols[f"{name}_order"] = default_order(cols, name, significant[name])
     return cut
+
+
+def _names(table, rows: np.ndarray) -> np.ndarray:
+    """The readable itemsets of ``rows`` (an object array; each distinct row's name made once: they
+    are a metric's few findings)."""
+    uniq, inverse = np.unique(rows, return_inverse=True)
+    return np.asarray(table.itemsets_of(uniq), dtype=object)[inverse.ravel()]
 
 
 def _verdict_follows_effect(cols: dict, name: str, finding: np.ndarray, effect: np.ndarray, alpha: float,

@@ -308,10 +308,11 @@ class Cells:
         uniq, label = np.unique(pattern, return_inverse=True)
         self._init(pattern, uniq, label.ravel(), rows.w, len(terms), binary, start)
 
-    def _init(self, pattern, uniq, label, w, k, binary, start=None) -> None:
+    def _init(self, pattern, uniq, label, w, k, binary, start=None, tot=None) -> None:
         self.pattern, self.uniq, self.label, self.k, self.binary = pattern, uniq, label, k, binary
         h = uniq.size
-        self.tot = np.column_stack([np.bincount(label, weights=w[:, j], minlength=h) for j in range(3)])
+        self.tot = np.column_stack([np.bincount(label, weights=w[:, j], minlength=h) for j in range(3)]) \
+            if tot is None else tot
         self.X = np.column_stack([np.ones(h)] + [((uniq >> i) & 1).astype(float) for i in range(k)])
         self.fit = fit_cells(self.X, self.tot[:, 0], self.tot[:, 1], self.tot[:, 2], binary, start)
         self.mu = self.X @ self.fit.beta if not binary else 1.0 / (1.0 + np.exp(-np.clip(self.X @ self.fit.beta, -700.0, 700.0)))
@@ -333,15 +334,20 @@ class Cells:
     def __len__(self) -> int:
         return int(self.uniq.size)
 
-    def without(self, i: int, w: np.ndarray) -> tuple[Cells, np.ndarray]:
-        """The cells of the terms but the i-th, and each of these cells' place among them."""
+    def without(self, i: int, w: np.ndarray, whole: bool = False) -> tuple[Cells, np.ndarray]:
+        """The cells of the terms but the i-th, and each of these cells' place among them. ``whole``:
+        the rows' tallies are whole numbers, so the merged cells' tallies are these cells' summed (the
+        same sums in any order) rather than their rows' again."""
         low = (np.int64(1) << i) - 1
         merge = lambda p: (p & low) | ((p >> (i + 1)) << i)  # noqa: E731
         uniq, where = np.unique(merge(self.uniq), return_inverse=True)
+        where = where.ravel()
+        tot = np.column_stack([np.bincount(where, weights=self.tot[:, j], minlength=uniq.size) for j in range(3)]) \
+            if whole else None
         out = Cells.__new__(Cells)
-        out._init(merge(self.pattern), uniq, where.ravel()[self.label], w, self.k - 1, self.binary,
-                  np.delete(self.fit.beta, i + 1))
-        return out, where.ravel()
+        out._init(merge(self.pattern), uniq, where[self.label], w, self.k - 1, self.binary,
+                  np.delete(self.fit.beta, i + 1), tot)
+        return out, where
 
 
 @dataclass(frozen=True)

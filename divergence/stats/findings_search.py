@@ -100,6 +100,13 @@ class _State:
         a, b = self.begin[position], self.end[position]
         return self.lab[a:b], self.t[a:b]
 
+    def entries_of_many(self, positions: np.ndarray) -> np.ndarray:
+        """The places of candidates ``positions``' entries (each candidate's in its own order: the
+        sums over a candidate's entries are the same bits as over a mask of every entry)."""
+        begin, end = self.begin[positions], self.end[positions]
+        lens = end - begin
+        return np.repeat(begin - np.cumsum(lens) + lens, lens) + np.arange(int(lens.sum()))
+
     def neighbours(self) -> np.ndarray:
         """Per term (columns), whether each candidate is among the :data:`NEIGHBOURS` whose rows go
         with the term's most (the largest |correlation| of the two indicators over the rows: near
@@ -130,15 +137,15 @@ class _State:
         others read 0 and not free)."""
         got = self._others.get(i)
         if got is None:
-            cells, where = self.cells.without(i, self.rows.w)
+            cells, where = self.cells.without(i, self.rows.w, self.rows.whole_tallies)
             wanted = self.neighbours()[:, i].copy()
             wanted[self.terms] = True
-            sel = wanted[self.c]
+            sel = self.entries_of_many(np.flatnonzero(wanted))
             terms = np.zeros(self.n_cand, dtype=bool)
             terms[self.terms] = True
             # the z read given the others is the terms' own (backward); the neighbours' gains
             got = (cells, where, scores(cells, where, self.c[sel], self.lab[sel], self.t[sel], self.n_cand, terms))
-            self.rows.work += int(self.c.size) + int(sel.sum()) * len(self.terms) + len(cells) * len(self.terms) ** 2
+            self.rows.work += int(self.c.size) + int(sel.size) * len(self.terms) + len(cells) * len(self.terms) ** 2
             self._others[i] = got
         return got
 

@@ -739,3 +739,20 @@ def test_a_forward_steps_cells_split_from_the_last_steps_are_built_anew():
             np.testing.assert_array_equal(getattr(split, name), getattr(fresh, name))
         assert split.fit.ll == fresh.fit.ll
         cells = split
+
+
+def test_the_cells_without_a_term_from_the_cells_tallies_are_the_rows():
+    """The model without a term: its cells' tallies summed from the cells' own (whole counts: exact in
+    any order) are the same bits as summed from the rows again, and so is its fit."""
+    from divergence.stats.findings_model import Cells
+
+    t, cand, rows, (low, c1, c2) = _look_low_search()
+    assert rows.whole_tallies
+    cells = Cells(rows, [c1, low, c2], True)
+    for i in range(3):
+        merged, where = cells.without(i, rows.w, whole=True)
+        again, where_again = cells.without(i, rows.w)
+        np.testing.assert_array_equal(where, where_again)
+        for name in ("pattern", "uniq", "label", "tot", "X", "mu"):
+            np.testing.assert_array_equal(getattr(merged, name), getattr(again, name))
+        assert merged.fit.ll == again.fit.ll

@@ -118,7 +118,7 @@ def shrink_lattice(codes: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarra
     accounted for; where J shrinks to 0 (its divergence is not told from noise) it is S's own
     divergence from the whole dataset, of variance ``σ²(1/n_S − 1/N)``, so that an interaction of
     items that do not diverge alone keeps its size as a single item does (between the two, see
-    :func:`_increment`). The parent is the one-item-shorter subset the increment is smallest
+    :func:`_increments`). The parent is the one-item-shorter subset the increment is smallest
     against (in standard errors): the subset S is most like. The increments of each length share a
     prior (:func:`shrink`, fitted on that length's increments: the whole dataset is the parent of
     every single item), so where the data hold real cohorts at one length and only noise in their
@@ -137,7 +137,6 @@ def shrink_lattice(codes: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarra
     s = np.asarray(s, dtype=float)
     q = np.asarray(q, dtype=float)
     n_items = codes.shape[0]
-    lengths = (codes >= 0).sum(axis=1)
     out = np.full(n_items, np.nan)
     if n_items == 0:
         return out
@@ -146,22 +145,31 @@ def shrink_lattice(codes: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarra
         mean = np.where(n > 0, s / np.where(n > 0, n, 1.0), np.nan)
         var = np.where(n > 1, np.maximum(q - s * mean, 0.0) / np.maximum(n - 1.0, 1.0), np.nan)
     cache = {} if subsets is None else subsets
+    shape = cache.get("shape")
+    if shape is None:  # each itemset's length and last attribute, found once for every metric
+        present = codes >= 0
+        lengths = np.zeros(n_items, dtype=np.int64)
+        for j in range(codes.shape[1]):  # a column at a time: twice as fast as a sum over rows of 11
+            lengths += present[:, j]
+        last = codes.shape[1] - 1 - np.argmax(present[:, ::-1], axis=1)
+        shape = cache["shape"] = (lengths, last)
+    lengths, last = shape
+    # the terms of the increment that are the parent's alone, for row 0 and then for each length
+    # as its shrunk values are known (see _parent_terms); read at each one-item-shorter subset
+    terms = np.empty((6, n_items))
+    _parent_terms(terms, np.zeros(1, dtype=np.int64), n, mean, out, binary)
     for length in range(1, int(lengths.max(initial=0)) + 1):
         if length not in cache and not (lengths == length).any():
             cache[length] = np.zeros(0, dtype=np.int64), np.zeros((0, length), dtype=np.int64)
         if length not in cache:
             rows = np.nonzero(lengths == length)[0]
             # every one-item-shorter subset of these itemsets, looked up at once
-            present = codes[rows] >= 0
-            attrs = np.nonzero(present)[1].reshape(rows.size, length)  # each itemset's attributes, ascending
-            subs = np.repeat(codes[rows], length, axis=0)
-            subs[np.arange(subs.shape[0]), attrs.ravel()] = -1
             if length == 1:
-                found = np.zeros(subs.shape[0], dtype=np.int64)
+                found = np.zeros(rows.size, dtype=np.int64)
             elif parent is not None and length - 1 in cache:
-                found = _subsets_from_parents(codes, rows, attrs, parent, cache, subs, index_of)
+                found = _subsets_from_parents(codes, rows, length, last, parent, cache, index_of)
             else:
-                found = np.asarray(index_of(subs), dtype=np.int64)
+                found = np.asarray(index_of(_without_each_item(codes, rows, length)), dtype=np.int64)
             cache[length] = rows, found.reshape(rows.size, length)
         rows, parents = cache[length]
         if rows.size == 0:
@@ -169,8 +177,7 @@ def shrink_lattice(codes: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarra
         found = parents >= 0
         p = np.maximum(parents, 0)
         me = rows[:, None]  # the slice's own values, broadcast over its subsets (the same arithmetic)
-        d, se = _increment(n[me], mean[me], var[me], n[p], mean[p], var[p], binary,
-                           base=(n[0], mean[0]), parent_shrunk=out[p])
+        d, se = _increments(n[me], mean[me], var[me] if not binary else None, p, terms, var, binary)
         with np.errstate(invalid="ignore", divide="ignore"):
             z = np.where(se > 0, np.abs(d) / np.where(se > 0, se, 1.0), np.where(d == 0, 0.0, np.inf))
         z = np.where(found & np.isfinite(d), z, np.inf)
@@ -186,20 +193,34 @@ def shrink_lattice(codes: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarra
         shrunk = shrink(best_d, best_se, null_pseudocount=max(NULL_PSEUDOCOUNT, float(np.isfinite(best_d).sum())))
         ok = best_parent >= 0
         out[rows[ok]] = out[best_parent[ok]] + shrunk[ok]
+        _parent_terms(terms, rows, n, mean, out, binary)
     return out
 
 
-def _subsets_from_parents(codes: np.ndarray, rows: np.ndarray, attrs: np.ndarray, parent: np.ndarray, cache: dict,
-                          subs: np.ndarray, index_of) -> np.ndarray:
-    """The rows of ``subs`` (each itemset of ``rows`` without its j-th attribute's item, ``attrs``
-    in ascending order) from the lattice: without the last attribute's item it is the itemset's
-    parent P; without an earlier one, the child by that last item of P's subset without the same
-    item (one length shorter, in ``cache``). Each found row is checked against ``subs``; the rest
-    (a subset the lattice does not hold so) are looked up by ``index_of``: the same rows as
-    ``index_of(subs)``."""
-    length = attrs.shape[1]
-    p = np.asarray(parent, dtype=np.int64)[rows]
-    last_attr = attrs[:, -1]
+def _without_each_item(codes: np.ndarray, rows: np.ndarray, length: int) -> np.ndarray:
+    """Each itemset of ``rows`` (all of ``length`` items) without each of its items in turn, its
+    attributes in ascending order: ``length`` code rows per itemset."""
+    present = codes[rows] >= 0
+    attrs = np.nonzero(present)[1].reshape(rows.size, length)  # each itemset's attributes, ascending
+    subs = np.repeat(codes[rows], length, axis=0)
+    subs[np.arange(subs.shape[0]), attrs.ravel()] = -1
+    return subs
+
+
+def _subsets_from_parents(codes: np.ndarray, rows: np.ndarray, length: int, last: np.ndarray, parent: np.ndarray,
+                          cache: dict, index_of) -> np.ndarray:
+    """Each itemset of ``rows`` (all of ``length`` items) without its j-th attribute's item (its
+    attributes in ascending order; ``length`` rows per itemset, raveled) from the lattice: without the
+    last attribute's item (``last``: each itemset's last attribute) it is the itemset's parent P;
+    without an earlier one, the child by that last item of P's subset without the same item (one
+    length shorter, in ``cache``). The rows found are right when every parent is its itemset without
+    its last item (checked once, over the whole lattice, and kept in ``cache``); otherwise each is
+    checked against its codes. The rest (a subset the lattice does not hold so) are looked up by
+    ``index_of``: the same rows as ``index_of`` of every subset."""
+    parent = np.asarray(parent, dtype=np.int64)
+    lengths = cache["shape"][0]
+    p = parent[rows]
+    last_attr = last[rows]
     last_val = codes[rows, last_attr].astype(np.int64)
     found: np.ndarray = np.full((rows.size, length), -1, dtype=np.int64)  # 2-D, then raveled
     found[:, -1] = p
@@ -208,11 +229,9 @@ def _subsets_from_parents(codes: np.ndarray, rows: np.ndarray, attrs: np.ndarray
         child = cache.get("children")
         if child is None:  # (parent, last item) -> itemset, for every itemset with a parent
             width = np.int64(codes.max(initial=0)) + 2
-            has = np.nonzero(np.asarray(parent) >= 0)[0]
-            lengths = (codes[has] >= 0).sum(axis=1)
-            last = np.where(lengths > 0, codes.shape[1] - 1 - np.argmax((codes[has] >= 0)[:, ::-1], axis=1), 0)
-            keys = (np.asarray(parent, dtype=np.int64)[has] * codes.shape[1] + last) * width \
-                + codes[has, last].astype(np.int64)
+            has = np.nonzero(parent >= 0)[0]
+            at = np.where(lengths[has] > 0, last[has], 0)
+            keys = (parent[has] * codes.shape[1] + at) * width + codes[has, at].astype(np.int64)
             order = np.argsort(keys, kind="stable")
             child = cache["children"] = (keys[order], has[order], width)
         keys, members, width = child
@@ -226,41 +245,68 @@ def _subsets_from_parents(codes: np.ndarray, rows: np.ndarray, attrs: np.ndarray
             found[:, j] = np.where(hit, members[k], -1)
     found = found.ravel()
     good = found >= 0
-    good[good] = np.all(codes[found[good]] == subs[good], axis=1)
+    hold = cache.get("parents hold")
+    if hold is None:  # is every itemset's parent the itemset without its last attribute's item?
+        has = np.nonzero(parent >= 0)[0]
+        without = codes[has]
+        without[np.arange(has.size), last[has]] = -1
+        hold = cache["parents hold"] = bool((lengths[has] > 0).all() and (codes[parent[has]] == without).all())
+    if not hold:
+        good[good] = np.all(codes[found[good]] == _without_each_item(codes, rows, length)[good], axis=1)
     if not good.all():
-        found[~good] = np.asarray(index_of(subs[~good]), dtype=np.int64)
+        missing = np.nonzero(~good)[0]
+        at, item = np.divmod(missing, length)
+        listed, where = np.unique(at, return_inverse=True)
+        subs = _without_each_item(codes, rows[listed], length)
+        found[missing] = np.asarray(index_of(subs[where * length + item]), dtype=np.int64)
     return found
 
 
-def _increment(n_s, mean_s, var_s, n_j, mean_j, var_j, binary: bool, *, base=None,
-               parent_shrunk=None) -> tuple[np.ndarray, np.ndarray]:
-    """A slice's increment over its parent's shrunk divergence and its standard error.
+def _parent_terms(terms: np.ndarray, at: np.ndarray, n: np.ndarray, mean: np.ndarray, shrunk: np.ndarray,
+                  binary: bool) -> None:
+    """The parts of a slice's increment (:func:`_increments`) that are its parent J's alone, written
+    in ``terms``' columns ``at`` (J's rows): with ``f = shrunk(J)/raw(J)`` clipped to [0, 1] (1 where
+    J's raw divergence is 0 or f is not finite), the rows are ``f·mean_J``, ``(1−f)·mean_0``,
+    ``f(2−f)/n_J``, ``(1−f)²/N`` and, for a 0/1 outcome, ``σ² = mean_J(1−mean_J)``; row 5 is J's
+    count. Row 0 of the table (the whole dataset) gives ``N`` and ``mean_0``."""
+    n_j, mean_j = n[at], mean[at]
+    n_0, mean_0 = n[0], mean[0]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        raw_j = mean_j - mean_0
+        f = np.where(raw_j != 0, shrunk[at] / np.where(raw_j != 0, raw_j, 1.0), 1.0)
+        f = np.clip(np.where(np.isfinite(f), f, 1.0), 0.0, 1.0)
+        terms[0, at] = f * mean_j
+        terms[1, at] = (1.0 - f) * mean_0
+        terms[2, at] = f * (2.0 - f) * (1.0 / np.where(n_j > 0, n_j, np.nan))
+        terms[3, at] = (1.0 - f) ** 2 / n_0
+        terms[4, at] = mean_j * (1.0 - mean_j) if binary else np.nan
+    terms[5, at] = n_j
+
+
+def _increments(n_s: np.ndarray, mean_s: np.ndarray, var_s: np.ndarray | None, p: np.ndarray, terms: np.ndarray,
+                var: np.ndarray, binary: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Each slice's increment over each parent's shrunk divergence and its standard error: the
+    slice's count, mean and variance (``n_s``, ``mean_s``, ``var_s``, a column each) against its
+    parents ``p`` (rows of ``terms``, see :func:`_parent_terms`; ``var``: every itemset's variance).
 
     The increment is ``raw(S) − shrunk(J)`` (raw: the difference from the whole dataset's mean):
     over the parent's measured mean where the parent kept its size (``mean_s − mean_j``), over the
     whole dataset's where the parent shrank to 0 (an interaction of items that do not diverge alone
     is measured from the whole dataset, as a single item is). With ``f = shrunk(J)/raw(J)`` in
     [0, 1] the increment is ``mean_s − f·mean_j − (1−f)·mean_0`` on nested rows, of variance
-    ``σ²(1/n_S − f(2−f)/n_J − (1−f)²/N)``. Without ``base`` (``(N, mean_0)``), f is 1."""
+    ``σ²(1/n_S − f(2−f)/n_J − (1−f)²/N)`` (σ² pooled in J for a 0/1 outcome; for a real one S's
+    variance taken as at least J's). The parent's terms are computed once per parent and read at each
+    of its children: the same operations in the same order on the same numbers as computing them at
+    each (slice, parent) pair."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        if base is None:
-            f = np.ones_like(np.asarray(mean_j, dtype=float))
-            n_0 = np.inf
-            mean_0 = 0.0
-        else:
-            n_0, mean_0 = base
-            raw_j = mean_j - mean_0
-            f = np.where(raw_j != 0, np.asarray(parent_shrunk, dtype=float) / np.where(raw_j != 0, raw_j, 1.0), 1.0)
-            f = np.clip(np.where(np.isfinite(f), f, 1.0), 0.0, 1.0)
-        d = mean_s - f * mean_j - (1.0 - f) * mean_0
-        inv = lambda m: 1.0 / np.where(m > 0, m, np.nan)  # noqa: E731
-        share = np.maximum(inv(n_s) - f * (2.0 - f) * inv(n_j) - (1.0 - f) ** 2 / n_0, 0.0)
+        d = mean_s - terms[0][p] - terms[1][p]
+        share = np.maximum(1.0 / np.where(n_s > 0, n_s, np.nan) - terms[2][p] - terms[3][p], 0.0)
         if binary:
-            sigma2 = mean_j * (1.0 - mean_j)
+            sigma2 = terms[4][p]
         else:
+            assert var_s is not None  # a real outcome's slices' variances are given
+            var_j = var[p]
             sigma2 = np.fmax(np.where(np.isfinite(var_s), var_s, var_j), var_j)
         se = np.sqrt(sigma2 * share)
-    d = np.where(n_s >= n_j, 0.0, d)  # the same rows as the parent: no increment
-    se = np.where(n_s >= n_j, 0.0, se)
-    return d, se
-
+    same = n_s >= terms[5][p]  # the same rows as the parent: no increment
+    return np.where(same, 0.0, d), np.where(same, 0.0, se)

@@ -1,11 +1,14 @@
 """The shrinkage computed for speed gives the floats of its plain formulas, to the last bit: the
-increments from each parent's terms computed once against the formula at each (slice, parent) pair."""
+posterior with the prior's components as rows (each operation along a row of slices) against a
+row per slice, the sums over components in numpy's order, and the increments from each parent's
+terms computed once against the formula at each (slice, parent) pair."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from divergence.stats.shrinkage import _increments, _parent_terms
+from divergence.stats import shrinkage
+from divergence.stats.shrinkage import _component_sums, _increments, _parent_terms, shrink
 
 
 def _same(a: np.ndarray, b: np.ndarray) -> bool:
@@ -14,6 +17,57 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
     nan = np.isnan(a)
     return a.shape == b.shape and np.array_equal(nan, np.isnan(b)) and np.array_equal(
         a[~nan].view(np.uint64), b[~nan].view(np.uint64))
+
+
+def _row_likelihood(x, v, scales2):
+    """The likelihood with a row per estimate (the shrinkage's formula before the columns)."""
+    total = v[:, None] + scales2[None, :]
+    loglik = -0.5 * (np.log(total) + x[:, None] ** 2 / total)
+    loglik -= loglik.max(axis=1, keepdims=True)
+    return np.exp(loglik)
+
+
+def _row_shrink(estimate, se, null_pseudocount=shrinkage.NULL_PSEUDOCOUNT):
+    """:func:`shrink` with a row per slice, as it was computed before the columns."""
+    est, s = np.asarray(estimate, dtype=float), np.asarray(se, dtype=float)
+    out = np.full(est.shape, np.nan)
+    exact = np.isfinite(est) & (s == 0)
+    out[exact] = est[exact]
+    ok = np.isfinite(est) & np.isfinite(s) & (s > 0)
+    if not ok.any():
+        return out
+    x, v = est[ok], s[ok] ** 2
+    lo = max(float(np.sqrt(v.min())) / 10.0, 1e-12)
+    hi = max(2.0 * float(np.sqrt(max((x * x - v).max(), 0.0))), 8.0 * lo)
+    k = int(np.ceil(np.log2(hi / lo))) + 1
+    scales2 = np.concatenate([[0.0], (lo * 2.0 ** np.arange(k)) ** 2])
+    fit = np.arange(x.size)
+    if x.size > shrinkage.FIT_MAX:
+        fit = np.sort(np.random.default_rng(0).choice(x.size, shrinkage.FIT_MAX, replace=False))
+    w = shrinkage._fit_weights(_row_likelihood(x[fit], v[fit], scales2), 100, 1e-4, null_pseudocount)
+    post = _row_likelihood(x, v, scales2) * w[None, :]
+    post /= post.sum(axis=1, keepdims=True)
+    out[ok] = x * (post * (scales2[None, :] / (v[:, None] + scales2[None, :]))).sum(axis=1)
+    return out
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, 7, 8, 9, 15, 16, 17, 21, 24, 63, 127, 128, 129, 200])
+def test_component_sums_are_numpys_row_sums(k):
+    rng = np.random.default_rng(k)
+    a = rng.random((k, 3001)) * 10.0 ** rng.integers(-12, 12, (k, 3001))
+    a[:, :5] = 0.0
+    assert _same(_component_sums(a), np.ascontiguousarray(a.T).sum(axis=1))
+
+
+@pytest.mark.parametrize("size", [1, 40, 2_999, 3_001, 9_000, 20_000])
+def test_shrink_by_columns_is_shrink_by_rows(size):
+    rng = np.random.default_rng(size)
+    se = rng.uniform(0.002, 0.2, size)
+    est = rng.normal(0, se) + (rng.random(size) < 0.1) * rng.normal(0, 0.1, size)
+    est[::97] = np.nan
+    se[5::101] = 0.0
+    pseudo = max(shrinkage.NULL_PSEUDOCOUNT, float(np.isfinite(est).sum()))
+    assert _same(shrink(est, se, null_pseudocount=pseudo), _row_shrink(est, se, pseudo))
 
 
 def _increment(n_s, mean_s, var_s, n_j, mean_j, var_j, binary, base, parent_shrunk):

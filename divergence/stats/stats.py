@@ -143,7 +143,10 @@ def adjust_p(p: np.ndarray, method: str = "bh") -> np.ndarray:
     if m == 0:
         return out
     x = p[ok]
-    order = np.argsort(x, kind="stable")
+    # equal p-values get the same corrected value whichever order they are ranked in (each method's
+    # value at a tie is its running minimum or maximum over the tie), so the faster unstable sort
+    # gives the same floats; a zero of either sign is the one tie of different bits: then stable
+    order = np.argsort(x, kind="stable" if np.signbit(x).any() else "quicksort")
     ranked = x[order]
     if method == "bonferroni":
         adj = np.minimum(ranked * m, 1.0)

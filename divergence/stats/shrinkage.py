@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .shrinkage_kernel import nearest_parents
+
 __all__ = ["shrink", "shrink_lattice"]
 
 #: prior weight (pseudo-count) of the null component, as adaptive shrinkage's default
@@ -160,7 +162,7 @@ def shrink_lattice(codes: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarra
     accounted for; where J shrinks to 0 (its divergence is not told from noise) it is S's own
     divergence from the whole dataset, of variance ``σ²(1/n_S − 1/N)``, so that an interaction of
     items that do not diverge alone keeps its size as a single item does (between the two, see
-    :func:`_increments`). The parent is the one-item-shorter subset the increment is smallest
+    :func:`_parent_terms`). The parent is the one-item-shorter subset the increment is smallest
     against (in standard errors): the subset S is most like. The increments of each length share a
     prior (:func:`shrink`, fitted on that length's increments: the whole dataset is the parent of
     every single item), so where the data hold real cohorts at one length and only noise in their
@@ -175,7 +177,7 @@ def shrink_lattice(codes: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarra
     without its last attribute's item (the lattice's, -1 for none), when known: the subsets are then
     found from the shorter itemsets' subsets (:func:`_subsets_from_parents`), ``index_of`` asked only
     for those it does not find."""
-    n = np.asarray(n, dtype=float)
+    n = np.ascontiguousarray(n, dtype=float)
     s = np.asarray(s, dtype=float)
     q = np.asarray(q, dtype=float)
     n_items = codes.shape[0]
@@ -216,19 +218,11 @@ def shrink_lattice(codes: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarra
         rows, parents = cache[length]
         if rows.size == 0:
             continue
-        found = parents >= 0
-        p = np.maximum(parents, 0)
-        me = rows[:, None]  # the slice's own values, broadcast over its subsets (the same arithmetic)
-        d, se = _increments(n[me], mean[me], var[me] if not binary else None, p, terms, var, binary)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            z = np.where(se > 0, np.abs(d) / np.where(se > 0, se, 1.0), np.where(d == 0, 0.0, np.inf))
-        z = np.where(found & np.isfinite(d), z, np.inf)
-        pick = np.argmin(z, axis=1)
-        at = np.arange(rows.size)
-        ok_pick = np.isfinite(z[at, pick])
-        best_d = np.where(ok_pick, d[at, pick], np.nan)
-        best_se = np.where(ok_pick, se[at, pick], np.nan)
-        best_parent = np.where(ok_pick, parents[at, pick], -1)
+        # each slice's increment over the subset it is nearest (see _parent_terms and the kernel)
+        best_d, best_se = np.empty(rows.size), np.empty(rows.size)
+        best_parent = np.empty(rows.size, dtype=np.int64)
+        nearest_parents(rows, np.ascontiguousarray(parents), n, mean, var, terms, int(binary), best_d, best_se,
+                        best_parent)
         # a real increment is rare among many: the null's pseudo-count grows with their number (as
         # many as there are increments), so a lucky one (|z| about 3 among tens, 4 among thousands)
         # keeps its parent's value while a real one, measured precisely, keeps its size
@@ -306,8 +300,9 @@ def _subsets_from_parents(codes: np.ndarray, rows: np.ndarray, length: int, last
 
 def _parent_terms(terms: np.ndarray, at: np.ndarray, n: np.ndarray, mean: np.ndarray, shrunk: np.ndarray,
                   binary: bool) -> None:
-    """The parts of a slice's increment (:func:`_increments`) that are its parent J's alone, written
-    in ``terms``' columns ``at`` (J's rows): with ``f = shrunk(J)/raw(J)`` clipped to [0, 1] (1 where
+    """The parts of a slice's increment (:func:`divergence.stats.shrinkage_kernel.nearest_parents`) that
+    are its parent J's alone, computed once per parent and read at each of its children, written in
+    ``terms``' columns ``at`` (J's rows): with ``f = shrunk(J)/raw(J)`` clipped to [0, 1] (1 where
     J's raw divergence is 0 or f is not finite), the rows are ``f·mean_J``, ``(1−f)·mean_0``,
     ``f(2−f)/n_J``, ``(1−f)²/N`` and, for a 0/1 outcome, ``σ² = mean_J(1−mean_J)``; row 5 is J's
     count. Row 0 of the table (the whole dataset) gives ``N`` and ``mean_0``."""
@@ -323,32 +318,3 @@ def _parent_terms(terms: np.ndarray, at: np.ndarray, n: np.ndarray, mean: np.nda
         terms[3, at] = (1.0 - f) ** 2 / n_0
         terms[4, at] = mean_j * (1.0 - mean_j) if binary else np.nan
     terms[5, at] = n_j
-
-
-def _increments(n_s: np.ndarray, mean_s: np.ndarray, var_s: np.ndarray | None, p: np.ndarray, terms: np.ndarray,
-                var: np.ndarray, binary: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Each slice's increment over each parent's shrunk divergence and its standard error: the
-    slice's count, mean and variance (``n_s``, ``mean_s``, ``var_s``, a column each) against its
-    parents ``p`` (rows of ``terms``, see :func:`_parent_terms`; ``var``: every itemset's variance).
-
-    The increment is ``raw(S) − shrunk(J)`` (raw: the difference from the whole dataset's mean):
-    over the parent's measured mean where the parent kept its size (``mean_s − mean_j``), over the
-    whole dataset's where the parent shrank to 0 (an interaction of items that do not diverge alone
-    is measured from the whole dataset, as a single item is). With ``f = shrunk(J)/raw(J)`` in
-    [0, 1] the increment is ``mean_s − f·mean_j − (1−f)·mean_0`` on nested rows, of variance
-    ``σ²(1/n_S − f(2−f)/n_J − (1−f)²/N)`` (σ² pooled in J for a 0/1 outcome; for a real one S's
-    variance taken as at least J's). The parent's terms are computed once per parent and read at each
-    of its children: the same operations in the same order on the same numbers as computing them at
-    each (slice, parent) pair."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        d = mean_s - terms[0][p] - terms[1][p]
-        share = np.maximum(1.0 / np.where(n_s > 0, n_s, np.nan) - terms[2][p] - terms[3][p], 0.0)
-        if binary:
-            sigma2 = terms[4][p]
-        else:
-            assert var_s is not None  # a real outcome's slices' variances are given
-            var_j = var[p]
-            sigma2 = np.fmax(np.where(np.isfinite(var_s), var_s, var_j), var_j)
-        se = np.sqrt(sigma2 * share)
-    same = n_s >= terms[5][p]  # the same rows as the parent: no increment
-    return np.where(same, 0.0, d), np.where(same, 0.0, se)

@@ -1,14 +1,16 @@
 """The shrinkage computed for speed gives the floats of its plain formulas, to the last bit: the
 posterior with the prior's components as rows (each operation along a row of slices) against a
-row per slice, the sums over components in numpy's order, and the increments from each parent's
-terms computed once against the formula at each (slice, parent) pair."""
+row per slice, the sums over components in numpy's order, and the increments (from each parent's
+terms computed once) and the nearest parent, in one compiled pass, against the formula at every
+(slice, parent) pair at once and numpy's argmin."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from divergence.stats import shrinkage
-from divergence.stats.shrinkage import _component_sums, _increments, _parent_terms, shrink
+from divergence.stats.shrinkage import _component_sums, _parent_terms, shrink
+from divergence.stats.shrinkage_kernel import nearest_parents
 
 
 def _same(a: np.ndarray, b: np.ndarray) -> bool:
@@ -92,7 +94,7 @@ def _increment(n_s, mean_s, var_s, n_j, mean_j, var_j, binary, base, parent_shru
 
 
 @pytest.mark.parametrize("binary", [True, False])
-def test_increments_from_the_parents_terms_are_the_formulas(binary):
+def test_nearest_parents_are_the_formulas_and_numpys_argmin(binary):
     rng = np.random.default_rng(3)
     items = 500
     n = rng.integers(0, 400, items).astype(float)
@@ -110,11 +112,22 @@ def test_increments_from_the_parents_terms_are_the_formulas(binary):
     mean[40:45] = mean[0]  # a parent whose raw divergence is 0
     rows = np.arange(100, items)
     parents = rng.integers(-1, 100, (rows.size, 3))
+    parents[:5] = -1  # none listed
     p = np.maximum(parents, 0)
     terms = np.empty((6, items))
     _parent_terms(terms, np.zeros(1, dtype=np.int64), n, mean, shrunk, binary)
     _parent_terms(terms, np.arange(1, 100), n, mean, shrunk, binary)
     me = rows[:, None]
-    d, se = _increments(n[me], mean[me], var[me] if not binary else None, p, terms, var, binary)
-    d0, se0 = _increment(n[me], mean[me], var[me], n[p], mean[p], var[p], binary, (n[0], mean[0]), shrunk[p])
-    assert _same(d, d0) and _same(se, se0)
+    d, se = _increment(n[me], mean[me], var[me], n[p], mean[p], var[p], binary, (n[0], mean[0]), shrunk[p])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z = np.where(se > 0, np.abs(d) / np.where(se > 0, se, 1.0), np.where(d == 0, 0.0, np.inf))
+    z = np.where((parents >= 0) & np.isfinite(d), z, np.inf)
+    pick = np.argmin(z, axis=1)
+    at = np.arange(rows.size)
+    ok = np.isfinite(z[at, pick])
+    best_d, best_se, best_parent = np.empty(rows.size), np.empty(rows.size), np.empty(rows.size, dtype=np.int64)
+    nearest_parents(rows, parents, n, mean, var, terms, int(binary), best_d, best_se, best_parent)
+    assert _same(best_d, np.where(ok, d[at, pick], np.nan))
+    assert _same(best_se, np.where(ok, se[at, pick], np.nan))
+    assert np.array_equal(best_parent, np.where(ok, parents[at, pick], -1))
+    assert ok.sum() > rows.size // 2 and (~ok).sum() > 0 and (best_se == 0).sum() > 0

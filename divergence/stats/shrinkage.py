@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .shrinkage_kernel import nearest_parents
+from .shrinkage_kernel import children_of_subsets, hash_children, nearest_parents
 
 __all__ = ["shrink", "shrink_lattice"]
 
@@ -196,8 +196,12 @@ def shrink_lattice(codes: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarra
         for j in range(codes.shape[1]):  # a column at a time: twice as fast as a sum over rows of 11
             lengths += present[:, j]
         last = codes.shape[1] - 1 - np.argmax(present[:, ::-1], axis=1)
-        shape = cache["shape"] = (lengths, last)
-    lengths, last = shape
+        rank = np.zeros(n_items, dtype=np.int64)  # each itemset's place among those of its length
+        for length in range(int(lengths.max(initial=0)) + 1):
+            at = np.nonzero(lengths == length)[0]
+            rank[at] = np.arange(at.size)
+        shape = cache["shape"] = (lengths, last, rank)
+    lengths, last = shape[:2]
     # the terms of the increment that are the parent's alone, for row 0 and then for each length
     # as its shrunk values are known (see _parent_terms); read at each one-item-shorter subset
     terms = np.empty((6, n_items))
@@ -263,30 +267,30 @@ def _subsets_from_parents(codes: np.ndarray, rows: np.ndarray, length: int, last
     prev_rows, prev_subs = cache[length - 1]
     if length > 1 and prev_rows.size:
         child = cache.get("children")
-        if child is None:  # (parent, last item) -> itemset, for every itemset with a parent
-            width = np.int64(codes.max(initial=0)) + 2
+        if child is None:  # (parent, last item) -> itemset, for every itemset with a parent, in a hash table
+            width = int(codes.max(initial=0)) + 2
             has = np.nonzero(parent >= 0)[0]
             at = np.where(lengths[has] > 0, last[has], 0)
             keys = (parent[has] * codes.shape[1] + at) * width + codes[has, at].astype(np.int64)
-            order = np.argsort(keys, kind="stable")
-            child = cache["children"] = (keys[order], has[order], width)
-        keys, members, width = child
-        pos = np.minimum(np.searchsorted(prev_rows, p), prev_rows.size - 1)
-        ok = (p >= 0) & (prev_rows[pos] == p)
-        for j in range(length - 1):
-            sub = np.where(ok, prev_subs[pos, j], -1)
-            want = (sub * codes.shape[1] + last_attr) * width + last_val
-            k = np.minimum(np.searchsorted(keys, want), max(keys.size - 1, 0))
-            hit = (sub >= 0) & (keys.size > 0) & (keys[k] == want)
-            found[:, j] = np.where(hit, members[k], -1)
+            bits = max(int(keys.size * 2 - 1).bit_length(), 4)  # at most half the slots filled
+            table = np.zeros((1 << bits, 2), dtype=np.int64)
+            table[:, 1] = -1
+            hash_children(keys, has, bits, table)
+            child = cache["children"] = (table, bits, width)
+        table, bits, width = child
+        rank = cache["shape"][2]  # P's row among the shorter itemsets', when P is one of them
+        pos = np.where((p >= 0) & (lengths[np.maximum(p, 0)] == length - 1), rank[np.maximum(p, 0)], -1)
+        children_of_subsets(pos, np.ascontiguousarray(prev_subs), np.ascontiguousarray(last_attr), last_val,
+                            codes.shape[1], width, bits, table, found)
     found = found.ravel()
     good = found >= 0
     hold = cache.get("parents hold")
     if hold is None:  # is every itemset's parent the itemset without its last attribute's item?
+        # (yes when the parent lacks the last item and differs from the itemset in that one column)
         has = np.nonzero(parent >= 0)[0]
-        without = codes[has]
-        without[np.arange(has.size), last[has]] = -1
-        hold = cache["parents hold"] = bool((lengths[has] > 0).all() and (codes[parent[has]] == without).all())
+        up = codes[parent[has]]
+        hold = cache["parents hold"] = bool((lengths[has] > 0).all() and (up[np.arange(has.size), last[has]] < 0).all()
+                                            and np.count_nonzero(up != codes[has]) == has.size)
     if not hold:
         good[good] = np.all(codes[found[good]] == _without_each_item(codes, rows, length)[good], axis=1)
     if not good.all():

@@ -1,13 +1,14 @@
-"""The compiled step of the lattice's shrinkage (:func:`divergence.stats.shrinkage.shrink_lattice`):
+"""The compiled steps of the lattice's shrinkage (:func:`divergence.stats.shrinkage.shrink_lattice`):
 each slice's increment over each of its one-item-shorter subsets and the subset it is nearest (in
-standard errors), in one pass over the (slice, subset) pairs, without a temporary per pair."""
+standard errors), in one pass over the (slice, subset) pairs, without a temporary per pair; and the
+subsets themselves, found from the lattice's parents through a hash table of each parent's children."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..kernels.compiled import f8, i8, kernel
 
-__all__ = ["nearest_parents"]
+__all__ = ["nearest_parents", "hash_children", "children_of_subsets"]
 
 
 @kernel(i8[::1], i8[:, ::1], f8[::1], f8[::1], f8[::1], f8[:, ::1], i8, f8[::1], f8[::1], i8[::1])
@@ -69,3 +70,47 @@ def nearest_parents(rows, parents, n, mean, var, terms, binary, best_d, best_se,
             best_d[r] = np.nan
             best_se[r] = np.nan
             best_parent[r] = -1
+
+
+@kernel
+def _slot(key, bits):
+    """The first slot of ``key`` in a table of 2^bits slots (Fibonacci hashing: the top bits of
+    key times 2^64/φ)."""
+    return np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - bits))
+
+
+@kernel(i8[::1], i8[::1], i8, i8[:, ::1])
+def hash_children(keys, members, bits, table):
+    """A table of ``keys`` (distinct) to ``members`` (at least 0): 2^bits slots of (key, member),
+    open addressing with linear probing; a member of -1 where a slot is empty."""
+    mask = (1 << bits) - 1
+    for e in range(keys.shape[0]):
+        h = _slot(keys[e], bits)
+        while table[h, 1] >= 0:
+            h = (h + 1) & mask
+        table[h, 0] = keys[e]
+        table[h, 1] = members[e]
+
+
+@kernel(i8[::1], i8[:, ::1], i8[::1], i8[::1], i8, i8, i8, i8[:, ::1], i8[:, ::1])
+def children_of_subsets(pos, prev_subs, last_attr, last_val, columns, width, bits, table, found):
+    """For each itemset r (its parent P at row ``pos[r]`` of the shorter itemsets' subsets
+    ``prev_subs``, -1 when not there) and each j but the last of ``found``'s columns: the child, by
+    r's last item (attribute ``last_attr[r]``, code ``last_val[r]``), of P's subset without its j-th
+    item, from the table of :func:`hash_children` (keys ``(parent·columns + attribute)·width +
+    code``); -1 where that subset or its child is not listed. The other entries are left as they are."""
+    mask = (1 << bits) - 1
+    for r in range(pos.shape[0]):
+        at = pos[r]
+        for j in range(found.shape[1] - 1):
+            member = -1
+            sub = prev_subs[at, j] if at >= 0 else -1
+            if sub >= 0:
+                want = (sub * columns + last_attr[r]) * width + last_val[r]
+                h = _slot(want, bits)
+                while table[h, 1] >= 0:
+                    if table[h, 0] == want:
+                        member = table[h, 1]
+                        break
+                    h = (h + 1) & mask
+            found[r, j] = member

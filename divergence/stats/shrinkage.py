@@ -233,7 +233,9 @@ def shrink_lattice(codes: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarra
         shrunk = shrink(best_d, best_se, null_pseudocount=max(NULL_PSEUDOCOUNT, float(np.isfinite(best_d).sum())))
         ok = best_parent >= 0
         out[rows[ok]] = out[best_parent[ok]] + shrunk[ok]
-        _parent_terms(terms, rows, n, mean, out, binary)
+        # a mined table lists each length's itemsets together: its rows read as a slice, not gathered
+        contiguous = int(rows[-1]) - int(rows[0]) + 1 == rows.size
+        _parent_terms(terms, slice(int(rows[0]), int(rows[-1]) + 1) if contiguous else rows, n, mean, out, binary)
     return out
 
 
@@ -302,11 +304,11 @@ def _subsets_from_parents(codes: np.ndarray, rows: np.ndarray, length: int, last
     return found
 
 
-def _parent_terms(terms: np.ndarray, at: np.ndarray, n: np.ndarray, mean: np.ndarray, shrunk: np.ndarray,
+def _parent_terms(terms: np.ndarray, at: np.ndarray | slice, n: np.ndarray, mean: np.ndarray, shrunk: np.ndarray,
                   binary: bool) -> None:
     """The parts of a slice's increment (:func:`divergence.stats.shrinkage_kernel.nearest_parents`) that
     are its parent J's alone, computed once per parent and read at each of its children, written in
-    ``terms``' columns ``at`` (J's rows): with ``f = shrunk(J)/raw(J)`` clipped to [0, 1] (1 where
+    ``terms``' columns ``at`` (J's rows, an index array or a slice): with ``f = shrunk(J)/raw(J)`` clipped to [0, 1] (1 where
     J's raw divergence is 0 or f is not finite), the rows are ``f·mean_J``, ``(1−f)·mean_0``,
     ``f(2−f)/n_J``, ``(1−f)²/N`` and, for a 0/1 outcome, ``σ² = mean_J(1−mean_J)``; row 5 is J's
     count. Row 0 of the table (the whole dataset) gives ``N`` and ``mean_0``."""

@@ -117,6 +117,9 @@ def test_nearest_parents_are_the_formulas_and_numpys_argmin(binary):
     terms = np.empty((6, items))
     _parent_terms(terms, np.zeros(1, dtype=np.int64), n, mean, shrunk, binary)
     _parent_terms(terms, np.arange(1, 100), n, mean, shrunk, binary)
+    by_slice = np.full((6, items), 7.0)  # a length's rows together (a mined table's) are read as a slice
+    _parent_terms(by_slice, slice(1, 100), n, mean, shrunk, binary)
+    assert _same(by_slice[:, 1:100], terms[:, 1:100]) and (by_slice[:, 100:] == 7.0).all()
     me = rows[:, None]
     d, se = _increment(n[me], mean[me], var[me], n[p], mean[p], var[p], binary, (n[0], mean[0]), shrunk[p])
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -195,7 +195,8 @@ def shrink_lattice(codes: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarra
         lengths = np.zeros(n_items, dtype=np.int64)
         for j in range(codes.shape[1]):  # a column at a time: twice as fast as a sum over rows of 11
             lengths += present[:, j]
-        last = codes.shape[1] - 1 - np.argmax(present[:, ::-1], axis=1)
+        last = (codes.shape[1] - 1 - np.argmax(present[:, ::-1], axis=1) if codes.shape[1]
+                else np.zeros(n_items, dtype=np.int64))
         rank = np.zeros(n_items, dtype=np.int64)  # each itemset's place among those of its length
         for length in range(int(lengths.max(initial=0)) + 1):
             at = np.nonzero(lengths == length)[0]

@@ -134,3 +134,13 @@ def test_nearest_parents_are_the_formulas_and_numpys_argmin(binary):
     assert _same(best_se, np.where(ok, se[at, pick], np.nan))
     assert np.array_equal(best_parent, np.where(ok, parents[at, pick], -1))
     assert ok.sum() > rows.size // 2 and (~ok).sum() > 0 and (best_se == 0).sum() > 0
+
+
+def test_a_table_of_the_whole_dataset_alone_shrinks_to_zero():
+    from divergence.stats.shrinkage import shrink_lattice
+
+    for columns in (0, 3):
+        codes = np.full((1, columns), -1, dtype=np.int32)
+        out = shrink_lattice(codes, np.array([10.0]), np.array([3.0]), np.array([3.0]), True,
+                             lambda c: np.full(len(c), -1), parent=np.array([-1]))
+        assert out.tolist() == [0.0]

@@ -42,7 +42,7 @@ __all__ = ["kernel", "Kernel", "ArgType", "b1", "i1", "i4", "i8", "f4", "f8", "K
 
 #: the modules holding kernels (dotted paths under the package): their source is part of a build's identity
 KERNEL_MODULES = ("prepare.tallies", "prepare.compression", "mining.mining_kernel", "mining.lattice", "stats.fisher",
-                  "stats.verdict_walk", "stats.findings_kernel")
+                  "stats.verdict_walk", "stats.findings_kernel", "stats.shrinkage_kernel")
 #: the ahead-of-time build: the extension module's name and its stamp file, in this folder
 EXTENSION = "_kernels"
 STAMP = "_kernels.json"

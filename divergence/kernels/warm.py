@@ -24,7 +24,7 @@ from .processes import free_cores, workers
 __all__ = ["WARMED", "WAIT", "start", "wait", "child_env"]
 
 #: the kernels the second process compiles, in this order: the statistics' (called last by a scan)
-WARMED = ("stats.fisher", "stats.verdict_walk", "mining.lattice")
+WARMED = ("stats.fisher", "stats.verdict_walk", "stats.shrinkage_kernel", "mining.lattice")
 #: seconds a job waits for the second process before compiling a kernel itself
 WAIT = 120.0
 

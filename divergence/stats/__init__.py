@@ -5,7 +5,7 @@ defect tests (``defect_tests``; their reference models walked over the lattice i
 the 0/1 error's predictions-moved test in ``verdict_predictions``),
 the replication's columns (``replication_columns``), bootstrap intervals (``bootstrap_intervals``),
 the distinct findings' columns (``findings_columns``)), shrinkage
-(``shrinkage``), distinct findings and the default order (``findings``; the fitted model whose
+(``shrinkage``; its compiled pass over the lattice's slices and subsets in ``shrinkage_kernel``), distinct findings and the default order (``findings``; the fitted model whose
 terms they are in ``findings_model``, its compiled sums in ``findings_kernel``, its search in ``findings_search``),
 replication on another table (``replication``), paired tests of two models on the same rows
 (``paired``), each mined slice measured (``tabulate``), and any metric on chosen slices' own rows with

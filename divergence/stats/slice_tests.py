@@ -10,7 +10,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..prepare.tallies import metric_tallies
-from .stats import adjust_p, corrected_level, mean_difference_test, rate_difference_interval, rest_skew
+from .stats import RateDifference, adjust_p, corrected_level, mean_difference_test, rest_skew
 
 __all__ = ["DivergenceTest", "TestingFamily", "testing_family", "correct_p", "tested_p"]
 
@@ -46,13 +46,13 @@ class DivergenceTest:
         self.empty = n <= 0
         if m.binary:
             ones = np.rint(s)
-            self.args = (ones, n, ones[0] - ones, n0 - n)
+            self.rates = RateDifference(ones, n, ones[0] - ones, n0 - n)
         else:
             self.md = mean_difference_test(n, s, q, n0 - n, s0 - s, q0 - q, skew)
 
     def interval(self, level: float) -> tuple[np.ndarray, np.ndarray]:
         if self.binary:
-            low, high = rate_difference_interval(*self.args, level)
+            low, high = self.rates.interval(level)
         else:
             low, high = self.md.interval(level)
         low, high = self.scale * low, self.scale * high

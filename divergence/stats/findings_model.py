@@ -322,18 +322,24 @@ def fit_cells(X: np.ndarray, n: np.ndarray, s: np.ndarray, q: np.ndarray, binary
 
 
 class Cells:
-    """The cells of a set of terms on the distinct rows: each row's cell, the cells' patterns of
-    membership (bits, one column per term), their tallies, the design and the model's fit."""
+    """The cells of a set of terms on the distinct rows: each row's cell (``label``), the cells'
+    patterns of membership (``uniq``: bits, one column per term), their tallies, the design and the
+    model's fit. A model without one of a search's terms (:meth:`without`) has no ``label`` (None):
+    its fit and its tests read the cells' tallies only, and each row's cell is 80 MB at 10^7 rows."""
 
     def __init__(self, rows: Rows, terms: list, binary: bool, start: np.ndarray | None = None) -> None:
+        if not terms:  # one cell (np.unique's answer without sorting every row's 0)
+            self._init(np.zeros(1, dtype=np.int64), np.zeros(rows.n, dtype=np.int64), rows.w, 0, binary, start)
+            return
         pattern = np.zeros(rows.n, dtype=np.int64)
         for i, t in enumerate(terms):
             pattern |= rows.member(t).astype(np.int64) << i
         uniq, label = np.unique(pattern, return_inverse=True)
-        self._init(pattern, uniq, label.ravel(), rows.w, len(terms), binary, start)
+        del pattern
+        self._init(uniq, label.ravel(), rows.w, len(terms), binary, start)
 
-    def _init(self, pattern, uniq, label, w, k, binary, start=None, tot=None) -> None:
-        self.pattern, self.uniq, self.label, self.k, self.binary = pattern, uniq, label, k, binary
+    def _init(self, uniq, label, w, k, binary, start=None, tot=None) -> None:
+        self.uniq, self.label, self.k, self.binary = uniq, label, k, binary
         h = uniq.size
         self.tot = np.column_stack([np.bincount(label, weights=w[:, j], minlength=h) for j in range(3)]) \
             if tot is None else tot
@@ -347,12 +353,15 @@ class Cells:
         from every term's rows: the new term's bit is above the others', so the cells out of it come
         first, each part in its old cell's order (no sort of the rows' patterns)."""
         h, k = len(self), self.k
-        key = self.label + inside.astype(np.int64) * h
+        key = inside.astype(np.int64)  # each row's cell among the 2h, in place (a row's array is 80 MB at 10^7)
+        key *= h
+        key += self.label
         present = np.bincount(key, minlength=2 * h) > 0
         label = (np.cumsum(present) - 1)[key]
+        del key
         uniq = np.concatenate([self.uniq[present[:h]], self.uniq[present[h:]] | (np.int64(1) << k)])
         out = Cells.__new__(Cells)
-        out._init(self.pattern | (inside.astype(np.int64) << k), uniq, label, w, k + 1, self.binary, start)
+        out._init(uniq, label, w, k + 1, self.binary, start)
         return out
 
     def __len__(self) -> int:
@@ -366,11 +375,14 @@ class Cells:
         merge = lambda p: (p & low) | ((p >> (i + 1)) << i)  # noqa: E731
         uniq, where = np.unique(merge(self.uniq), return_inverse=True)
         where = where.ravel()
-        tot = np.column_stack([np.bincount(where, weights=self.tot[:, j], minlength=uniq.size) for j in range(3)]) \
-            if whole else None
+        if whole:
+            tot = np.column_stack([np.bincount(where, weights=self.tot[:, j], minlength=uniq.size) for j in range(3)])
+        else:
+            label = where[self.label]
+            tot = np.column_stack([np.bincount(label, weights=w[:, j], minlength=uniq.size) for j in range(3)])
+            del label
         out = Cells.__new__(Cells)
-        out._init(merge(self.pattern), uniq, where[self.label], w, self.k - 1, self.binary,
-                  np.delete(self.fit.beta, i + 1), tot)
+        out._init(uniq, None, w, self.k - 1, self.binary, np.delete(self.fit.beta, i + 1), tot)
         return out, where
 
 

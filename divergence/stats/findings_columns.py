@@ -51,6 +51,7 @@ def findings_columns(table, cols: dict, tests: dict, alpha: float, correction: s
         cols[f"{name}_divergence_shrunk"] = shrunk
         significant[name] = significant_slices(cols[f"{name}_q"], cols[f"{name}_divergence_adj_low"],
                                                cols[f"{name}_divergence_adj_high"], alpha)
+    del subsets  # the shrinkage's lookups (hash tables of the lattice): not held through the findings' peak
     for k, m in enumerate(table.metrics):
         name = m.name
         if step is not None:

@@ -16,7 +16,7 @@ import numpy as np
 from ..kernels.compiled import b1, f4, f8, i4, i8, kernel
 from ..prepare.tallies import BOOT_BLOCKS
 
-__all__ = ["Walk", "walk_order", "run_walk", "descend", "descend_rows", "rows_visited", "walk_tallies", "walk_label_tallies", "walk_label_entries", "RowBits", "walk_boot_means", "QUOTA"]
+__all__ = ["Walk", "walk_order", "run_walk", "descend", "descend_rows", "rows_visited", "walk_tallies", "walk_label_tallies", "walk_label_entries", "walk_label_entry_blocks", "RowBits", "walk_boot_means", "QUOTA"]
 
 #: work units (rows visited, times the columns read) per kernel call: a few milliseconds
 QUOTA = 1_000_000
@@ -135,6 +135,17 @@ def walk_label_entries(walk: Walk, row_codes: np.ndarray | None, labels: np.ndar
 
     An itemset's rows are a bitset, its parent's and its last item's (one AND per 64 rows):
     finding them costs little next to reading them, however many children a parent has."""
+    return next(walk_label_entry_blocks(walk, row_codes, labels, weights, n_labels, slot, None, capacity, bits,
+                                        rows))
+
+
+def walk_label_entry_blocks(walk: Walk, row_codes: np.ndarray | None, labels: np.ndarray, weights: np.ndarray,
+                            n_labels: int, slot: np.ndarray, block: int | None, capacity: int = 0,
+                            bits: RowBits | None = None, rows: np.ndarray | None = None):
+    """:func:`walk_label_entries` in blocks of about ``block`` entries (each itemset's entries in
+    one block, the blocks in the walk's order: one walk, the entries held at once a block's), or in
+    one block when ``block`` is None. A block's arrays are reused for the next: read each before
+    asking for the next."""
     if bits is None:
         assert row_codes is not None  # the rows' codes make the bitsets when none are given
         bits = RowBits(row_codes)
@@ -152,7 +163,10 @@ def walk_label_entries(walk: Walk, row_codes: np.ndarray | None, labels: np.ndar
     scratch = np.zeros((max(int(n_labels), 1), t))
     stamp = np.full(max(int(n_labels), 1), -1, dtype=np.int64)  # the walk position that last touched a label
     touched = np.zeros(max(int(n_labels), 1), dtype=np.int64)
-    cap = max(1024, 8 * int((slot >= 0).sum()), 2 * int(n_labels), int(capacity))
+    if block is None:
+        cap = max(1024, 8 * int((slot >= 0).sum()), 2 * int(n_labels), int(capacity))
+    else:
+        cap = max(int(block), 1) + max(int(n_labels), 1)
     out_c = np.empty(cap, dtype=np.int64)
     out_l = np.empty(cap, dtype=np.int64)
     out_t = np.empty((cap, t))
@@ -160,13 +174,18 @@ def walk_label_entries(walk: Walk, row_codes: np.ndarray | None, labels: np.ndar
     k, n = 0, len(walk.order)
     while k < n:
         if count[0] + int(n_labels) > out_c.size:  # room for one more itemset's labels
-            grow = 4 * out_c.size + int(n_labels)
-            out_c, out_l, out_t = _grown(out_c, grow, count[0]), _grown(out_l, grow, count[0]), \
-                _grown(out_t, grow, count[0])
+            if block is not None:
+                m = int(count[0])
+                yield out_c[:m], out_l[:m], out_t[:m]
+                count[0] = 0
+            else:
+                grow = 4 * out_c.size + int(n_labels)
+                out_c, out_l, out_t = _grown(out_c, grow, count[0]), _grown(out_l, grow, count[0]), \
+                    _grown(out_t, grow, count[0])
         k = _label_entries_step(k, QUOTA, walk.order, walk.length, item_of, bits.bits, stack, labels, weights, slot,
                                 scratch, stamp, touched, out_c, out_l, out_t, count, _LOWEST_BIT)
     m = int(count[0])
-    return out_c[:m], out_l[:m], out_t[:m]
+    yield out_c[:m], out_l[:m], out_t[:m]
 
 
 #: de Bruijn's sequence for 64 bits: the place of a word's lowest set bit b is

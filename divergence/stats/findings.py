@@ -201,37 +201,37 @@ def _itemset_order(codes: np.ndarray) -> np.ndarray:
     return key
 
 
-#: candidates walked at once when every candidate is tested given the terms (:func:`_given_terms`)
-GIVEN_CHUNK = 4096
+#: entries read at once when every candidate is tested given the terms (:func:`_given_terms`)
+GIVEN_BLOCK = 25_000
 
 
 def _given_terms(everyone: Rows, cells: Cells, z_own: np.ndarray, bar_next: float, z_scan: float
                  ) -> tuple[np.ndarray, np.ndarray]:
     """Every candidate's z given the terms (``cells``' model) and the term that explains it
-    (:func:`explain`), :data:`GIVEN_CHUNK` candidates at a time: each candidate's test reads its own
-    entries only, so the chunks give the same bits as one walk, while the entries held at once are a
-    chunk's (every candidate's were the search's largest holding: 29 MiB on Adult). A chunk's walk
-    visits its candidates and their ancestors only, so smaller chunks cost no more (Adult: 4,096
-    candidates a chunk as fast as 16,384, 7 MiB less at the command's peak). Its work is charged as
-    one walk's. The z is read against the next finding's bar and the scan's own: below
-    both, only its sign."""
+    (:func:`explain`), from one walk of every candidate read :data:`GIVEN_BLOCK` entries at a time:
+    each candidate's test reads its own entries only, so the blocks give the same bits as the whole
+    walk at once, while the entries held at once are a block's (every candidate's were the search's
+    largest holding: 29 MiB on Adult). The z is read against the next finding's bar and the scan's
+    own: below both, only its sign."""
     n_cand = z_own.size
     z_all = np.zeros(n_cand)
     by = np.full(n_cand, -1, dtype=np.int64)
-    start, entries = everyone.work, 0
+    entries = 0
     every = np.arange(len(cells))
-    for i in range(0, n_cand, GIVEN_CHUNK):
-        j = min(n_cand, i + GIVEN_CHUNK)
-        # a chunk's walk: its candidates and their ancestors only (the same entries per candidate)
-        part = everyone if (i, j) == (0, n_cand) else everyone.restricted(everyone.cand[i:j])
-        c, lab, t = part.entries(cells.label, len(cells))
+    for c, lab, t in everyone.entry_blocks(cells.label, len(cells), GIVEN_BLOCK):
+        if not c.size:
+            continue
+        # the block's candidates, numbered from 0 in their order (each one's entries are together)
+        first = np.flatnonzero(np.r_[True, c[1:] != c[:-1]])
+        at = c[first]
+        local = np.repeat(np.arange(first.size), np.diff(np.r_[first, c.size]))
         # a 0/1 outcome's score sums give each candidate's rows in each term (explain's) in their pass
-        rows = np.zeros((j - i, cells.k + 1)) if cells.binary and cells.k else None
-        z_all[i:j] = scores(cells, every, c, lab, t, j - i, floor=min(bar_next, z_scan), rows=rows).z
-        by[i:j] = explain(cells, c, lab, t, z_own[i:j], z_all[i:j], z_scan, rows)
+        rows = np.zeros((at.size, cells.k + 1)) if cells.binary and cells.k else None
+        z = scores(cells, every, local, lab, t, at.size, floor=min(bar_next, z_scan), rows=rows).z
+        z_all[at] = z
+        by[at] = explain(cells, local, lab, t, z_own[at], z, z_scan, rows)
         entries += int(c.size)
-        del c, lab, t
-    everyone.work = start + everyone.walk_work(entries) + entries * (cells.k + 1)
+    everyone.work += everyone.walk_work(entries) + entries * (cells.k + 1)
     return z_all, by
 
 

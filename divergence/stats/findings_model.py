@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..mining.lattice import RowBits, walk_label_entries, walk_order
+from ..mining.lattice import RowBits, walk_label_entries, walk_label_entry_blocks, walk_order
 from ..prepare.tallies import metric_columns
 from .findings_kernel import binary_score_sums, fit_binary, sum_rows_by
 from .stats import log_factorials, normal_quantile
@@ -227,26 +227,30 @@ class Rows:
         """The work a walk of every candidate over every row that writes ``entries`` entries is charged."""
         return self._n_itemsets + self.n + int(entries)
 
-    def entries(self, labels: np.ndarray, n_labels: int, rows: np.ndarray | None = None,
-                chunk: tuple[int, int] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def entries(self, labels: np.ndarray, n_labels: int, rows: np.ndarray | None = None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(candidate position, label, tallies) for every candidate and label its rows hold: one
         walk of their lattice over every distinct row, or over ``rows`` (a mask) only (each
-        candidate's entries consecutive); ``chunk`` ``(i, j)``: those of candidates i to j - 1 only,
-        at positions from 0 (the walk passes the others without reading their rows)."""
-        slot = self._slot
-        if chunk is not None:
-            i, j = chunk
-            slot = np.where((slot >= i) & (slot < j), slot - i, -1)
-        c, lab, t = walk_label_entries(self._walk, None, labels, self.w, n_labels, slot,
-                                       self._capacity if rows is None and chunk is None else 0, bits=self.bits,
-                                       rows=rows)
-        if rows is None and chunk is None:
+        candidate's entries consecutive)."""
+        c, lab, t = walk_label_entries(self._walk, None, labels, self.w, n_labels, self._slot,
+                                       self._capacity if rows is None else 0, bits=self.bits, rows=rows)
+        if rows is None:
             self._capacity = max(self._capacity, int(c.size))
         self.work += self._n_itemsets + (self.n if rows is None else int(np.count_nonzero(rows))) + int(c.size)
         keep = t[:, 0] > 0.5
         if not keep.all():
             c, lab, t = c[keep], lab[keep], t[keep]
         return c, lab, t
+
+    def entry_blocks(self, labels: np.ndarray, n_labels: int, block: int):
+        """:meth:`entries` of every candidate over every distinct row, in blocks of about ``block``
+        entries (each candidate's in one block): one walk, the entries held at once a block's. Each
+        block's arrays are reused for the next (read each before asking for the next). The work is
+        not charged here (the caller charges the walk's)."""
+        for c, lab, t in walk_label_entry_blocks(self._walk, None, labels, self.w, n_labels, self._slot, block,
+                                                 bits=self.bits):
+            keep = t[:, 0] > 0.5
+            yield (c, lab, t) if keep.all() else (c[keep], lab[keep], t[keep])
 
 
 @dataclass(frozen=True)

@@ -650,8 +650,9 @@ def test_every_candidate_given_the_terms_by_chunks_is_one_walks_to_the_bit(monke
             w in c for w in ("finding", "explained_by", "alias", "effect", "verdict"))]
         return t.frame[["itemset"] + cols], t.assessment.findings_cut
 
+    monkeypatch.setattr(F, "GIVEN_BLOCK", 10 ** 9)
     whole, cut = run()
-    monkeypatch.setattr(F, "GIVEN_CHUNK", 37)
+    monkeypatch.setattr(F, "GIVEN_BLOCK", 37)  # a block of about one candidate's entries at a time
     chunked, cut_chunked = run()
     assert int(whole["fpr_finding"].sum()) >= 2 and (whole["fpr_explained_by"].astype(str) != "").sum() > 50
     pd.testing.assert_frame_equal(whole, chunked)

@@ -635,10 +635,11 @@ def test_a_binary_fit_from_no_start_reaches_its_maximum_when_a_term_has_little_i
         assert fit_cells(X, n, s, s, True).ll >= -best.fun - 1e-6
 
 
-def test_every_candidate_given_the_terms_by_chunks_is_one_walks_to_the_bit(monkeypatch):
-    """The candidates left out are tested given the terms, and explained, a chunk of candidates at a
-    time (the entries held at once are a chunk's): the same findings, explained_by, ties and effects
-    to the bit as one walk of every candidate, and the same work charged (the budget's cut is the same)."""
+def test_every_candidate_given_the_terms_by_blocks_is_one_walks_to_the_bit(monkeypatch):
+    """The candidates left out are tested given the terms, and explained, a block of entries at a
+    time (the entries held at once are a block's): the same findings, explained_by, ties and effects
+    to the bit as the whole walk's entries at once, and the same work charged (the budget's cut is
+    the same)."""
     import divergence.stats.findings as F
     from divergence.simulate import correlated_world
 

@@ -515,14 +515,18 @@ def _small_counts(z: np.ndarray, free: np.ndarray, n: np.ndarray, events: np.nda
     at = np.nonzero(small)[0]
     nn = np.rint(n[at])
     p_exact = _binomial_p_many(np.rint(events[at]), nn, expected[at] / np.maximum(n[at], 1e-300))
-    # the exact test caps |z| only where it is the weaker: its p-value above the normal one of |z|
-    p_normal = np.array([math.erfc(abs(float(v)) / math.sqrt(2.0)) for v in z[at]])
-    weaker = p_exact > p_normal
+    # the exact test caps |z| only where it is the weaker: its p-value above the normal one of |z|,
+    # its z below |z| (compared as z-values: the p-values of the normal one are not computed, except
+    # past the quantile's range, below 1e-300, where they are compared as p-values)
+    exact = -normal_quantile(np.clip(p_exact, 1e-300, 1.0) / 2.0)
+    weaker = exact < np.abs(z[at])
+    tiny = np.nonzero(p_exact < 1e-300)[0]
+    if tiny.size:
+        weaker[tiny] = p_exact[tiny] > np.array([math.erfc(abs(float(v)) / math.sqrt(2.0)) for v in z[at[tiny]]])
     out = z.copy()
     if weaker.any():
         j = at[weaker]
-        exact = -normal_quantile(np.clip(p_exact[weaker], 1e-300, 1.0) / 2.0)
-        out[j] = np.sign(z[j]) * np.minimum(np.abs(z[j]), exact)
+        out[j] = np.sign(z[j]) * np.minimum(np.abs(z[j]), exact[weaker])
     return out
 
 

@@ -138,7 +138,7 @@ def _distinct_findings(table, k: int, significant: np.ndarray, alpha: float, cor
                np.ascontiguousarray(tal[cand][:, cols]))
     one = Cells(everyone, [], binary)
     z_own = _own_scores(one, own_all, cand.size)
-    pool = np.sort(np.argsort(-np.abs(z_own), kind="stable")[:POOL]) if cand.size > POOL else np.arange(cand.size)
+    pool = np.sort(_strongest(np.abs(z_own), POOL)) if cand.size > POOL else np.arange(cand.size)
     terms: list = []
     beta = None
     cut = ""
@@ -235,6 +235,20 @@ def _given_terms(everyone: Rows, cells: Cells, z_own: np.ndarray, bar_next: floa
     return z_all, by
 
 
+def _strongest(a: np.ndarray, k: int) -> np.ndarray:
+    """The first ``k`` of ``np.argsort(-a, kind="stable")`` (the k largest, largest first, ties to
+    the smaller index), by a partition: the whole sort of 60,000 candidates for the 1,500 of a pool
+    cost a few milliseconds a metric."""
+    n = a.size
+    if k >= n or np.isnan(a).any():
+        return np.argsort(-a, kind="stable")[:k]
+    v = np.partition(a, n - k)[n - k]  # the k-th largest
+    above = np.flatnonzero(a > v)
+    take = np.concatenate([above, np.flatnonzero(a == v)[:k - above.size]])
+    take.sort()
+    return take[np.argsort(-a[take], kind="stable")]
+
+
 def _own_scores(one: Cells, own_all: tuple, n_cand: int) -> np.ndarray:
     """Each candidate's z on its own (the model of no term), read in full where it decides: the
     pool takes the :data:`POOL` largest |z|, and elsewhere only the sign is read. The binomial
@@ -245,10 +259,13 @@ def _own_scores(one: Cells, own_all: tuple, n_cand: int) -> np.ndarray:
     z = scores(one, zero, own_all[0], own_all[1], own_all[2], n_cand, floor=np.inf).z
     if n_cand <= POOL:
         return z
-    order = np.argsort(-np.abs(z), kind="stable")
+    absz = np.abs(z)
+    order = _strongest(absz, 2 * POOL + 1)  # the first block and the one after it
     done = 0
     while done < n_cand:
         upto = min(n_cand, max(2 * POOL, 2 * done))
+        if order.size < min(n_cand, upto + 1):
+            order = np.argsort(-absz, kind="stable")
         at = order[done:upto]
         z[at] = scores(one, zero, np.arange(at.size, dtype=np.int64), own_all[1][at], own_all[2][at], at.size).z
         done = upto

@@ -759,3 +759,14 @@ def test_the_cells_without_a_term_from_the_cells_tallies_are_the_rows():
         for name in ("uniq", "tot", "X", "mu"):
             np.testing.assert_array_equal(getattr(merged, name), getattr(again, name))
         assert merged.fit.ll == again.fit.ll
+
+
+def test_the_strongest_candidates_are_a_stable_sorts_first():
+    """The pool's strongest candidates by a partition are the first k of numpy's stable argsort,
+    ties to the smaller index included."""
+    from divergence.stats.findings import _strongest
+
+    rng = np.random.default_rng(3)
+    for a in (rng.random(5000), np.round(rng.random(5000), 2), np.repeat(rng.random(50), 100), np.zeros(300)):
+        for k in (1, 7, 100, a.size - 1, a.size, a.size + 5):
+            np.testing.assert_array_equal(_strongest(a, k), np.argsort(-a, kind="stable")[:k])

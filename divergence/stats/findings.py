@@ -27,7 +27,7 @@ import numpy as np
 
 from ..outcome_rules import WORSE_WHEN
 from ..prepare.tallies import metric_columns, metric_tallies
-from .findings_model import MAX_CELLS, Cells, Rows, scores, z_two_sided
+from .findings_model import MAX_CELLS, Cells, Rows, scores, small_counts, z_two_sided
 from .findings_model import distinct_rows as _distinct_rows  # noqa: F401  (kept for its tests)
 from .findings_search import describe, explain, own_gain, search
 from .stats import mean_difference_test, rate_difference_interval, slice_means
@@ -218,6 +218,10 @@ def _given_terms(everyone: Rows, cells: Cells, z_own: np.ndarray, bar_next: floa
     by = np.full(n_cand, -1, dtype=np.int64)
     entries = 0
     every = np.arange(len(cells))
+    floor = min(bar_next, z_scan)
+    # a 0/1 outcome's small candidates are checked once after every block (one pass of the binomial
+    # tests, not one per block), from their rows, events and expected events kept here
+    counts = np.zeros((n_cand, 3)) if cells.binary else None
     for c, lab, t in everyone.entry_blocks(cells.label, len(cells), GIVEN_BLOCK):
         if not c.size:
             continue
@@ -227,10 +231,16 @@ def _given_terms(everyone: Rows, cells: Cells, z_own: np.ndarray, bar_next: floa
         local = np.repeat(np.arange(first.size), np.diff(np.r_[first, c.size]))
         # a 0/1 outcome's score sums give each candidate's rows in each term (explain's) in their pass
         rows = np.zeros((at.size, cells.k + 1)) if cells.binary and cells.k else None
-        z = scores(cells, every, local, lab, t, at.size, floor=min(bar_next, z_scan), rows=rows).z
-        z_all[at] = z
-        by[at] = explain(cells, local, lab, t, z_own[at], z, z_scan, rows)
+        got = np.zeros((at.size, 3)) if counts is not None else None
+        z_all[at] = scores(cells, every, local, lab, t, at.size, floor=np.inf if counts is not None else floor,
+                           rows=rows, counts=got).z
+        if counts is not None:
+            counts[at] = got
+        by[at] = explain(cells, local, lab, t, z_own[at], rows)
         entries += int(c.size)
+    if counts is not None:
+        z_all = small_counts(z_all, np.abs(z_all) >= floor, counts[:, 0], counts[:, 1], counts[:, 2])
+    by[np.abs(z_all) >= z_scan] = -1  # still passes the scan's bar given every term: not explained
     everyone.work += everyone.walk_work(entries) + entries * (cells.k + 1)
     return z_all, by
 

@@ -28,7 +28,7 @@ from .findings_kernel import binary_score_sums, fit_binary, sum_rows_by
 from .stats import log_factorials, normal_quantile
 
 __all__ = ["Rows", "Fit", "fit_cells", "Cells", "Scores", "scores", "fit_with", "candidate_cells", "distinct_rows", "by_cells",
-           "z_two_sided", "MAX_CELLS", "MAX_TERMS", "VARIANCE_PRIOR", "SMALL_EXPECTED"]
+           "z_two_sided", "small_counts", "MAX_CELLS", "MAX_TERMS", "VARIANCE_PRIOR", "SMALL_EXPECTED"]
 
 #: most cells (patterns of membership in the terms): past it no term is added (the terms' overlaps
 #: cut the rows into cells too many and too small to test in)
@@ -36,7 +36,7 @@ MAX_CELLS = 4096
 #: most terms (each a bit of a row's pattern)
 MAX_TERMS = 60
 #: a 0/1 candidate expecting fewer events (or non-events) than this has its score test checked by
-#: the binomial test (:func:`_small_counts`)
+#: the binomial test (:func:`small_counts`)
 SMALL_EXPECTED = 30.0
 #: the bound of a 0/1 model's coefficients (a log-odds ratio: a rate of e^-40 is a rate of 0)
 BOUND = 40.0
@@ -403,14 +403,17 @@ class Scores:
 
 
 def scores(cells: Cells, cell_of: np.ndarray, c: np.ndarray, lab: np.ndarray, t: np.ndarray, n_cand: int,
-           checked: np.ndarray | None = None, floor: float = 0.0, rows: np.ndarray | None = None) -> Scores:
+           checked: np.ndarray | None = None, floor: float = 0.0, rows: np.ndarray | None = None,
+           counts: np.ndarray | None = None) -> Scores:
     """The score tests of every candidate given the model of ``cells``, from the candidates'
     entries (``c``, ``lab``, tallies ``t``) whose labels ``cell_of`` maps to these cells.
     ``checked``: the candidates whose z is read (a mask; all when None): only theirs are checked
     by the binomial test where few events are expected (the others' gains are read, not their z);
     ``floor``: a |z| below which only the sign is read (those are not checked either); ``rows``
     (a 0/1 outcome's; candidates x 1 + terms): filled with each candidate's rows, then its rows in
-    each term (:func:`explain` reads them), in the same pass."""
+    each term (:func:`explain` reads them), in the same pass; ``counts`` (a 0/1 outcome's; candidates
+    x 3): filled with each candidate's rows, events and expected events (:func:`small_counts` reads
+    them: a caller that checks the small candidates itself, later, passes ``floor`` infinite)."""
     h = cell_of[lab]
     X, mu, fit = cells.X, cells.mu, cells.fit
     N = cells.tot[:, 0]
@@ -426,6 +429,8 @@ def scores(cells: Cells, cell_of: np.ndarray, c: np.ndarray, lab: np.ndarray, t:
             rows[:, 0] = sums[:, 0]
             rows[:, 1:] = rows_by
         n, events, expected, u, icc = sums[:, 0], sums[:, 1], sums[:, 2], sums[:, 3], sums[:, 4]
+        if counts is not None:
+            counts[:] = sums[:, :3]
         # a candidate made of whole cells (the rows of some terms and not others: an intersection of
         # findings) is the findings' own rows: no term of its own
         whole = sums[:, 5] == 0
@@ -437,7 +442,7 @@ def scores(cells: Cells, cell_of: np.ndarray, c: np.ndarray, lab: np.ndarray, t:
         z = np.where(free, uc / np.sqrt(var), 0.0)
         gain = np.where(free, 0.5 * u * u / var, 0.0)
         read = (free if checked is None else free & checked) & (np.abs(z) >= floor)
-        return Scores(_small_counts(z, read, n, events, expected), gain, free)
+        return Scores(small_counts(z, read, n, events, expected), gain, free)
     n_e, s_e, q_e = t[:, 0], t[:, 1], t[:, 2]
 
     def per_cand(weights):
@@ -504,8 +509,8 @@ def by_cells(c: np.ndarray, h: np.ndarray, weights: np.ndarray, n_cand: int, M: 
     return out
 
 
-def _small_counts(z: np.ndarray, free: np.ndarray, n: np.ndarray, events: np.ndarray, expected: np.ndarray
-                  ) -> np.ndarray:
+def small_counts(z: np.ndarray, free: np.ndarray, n: np.ndarray, events: np.ndarray, expected: np.ndarray
+                 ) -> np.ndarray:
     """The score z of a 0/1 candidate with few expected events (or non-events), taken no larger
     than the binomial test's of its events against those the model expects on its rows: the normal
     approximation overstates a small slice's upper tail (as Fisher's test corrects the scan's own)."""

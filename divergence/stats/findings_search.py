@@ -375,14 +375,14 @@ def describe(state: _State, key: np.ndarray, level: float) -> tuple[dict, dict]:
     return ties, _effects(state, level) if terms else {}
 
 
-def explain(cells: Cells, c: np.ndarray, lab: np.ndarray, t: np.ndarray, z_own: np.ndarray, z_all: np.ndarray,
-            z_scan: float, rows: np.ndarray | None = None) -> np.ndarray:
-    """Per candidate (from its entries in the terms' cells), the term that explains it (-1: none): its
-    test given every term no longer passes the scan's own bar, and of the terms' parts of its
-    divergence in the model (a term's coefficient times the share of the candidate's rows it holds,
-    less its share of all rows) the largest on its own side is that term's. ``rows``: each
-    candidate's rows and its rows in each term when the score tests summed them (else from the
-    entries)."""
+def explain(cells: Cells, c: np.ndarray, lab: np.ndarray, t: np.ndarray, z_own: np.ndarray,
+            rows: np.ndarray | None = None) -> np.ndarray:
+    """Per candidate (from its entries in the terms' cells), the term that would explain it (-1:
+    none): of the terms' parts of its divergence in the model (a term's coefficient times the share
+    of the candidate's rows it holds, less its share of all rows) the largest on its own side is that
+    term's. It explains the candidate when the candidate's test given every term no longer passes
+    the scan's own bar (the caller's to read). ``rows``: each candidate's rows and its rows in each
+    term when the score tests summed them (else from the entries)."""
     n_cand = z_own.size
     out = np.full(n_cand, -1, dtype=np.int64)
     k = cells.k
@@ -398,7 +398,7 @@ def explain(cells: Cells, c: np.ndarray, lab: np.ndarray, t: np.ndarray, z_own: 
     overall = (cells.tot[:, 0] @ bits) / max(float(cells.tot[:, 0].sum()), 1e-300)
     part = np.sign(z_own)[:, None] * cells.fit.beta[1:][None, :] * (share - overall[None, :])
     by = np.argmax(part, axis=1)
-    ok = (np.abs(z_all) < z_scan) & (part[np.arange(n_cand), by] > 0)
+    ok = part[np.arange(n_cand), by] > 0
     out[ok] = by[ok]
     return out
 

@@ -106,13 +106,23 @@ class RowBits:
         top = int(max(src.max(initial=0), row_codes.max(initial=0))) + 1
         #: the bitset of item (a, v): ``bits[index[a, v]]`` (-1: not held)
         self.index = np.full((max(n_attr, 1), top), -1, dtype=np.int64)
-        held = [(a, int(v)) for a in range(n_attr) for v in np.unique(src[:, a]) if v >= 0]
-        self.bits = np.zeros((max(len(held), 1), self.words), dtype=np.int64)
-        packed = np.zeros(self.words * 8, dtype=np.uint8)
-        for k, (a, v) in enumerate(held):  # an item's rows packed as they are found: one row mask at a time
-            self.index[a, v] = k
-            packed[:(self.n_rows + 7) // 8] = np.packbits(row_codes[:, a] == v, bitorder="little")
-            self.bits[k] = packed.view("<i8")
+        # the items held, attribute by attribute, each attribute's values in order
+        values = []
+        for a in range(n_attr):
+            col = src[:, a]
+            values.append(np.flatnonzero(np.bincount(col[col >= 0].astype(np.int64), minlength=top) > 0))
+        self.bits = np.zeros((max(sum(v.size for v in values), 1), self.words), dtype=np.int64)
+        as_bytes = self.bits.view(np.uint8).reshape(self.bits.shape[0], self.words * 8)
+        k = 0
+        for a, vals in enumerate(values):
+            # an attribute's values' row masks packed a few at a time (at most about 2^24 flags held)
+            step = max(1, (1 << 24) // max(self.n_rows, 1))
+            for i in range(0, vals.size, step):
+                part = vals[i:i + step]
+                masks = row_codes[:, a][None, :] == part[:, None]
+                as_bytes[k:k + part.size, :(self.n_rows + 7) // 8] = np.packbits(masks, axis=1, bitorder="little")
+                self.index[a, part] = np.arange(k, k + part.size)
+                k += part.size
 
     def of(self, mask: np.ndarray) -> np.ndarray:
         """Boolean row masks (the last axis: rows) as bitsets."""

@@ -26,7 +26,9 @@ errors on its own, or mark a group of rows 90% one class that the model gets wro
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -106,12 +108,23 @@ def numeric_values(s: pd.Series) -> np.ndarray | None:
 def groups(s: pd.Series) -> tuple[np.ndarray, int, np.ndarray]:
     """The column as group codes (values; a numeric column with many values in BINS equal-count
     bins), missing as its own code; and which codes are missing."""
-    x = numeric_values(s)
-    if x is not None and len(pd.unique(x[~np.isnan(x)])) > MANY_VALUES:
-        ranks = pd.Series(x).rank(method="average", pct=True).to_numpy()
-        missing = np.isnan(ranks)
-        codes = np.where(missing, BINS, np.minimum((np.nan_to_num(ranks) * BINS).astype(np.int64), BINS - 1))
-        return codes.astype(np.int64), BINS + 1, missing
+    return binned(numeric_values(s)) or coded_values(s)
+
+
+def binned(x: np.ndarray | None) -> tuple[np.ndarray, int, np.ndarray] | None:
+    """Numbers with more than MANY_VALUES distinct values in BINS equal-count bins (missing as code BINS),
+    as :func:`groups` has them; None for other columns (``x`` None: not numeric)."""
+    if x is None or len(pd.unique(x[~np.isnan(x)])) <= MANY_VALUES:
+        return None
+    ranks = pd.Series(x).rank(method="average", pct=True).to_numpy()
+    missing = np.isnan(ranks)
+    codes = np.where(missing, BINS, np.minimum((np.nan_to_num(ranks) * BINS).astype(np.int64), BINS - 1))
+    return codes.astype(np.int64), BINS + 1, missing
+
+
+def coded_values(s: pd.Series) -> tuple[np.ndarray, int, np.ndarray]:
+    """The column's values as codes in order of first appearance, missing as a code of its own (the
+    last); their number; and which rows are missing."""
     codes, uniques = pd.factorize(s, use_na_sentinel=True)
     codes = codes.astype(np.int64)
     k = len(uniques)
@@ -267,34 +280,113 @@ def most_accurate_threshold(score: np.ndarray, y: np.ndarray) -> float:
     return float(values[j]) if j < values.size else float("inf")
 
 
-def sample_index(n: int) -> np.ndarray | None:
-    if n <= SAMPLE_ROWS:
+def sample_index(n: int, size: int = SAMPLE_ROWS) -> np.ndarray | None:
+    """The rows measured: None (every row) up to ``size`` rows, else a seeded sample of ``size`` rows in order."""
+    if n <= size:
         return None
-    return np.sort(np.random.default_rng(0).choice(n, SAMPLE_ROWS, replace=False))
+    return np.sort(np.random.default_rng(0).choice(n, size, replace=False))
+
+
+def factorized(s: pd.Series) -> tuple[np.ndarray, int]:
+    """:func:`coded_values` less the missing rows."""
+    return coded_values(s)[:2]
+
+
+def _frozen(a: Any) -> Any:
+    """``a`` (an array, a tuple of them, or None), read-only: shared between the rules, never changed."""
+    if isinstance(a, np.ndarray):
+        a.flags.writeable = False
+    elif isinstance(a, tuple):
+        for x in a:
+            _frozen(x)
+    return a
+
+
+class Sample:
+    """A table's columns on the rows the screen's rules measure (every row up to ``size`` rows, else a
+    seeded sample: :func:`sample_index`), each read and converted once per screen and shared between
+    the rules: the column, its codes (:func:`factorized`), groups (:func:`groups`), numbers
+    (:func:`numeric_values`), which rows are present and its distinct values. Every value is the one
+    the rules computed from the sampled column themselves (the same bits), read-only. ``full``: the
+    same on every row (itself for a table of at most ``size`` rows)."""
+
+    def __init__(self, df: pd.DataFrame, size: int | None = SAMPLE_ROWS, full: Sample | None = None):
+        self.df = df
+        self.idx = None if size is None else sample_index(len(df), size)
+        self.n = len(df) if self.idx is None else len(self.idx)
+        self.size = size
+        self.full: Sample = self if self.idx is None else (full if full is not None else Sample(df, None))
+        self._memo: dict[tuple[str, object], object] = {}
+
+    def sized(self, size: int) -> Sample:
+        """The same table on a sample of ``size`` rows (this one when it is that sample)."""
+        if size == self.size or (self.idx is None and len(self.df) <= size):
+            return self
+        return Sample(self.df, size, self.full)
+
+    def _get(self, what: str, col: object, make: Callable[[], Any]) -> Any:
+        key = (what, col)
+        if key not in self._memo:
+            self._memo[key] = _frozen(make())
+        return self._memo[key]
+
+    def roles(self, *roles) -> pd.DataFrame:
+        """The role columns of the table (those of ``roles`` in it, not None) on the rows measured: what
+        :func:`model_of` reads."""
+        cols = list(dict.fromkeys(c for c in roles if c is not None and c in self.df.columns))
+        return self.df[cols] if self.idx is None else self.df[cols].iloc[self.idx]
+
+    def series(self, col) -> pd.Series:
+        """The column on the rows measured."""
+        return self._get("series", col, lambda: self.df[col] if self.idx is None else self.df[col].iloc[self.idx])
+
+    def coded(self, col) -> tuple[np.ndarray, int, np.ndarray]:
+        """:func:`coded_values` of the column."""
+        return self._get("coded", col, lambda: coded_values(self.series(col)))
+
+    def codes(self, col) -> tuple[np.ndarray, int]:
+        """:func:`factorized` of the column."""
+        return self.coded(col)[:2]
+
+    def numeric(self, col) -> np.ndarray | None:
+        """:func:`numeric_values` of the column."""
+        return self._get("numeric", col, lambda: numeric_values(self.series(col)))
+
+    def groups(self, col) -> tuple[np.ndarray, int, np.ndarray]:
+        """:func:`groups` of the column (its codes when it is not binned)."""
+        return self._get("groups", col, lambda: binned(self.numeric(col)) or self.coded(col))
+
+    def present(self, col) -> np.ndarray:
+        """Where the column is not missing (``notna``)."""
+        return self._get("present", col, lambda: self.series(col).notna().to_numpy())
+
+    def distinct(self, col) -> np.ndarray | pd.api.extensions.ExtensionArray:
+        """The distinct values present (``pd.unique`` of them, in order of appearance)."""
+        return self._get("distinct", col, lambda: pd.unique(self.series(col)[self.present(col)]))
 
 
 def model_rules(df: pd.DataFrame, candidates: list[str], *, target=None, prediction=None, score=None,
-                threshold=None, deadline: float | None = None) -> dict[str, Found]:
+                threshold=None, deadline: float | None = None, sample: Sample | None = None) -> dict[str, Found]:
     """The candidate columns another model's outputs, or read the target far better than the model
-    (see the module), each with its reason; measured on a seeded sample of large tables."""
-    idx = sample_index(len(df))
-    sub = df if idx is None else df.iloc[idx]
-    m = model_of(sub, target, prediction, score, threshold)
+    (see the module), each with its reason; measured on a seeded sample of large tables (``sample``:
+    that of ``df``, its columns read once for every rule of the screen)."""
+    rows = sample if sample is not None else Sample(df)
+    m = model_of(rows.roles(target, prediction, score), target, prediction, score, threshold)
     if m is None:
         return {}
     out: dict[str, Found] = {}
     for done, col in enumerate(candidates):
         if done % 16 == 0:
             check_deadline(deadline, f"measured {done:,} of {len(candidates):,} attributes against the model")
-        found = (_other_model(sub[col], m) or _after_outcome(sub[col], m)
-                 or _other_model(sub[col], m, late=True))
+        found = (_other_model(rows, col, m) or _after_outcome(rows, col, m)
+                 or _other_model(rows, col, m, late=True))
         if found is not None:
             out[col] = found
     return out
 
 
-def _other_model(s: pd.Series, m: _Model, late: bool = False) -> Found | None:
-    x = numeric_values(s)
+def _other_model(sample: Sample, col, m: _Model, late: bool = False) -> Found | None:
+    x = sample.numeric(col)
     if m.regression:
         t, pred = m.t, m.score
         assert t is not None and pred is not None  # a regressor has both (model_of)
@@ -316,12 +408,12 @@ def _other_model(s: pd.Series, m: _Model, late: bool = False) -> Found | None:
     assert mp is not None  # a classifier's labels (model_of)
     ok = (m.y >= 0) & (mp >= 0)
     # on the prediction's labels: agrees with it far beyond chance
-    present = s.notna().to_numpy()
-    distinct = pd.unique(s[present])
+    present = sample.present(col)
+    distinct = sample.distinct(col)
     values = {label_key(v) for v in distinct} if len(distinct) <= m.ky else set()
     label_set = {label_key(v) for v in m.labels}
     if len(values) >= 2 and values <= label_set and present.mean() >= 0.5:
-        codes = _label_codes(s, {label_key(v): i for i, v in enumerate(m.labels)})
+        codes = _label_codes(sample.series(col), {label_key(v): i for i, v in enumerate(m.labels)})
         both = ok & (codes >= 0)
         if both.sum() >= MARK_ROWS:
             agree, kappa = _kappa(codes[both], mp[both], m.ky)
@@ -354,17 +446,18 @@ def _other_model(s: pd.Series, m: _Model, late: bool = False) -> Found | None:
     return None
 
 
-def scores_behind(df: pd.DataFrame, candidates: list[str], labels: list[str]) -> dict[str, Found]:
-    """Numeric candidates that another model's labels are a threshold of (its score)."""
-    idx = sample_index(len(df))
-    sub = df if idx is None else df.iloc[idx]
+def scores_behind(df: pd.DataFrame, candidates: list[str], labels: list[str],
+                  sample: Sample | None = None) -> dict[str, Found]:
+    """Numeric candidates that another model's labels are a threshold of (its score); ``sample`` as in
+    :func:`model_rules`."""
+    rows = sample if sample is not None else Sample(df)
     out: dict[str, Found] = {}
     for col in candidates:
-        x = numeric_values(sub[col])
+        x = rows.numeric(col)
         if x is None or len(np.unique(x[~np.isnan(x)])) <= MANY_VALUES // 4:
             continue
         for lab in labels:
-            codes, k, missing = groups(sub[lab])
+            codes, k, missing = rows.groups(lab)
             if k - int(missing.any()) != 2:
                 continue
             ok = ~missing
@@ -376,16 +469,18 @@ def scores_behind(df: pd.DataFrame, candidates: list[str], labels: list[str]) ->
     return out
 
 
-def _after_outcome(s: pd.Series, m: _Model) -> Found | None:
+def _after_outcome(sample: Sample, col, m: _Model) -> Found | None:
+    s = sample.series(col)
     if m.regression:
-        return _reads_numeric_target(s, m)
+        return _reads_numeric_target(sample, col, m)
     assert m.p is not None  # a classifier's labels (model_of)
     ok = (m.y >= 0) & (m.p >= 0)
     y, p = m.y[ok], m.p[ok]
     n = len(y)
     if n < MARK_ROWS:
         return None
-    codes, k, missing = groups(s[ok])
+    every = n == len(ok)  # the column's groups on every row measured: those shared by the rules
+    codes, k, missing = sample.groups(col) if every else groups(s[ok])
     model_acc = float(np.mean(y == p))
     class_share = np.bincount(y, minlength=m.ky) / n
     base_acc = float(class_share.max())
@@ -426,7 +521,7 @@ def _after_outcome(s: pd.Series, m: _Model) -> Found | None:
             continue
         gain = size * (purity - predicted)
         if best is None or gain > best[0]:
-            label = what or _value_label(s[ok], codes, int(codes[rows][0]))
+            label = what or _value_label(s if every else s[ok], codes, int(codes[rows][0]))
             best = (gain, label, size, purity, c, predicted)
     if best is None:
         return None
@@ -464,7 +559,7 @@ def _value_label(s: pd.Series, codes: np.ndarray, code: int) -> str:
     return repr(vals.iloc[0].item() if isinstance(vals.iloc[0], np.generic) else vals.iloc[0])
 
 
-def _reads_numeric_target(s: pd.Series, m: _Model) -> Found | None:
+def _reads_numeric_target(sample: Sample, col, m: _Model) -> Found | None:
     """A regressor's target read from the column alone (group means, leave-one-out) with at most
     READ_ERROR_SHARE of the model's squared error and of the variance."""
     assert m.t is not None and m.score is not None  # a regressor has both (model_of)
@@ -472,7 +567,7 @@ def _reads_numeric_target(s: pd.Series, m: _Model) -> Found | None:
     t, pred = m.t[ok], m.score[ok]
     if len(t) < MARK_ROWS:
         return None
-    codes, k, _ = groups(s[ok])
+    codes, k, _ = sample.groups(col) if len(t) == len(ok) else groups(sample.series(col)[ok])
     n = np.bincount(codes, minlength=k).astype(float)
     total = np.bincount(codes, weights=t, minlength=k)
     squares = np.bincount(codes, weights=t * t, minlength=k)
@@ -490,16 +585,17 @@ def _reads_numeric_target(s: pd.Series, m: _Model) -> Found | None:
     return None
 
 
-def near_copies(df: pd.DataFrame, columns: list[str], *, deadline: float | None = None) -> dict[str, Found]:
+def near_copies(df: pd.DataFrame, columns: list[str], *, deadline: float | None = None,
+                sample: Sample | None = None) -> dict[str, Found]:
     """Columns another (earlier) column gives on at least COPY_AGREEMENT of rows and that give it back
     as well, each left out as a near copy of the first such column kept.
 
     Every pair is decided exactly; the pairs that cannot be near copies are told apart first, many
     at once, by a bound (:func:`_pair_signatures`), so a table of thousands of columns is not
-    compared pair by pair. ``deadline`` (``time.monotonic()``): past it, :class:`ScreenTimeout`."""
-    idx = sample_index(len(df))
-    sub = df if idx is None else df.iloc[idx]
-    n = len(sub)
+    compared pair by pair. ``deadline`` (``time.monotonic()``): past it, :class:`ScreenTimeout`; ``sample`` as
+    in :func:`model_rules`."""
+    rows = sample if sample is not None else Sample(df)
+    n = rows.n
     if n < MARK_ROWS:
         return {}
     pairs = _pair_matchings(n)
@@ -507,13 +603,13 @@ def near_copies(df: pd.DataFrame, columns: list[str], *, deadline: float | None 
     for done, c in enumerate(columns):
         if done % 16 == 0:
             check_deadline(deadline, f"read {done:,} of {len(columns):,} attributes to compare them for near copies")
-        coded[c] = groups(sub[c])[:2]
-        values[c] = numeric_values(sub[c])
-        sig[c] = _pair_signatures(coded[c][0], _text_codes(sub[c], coded[c][0]), values[c], pairs)
+        coded[c] = rows.groups(c)[:2]
+        values[c] = rows.numeric(c)
+        sig[c] = _pair_signatures(coded[c][0], _text_codes(rows.series(c), coded[c][0]), values[c], pairs)
 
     def text_of(c: str) -> np.ndarray:  # the values as text, missing as "\u0001": read for a pair compared
         if c not in text:
-            text[c] = sub[c].astype("string").fillna("\u0001").to_numpy()
+            text[c] = rows.series(c).astype("string").fillna("\u0001").to_numpy()
         return text[c]
     width = pairs.shape[0] * _words(pairs.shape[2])
     kept_sig = {k: np.zeros((len(columns), width), dtype=np.uint64) for k in ("codes", "text", "numeric")}

@@ -21,7 +21,7 @@ import pandas as pd
 
 from ..errors import DivergenceInputError
 from .column_kinds import is_date_column, is_datetime, is_row_index, is_text, text_sample
-from .column_rules import MIN_ROWS, check_deadline, model_rules, near_copies, scores_behind
+from .column_rules import MIN_ROWS, Sample, check_deadline, factorized, model_rules, near_copies, scores_behind
 from .nested import nested_notes, unsupported_kind
 from .personal import OVERRIDES, PERSONAL, personal_kind, personal_notes
 from .rival_rules import same_scale
@@ -147,13 +147,7 @@ class _Role:  # a role column's values, as the leakage checks use them
 
 
 def _factorize(values) -> tuple[np.ndarray, int]:
-    codes, uniques = pd.factorize(values, use_na_sentinel=True)
-    codes = codes.astype(np.int64)
-    k = len(uniques)
-    if (codes < 0).any():
-        codes[codes < 0] = k
-        k += 1
-    return codes, k
+    return factorized(values)
 
 
 def _n_pairs(a: np.ndarray, b: np.ndarray, kb: int) -> int:
@@ -294,14 +288,16 @@ def _agreement(series: pd.Series, x_num, cx: np.ndarray, kx: int, role: _Role) -
     return float(table.max(axis=1).sum() / n), float(table.sum(axis=0).max() / n)
 
 
-def _roles(df: pd.DataFrame, target, prediction, score, threshold) -> list[_Role]:
+def _roles(df: pd.DataFrame, target, prediction, score, threshold, full: Sample | None = None) -> list[_Role]:
+    """The roles whose copies and functions leak, on every row (``full``: the table's columns read once)."""
+    full = full if full is not None else Sample(df, None)
     roles = []
     for kind, col in (("the target", target), ("the prediction", prediction), ("the score", score)):
         if col is None or col not in df.columns:
             continue
         s = df[col]
-        codes, k = _factorize(s)
-        roles.append(_Role(f"{kind} '{col}'", codes, k, _numeric(s), s, ("column", col), kind.split()[-1]))
+        codes, k = full.codes(col)
+        roles.append(_Role(f"{kind} '{col}'", codes, k, full.numeric(col), s, ("column", col), kind.split()[-1]))
     if score is not None and prediction is None and threshold is not None and score in df.columns:
         num = _numeric(df[score])
         if num is not None:
@@ -314,47 +310,44 @@ def _roles(df: pd.DataFrame, target, prediction, score, threshold) -> list[_Role
     return roles
 
 
-def _leakage(df: pd.DataFrame, candidates: list[str], roles: list[_Role], deadline: float | None = None) -> dict[str, tuple]:
+def _leakage(df: pd.DataFrame, candidates: list[str], roles: list[_Role], deadline: float | None = None,
+             sample: Sample | None = None) -> dict[str, tuple]:
     """Columns that leak a role: column -> (reason, role source, dependencies); a first pass on
-    a sample rules most columns out cheaply."""
+    a sample rules most columns out cheaply (``sample``: the table's columns read once for every rule
+    of the screen)."""
     n = len(df)
     out: dict[str, tuple] = {}
     if not roles:
         return out
-    if n > LEAK_SAMPLE:
-        idx = np.sort(np.random.default_rng(0).choice(n, LEAK_SAMPLE, replace=False))
-        sub = df.iloc[idx]
-        small = [_Role(r.label, *_factorize(r.values.iloc[idx]),
+    rows = (sample if sample is not None else Sample(df, None)).sized(LEAK_SAMPLE)
+    idx = rows.idx
+    if idx is not None:
+        small = [_Role(r.label, *(rows.codes(r.source[1]) if r.source[0] == "column" else _factorize(r.values.iloc[idx])),
                        None if r.numeric is None else r.numeric[idx], r.values.iloc[idx], r.source, r.kind)
                  for r in roles]
     else:
-        idx, sub, small = None, df, roles
+        small = roles
     for done, col in enumerate(candidates):
         if done % 16 == 0:
             check_deadline(deadline, f"checked {done:,} of {len(candidates):,} attributes for leaks")
-        coded = (*_factorize(sub[col]), _numeric(sub[col]))  # once for every role
+        coded = (*rows.codes(col), rows.numeric(col))  # once for every role
         for k, role in enumerate(roles):
-            found = _leak_reason(col, sub[col], small[k], len(sub), coded)
+            found = _leak_reason(col, rows.series(col), small[k], rows.n, coded)
             if found is not None and idx is not None:
-                found = _leak_reason(col, df[col], role, n)  # confirmed on every row
+                # confirmed on every row
+                found = _leak_reason(col, df[col], role, n, (*rows.full.codes(col), rows.full.numeric(col)))
             if found is not None:
                 out[col] = (found[0], role.source, found[1])
                 break
     # a function of a column left out as leakage leaks too (score_text beside a second score)
-    codes_of: dict[str, tuple[np.ndarray, int]] = {}
     while out:
         found_more = {}
-        leaked = [c for c in out if c not in codes_of]
-        for name in leaked:
-            codes_of[name] = _factorize(df[name])
         for col in candidates:
             if col in out:
                 continue
-            if col not in codes_of:
-                codes_of[col] = _factorize(df[col])
-            cx, kx = codes_of[col]
+            cx, kx = rows.full.codes(col)
             for name in out:
-                codes, k = codes_of[name]
+                codes, k = rows.full.codes(name)
                 if not 2 <= k <= n / GROUP_ROWS:
                     continue
                 if kx >= 2 and _determines(codes, k, cx, kx):
@@ -524,8 +517,9 @@ def screen(df: pd.DataFrame, roles: Sequence[str], *, target=None, prediction=No
             kinds[col], left_out[col] = found
     # a fitted model's features are its inputs: a function of them is the model, not a leak (issue 44)
     inputs = set(df.attrs.get(MODEL_FEATURES, ())) & set(kept)
-    leaks = _leakage(df, [c for c in kept if c not in inputs], _roles(df, target, prediction, score, threshold),
-                     deadline)
+    sample = Sample(df)  # the columns on the rows the rules measure, each read once for every rule
+    leaks = _leakage(df, [c for c in kept if c not in inputs],
+                     _roles(df, target, prediction, score, threshold, sample.full), deadline, sample)
     models: dict[str, str] = {}
     for col, (why, source, _) in leaks.items():
         kinds[col], left_out[col] = "leakage", why
@@ -537,16 +531,16 @@ def screen(df: pd.DataFrame, roles: Sequence[str], *, target=None, prediction=No
             left_out[col] = f"determined by column '{source[1]}', itself another model's output"
     rest = [c for c in kept if c not in leaks and c not in inputs]
     measured = model_rules(df, rest, target=target, prediction=prediction, score=score, threshold=threshold,
-                           deadline=deadline)
+                           deadline=deadline, sample=sample)
     rest = [c for c in rest if c not in measured]
-    measured.update(scores_behind(df, rest, [c for c, f in measured.items() if f.output == "labels"]))
+    measured.update(scores_behind(df, rest, [c for c, f in measured.items() if f.output == "labels"], sample))
     rest = [c for c in rest if c not in measured]
     measured.update(later_rules(df, rest, {**{c: kinds[c] for c in leaks}, **{c: f.kind for c, f in measured.items()}},
                                 models={**models, **{c: f.output for c, f in measured.items() if f.output}},
                                 target=target, prediction=prediction, score=score, threshold=threshold,
                                 fitted=MODEL_FEATURES in df.attrs, deadline=deadline))
     rest = [c for c in kept if c not in leaks and c not in measured]  # the model's inputs too: near copies
-    copies = near_copies(df, rest, deadline=deadline)
+    copies = near_copies(df, rest, deadline=deadline, sample=sample)
     for col, f in {**measured, **copies}.items():
         kinds[col], left_out[col] = f.kind, f.reason
         if f.output:

@@ -126,8 +126,12 @@ def coded_values(s: pd.Series) -> tuple[np.ndarray, int, np.ndarray]:
     """The column's values as codes in order of first appearance, missing as a code of its own (the
     last); their number; and which rows are missing."""
     codes, uniques = pd.factorize(s, use_na_sentinel=True)
+    return _coded(codes, len(uniques))
+
+
+def _coded(codes: np.ndarray, k: int) -> tuple[np.ndarray, int, np.ndarray]:
+    """:func:`coded_values` from ``pd.factorize``'s codes (missing -1) and its number of values."""
     codes = codes.astype(np.int64)
-    k = len(uniques)
     missing = codes < 0
     if missing.any():
         codes[missing] = k
@@ -342,7 +346,11 @@ class Sample:
 
     def coded(self, col) -> tuple[np.ndarray, int, np.ndarray]:
         """:func:`coded_values` of the column."""
-        return self._get("coded", col, lambda: coded_values(self.series(col)))
+        return self._get("coded", col, lambda: _coded(self.factorized(col)[0], len(self.factorized(col)[1])))
+
+    def factorized(self, col) -> tuple[np.ndarray, Any]:
+        """``pd.factorize`` of the column (missing -1): its codes and its distinct values present."""
+        return self._get("factorized", col, lambda: pd.factorize(self.series(col), use_na_sentinel=True))
 
     def codes(self, col) -> tuple[np.ndarray, int]:
         """:func:`factorized` of the column."""
@@ -408,11 +416,10 @@ def _other_model(sample: Sample, col, m: _Model, late: bool = False) -> Found | 
     assert mp is not None  # a classifier's labels (model_of)
     ok = (m.y >= 0) & (mp >= 0)
     # on the prediction's labels: agrees with it far beyond chance
-    present = sample.present(col)
-    distinct = sample.distinct(col)
-    values = {label_key(v) for v in distinct} if len(distinct) <= m.ky else set()
+    # its distinct values counted once for every rule (pd.unique of the values present counts as many)
+    values = {label_key(v) for v in sample.distinct(col)} if len(sample.factorized(col)[1]) <= m.ky else set()
     label_set = {label_key(v) for v in m.labels}
-    if len(values) >= 2 and values <= label_set and present.mean() >= 0.5:
+    if len(values) >= 2 and values <= label_set and sample.present(col).mean() >= 0.5:
         codes = _label_codes(sample.series(col), {label_key(v): i for i, v in enumerate(m.labels)})
         both = ok & (codes >= 0)
         if both.sum() >= MARK_ROWS:
@@ -498,19 +505,28 @@ def _after_outcome(sample: Sample, col, m: _Model) -> Found | None:
     if scores is not None:
         auc_1 = auc_of(scores, (y == 1).astype(float))
         scores = None if auc_1 is None else scores
-    marks: list[tuple[np.ndarray, str | None]] = [(codes == c, None) for c in range(k)]
+    # each value's rows by class, from one count (a value's rows are read only when they are nearly all one class)
+    by_value = np.bincount(codes * m.ky + y, minlength=k * m.ky).reshape(k, m.ky)
+    marks: list[tuple[int, str | None]] = [(c, None) for c in range(k)]
     if missing.any() and (~missing).sum() > 0:
-        marks.append((~missing, "present"))
+        marks.append((-1, "present"))
     best = None
-    for rows, what in marks:
-        size = int(rows.sum())
+    for code, what in marks:
+        if code < 0:
+            rows = ~missing
+            size = int(rows.sum())
+            counts = np.bincount(y[rows], minlength=m.ky)
+        else:
+            counts = by_value[code]
+            size = int(counts.sum())
         if size < max(MARK_ROWS, MARK_SHARE * n) or size == n:
             continue
-        counts = np.bincount(y[rows], minlength=m.ky)
         c = int(counts.argmax())
         purity = counts[c] / size
         if purity < MARK_PURITY or 1 - purity > 0.5 * (1 - class_share[c]):
             continue
+        if code >= 0:
+            rows = codes == code
         predicted = float(np.mean(p[rows] == c))
         if scores is not None:  # the score singles the group out no better than any rows of that class
             assert auc_1 is not None  # scores are kept only with their AUC
@@ -605,7 +621,8 @@ def near_copies(df: pd.DataFrame, columns: list[str], *, deadline: float | None 
             check_deadline(deadline, f"read {done:,} of {len(columns):,} attributes to compare them for near copies")
         coded[c] = rows.groups(c)[:2]
         values[c] = rows.numeric(c)
-        sig[c] = _pair_signatures(coded[c][0], _text_codes(rows.series(c), coded[c][0]), values[c], pairs)
+        sig[c] = _pair_signatures(coded[c][0], _text_codes(rows.series(c), coded[c][0], rows.factorized(c)[1]),
+                                  values[c], pairs)
 
     def text_of(c: str) -> np.ndarray:  # the values as text, missing as "\u0001": read for a pair compared
         if c not in text:
@@ -704,10 +721,11 @@ def _pack(same: np.ndarray) -> np.ndarray:
     return padded.view(np.uint64).reshape(-1)
 
 
-def _text_codes(s: pd.Series, codes: np.ndarray) -> np.ndarray:
+def _text_codes(s: pd.Series, codes: np.ndarray, uniques=None) -> np.ndarray:
     """The column's values as text (missing as "\u0001"), factorized; for a column of text none of whose
-    values is "\u0001", its group codes ``codes`` (:func:`groups`: the same rows share a code)."""
-    if isinstance(s.dtype, pd.StringDtype) and not bool((s == "\u0001").any()):
+    values is "\u0001", its group codes ``codes`` (:func:`groups`: the same rows share a code). ``uniques``:
+    its distinct values present (``pd.factorize``'s), when read: one of them is "\u0001" when a value is."""
+    if isinstance(s.dtype, pd.StringDtype) and not bool(((s if uniques is None else uniques) == "\u0001").any()):
         return codes
     return pd.factorize(s.astype("string").fillna("\u0001").to_numpy())[0]
 

@@ -150,13 +150,16 @@ def _factorize(values) -> tuple[np.ndarray, int]:
     return factorized(values)
 
 
-def _n_pairs(a: np.ndarray, b: np.ndarray, kb: int) -> int:
+def _n_pairs(a: np.ndarray, b: np.ndarray, kb: int, ka: int | None = None) -> int:
+    """Distinct (a, b) pairs (codes below ``ka`` and ``kb``): counted in a table when it is small."""
+    if ka is not None and ka * kb <= 4 * len(a):
+        return int(np.count_nonzero(np.bincount(a * kb + b, minlength=ka * kb)))
     return len(pd.unique(a * kb + b))
 
 
 def _determines(cx: np.ndarray, kx: int, cy: np.ndarray, ky: int) -> bool:
     """Every value of x goes with one value of y."""
-    return _n_pairs(cx, cy, ky) == kx
+    return _n_pairs(cx, cy, ky, kx) == kx
 
 
 def _numeric(series: pd.Series) -> np.ndarray | None:
@@ -364,12 +367,12 @@ def _leakage(df: pd.DataFrame, candidates: list[str], roles: list[_Role], deadli
 def _classify(name: str, series: pd.Series) -> tuple[str, str] | None:
     """(kind, reason) for a column left out whatever the roles are, or None."""
     n = len(series)
-    present = series.dropna()
+    present = series.dropna() if series.hasnans else series  # the same values: no copy of a full column
     if len(present) == 0:
         return "all missing", "missing on every row"
     if is_row_index(name, series):
         return row_index_kind(name, float(present.min()), float(present.max()), len(series))
-    if is_datetime(series) or is_date_column(series):
+    if is_datetime(series) or is_date_column(series, present):
         return "date", DATE_REASON
     counts = present.value_counts()
     if len(counts) == 1 and len(present) == n:

@@ -350,7 +350,24 @@ class Sample:
 
     def factorized(self, col) -> tuple[np.ndarray, Any]:
         """``pd.factorize`` of the column (missing -1): its codes and its distinct values present."""
-        return self._get("factorized", col, lambda: pd.factorize(self.series(col), use_na_sentinel=True))
+        return self._get("factorized", col, lambda: self._factorize(col))
+
+    def _factorize(self, col) -> tuple[np.ndarray, Any]:
+        if self.idx is not None and self.text(col) and ("factorized", col) in self.full._memo:
+            # text factorized on every row already: its codes on the rows measured, numbered again in order of
+            # first appearance there (equal texts are the same string: what factorizing those rows gives)
+            codes, uniques = self.full.factorized(col)
+            sub = codes[self.idx]
+            present = sub >= 0
+            first, order = pd.factorize(sub[present])
+            out = np.full(len(sub), -1, dtype=codes.dtype)
+            out[present] = first
+            return out, uniques.take(order)
+        return pd.factorize(self.series(col), use_na_sentinel=True)
+
+    def text(self, col) -> bool:
+        """The column holds text (``pd.StringDtype``)."""
+        return self._get("text", col, lambda: isinstance(self.df[col].dtype, pd.StringDtype))
 
     def codes(self, col) -> tuple[np.ndarray, int]:
         """:func:`factorized` of the column."""
@@ -365,8 +382,9 @@ class Sample:
         return self._get("groups", col, lambda: binned(self.numeric(col)) or self.coded(col))
 
     def present(self, col) -> np.ndarray:
-        """Where the column is not missing (``notna``)."""
-        return self._get("present", col, lambda: self.series(col).notna().to_numpy())
+        """Where the column is not missing (``notna``; for text, where factorize codes a value)."""
+        return self._get("present", col, lambda: self.factorized(col)[0] >= 0 if self.text(col)
+                         else self.series(col).notna().to_numpy())
 
     def distinct(self, col) -> np.ndarray | pd.api.extensions.ExtensionArray:
         """The distinct values present (``pd.unique`` of them, in order of appearance)."""
@@ -477,7 +495,6 @@ def scores_behind(df: pd.DataFrame, candidates: list[str], labels: list[str],
 
 
 def _after_outcome(sample: Sample, col, m: _Model) -> Found | None:
-    s = sample.series(col)
     if m.regression:
         return _reads_numeric_target(sample, col, m)
     assert m.p is not None  # a classifier's labels (model_of)
@@ -487,7 +504,7 @@ def _after_outcome(sample: Sample, col, m: _Model) -> Found | None:
     if n < MARK_ROWS:
         return None
     every = n == len(ok)  # the column's groups on every row measured: those shared by the rules
-    codes, k, missing = sample.groups(col) if every else groups(s[ok])
+    codes, k, missing = sample.groups(col) if every else groups(sample.series(col)[ok])
     model_acc = float(np.mean(y == p))
     class_share = np.bincount(y, minlength=m.ky) / n
     base_acc = float(class_share.max())
@@ -537,6 +554,7 @@ def _after_outcome(sample: Sample, col, m: _Model) -> Found | None:
             continue
         gain = size * (purity - predicted)
         if best is None or gain > best[0]:
+            s = sample.series(col)
             label = what or _value_label(s if every else s[ok], codes, int(codes[rows][0]))
             best = (gain, label, size, purity, c, predicted)
     if best is None:
@@ -621,13 +639,16 @@ def near_copies(df: pd.DataFrame, columns: list[str], *, deadline: float | None 
             check_deadline(deadline, f"read {done:,} of {len(columns):,} attributes to compare them for near copies")
         coded[c] = rows.groups(c)[:2]
         values[c] = rows.numeric(c)
-        sig[c] = _pair_signatures(coded[c][0], _text_codes(rows.series(c), coded[c][0], rows.factorized(c)[1]),
-                                  values[c], pairs)
+        sig[c] = _pair_signatures(coded[c][0], _text_codes_of(rows, c, coded[c][0]), values[c], pairs)
 
     def text_of(c: str) -> np.ndarray:  # the values as text, missing as "\u0001": read for a pair compared
         if c not in text:
             text[c] = rows.series(c).astype("string").fillna("\u0001").to_numpy()
         return text[c]
+
+    def same_text(a: str, b: str) -> float:  # the share of rows on which a and b read alike as text
+        same = _same_text(rows, a, b)
+        return float(np.mean(text_of(a) == text_of(b))) if same is None else same
     width = pairs.shape[0] * _words(pairs.shape[2])
     kept_sig = {k: np.zeros((len(columns), width), dtype=np.uint64) for k in ("codes", "text", "numeric")}
     kept_numeric = np.zeros(len(columns), dtype=bool)
@@ -653,7 +674,7 @@ def near_copies(df: pd.DataFrame, columns: list[str], *, deadline: float | None 
             base = max(np.bincount(cx, minlength=kx).max(), np.bincount(co, minlength=ko).max()) / n
             x, y = values[col], values[other]
             same = (float(np.mean((x == y) | (np.isnan(x) & np.isnan(y)))) if x is not None and y is not None
-                    else float(np.mean(text_of(col) == text_of(other))))
+                    else same_text(col, other))
             if same == 1.0:
                 hit, what = other, f"a copy of attribute '{other}'"
             elif same >= COPY_AGREEMENT and 1 - same <= COPY_ERROR_SHARE * (1 - base):
@@ -672,6 +693,22 @@ def near_copies(df: pd.DataFrame, columns: list[str], *, deadline: float | None 
         else:
             out[col] = Found("near copy", what, of=hit)
     return out
+
+
+def _same_text(rows: Sample, a, b) -> float | None:
+    """The share of rows on which two text columns read alike (missing as "\u0001"), each distinct text
+    numbered once for both and the rows compared by number: the same equalities as comparing their
+    texts row by row. None unless both columns are text (``pd.StringDtype``)."""
+    if not (rows.text(a) and rows.text(b)):
+        return None
+    ids: dict[str, int] = {}
+    keyed = []
+    for c in (a, b):
+        codes, uniques = rows.factorized(c)
+        key = np.array([ids.setdefault(u, len(ids)) for u in uniques] + [ids.setdefault("\u0001", len(ids))],
+                       dtype=np.int64)
+        keyed.append(key[codes])  # code -1 (missing): the last key
+    return float(np.mean(keyed[0] == keyed[1]))
 
 
 class ScreenTimeout(Exception):
@@ -721,11 +758,18 @@ def _pack(same: np.ndarray) -> np.ndarray:
     return padded.view(np.uint64).reshape(-1)
 
 
-def _text_codes(s: pd.Series, codes: np.ndarray, uniques=None) -> np.ndarray:
+def _text_codes_of(rows: Sample, col, codes: np.ndarray) -> np.ndarray:
+    """:func:`_text_codes` of a column of ``rows``, text checked on its distinct values (one of them is
+    "\u0001" when a value is)."""
+    if rows.text(col) and not bool((rows.factorized(col)[1] == "\u0001").any()):
+        return codes
+    return _text_codes(rows.series(col), codes)
+
+
+def _text_codes(s: pd.Series, codes: np.ndarray) -> np.ndarray:
     """The column's values as text (missing as "\u0001"), factorized; for a column of text none of whose
-    values is "\u0001", its group codes ``codes`` (:func:`groups`: the same rows share a code). ``uniques``:
-    its distinct values present (``pd.factorize``'s), when read: one of them is "\u0001" when a value is."""
-    if isinstance(s.dtype, pd.StringDtype) and not bool(((s if uniques is None else uniques) == "\u0001").any()):
+    values is "\u0001", its group codes ``codes`` (:func:`groups`: the same rows share a code)."""
+    if isinstance(s.dtype, pd.StringDtype) and not bool((s == "\u0001").any()):
         return codes
     return pd.factorize(s.astype("string").fillna("\u0001").to_numpy())[0]
 

@@ -13,7 +13,7 @@ reason per column, so the command line and the dashboard can say what was left o
 from __future__ import annotations
 
 import re
-from collections.abc import Container, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -86,12 +86,12 @@ def _free_text(present: pd.Series, distinct: int) -> tuple[bool, str]:
     return False, ""
 
 
-def _person_names(name: str, present: pd.Series, counts: pd.Series) -> tuple[bool, str]:
-    """Many distinct short alphabetic values (one to five words), each rare."""
-    distinct = len(counts)
+def _person_names(name: str, present: pd.Series, distinct: int, commonest: Callable[[], int]) -> tuple[bool, str]:
+    """Many distinct short alphabetic values (one to five words), each rare (``commonest()``: the count of
+    the commonest value)."""
     if distinct < 50:
         return False, ""
-    top = counts.iloc[0] / len(present)
+    top = commonest() / len(present)
     if top > 0.05:
         return False, ""
     sample = text_sample(present)
@@ -208,20 +208,19 @@ def _binning_of(cx: np.ndarray, kx: int, y: np.ndarray) -> bool:
     return int(change.sum()) <= len(np.unique(xs)) - 1
 
 
-def _leak_reason(name: str, series: pd.Series, role: _Role, n: int,
-                 coded: tuple | None = None) -> tuple[str, tuple[str, ...]] | None:
+def _leak_reason(name: str, rows: Sample, role: _Role) -> tuple[str, tuple[str, ...]] | None:
     """Why the column leaks this role, and the dependencies that say so (``copy``: equal values;
     ``x->y``: the column determines the role; ``y->x``: the role determines the column;
-    ``x->y present``: where the column is present), or None. Checked on the values.
-    ``coded``: the column's ``(codes, k, numeric values)`` when already computed."""
-    cx, kx, x_num = coded or (*_factorize(series), _numeric(series))
+    ``x->y present``: where the column is present), or None. Checked on the values, on the rows of
+    ``rows`` (the role's values on the same rows)."""
+    (cx, kx), x_num, n = rows.codes(name), rows.numeric(name), rows.n
     if kx < 2:
         return None
     # an exact copy (numbers equal as numbers, text equal as text)
     if role.numeric is not None and x_num is not None:
         if np.array_equal(x_num, role.numeric, equal_nan=True):
             return f"a copy of {role.label}", ("copy",)
-    elif x_num is None and role.numeric is None and series.astype("string").equals(role.text()):
+    elif x_num is None and role.numeric is None and rows.series(name).astype("string").equals(role.text()):
         return f"a copy of {role.label}", ("copy",)
     if n < MIN_ROWS:  # too few rows to tell a dependency from chance
         return None
@@ -249,14 +248,14 @@ def _leak_reason(name: str, series: pd.Series, role: _Role, n: int,
     if x_to_y and role.k >= 2:
         return f"its values determine {role.label} exactly", ("x->y",)
     # determines the role where the column is present (a partial copy), present on most rows
-    present = ~series.isna().to_numpy()
+    present = rows.present(name)
     if few_x and role.k >= 2 and 0.5 * n <= present.sum() < n:
-        cxp, kxp = _factorize(series[present])
+        cxp, kxp = _factorize(rows.series(name)[present])
         cyp, kyp = _factorize(role.codes[present])
         if kyp >= 2 and _determines(cxp, kxp, cyp, kyp):
             return f"its values determine {role.label} exactly where it is present", ("x->y present",)
     if role.kind in ("target", "prediction") and 2 <= role.k <= 10 and (few_x or x_num is not None):
-        acc, base = _agreement(series, x_num, cx, kx, role)
+        acc, base = _agreement(x_num, cx, kx, role)
         if acc >= NEAR_COPY and 1 - acc <= NEAR_COPY_ERROR * (1 - base):
             return (f"a near copy of {role.label}: guessing it from this column is right on {acc:.1%} "
                     "of rows", ())
@@ -278,7 +277,7 @@ SCORE_VALUES = 20
 OTHER_SCORE = "another model's score"
 
 
-def _agreement(series: pd.Series, x_num, cx: np.ndarray, kx: int, role: _Role) -> tuple[float, float]:
+def _agreement(x_num, cx: np.ndarray, kx: int, role: _Role) -> tuple[float, float]:
     """Share of rows whose role value is the commonest one for their column value (numbers with
     many values in ten equal-count bins, so small groups do not agree by chance), and the share
     of the commonest role value overall."""
@@ -333,12 +332,10 @@ def _leakage(df: pd.DataFrame, candidates: list[str], roles: list[_Role], deadli
     for done, col in enumerate(candidates):
         if done % 16 == 0:
             check_deadline(deadline, f"checked {done:,} of {len(candidates):,} attributes for leaks")
-        coded = (*rows.codes(col), rows.numeric(col))  # once for every role
-        for k, role in enumerate(roles):
-            found = _leak_reason(col, rows.series(col), small[k], rows.n, coded)
+        for k, role in enumerate(roles):  # the column read once for every role (rows)
+            found = _leak_reason(col, rows, small[k])
             if found is not None and idx is not None:
-                # confirmed on every row
-                found = _leak_reason(col, df[col], role, n, (*rows.full.codes(col), rows.full.numeric(col)))
+                found = _leak_reason(col, rows.full, role)  # confirmed on every row
             if found is not None:
                 out[col] = (found[0], role.source, found[1])
                 break
@@ -364,8 +361,9 @@ def _leakage(df: pd.DataFrame, candidates: list[str], roles: list[_Role], deadli
 
 
 # ----------------------------------------------------------------------------- the screen
-def _classify(name: str, series: pd.Series) -> tuple[str, str] | None:
-    """(kind, reason) for a column left out whatever the roles are, or None."""
+def _classify(name: str, series: pd.Series, full: Sample | None = None) -> tuple[str, str] | None:
+    """(kind, reason) for a column left out whatever the roles are, or None. ``full``: the table's
+    columns read once for the screen (``series`` is its column ``name``)."""
     n = len(series)
     present = series.dropna() if series.hasnans else series  # the same values: no copy of a full column
     if len(present) == 0:
@@ -374,10 +372,17 @@ def _classify(name: str, series: pd.Series) -> tuple[str, str] | None:
         return row_index_kind(name, float(present.min()), float(present.max()), len(series))
     if is_datetime(series) or is_date_column(series, present):
         return "date", DATE_REASON
-    counts = present.value_counts()
-    if len(counts) == 1 and len(present) == n:
+    if full is not None and isinstance(series.dtype, pd.StringDtype):
+        # text: its distinct values and the commonest one's count from the factorize every rule shares (equal
+        # values are equal strings, so value_counts counts the same)
+        codes, uniques = full.factorized(name)
+        distinct, top = len(uniques), lambda: np.bincount(codes[codes >= 0]).max()
+    else:
+        counts = present.value_counts()
+        distinct, top = len(counts), lambda: counts.iloc[0]
+    if distinct == 1 and len(present) == n:
         return "constant", f"one value ({present.iloc[0]!r}) on every row"
-    return shape_kind(name, series, present, counts)
+    return _shape_kind(name, series, present, distinct, top)
 
 
 def row_index_kind(name: object, lo: float, hi: float, n: int) -> tuple[str, str]:
@@ -392,15 +397,21 @@ DATE_REASON = "dates or times (name it as an attribute to bin it by month, quart
 
 
 def shape_kind(name: str, series: pd.Series, present: pd.Series, counts: pd.Series) -> tuple[str, str] | None:
-    """Free text, person names or an identifier, from the values (or a sample of them)."""
+    """Free text, person names or an identifier, from the values (or a sample of them); ``counts``: the
+    values' counts present (``value_counts``)."""
+    return _shape_kind(name, series, present, len(counts), lambda: counts.iloc[0])
+
+
+def _shape_kind(name: str, series: pd.Series, present: pd.Series, distinct: int,
+                top: Callable[[], int]) -> tuple[str, str] | None:
+    """:func:`shape_kind` from the number of distinct values and the commonest one's count (``top()``)."""
     if len(present) < MIN_ROWS:
         return None
-    distinct = len(counts)
     if is_text(series):
         free, why = _free_text(present, distinct)
         if free:
             return "free text", why
-        is_name, why = _person_names(name, present, counts)
+        is_name, why = _person_names(name, present, distinct, top)
         if is_name:
             return "name", why
     is_id, why = _identifier(series, present, distinct)
@@ -501,7 +512,8 @@ def screen(df: pd.DataFrame, roles: Sequence[str], *, target=None, prediction=No
     """screen_attributes(), with the leakage found: column -> (reason, role source, dependencies).
     ``classify(name, series)`` may replace the role-free checks (an engine's exact counts).
     ``deadline`` (``time.monotonic()``): past it, :class:`~divergence.data.column_rules.ScreenTimeout`."""
-    classify = classify or _classify
+    sample = Sample(df)  # the columns on the rows the rules measure, each read once for every rule
+    classify = classify or (lambda name, series: _classify(name, series, sample.full))
     used = set(roles) | {c for c in (target, prediction, score) if c is not None}
     kinds: dict[str, str] = {}
     left_out: dict[str, str] = {}
@@ -520,7 +532,6 @@ def screen(df: pd.DataFrame, roles: Sequence[str], *, target=None, prediction=No
             kinds[col], left_out[col] = found
     # a fitted model's features are its inputs: a function of them is the model, not a leak (issue 44)
     inputs = set(df.attrs.get(MODEL_FEATURES, ())) & set(kept)
-    sample = Sample(df)  # the columns on the rows the rules measure, each read once for every rule
     leaks = _leakage(df, [c for c in kept if c not in inputs],
                      _roles(df, target, prediction, score, threshold, sample.full), deadline, sample)
     models: dict[str, str] = {}

@@ -100,9 +100,14 @@ def _label_codes(s: pd.Series, index: dict) -> np.ndarray:
 
 
 def numeric_values(s: pd.Series) -> np.ndarray | None:
-    if pd.api.types.is_bool_dtype(s) or not pd.api.types.is_numeric_dtype(s):
+    if not _numbers(s):
         return None
     return s.to_numpy(dtype=float, na_value=np.nan)
+
+
+def _numbers(s: pd.Series) -> bool:
+    """The column holds numbers (not booleans): what :func:`numeric_values` reads."""
+    return not (pd.api.types.is_bool_dtype(s) or not pd.api.types.is_numeric_dtype(s))
 
 
 def groups(s: pd.Series) -> tuple[np.ndarray, int, np.ndarray]:
@@ -375,7 +380,7 @@ class Sample:
 
     def numeric(self, col) -> np.ndarray | None:
         """:func:`numeric_values` of the column."""
-        return self._get("numeric", col, lambda: numeric_values(self.series(col)))
+        return self._get("numeric", col, lambda: numeric_values(self.series(col)) if _numbers(self.df[col]) else None)
 
     def groups(self, col) -> tuple[np.ndarray, int, np.ndarray]:
         """:func:`groups` of the column (its codes when it is not binned)."""

@@ -370,6 +370,25 @@ class Sample:
             return out, uniques.take(order)
         return pd.factorize(self.series(col), use_na_sentinel=True)
 
+    def texts(self, col) -> tuple[np.ndarray, list[str]] | None:
+        """The column's values as text (``astype("string")``, missing as "\u0001"), each distinct value
+        converted once: each row's position in a list of texts (-1: the last), and the list (a text may be
+        in it twice: rows compare by text); None for columns of other values than text or plain numbers."""
+        return self._get("texts", col, lambda: self._texts(col))
+
+    def _texts(self, col) -> tuple[np.ndarray, list[str]] | None:
+        dtype = self.df[col].dtype
+        if self.text(col):
+            codes, uniques = self.factorized(col)
+            return codes, list(uniques) + ["\u0001"]
+        if isinstance(dtype, np.dtype) and (dtype.kind in "iu" or dtype == np.float64):
+            values = self.series(col).to_numpy()
+            # every bit pattern a value of its own (-0.0 reads "-0.0"), each converted as the column converts it
+            codes, first = pd.factorize(values.view(np.int64) if dtype.kind == "f" else values)
+            distinct = pd.Series(first.view(np.float64) if dtype.kind == "f" else first, dtype=dtype)
+            return codes, distinct.astype("string").fillna("\u0001").tolist()
+        return None
+
     def text(self, col) -> bool:
         """The column holds text (``pd.StringDtype``)."""
         return self._get("text", col, lambda: isinstance(self.df[col].dtype, pd.StringDtype))
@@ -701,18 +720,17 @@ def near_copies(df: pd.DataFrame, columns: list[str], *, deadline: float | None 
 
 
 def _same_text(rows: Sample, a, b) -> float | None:
-    """The share of rows on which two text columns read alike (missing as "\u0001"), each distinct text
-    numbered once for both and the rows compared by number: the same equalities as comparing their
-    texts row by row. None unless both columns are text (``pd.StringDtype``)."""
-    if not (rows.text(a) and rows.text(b)):
+    """The share of rows on which two columns read alike as text (missing as "\u0001"), each distinct text
+    numbered once for both and the rows compared by number (:meth:`Sample.texts`): the same equalities as
+    comparing their texts row by row. None unless both columns are text or plain numbers."""
+    ta, tb = rows.texts(a), rows.texts(b)
+    if ta is None or tb is None:
         return None
     ids: dict[str, int] = {}
     keyed = []
-    for c in (a, b):
-        codes, uniques = rows.factorized(c)
-        key = np.array([ids.setdefault(u, len(ids)) for u in uniques] + [ids.setdefault("\u0001", len(ids))],
-                       dtype=np.int64)
-        keyed.append(key[codes])  # code -1 (missing): the last key
+    for codes, listed in (ta, tb):
+        key = np.array([ids.setdefault(t, len(ids)) for t in listed], dtype=np.int64)
+        keyed.append(key[codes])
     return float(np.mean(keyed[0] == keyed[1]))
 
 
@@ -768,7 +786,12 @@ def _text_codes_of(rows: Sample, col, codes: np.ndarray) -> np.ndarray:
     "\u0001" when a value is)."""
     if rows.text(col) and not bool((rows.factorized(col)[1] == "\u0001").any()):
         return codes
-    return _text_codes(rows.series(col), codes)
+    texts = rows.texts(col)
+    if texts is None:
+        return _text_codes(rows.series(col), codes)
+    ids: dict[str, int] = {}
+    key = np.array([ids.setdefault(t, len(ids)) for t in texts[1]], dtype=np.int64)
+    return pd.factorize(key[texts[0]])[0]  # numbered by first appearance, as the texts themselves
 
 
 def _text_codes(s: pd.Series, codes: np.ndarray) -> np.ndarray:

@@ -552,7 +552,7 @@ def screen(df: pd.DataFrame, roles: Sequence[str], *, target=None, prediction=No
     measured.update(later_rules(df, rest, {**{c: kinds[c] for c in leaks}, **{c: f.kind for c, f in measured.items()}},
                                 models={**models, **{c: f.output for c, f in measured.items() if f.output}},
                                 target=target, prediction=prediction, score=score, threshold=threshold,
-                                fitted=MODEL_FEATURES in df.attrs, deadline=deadline))
+                                fitted=MODEL_FEATURES in df.attrs, deadline=deadline, sample=sample))
     rest = [c for c in kept if c not in leaks and c not in measured]  # the model's inputs too: near copies
     copies = near_copies(df, rest, deadline=deadline, sample=sample)
     for col, f in {**measured, **copies}.items():

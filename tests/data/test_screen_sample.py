@@ -7,7 +7,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from divergence.data import column_rules, columns
+from divergence.data import column_rules, columns, rival_rules
 from divergence.data.column_rules import SAMPLE_ROWS, Sample, coded_values, groups, numeric_values, sample_index
 
 STORAGES = ["str", "string", "string[python]", "string[pyarrow]"]
@@ -98,3 +98,46 @@ def test_text_counted_from_its_codes_as_by_value_counts():
     frame = people.to_frame()
     assert columns._classify("first_name", people, Sample(frame, None)) == columns._classify("first_name", people)
     assert columns._classify("first_name", people)[0] == "name"  # the commonest value's count read
+
+
+def _mixed(rng: np.random.Generator, n: int) -> pd.Series:
+    kind = rng.integers(0, 5)
+    if kind == 0:
+        specials = np.array([0.0, -0.0, np.nan, np.inf, -np.inf, 1e20, 1e-7, 0.1 + 0.2, 1.0, 2.5e-300])
+        return pd.Series(np.where(rng.random(n) < 0.5, rng.choice(specials, n), rng.normal(size=n).round(2)))
+    if kind == 1:
+        return pd.Series(rng.integers(-3, 3, n))
+    if kind == 2:
+        return pd.Series(rng.integers(0, 3, n).astype(np.uint8))
+    if kind == 3:
+        return pd.Series(rng.choice(["1", "1.0", "-0.0", "0.0", "nan", "\u0001", "x"], n), dtype=str(rng.choice(STORAGES)))
+    return pd.Series(rng.choice([True, False], n))  # neither text nor plain numbers: compared as before
+
+
+def test_text_read_on_distinct_values_is_the_text_of_every_row():
+    """Near copies compare columns as text: converting each distinct value once (every bit pattern of a
+    float apart) gives the codes and the equalities of converting every row."""
+    rng = np.random.default_rng(4)
+    for _ in range(300):
+        n = int(rng.integers(1, 150))
+        df = pd.DataFrame({"x": _mixed(rng, n), "y": _mixed(rng, n)})
+        rows = Sample(df)
+        text = {c: df[c].astype("string").fillna("\u0001").to_numpy() for c in df.columns}
+        for c in df.columns:
+            codes = rows.groups(c)[0]
+            assert np.array_equal(column_rules._text_codes_of(rows, c, codes), column_rules._text_codes(df[c], codes))
+        same = column_rules._same_text(rows, "x", "y")
+        assert same is None or same == float(np.mean(text["x"] == text["y"]))
+
+
+def test_columns_equal_as_text_by_their_distinct_values():
+    """A column that is a copy of one left out follows it: two text columns compared by their distinct
+    values are equal exactly when their texts are (missing equal only to missing, not to "\u0001")."""
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        n = int(rng.integers(1, 40))
+        x = _text(rng, n, str(rng.choice(STORAGES)), ["a", "\u0001", None])
+        y = x.copy() if rng.random() < 0.5 else _text(rng, n, str(rng.choice(STORAGES)), ["a", "\u0001", None])
+        df = pd.DataFrame({"x": x, "y": y.astype(str(rng.choice(STORAGES)))})
+        want = df["x"].astype("string").equals(df["y"].astype("string"))
+        assert rival_rules._same_as_text(Sample(df, None), "x", "y") == want

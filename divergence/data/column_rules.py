@@ -403,7 +403,11 @@ class Sample:
 
     def groups(self, col) -> tuple[np.ndarray, int, np.ndarray]:
         """:func:`groups` of the column (its codes when it is not binned)."""
-        return self._get("groups", col, lambda: binned(self.numeric(col)) or self.coded(col))
+        return self._get("groups", col, lambda: self.binned(col) or self.coded(col))
+
+    def binned(self, col) -> tuple[np.ndarray, int, np.ndarray] | None:
+        """:func:`binned` of the column's numbers (None: not binned)."""
+        return self._get("binned", col, lambda: binned(self.numeric(col)))
 
     def present(self, col) -> np.ndarray:
         """Where the column is not missing (``notna``; for text, where factorize codes a value)."""

@@ -21,10 +21,10 @@ import pandas as pd
 
 from ..errors import DivergenceInputError
 from .column_kinds import is_date_column, is_datetime, is_row_index, is_text, text_sample
-from .column_rules import MIN_ROWS, Sample, check_deadline, factorized, model_rules, near_copies, scores_behind
+from .column_rules import BINS, MIN_ROWS, Sample, check_deadline, factorized, model_rules, near_copies, scores_behind
 from .nested import nested_notes, unsupported_kind
 from .personal import OVERRIDES, PERSONAL, personal_kind, personal_notes
-from .rival_rules import same_scale
+from .rival_rules import equal_as_text, same_scale
 from .screen_more import later_rules, which_screen
 
 __all__ = ["MODEL_FEATURES", "role_columns", "default_attributes", "check_frame", "AttributeScreen", "screen_attributes", "screen_summary", "check_attributes", "screen", "screen_notes", "shape_kind", "row_index_kind", "KINDS",
@@ -220,7 +220,9 @@ def _leak_reason(name: str, rows: Sample, role: _Role) -> tuple[str, tuple[str, 
     if role.numeric is not None and x_num is not None:
         if np.array_equal(x_num, role.numeric, equal_nan=True):
             return f"a copy of {role.label}", ("copy",)
-    elif x_num is None and role.numeric is None and rows.series(name).astype("string").equals(role.text()):
+    elif x_num is None and role.numeric is None and (
+            equal_as_text(rows, name, role.source[1]) if role.source[0] == "column"  # the role's column on these rows
+            else rows.series(name).astype("string").equals(role.text())):
         return f"a copy of {role.label}", ("copy",)
     if n < MIN_ROWS:  # too few rows to tell a dependency from chance
         return None
@@ -255,7 +257,7 @@ def _leak_reason(name: str, rows: Sample, role: _Role) -> tuple[str, tuple[str, 
         if kyp >= 2 and _determines(cxp, kxp, cyp, kyp):
             return f"its values determine {role.label} exactly where it is present", ("x->y present",)
     if role.kind in ("target", "prediction") and 2 <= role.k <= 10 and (few_x or x_num is not None):
-        acc, base = _agreement(x_num, cx, kx, role)
+        acc, base = _agreement(x_num, cx, kx, role, rows.binned(name) if x_num is not None and kx > 50 else None)
         if acc >= NEAR_COPY and 1 - acc <= NEAR_COPY_ERROR * (1 - base):
             return (f"a near copy of {role.label}: guessing it from this column is right on {acc:.1%} "
                     "of rows", ())
@@ -277,14 +279,19 @@ SCORE_VALUES = 20
 OTHER_SCORE = "another model's score"
 
 
-def _agreement(x_num, cx: np.ndarray, kx: int, role: _Role) -> tuple[float, float]:
+def _agreement(x_num, cx: np.ndarray, kx: int, role: _Role,
+               bins: tuple[np.ndarray, int, np.ndarray] | None = None) -> tuple[float, float]:
     """Share of rows whose role value is the commonest one for their column value (numbers with
     many values in ten equal-count bins, so small groups do not agree by chance), and the share
-    of the commonest role value overall."""
+    of the commonest role value overall. ``bins``: the column's groups when binned
+    (:func:`~.column_rules.binned` of ``x_num``: the same ten bins when BINS is 10)."""
     if x_num is not None and kx > 50:
-        ranks = pd.Series(x_num).rank(method="average", pct=True).to_numpy()
-        cx = np.where(np.isnan(ranks), 10, np.minimum((np.nan_to_num(ranks) * 10).astype(np.int64), 9))
-        kx = 11
+        if bins is not None and BINS == 10:
+            cx, kx = bins[0], bins[1]
+        else:
+            ranks = pd.Series(x_num).rank(method="average", pct=True).to_numpy()
+            cx = np.where(np.isnan(ranks), 10, np.minimum((np.nan_to_num(ranks) * 10).astype(np.int64), 9))
+            kx = 11
     table = np.bincount(cx * role.k + role.codes, minlength=kx * role.k).reshape(kx, role.k)
     n = len(cx)
     return float(table.max(axis=1).sum() / n), float(table.sum(axis=0).max() / n)

@@ -35,7 +35,7 @@ from .column_rules import (
     sample_index,
 )
 
-__all__ = ["rival_scores", "on_their_scale", "followers", "same_scale", "RIVAL_SCORE_RHO", "RIVAL_SCORE_SHARE", "SAME_SCALE_RHO"]
+__all__ = ["rival_scores", "on_their_scale", "followers", "same_scale", "equal_as_text", "RIVAL_SCORE_RHO", "RIVAL_SCORE_SHARE", "SAME_SCALE_RHO"]
 
 #: a numeric column whose AUC for the target is at least this share of the model's as far from 0.5 ...
 RIVAL_SCORE_SHARE = 0.75
@@ -145,7 +145,7 @@ def followers(df: pd.DataFrame, candidates: list[str], left: dict[str, str],
                 if x is not None and o is not None:
                     same = np.array_equal(x, o, equal_nan=True)
                 else:
-                    same = (x is None) == (o is None) and _same_as_text(rows, col, name)
+                    same = (x is None) == (o is None) and equal_as_text(rows, col, name)
                 if same:
                     found[col] = Found(kind, f"a copy of column '{name}', itself left out ({kind})", of=name)
                     break
@@ -160,7 +160,7 @@ def followers(df: pd.DataFrame, candidates: list[str], left: dict[str, str],
         rest = [c for c in rest if c not in found]
 
 
-def _same_as_text(rows: Sample, a, b) -> bool:
+def equal_as_text(rows: Sample, a, b) -> bool:
     """The two columns are equal as text (``astype("string").equals``: every row the same text, or
     missing in both); two text columns compared by their distinct values, numbered once for both."""
     if not (rows.text(a) and rows.text(b)):

@@ -140,4 +140,19 @@ def test_columns_equal_as_text_by_their_distinct_values():
         y = x.copy() if rng.random() < 0.5 else _text(rng, n, str(rng.choice(STORAGES)), ["a", "\u0001", None])
         df = pd.DataFrame({"x": x, "y": y.astype(str(rng.choice(STORAGES)))})
         want = df["x"].astype("string").equals(df["y"].astype("string"))
-        assert rival_rules._same_as_text(Sample(df, None), "x", "y") == want
+        assert rival_rules.equal_as_text(Sample(df, None), "x", "y") == want
+
+
+def test_agreement_of_many_numbers_in_the_shared_bins():
+    """A column of many numbers agrees with the target in ten equal-count bins: those of the groups the
+    rules share (column_rules.binned) are the bins it made itself."""
+    rng = np.random.default_rng(6)
+    for _ in range(20):
+        n = 2_000
+        x = np.where(rng.random(n) < 0.05, np.nan, rng.normal(size=n).round(int(rng.integers(1, 3))))
+        y = pd.Series((rng.random(n) < 0.3).astype(int))
+        role = columns._Role("the target 'y'", *columns._factorize(y), None, y)
+        cx, kx = columns._factorize(pd.Series(x))
+        bins = column_rules.binned(x)
+        assert kx > 50 and bins is not None
+        assert columns._agreement(x, cx, kx, role, bins) == columns._agreement(x, cx, kx, role)

@@ -21,11 +21,12 @@ import pandas as pd
 
 from ..errors import DivergenceInputError
 from .column_kinds import is_date_column, is_datetime, is_row_index, is_text, text_sample
-from .column_rules import BINS, MIN_ROWS, Sample, check_deadline, factorized, model_rules, near_copies, scores_behind
+from .column_rules import MIN_ROWS, check_deadline, model_rules, near_copies, scores_behind
 from .nested import nested_notes, unsupported_kind
 from .personal import OVERRIDES, PERSONAL, personal_kind, personal_notes
 from .rival_rules import equal_as_text, same_scale
 from .screen_more import later_rules, which_screen
+from .screen_sample import BINS, Sample, factorized
 
 __all__ = ["MODEL_FEATURES", "role_columns", "default_attributes", "check_frame", "AttributeScreen", "screen_attributes", "screen_summary", "check_attributes", "screen", "screen_notes", "shape_kind", "row_index_kind", "KINDS",
            "DATE_REASON", "MIN_ROWS", "NEAR_UNIQUE_SHARE", "UNIQUE_INT_SHARE"]

@@ -21,7 +21,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .column_rules import Found, Sample, check_deadline, groups
+from .column_rules import Found, check_deadline, groups
+from .screen_sample import Sample
 
 __all__ = ["outcome_rules", "explained", "FAR_SHARE", "FAR_RATIO", "SIBLING_RATIO", "SIBLING_LIKE", "SIBLING_FLOOR"]
 

@@ -26,7 +26,6 @@ from .column_rules import (
     MANY_VALUES,
     MIN_ROWS,
     Found,
-    Sample,
     auc_of,
     check_deadline,
     model_of,
@@ -34,6 +33,7 @@ from .column_rules import (
     rank_rho,
     sample_index,
 )
+from .screen_sample import Sample
 
 __all__ = ["rival_scores", "on_their_scale", "followers", "same_scale", "equal_as_text", "RIVAL_SCORE_RHO", "RIVAL_SCORE_SHARE", "SAME_SCALE_RHO"]
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .column_rules import Found, Sample
+from .column_rules import Found
 from .outcome_alone import outcome_rules
 from .rival_rules import followers, on_their_scale, rival_scores
+from .screen_sample import Sample
 
 __all__ = ["later_rules", "which_screen", "FOLLOWED"]
 

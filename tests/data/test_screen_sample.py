@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from divergence.data import column_rules, columns, rival_rules
-from divergence.data.column_rules import SAMPLE_ROWS, Sample, coded_values, groups, numeric_values, sample_index
+from divergence.data.screen_sample import SAMPLE_ROWS, Sample, coded_values, groups, numeric_values, sample_index
 
 STORAGES = ["str", "string", "string[python]", "string[pyarrow]"]
 POOL = ["a", "b", "A", " a", "\u0001", "", "é", "ab", None, np.nan]

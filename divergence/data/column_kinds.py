@@ -93,13 +93,14 @@ def date_values(series: pd.Series) -> pd.Series:
     return out
 
 
-def is_date_column(series: pd.Series) -> bool:
-    """True for a datetime column, or text whose values read as dates, timestamps or times."""
+def is_date_column(series: pd.Series, present: pd.Series | None = None) -> bool:
+    """True for a datetime column, or text whose values read as dates, timestamps or times (``present``:
+    its values present, ``series.dropna()``, when read)."""
     if is_datetime(series):
         return True
     if not is_text(series):
         return False
-    present = series.dropna()
+    present = series.dropna() if present is None else present
     if len(present) == 0:
         return False
     head = [str(v) for v in present.iloc[:50].tolist()]

@@ -32,13 +32,26 @@ import numpy as np
 import pandas as pd
 
 from .roles import label_key
+from .screen_sample import (
+    BINS,
+    MANY_VALUES,
+    SAMPLE_ROWS,
+    Sample,
+    binned,
+    coded_values,
+    factorized,
+    groups,
+    numeric_values,
+    sample_index,
+)
 
 #: fewer rows than this and no column is left out by a dependency (too few to tell it from chance)
 MIN_ROWS = 20
 
 __all__ = ["model_rules", "near_copies", "ScreenTimeout", "screen_timeout_message", "check_deadline", "Found", "READ_ERROR_SHARE", "MARK_PURITY", "MARK_ROWS",
            "MARK_SHARE", "MARK_AUC_MARGIN", "most_accurate_threshold", "OTHER_LABELS_KAPPA", "RIVAL_KAPPA", "RIVAL_SHARE", "RIVAL_RHO", "scores_behind", "OTHER_SCORE_AUC", "OTHER_SCORE_RHO", "COPY_AGREEMENT", "COPY_ERROR_SHARE",
-           "SAMPLE_ROWS", "BINS", "MIN_ROWS", "MANY_VALUES", "groups", "sample_index", "auc_of",
+           "SAMPLE_ROWS", "BINS", "MIN_ROWS", "MANY_VALUES", "groups", "sample_index", "auc_of", "Sample", "binned",
+           "coded_values", "factorized",
            "model_of", "numeric_values", "rank_rho"]
 
 #: alone, the column has at most this share of the model's errors and of the commonest-class guess's errors
@@ -70,11 +83,6 @@ OTHER_SCORE_RHO = 0.9
 COPY_AGREEMENT = 0.95
 #: ... with at most this share of the errors of guessing the other's commonest value, are near copies
 COPY_ERROR_SHARE = 0.25
-#: rows measured (a seeded sample of larger tables)
-SAMPLE_ROWS = 20_000
-#: a numeric column with more distinct values than this is measured in BINS equal-count bins
-MANY_VALUES = 20
-BINS = 10
 
 
 @dataclass(frozen=True)
@@ -95,31 +103,6 @@ def _label_codes(s: pd.Series, index: dict) -> np.ndarray:
     codes, uniques = pd.factorize(s, use_na_sentinel=True)
     lookup = np.array([index.get(label_key(u), -1) for u in uniques] + [-1], dtype=np.int64)
     return lookup[codes]
-
-
-def numeric_values(s: pd.Series) -> np.ndarray | None:
-    if pd.api.types.is_bool_dtype(s) or not pd.api.types.is_numeric_dtype(s):
-        return None
-    return s.to_numpy(dtype=float, na_value=np.nan)
-
-
-def groups(s: pd.Series) -> tuple[np.ndarray, int, np.ndarray]:
-    """The column as group codes (values; a numeric column with many values in BINS equal-count
-    bins), missing as its own code; and which codes are missing."""
-    x = numeric_values(s)
-    if x is not None and len(pd.unique(x[~np.isnan(x)])) > MANY_VALUES:
-        ranks = pd.Series(x).rank(method="average", pct=True).to_numpy()
-        missing = np.isnan(ranks)
-        codes = np.where(missing, BINS, np.minimum((np.nan_to_num(ranks) * BINS).astype(np.int64), BINS - 1))
-        return codes.astype(np.int64), BINS + 1, missing
-    codes, uniques = pd.factorize(s, use_na_sentinel=True)
-    codes = codes.astype(np.int64)
-    k = len(uniques)
-    missing = codes < 0
-    if missing.any():
-        codes[missing] = k
-        k += 1
-    return codes, k, missing
 
 
 def loo_accuracy(codes: np.ndarray, k: int, y: np.ndarray, ky: int) -> float:
@@ -267,34 +250,28 @@ def most_accurate_threshold(score: np.ndarray, y: np.ndarray) -> float:
     return float(values[j]) if j < values.size else float("inf")
 
 
-def sample_index(n: int) -> np.ndarray | None:
-    if n <= SAMPLE_ROWS:
-        return None
-    return np.sort(np.random.default_rng(0).choice(n, SAMPLE_ROWS, replace=False))
-
-
 def model_rules(df: pd.DataFrame, candidates: list[str], *, target=None, prediction=None, score=None,
-                threshold=None, deadline: float | None = None) -> dict[str, Found]:
+                threshold=None, deadline: float | None = None, sample: Sample | None = None) -> dict[str, Found]:
     """The candidate columns another model's outputs, or read the target far better than the model
-    (see the module), each with its reason; measured on a seeded sample of large tables."""
-    idx = sample_index(len(df))
-    sub = df if idx is None else df.iloc[idx]
-    m = model_of(sub, target, prediction, score, threshold)
+    (see the module), each with its reason; measured on a seeded sample of large tables (``sample``:
+    that of ``df``, its columns read once for every rule of the screen)."""
+    rows = sample if sample is not None else Sample(df)
+    m = model_of(rows.roles(target, prediction, score), target, prediction, score, threshold)
     if m is None:
         return {}
     out: dict[str, Found] = {}
     for done, col in enumerate(candidates):
         if done % 16 == 0:
             check_deadline(deadline, f"measured {done:,} of {len(candidates):,} attributes against the model")
-        found = (_other_model(sub[col], m) or _after_outcome(sub[col], m)
-                 or _other_model(sub[col], m, late=True))
+        found = (_other_model(rows, col, m) or _after_outcome(rows, col, m)
+                 or _other_model(rows, col, m, late=True))
         if found is not None:
             out[col] = found
     return out
 
 
-def _other_model(s: pd.Series, m: _Model, late: bool = False) -> Found | None:
-    x = numeric_values(s)
+def _other_model(sample: Sample, col, m: _Model, late: bool = False) -> Found | None:
+    x = sample.numeric(col)
     if m.regression:
         t, pred = m.t, m.score
         assert t is not None and pred is not None  # a regressor has both (model_of)
@@ -316,12 +293,11 @@ def _other_model(s: pd.Series, m: _Model, late: bool = False) -> Found | None:
     assert mp is not None  # a classifier's labels (model_of)
     ok = (m.y >= 0) & (mp >= 0)
     # on the prediction's labels: agrees with it far beyond chance
-    present = s.notna().to_numpy()
-    distinct = pd.unique(s[present])
-    values = {label_key(v) for v in distinct} if len(distinct) <= m.ky else set()
+    # its distinct values counted once for every rule (pd.unique of the values present counts as many)
+    values = {label_key(v) for v in sample.distinct(col)} if len(sample.factorized(col)[1]) <= m.ky else set()
     label_set = {label_key(v) for v in m.labels}
-    if len(values) >= 2 and values <= label_set and present.mean() >= 0.5:
-        codes = _label_codes(s, {label_key(v): i for i, v in enumerate(m.labels)})
+    if len(values) >= 2 and values <= label_set and sample.present(col).mean() >= 0.5:
+        codes = _label_codes(sample.series(col), {label_key(v): i for i, v in enumerate(m.labels)})
         both = ok & (codes >= 0)
         if both.sum() >= MARK_ROWS:
             agree, kappa = _kappa(codes[both], mp[both], m.ky)
@@ -354,17 +330,18 @@ def _other_model(s: pd.Series, m: _Model, late: bool = False) -> Found | None:
     return None
 
 
-def scores_behind(df: pd.DataFrame, candidates: list[str], labels: list[str]) -> dict[str, Found]:
-    """Numeric candidates that another model's labels are a threshold of (its score)."""
-    idx = sample_index(len(df))
-    sub = df if idx is None else df.iloc[idx]
+def scores_behind(df: pd.DataFrame, candidates: list[str], labels: list[str],
+                  sample: Sample | None = None) -> dict[str, Found]:
+    """Numeric candidates that another model's labels are a threshold of (its score); ``sample`` as in
+    :func:`model_rules`."""
+    rows = sample if sample is not None else Sample(df)
     out: dict[str, Found] = {}
     for col in candidates:
-        x = numeric_values(sub[col])
+        x = rows.numeric(col)
         if x is None or len(np.unique(x[~np.isnan(x)])) <= MANY_VALUES // 4:
             continue
         for lab in labels:
-            codes, k, missing = groups(sub[lab])
+            codes, k, missing = rows.groups(lab)
             if k - int(missing.any()) != 2:
                 continue
             ok = ~missing
@@ -376,16 +353,17 @@ def scores_behind(df: pd.DataFrame, candidates: list[str], labels: list[str]) ->
     return out
 
 
-def _after_outcome(s: pd.Series, m: _Model) -> Found | None:
+def _after_outcome(sample: Sample, col, m: _Model) -> Found | None:
     if m.regression:
-        return _reads_numeric_target(s, m)
+        return _reads_numeric_target(sample, col, m)
     assert m.p is not None  # a classifier's labels (model_of)
     ok = (m.y >= 0) & (m.p >= 0)
     y, p = m.y[ok], m.p[ok]
     n = len(y)
     if n < MARK_ROWS:
         return None
-    codes, k, missing = groups(s[ok])
+    every = n == len(ok)  # the column's groups on every row measured: those shared by the rules
+    codes, k, missing = sample.groups(col) if every else groups(sample.series(col)[ok])
     model_acc = float(np.mean(y == p))
     class_share = np.bincount(y, minlength=m.ky) / n
     base_acc = float(class_share.max())
@@ -403,19 +381,28 @@ def _after_outcome(s: pd.Series, m: _Model) -> Found | None:
     if scores is not None:
         auc_1 = auc_of(scores, (y == 1).astype(float))
         scores = None if auc_1 is None else scores
-    marks: list[tuple[np.ndarray, str | None]] = [(codes == c, None) for c in range(k)]
+    # each value's rows by class, from one count (a value's rows are read only when they are nearly all one class)
+    by_value = np.bincount(codes * m.ky + y, minlength=k * m.ky).reshape(k, m.ky)
+    marks: list[tuple[int, str | None]] = [(c, None) for c in range(k)]
     if missing.any() and (~missing).sum() > 0:
-        marks.append((~missing, "present"))
+        marks.append((-1, "present"))
     best = None
-    for rows, what in marks:
-        size = int(rows.sum())
+    for code, what in marks:
+        if code < 0:
+            rows = ~missing
+            size = int(rows.sum())
+            counts = np.bincount(y[rows], minlength=m.ky)
+        else:
+            counts = by_value[code]
+            size = int(counts.sum())
         if size < max(MARK_ROWS, MARK_SHARE * n) or size == n:
             continue
-        counts = np.bincount(y[rows], minlength=m.ky)
         c = int(counts.argmax())
         purity = counts[c] / size
         if purity < MARK_PURITY or 1 - purity > 0.5 * (1 - class_share[c]):
             continue
+        if code >= 0:
+            rows = codes == code
         predicted = float(np.mean(p[rows] == c))
         if scores is not None:  # the score singles the group out no better than any rows of that class
             assert auc_1 is not None  # scores are kept only with their AUC
@@ -426,7 +413,8 @@ def _after_outcome(s: pd.Series, m: _Model) -> Found | None:
             continue
         gain = size * (purity - predicted)
         if best is None or gain > best[0]:
-            label = what or _value_label(s[ok], codes, int(codes[rows][0]))
+            s = sample.series(col)
+            label = what or _value_label(s if every else s[ok], codes, int(codes[rows][0]))
             best = (gain, label, size, purity, c, predicted)
     if best is None:
         return None
@@ -464,7 +452,7 @@ def _value_label(s: pd.Series, codes: np.ndarray, code: int) -> str:
     return repr(vals.iloc[0].item() if isinstance(vals.iloc[0], np.generic) else vals.iloc[0])
 
 
-def _reads_numeric_target(s: pd.Series, m: _Model) -> Found | None:
+def _reads_numeric_target(sample: Sample, col, m: _Model) -> Found | None:
     """A regressor's target read from the column alone (group means, leave-one-out) with at most
     READ_ERROR_SHARE of the model's squared error and of the variance."""
     assert m.t is not None and m.score is not None  # a regressor has both (model_of)
@@ -472,7 +460,7 @@ def _reads_numeric_target(s: pd.Series, m: _Model) -> Found | None:
     t, pred = m.t[ok], m.score[ok]
     if len(t) < MARK_ROWS:
         return None
-    codes, k, _ = groups(s[ok])
+    codes, k, _ = sample.groups(col) if len(t) == len(ok) else groups(sample.series(col)[ok])
     n = np.bincount(codes, minlength=k).astype(float)
     total = np.bincount(codes, weights=t, minlength=k)
     squares = np.bincount(codes, weights=t * t, minlength=k)
@@ -490,16 +478,17 @@ def _reads_numeric_target(s: pd.Series, m: _Model) -> Found | None:
     return None
 
 
-def near_copies(df: pd.DataFrame, columns: list[str], *, deadline: float | None = None) -> dict[str, Found]:
+def near_copies(df: pd.DataFrame, columns: list[str], *, deadline: float | None = None,
+                sample: Sample | None = None) -> dict[str, Found]:
     """Columns another (earlier) column gives on at least COPY_AGREEMENT of rows and that give it back
     as well, each left out as a near copy of the first such column kept.
 
     Every pair is decided exactly; the pairs that cannot be near copies are told apart first, many
     at once, by a bound (:func:`_pair_signatures`), so a table of thousands of columns is not
-    compared pair by pair. ``deadline`` (``time.monotonic()``): past it, :class:`ScreenTimeout`."""
-    idx = sample_index(len(df))
-    sub = df if idx is None else df.iloc[idx]
-    n = len(sub)
+    compared pair by pair. ``deadline`` (``time.monotonic()``): past it, :class:`ScreenTimeout`; ``sample`` as
+    in :func:`model_rules`."""
+    rows = sample if sample is not None else Sample(df)
+    n = rows.n
     if n < MARK_ROWS:
         return {}
     pairs = _pair_matchings(n)
@@ -507,14 +496,18 @@ def near_copies(df: pd.DataFrame, columns: list[str], *, deadline: float | None 
     for done, c in enumerate(columns):
         if done % 16 == 0:
             check_deadline(deadline, f"read {done:,} of {len(columns):,} attributes to compare them for near copies")
-        coded[c] = groups(sub[c])[:2]
-        values[c] = numeric_values(sub[c])
-        sig[c] = _pair_signatures(coded[c][0], _text_codes(sub[c], coded[c][0]), values[c], pairs)
+        coded[c] = rows.groups(c)[:2]
+        values[c] = rows.numeric(c)
+        sig[c] = _pair_signatures(coded[c][0], _text_codes_of(rows, c, coded[c][0]), values[c], pairs)
 
     def text_of(c: str) -> np.ndarray:  # the values as text, missing as "\u0001": read for a pair compared
         if c not in text:
-            text[c] = sub[c].astype("string").fillna("\u0001").to_numpy()
+            text[c] = rows.series(c).astype("string").fillna("\u0001").to_numpy()
         return text[c]
+
+    def same_text(a: str, b: str) -> float:  # the share of rows on which a and b read alike as text
+        same = _same_text(rows, a, b)
+        return float(np.mean(text_of(a) == text_of(b))) if same is None else same
     width = pairs.shape[0] * _words(pairs.shape[2])
     kept_sig = {k: np.zeros((len(columns), width), dtype=np.uint64) for k in ("codes", "text", "numeric")}
     kept_numeric = np.zeros(len(columns), dtype=bool)
@@ -540,7 +533,7 @@ def near_copies(df: pd.DataFrame, columns: list[str], *, deadline: float | None 
             base = max(np.bincount(cx, minlength=kx).max(), np.bincount(co, minlength=ko).max()) / n
             x, y = values[col], values[other]
             same = (float(np.mean((x == y) | (np.isnan(x) & np.isnan(y)))) if x is not None and y is not None
-                    else float(np.mean(text_of(col) == text_of(other))))
+                    else same_text(col, other))
             if same == 1.0:
                 hit, what = other, f"a copy of attribute '{other}'"
             elif same >= COPY_AGREEMENT and 1 - same <= COPY_ERROR_SHARE * (1 - base):
@@ -559,6 +552,21 @@ def near_copies(df: pd.DataFrame, columns: list[str], *, deadline: float | None 
         else:
             out[col] = Found("near copy", what, of=hit)
     return out
+
+
+def _same_text(rows: Sample, a, b) -> float | None:
+    """The share of rows on which two columns read alike as text (missing as "\u0001"), each distinct text
+    numbered once for both and the rows compared by number (:meth:`Sample.texts`): the same equalities as
+    comparing their texts row by row. None unless both columns are text or plain numbers."""
+    ta, tb = rows.texts(a), rows.texts(b)
+    if ta is None or tb is None:
+        return None
+    ids: dict[str, int] = {}
+    keyed = []
+    for codes, listed in (ta, tb):
+        key = np.array([ids.setdefault(t, len(ids)) for t in listed], dtype=np.int64)
+        keyed.append(key[codes])
+    return float(np.mean(keyed[0] == keyed[1]))
 
 
 class ScreenTimeout(Exception):
@@ -606,6 +614,19 @@ def _pack(same: np.ndarray) -> np.ndarray:
     padded = np.zeros((count, _words(bits) * 8), dtype=np.uint8)
     padded[:, :packed.shape[1]] = packed
     return padded.view(np.uint64).reshape(-1)
+
+
+def _text_codes_of(rows: Sample, col, codes: np.ndarray) -> np.ndarray:
+    """:func:`_text_codes` of a column of ``rows``, text checked on its distinct values (one of them is
+    "\u0001" when a value is)."""
+    if rows.text(col) and not bool((rows.factorized(col)[1] == "\u0001").any()):
+        return codes
+    texts = rows.texts(col)
+    if texts is None:
+        return _text_codes(rows.series(col), codes)
+    ids: dict[str, int] = {}
+    key = np.array([ids.setdefault(t, len(ids)) for t in texts[1]], dtype=np.int64)
+    return pd.factorize(key[texts[0]])[0]  # numbered by first appearance, as the texts themselves
 
 
 def _text_codes(s: pd.Series, codes: np.ndarray) -> np.ndarray:

@@ -13,7 +13,7 @@ reason per column, so the command line and the dashboard can say what was left o
 from __future__ import annotations
 
 import re
-from collections.abc import Container, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,8 +24,9 @@ from .column_kinds import is_date_column, is_datetime, is_row_index, is_text, te
 from .column_rules import MIN_ROWS, check_deadline, model_rules, near_copies, scores_behind
 from .nested import nested_notes, unsupported_kind
 from .personal import OVERRIDES, PERSONAL, personal_kind, personal_notes
-from .rival_rules import same_scale
+from .rival_rules import equal_as_text, same_scale
 from .screen_more import later_rules, which_screen
+from .screen_sample import BINS, Sample, factorized
 
 __all__ = ["MODEL_FEATURES", "role_columns", "default_attributes", "check_frame", "AttributeScreen", "screen_attributes", "screen_summary", "check_attributes", "screen", "screen_notes", "shape_kind", "row_index_kind", "KINDS",
            "DATE_REASON", "MIN_ROWS", "NEAR_UNIQUE_SHARE", "UNIQUE_INT_SHARE"]
@@ -86,12 +87,12 @@ def _free_text(present: pd.Series, distinct: int) -> tuple[bool, str]:
     return False, ""
 
 
-def _person_names(name: str, present: pd.Series, counts: pd.Series) -> tuple[bool, str]:
-    """Many distinct short alphabetic values (one to five words), each rare."""
-    distinct = len(counts)
+def _person_names(name: str, present: pd.Series, distinct: int, commonest: Callable[[], int]) -> tuple[bool, str]:
+    """Many distinct short alphabetic values (one to five words), each rare (``commonest()``: the count of
+    the commonest value)."""
     if distinct < 50:
         return False, ""
-    top = counts.iloc[0] / len(present)
+    top = commonest() / len(present)
     if top > 0.05:
         return False, ""
     sample = text_sample(present)
@@ -147,22 +148,19 @@ class _Role:  # a role column's values, as the leakage checks use them
 
 
 def _factorize(values) -> tuple[np.ndarray, int]:
-    codes, uniques = pd.factorize(values, use_na_sentinel=True)
-    codes = codes.astype(np.int64)
-    k = len(uniques)
-    if (codes < 0).any():
-        codes[codes < 0] = k
-        k += 1
-    return codes, k
+    return factorized(values)
 
 
-def _n_pairs(a: np.ndarray, b: np.ndarray, kb: int) -> int:
+def _n_pairs(a: np.ndarray, b: np.ndarray, kb: int, ka: int | None = None) -> int:
+    """Distinct (a, b) pairs (codes below ``ka`` and ``kb``): counted in a table when it is small."""
+    if ka is not None and ka * kb <= 4 * len(a):
+        return int(np.count_nonzero(np.bincount(a * kb + b, minlength=ka * kb)))
     return len(pd.unique(a * kb + b))
 
 
 def _determines(cx: np.ndarray, kx: int, cy: np.ndarray, ky: int) -> bool:
     """Every value of x goes with one value of y."""
-    return _n_pairs(cx, cy, ky) == kx
+    return _n_pairs(cx, cy, ky, kx) == kx
 
 
 def _numeric(series: pd.Series) -> np.ndarray | None:
@@ -211,20 +209,21 @@ def _binning_of(cx: np.ndarray, kx: int, y: np.ndarray) -> bool:
     return int(change.sum()) <= len(np.unique(xs)) - 1
 
 
-def _leak_reason(name: str, series: pd.Series, role: _Role, n: int,
-                 coded: tuple | None = None) -> tuple[str, tuple[str, ...]] | None:
+def _leak_reason(name: str, rows: Sample, role: _Role) -> tuple[str, tuple[str, ...]] | None:
     """Why the column leaks this role, and the dependencies that say so (``copy``: equal values;
     ``x->y``: the column determines the role; ``y->x``: the role determines the column;
-    ``x->y present``: where the column is present), or None. Checked on the values.
-    ``coded``: the column's ``(codes, k, numeric values)`` when already computed."""
-    cx, kx, x_num = coded or (*_factorize(series), _numeric(series))
+    ``x->y present``: where the column is present), or None. Checked on the values, on the rows of
+    ``rows`` (the role's values on the same rows)."""
+    (cx, kx), x_num, n = rows.codes(name), rows.numeric(name), rows.n
     if kx < 2:
         return None
     # an exact copy (numbers equal as numbers, text equal as text)
     if role.numeric is not None and x_num is not None:
         if np.array_equal(x_num, role.numeric, equal_nan=True):
             return f"a copy of {role.label}", ("copy",)
-    elif x_num is None and role.numeric is None and series.astype("string").equals(role.text()):
+    elif x_num is None and role.numeric is None and (
+            equal_as_text(rows, name, role.source[1]) if role.source[0] == "column"  # the role's column on these rows
+            else rows.series(name).astype("string").equals(role.text())):
         return f"a copy of {role.label}", ("copy",)
     if n < MIN_ROWS:  # too few rows to tell a dependency from chance
         return None
@@ -252,14 +251,14 @@ def _leak_reason(name: str, series: pd.Series, role: _Role, n: int,
     if x_to_y and role.k >= 2:
         return f"its values determine {role.label} exactly", ("x->y",)
     # determines the role where the column is present (a partial copy), present on most rows
-    present = ~series.isna().to_numpy()
+    present = rows.present(name)
     if few_x and role.k >= 2 and 0.5 * n <= present.sum() < n:
-        cxp, kxp = _factorize(series[present])
+        cxp, kxp = _factorize(rows.series(name)[present])
         cyp, kyp = _factorize(role.codes[present])
         if kyp >= 2 and _determines(cxp, kxp, cyp, kyp):
             return f"its values determine {role.label} exactly where it is present", ("x->y present",)
     if role.kind in ("target", "prediction") and 2 <= role.k <= 10 and (few_x or x_num is not None):
-        acc, base = _agreement(series, x_num, cx, kx, role)
+        acc, base = _agreement(x_num, cx, kx, role, rows.binned(name) if x_num is not None and kx > 50 else None)
         if acc >= NEAR_COPY and 1 - acc <= NEAR_COPY_ERROR * (1 - base):
             return (f"a near copy of {role.label}: guessing it from this column is right on {acc:.1%} "
                     "of rows", ())
@@ -281,27 +280,34 @@ SCORE_VALUES = 20
 OTHER_SCORE = "another model's score"
 
 
-def _agreement(series: pd.Series, x_num, cx: np.ndarray, kx: int, role: _Role) -> tuple[float, float]:
+def _agreement(x_num, cx: np.ndarray, kx: int, role: _Role,
+               bins: tuple[np.ndarray, int, np.ndarray] | None = None) -> tuple[float, float]:
     """Share of rows whose role value is the commonest one for their column value (numbers with
     many values in ten equal-count bins, so small groups do not agree by chance), and the share
-    of the commonest role value overall."""
+    of the commonest role value overall. ``bins``: the column's groups when binned
+    (:func:`~.column_rules.binned` of ``x_num``: the same ten bins when BINS is 10)."""
     if x_num is not None and kx > 50:
-        ranks = pd.Series(x_num).rank(method="average", pct=True).to_numpy()
-        cx = np.where(np.isnan(ranks), 10, np.minimum((np.nan_to_num(ranks) * 10).astype(np.int64), 9))
-        kx = 11
+        if bins is not None and BINS == 10:
+            cx, kx = bins[0], bins[1]
+        else:
+            ranks = pd.Series(x_num).rank(method="average", pct=True).to_numpy()
+            cx = np.where(np.isnan(ranks), 10, np.minimum((np.nan_to_num(ranks) * 10).astype(np.int64), 9))
+            kx = 11
     table = np.bincount(cx * role.k + role.codes, minlength=kx * role.k).reshape(kx, role.k)
     n = len(cx)
     return float(table.max(axis=1).sum() / n), float(table.sum(axis=0).max() / n)
 
 
-def _roles(df: pd.DataFrame, target, prediction, score, threshold) -> list[_Role]:
+def _roles(df: pd.DataFrame, target, prediction, score, threshold, full: Sample | None = None) -> list[_Role]:
+    """The roles whose copies and functions leak, on every row (``full``: the table's columns read once)."""
+    full = full if full is not None else Sample(df, None)
     roles = []
     for kind, col in (("the target", target), ("the prediction", prediction), ("the score", score)):
         if col is None or col not in df.columns:
             continue
         s = df[col]
-        codes, k = _factorize(s)
-        roles.append(_Role(f"{kind} '{col}'", codes, k, _numeric(s), s, ("column", col), kind.split()[-1]))
+        codes, k = full.codes(col)
+        roles.append(_Role(f"{kind} '{col}'", codes, k, full.numeric(col), s, ("column", col), kind.split()[-1]))
     if score is not None and prediction is None and threshold is not None and score in df.columns:
         num = _numeric(df[score])
         if num is not None:
@@ -314,47 +320,42 @@ def _roles(df: pd.DataFrame, target, prediction, score, threshold) -> list[_Role
     return roles
 
 
-def _leakage(df: pd.DataFrame, candidates: list[str], roles: list[_Role], deadline: float | None = None) -> dict[str, tuple]:
+def _leakage(df: pd.DataFrame, candidates: list[str], roles: list[_Role], deadline: float | None = None,
+             sample: Sample | None = None) -> dict[str, tuple]:
     """Columns that leak a role: column -> (reason, role source, dependencies); a first pass on
-    a sample rules most columns out cheaply."""
+    a sample rules most columns out cheaply (``sample``: the table's columns read once for every rule
+    of the screen)."""
     n = len(df)
     out: dict[str, tuple] = {}
     if not roles:
         return out
-    if n > LEAK_SAMPLE:
-        idx = np.sort(np.random.default_rng(0).choice(n, LEAK_SAMPLE, replace=False))
-        sub = df.iloc[idx]
-        small = [_Role(r.label, *_factorize(r.values.iloc[idx]),
+    rows = (sample if sample is not None else Sample(df, None)).sized(LEAK_SAMPLE)
+    idx = rows.idx
+    if idx is not None:
+        small = [_Role(r.label, *(rows.codes(r.source[1]) if r.source[0] == "column" else _factorize(r.values.iloc[idx])),
                        None if r.numeric is None else r.numeric[idx], r.values.iloc[idx], r.source, r.kind)
                  for r in roles]
     else:
-        idx, sub, small = None, df, roles
+        small = roles
     for done, col in enumerate(candidates):
         if done % 16 == 0:
             check_deadline(deadline, f"checked {done:,} of {len(candidates):,} attributes for leaks")
-        coded = (*_factorize(sub[col]), _numeric(sub[col]))  # once for every role
-        for k, role in enumerate(roles):
-            found = _leak_reason(col, sub[col], small[k], len(sub), coded)
+        for k, role in enumerate(roles):  # the column read once for every role (rows)
+            found = _leak_reason(col, rows, small[k])
             if found is not None and idx is not None:
-                found = _leak_reason(col, df[col], role, n)  # confirmed on every row
+                found = _leak_reason(col, rows.full, role)  # confirmed on every row
             if found is not None:
                 out[col] = (found[0], role.source, found[1])
                 break
     # a function of a column left out as leakage leaks too (score_text beside a second score)
-    codes_of: dict[str, tuple[np.ndarray, int]] = {}
     while out:
         found_more = {}
-        leaked = [c for c in out if c not in codes_of]
-        for name in leaked:
-            codes_of[name] = _factorize(df[name])
         for col in candidates:
             if col in out:
                 continue
-            if col not in codes_of:
-                codes_of[col] = _factorize(df[col])
-            cx, kx = codes_of[col]
+            cx, kx = rows.full.codes(col)
             for name in out:
-                codes, k = codes_of[name]
+                codes, k = rows.full.codes(name)
                 if not 2 <= k <= n / GROUP_ROWS:
                     continue
                 if kx >= 2 and _determines(codes, k, cx, kx):
@@ -368,20 +369,28 @@ def _leakage(df: pd.DataFrame, candidates: list[str], roles: list[_Role], deadli
 
 
 # ----------------------------------------------------------------------------- the screen
-def _classify(name: str, series: pd.Series) -> tuple[str, str] | None:
-    """(kind, reason) for a column left out whatever the roles are, or None."""
+def _classify(name: str, series: pd.Series, full: Sample | None = None) -> tuple[str, str] | None:
+    """(kind, reason) for a column left out whatever the roles are, or None. ``full``: the table's
+    columns read once for the screen (``series`` is its column ``name``)."""
     n = len(series)
-    present = series.dropna()
+    present = series.dropna() if series.hasnans else series  # the same values: no copy of a full column
     if len(present) == 0:
         return "all missing", "missing on every row"
     if is_row_index(name, series):
         return row_index_kind(name, float(present.min()), float(present.max()), len(series))
-    if is_datetime(series) or is_date_column(series):
+    if is_datetime(series) or is_date_column(series, present):
         return "date", DATE_REASON
-    counts = present.value_counts()
-    if len(counts) == 1 and len(present) == n:
+    if full is not None and isinstance(series.dtype, pd.StringDtype):
+        # text: its distinct values and the commonest one's count from the factorize every rule shares (equal
+        # values are equal strings, so value_counts counts the same)
+        codes, uniques = full.factorized(name)
+        distinct, top = len(uniques), lambda: np.bincount(codes[codes >= 0]).max()
+    else:
+        counts = present.value_counts()
+        distinct, top = len(counts), lambda: counts.iloc[0]
+    if distinct == 1 and len(present) == n:
         return "constant", f"one value ({present.iloc[0]!r}) on every row"
-    return shape_kind(name, series, present, counts)
+    return _shape_kind(name, series, present, distinct, top)
 
 
 def row_index_kind(name: object, lo: float, hi: float, n: int) -> tuple[str, str]:
@@ -396,15 +405,21 @@ DATE_REASON = "dates or times (name it as an attribute to bin it by month, quart
 
 
 def shape_kind(name: str, series: pd.Series, present: pd.Series, counts: pd.Series) -> tuple[str, str] | None:
-    """Free text, person names or an identifier, from the values (or a sample of them)."""
+    """Free text, person names or an identifier, from the values (or a sample of them); ``counts``: the
+    values' counts present (``value_counts``)."""
+    return _shape_kind(name, series, present, len(counts), lambda: counts.iloc[0])
+
+
+def _shape_kind(name: str, series: pd.Series, present: pd.Series, distinct: int,
+                top: Callable[[], int]) -> tuple[str, str] | None:
+    """:func:`shape_kind` from the number of distinct values and the commonest one's count (``top()``)."""
     if len(present) < MIN_ROWS:
         return None
-    distinct = len(counts)
     if is_text(series):
         free, why = _free_text(present, distinct)
         if free:
             return "free text", why
-        is_name, why = _person_names(name, present, counts)
+        is_name, why = _person_names(name, present, distinct, top)
         if is_name:
             return "name", why
     is_id, why = _identifier(series, present, distinct)
@@ -505,7 +520,8 @@ def screen(df: pd.DataFrame, roles: Sequence[str], *, target=None, prediction=No
     """screen_attributes(), with the leakage found: column -> (reason, role source, dependencies).
     ``classify(name, series)`` may replace the role-free checks (an engine's exact counts).
     ``deadline`` (``time.monotonic()``): past it, :class:`~divergence.data.column_rules.ScreenTimeout`."""
-    classify = classify or _classify
+    sample = Sample(df)  # the columns on the rows the rules measure, each read once for every rule
+    classify = classify or (lambda name, series: _classify(name, series, sample.full))
     used = set(roles) | {c for c in (target, prediction, score) if c is not None}
     kinds: dict[str, str] = {}
     left_out: dict[str, str] = {}
@@ -524,8 +540,8 @@ def screen(df: pd.DataFrame, roles: Sequence[str], *, target=None, prediction=No
             kinds[col], left_out[col] = found
     # a fitted model's features are its inputs: a function of them is the model, not a leak (issue 44)
     inputs = set(df.attrs.get(MODEL_FEATURES, ())) & set(kept)
-    leaks = _leakage(df, [c for c in kept if c not in inputs], _roles(df, target, prediction, score, threshold),
-                     deadline)
+    leaks = _leakage(df, [c for c in kept if c not in inputs],
+                     _roles(df, target, prediction, score, threshold, sample.full), deadline, sample)
     models: dict[str, str] = {}
     for col, (why, source, _) in leaks.items():
         kinds[col], left_out[col] = "leakage", why
@@ -537,16 +553,16 @@ def screen(df: pd.DataFrame, roles: Sequence[str], *, target=None, prediction=No
             left_out[col] = f"determined by column '{source[1]}', itself another model's output"
     rest = [c for c in kept if c not in leaks and c not in inputs]
     measured = model_rules(df, rest, target=target, prediction=prediction, score=score, threshold=threshold,
-                           deadline=deadline)
+                           deadline=deadline, sample=sample)
     rest = [c for c in rest if c not in measured]
-    measured.update(scores_behind(df, rest, [c for c, f in measured.items() if f.output == "labels"]))
+    measured.update(scores_behind(df, rest, [c for c, f in measured.items() if f.output == "labels"], sample))
     rest = [c for c in rest if c not in measured]
     measured.update(later_rules(df, rest, {**{c: kinds[c] for c in leaks}, **{c: f.kind for c, f in measured.items()}},
                                 models={**models, **{c: f.output for c, f in measured.items() if f.output}},
                                 target=target, prediction=prediction, score=score, threshold=threshold,
-                                fitted=MODEL_FEATURES in df.attrs, deadline=deadline))
+                                fitted=MODEL_FEATURES in df.attrs, deadline=deadline, sample=sample))
     rest = [c for c in kept if c not in leaks and c not in measured]  # the model's inputs too: near copies
-    copies = near_copies(df, rest, deadline=deadline)
+    copies = near_copies(df, rest, deadline=deadline, sample=sample)
     for col, f in {**measured, **copies}.items():
         kinds[col], left_out[col] = f.kind, f.reason
         if f.output:

@@ -21,7 +21,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .column_rules import Found, check_deadline, groups, sample_index
+from .column_rules import Found, check_deadline, groups
+from .screen_sample import Sample
 
 __all__ = ["outcome_rules", "explained", "FAR_SHARE", "FAR_RATIO", "SIBLING_RATIO", "SIBLING_LIKE", "SIBLING_FLOOR"]
 
@@ -56,8 +57,8 @@ class _Read:
     """A column as something read (its values as numbers, or its classes' indicators) and as something
     read from (group codes)."""
 
-    def __init__(self, s: pd.Series):
-        self.codes, self.k, _ = groups(s)
+    def __init__(self, s: pd.Series, grouped: tuple[np.ndarray, int, np.ndarray] | None = None):
+        self.codes, self.k, _ = grouped if grouped is not None else groups(s)  # grouped: groups(s) when read
         present = s.notna().to_numpy()
         num = None
         if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s) and s[present].nunique() > 10:
@@ -89,14 +90,14 @@ def _pct(x: float) -> str:
 
 
 def outcome_rules(df: pd.DataFrame, candidates: list[str], outcome: str,
-                  deadline: float | None = None) -> dict[str, Found]:
+                  deadline: float | None = None, sample: Sample | None = None) -> dict[str, Found]:
     """The candidates read far better from the outcome, or sibling outcomes (see the module), each with its
-    reason; measured on a seeded sample of large tables."""
+    reason; measured on a seeded sample of large tables (``sample``: that of ``df``, its columns read once
+    for every rule of the screen)."""
     if outcome not in df.columns or len(candidates) < 2:
         return {}
-    idx = sample_index(len(df))
-    sub = df if idx is None else df.iloc[idx]
-    y = _Read(sub[outcome])
+    rows = sample if sample is not None else Sample(df)
+    y = _Read(rows.series(outcome), rows.groups(outcome))
     if not y.targets:
         return {}
     read: dict[str, _Read] = {}
@@ -104,7 +105,7 @@ def outcome_rules(df: pd.DataFrame, candidates: list[str], outcome: str,
     for done, col in enumerate(candidates):
         if done % 16 == 0:
             check_deadline(deadline, f"read the outcome from {done:,} of {len(candidates):,} attributes")
-        read[col] = _Read(sub[col])
+        read[col] = _Read(rows.series(col), rows.groups(col))
         from_col[col] = explained(read[col], y)
     out: dict[str, Found] = {}
     rest = list(candidates)

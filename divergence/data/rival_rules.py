@@ -33,8 +33,9 @@ from .column_rules import (
     rank_rho,
     sample_index,
 )
+from .screen_sample import Sample
 
-__all__ = ["rival_scores", "on_their_scale", "followers", "same_scale", "RIVAL_SCORE_RHO", "RIVAL_SCORE_SHARE", "SAME_SCALE_RHO"]
+__all__ = ["rival_scores", "on_their_scale", "followers", "same_scale", "equal_as_text", "RIVAL_SCORE_RHO", "RIVAL_SCORE_SHARE", "SAME_SCALE_RHO"]
 
 #: a numeric column whose AUC for the target is at least this share of the model's as far from 0.5 ...
 RIVAL_SCORE_SHARE = 0.75
@@ -87,19 +88,18 @@ def rival_scores(df: pd.DataFrame, candidates: list[str], *, target=None, predic
     return out
 
 
-def on_their_scale(df: pd.DataFrame, candidates: list[str], scores: list[str]) -> dict[str, Found]:
+def on_their_scale(df: pd.DataFrame, candidates: list[str], scores: list[str],
+                   sample: Sample | None = None) -> dict[str, Found]:
     """Numeric candidates on the scale of a column left out as another model's score, ranking the rows
-    like it (:func:`same_scale`)."""
-
-    idx = sample_index(len(df))
-    sub = df if idx is None else df.iloc[idx]
+    like it (:func:`same_scale`); ``sample``: that of ``df``, its columns read once for every rule."""
+    rows = sample if sample is not None else Sample(df)
     out: dict[str, Found] = {}
     for col in candidates:
-        x = numeric_values(sub[col])
+        x = rows.numeric(col)
         if x is None:
             continue
         for other in scores:
-            s = numeric_values(sub[other])
+            s = rows.numeric(other)
             rho = None if s is None else same_scale(x, s)
             if rho is not None:
                 out[col] = Found("another model", f"another model's score: on the scale of column '{other}' (itself "
@@ -109,31 +109,23 @@ def on_their_scale(df: pd.DataFrame, candidates: list[str], scores: list[str]) -
     return out
 
 
-def _codes(s: pd.Series) -> tuple[np.ndarray, int]:
-    codes, uniques = pd.factorize(s, use_na_sentinel=True)
-    codes = codes.astype(np.int64)
-    k = len(uniques)
-    if (codes < 0).any():
-        codes[codes < 0] = k
-        k += 1
-    return codes, k
-
-
 def followers(df: pd.DataFrame, candidates: list[str], left: dict[str, str],
-              deadline: float | None = None) -> dict[str, Found]:
+              deadline: float | None = None, full: Sample | None = None) -> dict[str, Found]:
     """Candidates that follow a column left out (``left``: column -> its kind): a copy of it, or a column
     whose every value goes with one value of it; each left out with the same kind, repeatedly (a column
-    that follows one of these is left out too)."""
+    that follows one of these is left out too). ``full``: the table's columns on every row, read once for
+    every rule of the screen."""
     n = len(df)
     if n < GROUP_ROWS * 2 or not left:
         return {}
+    rows = full if full is not None else Sample(df, None)
     coded: dict[str, tuple[np.ndarray, int]] = {}
     numbers: dict[str, np.ndarray | None] = {}
 
     def code(c: str) -> tuple[np.ndarray, int]:
         if c not in coded:
-            coded[c] = _codes(df[c])
-            numbers[c] = numeric_values(df[c])
+            coded[c] = rows.codes(c)  # what _codes gives
+            numbers[c] = rows.numeric(c)
         return coded[c]
 
     out: dict[str, Found] = {}
@@ -153,7 +145,7 @@ def followers(df: pd.DataFrame, candidates: list[str], left: dict[str, str],
                 if x is not None and o is not None:
                     same = np.array_equal(x, o, equal_nan=True)
                 else:
-                    same = (x is None) == (o is None) and df[col].astype("string").equals(df[name].astype("string"))
+                    same = (x is None) == (o is None) and equal_as_text(rows, col, name)
                 if same:
                     found[col] = Found(kind, f"a copy of column '{name}', itself left out ({kind})", of=name)
                     break
@@ -166,6 +158,20 @@ def followers(df: pd.DataFrame, candidates: list[str], left: dict[str, str],
         out.update(found)
         sources = {c: f.kind for c, f in found.items()}
         rest = [c for c in rest if c not in found]
+
+
+def equal_as_text(rows: Sample, a, b) -> bool:
+    """The two columns are equal as text (``astype("string").equals``: every row the same text, or
+    missing in both); two text columns compared by their distinct values, numbered once for both."""
+    if not (rows.text(a) and rows.text(b)):
+        return rows.series(a).astype("string").equals(rows.series(b).astype("string"))
+    ids: dict[str, int] = {}
+    keyed = []
+    for c in (a, b):
+        codes, uniques = rows.factorized(c)
+        key = np.array([ids.setdefault(u, len(ids)) for u in uniques] + [-1], dtype=np.int64)
+        keyed.append(key[codes])  # missing (code -1): -1, equal only to missing
+    return bool(np.array_equal(keyed[0], keyed[1]))
 
 
 #: a numeric column on the score's scale with at least this rank correlation is a second score

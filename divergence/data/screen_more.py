@@ -14,6 +14,7 @@ import pandas as pd
 from .column_rules import Found
 from .outcome_alone import outcome_rules
 from .rival_rules import followers, on_their_scale, rival_scores
+from .screen_sample import Sample
 
 __all__ = ["later_rules", "which_screen", "FOLLOWED"]
 
@@ -23,11 +24,12 @@ FOLLOWED = ("leakage", "another model", "after the outcome")
 
 def later_rules(df: pd.DataFrame, candidates: list[str], left: dict[str, str], *, models: dict[str, str],
                 target=None, prediction=None, score=None, threshold=None, fitted: bool = False,
-                deadline: float | None = None) -> dict[str, Found]:
+                deadline: float | None = None, sample: Sample | None = None) -> dict[str, Found]:
     """The candidates the last rules leave out (see the module); ``left``: the columns already left out by
     a measured rule and their kinds; ``models``: those of them that are another model's output ("score",
     "labels", "prediction"); ``fitted``: the output is a fitted model's, whose features are known (and not
-    among the candidates), so a rival model's score can be told from an input the model leans on."""
+    among the candidates), so a rival model's score can be told from an input the model leans on. ``sample``:
+    the table's columns read once for every rule of the screen (:class:`~.column_rules.Sample`)."""
     out: dict[str, Found] = {}
     rest = list(candidates)
 
@@ -40,11 +42,11 @@ def later_rules(df: pd.DataFrame, candidates: list[str], left: dict[str, str], *
                           deadline=deadline))
     scores = [c for c, o in models.items() if o == "score"] + [c for c, f in out.items() if f.output == "score"]
     if scores:
-        take(on_their_scale(df, rest, scores))
+        take(on_their_scale(df, rest, scores, sample))
     if target is not None and prediction is None and score is None:
-        take(outcome_rules(df, rest, target, deadline=deadline))
+        take(outcome_rules(df, rest, target, deadline=deadline, sample=sample))
     sources = {c: k for c, k in {**left, **{c: f.kind for c, f in out.items()}}.items() if k in FOLLOWED}
-    take(followers(df, rest, sources, deadline=deadline))
+    take(followers(df, rest, sources, deadline=deadline, full=None if sample is None else sample.full))
     return out
 
 

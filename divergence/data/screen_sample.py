@@ -105,8 +105,15 @@ class Sample:
         self.idx = None if size is None else sample_index(len(df), size)
         self.n = len(df) if self.idx is None else len(self.idx)
         self.size = size
-        self.full: Sample = self if self.idx is None else (full if full is not None else Sample(df, None))
+        # not ``self.full = self``: a reference cycle would hold the table and every column read until
+        # the cyclic collector ran (13 MiB on Adult, at the scan's peak)
+        self._full: Sample | None = None if self.idx is None else (full if full is not None else Sample(df, None))
         self._memo: dict[tuple[str, object], object] = {}
+
+    @property
+    def full(self) -> Sample:
+        """The same table on every row (itself when it holds every row)."""
+        return self if self._full is None else self._full
 
     def sized(self, size: int) -> Sample:
         """The same table on a sample of ``size`` rows (this one when it is that sample)."""

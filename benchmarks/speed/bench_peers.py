@@ -9,7 +9,7 @@ peer / ours.
 
 Each peer lives in its own venv under ``--peers`` (never in the project's requirements):
 ``DIR/divexplorer`` (``pip install divexplorer==0.2.6``), ``DIR/sliceline`` (``pip install
-'sliceline[optimized]==0.3.0'``: with numba), ``DIR/pysubgroup`` (``pip install pysubgroup``: it pins
+'sliceline[optimized]==0.3.0' pandas``: with numba; its job reads the CSV with pandas, which sliceline 0.3.0 does not install), ``DIR/pysubgroup`` (``pip install pysubgroup``: it pins
 numpy < 2) and ``DIR/fairlearn`` (``pip install fairlearn``). A task whose venv is missing is
 skipped. The jobs below are what each peer needs to do the task from the CSV file to its answer;
 ours is one ``python -m divergence`` command with every statistic on.

@@ -117,7 +117,6 @@ def fit_binary(X, n, events, start, use_start, beta, bound, runs_off, max_step):
     pulled = np.zeros(p, dtype=np.bool_)
     mu = np.empty(cells)
     grad = np.empty(p)
-    h = np.empty((p, p))
     step = np.empty(p)
     new = np.empty(p)
     act = np.empty(p, dtype=np.int64)

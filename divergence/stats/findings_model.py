@@ -155,7 +155,7 @@ class Rows:
             used = tallies[:, cols[0]] > 0
             at = None if used.all() else np.flatnonzero(used)
             del used
-            w = tallies[:, cols] if at is None else tallies[np.ix_(at, cols)]
+            w = tallies[:, cols] if at is None else tallies[np.ix_(at, np.asarray(cols))]
             w += 0.0
             self.codes = np.ascontiguousarray(codes if at is None else codes[at])
             self.w = np.ascontiguousarray(w)

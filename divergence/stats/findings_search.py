@@ -66,6 +66,7 @@ class _State:
         self.rows, self.terms, self.binary, self.n_cand = rows, list(terms), binary, n_cand
         #: the bar of the j-th finding (None: the z of every candidate is read in full)
         self.bar = bar
+        self.cells: Cells
         if before is not None and before.terms == self.terms[:-1]:
             self.cells = before.cells.adding(rows.member(self.terms[-1]), rows.w, start)
         else:

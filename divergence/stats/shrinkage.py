@@ -15,7 +15,7 @@ import numpy as np
 
 from .shrinkage_kernel import children_of_subsets, hash_children, nearest_parents
 
-__all__ = ["shrink", "shrink_lattice"]
+__all__ = ["shrink", "shrink_lattice", "prior_scales"]
 
 #: prior weight (pseudo-count) of the null component, as adaptive shrinkage's default
 NULL_PSEUDOCOUNT = 10.0
@@ -23,6 +23,16 @@ NULL_PSEUDOCOUNT = 10.0
 FIT_MAX = 3_000
 #: slices shrunk at a time
 BLOCK = 8_192
+
+
+def prior_scales(x: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """The prior's components' variances for estimates ``x`` of variances ``v``: 0, then from a tenth
+    of the smallest standard error to twice the largest plausible divergence, each twice the last
+    (squared)."""
+    lo = max(float(np.sqrt(v.min())) / 10.0, 1e-12)
+    hi = max(2.0 * float(np.sqrt(max((x * x - v).max(), 0.0))), 8.0 * lo)
+    k = int(np.ceil(np.log2(hi / lo))) + 1
+    return np.concatenate([[0.0], (lo * 2.0 ** np.arange(k)) ** 2])
 
 
 def shrink(estimate: np.ndarray, se: np.ndarray, *, max_iter: int = 100, tol: float = 1e-4,
@@ -44,12 +54,7 @@ def shrink(estimate: np.ndarray, se: np.ndarray, *, max_iter: int = 100, tol: fl
     if not ok.any():
         return out
     x, v = est[ok], s[ok] ** 2
-    # the grid of prior scales: 0, then from a tenth of the smallest standard error to twice
-    # the largest plausible divergence, each twice the last
-    lo = max(float(np.sqrt(v.min())) / 10.0, 1e-12)
-    hi = max(2.0 * float(np.sqrt(max((x * x - v).max(), 0.0))), 8.0 * lo)
-    k = int(np.ceil(np.log2(hi / lo))) + 1
-    scales2 = np.concatenate([[0.0], (lo * 2.0 ** np.arange(k)) ** 2])
+    scales2 = prior_scales(x, v)
     # the prior is fitted on at most FIT_MAX slices (a fixed, seeded subset), every slice shrunk
     fit = None
     if x.size > FIT_MAX:

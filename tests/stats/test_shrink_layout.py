@@ -39,10 +39,7 @@ def _row_shrink(estimate, se, null_pseudocount=shrinkage.NULL_PSEUDOCOUNT):
     if not ok.any():
         return out
     x, v = est[ok], s[ok] ** 2
-    lo = max(float(np.sqrt(v.min())) / 10.0, 1e-12)
-    hi = max(2.0 * float(np.sqrt(max((x * x - v).max(), 0.0))), 8.0 * lo)
-    k = int(np.ceil(np.log2(hi / lo))) + 1
-    scales2 = np.concatenate([[0.0], (lo * 2.0 ** np.arange(k)) ** 2])
+    scales2 = shrinkage.prior_scales(x, v)  # the grid is the same in both layouts: only the sums differ
     fit = np.arange(x.size)
     if x.size > shrinkage.FIT_MAX:
         fit = np.sort(np.random.default_rng(0).choice(x.size, shrinkage.FIT_MAX, replace=False))

@@ -331,8 +331,9 @@ def default_order(columns: dict, metric: str, significant: np.ndarray, estimate:
     side = np.where((sign * est < 0), 1, 0) if sign else np.zeros(n_items, dtype=np.int64)
     size = np.where(np.isfinite(est), -np.abs(est), np.inf)
     support = -np.asarray(columns["support"], dtype=float)
-    keys = (np.arange(n_items), support, size, side, ~meets, group)
-    order = np.lexsort(keys)  # the last key is the first criterion
+    # group, minimum size and side in one small key; lexsort is stable, so ties keep the table's order
+    first = group * 4 + (~meets) * 2 + side
+    order = np.lexsort((support, size, first))  # the last key is the first criterion
     order = order[order != 0]
     position = np.zeros(n_items, dtype=np.int64)
     position[order] = np.arange(1, n_items)

@@ -102,6 +102,10 @@ class Assessment:
     findings_cut: Mapping[str, str] = field(default_factory=dict)
 
 
+#: at most this many names are joined in Python by :meth:`SliceTable.itemsets_of` (a scan's findings
+#: and their ties); more are taken from the Arrow column of every name, built once
+FEW_NAMES = 4096
+
 #: a metric's statistics that every assessed table has, each a named field of MetricStatistics
 #: (the column ``M_<suffix>``; '' is the metric itself)
 _NAMED = {"value": "", "count": "count", "divergence": "divergence", "t": "t", "p": "p", "q": "q",
@@ -417,7 +421,11 @@ class SliceTable:
         rows = np.asarray(rows, dtype=np.int64).ravel()
         if "itemsets" in self.__dict__ or rows.size == 0:
             return [str(x) for x in self.itemsets[rows]] if rows.size else []
-        return self._itemset_array.take(pa.array(rows)).to_pylist()
+        if "_itemset_array" in self.__dict__ or rows.size > FEW_NAMES:
+            return self._itemset_array.take(pa.array(rows)).to_pylist()
+        labels = self.item_labels  # a few names (a scan's findings) joined here: no column of every name
+        codes = self.codes[rows]
+        return [", ".join(labels[a][v] for a, v in enumerate(c.tolist()) if v >= 0) for c in codes]
 
     @cached_property
     def _itemset_array(self):

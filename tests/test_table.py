@@ -97,14 +97,21 @@ def test_a_table_is_its_itemsets_and_four_named_parts():
     assert set(a.n_tested) == set(a.family_size) == set(assessed.metric_names)
 
 
-def test_a_few_itemsets_names_are_the_columns_without_every_rows_string():
-    """``itemsets_of`` gives the rows' readable itemsets (those of ``itemsets``) from the Arrow column;
-    a scan's statistics name their findings with it and never build every row's Python string
-    (10 MiB on Adult)."""
+def test_a_few_itemsets_names_are_the_columns_without_every_rows_string(monkeypatch):
+    """``itemsets_of`` gives the rows' readable itemsets (those of ``itemsets``): a few joined on
+    their own, more from the Arrow column; a scan's statistics name their findings with it and
+    build neither every row's Python string (10 MiB on Adult) nor the Arrow column."""
+    import divergence.table as table_module
+
     t = scan(load_demo(), **DEMO_ROLES["classification"], min_support=0.05)
-    assert "itemsets" not in t.__dict__
+    assert "itemsets" not in t.__dict__ and "_itemset_array" not in t.__dict__
     rows = np.array([3, 0, len(t) - 1, 3])
     got = t.itemsets_of(rows)
-    assert "itemsets" not in t.__dict__
+    assert "itemsets" not in t.__dict__ and "_itemset_array" not in t.__dict__
+    every = np.arange(len(t))
+    monkeypatch.setattr(table_module, "FEW_NAMES", 0)  # the Arrow column's way, for the same rows
+    assert t.itemsets_of(rows) == got and "_itemset_array" in t.__dict__
+    assert t.itemsets_of(every) == [str(x) for x in t.itemsets]
     assert got == [str(x) for x in t.itemsets[rows]] and got[1] == "" and t.itemsets_of([]) == []
+    assert "=" in got[0] and ", " in t.itemsets[np.argmax(t.lengths)]
     assert t.itemsets_of(rows) == got  # the same from the built column

@@ -169,6 +169,11 @@ def walk_label_entry_blocks(walk: Walk, row_codes: np.ndarray | None, labels: np
         raise ValueError("an item of the walk has no bitset")
     stack = np.zeros((int(walk.length.max(initial=0)) + 1, bits.words), dtype=np.int64)
     stack[0] = bits.of(np.ones(bits.n_rows, dtype=bool) if rows is None else rows)
+    nonzero = np.zeros(stack.shape, dtype=np.int64)  # per depth, the words of its rows not 0, in order
+    first = np.flatnonzero(stack[0])
+    nonzero[0, :first.size] = first
+    held = np.zeros(stack.shape[0], dtype=np.int64)
+    held[0] = first.size
     t = weights.shape[1]
     scratch = np.zeros((max(int(n_labels), 1), t))
     stamp = np.full(max(int(n_labels), 1), -1, dtype=np.int64)  # the walk position that last touched a label
@@ -192,8 +197,8 @@ def walk_label_entry_blocks(walk: Walk, row_codes: np.ndarray | None, labels: np
                 grow = 4 * out_c.size + int(n_labels)
                 out_c, out_l, out_t = _grown(out_c, grow, count[0]), _grown(out_l, grow, count[0]), \
                     _grown(out_t, grow, count[0])
-        k = _label_entries_step(k, QUOTA, walk.order, walk.length, item_of, bits.bits, stack, labels, weights, slot,
-                                scratch, stamp, touched, out_c, out_l, out_t, count, _LOWEST_BIT)
+        k = _label_entries_step(k, QUOTA, walk.order, walk.length, item_of, bits.bits, stack, nonzero, held, labels,
+                                weights, slot, scratch, stamp, touched, out_c, out_l, out_t, count, _LOWEST_BIT)
     m = int(count[0])
     yield out_c[:m], out_l[:m], out_t[:m]
 
@@ -341,15 +346,17 @@ def _label_tallies_step(start, quota, order, last_attr, last_val, length, row_co
     return n_items
 
 
-@kernel(i8, i8, i8[::1], i8[::1], i8[::1], i8[:, ::1], i8[:, ::1], i8[::1], f8[:, ::1], i8[::1], f8[:, ::1], i8[::1],
-        i8[::1], i8[::1], i8[::1], f8[:, ::1], i8[::1], i8[::1])
-def _label_entries_step(start, quota, order, length, item_of, item_bits, stack, labels, weights, slot, scratch, stamp,
-                        touched, out_c, out_l, out_t, count, lowest_bit):
+@kernel(i8, i8, i8[::1], i8[::1], i8[::1], i8[:, ::1], i8[:, ::1], i8[:, ::1], i8[::1], i8[::1], f8[:, ::1], i8[::1],
+        f8[:, ::1], i8[::1], i8[::1], i8[::1], i8[::1], f8[:, ::1], i8[::1], i8[::1])
+def _label_entries_step(start, quota, order, length, item_of, item_bits, stack, nonzero, held, labels, weights, slot,
+                        scratch, stamp, touched, out_c, out_l, out_t, count, lowest_bit):
     """:func:`walk_label_entries` from the ``start``-th itemset until ``quota`` units of work are
     done or the output has no room for another itemset's labels; returns where to resume.
-    ``stack[d]``: the rows (bits) of the itemset at depth d on the current path; ``stamp[label]``
-    is the walk position that last touched the label (a label is listed once per itemset, in the
-    order its rows first reach it)."""
+    ``stack[d]``: the rows (bits) of the itemset at depth d on the current path, of which only the
+    words ``nonzero[d, :held[d]]`` (in order) are read: the others are 0, and a child ANDs and reads
+    only its parent's (an itemset of a few rows reads a few words, not every row's);
+    ``stamp[label]`` is the walk position that last touched the label (a label is listed once per
+    itemset, in the order its rows first reach it)."""
     n_items = order.shape[0]
     words = stack.shape[1]
     t = weights.shape[1]
@@ -362,14 +369,22 @@ def _label_entries_step(start, quota, order, length, item_of, item_bits, stack, 
         d = length[i]
         if d > 0:
             b = item_of[i]
-            for j in range(words):
-                stack[d, j] = stack[d - 1, j] & item_bits[b, j]
+            m = 0
+            for u in range(held[d - 1]):
+                j = nonzero[d - 1, u]
+                x = stack[d - 1, j] & item_bits[b, j]
+                if x != 0:
+                    stack[d, j] = x
+                    nonzero[d, m] = j
+                    m += 1
+            held[d] = m
         work += words
         o = slot[i]
         if o < 0:
             continue
         nt = 0
-        for j in range(words):
+        for u in range(held[d]):
+            j = nonzero[d, u]
             x = stack[d, j]
             while x != 0:
                 low = x & -x

@@ -16,7 +16,7 @@ import numpy as np
 from ..kernels.compiled import b1, f4, f8, i4, i8, kernel
 from ..prepare.tallies import BOOT_BLOCKS
 
-__all__ = ["Walk", "walk_order", "run_walk", "descend", "descend_rows", "rows_visited", "walk_tallies", "walk_label_tallies", "walk_label_entries", "walk_label_entry_blocks", "RowBits", "walk_boot_means", "QUOTA"]
+__all__ = ["Walk", "walk_order", "run_walk", "descend", "descend_rows", "rows_visited", "walk_tallies", "walk_label_tallies", "walk_label_entries", "walk_label_entry_blocks", "by_complement", "COMPLEMENT_SHARE", "RowBits", "walk_boot_means", "QUOTA"]
 
 #: work units (rows visited, times the columns read) per kernel call: a few milliseconds
 QUOTA = 1_000_000
@@ -30,6 +30,7 @@ class Walk:
     last_attr: np.ndarray  # int64
     last_val: np.ndarray  # int64
     length: np.ndarray  # int64
+    parent: np.ndarray  # int64, -1 for the whole dataset
 
 
 def walk_order(parent: np.ndarray, codes: np.ndarray) -> Walk:
@@ -41,8 +42,26 @@ def walk_order(parent: np.ndarray, codes: np.ndarray) -> Walk:
     last_attr = np.where(present, idx, -1).max(axis=1) if codes.shape[1] else np.full(n, -1)
     last_val = np.where(last_attr >= 0, codes[np.arange(n), np.maximum(last_attr, 0)], -1)
     length = present.sum(axis=1)
-    order = _preorder(np.ascontiguousarray(parent, dtype=np.int64))
-    return Walk(order, last_attr.astype(np.int64), last_val.astype(np.int64), length.astype(np.int64))
+    parent = np.ascontiguousarray(parent, dtype=np.int64)
+    order = _preorder(parent)
+    return Walk(order, last_attr.astype(np.int64), last_val.astype(np.int64), length.astype(np.int64), parent)
+
+
+#: an itemset holding more than this share of its parent's rows is summed from the parent's rows
+#: outside it (:func:`by_complement`): those and a few of its own, to list its labels in order
+COMPLEMENT_SHARE = 0.6
+
+
+def by_complement(walk: Walk, slot: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """The itemsets of ``walk`` whose label sums cost fewer rows read as their parent's less those of
+    the parent's rows outside them: wanted (``slot`` >= 0), holding more than
+    :data:`COMPLEMENT_SHARE` of their parent's rows (``size``: each itemset's rows, or a measure
+    proportional to them), the parent's sums made anyway (wanted too, or the whole dataset)."""
+    parent = walk.parent
+    has = parent >= 0
+    at = np.maximum(parent, 0)
+    size = np.asarray(size, dtype=float)
+    return has & (slot >= 0) & ((slot[at] >= 0) | (parent[at] < 0)) & (size > COMPLEMENT_SHARE * size[at])
 
 
 def _arena(row_codes: np.ndarray, walk: Walk) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -134,28 +153,32 @@ class RowBits:
 
 def walk_label_entries(walk: Walk, row_codes: np.ndarray | None, labels: np.ndarray, weights: np.ndarray,
                        n_labels: int, slot: np.ndarray, capacity: int = 0, bits: RowBits | None = None,
-                       rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                       rows: np.ndarray | None = None, outside: np.ndarray | None = None
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`walk_label_tallies` as entries: for each itemset i with ``slot[i] >= 0`` and each
     label its rows hold, ``(slot[i], label, sums of weights)``; only the labels present are kept,
     so the output is as large as the entries, not the itemsets times the labels. Each itemset's
-    entries are consecutive, in the walk's order, its labels in the order of its first row of
-    each. ``capacity``: the entries expected (a guess: the output grows past it); ``bits``: the
+    entries are consecutive, in the walk's order, its labels in label order.
+    ``capacity``: the entries expected (a guess: the output grows past it); ``bits``: the
     rows' :class:`RowBits` (made from ``row_codes`` when None); ``rows``: a mask of the rows to
     walk (all when None; ``labels`` and ``weights`` are read for those only).
 
     An itemset's rows are a bitset, its parent's and its last item's (one AND per 64 rows):
     finding them costs little next to reading them, however many children a parent has."""
     return next(walk_label_entry_blocks(walk, row_codes, labels, weights, n_labels, slot, None, capacity, bits,
-                                        rows))
+                                        rows, outside))
 
 
 def walk_label_entry_blocks(walk: Walk, row_codes: np.ndarray | None, labels: np.ndarray, weights: np.ndarray,
                             n_labels: int, slot: np.ndarray, block: int | None, capacity: int = 0,
-                            bits: RowBits | None = None, rows: np.ndarray | None = None):
+                            bits: RowBits | None = None, rows: np.ndarray | None = None,
+                            outside: np.ndarray | None = None):
     """:func:`walk_label_entries` in blocks of about ``block`` entries (each itemset's entries in
     one block, the blocks in the walk's order: one walk, the entries held at once a block's), or in
     one block when ``block`` is None. A block's arrays are reused for the next: read each before
-    asking for the next."""
+    asking for the next. ``outside``: the itemsets whose sums are taken as their parent's less those
+    of the parent's rows outside them (:func:`by_complement`; whole-number weights only, where the
+    difference is exact): the same entries, in the same order, from fewer rows read."""
     if bits is None:
         assert row_codes is not None  # the rows' codes make the bitsets when none are given
         bits = RowBits(row_codes)
@@ -175,9 +198,17 @@ def walk_label_entry_blocks(walk: Walk, row_codes: np.ndarray | None, labels: np
     held = np.zeros(stack.shape[0], dtype=np.int64)
     held[0] = first.size
     t = weights.shape[1]
-    scratch = np.zeros((max(int(n_labels), 1), t))
-    stamp = np.full(max(int(n_labels), 1), -1, dtype=np.int64)  # the walk position that last touched a label
-    touched = np.zeros(max(int(n_labels), 1), dtype=np.int64)
+    mode = (slot >= 0).astype(np.int64)
+    if outside is not None and outside.any():
+        mode[walk.parent[outside]] = 1  # a parent's sums are read
+        mode[outside] = 2
+    labels_at = max(int(n_labels), 1)
+    scratch = np.zeros((labels_at, t))
+    stamp = np.full(labels_at, -1, dtype=np.int64)  # the walk position that last touched a label
+    touched = np.zeros(labels_at, dtype=np.int64)
+    sums = np.zeros((stack.shape[0], labels_at, t))
+    listed = np.zeros((stack.shape[0], labels_at), dtype=np.int64)
+    n_listed = np.zeros(stack.shape[0], dtype=np.int64)
     if block is None:
         cap = max(1024, 8 * int((slot >= 0).sum()), 2 * int(n_labels), int(capacity))
     else:
@@ -197,8 +228,9 @@ def walk_label_entry_blocks(walk: Walk, row_codes: np.ndarray | None, labels: np
                 grow = 4 * out_c.size + int(n_labels)
                 out_c, out_l, out_t = _grown(out_c, grow, count[0]), _grown(out_l, grow, count[0]), \
                     _grown(out_t, grow, count[0])
-        k = _label_entries_step(k, QUOTA, walk.order, walk.length, item_of, bits.bits, stack, nonzero, held, labels,
-                                weights, slot, scratch, stamp, touched, out_c, out_l, out_t, count, _LOWEST_BIT)
+        k = _label_entries_step(k, QUOTA, walk.order, walk.length, item_of, mode, bits.bits, stack, nonzero, held,
+                                labels, weights, slot, sums, listed, n_listed, scratch, stamp, touched, out_c, out_l,
+                                out_t, count, _LOWEST_BIT)
     m = int(count[0])
     yield out_c[:m], out_l[:m], out_t[:m]
 
@@ -346,17 +378,22 @@ def _label_tallies_step(start, quota, order, last_attr, last_val, length, row_co
     return n_items
 
 
-@kernel(i8, i8, i8[::1], i8[::1], i8[::1], i8[:, ::1], i8[:, ::1], i8[:, ::1], i8[::1], i8[::1], f8[:, ::1], i8[::1],
-        f8[:, ::1], i8[::1], i8[::1], i8[::1], i8[::1], f8[:, ::1], i8[::1], i8[::1])
-def _label_entries_step(start, quota, order, length, item_of, item_bits, stack, nonzero, held, labels, weights, slot,
-                        scratch, stamp, touched, out_c, out_l, out_t, count, lowest_bit):
+@kernel(i8, i8, i8[::1], i8[::1], i8[::1], i8[::1], i8[:, ::1], i8[:, ::1], i8[:, ::1], i8[::1], i8[::1], f8[:, ::1],
+        i8[::1], f8[:, :, ::1], i8[:, ::1], i8[::1], f8[:, ::1], i8[::1], i8[::1], i8[::1], i8[::1], f8[:, ::1], i8[::1],
+        i8[::1])
+def _label_entries_step(start, quota, order, length, item_of, mode, item_bits, stack, nonzero, held, labels, weights,
+                        slot, sums, listed, n_listed, scratch, stamp, touched, out_c, out_l, out_t, count, lowest_bit):
     """:func:`walk_label_entries` from the ``start``-th itemset until ``quota`` units of work are
     done or the output has no room for another itemset's labels; returns where to resume.
+
     ``stack[d]``: the rows (bits) of the itemset at depth d on the current path, of which only the
     words ``nonzero[d, :held[d]]`` (in order) are read: the others are 0, and a child ANDs and reads
-    only its parent's (an itemset of a few rows reads a few words, not every row's);
-    ``stamp[label]`` is the walk position that last touched the label (a label is listed once per
-    itemset, in the order its rows first reach it)."""
+    only its parent's. ``mode[i]``: 0, itemset i's rows are not read (not wanted, no child reads
+    its sums); 1, they are; 2, its sums are its parent's less those of the parent's rows outside it
+    (fewer rows read; whole tallies only, where the difference is exact). ``sums[d, label]`` holds
+    the sums of the itemset at depth d (mode 1 or 2) for its labels ``listed[d, :n_listed[d]]``, in
+    label order, and 0 for every other label. ``stamp[label]``: the last walk position that listed
+    the label (-2 - k while the rows outside itemset k are summed)."""
     n_items = order.shape[0]
     words = stack.shape[1]
     t = weights.shape[1]
@@ -379,33 +416,88 @@ def _label_entries_step(start, quota, order, length, item_of, item_bits, stack, 
                     m += 1
             held[d] = m
         work += words
+        how = mode[i]
+        if how == 0:
+            continue
+        for u in range(n_listed[d]):  # the sums of the itemset this depth held before: back to 0
+            lab = listed[d, u]
+            for c in range(t):
+                sums[d, lab, c] = 0.0
+        nt = 0
+        if how == 1:
+            for u in range(held[d]):
+                j = nonzero[d, u]
+                x = stack[d, j]
+                while x != 0:
+                    low = x & -x
+                    r = j * 64 + lowest_bit[((low * 0x03F79D71B4CB0A89) >> 58) & 63]
+                    x ^= low
+                    lab = labels[r]
+                    if stamp[lab] != k:
+                        stamp[lab] = k
+                        listed[d, nt] = lab
+                        nt += 1
+                    for c in range(t):
+                        sums[d, lab, c] += weights[r, c]
+                    work += t
+            # in label order (as the parent's less the rest's come): by insertion when few, else by a pass
+            if nt <= 32:
+                for u in range(1, nt):
+                    lab = listed[d, u]
+                    v = u - 1
+                    while v >= 0 and listed[d, v] > lab:
+                        listed[d, v + 1] = listed[d, v]
+                        v -= 1
+                    listed[d, v + 1] = lab
+            else:
+                m = 0
+                for lab in range(n_labels):
+                    if stamp[lab] == k:
+                        listed[d, m] = lab
+                        m += 1
+                work += n_labels
+        else:
+            # the parent's rows outside the itemset, summed per label in scratch
+            b = item_of[i]
+            nout = 0
+            for u in range(held[d - 1]):
+                j = nonzero[d - 1, u]
+                x = stack[d - 1, j] & ~item_bits[b, j]
+                while x != 0:
+                    low = x & -x
+                    r = j * 64 + lowest_bit[((low * 0x03F79D71B4CB0A89) >> 58) & 63]
+                    x ^= low
+                    lab = labels[r]
+                    if stamp[lab] != -2 - k:
+                        stamp[lab] = -2 - k
+                        touched[nout] = lab
+                        nout += 1
+                    for c in range(t):
+                        scratch[lab, c] += weights[r, c]
+                    work += t
+            for u in range(n_listed[d - 1]):  # the parent's labels, in label order: so are the itemset's
+                lab = listed[d - 1, u]
+                if sums[d - 1, lab, 0] - scratch[lab, 0] > 0.5:
+                    for c in range(t):
+                        sums[d, lab, c] = sums[d - 1, lab, c] - scratch[lab, c]
+                    listed[d, nt] = lab
+                    nt += 1
+            for u in range(nout):
+                lab = touched[u]
+                for c in range(t):
+                    scratch[lab, c] = 0.0
+            work += n_listed[d - 1]
+        n_listed[d] = nt
         o = slot[i]
         if o < 0:
             continue
-        nt = 0
-        for u in range(held[d]):
-            j = nonzero[d, u]
-            x = stack[d, j]
-            while x != 0:
-                low = x & -x
-                r = j * 64 + lowest_bit[((low * 0x03F79D71B4CB0A89) >> 58) & 63]
-                x ^= low
-                lab = labels[r]
-                if stamp[lab] != k:
-                    stamp[lab] = k
-                    touched[nt] = lab
-                    nt += 1
-                for c in range(t):
-                    scratch[lab, c] += weights[r, c]
-                work += t
         for u in range(nt):
-            lab = touched[u]
+            lab = listed[d, u]
             m = count[0]
             out_c[m] = o
             out_l[m] = lab
             for c in range(t):
-                out_t[m, c] = scratch[lab, c]
-                scratch[lab, c] = 0.0
+                out_t[m, c] = sums[d, lab, c]
             count[0] = m + 1
     return n_items
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..mining.lattice import RowBits, walk_label_entries, walk_label_entry_blocks, walk_order
+from ..mining.lattice import RowBits, by_complement, walk_label_entries, walk_label_entry_blocks, walk_order
 from ..prepare.tallies import metric_columns
 from .findings_kernel import binary_score_sums, fit_binary, sum_rows_by
 from .stats import log_factorials, normal_quantile
@@ -175,6 +175,8 @@ class Rows:
         self.bits = RowBits(self.codes, table.codes)
         self._parent = np.asarray(table.lattice.parent)
         self._table_codes = np.asarray(table.codes)
+        #: each slice's measured rows (the metric's count), which tell a walk what to sum from a parent
+        self._size = np.asarray(table.tallies)[:, cols[0]]
         self._members: dict = {}
         self._capacity = 0
         #: the work done: itemsets walked, rows read, entries written
@@ -193,6 +195,8 @@ class Rows:
         self._slot = np.full(needed.size, -1, dtype=np.int64)
         self._slot[remap[cand]] = np.arange(cand.size)
         self._n_itemsets = int(needed.size)
+        # with whole tallies a large slice's sums are its parent's less the rest's, exactly
+        self._outside = by_complement(self._walk, self._slot, self._size[needed]) if self.whole_tallies else None
 
     def restricted(self, cand: np.ndarray) -> Rows:
         """The same rows, walking only the slices ``cand`` (table rows)."""
@@ -233,7 +237,8 @@ class Rows:
         walk of their lattice over every distinct row, or over ``rows`` (a mask) only (each
         candidate's entries consecutive)."""
         c, lab, t = walk_label_entries(self._walk, None, labels, self.w, n_labels, self._slot,
-                                       self._capacity if rows is None else 0, bits=self.bits, rows=rows)
+                                       self._capacity if rows is None else 0, bits=self.bits, rows=rows,
+                                       outside=self._outside if rows is None else None)
         if rows is None:
             self._capacity = max(self._capacity, int(c.size))
         self.work += self._n_itemsets + (self.n if rows is None else int(np.count_nonzero(rows))) + int(c.size)
@@ -248,7 +253,7 @@ class Rows:
         block's arrays are reused for the next (read each before asking for the next). The work is
         not charged here (the caller charges the walk's)."""
         for c, lab, t in walk_label_entry_blocks(self._walk, None, labels, self.w, n_labels, self._slot, block,
-                                                 bits=self.bits):
+                                                 bits=self.bits, outside=self._outside):
             keep = t[:, 0] > 0.5
             yield (c, lab, t) if keep.all() else (c[keep], lab[keep], t[keep])
 

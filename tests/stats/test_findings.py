@@ -437,7 +437,7 @@ def test_the_findings_rows_of_a_mined_table_are_its_own_and_an_engines_merged_al
         distinct_tallies = np.ascontiguousarray(half[order])
 
     class Table:
-        codes, lattice, metrics = t.codes, Lattice, t.metrics
+        codes, lattice, metrics, tallies = t.codes, Lattice, t.metrics, t.tallies
 
     every = Rows(Table, cand, 0)
     np.testing.assert_array_equal(every.codes, rows.codes)

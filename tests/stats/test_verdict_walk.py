@@ -305,7 +305,7 @@ def random_case(seed: int, kind: int, n_rows: int = 90, n_values=(3, 2, 4, 3), m
 
 def run_new(case) -> np.ndarray:
     if case["item_codes"].shape[1] == 0:  # the whole dataset alone
-        walk = lattice.Walk(*(np.array([x], dtype=np.int64) for x in (0, -1, -1, 0)))
+        walk = lattice.Walk(*(np.array([x], dtype=np.int64) for x in (0, -1, -1, 0, -1)))
     else:
         walk = walk_order(case["parent"], case["item_codes"])
     return walk_verdict(walk, case["row_codes"], case["item_codes"],

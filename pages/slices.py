@@ -244,16 +244,23 @@ else:
 if ms.mined:  # AUC, F1… on the open slice's own rows (a typed slice that was not mined: its row is not kept)
     render.evaluation_panel(rid, table, open_itemset, a.seed)
 
-left, right = st.columns(2)
 delta = h["min_size"].delta if h["min_size"] else None
 bars, lattice, why_no_lattice = render.slice_figures(rid, tuple(items), metric, delta, ms)
-with left:
-    st.plotly_chart(bars, key="contribution_chart")
-    st.caption(f"Shapley contributions: {GLOSSARY['shapley']}")
-with right:
-    if lattice is None:
-        st.info(md_text(why_no_lattice))
-    else:
-        st.plotly_chart(lattice, key="lattice_chart")
-        st.caption(f"Every subset of the slice, the whole dataset on top. Squares: |Δ| ≥ δ = "
-                   f"{format_threshold(delta, b)}; diamonds: {GLOSSARY['corrective'].lower()}")
+
+
+def _figures() -> None:
+    left, right = st.columns(2)
+    with left:
+        st.plotly_chart(bars, key="contribution_chart")
+        st.caption(f"Shapley contributions: {GLOSSARY['shapley']}")
+    with right:
+        if lattice is None:
+            st.info(md_text(why_no_lattice))
+        else:
+            st.plotly_chart(lattice, key="lattice_chart")
+            st.caption(f"Every subset of the slice, the whole dataset on top. Squares: |Δ| ≥ δ = "
+                       f"{format_threshold(delta, b)}; diamonds: {GLOSSARY['corrective'].lower()}")
+
+
+# drawn once the browser has painted the page above (its first visit): Plotly's code would hold the findings back
+render.charts_after_paint(_figures, "Drawing the slice's Shapley contributions and its lattice…")

@@ -4,6 +4,9 @@ its figures, and the built-in data's planted findings in one click.
 """
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 import pandas as pd
 import streamlit as st
 
@@ -489,6 +492,64 @@ def slice_figures(result_id: str, items: tuple[str, ...], metric: str, delta: fl
     except DivergenceInputError as exc:
         return bars, None, str(exc)
     return bars, lattice, ""
+
+
+#: session-state key: the open slice's charts were drawn once in this session (its browser holds Plotly's code)
+_CHARTS_DRAWN = "_charts_drawn"
+#: a component with no look of its own that sends ``painted`` once the browser has painted the page showing it (one
+#: requestAnimationFrame runs before that frame, the timeout after it), and then only when no script run is going
+#: on or asked for and its page is not on its way out: a rerun asked for after a click elsewhere (a link to
+#: another page) would take the place of that click's. It says nothing once its page is gone (another one asked for)
+_PAINTED_JS = """
+export default function ({ parentElement, setTriggerValue }) {
+    const idle = () => {
+        const app = document.querySelector('[data-testid="stApp"]');
+        const state = app && app.getAttribute("data-test-script-state");
+        return !state || state === "notRunning";
+    };
+    const here = parentElement.host || parentElement;  // a shadow root's element, or the element itself
+    const look = () => {
+        if (!here.isConnected) return;
+        if (idle() && !here.closest('[data-stale="true"]')) {
+            setTriggerValue("painted", true);
+            return;
+        }
+        setTimeout(look, 100);
+    };
+    requestAnimationFrame(() => setTimeout(look, 0));
+}
+"""
+
+
+@functools.cache
+def _painted_signal():
+    """The mounting command of the ``painted`` component (registered once per process)."""
+    return st.components.v2.component("divergence_painted", js=_PAINTED_JS)
+
+
+def _charts_drawn() -> None:
+    st.session_state[_CHARTS_DRAWN] = True
+
+
+def charts_after_paint(draw: Callable[[], None], waiting: str) -> None:
+    """Plotly charts drawn by ``draw``: at once, except the first time in a session, where ``waiting`` (a caption)
+    holds their place until the browser has painted the page, and ``draw`` then runs in a rerun of this fragment
+    alone. The browser runs Plotly's code (4.7 MB) the first time a chart comes: 1-1.5 s of its main thread on a
+    loaded 2-core machine, during which nothing else it had not drawn yet appeared (the first finding card's
+    button among them: issue 49's first card)."""
+    if st.session_state.get(_CHARTS_DRAWN) or in_app_test():  # AppTest has no browser to wait for
+        draw()
+        return
+
+    @st.fragment
+    def charts() -> None:
+        if st.session_state.get(_CHARTS_DRAWN):
+            draw()
+            return
+        st.caption(md_text(waiting))
+        _painted_signal()(key="charts-painted", on_painted_change=_charts_drawn)
+
+    charts()
 
 
 def evaluation_panel(result_id: str, table: SliceTable, itemset: str | None, seed: int) -> None:

@@ -195,7 +195,8 @@ class Rows:
         self._slot = np.full(needed.size, -1, dtype=np.int64)
         self._slot[remap[cand]] = np.arange(cand.size)
         self._n_itemsets = int(needed.size)
-        # with whole tallies a large slice's sums are its parent's less the rest's, exactly
+        # with whole tallies a large slice's sums are its parent's less the rest's, exactly (over any
+        # rows: the slices' sizes over every row only choose which way reads fewer)
         self._outside = by_complement(self._walk, self._slot, self._size[needed]) if self.whole_tallies else None
 
     def restricted(self, cand: np.ndarray) -> Rows:
@@ -238,7 +239,7 @@ class Rows:
         candidate's entries consecutive)."""
         c, lab, t = walk_label_entries(self._walk, None, labels, self.w, n_labels, self._slot,
                                        self._capacity if rows is None else 0, bits=self.bits, rows=rows,
-                                       outside=self._outside if rows is None else None)
+                                       outside=self._outside)
         if rows is None:
             self._capacity = max(self._capacity, int(c.size))
         self.work += self._n_itemsets + (self.n if rows is None else int(np.count_nonzero(rows))) + int(c.size)

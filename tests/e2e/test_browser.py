@@ -69,6 +69,9 @@ def _settle(page) -> None:
 
 
 def _goto(page, title: str) -> None:
+    # a run still going on (the first page after the server starts: app.py still runs after its
+    # cards are drawn) could take the place of the click's (CI once saw the Data page never come)
+    _settle(page)
     page.get_by_role("link", name=title).first.click()
     _settle(page)
 

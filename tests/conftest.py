@@ -228,3 +228,29 @@ def _own_temporary_folder(tmp_path_factory, monkeypatch):
     folder = tmp_path_factory.mktemp("tmp")
     monkeypatch.setattr(tempfile, "tempdir", str(folder))
     monkeypatch.setenv("TMPDIR", str(folder))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed browser test leaves a screenshot of each page it had open, and puts the page's words
+    in the failure report (CI keeps only the printed output: a timeout then says what was on screen)."""
+    outcome = yield
+    report = outcome.get_result()
+    browser = getattr(item, "funcargs", {}).get("browser")
+    if report.when != "call" or not report.failed or browser is None or not hasattr(browser, "contexts"):
+        return
+    from test_browser import ARTIFACTS
+
+    for c, context in enumerate(browser.contexts):
+        for p, page in enumerate(context.pages):
+            try:
+                shot = ARTIFACTS / f"failed_{item.name}_{c}_{p}.png"
+                page.screenshot(path=shot, full_page=True, timeout=15_000)
+                script = page.evaluate("() => document.querySelector('[data-testid=stApp]')"
+                                       "?.getAttribute('data-test-script-state')")
+                words = page.locator('[data-testid="stMain"]').inner_text(timeout=15_000)
+            except Exception as exc:  # the page may be gone with the failure: say so, never mask it
+                report.sections.append((f"page {c}.{p} at the failure", f"not readable: {exc}"))
+                continue
+            report.sections.append((f"page {c}.{p} at the failure ({page.url}, script {script}; {shot})",
+                                    words[:3000]))

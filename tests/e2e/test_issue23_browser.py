@@ -98,7 +98,9 @@ def test_ranking_task_per_query(browser, start_app, tmp_path):  # noqa: F811
     _goto(page, "1 · Data")
     _radio(page, "Upload a file")
     page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(_query_file(tmp_path)))
-    page.get_by_text("search_eval.csv").first.wait_for(timeout=120_000)
+    # the data caption, not the file's name: the uploader shows the name before the worker has read the
+    # file, and the read's role guess (task: classification) then undid a Ranking chosen meanwhile
+    page.get_by_text("15,000 rows × 6 columns").first.wait_for(timeout=120_000)
     _settle(page)
     _radio(page, "Ranking")
     _choose(page, "Score to rank by", "ranker_score")

@@ -3,34 +3,9 @@ its rows, in label order, read from its rows or (whole-number weights) as its pa
 parent's rows outside it; both ways give the same entries, and the entries are the brute force's."""
 import numpy as np
 import pytest
+from lattice_cases import lattice_of, rows_of
 
 from divergence.mining.lattice import RowBits, by_complement, walk_label_entries, walk_label_entry_blocks, walk_order
-
-
-def _lattice(row_codes: np.ndarray, n_values, min_count: int):
-    """Every itemset with at least ``min_count`` rows, each one's parent the itemset without its
-    last item: (item codes, parent), the whole dataset first."""
-    n_attr = row_codes.shape[1]
-    sets, parent, frontier = [tuple([-1] * n_attr)], [-1], [(0, tuple([-1] * n_attr))]
-    while frontier:
-        nxt = []
-        for at, s in frontier:
-            last = max([a for a in range(n_attr) if s[a] >= 0], default=-1)
-            for a in range(last + 1, n_attr):
-                for v in range(n_values[a]):
-                    t = list(s)
-                    t[a] = v
-                    if _rows(t, row_codes).sum() >= min_count:
-                        sets.append(tuple(t))
-                        parent.append(at)
-                        nxt.append((len(sets) - 1, tuple(t)))
-        frontier = nxt
-    return np.array(sets, dtype=np.int64), np.array(parent, dtype=np.int64)
-
-
-def _rows(itemset, row_codes: np.ndarray) -> np.ndarray:
-    items = [a for a, v in enumerate(itemset) if v >= 0]
-    return np.all(row_codes[:, items] == np.asarray(itemset)[items], axis=1) if items else np.ones(len(row_codes), bool)
 
 
 def _brute(codes, row_codes, labels, weights, slot):
@@ -39,7 +14,7 @@ def _brute(codes, row_codes, labels, weights, slot):
     for i in np.argsort(slot, kind="stable"):
         if slot[i] < 0:
             continue
-        mask = _rows(codes[i], row_codes)
+        mask = rows_of(codes[i], row_codes)
         for label in np.unique(labels[mask]):
             c.append(slot[i])
             lab.append(label)
@@ -52,7 +27,7 @@ def _case(seed: int, n_rows: int):
     n_values = [3, 2, 4, 3, 2]
     row_codes = np.column_stack([rng.choice(k, n_rows, p=np.r_[0.7, np.full(k - 1, 0.3 / (k - 1))])
                                  for k in n_values]).astype(np.int32)
-    codes, parent = _lattice(row_codes, n_values, 3)
+    codes, parent = lattice_of(row_codes, n_values, 3)
     labels = rng.integers(0, 7, n_rows)
     weights = np.column_stack([rng.integers(1, 4, n_rows), rng.integers(0, 3, n_rows), rng.integers(0, 3, n_rows)])
     slot = np.where(rng.random(len(codes)) < 0.8, 0, -1)
@@ -66,7 +41,7 @@ def test_entries_from_the_parent_are_those_from_the_rows(seed, n_rows):
     row_codes, codes, parent, labels, weights, slot = _case(seed, n_rows)
     walk = walk_order(parent, codes)
     bits = RowBits(row_codes, codes)
-    size = np.array([_rows(c, row_codes).sum() for c in codes])
+    size = np.array([rows_of(c, row_codes).sum() for c in codes])
     outside = by_complement(walk, slot, size)
     assert outside.any() and not outside.all()  # both ways are taken
     # every wanted itemset above the share whose parent is summed, and only those
@@ -87,7 +62,7 @@ def test_in_blocks_the_same_entries():
     row_codes, codes, parent, labels, weights, slot = _case(5, 600)
     walk = walk_order(parent, codes)
     bits = RowBits(row_codes, codes)
-    size = np.array([_rows(c, row_codes).sum() for c in codes])
+    size = np.array([rows_of(c, row_codes).sum() for c in codes])
     outside = by_complement(walk, slot, size)
     whole = walk_label_entries(walk, None, labels, weights, 7, slot, bits=bits)
     parts = list(zip(*[tuple(a.copy() for a in b) for b in
@@ -103,7 +78,7 @@ def test_over_some_rows_only_the_same_entries_either_way():
     row_codes, codes, parent, labels, weights, slot = _case(7, 500)
     walk = walk_order(parent, codes)
     bits = RowBits(row_codes, codes)
-    size = np.array([_rows(c, row_codes).sum() for c in codes])
+    size = np.array([rows_of(c, row_codes).sum() for c in codes])
     outside = by_complement(walk, slot, size)
     rows = np.random.default_rng(7).random(500) < 0.3
     direct = walk_label_entries(walk, None, labels, weights, 7, slot, bits=bits, rows=rows)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from lattice_cases import lattice_of, rows_of
 
 from divergence.mining import lattice
 from divergence.mining.lattice import walk_order
@@ -56,11 +57,7 @@ def _ref_loo_majority(ones, zeros, y, tie):
 
 
 def _rows_of(codes_i, row_codes):
-    keep = np.ones(row_codes.shape[0], dtype=bool)
-    for a, v in enumerate(codes_i):
-        if v >= 0:
-            keep &= row_codes[:, a] == v
-    return np.nonzero(keep)[0]
+    return np.nonzero(rows_of(codes_i, row_codes))[0]
 
 
 def reference_walk(item_codes, row_codes, n_values, err, target, pred, kind):
@@ -250,32 +247,6 @@ def _reference_moments(out, i, y, c, kind, e, ref, free, rows, whole):
 
 
 # ------------------------------------------------------------------------------ random tables
-
-def lattice_of(row_codes: np.ndarray, n_values, min_count: int):
-    """Every itemset with at least ``min_count`` rows (items on increasing attributes), each
-    one's parent the itemset without its last item: (item codes, parent)."""
-    n_attr = row_codes.shape[1]
-    sets = [tuple([-1] * n_attr)]
-    index = {sets[0]: 0}
-    parent = [-1]
-    frontier = [sets[0]]
-    while frontier:
-        nxt = []
-        for s in frontier:
-            last = max([a for a in range(n_attr) if s[a] >= 0], default=-1)
-            for a in range(last + 1, n_attr):
-                for v in range(n_values[a]):
-                    t = list(s)
-                    t[a] = v
-                    t = tuple(t)
-                    if len(_rows_of(t, row_codes)) >= min_count:
-                        index[t] = len(sets)
-                        sets.append(t)
-                        parent.append(index[s])
-                        nxt.append(t)
-        frontier = nxt
-    return np.array(sets, dtype=np.int64).reshape(len(sets), n_attr), np.array(parent, dtype=np.int64)
-
 
 def random_case(seed: int, kind: int, n_rows: int = 90, n_values=(3, 2, 4, 3), min_count: int = 1):
     """Rows with codes (some -1: no item), target, prediction and error of the given kind,

@@ -3,18 +3,17 @@ the target far better than the model (recorded after the outcome), another model
 copies of another attribute. Fixtures: tests/screen_fixtures.py (synthetic) and ../shared/data."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import DATA_DIR
 from screen_fixtures import post_outcome, two_models
 
 from divergence import scan, screen_attributes
 from divergence.data.column_rules import loo_accuracy
 from divergence.table import split_items
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+DATA = DATA_DIR  # ../shared/data, or $DIVERGENCE_DATA
 POST = ["in_collections", "days_to_missed_payment", "agency"]
 
 

@@ -6,17 +6,16 @@ value. Checked on a small file of a real file's size (900 passengers, four attri
 correlated synthetic worlds and on Adult."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import DATA_DIR
 
 from divergence import scan
 from divergence.present.cards import findings, findings_header
 from divergence.simulate import correlated_world
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+DATA = DATA_DIR  # ../shared/data, or $DIVERGENCE_DATA
 
 
 def passengers(seed: int = 0, n: int = 900) -> pd.DataFrame:

@@ -33,8 +33,32 @@ def browser():
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (Python) is not installed")
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        _patient(b)
         yield b
         b.close()
+
+
+#: how long a wait or an action without a timeout of its own may take (Playwright's default is 30 s):
+#: on CI's two busy cores a rerun after an upload or a scan has taken longer; a page that never comes
+#: still fails, later
+PATIENCE_MS = 90_000
+
+
+def _patient(b) -> None:
+    """Every page and context this browser opens waits up to :data:`PATIENCE_MS` by default."""
+    new_page, new_context = b.new_page, b.new_context
+
+    def page(*args, **kwargs):
+        opened = new_page(*args, **kwargs)
+        opened.context.set_default_timeout(PATIENCE_MS)
+        return opened
+
+    def context(*args, **kwargs):
+        opened = new_context(*args, **kwargs)
+        opened.set_default_timeout(PATIENCE_MS)
+        return opened
+
+    b.new_page, b.new_context = page, context
 
 
 @pytest.fixture(scope="module")

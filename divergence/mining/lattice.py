@@ -161,7 +161,8 @@ def walk_label_entries(walk: Walk, row_codes: np.ndarray | None, labels: np.ndar
     entries are consecutive, in the walk's order, its labels in label order.
     ``capacity``: the entries expected (a guess: the output grows past it); ``bits``: the
     rows' :class:`RowBits` (made from ``row_codes`` when None); ``rows``: a mask of the rows to
-    walk (all when None; ``labels`` and ``weights`` are read for those only).
+    walk (all when None; ``labels`` and ``weights`` are read for those only); ``outside``: the
+    itemsets summed as their parent's less the parent's rows outside them (:func:`by_complement`).
 
     An itemset's rows are a bitset, its parent's and its last item's (one AND per 64 rows):
     finding them costs little next to reading them, however many children a parent has."""

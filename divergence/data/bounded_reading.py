@@ -50,10 +50,12 @@ def available_memory() -> int:
         pass
     for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
         try:
-            text = open(path).read().strip()
+            with open(path) as fh:  # closed at once: this runs on every read
+                text = fh.read().strip()
             if text.isdigit():
                 used_path = path.replace("memory.max", "memory.current").replace("limit_in_bytes", "usage_in_bytes")
-                used = int(open(used_path).read().strip())
+                with open(used_path) as fh:
+                    used = int(fh.read().strip())
                 left = max(int(text) - used, 0)
                 best = left if best is None else min(best, left)
                 break

@@ -264,3 +264,19 @@ def test_a_parquet_dictionary_bomb_is_sized_by_its_decoded_values(tmp_path):
     finally:
         tracemalloc.stop()
     assert peak < 64 << 20
+
+
+def test_the_memory_left_is_read_without_leaving_a_file_open():
+    """The memory a read may take is asked on every read (/proc/meminfo, the cgroup's limit and use):
+    each file is closed when read, not when the garbage collector gets to it (a ResourceWarning)."""
+    import gc
+    import warnings
+
+    from divergence.data.bounded_reading import available_memory
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always", ResourceWarning)
+        for _ in range(3):
+            assert available_memory() > 0
+        gc.collect()
+    assert [str(w.message) for w in seen if issubclass(w.category, ResourceWarning)] == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -220,7 +221,7 @@ def test_write_atomically_text_bytes_or_a_writer(tmp_path, content):
     path = tmp_path / "out.txt"
     path.write_text("old")
     if content == "callable":
-        got = write_atomically(path, lambda tmp: open(tmp, "w", encoding="utf-8").write("from a writer"))
+        got = write_atomically(path, lambda tmp: Path(tmp).write_text("from a writer", encoding="utf-8"))
         want = b"from a writer"
     else:
         got = write_atomically(str(path), content)
@@ -237,7 +238,7 @@ def test_write_atomically_failure_keeps_the_old_file(tmp_path):
     path.write_text("old")
 
     def fail(tmp: str) -> None:
-        open(tmp, "w").write("half")
+        Path(tmp).write_text("half")
         raise RuntimeError("disk full")
 
     with pytest.raises(RuntimeError, match="disk full"):
@@ -266,7 +267,7 @@ def test_slice_and_comparison_tables_write_csv_atomically(tmp_path, monkeypatch)
     path.write_text("old")
 
     def fail(table, tmp):
-        open(tmp, "w").write("half")
+        Path(tmp).write_text("half")
         raise RuntimeError("disk full")
 
     with monkeypatch.context() as m:

@@ -423,9 +423,13 @@ class SliceTable:
             return [str(x) for x in self.itemsets[rows]] if rows.size else []
         if "_itemset_array" in self.__dict__ or rows.size > FEW_NAMES:
             return self._itemset_array.take(pa.array(rows)).to_pylist()
-        labels = self.item_labels  # a few names (a scan's findings) joined here: no column of every name
-        codes = self.codes[rows]
-        return [", ".join(labels[a][v] for a, v in enumerate(c.tolist()) if v >= 0) for c in codes]
+        return self.itemset_names(self.codes[rows])  # a few (a scan's findings): no column of every name
+
+    def itemset_names(self, codes: np.ndarray) -> list[str]:
+        """The readable itemsets of rows of item codes (one per attribute, -1: no item on it), mined
+        or not, joined one by one: for a few."""
+        labels = self.item_labels
+        return [", ".join(labels[a][v] for a, v in enumerate(c.tolist()) if v >= 0) for c in np.atleast_2d(codes)]
 
     @cached_property
     def _itemset_array(self):

@@ -292,7 +292,7 @@ def measure_slice(table: SliceTable, items: Sequence[str] | str, *, data: pd.Dat
         idx = _listed(table, code_row)
         if idx >= 0:
             listed = str(table.itemsets[idx])
-            typed = ", ".join(table.item_labels[a][v] for a, v in enumerate(code_row) if v >= 0)
+            typed = table.itemset_names(code_row)[0]
             return MeasuredSlice(table=table, index=idx, itemset=listed, mined=True, why_not_mined="",
                                  n_family=dict(table.n_tested), same_rows_as=listed if listed != typed else "")
     _needs_rows(table)
